@@ -1,0 +1,32 @@
+# One image for all four programs: keelson operator | ha-node | exporter | admin | ctl.
+# The database pod runs ha-node (which starts PostgreSQL) and exporter from this same image.
+
+FROM node:22.12.0-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY lib ./lib
+COPY operator ./operator
+COPY sidecar ./sidecar
+COPY admin ./admin
+COPY local ./local
+RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+
+FROM node:22.12.0-bookworm-slim AS runtime
+# PostgreSQL 15 server binaries: ha-node runs them in the database pod.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 26 keelson \
+ && useradd --system --uid 26 --gid 26 --home-dir /var/lib/keelson --create-home keelson
+ENV PATH="/usr/lib/postgresql/15/bin:${PATH}" NODE_ENV=production
+WORKDIR /opt/keelson
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+RUN ln -s /opt/keelson/dist/bin/keelson.js /usr/local/bin/keelson && chmod +x dist/bin/keelson.js
+USER 26:26
+EXPOSE 5432 8008 9630 8080
+ENTRYPOINT ["keelson"]

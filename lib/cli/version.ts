@@ -1,0 +1,14 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read from the package.json that ships beside the code (source or dist). */
+export function packageVersion(): string {
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'keelson' && pkg.version) return pkg.version;
+    } catch {
+      // try the next candidate location
+    }
+  }
+  return '0.0.0-unknown';
+}

@@ -1,0 +1,67 @@
+/**
+ * The one list of well-known ports and HTTP paths. Every program, builder and test takes its
+ * numbers from here so that a manifest and the process it describes cannot disagree.
+ */
+export const Ports = {
+  postgres: 5432,
+  haNodeApi: 8008,
+  exporter: 9630,
+  admin: 8080,
+  operatorHealth: 8081,
+  operatorMetrics: 8082,
+} as const;
+
+export const HaNodePaths = {
+  liveness: '/liveness',
+  readiness: '/readiness',
+  metrics: '/metrics',
+  node: '/',
+  primary: '/primary',
+  replica: '/replica',
+  health: '/health',
+  cluster: '/cluster',
+  history: '/history',
+  config: '/config',
+  switchover: '/switchover',
+  failover: '/failover',
+  restart: '/restart',
+  reload: '/reload',
+  reinitialize: '/reinitialize',
+} as const;
+
+export const ExporterPaths = {
+  metrics: '/metrics',
+  up: '/up',
+  health: '/health',
+  liveness: '/liveness',
+  readiness: '/readiness',
+  primary: '/primary',
+  replica: '/replica',
+  reload: '/reload',
+  explain: '/explain',
+  stat: '/stat',
+} as const;
+
+export const OperatorPaths = {
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
+} as const;
+
+export const AdminPaths = {
+  apiPrefix: '/api/v1',
+  health: '/healthz',
+} as const;
+
+/** Parses "host:port", ":port" or "port" as Go-style listen addresses do; ":9630" means all interfaces. */
+export function parseListenAddress(value: string, defaultHost = '0.0.0.0'): { host: string; port: number } {
+  const trimmed = value.trim();
+  const match = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(trimmed);
+  if (!match) throw new Error(`invalid listen address "${value}": expected host:port, :port or port`);
+  const host = match[1] ?? (match[2] && match[2].length > 0 ? match[2] : defaultHost);
+  const port = Number(match[3]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`invalid listen address "${value}": port must be 0-65535`);
+  }
+  return { host, port };
+}

@@ -1,0 +1,211 @@
+import { z } from 'zod';
+import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
+
+/**
+ * The DatabaseCluster API (keelson.io/v1). These zod schemas are the single source: the TypeScript
+ * types below are inferred from them and crds/ is generated from them (npm run crds). Defaults and
+ * validation live here; rules spanning fields are CEL (x-kubernetes-validations) so the API server
+ * enforces them, and `validateSpec` repeats them for servers without CEL.
+ */
+
+export const group = 'keelson.io';
+export const version = 'v1';
+export const kind = 'DatabaseCluster';
+export const plural = 'databaseclusters';
+export const singular = 'databasecluster';
+export const shortNames = ['dbc'];
+export const apiVersion = `${group}/${version}`;
+
+const storageSchema = z
+  .object({
+    size: storageQuantity.default('1Gi').meta({ description: 'Size of each instance data volume.' }),
+    storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset.' }),
+  })
+  .meta({ description: 'Persistent storage of each instance.' });
+
+const resourcesSchema = z
+  .object({
+    requests: z.record(z.string(), quantity).optional(),
+    limits: z.record(z.string(), quantity).optional(),
+  })
+  .meta({ description: 'Compute resources of the postgres container.' });
+
+const postgresqlSchema = z
+  .object({
+    parameters: z.record(z.string(), z.string()).default({}).meta({ description: 'postgresql.conf parameters, applied through ha-node /config.' }),
+    pg_hba: z.array(z.string()).default([]).meta({ description: 'Extra pg_hba.conf lines, placed before the defaults.' }),
+  })
+  .meta({ description: 'PostgreSQL configuration.' });
+
+const haSchema = z
+  .object({
+    ttl: z.number().int().min(5).max(3600).default(30).meta({ description: 'Leader lease duration in seconds.' }),
+    loopWait: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds between HA loop runs.' }),
+    retryTimeout: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
+    maximumLagOnFailover: z.number().int().min(0).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
+    synchronousMode: z.enum(['off', 'on', 'strict', 'quorum']).default('off'),
+    synchronousNodeCount: z.number().int().min(1).default(1),
+    failsafeMode: z.boolean().default(false).meta({ description: 'Keep the primary when the API server is unreachable but all members confirm it.' }),
+  })
+  .meta({
+    description: 'High-availability timings and replication mode (Patroni semantics).',
+    'x-kubernetes-validations': [
+      { rule: 'self.loopWait + 2 * self.retryTimeout <= self.ttl', message: 'ha: loopWait + 2*retryTimeout must be <= ttl' },
+    ],
+  });
+
+const exporterSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    collectors: z
+      .object({
+        configMapName: dnsLabel.meta({ description: 'ConfigMap holding collector YAML files.' }),
+        key: z.string().optional().meta({ description: 'One key of the ConfigMap; all keys when unset.' }),
+      })
+      .optional()
+      .meta({ description: 'Collector definitions replacing the built-in set.' }),
+  })
+  .meta({ description: 'The metrics exporter sidecar.' });
+
+const monitoringSchema = z
+  .object({
+    serviceMonitor: z
+      .object({
+        enabled: z.boolean().default(false),
+        labels: z.record(z.string(), z.string()).default({}),
+        interval: duration.default('30s'),
+      })
+      .default({ enabled: false, labels: {}, interval: '30s' }),
+  })
+  .meta({ description: 'Prometheus Operator integration (created only when its CRD exists).' });
+
+const switchoverSchema = z
+  .object({
+    targetInstance: dnsLabel.optional().meta({ description: 'Pod name of the instance that should be primary.' }),
+  })
+  .meta({ description: 'Declarative switchover: set targetInstance; the result is reported in status.switchover.' });
+
+const bootstrapSchema = z
+  .object({
+    database: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
+    owner: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
+  })
+  .meta({ description: 'The application database and its owner created at bootstrap.' });
+
+const schedulingSchema = z
+  .object({
+    podAntiAffinity: z.enum(['preferred', 'required', 'none']).default('preferred').meta({
+      description: 'Spread instances over nodes (kubernetes.io/hostname); merged into affinity unless it sets podAntiAffinity.',
+    }),
+    affinity: embeddedObject<V1Affinity>('Pod affinity (core/v1 Affinity).').optional(),
+    tolerations: embeddedList<V1Toleration>('Pod tolerations (core/v1 Toleration).').optional(),
+    nodeSelector: z.record(z.string(), z.string()).optional(),
+    topologySpreadConstraints: embeddedList<V1TopologySpreadConstraint>('core/v1 TopologySpreadConstraint list.').optional(),
+  })
+  .meta({ description: 'Where instances run.' });
+
+export const databaseClusterSpecSchema = z
+  .object({
+    instances: z.number().int().min(1).max(64).default(3).meta({ description: 'Number of PostgreSQL instances (one primary, the rest replicas).' }),
+    image: z.string().min(1).optional().meta({ description: 'Container image; the operator image when unset.' }),
+    postgresVersion: z.number().int().min(13).max(18).default(15),
+    storage: storageSchema.default({ size: '1Gi' }),
+    resources: resourcesSchema.default({}),
+    postgresql: postgresqlSchema.default({ parameters: {}, pg_hba: [] }),
+    ha: haSchema.default({
+      ttl: 30,
+      loopWait: 10,
+      retryTimeout: 10,
+      maximumLagOnFailover: 1048576,
+      synchronousMode: 'off',
+      synchronousNodeCount: 1,
+      failsafeMode: false,
+    }),
+    exporter: exporterSchema.default({ enabled: true }),
+    monitoring: monitoringSchema.default({ serviceMonitor: { enabled: false, labels: {}, interval: '30s' } }),
+    switchover: switchoverSchema.default({}),
+    bootstrap: bootstrapSchema.default({ database: 'app', owner: 'app' }),
+    scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
+  })
+  .meta({
+    description: 'Desired state of a highly available PostgreSQL cluster.',
+    'x-kubernetes-validations': [
+      {
+        rule: "self.ha.synchronousMode == 'off' || self.ha.synchronousNodeCount < self.instances",
+        message: 'ha.synchronousNodeCount must be less than instances when synchronousMode is not off',
+      },
+    ],
+  });
+
+export const memberStatusSchema = z.object({
+  name: z.string(),
+  role: z.enum(['primary', 'replica', 'unknown']).default('unknown'),
+  state: z.string().optional(),
+  ready: z.boolean().default(false),
+  lagBytes: z.number().int().optional(),
+  timeline: z.number().int().optional(),
+});
+
+export const conditionSchema = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string().default(''),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.number().int().optional(),
+});
+
+export const phases = ['Pending', 'Creating', 'Healthy', 'Degraded', 'Scaling', 'Updating', 'SwitchingOver', 'Deleting'] as const;
+
+export const databaseClusterStatusSchema = z
+  .object({
+    phase: z.enum(phases).optional(),
+    conditions: z.array(conditionSchema).optional().meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+    observedGeneration: z.number().int().optional(),
+    instances: z.number().int().optional(),
+    readyInstances: z.number().int().optional(),
+    currentPrimary: z.string().optional(),
+    targetPrimary: z.string().optional(),
+    selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
+    members: z.array(memberStatusSchema).optional(),
+    switchover: z
+      .object({
+        targetInstance: z.string(),
+        result: z.enum(['Pending', 'Succeeded', 'Failed']),
+        message: z.string().optional(),
+        time: z.string().optional(),
+      })
+      .optional(),
+  })
+  .meta({ description: 'Observed state, written by the operator only.' });
+
+export type DatabaseClusterSpec = z.infer<typeof databaseClusterSpecSchema>;
+export type DatabaseClusterSpecInput = z.input<typeof databaseClusterSpecSchema>;
+export type DatabaseClusterStatus = z.infer<typeof databaseClusterStatusSchema>;
+export type MemberStatus = z.infer<typeof memberStatusSchema>;
+export type Condition = z.infer<typeof conditionSchema>;
+export type Phase = (typeof phases)[number];
+
+/** Object metadata fields the operator relies on. */
+export interface ClusterMetadata {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string | Date;
+  finalizers?: string[];
+  creationTimestamp?: string | Date;
+}
+
+/** A DatabaseCluster whose spec has been parsed (defaults applied). */
+export interface DatabaseCluster {
+  apiVersion: typeof apiVersion;
+  kind: typeof kind;
+  metadata: ClusterMetadata;
+  spec: DatabaseClusterSpec;
+  status?: DatabaseClusterStatus;
+}

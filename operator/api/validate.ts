@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { apiVersion, databaseClusterSpecSchema, databaseClusterStatusSchema, kind, type ClusterMetadata, type DatabaseCluster } from './types.js';
+
+/** Longest cluster name: leaves room for "-<ordinal>" pods and "-headless"/"-replication" names within 63. */
+export const maxClusterNameLength = 40;
+
+export class InvalidSpecError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid DatabaseCluster: ${issues.join('; ')}`);
+    this.name = 'InvalidSpecError';
+  }
+}
+
+function formatIssue(issue: z.core.$ZodIssue): string {
+  const path = ['spec', ...issue.path.map(String)].join('.');
+  return `${path}: ${issue.message}`;
+}
+
+/**
+ * Parses a raw object from the API server into a DatabaseCluster with defaults applied. Repeats
+ * the CRD's CEL rules so an API server without CEL support cannot hand the operator a spec
+ * the schema forbids.
+ */
+export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
+  if (typeof raw !== 'object' || raw === null) throw new InvalidSpecError(['object expected']);
+  const object = raw as { metadata?: Partial<ClusterMetadata>; spec?: unknown; status?: unknown };
+  const metadata = object.metadata ?? {};
+  if (!metadata.name || !metadata.namespace || !metadata.uid) throw new InvalidSpecError(['metadata.name, namespace and uid are required']);
+  const issues: string[] = [];
+  if (metadata.name.length > maxClusterNameLength) issues.push(`metadata.name: must be at most ${maxClusterNameLength} characters`);
+  const parsed = databaseClusterSpecSchema.safeParse(object.spec ?? {});
+  if (!parsed.success) throw new InvalidSpecError([...issues, ...parsed.error.issues.map(formatIssue)]);
+  const spec = parsed.data;
+  if (spec.ha.loopWait + 2 * spec.ha.retryTimeout > spec.ha.ttl) issues.push('spec.ha: loopWait + 2*retryTimeout must be <= ttl');
+  if (spec.ha.synchronousMode !== 'off' && spec.ha.synchronousNodeCount >= spec.instances) {
+    issues.push('spec.ha.synchronousNodeCount must be less than instances when synchronousMode is not off');
+  }
+  if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
+    issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
+  }
+  if (issues.length > 0) throw new InvalidSpecError(issues);
+  const status = databaseClusterStatusSchema.safeParse(object.status ?? {});
+  return {
+    apiVersion,
+    kind,
+    metadata: metadata as ClusterMetadata,
+    spec,
+    status: status.success ? status.data : {},
+  };
+}

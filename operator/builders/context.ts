@@ -1,0 +1,31 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { DatabaseCluster } from '../api/types.js';
+import { commonLabels, defaultImage, Labels, names, ownerReference, type ClusterNames } from '../naming.js';
+
+/** What every builder needs: the parsed cluster and the operator's own image (the default). */
+export interface BuildContext {
+  cluster: DatabaseCluster;
+  /** Version of the operator, used for the default image tag. */
+  operatorVersion: string;
+}
+
+export function clusterNames(ctx: BuildContext): ClusterNames {
+  return names(ctx.cluster.metadata.name);
+}
+
+export function imageOf(ctx: BuildContext): string {
+  return ctx.cluster.spec.image ?? defaultImage(ctx.operatorVersion);
+}
+
+/**
+ * Metadata of an owned object: namespace, the cluster's labels plus a kind tag, and the controller
+ * owner reference (GC removes the object with its DatabaseCluster).
+ */
+export function ownedMeta(ctx: BuildContext, name: string, component: string, extraLabels: Record<string, string> = {}): V1ObjectMeta {
+  return {
+    name,
+    namespace: ctx.cluster.metadata.namespace,
+    labels: { ...commonLabels(ctx.cluster.metadata.name, component), ...extraLabels, [Labels.owned]: component },
+    ownerReferences: [ownerReference(ctx.cluster)],
+  };
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { Annotations, SecretKeys } from '../naming.js';
+import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+
+export type CredentialKind = 'superuser' | 'replication' | 'app';
+
+/** 32 random bytes as URL-safe text: no quoting trouble in connection strings or pgpass. */
+export function generatePassword(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function credentialUsername(ctx: BuildContext, which: CredentialKind): string {
+  if (which === 'superuser') return 'postgres';
+  if (which === 'replication') return 'replicator';
+  return ctx.cluster.spec.bootstrap.owner;
+}
+
+export function credentialSecretName(ctx: BuildContext, which: CredentialKind): string {
+  const n = clusterNames(ctx);
+  return which === 'superuser' ? n.superuserSecret : which === 'replication' ? n.replicationSecret : n.appSecret;
+}
+
+/**
+ * A basic-auth Secret with a password. The builder stays pure: the caller passes the password,
+ * generated once when the Secret does not exist; the reconciler never replaces existing data.
+ */
+export function buildCredentialSecret(ctx: BuildContext, which: CredentialKind, password: string): V1Secret {
+  const metadata = ownedMeta(ctx, credentialSecretName(ctx, which), `secret-${which}`);
+  metadata.annotations = { [Annotations.generatedSecret]: 'true' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata,
+    type: 'kubernetes.io/basic-auth',
+    // data (not stringData) so what we send is what the API server stores and returns.
+    data: { [SecretKeys.username]: toBase64(credentialUsername(ctx, which)), [SecretKeys.password]: toBase64(password) },
+  };
+}
+
+function toBase64(value: string): string {
+  return Buffer.from(value, 'utf8').toString('base64');
+}
+
+export const credentialKinds: readonly CredentialKind[] = ['superuser', 'replication', 'app'];

@@ -1,0 +1,160 @@
+import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
+import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
+import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
+import { podAffinity } from './affinity.js';
+import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
+import { credentialSecretName, type CredentialKind } from './secrets.js';
+
+/** uid/gid of the keelson user in the project image (see Dockerfile). */
+export const databaseUid = 26;
+
+function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
+  return { httpGet: { path, port }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
+}
+
+function fieldEnv(name: string, fieldPath: string): V1EnvVar {
+  return { name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } };
+}
+
+function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: string): V1EnvVar {
+  return { name, valueFrom: { secretKeyRef: { name: credentialSecretName(ctx, which), key } } };
+}
+
+function credentialEnv(ctx: BuildContext): V1EnvVar[] {
+  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['APP', 'app']];
+  return kinds.flatMap(([prefix, which]) => [
+    secretEnv(ctx, `KEELSON_${prefix}_USERNAME`, which, SecretKeys.username),
+    secretEnv(ctx, `KEELSON_${prefix}_PASSWORD`, which, SecretKeys.password),
+  ]);
+}
+
+/** Environment both containers share: who and where this pod is. */
+function identityEnv(ctx: BuildContext): V1EnvVar[] {
+  return [
+    { name: 'KEELSON_CLUSTER', value: ctx.cluster.metadata.name },
+    fieldEnv('KEELSON_NAMESPACE', 'metadata.namespace'),
+    fieldEnv('POD_NAME', 'metadata.name'),
+    fieldEnv('POD_NAMESPACE', 'metadata.namespace'),
+    fieldEnv('POD_IP', 'status.podIP'),
+  ];
+}
+
+function postgresContainer(ctx: BuildContext): V1Container {
+  const { spec } = ctx.cluster;
+  return {
+    name: ContainerNames.postgres,
+    image: imageOf(ctx),
+    args: ['ha-node', '--config', `${MountPaths.config}/${ConfigKeys.haNode}`],
+    env: [...identityEnv(ctx), { name: 'PGDATA', value: pgdataPath }, ...credentialEnv(ctx)],
+    ports: [
+      { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
+      { name: 'ha', containerPort: Ports.haNodeApi, protocol: 'TCP' },
+    ],
+    // liveness never runs SQL (heartbeat freshness); the startup probe's 1 h budget covers WAL replay.
+    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 360),
+    livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 5, 3),
+    resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
+    volumeMounts: [
+      { name: VolumeNames.data, mountPath: MountPaths.data },
+      { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
+      { name: VolumeNames.run, mountPath: MountPaths.run },
+    ],
+    securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+  };
+}
+
+function exporterContainer(ctx: BuildContext): V1Container {
+  const collectors = ctx.cluster.spec.exporter.collectors;
+  const args = ['exporter', '--config', collectors ? MountPaths.collectors : `${MountPaths.config}/${ConfigKeys.exporter}`];
+  return {
+    name: ContainerNames.exporter,
+    image: imageOf(ctx),
+    args,
+    env: [
+      ...identityEnv(ctx),
+      { name: 'PGHOST', value: '127.0.0.1' },
+      { name: 'PGPORT', value: String(Ports.postgres) },
+      secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
+      secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
+    ],
+    ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
+    livenessProbe: httpProbe(ExporterPaths.liveness, Ports.exporter, 10, 3),
+    volumeMounts: [
+      { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
+      ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : []),
+    ],
+    securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+  };
+}
+
+function stringify(values: Record<string, string | number> | undefined): Record<string, string> | undefined {
+  if (!values) return undefined;
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, String(value)]));
+}
+
+function volumes(ctx: BuildContext): V1Volume[] {
+  const collectors = ctx.cluster.spec.exporter.collectors;
+  const list: V1Volume[] = [
+    { name: VolumeNames.config, configMap: { name: clusterNames(ctx).configMap } },
+    { name: VolumeNames.run, emptyDir: {} },
+  ];
+  if (ctx.cluster.spec.exporter.enabled && collectors) {
+    list.push({
+      name: VolumeNames.collectors,
+      configMap: { name: collectors.configMapName, ...(collectors.key ? { items: [{ key: collectors.key, path: collectors.key }] } : {}) },
+    });
+  }
+  return list;
+}
+
+/**
+ * One StatefulSet per cluster. Updates use OnDelete: the operator itself replaces pods replicas
+ * first, then switches over, then replaces the old primary (an ordinal rollout cannot do that).
+ */
+export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
+  const { spec, metadata } = ctx.cluster;
+  const n = clusterNames(ctx);
+  const selector = podSelector(metadata.name);
+  const containers = [postgresContainer(ctx)];
+  if (spec.exporter.enabled) containers.push(exporterContainer(ctx));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: ownedMeta(ctx, n.statefulSet, 'database'),
+    spec: {
+      serviceName: n.headlessService,
+      replicas: spec.instances,
+      podManagementPolicy: 'OrderedReady',
+      updateStrategy: { type: 'OnDelete' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...commonLabels(metadata.name, 'database'), ...selector } },
+        spec: {
+          serviceAccountName: n.serviceAccount,
+          terminationGracePeriodSeconds: 60,
+          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true },
+          containers,
+          volumes: volumes(ctx),
+          affinity: podAffinity(ctx.cluster),
+          tolerations: spec.scheduling.tolerations,
+          nodeSelector: spec.scheduling.nodeSelector,
+          topologySpreadConstraints: spec.scheduling.topologySpreadConstraints,
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: VolumeNames.data, labels: selector },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: spec.storage.storageClass,
+            resources: { requests: { storage: spec.storage.size } },
+          },
+        },
+      ],
+    },
+  };
+}

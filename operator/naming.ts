@@ -1,0 +1,124 @@
+import { apiVersion, kind, type DatabaseCluster } from './api/types.js';
+import type { V1OwnerReference } from '@kubernetes/client-node';
+
+/**
+ * Every name, label, annotation and selector the operator puts on Kubernetes objects. Builders,
+ * the reconciler, ha-node and tests take them from here so they cannot drift apart.
+ */
+
+export const Labels = {
+  name: 'app.kubernetes.io/name',
+  instance: 'app.kubernetes.io/instance',
+  component: 'app.kubernetes.io/component',
+  managedBy: 'app.kubernetes.io/managed-by',
+  partOf: 'app.kubernetes.io/part-of',
+  cluster: 'keelson.io/cluster',
+  /** Set by ha-node on its own pod: primary | replica. Services select on it. */
+  role: 'keelson.io/role',
+  /** Which builder made the object, so observed objects map back to their desired counterpart. */
+  owned: 'keelson.io/owned-kind',
+} as const;
+
+export const Annotations = {
+  /** Hash of the desired object; equal hash means nothing to write. */
+  specHash: 'keelson.io/spec-hash',
+  /** Hash of the postgres configuration that needs a restart; a change rolls the pods. */
+  restartHash: 'keelson.io/restart-hash',
+  /** Marks a Secret whose passwords must never be regenerated. */
+  generatedSecret: 'keelson.io/generated',
+} as const;
+
+export const Finalizer = 'keelson.io/cleanup';
+export const ManagedByValue = 'keelson-operator';
+export const FieldManager = 'keelson-operator';
+
+export const Roles = { primary: 'primary', replica: 'replica' } as const;
+
+export const ContainerNames = { postgres: 'postgres', exporter: 'exporter' } as const;
+
+export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run' } as const;
+
+export const MountPaths = {
+  data: '/var/lib/postgresql/data',
+  config: '/etc/keelson',
+  collectors: '/etc/keelson/collectors',
+  run: '/var/run/postgresql',
+} as const;
+
+/** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */
+export const pgdataPath = `${MountPaths.data}/pgdata`;
+
+export const ConfigKeys = { haNode: 'ha-node.yaml', exporter: 'exporter.yaml' } as const;
+
+export const SecretKeys = { username: 'username', password: 'password' } as const;
+
+export function names(clusterName: string) {
+  return {
+    statefulSet: clusterName,
+    serviceAccount: clusterName,
+    role: clusterName,
+    roleBinding: clusterName,
+    podDisruptionBudget: clusterName,
+    serviceMonitor: clusterName,
+    configMap: `${clusterName}-config`,
+    superuserSecret: `${clusterName}-superuser`,
+    replicationSecret: `${clusterName}-replication`,
+    appSecret: `${clusterName}-app`,
+    headlessService: `${clusterName}-headless`,
+    rwService: `${clusterName}-rw`,
+    roService: `${clusterName}-ro`,
+    rService: `${clusterName}-r`,
+    leaderLease: `${clusterName}-leader`,
+    pod: (ordinal: number) => `${clusterName}-${ordinal}`,
+  };
+}
+
+export type ClusterNames = ReturnType<typeof names>;
+
+/** Ordinal of a pod name "<cluster>-N", or undefined when it is not one of this cluster's pods. */
+export function ordinalOf(clusterName: string, podName: string): number | undefined {
+  const prefix = `${clusterName}-`;
+  if (!podName.startsWith(prefix)) return undefined;
+  const rest = podName.slice(prefix.length);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+/** Labels every object of a cluster carries. */
+export function commonLabels(clusterName: string, component: string): Record<string, string> {
+  return {
+    [Labels.name]: 'keelson',
+    [Labels.instance]: clusterName,
+    [Labels.component]: component,
+    [Labels.managedBy]: ManagedByValue,
+    [Labels.partOf]: 'keelson',
+    [Labels.cluster]: clusterName,
+  };
+}
+
+/** Selector of the instance pods (also the scale subresource's status.selector). */
+export function podSelector(clusterName: string): Record<string, string> {
+  return { [Labels.cluster]: clusterName, [Labels.component]: 'database' };
+}
+
+export function selectorString(selector: Record<string, string>): string {
+  return Object.entries(selector)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
+}
+
+/** The owner reference that ties an object to its DatabaseCluster (GC deletes it with the cluster). */
+export function ownerReference(cluster: DatabaseCluster): V1OwnerReference {
+  return {
+    apiVersion,
+    kind,
+    name: cluster.metadata.name,
+    uid: cluster.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** The default image: the project image at the operator's own version. */
+export function defaultImage(version: string): string {
+  return `ghcr.io/keelson/keelson:${version}`;
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InvalidSpecError, parseDatabaseCluster } from '../../operator/api/validate.js';
+import { sampleCluster } from './fixtures.js';
+
+function parseSpec(spec: Record<string, unknown>, name = 'demo') {
+  return parseDatabaseCluster({ metadata: { name, namespace: 'db', uid: 'u1' }, spec });
+}
+
+describe('DatabaseCluster spec', () => {
+  it('fills every default from the schema', () => {
+    const { spec } = sampleCluster();
+    assert.equal(spec.instances, 3);
+    assert.equal(spec.postgresVersion, 15);
+    assert.deepEqual(spec.storage, { size: '1Gi' });
+    assert.deepEqual(spec.ha, {
+      ttl: 30, loopWait: 10, retryTimeout: 10, maximumLagOnFailover: 1048576,
+      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false,
+    });
+    assert.equal(spec.exporter.enabled, true);
+    assert.deepEqual(spec.monitoring.serviceMonitor, { enabled: false, labels: {}, interval: '30s' });
+    assert.deepEqual(spec.bootstrap, { database: 'app', owner: 'app' });
+    assert.equal(spec.scheduling.podAntiAffinity, 'preferred');
+    assert.deepEqual(spec.postgresql, { parameters: {}, pg_hba: [] });
+  });
+
+  it('rejects invalid fields with the path in the message', () => {
+    assert.throws(() => parseSpec({ instances: 0 }), (err: unknown) => err instanceof InvalidSpecError && /spec\.instances/.test(err.message));
+    assert.throws(() => parseSpec({ instances: 'three' }), /spec\.instances/);
+    assert.throws(() => parseSpec({ storage: { size: 'lots' } }), /spec\.storage\.size: must be a storage size/);
+    assert.throws(() => parseSpec({ ha: { synchronousMode: 'sometimes' } }), /spec\.ha\.synchronousMode/);
+    assert.throws(() => parseSpec({ resources: { limits: { cpu: 'fast' } } }), /spec\.resources\.limits\.cpu/);
+  });
+
+  it('applies the cross-field rules the CRD states in CEL', () => {
+    assert.throws(() => parseSpec({ ha: { ttl: 20, loopWait: 10, retryTimeout: 10 } }), /loopWait \+ 2\*retryTimeout must be <= ttl/);
+    assert.doesNotThrow(() => parseSpec({ ha: { ttl: 30, loopWait: 10, retryTimeout: 10 } }));
+    assert.throws(() => parseSpec({ instances: 2, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }), /synchronousNodeCount must be less than instances/);
+    assert.doesNotThrow(() => parseSpec({ instances: 3, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }));
+    assert.throws(() => parseSpec({ switchover: { targetInstance: 'other-1' } }), /must name an instance of this cluster/);
+    assert.throws(() => parseSpec({}, 'x'.repeat(41)), /metadata\.name: must be at most 40/);
+  });
+});

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubernetesObject, V1Service, V1StatefulSet, V1Secret } from '@kubernetes/client-node';
+import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
+import { desiredObjects } from '../../operator/builders/index.js';
+import { buildCredentialSecret, generatePassword } from '../../operator/builders/secrets.js';
+import { buildService } from '../../operator/builders/services.js';
+import { buildStatefulSet } from '../../operator/builders/statefulset.js';
+import { buildConfigMap } from '../../operator/builders/configmap.js';
+import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { hashOf } from '../../operator/reconcile/hash.js';
+import { sampleContext } from './fixtures.js';
+
+const all = { serviceMonitorAvailable: true };
+
+describe('builders', () => {
+  it('build one object per kind, all owned by the cluster and labelled with it', () => {
+    const ctx = sampleContext({ monitoring: { serviceMonitor: { enabled: true } } });
+    const objects = desiredObjects(ctx, all);
+    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`), [
+      'ServiceAccount/demo', 'Role/demo', 'RoleBinding/demo', 'ConfigMap/demo-config',
+      'Service/demo-rw', 'Service/demo-ro', 'Service/demo-r', 'Service/demo-headless',
+      'StatefulSet/demo', 'PodDisruptionBudget/demo', 'ServiceMonitor/demo',
+    ]);
+    for (const object of objects) {
+      assert.equal(object.metadata?.namespace, 'db');
+      assert.deepEqual(object.metadata?.ownerReferences, [
+        { apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', name: 'demo', uid: ctx.cluster.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
+      assert.equal(object.metadata?.labels?.[Labels.cluster], 'demo');
+    }
+  });
+
+  it('leave out the ServiceMonitor unless enabled and its CRD exists', () => {
+    const kinds = (spec: Record<string, unknown>, available: boolean) =>
+      desiredObjects(sampleContext(spec), { serviceMonitorAvailable: available }).map((o: KubernetesObject) => o.kind);
+    assert.ok(!kinds({}, true).includes('ServiceMonitor'));
+    assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'));
+  });
+
+  it('are pure: the same spec gives the same objects and hashes', () => {
+    const a = desiredObjects(sampleContext({ instances: 5 }), all);
+    const b = desiredObjects(sampleContext({ instances: 5 }), all);
+    assert.deepEqual(a, b);
+    assert.deepEqual(a.map(hashOf), b.map(hashOf));
+    const c = desiredObjects(sampleContext({ instances: 4 }), all);
+    assert.notEqual(hashOf(c.find((o) => o.kind === 'StatefulSet')), hashOf(a.find((o) => o.kind === 'StatefulSet')));
+  });
+
+  it('StatefulSet runs ha-node with probes and the exporter sidecar on the ports from lib/ports', () => {
+    const sts: V1StatefulSet = buildStatefulSet(sampleContext({ instances: 3, resources: { limits: { memory: '1Gi', cpu: 2 } } }));
+    assert.equal(sts.spec?.replicas, 3);
+    assert.equal(sts.spec?.updateStrategy?.type, 'OnDelete');
+    const pod = sts.spec!.template.spec!;
+    const [postgres, exporter] = pod.containers;
+    assert.equal(postgres!.name, 'postgres');
+    assert.equal(postgres!.image, 'ghcr.io/keelson/keelson:9.9.9');
+    assert.equal(postgres!.args?.[0], 'ha-node');
+    assert.deepEqual(postgres!.livenessProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
+    assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi });
+    assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
+    assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
+    const env = new Map(postgres!.env?.map((e) => [e.name, e]));
+    for (const name of ['KEELSON_CLUSTER', 'KEELSON_NAMESPACE', 'POD_NAME', 'POD_IP', 'PGDATA', 'KEELSON_SUPERUSER_PASSWORD', 'KEELSON_REPLICATION_PASSWORD']) {
+      assert.ok(env.has(name), `env ${name}`);
+    }
+    assert.equal(env.get('POD_IP')?.valueFrom?.fieldRef?.fieldPath, 'status.podIP');
+    assert.equal(env.get('KEELSON_SUPERUSER_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-superuser');
+    assert.equal(exporter!.name, 'exporter');
+    assert.equal(exporter!.args?.[0], 'exporter');
+    assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
+    assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.liveness, port: Ports.exporter });
+    assert.equal(sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi');
+    assert.equal(pod.serviceAccountName, 'demo');
+  });
+
+  it('adds anti-affinity by default and respects the user choice', () => {
+    const preferred = buildStatefulSet(sampleContext()).spec!.template.spec!.affinity;
+    assert.equal(preferred?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
+    const required = buildStatefulSet(sampleContext({ scheduling: { podAntiAffinity: 'required' } })).spec!.template.spec!.affinity;
+    assert.equal(required?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length, 1);
+    const none = buildStatefulSet(sampleContext({ scheduling: { podAntiAffinity: 'none', tolerations: [{ key: 'db', operator: 'Exists' }] } })).spec!.template.spec!;
+    assert.equal(none.affinity, undefined);
+    assert.deepEqual(none.tolerations, [{ key: 'db', operator: 'Exists' }]);
+    const exporterOff = buildStatefulSet(sampleContext({ exporter: { enabled: false } })).spec!.template.spec!;
+    assert.deepEqual(exporterOff.containers.map((c) => c.name), ['postgres']);
+  });
+
+  it('Services select primary, replicas, all and a headless set', () => {
+    const ctx = sampleContext();
+    const selectors = (['rw', 'ro', 'r'] as const).map((which) => (buildService(ctx, which) as V1Service).spec?.selector?.[Labels.role]);
+    assert.deepEqual(selectors, [Roles.primary, Roles.replica, undefined]);
+    const headless = buildService(ctx, 'headless');
+    assert.equal(headless.spec?.clusterIP, 'None');
+    assert.deepEqual(headless.spec?.ports?.map((p) => p.port), [Ports.postgres, Ports.haNodeApi, Ports.exporter]);
+  });
+
+  it('Secrets carry the given password (generated ones are long and distinct)', () => {
+    const secret: V1Secret = buildCredentialSecret(sampleContext(), 'superuser', 's3cret');
+    assert.equal(Buffer.from(secret.data!.password!, 'base64').toString(), 's3cret');
+    assert.equal(Buffer.from(secret.data!.username!, 'base64').toString(), 'postgres');
+    const a = generatePassword();
+    assert.ok(a.length >= 40 && a !== generatePassword());
+  });
+
+  it('ConfigMap carries the HA timings and PostgreSQL parameters for ha-node', () => {
+    const cm = buildConfigMap(sampleContext({ postgresql: { parameters: { max_connections: '200' } }, ha: { ttl: 40 } }));
+    assert.match(cm.data!['ha-node.yaml']!, /ttl: 40/);
+    assert.match(cm.data!['ha-node.yaml']!, /max_connections: "200"/);
+  });
+
+  it('names map pods to ordinals', () => {
+    assert.equal(ordinalOf('demo', 'demo-2'), 2);
+    assert.equal(ordinalOf('demo', 'demo-x'), undefined);
+    assert.equal(ordinalOf('demo', 'demo-ro-1'), undefined);
+  });
+});

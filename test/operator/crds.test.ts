@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { crdFiles } from '../../operator/api/crd-files.js';
+import { databaseClusterCrd } from '../../operator/api/crd.js';
+
+const crdDir = new URL('../../crds/', import.meta.url);
+
+type Node = Record<string, unknown>;
+
+/** Every schema node must say its type (structural schema) unless it is an explicit escape hatch. */
+function structuralProblems(node: Node, path: string): string[] {
+  const problems: string[] = [];
+  const typed = typeof node.type === 'string' || node['x-kubernetes-int-or-string'] === true || node['x-kubernetes-preserve-unknown-fields'] === true;
+  if (!typed) problems.push(`${path}: no type`);
+  for (const banned of ['anyOf', 'oneOf', 'allOf', '$ref', 'nullable']) if (banned in node) problems.push(`${path}: ${banned}`);
+  if (node.properties && node.additionalProperties) problems.push(`${path}: properties with additionalProperties`);
+  for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, Node>)) problems.push(...structuralProblems(child, `${path}.${key}`));
+  if (node.items) problems.push(...structuralProblems(node.items as Node, `${path}[]`));
+  if (typeof node.additionalProperties === 'object') problems.push(...structuralProblems(node.additionalProperties as Node, `${path}{}`));
+  return problems;
+}
+
+describe('generated CRDs', () => {
+  it('crds/ matches the types (run `npm run crds` when this fails)', () => {
+    const expected = crdFiles();
+    const present = readdirSync(crdDir).filter((name) => name.endsWith('.yaml')).sort();
+    assert.deepEqual(present, [...expected.keys()].sort());
+    for (const [name, content] of expected) assert.equal(readFileSync(new URL(name, crdDir), 'utf8'), content, `crds/${name} is stale`);
+  });
+
+  it('is a structural schema well under the 256 KB annotation limit', () => {
+    for (const [name, content] of crdFiles()) {
+      assert.ok(Buffer.byteLength(content) < 64 * 1024, `${name} is ${content.length} bytes`);
+      const crd = parse(content) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Node } }> } };
+      assert.deepEqual(structuralProblems(crd.spec.versions[0]!.schema.openAPIV3Schema, 'root'), []);
+    }
+  });
+
+  it('declares names, subresources, printer columns, defaults and CEL rules', () => {
+    const crd = databaseClusterCrd();
+    assert.equal(crd.metadata?.name, 'databaseclusters.keelson.io');
+    assert.deepEqual(crd.spec.names.shortNames, ['dbc']);
+    const v1 = crd.spec.versions[0]!;
+    assert.deepEqual(v1.subresources?.scale, { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' });
+    assert.ok(v1.subresources?.status);
+    assert.deepEqual(v1.additionalPrinterColumns?.map((c) => c.name), ['Instances', 'Ready', 'Primary', 'Phase', 'Age']);
+    const spec = (v1.schema?.openAPIV3Schema?.properties as Record<string, Node>).spec as Node;
+    const props = spec.properties as Record<string, Node>;
+    assert.equal((props.instances as Node).default, 3);
+    const ha = props.ha as Node;
+    assert.deepEqual((ha['x-kubernetes-validations'] as Array<{ rule: string }>).map((r) => r.rule), ['self.loopWait + 2 * self.retryTimeout <= self.ttl']);
+    assert.match(JSON.stringify(spec['x-kubernetes-validations']), /synchronousNodeCount < self.instances/);
+    assert.deepEqual((((props.ha as Node).properties as Record<string, Node>).synchronousMode as Node).enum, ['off', 'on', 'strict', 'quorum']);
+    const limits = ((props.resources as Node).properties as Record<string, Node>).limits as Node;
+    assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true });
+  });
+});

@@ -1,0 +1,46 @@
+import * as k8s from '@kubernetes/client-node';
+
+/**
+ * Loads the KubeConfig a program should use, in the order kubectl users expect: an explicit
+ * --kubeconfig path, then $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.
+ */
+export function loadKubeConfig(options: { kubeconfig?: string; env?: NodeJS.ProcessEnv } = {}): k8s.KubeConfig {
+  const env = options.env ?? process.env;
+  const kc = new k8s.KubeConfig();
+  if (options.kubeconfig) {
+    kc.loadFromFile(options.kubeconfig);
+  } else if (env.KUBECONFIG) {
+    kc.loadFromFile(env.KUBECONFIG.split(':')[0] ?? env.KUBECONFIG);
+  } else if (env.KUBERNETES_SERVICE_HOST) {
+    kc.loadFromCluster();
+  } else {
+    kc.loadFromDefault();
+  }
+  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured (give --kubeconfig, KUBECONFIG or run in a pod)');
+  return kc;
+}
+
+/** HTTP status of a failed client-node call, or undefined for network-level errors. */
+export function apiStatusCode(error: unknown): number | undefined {
+  if (error instanceof k8s.ApiException) return error.code;
+  if (error && typeof error === 'object' && 'code' in error && typeof (error as { code: unknown }).code === 'number') {
+    return (error as { code: number }).code;
+  }
+  return undefined;
+}
+
+export const isConflict = (error: unknown): boolean => apiStatusCode(error) === 409;
+export const isNotFound = (error: unknown): boolean => apiStatusCode(error) === 404;
+export const isAlreadyExists = (error: unknown): boolean => apiStatusCode(error) === 409;
+
+/** A short one-line description of a client-node failure for logs (no bodies, which may be large). */
+export function describeApiError(error: unknown): string {
+  const code = apiStatusCode(error);
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  return code === undefined ? message : `HTTP ${code}: ${message.slice(0, 200)}`;
+}
+
+/** The current time as a MicroTime that the API server accepts (exactly 6 fraction digits). */
+export function microTimeNow(now: Date = new Date()): k8s.V1MicroTime {
+  return new k8s.V1MicroTime(now.getTime());
+}

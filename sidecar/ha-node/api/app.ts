@@ -1,0 +1,30 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { createApp } from '../../../lib/http.js';
+import type { ApiContext, ApiModule } from './context.js';
+import { healthFallback, healthRoutes } from './health.js';
+import { monitoringRoutes } from './monitoring.js';
+
+/** The read-side modules every ha-node serves. */
+export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes];
+
+/**
+ * The REST API on 8008: the given route modules in order (read side first, then any mutating
+ * modules), then the catch-all health check for GET/HEAD/OPTIONS and 501 for other methods.
+ */
+export function createHaNodeApp(context: ApiContext, extraModules: ApiModule[] = []): Express {
+  const app = createApp(context.logger);
+  app.set('etag', false);
+  const router = express.Router();
+  for (const register of [...readModules, ...extraModules]) register(router, context);
+  healthFallback(router, context);
+  app.use(router);
+  app.use((_req: Request, res: Response) => {
+    res.status(501).type('text/plain').send('Unsupported method');
+  });
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    void next;
+    req.log?.error({ err: error instanceof Error ? error.message : String(error) }, 'request failed');
+    if (!res.headersSent) res.status(500).type('text/plain').send('internal error');
+  });
+  return app;
+}

@@ -1,0 +1,46 @@
+import type { ClusterView, HistoryEntry } from '../dcs/types.js';
+import { formatLsn } from '../postgres/lsn.js';
+
+/** GET /cluster: members sorted by name with roles, states and lag against the leader position. */
+export function clusterDocument(cluster: ClusterView, scope: string): Record<string, unknown> {
+  const holder = cluster.leader?.holder;
+  const leaderMember = cluster.members.find((m) => m.name === holder);
+  const leaderPosition = Math.max(cluster.leaderRecord?.optime ?? 0, leaderMember?.xlog_location ?? 0);
+  const syncNames = new Set(cluster.sync?.sync_standby ?? []);
+  const members = [...cluster.members]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((m) => {
+      const item: Record<string, unknown> = {
+        name: m.name,
+        role: m.name === holder ? 'leader' : syncNames.has(m.name) ? 'sync_standby' : 'replica',
+        state: m.replication_state ?? m.state,
+        api_url: m.api_url,
+        host: m.host,
+        port: m.port,
+      };
+      if (m.timeline !== undefined) item.timeline = m.timeline;
+      if (m.pending_restart) item.pending_restart = true;
+      if (m.tags && Object.keys(m.tags).length > 0) item.tags = m.tags;
+      if (m.name !== holder) {
+        const lagFrom = (position: number | undefined): number | 'unknown' => (position === undefined ? 'unknown' : Math.max(0, leaderPosition - position));
+        const lsnOf = (position: number | undefined): string | 'unknown' => (position === undefined ? 'unknown' : formatLsn(position));
+        item.receive_lag = lagFrom(m.receive_lsn);
+        item.receive_lsn = lsnOf(m.receive_lsn);
+        item.replay_lag = lagFrom(m.replay_lsn);
+        item.replay_lsn = lsnOf(m.replay_lsn);
+        item.lag = lagFrom(m.xlog_location);
+        item.lsn = lsnOf(m.xlog_location);
+      }
+      return item;
+    });
+  const doc: Record<string, unknown> = { members, scope };
+  if (cluster.failover?.scheduled_at) {
+    doc.scheduled_switchover = { at: cluster.failover.scheduled_at, from: cluster.failover.leader, to: cluster.failover.member };
+  }
+  return doc;
+}
+
+/** GET /history: [timeline, lsn, reason, timestamp] per entry. */
+export function historyDocument(history: HistoryEntry[]): [number, number, string, string][] {
+  return history.map(([timeline, lsn, reason, timestamp]) => [timeline, lsn, reason, timestamp]);
+}

@@ -1,0 +1,111 @@
+import { isTrue } from '../ha/settings.js';
+import { isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
+import { parseLag } from './lag.js';
+
+export type Query = Record<string, string | string[] | undefined>;
+
+export class BadQuery extends Error {}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function lagLimit(query: Query, fallback: number): number {
+  const raw = first(query.lag);
+  if (raw === undefined) return fallback;
+  const parsed = parseLag(raw);
+  if (parsed === undefined) throw new BadQuery(`invalid lag "${raw}": use bytes or a size such as 16kB, 64MB, 1GB`);
+  return parsed;
+}
+
+/** Bytes this replica's replay trails the leader position published in the DCS (or its own receive position). */
+export function replicationLag(snapshot: NodeSnapshot, mode: 'apply' | 'write' = 'apply'): number {
+  const status = snapshot.status;
+  if (!status || !status.inRecovery) return 0;
+  const leaderOptime = snapshot.cluster?.leaderRecord?.optime ?? 0;
+  const target = Math.max(leaderOptime, status.receivedLocation ?? 0);
+  const position = mode === 'write' ? (status.receivedLocation ?? status.replayedLocation ?? 0) : (status.replayedLocation ?? 0);
+  return Math.max(0, target - position);
+}
+
+/** Patroni's replica check: running replica, not noloadbalance, within lag, in the asked replication state. */
+function replicaOk(snapshot: NodeSnapshot, query: Query): boolean {
+  const status = snapshot.status;
+  if (!status || roleOf(snapshot) !== 'replica') return false;
+  if (isTrue(snapshot.tags.noloadbalance)) return false;
+  if (replicationLag(snapshot) > lagLimit(query, Number.POSITIVE_INFINITY)) return false;
+  const wanted = first(query.replication_state);
+  if (wanted !== undefined && status.replicationState !== wanted) return false;
+  return true;
+}
+
+/** tag_<key>=<value> filters: every named tag must be set (not false) and equal as lower-case strings. */
+function tagsMatch(snapshot: NodeSnapshot, query: Query): boolean {
+  for (const [key, raw] of Object.entries(query)) {
+    if (!key.startsWith('tag_')) continue;
+    const tag = snapshot.tags[key.slice(4)];
+    if (tag === undefined || tag === null || tag === false) return false;
+    const wanted = first(raw) ?? '';
+    if (String(tag).toLowerCase() !== wanted.toLowerCase()) return false;
+  }
+  return true;
+}
+
+const leaderPaths = new Set(['/', '/primary', '/master', '/read-write', '/leader']);
+
+/**
+ * Status code of a health endpoint for this snapshot. Unknown paths answer 503, as Patroni's
+ * generic GET does. Throws BadQuery for an unparsable lag.
+ */
+export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot): number {
+  const leader = snapshot.isLeader;
+  const running = snapshot.status !== undefined;
+  const ok = (condition: boolean): number => (condition ? 200 : 503);
+  if (leaderPaths.has(path)) return ok(leader);
+  switch (path) {
+    case '/standby-leader':
+    case '/standby_leader':
+      return 503;
+    case '/replica':
+      return ok(!leader && replicaOk(snapshot, query) && tagsMatch(snapshot, query));
+    case '/read-only':
+      return ok(leader || (replicaOk(snapshot, query) && tagsMatch(snapshot, query)));
+    case '/sync':
+    case '/synchronous':
+      return ok(!leader && replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query));
+    case '/read-only-sync':
+    case '/read-only-synchronous':
+      return ok(leader || (replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query)));
+    case '/quorum':
+      return 503;
+    case '/read-only-quorum':
+      return ok(leader);
+    case '/async':
+    case '/asynchronous':
+      return ok(!leader && snapshot.cluster !== undefined && replicaOk(snapshot, query) && !isSyncStandby(snapshot) && tagsMatch(snapshot, query));
+    case '/health':
+      return ok(running);
+    case '/readiness':
+      return readiness(snapshot, query);
+    default:
+      return 503;
+  }
+}
+
+function readiness(snapshot: NodeSnapshot, query: Query): number {
+  if (snapshot.isLeader) return 200;
+  const status = snapshot.status;
+  if (!status || status.replicationState !== 'streaming') return 503;
+  const modeRaw = first(query.mode) ?? 'apply';
+  if (modeRaw !== 'apply' && modeRaw !== 'write') throw new BadQuery(`invalid mode "${modeRaw}": use apply or write`);
+  const limit = lagLimit(query, snapshot.config.maximum_lag_on_failover);
+  return replicationLag(snapshot, modeRaw) <= limit ? 200 : 503;
+}
+
+/** /liveness: the loop ran within ttl (running primary) or 2*ttl (everyone else); never runs SQL. */
+export function livenessStatus(snapshot: NodeSnapshot, nowMs = performance.now()): number {
+  if (snapshot.paused) return 200;
+  const primary = snapshot.isLeader && snapshot.status !== undefined && !snapshot.status.inRecovery;
+  const limit = (primary ? 1 : 2) * snapshot.config.ttl * 1000;
+  return nowMs - snapshot.lastLoopAt > limit ? 503 : 200;
+}

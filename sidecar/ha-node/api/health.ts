@@ -1,0 +1,45 @@
+import type { Request, Response, Router } from 'express';
+import { HaNodePaths } from '../../../lib/ports.js';
+import type { ApiContext } from './context.js';
+import { BadQuery, healthStatus, livenessStatus, type Query } from './health-rules.js';
+import { nodeDocument } from './node-document.js';
+
+/** Answers a health check: JSON document on GET, the status line only on HEAD and OPTIONS. */
+export function answerHealth(context: ApiContext, req: Request, res: Response, path: string): void {
+  const snapshot = context.snapshot();
+  let code: number;
+  try {
+    code = healthStatus(path, req.query as Query, snapshot);
+  } catch (error) {
+    if (!(error instanceof BadQuery)) throw error;
+    res.status(400).type('text/plain').send(error.message);
+    return;
+  }
+  if (req.method === 'HEAD' || req.method === 'OPTIONS') {
+    res.status(code).end();
+    return;
+  }
+  res.status(code).json(nodeDocument(snapshot));
+}
+
+/** /liveness (no SQL, loop heartbeat age), /readiness and every role health endpoint. */
+export const healthRoutes = (router: Router, context: ApiContext): void => {
+  router.all(HaNodePaths.liveness, (req, res) => {
+    if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) return void res.status(501).type('text/plain').send('Unsupported method');
+    const code = livenessStatus(context.snapshot());
+    if (req.method !== 'GET') return void res.status(code).end();
+    res.status(code).json({});
+  });
+  router.get('/ha', (_req, res) => {
+    res.status(200).json(nodeDocument(context.snapshot()));
+  });
+  router.options('/ha', (_req, res) => void res.status(200).end());
+};
+
+/** Any other GET/HEAD/OPTIONS is a health check (unknown paths answer 503 with the document). */
+export const healthFallback = (router: Router, context: ApiContext): void => {
+  router.use((req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return answerHealth(context, req, res, req.path);
+    next();
+  });
+};

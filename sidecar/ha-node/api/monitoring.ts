@@ -1,0 +1,28 @@
+import type { Router } from 'express';
+import { describeApiError } from '../../../lib/kube/client.js';
+import { HaNodePaths } from '../../../lib/ports.js';
+import { clusterDocument, historyDocument } from './cluster-document.js';
+import type { ApiContext } from './context.js';
+import { renderMetrics } from './metrics-text.js';
+
+/** GET /metrics, /cluster (fresh DCS read), /history. */
+export const monitoringRoutes = (router: Router, context: ApiContext): void => {
+  router.get(HaNodePaths.metrics, (_req, res) => {
+    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(context.snapshot()));
+  });
+  router.get(HaNodePaths.cluster, async (req, res) => {
+    const snapshot = context.snapshot();
+    try {
+      const cluster = await context.dcs.getCluster();
+      res.status(200).json(clusterDocument(cluster, snapshot.scope));
+    } catch (error) {
+      req.log?.warn({ err: describeApiError(error) }, 'cluster read failed');
+      if (snapshot.cluster) res.status(200).json(clusterDocument(snapshot.cluster, snapshot.scope));
+      else res.status(502).type('text/plain').send('DCS is not accessible');
+    }
+  });
+  router.get(HaNodePaths.history, async (_req, res) => {
+    const cluster = await context.dcs.getCluster().catch(() => context.snapshot().cluster);
+    res.status(200).json(historyDocument(cluster?.history ?? []));
+  });
+};

@@ -1,0 +1,116 @@
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
+import { Ports, parseListenAddress } from '../../lib/ports.js';
+import type { MemberTags } from './dcs/types.js';
+
+/** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
+export const haNodeConfigSpec = {
+  name: stringKey({ env: 'POD_NAME', description: 'member name (the pod name)' }),
+  namespace: stringKey({ env: 'POD_NAMESPACE', default: 'default' }),
+  scope: stringKey({ env: 'KEELSON_CLUSTER', description: 'cluster name; prefixes the DCS Leases' }),
+  podIp: stringKey({ env: 'POD_IP', default: '127.0.0.1', description: 'address other members and clients use' }),
+  apiListen: stringKey({ env: 'KEELSON_API_LISTEN', default: `:${Ports.haNodeApi}` }),
+  pgListen: stringKey({ env: 'KEELSON_PG_LISTEN', default: '*' }),
+  pgPort: numberKey({ env: 'KEELSON_PG_PORT', default: Ports.postgres }),
+  dataDir: stringKey({ env: 'PGDATA', default: '/var/lib/postgresql/data/pgdata' }),
+  pgBin: stringKey({ env: 'PG_BIN', default: '/usr/lib/postgresql/15/bin' }),
+  runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_RUN_AS', description: 'system user PostgreSQL runs as when ha-node is root (default postgres)' },
+  socketDir: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_SOCKET_DIR' },
+  superuserName: stringKey({ env: 'KEELSON_SUPERUSER_USERNAME', default: 'postgres' }),
+  superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
+  replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
+  replicationPassword: stringKey({ env: 'KEELSON_REPLICATION_PASSWORD' }),
+  ttl: numberKey({ env: 'KEELSON_TTL', default: 30, schema: z.number().int().min(2) }),
+  loopWait: numberKey({ env: 'KEELSON_LOOP_WAIT', default: 10, schema: z.number().min(0.2) }),
+  retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
+  maximumLagOnFailover: numberKey({ env: 'KEELSON_MAXIMUM_LAG_ON_FAILOVER', default: 1_048_576, schema: z.number().int().min(0) }),
+  primaryStartTimeout: numberKey({ env: 'KEELSON_PRIMARY_START_TIMEOUT', default: 300, schema: z.number().min(0) }),
+  checkTimeline: booleanKey({ env: 'KEELSON_CHECK_TIMELINE', default: false }),
+  failsafeMode: booleanKey({ env: 'KEELSON_FAILSAFE_MODE', default: false }),
+  synchronousMode: booleanKey({ env: 'KEELSON_SYNCHRONOUS_MODE', default: false }),
+  useRewind: booleanKey({ env: 'KEELSON_USE_REWIND', default: true }),
+  useSlots: booleanKey({ env: 'KEELSON_USE_SLOTS', default: true }),
+  fencing: booleanKey({ env: 'KEELSON_FENCING', default: true, description: 'run the fencing process beside ha-node' }),
+  tags: stringKey({ env: 'KEELSON_TAGS', default: '{}', description: 'JSON object of member tags (nofailover, noloadbalance, ...)' }),
+  pgParameters: stringKey({ env: 'KEELSON_PG_PARAMETERS', default: '{}', description: 'JSON object of local postgresql.conf parameters' }),
+  kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
+};
+
+export interface HaNodeSettings {
+  name: string;
+  namespace: string;
+  scope: string;
+  podIp: string;
+  api: { host: string; port: number };
+  pgListen: string;
+  pgPort: number;
+  dataDir: string;
+  pgBin: string;
+  runAs?: string;
+  socketDir: string;
+  superuser: { username: string; password: string };
+  replication: { username: string; password: string };
+  ttl: number;
+  loopWait: number;
+  retryTimeout: number;
+  maximumLagOnFailover: number;
+  primaryStartTimeout: number;
+  checkTimeline: boolean;
+  failsafeMode: boolean;
+  synchronousMode: boolean;
+  useRewind: boolean;
+  useSlots: boolean;
+  fencing: boolean;
+  tags: MemberTags;
+  pgParameters: Record<string, string | number | boolean>;
+  kubeconfig?: string;
+}
+
+function jsonObject(key: string, text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`invalid configuration key "${key}": not valid JSON`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`invalid configuration key "${key}": must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
+  const c = loadConfig(haNodeConfigSpec, sources);
+  const parameters = jsonObject('pgParameters', c.pgParameters);
+  for (const [name, value] of Object.entries(parameters)) {
+    if (!['string', 'number', 'boolean'].includes(typeof value)) throw new Error(`invalid configuration key "pgParameters": ${name} must be a string, number or boolean`);
+  }
+  return {
+    name: c.name,
+    namespace: c.namespace,
+    scope: c.scope,
+    podIp: c.podIp,
+    api: parseListenAddress(c.apiListen),
+    pgListen: c.pgListen,
+    pgPort: c.pgPort,
+    dataDir: c.dataDir,
+    pgBin: c.pgBin,
+    runAs: c.runAs,
+    socketDir: c.socketDir ?? join(dirname(c.dataDir), 'run'),
+    superuser: { username: c.superuserName, password: c.superuserPassword },
+    replication: { username: c.replicationName, password: c.replicationPassword },
+    ttl: c.ttl,
+    loopWait: c.loopWait,
+    retryTimeout: c.retryTimeout,
+    maximumLagOnFailover: c.maximumLagOnFailover,
+    primaryStartTimeout: c.primaryStartTimeout,
+    checkTimeline: c.checkTimeline,
+    failsafeMode: c.failsafeMode,
+    synchronousMode: c.synchronousMode,
+    useRewind: c.useRewind,
+    useSlots: c.useSlots,
+    fencing: c.fencing,
+    tags: jsonObject('tags', c.tags) as MemberTags,
+    pgParameters: parameters as Record<string, string | number | boolean>,
+    kubeconfig: c.kubeconfig,
+  };
+}

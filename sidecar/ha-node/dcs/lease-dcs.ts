@@ -1,0 +1,411 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../../lib/log.js';
+import { describeApiError, isConflict, isNotFound, microTimeNow } from '../../../lib/kube/client.js';
+import { LeaderObserver, monotonicClock, type ObserverClock } from './leader-observer.js';
+import {
+  Label, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
+  type DcsKey,
+} from './lease-codec.js';
+import type { ClusterView, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
+
+export interface LeaseDcsOptions {
+  kubeConfig: k8s.KubeConfig;
+  namespace: string;
+  scope: string;
+  name: string;
+  /** Current ttl in seconds (dynamic configuration may change it). */
+  ttl: () => number;
+  /** Bound for one API request in ms. */
+  requestTimeoutMs: () => number;
+  logger: Logger;
+  clock?: ObserverClock;
+}
+
+/** Aborts every API request that takes longer than the bound, so a frozen API server cannot hang the loop. */
+function timeoutOptions(ms: number): k8s.ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(AbortSignal.timeout(ms));
+          return new k8s.Observable(Promise.resolve(context));
+        },
+        post: (response) => new k8s.Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
+
+function rvNumber(lease: k8s.V1Lease | undefined): number {
+  const value = Number(lease?.metadata?.resourceVersion);
+  return Number.isFinite(value) ? value : -1;
+}
+
+/**
+ * The DCS on coordination.k8s.io/v1 Leases: `<scope>-leader` (the lock), `<scope>-config`
+ * (dynamic config, initialize, history), `<scope>-failover`, `<scope>-sync` and one
+ * `<scope>-member-<name>` per member. Every write is a CAS on metadata.resourceVersion.
+ */
+export class LeaseDcs implements Dcs {
+  private readonly api: k8s.CoordinationV1Api;
+  private readonly leases = new Map<string, k8s.V1Lease>();
+  private readonly observer: LeaderObserver;
+  private readonly clock: ObserverClock;
+  private readonly listeners: ((reason: string) => void)[] = [];
+  private readonly leaderName: string;
+  private ownExpiry = 0;
+  private lastSeenEpoch = 0;
+  private watchAbort: AbortController | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: LeaseDcsOptions) {
+    this.api = options.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    this.clock = options.clock ?? monotonicClock;
+    this.observer = new LeaderObserver(this.clock, () => this.wake('leader-expired'));
+    this.leaderName = leaseName(options.scope, 'leader');
+  }
+
+  onWake(listener: (reason: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  lastSeen(): number {
+    return this.lastSeenEpoch;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.startWatch();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.observer.stop();
+    this.watchAbort?.abort();
+  }
+
+  isLeader(): boolean {
+    const record = leaderFromLease(this.leases.get(this.leaderName));
+    return record?.holder === this.options.name && this.clock.now() < this.ownExpiry;
+  }
+
+  async getCluster(): Promise<ClusterView> {
+    const list = await this.api.listNamespacedLease(
+      { namespace: this.options.namespace, labelSelector: `${Label.cluster}=${this.options.scope}` },
+      this.requestOptions(),
+    );
+    this.seen();
+    const byKey = new Map<string, k8s.V1Lease>();
+    const members: MemberRecord[] = [];
+    for (const lease of list.items) {
+      const name = lease.metadata?.name ?? '';
+      if (lease.metadata?.labels?.[Label.dcsKey] === 'member') {
+        const member = memberFromLease(lease);
+        if (member) members.push(member);
+        this.leases.set(name, lease);
+        continue;
+      }
+      byKey.set(name, lease);
+      this.remember(lease);
+    }
+    for (const key of ['leader', 'config', 'failover', 'sync'] as const) {
+      const name = leaseName(this.options.scope, key);
+      if (!byKey.has(name)) this.leases.delete(name);
+    }
+    const leaderLease = this.leases.get(this.leaderName);
+    this.observer.observe(leaderFromLease(leaderLease));
+    const { config, initialize, history } = configFromLease(this.leases.get(leaseName(this.options.scope, 'config')));
+    members.sort((a, b) => a.name.localeCompare(b.name));
+    return {
+      leader: this.observer.current(),
+      leaderRecord: this.observer.raw(),
+      config,
+      initialize,
+      history,
+      failover: failoverFromLease(this.leases.get(leaseName(this.options.scope, 'failover'))),
+      sync: syncFromLease(this.leases.get(leaseName(this.options.scope, 'sync'))),
+      members,
+    };
+  }
+
+  async attemptToAcquireLeader(optime: number | undefined): Promise<boolean> {
+    const current = this.leases.get(this.leaderName);
+    const record = leaderFromLease(current);
+    if (record?.holder && record.holder !== this.options.name && !this.observer.isExpired()) return false;
+    const started = this.clock.now();
+    const now = microTimeNow();
+    const body = current ? cloneLease(current) : baseLease(this.leaderName, this.options.scope, 'leader');
+    body.spec = {
+      holderIdentity: this.options.name,
+      leaseDurationSeconds: this.options.ttl(),
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: (record?.transitions ?? 0) + (record && record.holder !== this.options.name ? 1 : 0),
+    };
+    this.setOptime(body, optime);
+    return this.writeLeader(body, current === undefined, started, now.toISOString(), 'acquire');
+  }
+
+  async updateLeader(optime: number | undefined, slots?: Record<string, number>): Promise<boolean> {
+    const current = this.leases.get(this.leaderName);
+    if (leaderFromLease(current)?.holder !== this.options.name || !current) return false;
+    const started = this.clock.now();
+    const now = microTimeNow();
+    const body = cloneLease(current);
+    body.spec = { ...body.spec, holderIdentity: this.options.name, leaseDurationSeconds: this.options.ttl(), renewTime: now };
+    this.setOptime(body, optime);
+    if (slots) body.metadata!.annotations!.slots = JSON.stringify(slots);
+    if (await this.writeLeader(body, false, started, now.toISOString(), 'renew')) return true;
+    // One retry with the freshly read version if the conflict was only a stale cache.
+    const fresh = this.leases.get(this.leaderName);
+    if (leaderFromLease(fresh)?.holder !== this.options.name || !fresh) return false;
+    const retry = cloneLease(fresh);
+    const again = microTimeNow();
+    retry.spec = { ...retry.spec, renewTime: again, leaseDurationSeconds: this.options.ttl() };
+    this.setOptime(retry, optime);
+    return this.writeLeader(retry, false, started, again.toISOString(), 'renew-retry');
+  }
+
+  async deleteLeader(lastOptime: number | undefined): Promise<boolean> {
+    const current = this.leases.get(this.leaderName);
+    if (!current || leaderFromLease(current)?.holder !== this.options.name) return false;
+    const body = cloneLease(current);
+    body.spec = { ...body.spec, holderIdentity: undefined, acquireTime: undefined, renewTime: microTimeNow() };
+    this.setOptime(body, lastOptime);
+    try {
+      const result = await this.api.replaceNamespacedLease({ name: this.leaderName, namespace: this.options.namespace, body }, this.requestOptions());
+      this.seen();
+      this.ownExpiry = 0;
+      this.remember(result);
+      this.observer.observe(leaderFromLease(result));
+      this.options.logger.info('released the leader lease');
+      return true;
+    } catch (error) {
+      this.options.logger.warn({ err: describeApiError(error) }, 'could not release the leader lease');
+      return false;
+    }
+  }
+
+  async takeInitialize(): Promise<boolean> {
+    const name = leaseName(this.options.scope, 'config');
+    const current = await this.read(name);
+    if (current && current.metadata?.annotations?.initialize !== undefined) return false;
+    const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'config');
+    body.metadata!.annotations!.initialize = '';
+    try {
+      const result = current
+        ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
+        : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
+      this.seen();
+      this.remember(result);
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  async setInitialize(sysid: string | undefined): Promise<void> {
+    await this.mutate('config', (annotations) => {
+      if (sysid === undefined) delete annotations.initialize;
+      else annotations.initialize = sysid;
+    });
+  }
+
+  async setConfig(config: DynamicConfig, onlyIfMissing = false): Promise<boolean> {
+    return this.mutate('config', (annotations) => {
+      if (onlyIfMissing && annotations.config) return false;
+      annotations.config = JSON.stringify(config);
+      return true;
+    });
+  }
+
+  async setHistory(history: HistoryEntry[]): Promise<void> {
+    await this.mutate('config', (annotations) => {
+      annotations.history = JSON.stringify(history);
+    });
+  }
+
+  async setFailover(failover: FailoverRecord | undefined): Promise<boolean> {
+    return this.mutate('failover', (annotations) => {
+      for (const key of ['leader', 'member', 'scheduled_at'] as const) {
+        const value = failover?.[key];
+        if (value) annotations[key] = value;
+        else delete annotations[key];
+      }
+    });
+  }
+
+  async setSync(sync: SyncRecord | undefined): Promise<boolean> {
+    return this.mutate('sync', (annotations) => {
+      if (!sync) {
+        delete annotations.leader;
+        delete annotations.sync_standby;
+        return;
+      }
+      annotations.leader = sync.leader ?? '';
+      annotations.sync_standby = sync.sync_standby.join(',');
+    });
+  }
+
+  async touchMember(record: MemberRecord): Promise<void> {
+    const name = memberLeaseName(this.options.scope, this.options.name);
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const current = attempt === 0 ? this.leases.get(name) : await this.read(name);
+      const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'member');
+      body.spec = { holderIdentity: this.options.name, leaseDurationSeconds: this.options.ttl(), renewTime: microTimeNow() };
+      body.metadata!.annotations!.status = JSON.stringify(record);
+      try {
+        const result = current
+          ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
+          : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
+        this.seen();
+        this.leases.set(name, result);
+        return;
+      } catch (error) {
+        if (!isConflict(error) && !isNotFound(error)) throw error;
+        this.leases.delete(name);
+      }
+    }
+  }
+
+  // --- internals -------------------------------------------------------------------------
+
+  private requestOptions(): k8s.ConfigurationOptions {
+    return timeoutOptions(this.options.requestTimeoutMs());
+  }
+
+  private seen(): void {
+    this.lastSeenEpoch = Math.floor(Date.now() / 1000);
+  }
+
+  private wake(reason: string): void {
+    for (const listener of this.listeners) listener(reason);
+  }
+
+  /** Caches a lease unless we already hold a newer version of it. */
+  private remember(lease: k8s.V1Lease): void {
+    const name = lease.metadata?.name;
+    if (!name) return;
+    const cached = this.leases.get(name);
+    if (cached && rvNumber(cached) > rvNumber(lease) && rvNumber(lease) >= 0) return;
+    this.leases.set(name, lease);
+  }
+
+  private setOptime(body: k8s.V1Lease, optime: number | undefined): void {
+    if (optime !== undefined) body.metadata!.annotations!.optime = String(optime);
+  }
+
+  private async read(name: string): Promise<k8s.V1Lease | undefined> {
+    try {
+      const lease = await this.api.readNamespacedLease({ name, namespace: this.options.namespace }, this.requestOptions());
+      this.seen();
+      this.leases.set(name, lease);
+      return lease;
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.seen();
+        this.leases.delete(name);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  private async writeLeader(body: k8s.V1Lease, create: boolean, started: number, renewTime: string, what: string): Promise<boolean> {
+    try {
+      const result = create
+        ? await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions())
+        : await this.api.replaceNamespacedLease({ name: this.leaderName, namespace: this.options.namespace, body }, this.requestOptions());
+      this.ownWriteLanded(result, started);
+      return true;
+    } catch (error) {
+      if (!isConflict(error)) {
+        this.options.logger.warn({ err: describeApiError(error), what }, 'leader lease write failed');
+        return false;
+      }
+      // 409: an earlier attempt may have landed after all; read directly and compare.
+      const fresh = await this.read(this.leaderName).catch(() => undefined);
+      const record = leaderFromLease(fresh);
+      this.observer.observe(record);
+      if (fresh && record?.holder === this.options.name && sameInstant(record.renewTime, renewTime)) {
+        this.ownWriteLanded(fresh, started);
+        return true;
+      }
+      this.options.logger.info({ what, holder: record?.holder }, 'leader lease changed under us (409)');
+      return false;
+    }
+  }
+
+  private ownWriteLanded(lease: k8s.V1Lease, started: number): void {
+    this.seen();
+    this.leases.set(this.leaderName, lease);
+    const record = leaderFromLease(lease) as LeaderRecord;
+    this.observer.observeOwnWrite(record, started);
+    this.ownExpiry = started + record.ttl * 1000;
+  }
+
+  /** Read-modify-write of one annotations-only key with CAS, retried on conflict. */
+  private async mutate(key: Exclude<DcsKey, 'member' | 'leader'>, change: (annotations: Record<string, string>) => boolean | void): Promise<boolean> {
+    const name = leaseName(this.options.scope, key);
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      const current = await this.read(name);
+      const body = current ? cloneLease(current) : baseLease(name, this.options.scope, key);
+      if (change(body.metadata!.annotations!) === false) return false;
+      try {
+        const result = current
+          ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
+          : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
+        this.seen();
+        this.remember(result);
+        return true;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    throw new Error(`could not update ${name}: repeated conflicts`);
+  }
+
+  private async startWatch(): Promise<void> {
+    if (this.stopped) return;
+    const watch = new k8s.Watch(this.options.kubeConfig);
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${this.options.namespace}/leases`;
+    const restart = (reason: unknown): void => {
+      if (this.stopped) return;
+      if (reason) this.options.logger.debug({ err: describeApiError(reason) }, 'lease watch ended; restarting');
+      setTimeout(() => void this.startWatch().catch(() => undefined), 1000).unref();
+    };
+    try {
+      this.watchAbort = await watch.watch(
+        path,
+        { labelSelector: `${Label.cluster}=${this.options.scope}` },
+        (phase: string, object: k8s.V1Lease) => this.onWatchEvent(phase, object),
+        restart,
+      );
+    } catch (error) {
+      restart(error);
+    }
+  }
+
+  private onWatchEvent(phase: string, lease: k8s.V1Lease): void {
+    if (!lease?.metadata?.name || lease.metadata.labels?.[Label.dcsKey] === 'member') return;
+    this.seen();
+    if (phase === 'DELETED') {
+      this.leases.delete(lease.metadata.name);
+    } else {
+      this.remember(lease);
+    }
+    if (lease.metadata.name === this.leaderName) {
+      const changed = this.observer.observe(leaderFromLease(this.leases.get(this.leaderName)));
+      if (changed) this.wake('leader-changed');
+      return;
+    }
+    this.wake(`${lease.metadata.labels?.[Label.dcsKey] ?? 'key'}-changed`);
+  }
+}
+
+function sameInstant(a: string | undefined, b: string): boolean {
+  if (!a) return false;
+  return a === b || Date.parse(a) === Date.parse(b);
+}

@@ -1,0 +1,122 @@
+/**
+ * The distributed configuration store as the HA loop sees it: one snapshot of the cluster per
+ * cycle plus a few compare-and-swap writes. The Lease implementation lives in lease-dcs.ts.
+ */
+
+/** Dynamic configuration shared by all members (the `/config` document). */
+export interface DynamicConfig {
+  ttl?: number;
+  loop_wait?: number;
+  retry_timeout?: number;
+  maximum_lag_on_failover?: number;
+  check_timeline?: boolean;
+  primary_start_timeout?: number;
+  failsafe_mode?: boolean;
+  synchronous_mode?: boolean | 'on' | 'off' | 'quorum';
+  synchronous_mode_strict?: boolean;
+  synchronous_node_count?: number;
+  db?: {
+    use_slots?: boolean;
+    use_rewind?: boolean;
+    parameters?: Record<string, string | number | boolean>;
+  };
+  [key: string]: unknown;
+}
+
+export interface LeaderRecord {
+  holder: string;
+  /** leaseDurationSeconds of the record, the TTL the holder promised. */
+  ttl: number;
+  acquireTime?: string;
+  renewTime?: string;
+  transitions: number;
+  /** Last WAL position the leader published (bytes). */
+  optime?: number;
+  /** Replication slot positions the leader published. */
+  slots?: Record<string, number>;
+  resourceVersion?: string;
+}
+
+export interface MemberTags {
+  nofailover?: boolean;
+  noloadbalance?: boolean;
+  clonefrom?: boolean;
+  nosync?: boolean;
+  [key: string]: unknown;
+}
+
+/** What each member publishes about itself once per loop (Patroni's member key). */
+export interface MemberRecord {
+  name: string;
+  conn_url: string;
+  api_url: string;
+  host: string;
+  port: number;
+  role: string;
+  state: string;
+  timeline?: number;
+  xlog_location?: number;
+  receive_lsn?: number;
+  replay_lsn?: number;
+  replication_state?: string;
+  tags: MemberTags;
+  version: string;
+  /** Epoch milliseconds of the last write of this record. */
+  heartbeat: number;
+  pending_restart?: boolean;
+}
+
+export type HistoryEntry = [timeline: number, lsn: number, reason: string, timestamp: string, newLeader?: string];
+
+export interface FailoverRecord {
+  leader?: string;
+  member?: string;
+  scheduled_at?: string;
+}
+
+export interface SyncRecord {
+  leader?: string;
+  sync_standby: string[];
+}
+
+export interface ClusterView {
+  /** The leader record when a holder is set and its lease has not expired by local observation. */
+  leader?: LeaderRecord;
+  /** The raw record whatever its state (for the timeline of the last leader, optime, etc.). */
+  leaderRecord?: LeaderRecord;
+  config?: DynamicConfig;
+  /** undefined: nobody has started bootstrap; "": bootstrap in progress; otherwise the system identifier. */
+  initialize?: string;
+  history: HistoryEntry[];
+  failover?: FailoverRecord;
+  sync?: SyncRecord;
+  members: MemberRecord[];
+}
+
+export interface Dcs {
+  /** Reads every key of the cluster. Throws when the API cannot be reached. */
+  getCluster(): Promise<ClusterView>;
+  /** CAS acquire of an empty or expired leader record. */
+  attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
+  /** CAS renew of our own leader record; false when someone else holds it. */
+  updateLeader(optime: number | undefined, slots?: Record<string, number>): Promise<boolean>;
+  /** Clears the holder of our own record so others need not wait for expiry. */
+  deleteLeader(lastOptime: number | undefined): Promise<boolean>;
+  /** True while this member holds the leader record and its own renewal has not expired. */
+  isLeader(): boolean;
+  /** Takes the initialize key for bootstrap (only one member wins). */
+  takeInitialize(): Promise<boolean>;
+  /** Stores the system identifier after bootstrap (or clears the key when bootstrap failed). */
+  setInitialize(sysid: string | undefined): Promise<void>;
+  setConfig(config: DynamicConfig, onlyIfMissing?: boolean): Promise<boolean>;
+  setHistory(history: HistoryEntry[]): Promise<void>;
+  setFailover(failover: FailoverRecord | undefined): Promise<boolean>;
+  setSync(sync: SyncRecord | undefined): Promise<boolean>;
+  touchMember(record: MemberRecord): Promise<void>;
+  /** Epoch seconds of the last successful API call. */
+  lastSeen(): number;
+  /** Called when something in the DCS changed or the leader record expired. */
+  onWake(listener: (reason: string) => void): void;
+  start(): Promise<void>;
+  stop(): void;
+}

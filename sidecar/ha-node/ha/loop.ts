@@ -1,0 +1,485 @@
+import type { Logger } from '../../../lib/log.js';
+import type { ClusterView, Dcs, MemberRecord, MemberTags } from '../dcs/types.js';
+import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
+import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { dbStateText } from '../postgres/state.js';
+import { otherMembers, raceVerdict } from './election.js';
+import { askPeers } from './peers.js';
+import { effectiveConfig, initialDynamicConfig, noFailover, type EffectiveConfig } from './settings.js';
+import { walPositionOf, type NodeSnapshot } from './snapshot.js';
+import { readTimelineHistory } from './timeline-history.js';
+
+export interface HaLoopOptions {
+  name: string;
+  scope: string;
+  version: string;
+  apiUrl: string;
+  tags: MemberTags;
+  /** Local defaults for the timers and failover rules (the dynamic configuration overrides them). */
+  baseConfig: EffectiveConfig;
+  /** The file the fencing process watches; undefined disables fencing. */
+  fenceFile?: string;
+  /** Called with the role the pod label should show (best effort). */
+  setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
+  logger: Logger;
+}
+
+type Role = 'primary' | 'replica';
+
+/**
+ * The HA loop: once per loop_wait (or when the DCS watch, the lease-expiry timer or the API wakes
+ * it) it reads the cluster, publishes this member, and takes at most one decision about
+ * PostgreSQL, the way Patroni's ha.py does. Each run returns a sentence saying what it did.
+ */
+export class HaLoop {
+  private config: EffectiveConfig;
+  private snapshotState: NodeSnapshot;
+  private running = false;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeResolve: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private lastRenewMono = 0;
+  private crashedSince: number | undefined;
+  private wasRunning = false;
+  private lastAction = '';
+
+  constructor(
+    private readonly options: HaLoopOptions,
+    private readonly dcs: Dcs,
+    private readonly pg: PostgresInstance,
+  ) {
+    this.config = options.baseConfig;
+    this.snapshotState = {
+      name: options.name,
+      scope: options.scope,
+      version: options.version,
+      tags: options.tags,
+      dbState: 'stopped',
+      offlineRole: 'uninitialized',
+      isLeader: false,
+      failsafeActive: false,
+      paused: false,
+      dcsLastSeen: 0,
+      pendingRestart: false,
+      lastLoopAt: performance.now(),
+      config: this.config,
+    };
+    dcs.onWake((reason) => this.wake(reason));
+  }
+
+  snapshot(): NodeSnapshot {
+    return { ...this.snapshotState, isLeader: this.dcs.isLeader(), dcsLastSeen: this.dcs.lastSeen(), dbState: this.pg.state, config: this.config };
+  }
+
+  effective(): EffectiveConfig {
+    return this.config;
+  }
+
+  lastActionText(): string {
+    return this.lastAction;
+  }
+
+  wake(reason = 'api'): void {
+    this.options.logger.debug({ reason }, 'loop woken');
+    this.wakeResolve?.();
+  }
+
+  start(): void {
+    this.running = true;
+    this.loopDone = this.runForever();
+  }
+
+  /** Stops the loop; a leader stops PostgreSQL cleanly first, then releases the lease. */
+  async shutdown(): Promise<void> {
+    this.running = false;
+    this.wake('shutdown');
+    await this.loopDone;
+    const wasLeader = this.dcs.isLeader();
+    let lastLsn: number | undefined;
+    if (wasLeader) lastLsn = walPositionOf(await this.pg.status().catch(() => undefined)) || undefined;
+    await this.pg.stop('fast');
+    if (wasLeader) {
+      // The shutdown checkpoint is the last WAL a replica needs; publish it with the release.
+      const control = await this.pg.controlData().catch(() => undefined);
+      this.options.logger.info({ state: control?.state }, 'primary stopped; releasing the leader lease');
+      await this.dcs.deleteLeader(lastLsn);
+    }
+    this.setFence(0);
+    this.dcs.stop();
+  }
+
+  private async runForever(): Promise<void> {
+    while (this.running) {
+      const started = performance.now();
+      try {
+        const action = await this.cycle();
+        if (action !== this.lastAction) this.options.logger.info({ action }, 'ha loop');
+        this.lastAction = action;
+      } catch (error) {
+        this.options.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'ha loop cycle failed');
+      }
+      this.snapshotState.lastLoopAt = performance.now();
+      if (!this.running) break;
+      const elapsed = performance.now() - started;
+      await this.sleep(Math.max(0, this.config.loop_wait * 1000 - elapsed));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeResolve = () => {
+        clearTimeout(this.wakeTimer);
+        this.wakeResolve = undefined;
+        resolve();
+      };
+      this.wakeTimer = setTimeout(() => this.wakeResolve?.(), ms);
+    });
+  }
+
+  // --- one cycle ---------------------------------------------------------------------------
+
+  async cycle(): Promise<string> {
+    let cluster: ClusterView;
+    try {
+      cluster = await this.dcs.getCluster();
+    } catch (error) {
+      return this.handleDcsError(error);
+    }
+    this.applyConfig(cluster);
+    this.snapshotState.cluster = cluster;
+
+    if (!this.pg.isInitialized()) return this.bootstrapOrClone(cluster);
+
+    const running = this.pg.isRunning();
+    let status: ServerStatus | undefined;
+    if (running) status = await this.pg.status().catch(() => undefined);
+    this.snapshotState.status = status;
+    if (status) {
+      this.snapshotState.systemIdentifier = status.systemIdentifier;
+      this.pg.state = 'running';
+      this.crashedSince = undefined;
+    }
+    if (!running && this.wasRunning && this.pg.state === 'running') this.pg.state = 'crashed';
+    this.wasRunning = running;
+
+    if (cluster.initialize === undefined && status && this.dcs.isLeader()) await this.dcs.setInitialize(status.systemIdentifier);
+
+    const action = !running ? await this.handleStopped(cluster) : !status ? await this.handleUnresponsive(cluster) : await this.handleRunning(cluster, status);
+    await this.publish(cluster);
+    return action;
+  }
+
+  private applyConfig(cluster: ClusterView): void {
+    const next = effectiveConfig(this.options.baseConfig, cluster.config);
+    const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(this.config.parameters);
+    this.config = next;
+    this.pg.dynamicParameters = next.parameters;
+    if (paramsChanged && this.pg.isRunning()) {
+      this.pg.writeConfig(this.pg.followingLeader() ?? undefined, this.pg.followingLeader() !== null);
+      void this.pg.reload().catch(() => undefined);
+    }
+  }
+
+  /** API unreachable: keep going, but a primary that could not renew for retry_timeout demotes. */
+  private async handleDcsError(error: unknown): Promise<string> {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const sinceRenew = performance.now() - this.lastRenewMono;
+    const status = this.pg.isRunning() ? await this.pg.status().catch(() => undefined) : undefined;
+    this.snapshotState.status = status;
+    if (status && !status.inRecovery) {
+      if (sinceRenew < this.config.retry_timeout * 1000) {
+        this.scheduleSoon(500);
+        return `DCS is not accessible (${message}); still within retry_timeout`;
+      }
+      await this.demoteOffline();
+      return 'demoted self because DCS is not accessible and I was a leader';
+    }
+    return `DCS is not accessible (${message})`;
+  }
+
+  private scheduleSoon(ms: number): void {
+    setTimeout(() => this.wake('retry'), ms).unref();
+  }
+
+  // --- bootstrap -----------------------------------------------------------------------------
+
+  private async bootstrapOrClone(cluster: ClusterView): Promise<string> {
+    if (cluster.initialize === undefined && !cluster.leader) {
+      if (!(await this.dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
+      try {
+        await this.pg.initdb();
+        this.pg.dynamicParameters = this.config.parameters;
+        this.pg.writeConfig(undefined, false);
+        if (!(await this.pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
+        await this.pg.createRoles();
+        const status = await this.pg.status();
+        if (!(await this.dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
+        this.renewed();
+        await this.dcs.setConfig(initialDynamicConfig(this.config), true);
+        await this.dcs.setInitialize(status.systemIdentifier);
+        this.snapshotState.offlineRole = 'primary';
+        return 'initialized a new cluster';
+      } catch (error) {
+        this.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
+        await this.pg.stop('immediate');
+        this.pg.removeDataDirectory();
+        this.pg.state = 'initdb_failed';
+        await this.dcs.setInitialize(undefined).catch(() => undefined);
+        return 'bootstrap failed';
+      }
+    }
+    const leader = this.leaderAddress(cluster);
+    if (!leader || leader.name === this.options.name) return 'waiting for the leader to bootstrap';
+    this.setFence(0);
+    this.pg.dynamicParameters = this.config.parameters;
+    await this.pg.basebackup(leader);
+    this.pg.writeConfig(leader, true);
+    await this.pg.start(60);
+    this.snapshotState.offlineRole = 'replica';
+    return `created a replica from ${leader.name}`;
+  }
+
+  // --- PostgreSQL down -------------------------------------------------------------------------
+
+  private async handleStopped(cluster: ClusterView): Promise<string> {
+    this.snapshotState.status = undefined;
+    const holder = cluster.leader?.holder;
+    if (holder === this.options.name) {
+      // Our primary crashed: restart in place (same timeline) while we still hold the lock.
+      this.crashedSince ??= performance.now();
+      const spent = (performance.now() - this.crashedSince) / 1000;
+      if (spent <= this.config.primary_start_timeout) {
+        if (!(await this.renewLock(undefined))) return this.lockLost('failed to update leader lock while restarting');
+        this.pg.writeConfig(undefined, false);
+        const budget = Math.max(1, Math.min(Math.floor(this.config.ttl / 3), Math.ceil(this.config.primary_start_timeout - spent) || 1));
+        await this.pg.start(budget);
+        return 'restarted the crashed primary in place';
+      }
+      await this.dcs.deleteLeader(cluster.leader?.optime);
+      this.setFence(0);
+      this.crashedSince = undefined;
+      return 'released the leader lock: the primary did not start within primary_start_timeout';
+    }
+    const leader = this.leaderAddress(cluster);
+    await this.startAsReplica(leader, cluster);
+    return leader ? `started as a replica of ${leader.name}` : 'started as a replica without a leader';
+  }
+
+  /** Running but not answering SQL (starting, recovering). Hold the lock if we have it. */
+  private async handleUnresponsive(cluster: ClusterView): Promise<string> {
+    if (cluster.leader?.holder === this.options.name) {
+      if (!(await this.renewLock(undefined))) return this.lockLost('failed to update leader lock');
+      return 'PostgreSQL is starting; keeping the leader lock';
+    }
+    return 'PostgreSQL is starting';
+  }
+
+  // --- PostgreSQL up ---------------------------------------------------------------------------
+
+  private async handleRunning(cluster: ClusterView, status: ServerStatus): Promise<string> {
+    const isPrimary = !status.inRecovery;
+    const leader = cluster.leader;
+    if (leader?.holder === this.options.name) {
+      const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(cluster.members.map((m) => m.name)).catch(() => undefined) : undefined;
+      if (!(await this.renewLock(isPrimary ? status.location : undefined, slots))) return this.lockLost('failed to update leader lock in DCS');
+      if (!isPrimary) {
+        await this.promote(cluster, status);
+        return 'promoted self to leader because I had the lock';
+      }
+      await this.maintainHistory(cluster, status).catch(() => undefined);
+      if (cluster.failover && (!cluster.failover.member || cluster.failover.member === this.options.name)) await this.dcs.setFailover(undefined);
+      const wanted = cluster.failover?.member;
+      if (wanted && wanted !== this.options.name && cluster.failover?.leader === this.options.name) return this.handOver(cluster, wanted);
+      return 'no action: I am the leader with the lock';
+    }
+    if (leader) {
+      if (isPrimary) {
+        await this.demoteAndFollow(this.leaderAddress(cluster), cluster);
+        return `demoted self because ${leader.holder} holds the lock`;
+      }
+      const address = this.leaderAddress(cluster);
+      const current = this.pg.followingLeader();
+      if (address && (!current || current.host !== address.host || current.port !== address.port)) {
+        await this.pg.follow(address);
+        return `now following ${address.name}`;
+      }
+      return `no action: I am a replica following ${leader.holder}`;
+    }
+    return this.race(cluster, status);
+  }
+
+  private async race(cluster: ClusterView, status: ServerStatus): Promise<string> {
+    const isPrimary = !status.inRecovery;
+    const peers = await askPeers(otherMembers(cluster, this.options.name), 2000);
+    const verdict = raceVerdict(
+      { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary },
+      cluster,
+      this.config,
+      peers,
+    );
+    if (verdict.ok && (await this.dcs.attemptToAcquireLeader(walPositionOf(status)))) {
+      this.renewed();
+      if (!isPrimary) {
+        await this.promote(cluster, status);
+        if (cluster.failover) await this.dcs.setFailover(undefined).catch(() => undefined);
+        return 'promoted self to leader by acquiring session lock';
+      }
+      return 'acquired session lock as a leader';
+    }
+    if (isPrimary) {
+      await this.demoteAndFollow(undefined, cluster);
+      return `demoted self: lost the leader race (${verdict.ok ? 'lock taken' : verdict.reason})`;
+    }
+    return `following a new leader after a failed race (${verdict.ok ? 'lock taken' : verdict.reason})`;
+  }
+
+  // --- transitions -----------------------------------------------------------------------------
+
+  private async promote(cluster: ClusterView, status: ServerStatus): Promise<void> {
+    this.setFence(fenceDeadlineFor(Date.now(), this.config.ttl));
+    await this.pg.promote();
+    this.snapshotState.offlineRole = 'primary';
+    // pg_rewind on the old primary needs a checkpoint on the new timeline.
+    await this.pg.query('CHECKPOINT').catch(() => undefined);
+    await this.pg.dropInactiveSlots().catch(() => undefined);
+    const after = await this.pg.status().catch(() => undefined);
+    if (after) await this.maintainHistory(cluster, after).catch(() => undefined);
+    this.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
+    await this.options.setRoleLabel?.('primary');
+  }
+
+  /** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */
+  private async handOver(cluster: ClusterView, candidate: string): Promise<string> {
+    const status = await this.pg.status().catch(() => undefined);
+    await this.pg.stop('fast');
+    await this.dcs.deleteLeader(walPositionOf(status) || undefined);
+    this.setFence(0);
+    this.snapshotState.offlineRole = 'demoted';
+    await this.options.setRoleLabel?.('replica');
+    void cluster;
+    return `stepped down for a switchover to ${candidate}`;
+  }
+
+  private async demoteAndFollow(leader: LeaderAddress | undefined, cluster: ClusterView): Promise<void> {
+    await this.pg.stop('immediate');
+    this.setFence(0);
+    this.snapshotState.offlineRole = 'demoted';
+    await this.options.setRoleLabel?.('replica');
+    await this.startAsReplica(leader, cluster, true);
+  }
+
+  /** DCS gone for retry_timeout: stop accepting writes but keep serving reads. */
+  private async demoteOffline(): Promise<void> {
+    await this.pg.stop('fast');
+    this.setFence(0);
+    this.pg.writeConfig(undefined, true);
+    await this.pg.start(60);
+    this.snapshotState.offlineRole = 'demoted';
+    this.options.setRoleLabel?.('replica').catch(() => undefined);
+  }
+
+  private async lockLost(reason: string): Promise<string> {
+    const status = this.pg.isRunning() ? await this.pg.status().catch(() => undefined) : undefined;
+    if (status && !status.inRecovery) await this.demoteAndFollow(undefined, this.snapshotState.cluster ?? { history: [], members: [] });
+    return `demoted self: ${reason}`;
+  }
+
+  /**
+   * Starts a stopped data directory as a replica. A former primary is first rewound against the
+   * leader (its timeline may have diverged); when rewind fails the data directory is re-cloned.
+   */
+  private async startAsReplica(leader: LeaderAddress | undefined, cluster: ClusterView, wasPrimary = false): Promise<void> {
+    this.setFence(0);
+    const control = await this.pg.controlData();
+    const formerPrimary = wasPrimary || control?.state === 'in production' || control?.state === 'shut down';
+    if (leader && formerPrimary && this.config.use_rewind) {
+      const ok = await this.pg.rewind(leader).catch((error: Error) => {
+        this.options.logger.error({ err: error.message }, 'rewind failed');
+        return false;
+      });
+      if (!ok) {
+        this.options.logger.warn('re-cloning the data directory from the leader');
+        await this.pg.basebackup(leader);
+      }
+    } else if (leader && formerPrimary && !this.config.use_rewind) {
+      await this.pg.basebackup(leader);
+    }
+    this.pg.writeConfig(leader, true);
+    await this.pg.start(60);
+    this.snapshotState.offlineRole = 'replica';
+    void cluster;
+  }
+
+  // --- bookkeeping -----------------------------------------------------------------------------
+
+  private async renewLock(optime: number | undefined, slots?: Record<string, number>): Promise<boolean> {
+    const startedEpoch = Date.now();
+    const ok = await this.dcs.updateLeader(optime, slots).catch(() => false);
+    if (ok) {
+      this.renewed(startedEpoch);
+    }
+    return ok;
+  }
+
+  private renewed(startedEpoch = Date.now()): void {
+    this.lastRenewMono = performance.now() - (Date.now() - startedEpoch);
+    this.setFence(fenceDeadlineFor(startedEpoch, this.config.ttl));
+  }
+
+  private setFence(epochMs: number): void {
+    if (!this.options.fenceFile) return;
+    try {
+      writeFenceDeadline(this.options.fenceFile, epochMs);
+    } catch (error) {
+      this.options.logger.warn({ err: (error as Error).message }, 'could not write the fence deadline');
+    }
+  }
+
+  /** Keeps the DCS history in step with the timeline history files of the primary. */
+  private async maintainHistory(cluster: ClusterView, status: ServerStatus): Promise<void> {
+    if (status.timeline <= 1) return;
+    const known = cluster.history.at(-1)?.[0] ?? 0;
+    if (known >= status.timeline - 1) return;
+    const lines = await readTimelineHistory(this.pg, status.timeline);
+    const entries = lines.map(([tl, lsn, reason]) => {
+      const existing = cluster.history.find((h) => h[0] === tl);
+      return existing ?? ([tl, lsn, reason, new Date().toISOString(), this.options.name] as [number, number, string, string, string]);
+    });
+    await this.dcs.setHistory(entries.slice(-100));
+  }
+
+  private async publish(cluster: ClusterView): Promise<void> {
+    const status = this.snapshotState.status;
+    const role: Role = status && !status.inRecovery && this.dcs.isLeader() ? 'primary' : 'replica';
+    const record: MemberRecord = {
+      name: this.options.name,
+      conn_url: `postgres://${this.pg.settings.connectHost}:${this.pg.settings.port}/postgres`,
+      api_url: this.options.apiUrl,
+      host: this.pg.settings.connectHost,
+      port: this.pg.settings.port,
+      role: status ? (status.inRecovery ? 'replica' : 'primary') : this.snapshotState.offlineRole,
+      state: status?.replicationState ?? dbStateText(this.pg.state),
+      timeline: status?.timeline,
+      xlog_location: status ? walPositionOf(status) : undefined,
+      receive_lsn: status?.receivedLocation,
+      replay_lsn: status?.replayedLocation,
+      replication_state: status?.replicationState,
+      tags: this.options.tags,
+      version: this.options.version,
+      heartbeat: Date.now(),
+      pending_restart: this.snapshotState.pendingRestart || undefined,
+    };
+    await this.dcs.touchMember(record).catch((error: Error) => this.options.logger.warn({ err: error.message }, 'could not publish the member record'));
+    if (status) await this.options.setRoleLabel?.(role);
+    void cluster;
+  }
+
+  private leaderAddress(cluster: ClusterView): LeaderAddress | undefined {
+    const holder = cluster.leader?.holder;
+    if (!holder) return undefined;
+    const member = cluster.members.find((m) => m.name === holder);
+    if (!member) return undefined;
+    return { name: member.name, host: member.host, port: member.port };
+  }
+}

@@ -1,0 +1,92 @@
+import type { DynamicConfig, MemberTags } from '../dcs/types.js';
+
+/** Timers and failover rules in force: local defaults overlaid by the cluster's dynamic configuration. */
+export interface EffectiveConfig {
+  ttl: number;
+  loop_wait: number;
+  retry_timeout: number;
+  maximum_lag_on_failover: number;
+  check_timeline: boolean;
+  primary_start_timeout: number;
+  failsafe_mode: boolean;
+  synchronous_mode: boolean;
+  use_slots: boolean;
+  use_rewind: boolean;
+  parameters: Record<string, string | number | boolean>;
+}
+
+export const defaultConfig: EffectiveConfig = {
+  ttl: 30,
+  loop_wait: 10,
+  retry_timeout: 10,
+  maximum_lag_on_failover: 1_048_576,
+  check_timeline: false,
+  primary_start_timeout: 300,
+  failsafe_mode: false,
+  synchronous_mode: false,
+  use_slots: true,
+  use_rewind: true,
+  parameters: {},
+};
+
+function numberOr(value: unknown, fallback: number, min: number): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n >= min ? n : fallback;
+}
+
+function booleanOr(value: unknown, fallback: boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === 'on' || value === 'true' || value === 'quorum') return true;
+  if (value === 'off' || value === 'false') return false;
+  return fallback;
+}
+
+/**
+ * Overlays the dynamic configuration on the base, ignoring values of the wrong type (a bad value
+ * in the DCS must not stop the loop), and keeps loop_wait + 2*retry_timeout <= ttl by lowering
+ * loop_wait first, as Patroni does.
+ */
+export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | undefined): EffectiveConfig {
+  const d = dynamic ?? {};
+  const config: EffectiveConfig = {
+    ttl: numberOr(d.ttl, base.ttl, 2),
+    loop_wait: numberOr(d.loop_wait, base.loop_wait, 1),
+    retry_timeout: numberOr(d.retry_timeout, base.retry_timeout, 1),
+    maximum_lag_on_failover: numberOr(d.maximum_lag_on_failover, base.maximum_lag_on_failover, 0),
+    check_timeline: booleanOr(d.check_timeline, base.check_timeline),
+    primary_start_timeout: numberOr(d.primary_start_timeout, base.primary_start_timeout, 0),
+    failsafe_mode: booleanOr(d.failsafe_mode, base.failsafe_mode),
+    synchronous_mode: booleanOr(d.synchronous_mode, base.synchronous_mode),
+    use_slots: booleanOr(d.db?.use_slots, base.use_slots),
+    use_rewind: booleanOr(d.db?.use_rewind, base.use_rewind),
+    parameters: { ...base.parameters, ...(d.db?.parameters && typeof d.db.parameters === 'object' ? d.db.parameters : {}) },
+  };
+  if (config.loop_wait + 2 * config.retry_timeout > config.ttl) {
+    config.loop_wait = Math.max(1, config.ttl - 2 * config.retry_timeout);
+    if (config.loop_wait + 2 * config.retry_timeout > config.ttl) config.retry_timeout = Math.max(1, Math.floor((config.ttl - config.loop_wait) / 2));
+  }
+  return config;
+}
+
+/** The dynamic configuration a bootstrapping member writes from its local settings. */
+export function initialDynamicConfig(config: EffectiveConfig): DynamicConfig {
+  return {
+    ttl: config.ttl,
+    loop_wait: config.loop_wait,
+    retry_timeout: config.retry_timeout,
+    maximum_lag_on_failover: config.maximum_lag_on_failover,
+    check_timeline: config.check_timeline,
+    primary_start_timeout: config.primary_start_timeout,
+    failsafe_mode: config.failsafe_mode,
+    synchronous_mode: config.synchronous_mode,
+    db: { use_slots: config.use_slots, use_rewind: config.use_rewind, parameters: config.parameters },
+  };
+}
+
+export function isTrue(value: unknown): boolean {
+  return value === true || value === 'true' || value === 'True' || value === 'on';
+}
+
+export function noFailover(tags: MemberTags): boolean {
+  return isTrue(tags.nofailover);
+}

@@ -1,0 +1,46 @@
+import type { ClusterView, MemberTags } from '../dcs/types.js';
+import type { DbState } from '../postgres/state.js';
+import type { ServerStatus } from '../postgres/status.js';
+import type { EffectiveConfig } from './settings.js';
+
+/** Everything the REST API and metrics show about this member, refreshed by the HA loop. */
+export interface NodeSnapshot {
+  name: string;
+  scope: string;
+  version: string;
+  tags: MemberTags;
+  dbState: DbState | 'unknown';
+  /** Present while the server runs and answered the last status query. */
+  status?: ServerStatus;
+  /** Role when the server is down: 'uninitialized' before bootstrap, 'demoted' after losing the lock. */
+  offlineRole: 'uninitialized' | 'demoted' | 'replica' | 'primary';
+  /** This member holds the leader lock (not expired). */
+  isLeader: boolean;
+  cluster?: ClusterView;
+  failsafeActive: boolean;
+  paused: boolean;
+  /** Epoch seconds of the last successful DCS call. */
+  dcsLastSeen: number;
+  systemIdentifier?: string;
+  pendingRestart: boolean;
+  pendingRestartReason?: Record<string, { old_value: string; new_value: string }>;
+  /** performance.now() when the HA loop last finished a cycle. */
+  lastLoopAt: number;
+  config: EffectiveConfig;
+}
+
+export function walPositionOf(status: ServerStatus | undefined): number {
+  if (!status) return 0;
+  if (!status.inRecovery) return status.location ?? 0;
+  return Math.max(status.receivedLocation ?? 0, status.replayedLocation ?? 0);
+}
+
+/** The role name shown in the node document. */
+export function roleOf(snapshot: NodeSnapshot): string {
+  if (snapshot.status) return snapshot.status.inRecovery ? 'replica' : 'primary';
+  return snapshot.offlineRole;
+}
+
+export function isSyncStandby(snapshot: NodeSnapshot): boolean {
+  return Boolean(snapshot.cluster?.sync?.sync_standby.includes(snapshot.name)) && roleOf(snapshot) === 'replica';
+}

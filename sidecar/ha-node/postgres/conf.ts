@@ -1,0 +1,97 @@
+/**
+ * Pure builders for the files ha-node owns in the data directory. postgresql.conf and pg_hba.conf
+ * are rewritten before every start, because pg_basebackup and pg_rewind copy the leader's.
+ */
+export type ParameterValue = string | number | boolean;
+
+export interface ConnectionTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  applicationName: string;
+}
+
+/** Quotes a value for a libpq connection string. */
+export function quoteConnValue(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+export function connInfo(target: ConnectionTarget, dbname?: string): string {
+  const parts = [
+    `host=${quoteConnValue(target.host)}`,
+    `port=${target.port}`,
+    `user=${quoteConnValue(target.user)}`,
+    `password=${quoteConnValue(target.password)}`,
+    `application_name=${quoteConnValue(target.applicationName)}`,
+    'connect_timeout=3',
+  ];
+  if (dbname) parts.push(`dbname=${quoteConnValue(dbname)}`);
+  return parts.join(' ');
+}
+
+/** Renders one postgresql.conf value with the quoting the server expects. */
+export function renderValue(value: ParameterValue): string {
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (typeof value === 'number') return String(value);
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+export interface ServerConfInput {
+  listenAddress: string;
+  port: number;
+  socketDir: string;
+  clusterName: string;
+  /** Settings from dynamic config and local config, later entries win. */
+  parameters: Record<string, ParameterValue>;
+  /** Set for a replica: where to stream from and the slot to use. */
+  standby?: { primaryConninfo?: string; slotName?: string };
+}
+
+/** Settings every member needs for physical replication and pg_rewind. */
+export const baseParameters: Record<string, ParameterValue> = {
+  wal_level: 'replica',
+  hot_standby: true,
+  max_wal_senders: 10,
+  max_replication_slots: 10,
+  wal_log_hints: true,
+  wal_keep_size: '128MB',
+  hot_standby_feedback: true,
+  max_connections: 100,
+  logging_collector: false,
+  synchronous_commit: 'on',
+};
+
+export function buildServerConf(input: ServerConfInput): string {
+  const settings: Record<string, ParameterValue> = {
+    ...baseParameters,
+    ...input.parameters,
+    listen_addresses: input.listenAddress,
+    port: input.port,
+    unix_socket_directories: input.socketDir,
+    cluster_name: input.clusterName,
+    recovery_target_timeline: 'latest',
+  };
+  if (input.standby?.primaryConninfo) settings.primary_conninfo = input.standby.primaryConninfo;
+  if (input.standby?.slotName) settings.primary_slot_name = input.standby.slotName;
+  const lines = ['# Written by keelson ha-node; edits are overwritten. Use the dynamic configuration instead.'];
+  for (const [name, value] of Object.entries(settings)) lines.push(`${name} = ${renderValue(value)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function buildHba(replicationUser: string): string {
+  return [
+    '# Written by keelson ha-node.',
+    'local   all          all                      trust',
+    `host    replication  ${replicationUser}  0.0.0.0/0  scram-sha-256`,
+    `host    replication  ${replicationUser}  ::/0       scram-sha-256`,
+    'host    all          all          0.0.0.0/0  scram-sha-256',
+    'host    all          all          ::/0       scram-sha-256',
+    '',
+  ].join('\n');
+}
+
+/** A physical replication slot name for a member (lower case letters, digits and underscores). */
+export function slotNameFor(member: string): string {
+  return member.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
+}

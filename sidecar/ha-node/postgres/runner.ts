@@ -1,0 +1,70 @@
+import { execFile, spawn } from 'node:child_process';
+import { chownSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/** The system account PostgreSQL runs as: PostgreSQL refuses root, so a root ha-node drops to it. */
+export interface RunAs {
+  user: string;
+  uid: number;
+  gid: number;
+}
+
+/** Resolves the run-as account: none when not root (run as ourselves), else the named user (default postgres). */
+export async function resolveRunAs(user: string | undefined): Promise<RunAs | undefined> {
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot && !user) return undefined;
+  const name = user ?? 'postgres';
+  if (!isRoot) return undefined;
+  try {
+    const { stdout: uid } = await execFileAsync('id', ['-u', name]);
+    const { stdout: gid } = await execFileAsync('id', ['-g', name]);
+    return { user: name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
+  } catch {
+    throw new Error(`cannot run PostgreSQL as "${name}": no such system user`);
+  }
+}
+
+export interface RunResult {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a PostgreSQL tool as the run-as account and collects its output; never throws on exit codes. */
+export function runTool(file: string, args: string[], options: { runAs?: RunAs; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      uid: options.runAs?.uid,
+      gid: options.runAs?.gid,
+      env: { ...process.env, ...options.env, ...(options.runAs ? { HOME: '/tmp', USER: options.runAs.user } : {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: '/tmp',
+    });
+    let output = '';
+    const timer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', (error) => {
+      if (timer) clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      if (timer) clearTimeout(timer);
+      resolve({ code, output: output.trim() });
+    });
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+export async function runToolOrThrow(file: string, args: string[], options: Parameters<typeof runTool>[2] = {}): Promise<string> {
+  const result = await runTool(file, args, options);
+  if (result.code !== 0) throw new Error(`${file.split('/').pop()} ${args[0] ?? ''} failed (exit ${result.code}): ${result.output.slice(-600)}`);
+  return result.output;
+}
+
+/** Writes a file only the run-as account can read (it may hold passwords). */
+export function writePrivateFile(path: string, content: string, runAs?: RunAs): void {
+  writeFileSync(path, content, { mode: 0o600 });
+  if (runAs) chownSync(path, runAs.uid, runAs.gid);
+}

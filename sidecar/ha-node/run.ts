@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { packageVersion } from '../../lib/cli/version.js';
+import { serve, type RunningServer } from '../../lib/http.js';
+import { loadKubeConfig } from '../../lib/kube/client.js';
+import { createLogger, type Logger } from '../../lib/log.js';
+import { createHaNodeApp } from './api/app.js';
+import type { ApiModule } from './api/context.js';
+import type { HaNodeSettings } from './config.js';
+import { LeaseDcs } from './dcs/lease-dcs.js';
+import { writeFenceDeadline } from './fence/deadline.js';
+import { HaLoop } from './ha/loop.js';
+import { defaultConfig, type EffectiveConfig } from './ha/settings.js';
+import { PodLabeler } from './pod-labeler.js';
+import { PostgresInstance } from './postgres/instance.js';
+import { resolveRunAs } from './postgres/runner.js';
+
+export interface RunningHaNode {
+  url: string;
+  loop: HaLoop;
+  pg: PostgresInstance;
+  /** Clean stop: a leader stops PostgreSQL, then releases the lease. */
+  close(): Promise<void>;
+}
+
+export interface RunOptions {
+  logger?: Logger;
+  /** Extra API modules (the operations API of issue 7). */
+  apiModules?: ApiModule[];
+  /** Command that starts the fencing process; default: this same CLI with `ha-node fence`. */
+  fencerCommand?: string[];
+}
+
+function baseConfigFrom(settings: HaNodeSettings): EffectiveConfig {
+  return {
+    ...defaultConfig,
+    ttl: settings.ttl,
+    loop_wait: settings.loopWait,
+    retry_timeout: settings.retryTimeout,
+    maximum_lag_on_failover: settings.maximumLagOnFailover,
+    primary_start_timeout: settings.primaryStartTimeout,
+    check_timeline: settings.checkTimeline,
+    failsafe_mode: settings.failsafeMode,
+    synchronous_mode: settings.synchronousMode,
+    use_rewind: settings.useRewind,
+    use_slots: settings.useSlots,
+    parameters: {},
+  };
+}
+
+function startFencer(settings: HaNodeSettings, deadlineFile: string, command: string[] | undefined, logger: Logger): ChildProcess {
+  const base = command ?? [process.execPath, ...process.execArgv, process.argv[1] ?? 'keelson'];
+  const [file, ...args] = base;
+  const child = spawn(file!, [...args, 'ha-node', 'fence', '--deadline-file', deadlineFile, '--data-dir', settings.dataDir, '--parent-pid', String(process.pid)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, POD_NAME: settings.name },
+  });
+  child.on('exit', (code, signal) => logger.info({ code, signal }, 'fencing process exited'));
+  child.unref();
+  return child;
+}
+
+/** Starts one member: API server, DCS watch, fencing process and the HA loop. */
+export async function runHaNode(settings: HaNodeSettings, options: RunOptions = {}): Promise<RunningHaNode> {
+  const logger = options.logger ?? createLogger({ name: 'ha-node' }).child({ member: settings.name, scope: settings.scope });
+  const kubeConfig = loadKubeConfig({ kubeconfig: settings.kubeconfig });
+  const runAs = await resolveRunAs(settings.runAs);
+  const baseConfig = baseConfigFrom(settings);
+  const version = packageVersion();
+
+  const pg = new PostgresInstance(
+    {
+      name: settings.name,
+      scope: settings.scope,
+      dataDir: settings.dataDir,
+      binDir: settings.pgBin,
+      listenAddress: settings.pgListen,
+      connectHost: settings.podIp,
+      port: settings.pgPort,
+      socketDir: settings.socketDir,
+      superuser: settings.superuser,
+      replication: settings.replication,
+      runAs,
+      parameters: settings.pgParameters,
+    },
+    logger.child({ component: 'postgres' }),
+  );
+  pg.prepareDirectories();
+
+  const ref: { loop?: HaLoop } = {};
+  const currentConfig = (): EffectiveConfig => ref.loop?.effective() ?? baseConfig;
+  const dcs = new LeaseDcs({
+    kubeConfig,
+    namespace: settings.namespace,
+    scope: settings.scope,
+    name: settings.name,
+    ttl: () => currentConfig().ttl,
+    requestTimeoutMs: () => Math.max(1000, Math.min(5000, (currentConfig().retry_timeout * 1000) / 2)),
+    logger: logger.child({ component: 'dcs' }),
+  });
+  const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000);
+
+  const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
+  mkdirSync(dirname(fenceFile), { recursive: true });
+  writeFenceDeadline(fenceFile, 0);
+  const fencer = settings.fencing ? startFencer(settings, fenceFile, options.fencerCommand, logger) : undefined;
+
+  const apiHost = settings.podIp;
+  const apiUrl = `http://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
+  const haLoop = new HaLoop(
+    {
+      name: settings.name,
+      scope: settings.scope,
+      version,
+      apiUrl,
+      tags: settings.tags,
+      baseConfig,
+      fenceFile: settings.fencing ? fenceFile : undefined,
+      setRoleLabel: (role) => labeler.set(role),
+      logger: logger.child({ component: 'ha' }),
+    },
+    dcs,
+    pg,
+  );
+  ref.loop = haLoop;
+  const app = createHaNodeApp(
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg },
+    options.apiModules ?? [],
+  );
+  const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000 });
+  await dcs.start();
+  haLoop.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: server.url,
+    loop: haLoop,
+    pg,
+    close: () =>
+      (closing ??= (async () => {
+        await haLoop.shutdown();
+        await server.close();
+        if (fencer && fencer.exitCode === null) fencer.kill('SIGTERM');
+      })()),
+  };
+}

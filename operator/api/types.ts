@@ -168,6 +168,7 @@ export const databaseClusterStatusSchema = z
     currentPrimary: z.string().optional(),
     targetPrimary: z.string().optional(),
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
+    appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),
     members: z.array(memberStatusSchema).optional(),
     switchover: z
       .object({

@@ -1,0 +1,174 @@
+import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+
+/**
+ * A list-then-watch cache with periodic relist. client-node's own informer can stop silently when
+ * a watch drops (kubernetes-client/javascript#596, #958), so this one relists on a timer, restarts
+ * every watch that ends, lists again on 410 Gone, and counts restarts for /metrics.
+ */
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface InformerOptions<T extends KubernetesObject> {
+  kubeConfig: KubeConfig;
+  /** Collection path for the watch, e.g. /apis/keelson.io/v1/databaseclusters. */
+  path: string;
+  /** Lists the same collection (same selector) and returns the list's resourceVersion. */
+  list: () => Promise<ListResult<T>>;
+  labelSelector?: string;
+  /** Full relist period; every object is handed to onResync afterwards (default 5 min). */
+  relistIntervalMs?: number;
+  /** Asks the server to end each watch after this long, so a dead connection cannot linger (default 290 s). */
+  watchTimeoutSeconds?: number;
+  onEvent: (event: InformerEvent, object: T) => void;
+  onResync?: (objects: T[]) => void;
+  onWatchRestart?: (reason: string) => void;
+  logger: Logger;
+}
+
+export function objectKey(object: KubernetesObject): string {
+  const namespace = object.metadata?.namespace;
+  return namespace ? `${namespace}/${object.metadata?.name}` : String(object.metadata?.name);
+}
+
+export class Informer<T extends KubernetesObject> {
+  private readonly cache = new Map<string, T>();
+  private resourceVersion = '';
+  private abort: AbortController | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private failures = 0;
+  private synced = false;
+  /** When the last list or watch event arrived (watch health for readiness). */
+  lastActivity = 0;
+
+  constructor(private readonly options: InformerOptions<T>) {}
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  /** Lists once (throws when that fails) and then keeps the watch running until stop(). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.relist();
+    this.scheduleRelist();
+    await this.startWatch();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.relistTimer);
+    clearTimeout(this.retryTimer);
+    this.abort?.abort();
+    this.abort = undefined;
+  }
+
+  private scheduleRelist(): void {
+    clearTimeout(this.relistTimer);
+    if (this.stopped) return;
+    this.relistTimer = setTimeout(() => {
+      this.relist()
+        .catch((err: unknown) => this.options.logger.warn({ err, path: this.options.path }, 'periodic relist failed'))
+        .finally(() => this.scheduleRelist());
+    }, this.options.relistIntervalMs ?? 300_000);
+    this.relistTimer.unref();
+  }
+
+  /** Replaces the cache with a fresh list, emitting the differences, then hands every object to onResync. */
+  async relist(): Promise<void> {
+    const { items, resourceVersion } = await this.options.list();
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const item of items) {
+      const key = objectKey(item);
+      seen.add(key);
+      const previous = this.cache.get(key);
+      this.cache.set(key, item);
+      if (!previous) this.options.onEvent('add', item);
+      else if (previous.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.options.onEvent('update', item);
+    }
+    for (const [key, item] of this.cache) {
+      if (!seen.has(key)) {
+        this.cache.delete(key);
+        this.options.onEvent('delete', item);
+      }
+    }
+    this.resourceVersion = resourceVersion;
+    this.synced = true;
+    this.lastActivity = Date.now();
+    this.options.onResync?.(items);
+  }
+
+  private async startWatch(): Promise<void> {
+    if (this.stopped) return;
+    const watch = new Watch(this.options.kubeConfig);
+    const params: Record<string, string | number | boolean> = {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: this.options.watchTimeoutSeconds ?? 290,
+    };
+    if (this.options.labelSelector) params.labelSelector = this.options.labelSelector;
+    let expired = false;
+    this.abort = await watch.watch(
+      this.options.path,
+      params,
+      (phase: string, object: T & { code?: number }) => {
+        this.lastActivity = Date.now();
+        if (phase === 'ERROR') {
+          if (object.code === 410) expired = true;
+          return;
+        }
+        const version = object.metadata?.resourceVersion;
+        if (version) this.resourceVersion = version;
+        if (phase === 'BOOKMARK') return;
+        this.failures = 0;
+        this.apply(phase, object);
+      },
+      (err: unknown) => this.onWatchEnd(err, expired),
+    );
+  }
+
+  private apply(phase: string, object: T): void {
+    const key = objectKey(object);
+    if (phase === 'DELETED') {
+      this.cache.delete(key);
+      this.options.onEvent('delete', object);
+      return;
+    }
+    const existed = this.cache.has(key);
+    this.cache.set(key, object);
+    this.options.onEvent(existed ? 'update' : 'add', object);
+  }
+
+  private onWatchEnd(err: unknown, expired: boolean): void {
+    if (this.stopped) return;
+    const status = (err as { statusCode?: number } | null)?.statusCode;
+    const mustRelist = expired || status === 410 || (err !== null && err !== undefined);
+    const reason = expired || status === 410 ? 'expired' : err ? 'error' : 'closed';
+    this.options.onWatchRestart?.(reason);
+    if (err) this.failures += 1;
+    // A clean close re-watches at once; errors back off (0.5 s doubling to 30 s) so a down API server is not hammered.
+    const delay = err ? Math.min(30_000, 500 * 2 ** Math.min(this.failures - 1, 6)) : 0;
+    if (err) this.options.logger.warn({ err, path: this.options.path, delayMs: delay }, 'watch failed; restarting');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      const next = mustRelist ? this.relist().then(() => this.startWatch()) : this.startWatch();
+      next.catch((error: unknown) => this.onWatchEnd(error ?? new Error('watch restart failed'), false));
+    }, delay);
+  }
+}

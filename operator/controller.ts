@@ -1,0 +1,143 @@
+import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { describeApiError } from '../lib/kube/client.js';
+import { Informer, type ListResult } from '../lib/kube/informer.js';
+import type { Logger } from '../lib/log.js';
+import { group, plural, version } from './api/types.js';
+import { EventRecorder } from './events.js';
+import { HaNodeClient } from './hanode-client.js';
+import type { OperatorKubeApi, RawCluster } from './kube-api.js';
+import type { OperatorMetrics } from './metrics.js';
+import { Labels, ManagedByValue } from './naming.js';
+import { WorkQueue } from './queue.js';
+import { reconcileCluster, type ReconcileDeps } from './reconcile/cluster.js';
+
+export interface ControllerOptions {
+  api: OperatorKubeApi;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  operatorVersion: string;
+  /** Namespaces to watch; empty means all. */
+  namespaces: string[];
+  relistIntervalMs?: number;
+  workers?: number;
+  haNode?: HaNodeClient;
+}
+
+const managedSelector = `${Labels.managedBy}=${ManagedByValue}`;
+
+/**
+ * Watches DatabaseClusters and the pods and StatefulSets they own, and feeds cluster keys into a
+ * work queue served by a few workers. Owned-object events map back to their cluster through the
+ * keelson.io/cluster label, so any change to a pod (its role label, readiness) triggers a pass.
+ */
+export class Controller {
+  private readonly queue: WorkQueue;
+  private readonly informers: Array<Informer<KubernetesObject>> = [];
+  private readonly deps: ReconcileDeps;
+  private running = false;
+  private workers: Array<Promise<void>> = [];
+
+  constructor(private readonly options: ControllerOptions) {
+    const { metrics } = options;
+    this.queue = new WorkQueue({ onDepthChange: (depth) => metrics.queueDepth.set(depth) });
+    const recordWrite = (kind: string, verb: string) => metrics.writes.inc({ kind, verb });
+    this.deps = {
+      api: options.api,
+      haNode: options.haNode ?? new HaNodeClient(),
+      events: new EventRecorder(options.api.core, options.logger, () => recordWrite('Event', 'create')),
+      recordWrite,
+      logger: options.logger,
+      operatorVersion: options.operatorVersion,
+    };
+  }
+
+  get synced(): boolean {
+    return this.informers.length > 0 && this.informers.every((informer) => informer.hasSynced);
+  }
+
+  private informer<T extends KubernetesObject>(resource: string, path: string, list: () => Promise<ListResult<T>>, toKey: (object: T) => string | undefined, labelSelector?: string, resync = false): Informer<T> {
+    const enqueue = (object: T) => {
+      const key = toKey(object);
+      if (key) this.queue.add(key);
+    };
+    const informer = new Informer<T>({
+      kubeConfig: this.options.api.kubeConfig,
+      path,
+      list,
+      labelSelector,
+      relistIntervalMs: this.options.relistIntervalMs,
+      logger: this.options.logger,
+      onEvent: (_event, object) => enqueue(object),
+      onResync: resync ? (objects) => objects.forEach(enqueue) : undefined,
+      onWatchRestart: (reason) => this.options.metrics.watchRestarts.inc({ resource, reason }),
+    });
+    this.informers.push(informer as unknown as Informer<KubernetesObject>);
+    return informer;
+  }
+
+  async start(): Promise<void> {
+    const { api } = this.options;
+    const scopes: Array<string | undefined> = this.options.namespaces.length > 0 ? this.options.namespaces : [undefined];
+    const clusterKey = (object: KubernetesObject) => `${object.metadata?.namespace}/${object.metadata?.name}`;
+    const ownerKey = (object: KubernetesObject) => {
+      const cluster = object.metadata?.labels?.[Labels.cluster];
+      return cluster ? `${object.metadata?.namespace}/${cluster}` : undefined;
+    };
+    for (const ns of scopes) {
+      const prefix = ns ? `/namespaces/${ns}` : '';
+      this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${prefix}/${plural}`, () => api.listClusters(ns), clusterKey, undefined, true);
+      this.informer<V1Pod>('pods', `/api/v1${prefix}/pods`, async () => {
+        const list = ns ? await api.core.listNamespacedPod({ namespace: ns, labelSelector: managedSelector }) : await api.core.listPodForAllNamespaces({ labelSelector: managedSelector });
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+      }, ownerKey, managedSelector);
+      this.informer<V1StatefulSet>('statefulsets', `/apis/apps/v1${prefix}/statefulsets`, async () => {
+        const apps = api.objects;
+        const list = await apps.list<V1StatefulSet>('apps/v1', 'StatefulSet', ns, undefined, undefined, undefined, undefined, managedSelector);
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+      }, ownerKey, managedSelector);
+    }
+    this.running = true;
+    await Promise.all(this.informers.map((informer) => informer.start()));
+    const workers = this.options.workers ?? 2;
+    this.workers = Array.from({ length: workers }, () => this.work());
+    this.options.logger.info({ namespaces: this.options.namespaces.length > 0 ? this.options.namespaces : 'all' }, 'controller started');
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const informer of this.informers) informer.stop();
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+  }
+
+  /** Runs one reconcile for a key now (used by workers and tests). */
+  async reconcileKey(key: string): Promise<{ requeueAfterMs?: number }> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const raw = await this.options.api.readCluster(namespace, name);
+    if (!raw) return {};
+    return reconcileCluster(this.deps, raw);
+  }
+
+  private async work(): Promise<void> {
+    const { metrics, logger } = this.options;
+    while (this.running) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const end = metrics.reconcileDuration.startTimer();
+      try {
+        const result = await this.reconcileKey(key);
+        this.queue.forget(key);
+        metrics.reconcileTotal.inc({ result: result.requeueAfterMs ? 'requeue' : 'success' });
+        if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        metrics.reconcileTotal.inc({ result: 'error' });
+        metrics.reconcileErrors.inc();
+        const delayMs = this.queue.addRateLimited(key);
+        logger.warn({ key, err: describeApiError(err), delayMs }, 'reconcile failed; retrying with back-off');
+      } finally {
+        end();
+        this.queue.done(key);
+      }
+    }
+  }
+}

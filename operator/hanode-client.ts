@@ -1,0 +1,69 @@
+import { HaNodePaths, Ports } from '../lib/ports.js';
+
+/**
+ * The few ha-node REST calls the operator makes (spec/ha-node-api.md): cluster view, dynamic
+ * configuration, switchover and restart. Short timeouts: a slow member must not stall a reconcile.
+ */
+export interface HaClusterMember {
+  name: string;
+  role: string;
+  state?: string;
+  timeline?: number;
+  lag?: number | string;
+}
+
+export interface HaNodeResult {
+  status: number;
+  body: string;
+}
+
+export class HaNodeClient {
+  constructor(private readonly timeoutMs = 3_000, private readonly port = Ports.haNodeApi) {}
+
+  private url(host: string, path: string): string {
+    return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}${path}`;
+  }
+
+  private async call(host: string, method: string, path: string, body?: unknown): Promise<HaNodeResult> {
+    const response = await fetch(this.url(host, path), {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    return { status: response.status, body: await response.text() };
+  }
+
+  async cluster(host: string): Promise<HaClusterMember[]> {
+    const result = await this.call(host, 'GET', HaNodePaths.cluster);
+    if (result.status !== 200) throw new Error(`ha-node ${host} /cluster answered ${result.status}`);
+    const parsed = JSON.parse(result.body) as { members?: HaClusterMember[] };
+    return Array.isArray(parsed.members) ? parsed.members : [];
+  }
+
+  /** The node state document (GET /): role, state, pending_restart. */
+  async nodeState(host: string): Promise<{ role?: string; state?: string; pending_restart?: boolean }> {
+    const result = await this.call(host, 'GET', HaNodePaths.node);
+    return JSON.parse(result.body) as { role?: string; state?: string; pending_restart?: boolean };
+  }
+
+  async getConfig(host: string): Promise<Record<string, unknown>> {
+    const result = await this.call(host, 'GET', HaNodePaths.config);
+    if (result.status !== 200) throw new Error(`ha-node ${host} /config answered ${result.status}`);
+    return JSON.parse(result.body) as Record<string, unknown>;
+  }
+
+  /** Merges keys into the dynamic configuration (null removes a key). */
+  async patchConfig(host: string, patch: Record<string, unknown>): Promise<HaNodeResult> {
+    return this.call(host, 'PATCH', HaNodePaths.config, patch);
+  }
+
+  async switchover(host: string, leader: string, candidate: string): Promise<HaNodeResult> {
+    return this.call(host, 'POST', HaNodePaths.switchover, { leader, candidate });
+  }
+
+  /** Restarts PostgreSQL on one member only when a configuration change is pending. */
+  async restartPending(host: string): Promise<HaNodeResult> {
+    return this.call(host, 'POST', HaNodePaths.restart, { restart_pending: true });
+  }
+}

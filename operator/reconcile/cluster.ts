@@ -1,0 +1,174 @@
+import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { Logger } from '../../lib/log.js';
+import { InvalidSpecError, parseDatabaseCluster } from '../api/validate.js';
+import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
+import { desiredObjects } from '../builders/index.js';
+import type { BuildContext } from '../builders/context.js';
+import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
+import { buildStatefulSet } from '../builders/statefulset.js';
+import type { EventRecorder } from '../events.js';
+import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
+import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
+import { Finalizer, Labels, names, podSelector, Roles, selectorString } from '../naming.js';
+import { applyObject, type WriteRecorder } from './apply.js';
+import { executeStep } from './execute.js';
+import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
+import { syncDynamicConfig } from './config-sync.js';
+import { computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
+
+export interface ReconcileDeps {
+  api: OperatorKubeApi;
+  haNode: HaNodeClient;
+  events: EventRecorder;
+  recordWrite: WriteRecorder;
+  logger: Logger;
+  operatorVersion: string;
+  now?: () => Date;
+}
+
+export interface ReconcileResult {
+  /** Reconcile again after this delay (something is still converging). */
+  requeueAfterMs?: number;
+}
+
+const serviceMonitorCrd = 'servicemonitors.monitoring.coreos.com';
+const convergingRequeueMs = 5_000;
+
+/** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */
+export function isClusterLease(lease: KubernetesObject, cluster: { name: string; uid: string }): boolean {
+  if (lease.metadata?.labels?.[Labels.cluster] === cluster.name) return true;
+  if (lease.metadata?.ownerReferences?.some((ref) => ref.uid === cluster.uid)) return true;
+  return lease.metadata?.name === names(cluster.name).leaderLease;
+}
+
+async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<void> {
+  const { name, namespace, uid } = raw.metadata as { name: string; namespace: string; uid: string };
+  for (const lease of await deps.api.listLeases(namespace)) {
+    if (!isClusterLease(lease, { name, uid })) continue;
+    deps.recordWrite('Lease', 'delete');
+    await deps.api.deleteLease(namespace, lease.metadata!.name!);
+  }
+  if (!raw.metadata?.finalizers?.includes(Finalizer)) return;
+  deps.recordWrite('DatabaseCluster', 'update');
+  await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: raw.metadata.finalizers.filter((f) => f !== Finalizer) } });
+  deps.logger.info({ cluster: `${namespace}/${name}` }, 'cleaned up DCS leases and released the finalizer');
+}
+
+async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
+  for (const which of credentialKinds) {
+    const secret = buildCredentialSecret(ctx, which, '');
+    if (await deps.api.read(secret)) continue; // never rotate: an existing Secret is left alone
+    deps.recordWrite('Secret', 'create');
+    await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
+    await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
+  }
+}
+
+function primaryOf(pods: V1Pod[]): string | undefined {
+  const primaries = pods.filter((pod) => pod.metadata?.labels?.[Labels.role] === Roles.primary && !pod.metadata?.deletionTimestamp);
+  return primaries.length === 1 ? primaries[0]!.metadata!.name! : undefined;
+}
+
+async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | undefined): Promise<HaClusterMember[] | undefined> {
+  const host = pods.find((pod) => pod.metadata?.name === primary)?.status?.podIP;
+  if (!host) return undefined;
+  try {
+    return await deps.haNode.cluster(host);
+  } catch {
+    return undefined; // status then falls back to pod labels
+  }
+}
+
+async function writeStatus(deps: ReconcileDeps, raw: RawCluster, status: DatabaseClusterStatus): Promise<void> {
+  if (!statusDiffers(raw.status, status)) return;
+  deps.recordWrite('DatabaseCluster', 'status');
+  await deps.api.replaceClusterStatus({ ...raw, status: status as Record<string, unknown> });
+}
+
+/**
+ * One level-triggered pass over a DatabaseCluster: make every owned object match the spec, take
+ * at most one day-2 step, and report status. Reads are cheap; writes happen only on differences.
+ */
+export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Promise<ReconcileResult> {
+  const now = deps.now?.() ?? new Date();
+  const { name, namespace } = raw.metadata as { name: string; namespace: string };
+  const log = deps.logger.child({ cluster: `${namespace}/${name}` });
+  if (raw.metadata?.deletionTimestamp) {
+    await finalize(deps, raw);
+    return {};
+  }
+
+  let cluster: DatabaseCluster;
+  try {
+    cluster = parseDatabaseCluster(raw);
+  } catch (err) {
+    if (!(err instanceof InvalidSpecError)) throw err;
+    const status = invalidSpecStatus(raw as { metadata: { generation?: number }; status?: DatabaseClusterStatus }, err.message, now);
+    if (statusDiffers(raw.status, status)) {
+      await deps.events.record(raw.metadata as { name: string; namespace: string; uid: string }, 'Warning', 'InvalidSpec', err.message);
+      await writeStatus(deps, raw, status);
+    }
+    log.warn({ issues: err.issues }, 'invalid spec');
+    return {};
+  }
+
+  if (!raw.metadata?.finalizers?.includes(Finalizer)) {
+    deps.recordWrite('DatabaseCluster', 'update');
+    raw = await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: [...(raw.metadata?.finalizers ?? []), Finalizer] } });
+  }
+
+  const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion };
+  await ensureSecrets(deps, ctx);
+  const serviceMonitorAvailable = cluster.spec.monitoring.serviceMonitor.enabled ? await deps.api.crdExists(serviceMonitorCrd) : false;
+
+  const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
+  const primary = primaryOf(pods);
+  const observedSts = await deps.api.read(buildStatefulSet(ctx));
+  const scale = planScale(cluster, pods, primary, observedSts?.spec?.replicas);
+
+  let statefulSet: V1StatefulSet | undefined;
+  for (const desired of desiredObjects(ctx, { serviceMonitorAvailable })) {
+    if (desired.kind === 'StatefulSet') (desired as V1StatefulSet).spec!.replicas = scale.replicas;
+    const { outcome, object } = await applyObject(deps.api, desired, deps.recordWrite);
+    if (outcome !== 'unchanged') log.info({ kind: desired.kind, name: desired.metadata?.name, outcome }, 'applied');
+    if (desired.kind === 'StatefulSet') {
+      statefulSet = object as V1StatefulSet;
+      if (outcome === 'updated' && observedSts?.spec?.replicas !== scale.replicas) {
+        await deps.events.record(cluster.metadata, 'Normal', 'Scaling', `instances ${observedSts?.spec?.replicas ?? 0} → ${scale.replicas}`);
+      }
+    }
+  }
+
+  // Day-2: at most one step per pass, in order of urgency.
+  const switchover = planDeclarativeSwitchover(cluster, pods, primary, cluster.status?.switchover, now);
+  if (switchover.state && switchover.state.result !== cluster.status?.switchover?.result && switchover.state.result !== 'Pending') {
+    const type = switchover.state.result === 'Succeeded' ? 'Normal' : 'Warning';
+    await deps.events.record(cluster.metadata, type, `Switchover${switchover.state.result}`, switchover.state.message ?? '');
+  }
+  const updateRevision = statefulSet?.status?.updateRevision;
+  const steps: Day2Step[] = [scale.step, switchover.step, planRollout(cluster, pods, updateRevision, primary)];
+  const step = steps.find((s) => s.type === 'switchover' || s.type === 'deletePod') ?? steps.find((s) => s.type === 'wait');
+  let stepFailed = false;
+  if (step && step.type !== 'wait') {
+    stepFailed = !(await executeStep(deps, cluster, pods, step));
+  }
+  const configPending = await syncDynamicConfig(deps, cluster, pods, primary);
+
+  const outdatedPods = updateRevision ? pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
+  const status = computeStatus({
+    cluster,
+    pods,
+    statefulSetReplicas: scale.replicas,
+    outdatedPods,
+    haMembers: await haMembers(deps, pods, primary),
+    switchover: switchover.state,
+    targetPrimary: step?.type === 'switchover' ? step.candidate : undefined,
+    now,
+  });
+  if (configPending.appliedHash) status.appliedConfigHash = configPending.appliedHash;
+  else if (cluster.status?.appliedConfigHash) status.appliedConfigHash = cluster.status.appliedConfigHash;
+  await writeStatus(deps, raw, status);
+
+  const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
+  return converging ? { requeueAfterMs: convergingRequeueMs } : {};
+}

@@ -1,0 +1,68 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { DatabaseCluster } from '../api/types.js';
+import { Labels, Roles } from '../naming.js';
+import type { ReconcileDeps } from './cluster.js';
+import { configPatch, desiredDynamicConfig, switchoverCandidate } from './day2.js';
+import { hashOf } from './hash.js';
+import { isPodReady } from './status.js';
+
+export interface ConfigSyncResult {
+  /** Hash now accepted by ha-node (set when a PATCH succeeded or nothing differed). */
+  appliedHash?: string;
+  /** Something is still to do (a PATCH failed or restarts are pending). */
+  pending: boolean;
+}
+
+/**
+ * Pushes HA timings and PostgreSQL parameters to ha-node's dynamic configuration (PATCH /config on
+ * the primary) when they changed, then rolls the restarts they need: replicas first, one at a
+ * time, then a switchover, after which the old primary is a replica and restarts last.
+ */
+export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined): Promise<ConfigSyncResult> {
+  const desired = desiredDynamicConfig(cluster);
+  const hash = hashOf(desired);
+  const primaryPod = pods.find((pod) => pod.metadata?.name === primary);
+  const host = primaryPod?.status?.podIP;
+  if (cluster.status?.appliedConfigHash === hash) return restartPending(deps, cluster, pods, primary);
+  if (!host || !primaryPod || !isPodReady(primaryPod)) return { pending: true };
+  try {
+    const current = await deps.haNode.getConfig(host);
+    const result = await deps.haNode.patchConfig(host, configPatch(desired, current));
+    if (result.status !== 200) return { pending: true };
+  } catch {
+    return { pending: true };
+  }
+  await deps.events.record(cluster.metadata, 'Normal', 'ConfigurationApplied', 'HA and PostgreSQL settings sent to ha-node /config');
+  return { appliedHash: hash, pending: true };
+}
+
+async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined): Promise<ConfigSyncResult> {
+  if (pods.some((pod) => !isPodReady(pod))) return { pending: false };
+  const pending: V1Pod[] = [];
+  for (const pod of pods) {
+    const ip = pod.status?.podIP;
+    if (!ip) continue;
+    try {
+      if ((await deps.haNode.nodeState(ip)).pending_restart) pending.push(pod);
+    } catch {
+      // an unreachable member is not restartable now; the next pass looks again
+    }
+  }
+  if (pending.length === 0) return { pending: false };
+  const replica = pending.find((pod) => pod.metadata?.labels?.[Labels.role] === Roles.replica);
+  const target = replica ?? pending[0]!;
+  const name = target.metadata!.name!;
+  if (name === primary && pods.length > 1) {
+    const candidate = switchoverCandidate(cluster, pods, primary, Number.MAX_SAFE_INTEGER, (pod) => pending.includes(pod));
+    if (candidate) {
+      const result = await deps.haNode.switchover(target.status!.podIP!, primary, candidate).catch(() => undefined);
+      if (result && (result.status === 200 || result.status === 202)) {
+        await deps.events.record(cluster.metadata, 'Normal', 'Switchover', `${primary} → ${candidate}: restart needed on the primary`);
+      }
+      return { pending: true };
+    }
+  }
+  const result = await deps.haNode.restartPending(target.status!.podIP!).catch(() => undefined);
+  if (result && result.status < 300) await deps.events.record(cluster.metadata, 'Normal', 'Restarted', `restarted PostgreSQL on ${name} for a pending parameter change`);
+  return { pending: true };
+}

@@ -1,0 +1,126 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, Phase } from '../api/types.js';
+import type { HaClusterMember } from '../hanode-client.js';
+import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
+import { canonicalJson } from './hash.js';
+
+export interface StatusInput {
+  cluster: DatabaseCluster;
+  pods: V1Pod[];
+  /** Replicas the StatefulSet currently asks for. */
+  statefulSetReplicas: number;
+  /** Pods still on an old revision (a rolling update is under way). */
+  outdatedPods: number;
+  /** Members as ha-node reports them, when reachable. */
+  haMembers?: HaClusterMember[];
+  switchover?: DatabaseClusterStatus['switchover'];
+  targetPrimary?: string;
+  now: Date;
+}
+
+export function isPodReady(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
+}
+
+function members(input: StatusInput): MemberStatus[] {
+  const name = input.cluster.metadata.name;
+  const fromHa = new Map((input.haMembers ?? []).map((m) => [m.name, m]));
+  return input.pods
+    .filter((pod) => ordinalOf(name, pod.metadata?.name ?? '') !== undefined)
+    .sort((a, b) => (ordinalOf(name, a.metadata!.name!) ?? 0) - (ordinalOf(name, b.metadata!.name!) ?? 0))
+    .map((pod) => {
+      const podName = pod.metadata!.name!;
+      const label = pod.metadata?.labels?.[Labels.role];
+      const ha = fromHa.get(podName);
+      const member: MemberStatus = {
+        name: podName,
+        role: label === Roles.primary ? 'primary' : label === Roles.replica ? 'replica' : 'unknown',
+        ready: isPodReady(pod),
+      };
+      const state = ha?.state ?? pod.status?.phase;
+      if (state) member.state = state;
+      if (typeof ha?.timeline === 'number') member.timeline = ha.timeline;
+      if (typeof ha?.lag === 'number') member.lagBytes = ha.lag;
+      return member;
+    });
+}
+
+function condition(type: string, status: boolean, reason: string, message: string, previous: Condition[] | undefined, input: StatusInput): Condition {
+  const value = status ? 'True' : 'False';
+  const old = previous?.find((c) => c.type === type);
+  const lastTransitionTime = old && old.status === value ? old.lastTransitionTime : input.now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { type, status: value, reason, message, lastTransitionTime, observedGeneration: input.cluster.metadata.generation };
+}
+
+/** The status a cluster should show, from its pods and what ha-node reports; pure. */
+export function computeStatus(input: StatusInput): DatabaseClusterStatus {
+  const { cluster } = input;
+  const previous = cluster.status?.conditions;
+  const list = members(input);
+  const ready = list.filter((m) => m.ready).length;
+  const primaries = list.filter((m) => m.role === 'primary');
+  const primary = primaries.length === 1 ? primaries[0]!.name : undefined;
+  const wanted = cluster.spec.instances;
+  const scaling = input.statefulSetReplicas !== wanted || list.length !== wanted;
+  const updating = input.outdatedPods > 0;
+  const switching = input.switchover?.result === 'Pending';
+  const allReady = ready === wanted && list.length === wanted && primary !== undefined;
+  const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
+
+  let phase: Phase;
+  if (switching) phase = 'SwitchingOver';
+  else if (updating) phase = 'Updating';
+  else if (!everReady && !allReady) phase = 'Creating';
+  else if (scaling) phase = 'Scaling';
+  else if (allReady) phase = 'Healthy';
+  else phase = 'Degraded';
+
+  const readyReason = allReady ? 'AllInstancesReady' : primary === undefined ? 'NoPrimary' : 'InstancesNotReady';
+  const progressingReason = switching ? 'SwitchingOver' : updating ? 'RollingUpdate' : phase === 'Creating' ? 'Creating' : scaling ? 'Scaling' : 'Stable';
+  const degraded = everReady && !allReady && !scaling && !updating && !switching;
+  const conditions = [
+    condition('Ready', allReady, readyReason, `${ready}/${wanted} instances ready${primary ? `, primary ${primary}` : ''}`, previous, input),
+    condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
+    condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : '', previous, input),
+  ];
+
+  const status: DatabaseClusterStatus = {
+    phase,
+    conditions,
+    observedGeneration: cluster.metadata.generation,
+    instances: list.length,
+    readyInstances: ready,
+    selector: selectorString(podSelector(cluster.metadata.name)),
+    members: list,
+  };
+  if (primary) status.currentPrimary = primary;
+  const target = input.targetPrimary ?? primary;
+  if (target) status.targetPrimary = target;
+  if (input.switchover) status.switchover = input.switchover;
+  return status;
+}
+
+/** Status for a spec the operator cannot act on. */
+export function invalidSpecStatus(cluster: { metadata: { generation?: number }; status?: DatabaseClusterStatus }, message: string, now: Date): DatabaseClusterStatus {
+  const at = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const keep = (type: string, status: 'True' | 'False') => {
+    const old = cluster.status?.conditions?.find((c) => c.type === type);
+    return old && old.status === status ? old.lastTransitionTime : at;
+  };
+  const generation = cluster.metadata.generation;
+  return {
+    ...cluster.status,
+    phase: 'Pending',
+    observedGeneration: generation,
+    conditions: [
+      { type: 'Ready', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: keep('Ready', 'False'), observedGeneration: generation },
+      { type: 'Progressing', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: keep('Progressing', 'False'), observedGeneration: generation },
+      { type: 'Degraded', status: 'True', reason: 'InvalidSpec', message, lastTransitionTime: keep('Degraded', 'True'), observedGeneration: generation },
+    ],
+  };
+}
+
+/** Whether writing `next` would change anything (so equal statuses cost no write). */
+export function statusDiffers(previous: unknown, next: DatabaseClusterStatus): boolean {
+  return canonicalJson(previous ?? {}) !== canonicalJson(next);
+}

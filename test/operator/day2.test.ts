@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { configPatch, desiredDynamicConfig, planDeclarativeSwitchover, planRollout, planScale } from '../../operator/reconcile/day2.js';
+import { sampleCluster } from './fixtures.js';
+import { pod } from './pods.js';
+
+const three = [pod('demo-0', { role: 'replica' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'primary' })];
+
+describe('day-2 planning', () => {
+  it('scale-down never removes the primary: it switches over first', () => {
+    const cluster = sampleCluster({ instances: 2 });
+    assert.deepEqual(planScale(cluster, three, 'demo-2', 3), {
+      replicas: 3,
+      step: { type: 'switchover', leader: 'demo-2', candidate: 'demo-0', reason: 'scale-down to 2 would remove primary demo-2' },
+    });
+    assert.deepEqual(planScale(cluster, three, 'demo-0', 3), { replicas: 2, step: { type: 'none' } });
+    assert.deepEqual(planScale(sampleCluster({ instances: 5 }), three, 'demo-2', 3), { replicas: 5, step: { type: 'none' } });
+    const unready = [pod('demo-0', { role: 'replica', ready: false }), pod('demo-1', { role: 'primary' })];
+    assert.equal(planScale(sampleCluster({ instances: 1 }), unready, 'demo-1', 2).step.type, 'wait');
+  });
+
+  it('rolls replicas first, then switches over, then replaces the old primary', () => {
+    const cluster = sampleCluster();
+    const old = (name: string, role: 'primary' | 'replica') => pod(name, { role, revision: 'r1' });
+    const fresh = (name: string, role: 'primary' | 'replica') => pod(name, { role, revision: 'r2' });
+    assert.deepEqual(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), old('demo-2', 'replica')], 'r2', 'demo-0'), {
+      type: 'deletePod', pod: 'demo-2', reason: 'rolling update: replica first',
+    });
+    assert.equal(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), pod('demo-2', { ready: false, revision: 'r2' })], 'r2', 'demo-0').type, 'wait');
+    assert.deepEqual(planRollout(cluster, [old('demo-0', 'primary'), fresh('demo-1', 'replica'), fresh('demo-2', 'replica')], 'r2', 'demo-0'), {
+      type: 'switchover', leader: 'demo-0', candidate: 'demo-1', reason: 'rolling update: move the primary to an updated replica',
+    });
+    assert.deepEqual(planRollout(cluster, [old('demo-0', 'replica'), fresh('demo-1', 'primary'), fresh('demo-2', 'replica')], 'r2', 'demo-1'), {
+      type: 'deletePod', pod: 'demo-0', reason: 'rolling update: replica first',
+    });
+    assert.deepEqual(planRollout(cluster, [fresh('demo-0', 'replica'), fresh('demo-1', 'primary')], 'r2', 'demo-1'), { type: 'none' });
+  });
+
+  it('declarative switchover reports Pending, then Succeeded, and fails for unknown instances', () => {
+    const now = new Date('2026-11-22T20:00:00Z');
+    const cluster = sampleCluster({ switchover: { targetInstance: 'demo-1' } });
+    const first = planDeclarativeSwitchover(cluster, three, 'demo-2', undefined, now);
+    assert.deepEqual(first.step, { type: 'switchover', leader: 'demo-2', candidate: 'demo-1', reason: 'spec.switchover.targetInstance' });
+    assert.equal(first.state?.result, 'Pending');
+    const done = planDeclarativeSwitchover(cluster, three, 'demo-1', first.state, now);
+    assert.equal(done.state?.result, 'Succeeded');
+    assert.equal(done.step.type, 'none');
+    const missing = planDeclarativeSwitchover(sampleCluster({ switchover: { targetInstance: 'demo-7' } }), three, 'demo-2', undefined, now);
+    assert.equal(missing.state?.result, 'Failed');
+    const late = planDeclarativeSwitchover(cluster, three, 'demo-2', first.state, new Date(now.getTime() + 121_000));
+    assert.equal(late.state?.result, 'Failed');
+    assert.equal(planDeclarativeSwitchover(sampleCluster(), three, 'demo-2', undefined, now).step.type, 'none');
+  });
+
+  it('builds the /config document and removes parameters no longer wanted', () => {
+    const cluster = sampleCluster({ postgresql: { parameters: { work_mem: '8MB' } } });
+    const desired = desiredDynamicConfig(cluster);
+    assert.equal(desired.loop_wait, 10);
+    const patch = configPatch(desired, { postgresql: { parameters: { work_mem: '4MB', max_connections: '300' } } });
+    assert.deepEqual((patch.postgresql as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
+  });
+});

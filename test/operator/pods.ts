@@ -1,0 +1,18 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { Labels } from '../../operator/naming.js';
+import { revisionLabel } from '../../operator/reconcile/day2.js';
+
+/** A pod as the stand-in or kubelet would report it. */
+export function pod(name: string, options: { role?: 'primary' | 'replica'; ready?: boolean; revision?: string; ip?: string } = {}): V1Pod {
+  const labels: Record<string, string> = { [Labels.cluster]: 'demo' };
+  if (options.role) labels[Labels.role] = options.role;
+  if (options.revision) labels[revisionLabel] = options.revision;
+  return {
+    metadata: { name, namespace: 'db', labels },
+    status: {
+      phase: 'Running',
+      podIP: options.ip ?? '127.0.0.9',
+      conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }],
+    },
+  };
+}

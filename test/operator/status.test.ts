@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { computeStatus, statusDiffers } from '../../operator/reconcile/status.js';
+import { sampleCluster } from './fixtures.js';
+import { pod } from './pods.js';
+
+const now = new Date('2026-11-22T20:00:00Z');
+
+describe('status', () => {
+  it('reports Healthy with the primary, members and scale selector when all instances are ready', () => {
+    const cluster = sampleCluster();
+    const status = computeStatus({
+      cluster, now, statefulSetReplicas: 3, outdatedPods: 0,
+      pods: [pod('demo-1', { role: 'replica' }), pod('demo-0', { role: 'primary' }), pod('demo-2', { role: 'replica' })],
+      haMembers: [{ name: 'demo-1', role: 'replica', state: 'streaming', timeline: 2, lag: 0 }],
+    });
+    assert.equal(status.phase, 'Healthy');
+    assert.equal(status.currentPrimary, 'demo-0');
+    assert.equal(status.readyInstances, 3);
+    assert.equal(status.selector, 'keelson.io/cluster=demo,app.kubernetes.io/component=database');
+    assert.deepEqual(status.members?.map((m) => m.name), ['demo-0', 'demo-1', 'demo-2']);
+    assert.deepEqual(status.members?.[1], { name: 'demo-1', role: 'replica', ready: true, state: 'streaming', timeline: 2, lagBytes: 0 });
+    assert.deepEqual(status.conditions?.map((c) => [c.type, c.status, c.reason]), [
+      ['Ready', 'True', 'AllInstancesReady'], ['Progressing', 'False', 'Stable'], ['Degraded', 'False', 'AsExpected'],
+    ]);
+  });
+
+  it('reports Creating before the first Ready, Degraded after, and keeps transition times', () => {
+    const creating = computeStatus({ cluster: sampleCluster(), now, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { ready: false })] });
+    assert.equal(creating.phase, 'Creating');
+    const healthyCluster = sampleCluster();
+    healthyCluster.status = computeStatus({ cluster: healthyCluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'replica' })] });
+    const later = new Date(now.getTime() + 60_000);
+    const degraded = computeStatus({ cluster: healthyCluster, now: later, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica', ready: false }), pod('demo-2', { role: 'replica' })] });
+    assert.equal(degraded.phase, 'Degraded');
+    const ready = degraded.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.lastTransitionTime, '2026-11-22T20:01:00Z');
+    const progressing = degraded.conditions?.find((c) => c.type === 'Progressing');
+    assert.equal(progressing?.lastTransitionTime, '2026-11-22T20:00:00Z', 'unchanged condition keeps its time');
+  });
+
+  it('a recomputed identical status is not a difference (no write)', () => {
+    const cluster = sampleCluster();
+    const input = { cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { role: 'primary' })] };
+    const first = computeStatus(input);
+    cluster.status = JSON.parse(JSON.stringify(first));
+    const second = computeStatus({ ...input, now: new Date(now.getTime() + 300_000) });
+    assert.equal(statusDiffers(JSON.parse(JSON.stringify(first)), second), false);
+    assert.equal(computeStatus({ ...input, statefulSetReplicas: 5 }).phase, 'Creating');
+  });
+});

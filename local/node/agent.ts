@@ -1,0 +1,307 @@
+/**
+ * The node agent (our kubelet): registers a Node, binds unscheduled pods to itself, runs the pods
+ * bound to it through PodWorkers, writes pod status through the /status subresource, and carries
+ * out graceful deletion (terminate with the grace period, then delete with grace 0 and a uid
+ * precondition, which is how a real kubelet finishes a pod the API server marked for deletion).
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../lib/log.js';
+import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type RunningInformer } from '../controllers/kube.js';
+import type { AddressPool } from './addresses.js';
+import type { BackoffPolicy } from './backoff.js';
+import type { ImageMapping } from './images.js';
+import { PodWorker, type LocalUser } from './pod-worker.js';
+import { apiEnvSources, ensureClaimBound } from './sources.js';
+import { kubeTime } from './time.js';
+
+export interface NodeAgentOptions {
+  kubeConfig: k8s.KubeConfig;
+  nodeName: string;
+  dir: string;
+  addresses: AddressPool;
+  images: ImageMapping[];
+  baseEnv: Record<string, string>;
+  nonRootUser?: LocalUser;
+  backoff: BackoffPolicy;
+  markerPrefix: string;
+  logger: Logger;
+  hostIP?: string;
+  /** How often the Node's Ready heartbeat is refreshed. */
+  heartbeatMs?: number;
+}
+
+export interface NodeAgent {
+  readonly workers: ReadonlyMap<string, PodWorker>;
+  /** Stops every pod: SIGTERM with at most `graceMs` before SIGKILL, or SIGKILL at once when omitted. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const terminalPhases = new Set(['Succeeded', 'Failed']);
+
+export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
+  const { kubeConfig, nodeName, logger } = options;
+  const hostIP = options.hostIP ?? '127.0.0.1';
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const sources = apiEnvSources(core);
+  const workers = new Map<string, PodWorker>();
+  const terminating = new Map<string, Promise<void>>();
+  const statusWriter = new StatusWriter(core, logger);
+  const events = new EventRecorder(core, nodeName, logger);
+  let bindingSupported = true;
+  let closed = false;
+
+  await registerNode(core, nodeName, hostIP, logger);
+  const heartbeat = setInterval(() => void registerNode(core, nodeName, hostIP, logger), options.heartbeatMs ?? 30_000);
+  heartbeat.unref();
+
+  async function bind(pod: k8s.V1Pod): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? 'default';
+    if (bindingSupported) {
+      try {
+        await core.createNamespacedPodBinding({ name, namespace, body: { metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } } });
+        events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+        return;
+      } catch (err) {
+        const code = statusCode(err);
+        if (code !== 404 && code !== 405) throw err;
+        // The server has no binding subresource: fall back to setting spec.nodeName.
+        bindingSupported = false;
+        logger.info('pods/binding is not served, scheduling by patching spec.nodeName');
+      }
+    }
+    await core.patchNamespacedPod({ name, namespace, body: { spec: { nodeName } } }, mergePatch);
+    events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+  }
+
+  async function finishDeletion(worker: PodWorker, graceMs: number, deleteObject: boolean): Promise<void> {
+    const uid = worker.uid;
+    if (terminating.has(uid)) return terminating.get(uid);
+    const done = (async () => {
+      statusWriter.forget(uid);
+      await worker.terminate(graceMs);
+      workers.delete(uid);
+      if (!deleteObject || closed) return;
+      const { name, namespace } = worker.pod.metadata ?? {};
+      try {
+        await core.deleteNamespacedPod({ name: name ?? '', namespace: namespace ?? 'default', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) logger.warn({ pod: worker.key, err: (err as Error).message }, 'final pod delete failed');
+      }
+    })();
+    terminating.set(uid, done);
+    try {
+      await done;
+    } finally {
+      terminating.delete(uid);
+    }
+  }
+
+  function handle(pod: k8s.V1Pod, type: 'add' | 'update' | 'delete'): void {
+    if (closed) return;
+    const uid = pod.metadata?.uid ?? '';
+    const worker = workers.get(uid);
+    if (type === 'delete') {
+      // Deleted without a graceful phase (or by someone else): still honour the pod's grace period.
+      if (worker) void finishDeletion(worker, worker.graceMs(), false);
+      return;
+    }
+    const assigned = pod.spec?.nodeName;
+    if (!assigned) {
+      if (pod.spec?.schedulerName && pod.spec.schedulerName !== 'default-scheduler') return;
+      if (pod.metadata?.deletionTimestamp) return;
+      bind(pod).catch((err: unknown) => logger.warn({ pod: pod.metadata?.name, err: (err as Error).message }, 'binding failed'));
+      return;
+    }
+    if (assigned !== nodeName) return;
+    if (pod.metadata?.deletionTimestamp) {
+      const graceSeconds = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+      if (worker) void finishDeletion(worker, graceSeconds * 1000, true);
+      else if (!terminating.has(uid)) {
+        core
+          .deleteNamespacedPod({ name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? 'default', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } })
+          .catch(() => undefined);
+      }
+      return;
+    }
+    if (worker) {
+      worker.pod = pod;
+      return;
+    }
+    if (terminalPhases.has(pod.status?.phase ?? '')) return;
+    const created = new PodWorker(pod, {
+      nodeDir: options.dir,
+      nodeName,
+      hostIP,
+      addresses: options.addresses,
+      images: options.images,
+      sources,
+      baseEnv: options.baseEnv,
+      nonRootUser: options.nonRootUser,
+      backoff: options.backoff,
+      markerPrefix: options.markerPrefix,
+      logger,
+      ensureClaim: (namespace, claim) => ensureClaimBound(core, namespace, claim),
+      onStatus: (w) => statusWriter.schedule(w),
+      onEvent: (p, eventType, reason, message) => events.record(p, eventType, reason, message),
+    });
+    workers.set(uid, created);
+    logger.info({ pod: created.key }, 'starting pod');
+    created.start();
+  }
+
+  const informer: RunningInformer<k8s.V1Pod> = await startInformer(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: handle }, logger);
+
+  return {
+    workers,
+    async close(graceMs?: number) {
+      closed = true;
+      clearInterval(heartbeat);
+      await informer.stop();
+      statusWriter.close();
+      await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
+      await Promise.all([...terminating.values()]);
+      workers.clear();
+    },
+  };
+}
+
+async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<void> {
+  const now = kubeTime() as unknown as Date;
+  const status: k8s.V1NodeStatus = {
+    addresses: [
+      { type: 'InternalIP', address: hostIP },
+      { type: 'Hostname', address: nodeName },
+    ],
+    conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'keelson local node agent is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
+    nodeInfo: {
+      architecture: process.arch === 'x64' ? 'amd64' : process.arch,
+      operatingSystem: 'linux',
+      kubeletVersion: 'v1.32.0-keelson-local',
+      kubeProxyVersion: 'v1.32.0-keelson-local',
+      containerRuntimeVersion: 'local://process',
+      bootID: '',
+      kernelVersion: '',
+      machineID: '',
+      osImage: 'keelson local',
+      systemUUID: '',
+    },
+  };
+  try {
+    try {
+      await core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } } });
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+    await core.patchNodeStatus({ name: nodeName, body: { status } }, mergePatch);
+  } catch (err) {
+    // The stand-in may not serve Nodes; pods are still run (nodeName is just a string to them).
+    logger.debug({ node: nodeName, err: (err as Error).message }, 'could not register the Node object');
+  }
+}
+
+/** Coalesces status changes per pod and writes them one at a time through pods/status. */
+class StatusWriter {
+  private readonly dirty = new Map<string, PodWorker>();
+  private readonly written = new Map<string, string>();
+  private readonly previous = new Map<string, k8s.V1PodStatus>();
+  private flushing = false;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly core: k8s.CoreV1Api,
+    private readonly logger: Logger,
+  ) {}
+
+  schedule(worker: PodWorker): void {
+    if (this.closed || worker.isTerminated) return;
+    this.dirty.set(worker.uid, worker);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, 50);
+  }
+
+  forget(uid: string): void {
+    this.dirty.delete(uid);
+    this.written.delete(uid);
+    this.previous.delete(uid);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.dirty.clear();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.dirty.size > 0 && !this.closed) {
+        const [[uid, worker]] = this.dirty;
+        this.dirty.delete(uid);
+        await this.write(worker);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async write(worker: PodWorker): Promise<void> {
+    const status = worker.status(this.previous.get(worker.uid) ?? worker.pod.status);
+    const comparable = JSON.stringify({ ...status, conditions: status.conditions?.map((c) => ({ type: c.type, status: c.status })) });
+    if (this.written.get(worker.uid) === comparable) return;
+    const { name, namespace } = worker.pod.metadata ?? {};
+    try {
+      await this.core.patchNamespacedPodStatus({ name: name ?? '', namespace: namespace ?? 'default', body: { metadata: { uid: worker.uid }, status } }, mergePatch);
+      this.written.set(worker.uid, comparable);
+      this.previous.set(worker.uid, status);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      this.logger.warn({ pod: worker.key, err: (err as Error).message }, 'pod status write failed, retrying');
+      setTimeout(() => this.schedule(worker), 500).unref();
+    }
+  }
+}
+
+/** Best-effort core/v1 Events, with repeats of the same message within 10 s dropped. */
+class EventRecorder {
+  private readonly recent = new Map<string, number>();
+
+  constructor(
+    private readonly core: k8s.CoreV1Api,
+    private readonly nodeName: string,
+    private readonly logger: Logger,
+  ) {}
+
+  record(pod: k8s.V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const key = `${pod.metadata?.uid}|${reason}|${message}`;
+    const now = Date.now();
+    if ((this.recent.get(key) ?? 0) > now - 10_000) return;
+    this.recent.set(key, now);
+    if (this.recent.size > 5000) this.recent.clear();
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const at = kubeTime() as unknown as Date;
+    this.core
+      .createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${pod.metadata?.name ?? 'pod'}.`, namespace },
+          involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, namespace, uid: pod.metadata?.uid },
+          type,
+          reason,
+          message,
+          source: { component: 'kubelet', host: this.nodeName },
+          reportingComponent: 'kubelet',
+          reportingInstance: this.nodeName,
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1,
+        },
+      })
+      .catch((err: unknown) => this.logger.debug({ reason, err: (err as Error).message }, 'event not recorded'));
+  }
+}
+

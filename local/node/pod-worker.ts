@@ -1,0 +1,240 @@
+/**
+ * Runs one pod on this node: gives it a loopback address, prepares its volumes, runs init
+ * containers in order, then supervises the app containers, and tears everything down with the
+ * pod's grace period.
+ */
+import { chown, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1Container, V1Pod, V1PodStatus, V1SecurityContext, V1PodSecurityContext } from '@kubernetes/client-node';
+import type { Logger } from '../../lib/log.js';
+import type { AddressPool } from './addresses.js';
+import type { BackoffPolicy } from './backoff.js';
+import { ContainerRunner, LaunchError } from './container.js';
+import { EnvResolutionError, expandVariables, resolveContainerEnv, type EnvSources } from './env.js';
+import { resolveContainerCommand, type ImageMapping } from './images.js';
+import { buildPodStatus, type ContainerView } from './pod-status.js';
+import type { ProcessSpec } from './process.js';
+import type { ProbeTarget } from './probe-actions.js';
+import { sleep } from './time.js';
+import { containerMounts, podDirectory, prepareVolumes, rewriteMountPaths } from './volumes.js';
+
+export interface LocalUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+export interface PodWorkerDeps {
+  nodeDir: string;
+  nodeName: string;
+  hostIP: string;
+  addresses: AddressPool;
+  images: ImageMapping[];
+  sources: EnvSources;
+  /** Variables every container gets first (PATH, KUBECONFIG, KUBERNETES_SERVICE_*). */
+  baseEnv: Record<string, string>;
+  /** Account for containers that ask not to run as root while the agent is root. */
+  nonRootUser?: LocalUser;
+  backoff: BackoffPolicy;
+  /** Prefix of the per-container process marker (unique per node). */
+  markerPrefix: string;
+  logger: Logger;
+  /** Returns why a claim is not usable yet, or undefined once it is bound. */
+  ensureClaim(namespace: string, claimName: string): Promise<string | undefined>;
+  onStatus(worker: PodWorker): void;
+  onEvent(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+/** Whether a container must not run as root, from its own or the pod's securityContext. */
+export function wantsNonRoot(container: V1Container, pod: V1PodSecurityContext | undefined): boolean {
+  const own: V1SecurityContext | undefined = container.securityContext;
+  const uid = own?.runAsUser ?? pod?.runAsUser;
+  if (uid !== undefined) return uid !== 0;
+  return (own?.runAsNonRoot ?? pod?.runAsNonRoot) === true;
+}
+
+export class PodWorker {
+  readonly uid: string;
+  podIP?: string;
+  private readonly startTime = new Date();
+  private readonly initRunners: ContainerRunner[];
+  private readonly runners: ContainerRunner[];
+  private initialized = false;
+  private initFailed = false;
+  private message?: string;
+  private readonly stopController = new AbortController();
+  private running?: Promise<void>;
+  private terminated = false;
+
+  constructor(
+    public pod: V1Pod,
+    private readonly deps: PodWorkerDeps,
+  ) {
+    this.uid = pod.metadata?.uid ?? '';
+    const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
+    const make = (container: V1Container, init: boolean): ContainerRunner =>
+      new ContainerRunner({
+        container,
+        init,
+        restartPolicy,
+        backoff: deps.backoff,
+        terminationGraceMs: this.graceMs(),
+        launch: (instance) => this.launch(container, instance),
+        onChange: () => deps.onStatus(this),
+        onEvent: (type, reason, message) => deps.onEvent(this.pod, type, reason, message),
+        logger: deps.logger.child({ pod: this.key, container: container.name }),
+      });
+    this.initRunners = (pod.spec?.initContainers ?? []).map((c) => make(c, true));
+    this.runners = (pod.spec?.containers ?? []).map((c) => make(c, false));
+    this.initialized = this.initRunners.length === 0;
+  }
+
+  get key(): string {
+    return `${this.pod.metadata?.namespace}/${this.pod.metadata?.name}`;
+  }
+
+  get isTerminated(): boolean {
+    return this.terminated;
+  }
+
+  /** Grace period from the pod spec (default 30 s). */
+  graceMs(): number {
+    return (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+  }
+
+  get directory(): string {
+    return podDirectory(this.deps.nodeDir, this.pod);
+  }
+
+  start(): void {
+    this.running ??= this.run().catch((err: unknown) => {
+      this.message = err instanceof Error ? err.message : String(err);
+      this.deps.logger.error({ pod: this.key, err }, 'pod failed to start');
+      this.deps.onStatus(this);
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.podIP = this.deps.addresses.allocate('low');
+    await mkdir(join(this.directory, 'logs'), { recursive: true });
+    if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
+    this.deps.onStatus(this);
+    for (;;) {
+      const waiting = await this.volumesWaiting().catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
+      if (waiting === undefined) break;
+      this.message = waiting;
+      this.deps.onStatus(this);
+      if (!(await sleep(2000, this.stopController.signal))) return;
+    }
+    this.message = undefined;
+    for (const runner of this.initRunners) {
+      await runner.start();
+      if (this.stopController.signal.aborted) return;
+      if (runner.lastExitCode !== 0) {
+        this.initFailed = true;
+        this.deps.onStatus(this);
+        return;
+      }
+    }
+    this.initialized = true;
+    this.deps.onStatus(this);
+    for (const runner of this.runners) void runner.start();
+  }
+
+  /** Why volumes are not ready yet (missing claim, configmap or secret), or undefined when prepared. */
+  private async volumesWaiting(): Promise<string | undefined> {
+    const namespace = this.pod.metadata?.namespace ?? 'default';
+    for (const volume of this.pod.spec?.volumes ?? []) {
+      if (!volume.persistentVolumeClaim) continue;
+      const waiting = await this.deps.ensureClaim(namespace, volume.persistentVolumeClaim.claimName);
+      if (waiting) return waiting;
+    }
+    const prepared = await prepareVolumes(this.deps.nodeDir, this.pod, this.deps.sources, this.deps.nonRootUser);
+    return prepared.ready ? undefined : prepared.message;
+  }
+
+  private async launch(container: V1Container, instance: number): Promise<ProcessSpec & { probeTarget: ProbeTarget }> {
+    const resolved = resolveContainerCommand(container, this.deps.images);
+    if (!resolved.ok) throw new LaunchError(resolved.message, resolved.reason);
+    const podIP = this.podIP ?? '';
+    const mounts = containerMounts(this.deps.nodeDir, this.pod, container.volumeMounts);
+    const base: Record<string, string> = {
+      ...this.deps.baseEnv,
+      HOSTNAME: this.pod.spec?.hostname ?? this.pod.metadata?.name ?? '',
+      KEELSON_LOCAL_POD_IP: podIP,
+      KEELSON_LOCAL_MOUNTS: JSON.stringify(Object.fromEntries(mounts.map((m) => [m.mountPath, m.hostPath]))),
+    };
+    let env: Record<string, string>;
+    try {
+      env = await resolveContainerEnv(this.pod, container, { podIP, hostIP: this.deps.hostIP, nodeName: this.deps.nodeName }, this.deps.sources, base);
+    } catch (err) {
+      if (err instanceof EnvResolutionError) throw new LaunchError(err.message, err.reason);
+      throw err;
+    }
+    for (const [name, value] of Object.entries(env)) if (name !== 'KEELSON_LOCAL_MOUNTS') env[name] = rewriteMountPaths(value, mounts);
+    const argv = resolved.argv.map((arg) => rewriteMountPaths(expandVariables(arg, env), mounts));
+    const user = wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 ? this.deps.nonRootUser : undefined;
+    if (wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 && !user) {
+      throw new LaunchError('container must not run as root and no local non-root account is configured (--run-as-user)', 'CreateContainerConfigError');
+    }
+    const cwd = container.workingDir ? rewriteMountPaths(container.workingDir, mounts) : this.directory;
+    const probeTarget: ProbeTarget = { podIP, ports: container.ports ?? [], env, uid: user?.uid, gid: user?.gid, cwd };
+    return {
+      argv,
+      env,
+      cwd,
+      logFile: join(this.directory, 'logs', `${container.name}.log`),
+      marker: `${this.deps.markerPrefix}${this.uid}/${container.name}/${instance}`,
+      uid: user?.uid,
+      gid: user?.gid,
+      probeTarget,
+    };
+  }
+
+  status(previous?: V1PodStatus): V1PodStatus {
+    const view = (runner: ContainerRunner, container: V1Container): ContainerView => ({
+      ready: runner.ready,
+      everStarted: runner.everStarted,
+      finished: runner.finished,
+      exitCode: runner.lastExitCode,
+      status: runner.status(container.image ?? ''),
+    });
+    const initContainers = this.pod.spec?.initContainers ?? [];
+    const containers = this.pod.spec?.containers ?? [];
+    return buildPodStatus(
+      {
+        podIP: this.podIP,
+        hostIP: this.deps.hostIP,
+        startTime: this.startTime,
+        init: this.initRunners.map((r, i) => view(r, initContainers[i])),
+        containers: this.runners.map((r, i) => view(r, containers[i])),
+        initialized: this.initialized,
+        initFailed: this.initFailed,
+        message: this.message,
+      },
+      previous?.conditions,
+    );
+  }
+
+  /** SIGTERM every container, SIGKILL after graceMs, then free the address and the pod's scratch folders. */
+  async terminate(graceMs: number): Promise<void> {
+    if (this.terminated) return;
+    this.stopController.abort();
+    await Promise.all([...this.initRunners, ...this.runners].map((r) => r.stop(graceMs)));
+    await this.cleanup();
+  }
+
+  /** Immediate SIGKILL (node shutdown). */
+  async kill(): Promise<void> {
+    this.stopController.abort();
+    for (const runner of [...this.initRunners, ...this.runners]) runner.kill();
+    await Promise.all([...this.initRunners, ...this.runners].map((r) => r.stop(0)));
+    await this.cleanup();
+  }
+
+  private async cleanup(): Promise<void> {
+    this.terminated = true;
+    if (this.podIP) this.deps.addresses.release(this.podIP);
+    await rm(join(this.directory, 'volumes'), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * `keelson local node` in-process: the StatefulSet, Deployment and Endpoints controllers, the
+ * node agent and the service proxy, all against one API server reached through a kubeconfig.
+ */
+import { createHash } from 'node:crypto';
+import { chown, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import YAML from 'yaml';
+import type { Logger } from '../../lib/log.js';
+import { startDeploymentController } from '../controllers/deployment-controller.js';
+import { startEndpointsController } from '../controllers/endpoints-controller.js';
+import { startStatefulSetController, type Controller } from '../controllers/statefulset-controller.js';
+import { startServiceProxy, type ServiceProxy } from '../proxy/proxy.js';
+import { AddressPool } from './addresses.js';
+import { startNodeAgent, type NodeAgent } from './agent.js';
+import { kubeletBackoff, type BackoffPolicy } from './backoff.js';
+import { builtinImageMappings, type ImageMapping } from './images.js';
+import type { LocalUser } from './pod-worker.js';
+import { killMarkedProcesses } from './process.js';
+
+export interface LocalNodeOptions {
+  kubeconfigPath: string;
+  dir: string;
+  nodeName?: string;
+  /** /24 inside 127.0.0.0/8 for pod and Service addresses (default 127.0.0). */
+  ipPrefix?: string;
+  /** Extra image mappings, tried before the built-in keelson mapping. */
+  images?: ImageMapping[];
+  /** Local account for containers that must not run as root (default `postgres` when it exists). */
+  runAsUser?: string;
+  backoff?: Partial<BackoffPolicy>;
+  logger: Logger;
+}
+
+export interface LocalNode {
+  agent: NodeAgent;
+  proxy: ServiceProxy;
+  addresses: AddressPool;
+  close(graceMs?: number): Promise<void>;
+}
+
+/** uid/gid of a local account from /etc/passwd, or undefined when it does not exist. */
+export function lookupUser(name: string, passwd = '/etc/passwd'): LocalUser | undefined {
+  let text: string;
+  try {
+    text = readFileSync(passwd, 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user === name && uid !== undefined && gid !== undefined) return { name, uid: Number(uid), gid: Number(gid) };
+  }
+  return undefined;
+}
+
+/** Reads an image mapping file: a YAML/JSON list of {repository, entrypoint, cmd?, aliases?}. */
+export async function loadImageMappings(file: string): Promise<ImageMapping[]> {
+  const parsed: unknown = YAML.parse(await readFile(file, 'utf8'));
+  if (!Array.isArray(parsed)) throw new Error(`image map ${file}: expected a list of {repository, entrypoint}`);
+  return parsed.map((entry: unknown, index) => {
+    const item = entry as Partial<ImageMapping> | null;
+    if (!item || typeof item.repository !== 'string' || !Array.isArray(item.entrypoint) || !item.entrypoint.every((a) => typeof a === 'string')) {
+      throw new Error(`image map ${file}: entry ${index} needs repository (string) and entrypoint (list of strings)`);
+    }
+    return { repository: item.repository, entrypoint: item.entrypoint, cmd: item.cmd, aliases: item.aliases };
+  });
+}
+
+/**
+ * Containers get their own copy of the kubeconfig with certificates inlined, readable by the
+ * non-root account, because the original may be private to root or point at private files.
+ */
+async function writePodKubeconfig(kc: k8s.KubeConfig, dir: string, user: LocalUser | undefined): Promise<string> {
+  const inline = (file: string | undefined, data: string | undefined): string | undefined => data ?? (file ? readFileSync(file).toString('base64') : undefined);
+  const cluster = kc.getCurrentCluster();
+  const current = kc.getCurrentUser();
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'local',
+    clusters: [
+      {
+        name: 'local',
+        cluster: {
+          server: cluster?.server,
+          'certificate-authority-data': inline(cluster?.caFile, cluster?.caData),
+          'insecure-skip-tls-verify': cluster?.skipTLSVerify || undefined,
+        },
+      },
+    ],
+    users: [
+      {
+        name: 'local',
+        user: {
+          token: current?.token,
+          'client-certificate-data': inline(current?.certFile, current?.certData),
+          'client-key-data': inline(current?.keyFile, current?.keyData),
+        },
+      },
+    ],
+    contexts: [{ name: 'local', context: { cluster: 'local', user: 'local' } }],
+  };
+  const path = join(dir, 'kubeconfig');
+  await writeFile(path, YAML.stringify(doc), { mode: 0o640 });
+  await chmod(path, 0o640);
+  if (user) await chown(path, 0, user.gid);
+  return path;
+}
+
+export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNode> {
+  const dir = resolve(options.dir);
+  await mkdir(dir, { recursive: true });
+  const logger = options.logger;
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(options.kubeconfigPath);
+  const nodeName = options.nodeName ?? 'keelson-local';
+  const addresses = new AddressPool(options.ipPrefix ?? '127.0.0');
+  const isRoot = process.getuid?.() === 0;
+  const userName = options.runAsUser ?? 'postgres';
+  const nonRootUser = isRoot ? lookupUser(userName) : undefined;
+  if (isRoot && !nonRootUser) logger.warn({ user: userName }, 'no such local account: containers that must not run as root will fail to start');
+  if (nonRootUser) await chown(dir, 0, nonRootUser.gid).then(() => chmod(dir, 0o750));
+
+  // Processes of a previous run of this node (same --dir) that outlived it.
+  const markerPrefix = `${createHash('sha256').update(dir).digest('hex').slice(0, 12)}/`;
+  const leftovers = killMarkedProcesses(markerPrefix, 'SIGKILL', true);
+  if (leftovers > 0) logger.info({ killed: leftovers }, 'killed processes left over by a previous run');
+
+  const server = new URL(kc.getCurrentCluster()?.server ?? 'https://127.0.0.1:6443');
+  const podKubeconfig = await writePodKubeconfig(kc, dir, nonRootUser);
+  const baseEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    KUBECONFIG: podKubeconfig,
+    KUBERNETES_SERVICE_HOST: server.hostname,
+    KUBERNETES_SERVICE_PORT: server.port || (server.protocol === 'https:' ? '443' : '80'),
+  };
+  if (process.env.LANG) baseEnv.LANG = process.env.LANG;
+
+  const controllers: Controller[] = [];
+  const closeAll = async (graceMs?: number): Promise<void> => {
+    await Promise.allSettled(controllers.map((c) => c.close()));
+    if (agent) await agent.close(graceMs);
+    if (proxy) await proxy.close();
+  };
+  let agent: NodeAgent | undefined;
+  let proxy: ServiceProxy | undefined;
+  try {
+    proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
+    controllers.push(await startStatefulSetController(kc, logger));
+    controllers.push(await startDeploymentController(kc, logger));
+    controllers.push(await startEndpointsController(kc, logger));
+    agent = await startNodeAgent({
+      kubeConfig: kc,
+      nodeName,
+      dir,
+      addresses,
+      images: [...(options.images ?? []), ...builtinImageMappings()],
+      baseEnv,
+      nonRootUser,
+      backoff: { ...kubeletBackoff, ...options.backoff },
+      markerPrefix,
+      logger: logger.child({ component: 'agent' }),
+    });
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  const started = { agent, proxy };
+  logger.info({ node: nodeName, dir, ipPrefix: addresses.prefix }, 'local node running');
+  return { ...started, addresses, close: closeAll };
+}

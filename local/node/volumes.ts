@@ -1,0 +1,105 @@
+/**
+ * Volumes without containers. Processes cannot see a private filesystem, so each volume is a host
+ * folder under the node's --dir and each volumeMount's mountPath is mapped to it:
+ *
+ *   persistentVolumeClaim  <dir>/volumes/<namespace>/<claimName>   (survives pod restarts, like a PV)
+ *   emptyDir               <podDir>/volumes/<volume>               (removed with the pod)
+ *   configMap / secret     <podDir>/volumes/<volume>/<key>         (files written before start)
+ *   hostPath               the path itself
+ *
+ * The mapping reaches the process two ways: every `command`/`args`/env value that contains a
+ * mountPath (at the start or after `=`, `:`, `,` or a space) is rewritten to the host folder, and
+ * KEELSON_LOCAL_MOUNTS holds the JSON map {mountPath: hostFolder} for programs that read paths
+ * from elsewhere. Manifests therefore stay exactly as they would be on a real cluster.
+ */
+import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import type { V1KeyToPath, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { EnvSources } from './env.js';
+
+export interface MountMapping {
+  mountPath: string;
+  hostPath: string;
+  readOnly: boolean;
+}
+
+export function podDirectory(nodeDir: string, pod: V1Pod): string {
+  const meta = pod.metadata ?? {};
+  return join(nodeDir, 'pods', `${meta.namespace ?? 'default'}_${meta.name ?? 'unnamed'}_${meta.uid ?? 'nouid'}`);
+}
+
+export function claimDirectory(nodeDir: string, namespace: string, claimName: string): string {
+  return join(nodeDir, 'volumes', namespace, claimName);
+}
+
+/** Host folder backing one pod volume. */
+export function volumeHostPath(nodeDir: string, pod: V1Pod, volume: V1Volume): string {
+  if (volume.persistentVolumeClaim) return claimDirectory(nodeDir, pod.metadata?.namespace ?? 'default', volume.persistentVolumeClaim.claimName);
+  if (volume.hostPath) return volume.hostPath.path;
+  return join(podDirectory(nodeDir, pod), 'volumes', volume.name);
+}
+
+export function containerMounts(nodeDir: string, pod: V1Pod, mounts: V1VolumeMount[] | undefined): MountMapping[] {
+  const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
+  return (mounts ?? []).map((mount) => {
+    const volume = volumes.get(mount.name);
+    if (!volume) throw new Error(`volumeMount "${mount.name}" names no volume of the pod`);
+    const base = volumeHostPath(nodeDir, pod, volume);
+    return {
+      mountPath: normalize(mount.mountPath).replace(/\/+$/, '') || '/',
+      hostPath: mount.subPath ? join(base, mount.subPath) : base,
+      readOnly: mount.readOnly ?? false,
+    };
+  });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Rewrites mount paths inside one string; longer mount paths win over their parents. */
+export function rewriteMountPaths(value: string, mounts: MountMapping[]): string {
+  const ordered = [...mounts].filter((m) => m.mountPath !== '/').sort((a, b) => b.mountPath.length - a.mountPath.length);
+  if (ordered.length === 0) return value;
+  const pattern = new RegExp(`(^|[=:,\\s])(${ordered.map((m) => escapeRegExp(m.mountPath)).join('|')})(?=$|[/\\s,:;"'])`, 'g');
+  const byPath = new Map(ordered.map((m) => [m.mountPath, m.hostPath]));
+  return value.replace(pattern, (_match, lead: string, path: string) => `${lead}${byPath.get(path) ?? path}`);
+}
+
+function projectedFiles(data: Record<string, string>, items: V1KeyToPath[] | undefined): Array<{ path: string; content: string; mode?: number }> {
+  if (!items || items.length === 0) return Object.entries(data).map(([key, content]) => ({ path: key, content }));
+  return items.filter((item) => data[item.key] !== undefined).map((item) => ({ path: item.path, content: data[item.key], mode: item.mode }));
+}
+
+/**
+ * Creates the host folders of every pod volume and writes configMap/secret contents. Returns
+ * false when a referenced object is missing (the kubelet keeps such pods in ContainerCreating).
+ */
+export async function prepareVolumes(nodeDir: string, pod: V1Pod, sources: EnvSources, owner?: { uid: number; gid: number }): Promise<{ ready: true } | { ready: false; message: string }> {
+  const namespace = pod.metadata?.namespace ?? 'default';
+  for (const volume of pod.spec?.volumes ?? []) {
+    const target = volumeHostPath(nodeDir, pod, volume);
+    if (volume.hostPath) {
+      if (volume.hostPath.type === 'DirectoryOrCreate') await mkdir(target, { recursive: true });
+      continue;
+    }
+    await mkdir(target, { recursive: true });
+    if (owner && (volume.persistentVolumeClaim || volume.emptyDir)) await chown(target, owner.uid, owner.gid);
+    const ref = volume.configMap ?? volume.secret;
+    if (!ref) continue;
+    const name = volume.configMap ? volume.configMap.name : volume.secret?.secretName;
+    const data = volume.configMap ? await sources.configMap(namespace, name ?? '') : await sources.secret(namespace, name ?? '');
+    if (!data) {
+      if (ref.optional) continue;
+      return { ready: false, message: `${volume.configMap ? 'configmap' : 'secret'} "${name}" not found` };
+    }
+    for (const file of projectedFiles(data, ref.items)) {
+      const path = join(target, file.path);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, file.content);
+      await chmod(path, file.mode ?? ref.defaultMode ?? 0o644);
+      if (owner) await chown(path, owner.uid, owner.gid);
+    }
+  }
+  return { ready: true };
+}

@@ -1,0 +1,138 @@
+/**
+ * Service proxy (our kube-proxy). Every Service that is neither headless nor ExternalName gets a
+ * loopback cluster IP: when spec.clusterIP is empty (the stand-in does not allocate one) the proxy
+ * picks a free address from the node's pool and writes it into spec.clusterIP/clusterIPs through
+ * the API, so clients read the address from the Service as on a real cluster. Each TCP port then
+ * listens on clusterIP:port and forwards to the ready addresses of the Service's Endpoints.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../lib/log.js';
+import { WorkQueue, isNotFound, mergePatch, objectKey, splitKey, startInformer } from '../controllers/kube.js';
+import type { AddressPool } from '../node/addresses.js';
+import { PortForwarder, type Backend } from './forwarder.js';
+
+export interface ServiceProxyOptions {
+  kubeConfig: k8s.KubeConfig;
+  addresses: AddressPool;
+  logger: Logger;
+}
+
+export interface ServiceProxy {
+  /** clusterIP:port → backends, for tests and diagnostics. */
+  snapshot(): Record<string, string[]>;
+  close(): Promise<void>;
+}
+
+interface ServiceState {
+  clusterIP: string;
+  forwarders: Map<string, PortForwarder>;
+}
+
+/** Ready backends for one Service port: the Endpoints port with the same name (or the only one). */
+export function backendsFor(endpoints: k8s.V1Endpoints | undefined, portName: string | undefined): Backend[] {
+  const backends: Backend[] = [];
+  for (const subset of endpoints?.subsets ?? []) {
+    const ports = subset.ports ?? [];
+    const port = ports.find((p) => (p.name ?? '') === (portName ?? '')) ?? (ports.length === 1 ? ports[0] : undefined);
+    if (!port || (port.protocol ?? 'TCP') !== 'TCP') continue;
+    for (const address of subset.addresses ?? []) backends.push({ ip: address.ip, port: port.port });
+  }
+  return backends;
+}
+
+export function proxiedPorts(service: k8s.V1Service): k8s.V1ServicePort[] {
+  if (service.spec?.type === 'ExternalName' || service.spec?.clusterIP === 'None') return [];
+  return (service.spec?.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP');
+}
+
+export async function startServiceProxy(options: ServiceProxyOptions): Promise<ServiceProxy> {
+  const { kubeConfig, addresses } = options;
+  const logger = options.logger.child({ component: 'proxy' });
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const state = new Map<string, ServiceState>();
+
+  async function teardown(key: string): Promise<void> {
+    const current = state.get(key);
+    if (!current) return;
+    state.delete(key);
+    await Promise.all([...current.forwarders.values()].map((f) => f.close()));
+    addresses.release(current.clusterIP);
+  }
+
+  async function reconcile(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const service = services.get(name, namespace);
+    const ports = service ? proxiedPorts(service) : [];
+    if (!service || service.metadata?.deletionTimestamp || ports.length === 0) {
+      await teardown(key);
+      return;
+    }
+    const clusterIP = service.spec?.clusterIP;
+    if (!clusterIP) {
+      const ip = addresses.allocate('high');
+      try {
+        await core.patchNamespacedService({ name, namespace, body: { spec: { clusterIP: ip, clusterIPs: [ip] } } }, mergePatch);
+        logger.info({ service: key, clusterIP: ip }, 'assigned cluster IP');
+      } catch (err) {
+        addresses.release(ip);
+        if (!isNotFound(err)) throw err;
+      }
+      return; // the MODIFIED event brings us back with the address set
+    }
+    let current = state.get(key);
+    if (current && current.clusterIP !== clusterIP) {
+      await teardown(key);
+      current = undefined;
+    }
+    if (!current) {
+      if (!addresses.contains(clusterIP)) {
+        logger.warn({ service: key, clusterIP }, 'cluster IP is outside the node address pool, not proxied');
+        return;
+      }
+      addresses.reserve(clusterIP);
+      current = { clusterIP, forwarders: new Map() };
+      state.set(key, current);
+    }
+    const endpoints = endpointsInformer.get(name, namespace);
+    const wanted = new Set<string>();
+    for (const port of ports) {
+      const portKey = String(port.port);
+      wanted.add(portKey);
+      let forwarder = current.forwarders.get(portKey);
+      if (!forwarder) {
+        forwarder = new PortForwarder(clusterIP, port.port, logger);
+        await forwarder.listen();
+        current.forwarders.set(portKey, forwarder);
+      }
+      forwarder.setBackends(backendsFor(endpoints, port.name));
+    }
+    for (const [portKey, forwarder] of current.forwarders) {
+      if (wanted.has(portKey)) continue;
+      current.forwarders.delete(portKey);
+      await forwarder.close();
+    }
+  }
+
+  const queue = new WorkQueue(reconcile, logger, 1000).hold();
+  const services = await startInformer(kubeConfig, '/api/v1/services', () => core.listServiceForAllNamespaces(), { onChange: (s) => queue.add(objectKey(s)) }, logger);
+  // Keep addresses already written into Services away from pods.
+  for (const service of services.list()) if (service.spec?.clusterIP) addresses.reserve(service.spec.clusterIP);
+  const endpointsInformer = await startInformer(kubeConfig, '/api/v1/endpoints', () => core.listEndpointsForAllNamespaces(), { onChange: (e) => queue.add(objectKey(e)) }, logger);
+  queue.resume();
+
+  return {
+    snapshot() {
+      const result: Record<string, string[]> = {};
+      for (const entry of state.values()) {
+        for (const forwarder of entry.forwarders.values()) result[`${forwarder.host}:${forwarder.port}`] = forwarder.currentBackends.map((b) => `${b.ip}:${b.port}`);
+      }
+      return result;
+    },
+    async close() {
+      queue.stop();
+      await Promise.all([services.stop(), endpointsInformer.stop()]);
+      await queue.idle();
+      await Promise.all([...state.keys()].map((key) => teardown(key)));
+    },
+  };
+}

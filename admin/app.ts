@@ -1,0 +1,100 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { createApp } from '../lib/http.js';
+import { AdminPaths } from '../lib/ports.js';
+import { Code } from './core/codes.js';
+import { currentContext, newContext, runWithContext } from './core/context.js';
+import { BizError, failure } from './core/envelope.js';
+import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
+import { toExpressPath, type ApiRouter, type MountedRoute } from './core/router.js';
+import type { AdminServices } from './services.js';
+
+// PostgreSQL unique constraints → the duplicate codes the front end knows.
+const duplicateCodes: Record<string, string> = {
+  users_user_name_key: Code.DUPLICATE_USER_NAME,
+  users_user_email_key: Code.DUPLICATE_USER_EMAIL,
+  users_user_phone_key: Code.DUPLICATE_USER_PHONE,
+  roles_role_code_key: Code.DUPLICATE_ROLE_CODE,
+  menus_route_path_key: Code.DUPLICATE_MENU_ROUTE,
+};
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+  detail?: string;
+}
+
+/** Turns any thrown value into an envelope; only unexpected errors are logged with their stack. */
+export function errorToEnvelope(error: unknown, req: Request): { status: number; body: ReturnType<typeof failure> } {
+  if (error instanceof BizError) return { status: error.httpStatus, body: failure(error.code, error.message) };
+  const e = error as PgError & { type?: string; status?: number; message?: string };
+  if (e.type === 'entity.parse.failed') return { status: 200, body: failure(Code.VALIDATION, 'request body is not valid JSON') };
+  if (e.type === 'entity.too.large') return { status: 200, body: failure(Code.VALIDATION, 'request body too large') };
+  if (typeof e.type === 'string' && e.status && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, e.message ?? 'bad request') };
+  if (e.code === '23505') {
+    const code = (e.constraint && duplicateCodes[e.constraint]) ?? Code.DUPLICATE_RESOURCE;
+    return { status: 200, body: failure(code, e.detail ? `already exists: ${e.detail.replace(/^Key /, '')}` : undefined) };
+  }
+  if (e.code === '23503') return { status: 200, body: failure(Code.INTEGRITY, 'a referenced resource does not exist or is still in use') };
+  if (e.code === '22P02' || e.code === '22001' || e.code === '22003') return { status: 200, body: failure(Code.VALIDATION, 'a value has the wrong format or is too long') };
+  req.log?.error({ err: error }, 'unhandled error');
+  return { status: 200, body: failure(Code.INTERNAL, 'internal server error') };
+}
+
+/** Wraps a route's handler with its guards: authentication, API permission, roles, buttons. */
+function guarded(route: MountedRoute, services: AdminServices) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const ctx = currentContext();
+    if (route.guard !== 'public') {
+      const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
+      const denials = [
+        route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined,
+        route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined,
+        route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined,
+      ];
+      const denial = denials.find((d) => d !== undefined);
+      if (denial) {
+        services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, code: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
+        throw new BizError(denial.code, denial.msg);
+      }
+    }
+    const result = await route.handler(req, res);
+    if (!res.headersSent) res.json(result ?? { code: Code.OK, msg: 'OK', data: null });
+  };
+}
+
+export interface BuiltApp {
+  app: Express;
+  routes: MountedRoute[];
+}
+
+/** The express app: request id and context, JSON bodies, every router's routes, envelope errors. */
+export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltApp {
+  const app = createApp(services.logger);
+  if (services.config.trustProxy) app.set('trust proxy', true);
+  app.use((req: Request, _res: Response, next: NextFunction) => runWithContext(newContext(req.id ?? ''), () => next()));
+  app.get(AdminPaths.health, (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.use(express.json({ limit: '1mb', strict: false }));
+  const routes: MountedRoute[] = [];
+  const seen = new Set<string>();
+  for (const router of routers) {
+    for (const route of router.mounted()) {
+      const key = `${route.method} ${route.template}`;
+      if (seen.has(key)) throw new Error(`route registered twice: ${key}`);
+      seen.add(key);
+      routes.push(route);
+    }
+  }
+  // Static templates first across all routers, so a parameter route never shadows a static one.
+  const ordered = [...routes.filter((r) => !r.template.includes('{')), ...routes.filter((r) => r.template.includes('{'))];
+  for (const route of ordered) app[route.method](toExpressPath(route.template), guarded(route, services));
+  app.use((req: Request, res: Response) => {
+    res.status(404).json(failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const { status, body } = errorToEnvelope(error, req);
+    if (!res.headersSent) res.status(status).json(body);
+  });
+  return { app, routes: ordered };
+}

@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import type { AdminServices } from '../services.js';
+import { withTransaction, type DbClient } from '../db/pool.js';
+import { Code } from './codes.js';
+import { getCurrentUserId } from './context.js';
+import { BizError, success, successExtra } from './envelope.js';
+import { auditFields, quoteIdent, toColumns, toRecord, type Fields } from './records.js';
+import { param, type ApiRouter } from './router.js';
+import { pageQuerySchema, parseBody } from './validate.js';
+
+export type CrudAction = 'search' | 'get' | 'create' | 'update' | 'delete' | 'batchDelete';
+export type Row = Record<string, unknown>;
+
+/** An SQL condition with its own parameter values, numbered by the caller's `p()`. */
+export type AddParam = (value: unknown) => string;
+
+export interface ResourceHooks {
+  /** Extra column values derived from the input (for example a password hash). */
+  beforeWrite?(input: Record<string, unknown>, action: 'create' | 'update', id: number | undefined): Promise<Record<string, unknown>>;
+  /** Runs in the write's transaction: link tables and the like. */
+  afterWrite?(client: DbClient, id: number, input: Record<string, unknown>, action: 'create' | 'update'): Promise<void>;
+  /** Runs after a committed write or delete (session invalidation, cache busting). */
+  afterCommit?(ids: number[], action: 'create' | 'update' | 'delete', input?: Record<string, unknown>): Promise<void>;
+  /** Adds derived fields to records (for example role codes of users). */
+  decorate?(records: Record<string, unknown>[], rows: Row[]): Promise<void>;
+  /** Extra search conditions from resource-specific filters. */
+  searchWhere?(body: Record<string, unknown>, p: AddParam): string[];
+  /** Row visibility for the current user (for example APIs a non-super user may see). */
+  scope?(p: AddParam): string | undefined;
+}
+
+export interface ResourceOptions {
+  /** Plural path under the router prefix, for example `/users`. */
+  path: string;
+  table: string;
+  /** Singular word for summaries. */
+  noun: string;
+  fields: Fields;
+  createSchema?: z.ZodType<Record<string, unknown>>;
+  updateSchema?: z.ZodType<Record<string, unknown>>;
+  /** Resource-specific search fields beyond those derived from `fields[*].filter`. */
+  searchShape?: Record<string, z.ZodType>;
+  actions?: CrudAction[];
+  /** Button codes restricting the generated write routes (any-of one code per action). */
+  buttons?: Partial<Record<'create' | 'update' | 'delete' | 'batchDelete', string>>;
+  /** Delete sets deleted_at instead of removing the row; reads skip deleted rows. */
+  softDelete?: boolean;
+  /** Adds GET <path>/tree nesting rows by this parent column (0 = root). */
+  tree?: { parentColumn: string };
+  defaultOrder?: string;
+  hooks?: ResourceHooks;
+}
+
+const idsBody = z.object({ ids: z.array(z.string()).min(1).max(1000) });
+
+function searchSchemaFor(fields: Fields, extra: Record<string, z.ZodType> = {}) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    if (!field.filter) continue;
+    if (field.filter === 'anyOf') shape[name] = z.array(z.string().max(200)).max(100).nullish();
+    else if (field.kind === 'int') shape[name] = z.coerce.number().int().nullish();
+    else if (field.kind === 'bool') shape[name] = z.boolean().nullish();
+    else shape[name] = z.string().max(200).nullish();
+  }
+  return pageQuerySchema.extend({ ...shape, ...extra });
+}
+
+const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** `-name` → name DESC; only whitelisted fields, so callers cannot sort by arbitrary SQL. */
+export function orderClause(orderBy: readonly string[] | null | undefined, fields: Fields, fallback: string): string {
+  const parts: string[] = [];
+  for (const item of orderBy ?? []) {
+    const desc = item.startsWith('-');
+    const name = desc ? item.slice(1) : item;
+    const field = fields[name];
+    if (!field || !(field.orderable || name === 'id')) throw new BizError(Code.VALIDATION, `orderBy: cannot sort by "${name}"`);
+    parts.push(`${quoteIdent(field.column)} ${desc ? 'DESC' : 'ASC'}`);
+  }
+  parts.push(fallback, 'id ASC');
+  return parts.join(', ');
+}
+
+/**
+ * Adds the standard routes of one resource to a router: POST /search, GET /{id}, POST, PATCH /{id},
+ * DELETE /{id}, DELETE (batch), plus GET /tree when the resource is a tree.
+ */
+export function addResourceRoutes(router: ApiRouter, services: AdminServices, options: ResourceOptions): void {
+  const { db, ids } = services;
+  const fields: Fields = { ...options.fields, ...auditFields };
+  const table = quoteIdent(options.table);
+  const actions = new Set(options.actions ?? ['search', 'get', 'create', 'update', 'delete', 'batchDelete']);
+  const hooks = options.hooks ?? {};
+  const live = options.softDelete ? 'deleted_at IS NULL' : 'TRUE';
+  const fallbackOrder = options.defaultOrder ?? 'id ASC';
+  const searchSchema = searchSchemaFor(fields, options.searchShape);
+  const buttonsFor = (action: 'create' | 'update' | 'delete' | 'batchDelete') => (options.buttons?.[action] ? { codes: [options.buttons[action]] } : undefined);
+  const tags = [options.path.slice(1)];
+
+  const records = async (rows: Row[]): Promise<Record<string, unknown>[]> => {
+    const out = rows.map((row) => toRecord(row, fields, ids));
+    if (hooks.decorate) await hooks.decorate(out, rows);
+    return out;
+  };
+
+  const visibleWhere = (params: unknown[]): string[] => {
+    const p: AddParam = (value) => `$${params.push(value)}`;
+    const scope = hooks.scope?.(p);
+    return [live, ...(scope ? [scope] : [])];
+  };
+
+  const loadOne = async (id: number): Promise<Row> => {
+    const params: unknown[] = [id];
+    const { rows } = await db.query(`SELECT * FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params);
+    if (!rows[0]) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
+    return rows[0];
+  };
+
+  if (actions.has('search')) {
+    router.post(`${options.path}/search`, { summary: `Search ${options.noun} records`, tags }, async (req) => {
+      const body = parseBody(searchSchema, req.body) as Record<string, unknown> & { current: number; size: number; orderBy: string[] | null };
+      const params: unknown[] = [];
+      const p: AddParam = (value) => `$${params.push(value)}`;
+      const where = visibleWhere(params);
+      for (const [name, field] of Object.entries(fields)) {
+        const value = body[name];
+        if (!field.filter || value === undefined || value === null || value === '') continue;
+        const column = quoteIdent(field.column);
+        if (field.filter === 'anyOf' && Array.isArray(value)) {
+          if (value.length) where.push(`${column} && ${p(value)}::text[]`);
+        } else if (field.filter === 'contains') where.push(`${column} ILIKE ${p(`%${escapeLike(String(value))}%`)}`);
+        else where.push(`${column} = ${p(field.kind === 'id' ? ids.decode(value, name) : value)}`);
+      }
+      if (hooks.searchWhere) where.push(...hooks.searchWhere(body, p));
+      const order = orderClause(body.orderBy, fields, fallbackOrder);
+      const whereSql = where.join(' AND ');
+      const offset = (body.current - 1) * body.size;
+      const [page, count] = await Promise.all([
+        db.query(`SELECT * FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params),
+        db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params),
+      ]);
+      return successExtra({ records: await records(page.rows), total: Number(count.rows[0].total), current: body.current, size: body.size });
+    });
+  }
+
+  if (options.tree) {
+    router.get(`${options.path}/tree`, { summary: `${options.noun} tree`, tags }, async () => {
+      const params: unknown[] = [];
+      const { rows } = await db.query(`SELECT * FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, params);
+      const nodes = await records(rows);
+      return success(buildTree(rows, nodes, options.tree?.parentColumn ?? 'parent_id'));
+    });
+  }
+
+  if (actions.has('get')) {
+    router.get(`${options.path}/{id}`, { summary: `Get one ${options.noun}`, tags }, async (req) => {
+      const row = await loadOne(ids.decode(param(req, 'id')));
+      return success((await records([row]))[0]);
+    });
+  }
+
+  const write = async (action: 'create' | 'update', input: Record<string, unknown>, id?: number): Promise<Row> => {
+    const extra = hooks.beforeWrite ? await hooks.beforeWrite(input, action, id) : {};
+    const columns = { ...toColumns(input, fields, ids), ...extra };
+    const actor = getCurrentUserId();
+    const row = await withTransaction(db, async (client): Promise<Row> => {
+      const params: unknown[] = [];
+      const p: AddParam = (value) => `$${params.push(value)}`;
+      let result: Row | undefined;
+      if (action === 'create') {
+        const names = [...Object.keys(columns), 'created_by', 'updated_by'];
+        const values = [...Object.values(columns).map((v) => p(v)), p(actor), p(actor)];
+        result = (await client.query(`INSERT INTO ${table} (${names.map(quoteIdent).join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params)).rows[0] as Row;
+      } else {
+        const sets = Object.entries(columns).map(([column, value]) => `${quoteIdent(column)} = ${p(value)}`);
+        sets.push(`updated_at = now()`, `updated_by = ${p(actor)}`);
+        result = (await client.query(`UPDATE ${table} SET ${sets.join(', ')} WHERE id = ${p(id)} AND ${live} RETURNING *`, params)).rows[0];
+      }
+      if (!result) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
+      if (hooks.afterWrite) await hooks.afterWrite(client, result.id as number, input, action);
+      return result;
+    });
+    await hooks.afterCommit?.([row.id as number], action, input);
+    await services.principals.invalidateAll();
+    return row;
+  };
+
+  if (actions.has('create') && options.createSchema) {
+    const schema = options.createSchema;
+    router.post(options.path, { summary: `Create a ${options.noun}`, tags, buttons: buttonsFor('create') }, async (req) => {
+      const row = await write('create', parseBody(schema, req.body));
+      return success((await records([row]))[0], 'created');
+    });
+  }
+
+  if (actions.has('update') && options.updateSchema) {
+    const schema = options.updateSchema;
+    router.patch(`${options.path}/{id}`, { summary: `Update a ${options.noun}`, tags, buttons: buttonsFor('update') }, async (req) => {
+      const id = ids.decode(param(req, 'id'));
+      await loadOne(id);
+      const row = await write('update', parseBody(schema, req.body), id);
+      return success((await records([row]))[0], 'updated');
+    });
+  }
+
+  const remove = async (targets: number[]): Promise<number[]> => {
+    const sql = options.softDelete
+      ? `UPDATE ${table} SET deleted_at = now(), updated_at = now() WHERE id = ANY($1) AND deleted_at IS NULL RETURNING id`
+      : `DELETE FROM ${table} WHERE id = ANY($1) RETURNING id`;
+    const { rows } = await db.query<{ id: number }>(sql, [targets]);
+    const deleted = rows.map((r) => r.id);
+    if (deleted.length) {
+      await hooks.afterCommit?.(deleted, 'delete');
+      await services.principals.invalidateAll();
+    }
+    return deleted;
+  };
+
+  if (actions.has('delete')) {
+    router.delete(`${options.path}/{id}`, { summary: `Delete a ${options.noun}`, tags, buttons: buttonsFor('delete') }, async (req) => {
+      const id = ids.decode(param(req, 'id'));
+      await loadOne(id);
+      await remove([id]);
+      return success({ deletedId: ids.encode(id) }, 'deleted');
+    });
+  }
+
+  if (actions.has('batchDelete')) {
+    router.delete(options.path, { summary: `Delete several ${options.noun} records`, tags, buttons: buttonsFor('batchDelete') }, async (req) => {
+      const body = parseBody(idsBody, req.body);
+      const targets = body.ids.map((value, index) => ids.decode(value, `ids.${index}`));
+      const params: unknown[] = [targets];
+      const visible = await db.query<{ id: number }>(`SELECT id FROM ${table} WHERE id = ANY($1) AND ${visibleWhere(params).join(' AND ')}`, params);
+      const deleted = await remove(visible.rows.map((r) => r.id));
+      return success({ deletedCount: deleted.length, deletedIds: deleted.map((id) => ids.encode(id)) }, 'deleted');
+    });
+  }
+}
+
+/** Nests records under their parents (parent 0 or unknown = root), keeping the query's order. */
+export function buildTree(rows: Row[], records: Record<string, unknown>[], parentColumn: string): Record<string, unknown>[] {
+  const byId = new Map<number, Record<string, unknown>>();
+  rows.forEach((row, i) => byId.set(row.id as number, records[i]));
+  const roots: Record<string, unknown>[] = [];
+  rows.forEach((row, i) => {
+    const parent = byId.get(row[parentColumn] as number);
+    if (parent && parent !== records[i]) ((parent.children ??= []) as Record<string, unknown>[]).push(records[i]);
+    else roots.push(records[i]);
+  });
+  return roots;
+}

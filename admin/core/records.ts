@@ -1,0 +1,67 @@
+import type { IdCodec } from './ids.js';
+
+/** "YYYY-MM-DD HH:mm:ss" in UTC, the fmt* fields the front end shows. */
+export function formatTime(date: Date): string {
+  return date.toISOString().replace('T', ' ').slice(0, 19);
+}
+
+export type FieldKind = 'text' | 'int' | 'bool' | 'id' | 'json' | 'time' | 'textArray';
+
+export interface FieldDef {
+  /** SQL column; quoted when emitted. */
+  column: string;
+  kind: FieldKind;
+  /** Shown in records (default true). */
+  output?: boolean;
+  /** Search filter applied when the field is present in a search body. */
+  filter?: 'contains' | 'eq' | 'anyOf';
+  orderable?: boolean;
+  /** Accepted on create/update (default true except id and audit columns). */
+  writable?: boolean;
+}
+
+export type Fields = Record<string, FieldDef>;
+
+/** Audit columns every table has; shown as createdBy/At, updatedBy/At plus fmt* strings. */
+export const auditFields: Fields = {
+  createdBy: { column: 'created_by', kind: 'id', writable: false },
+  createdAt: { column: 'created_at', kind: 'time', writable: false, orderable: true },
+  updatedBy: { column: 'updated_by', kind: 'id', writable: false },
+  updatedAt: { column: 'updated_at', kind: 'time', writable: false, orderable: true },
+};
+
+/** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms. */
+export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCodec): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    if (field.output === false) continue;
+    const value = row[field.column];
+    switch (field.kind) {
+      case 'id':
+        record[name] = typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
+        break;
+      case 'time':
+        record[name] = value instanceof Date ? value.getTime() : null;
+        if (value instanceof Date) record[`fmt${name[0].toUpperCase()}${name.slice(1)}`] = formatTime(value);
+        break;
+      default:
+        record[name] = value ?? null;
+    }
+  }
+  return record;
+}
+
+/** Converts validated camelCase input to column values; id fields are decoded from sqids. */
+export function toColumns(input: Record<string, unknown>, fields: Fields, ids: IdCodec): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input)) {
+    const field = fields[name];
+    if (!field || field.writable === false || name === 'id' || value === undefined) continue;
+    if (field.kind === 'id') columns[field.column] = value === null || value === 0 || value === '' || value === '0' ? (field.column.endsWith('parent_id') ? 0 : null) : ids.decode(value, name);
+    else if (field.kind === 'json') columns[field.column] = value === null ? null : JSON.stringify(value);
+    else columns[field.column] = value;
+  }
+  return columns;
+}
+
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

@@ -1,0 +1,29 @@
+import pg from 'pg';
+
+export type Db = pg.Pool;
+export type DbClient = pg.PoolClient;
+/** Either the pool or a client inside a transaction: both can run queries. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+export function createPool(databaseUrl: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs fn in one transaction; rolls back on any error. */
+export async function withTransaction<T>(db: Db, fn: (client: DbClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,60 @@
+import { getCurrentUserId, isSuperAdmin } from '../../core/context.js';
+import { addResourceRoutes } from '../../core/crud.js';
+import { success } from '../../core/envelope.js';
+import type { Fields } from '../../core/records.js';
+import type { ApiRouter } from '../../core/router.js';
+import type { AdminServices } from '../../services.js';
+
+export const apiFields: Fields = {
+  id: { column: 'id', kind: 'id', orderable: true },
+  apiPath: { column: 'api_path', kind: 'text', filter: 'contains', orderable: true },
+  apiMethod: { column: 'api_method', kind: 'text', filter: 'eq', orderable: true },
+  summary: { column: 'summary', kind: 'text', filter: 'eq' },
+  tags: { column: 'tags', kind: 'textArray', filter: 'anyOf' },
+  statusType: { column: 'status_type', kind: 'text', filter: 'eq' },
+  isSystem: { column: 'is_system', kind: 'bool' },
+};
+
+/** Non-super users see only the APIs their own roles grant. */
+const grantedOnly = (p: (v: unknown) => string): string | undefined =>
+  isSuperAdmin() ? undefined : `id IN (SELECT ra.api_id FROM role_apis ra JOIN user_roles ur ON ur.role_id = ra.role_id WHERE ur.user_id = ${p(getCurrentUserId())})`;
+
+/** /apis: read-only (search, get, tree, tags); rows come from the route reconciliation. */
+export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
+  const { db, ids } = services;
+  addResourceRoutes(router, services, {
+    path: '/apis',
+    table: 'apis',
+    noun: 'API',
+    fields: apiFields,
+    actions: ['search', 'get'],
+    defaultOrder: 'api_path ASC, api_method ASC',
+    hooks: { scope: grantedOnly },
+  });
+
+  const visible = async () => {
+    const params: unknown[] = [];
+    const scope = grantedOnly((v) => `$${params.push(v)}`);
+    return db.query<{ id: number; api_path: string; api_method: string; summary: string; tags: string[]; status_type: string }>(
+      `SELECT id, api_path, api_method, summary, tags, status_type FROM apis ${scope ? `WHERE ${scope}` : ''} ORDER BY api_path, api_method`,
+      params,
+    );
+  };
+
+  router.get('/apis/tree', { summary: 'APIs grouped by tag', tags: ['apis'] }, async () => {
+    const { rows } = await visible();
+    const groups = new Map<string, Record<string, unknown>[]>();
+    for (const row of rows) {
+      const tag = row.tags[0] ?? 'other';
+      const list = groups.get(tag) ?? [];
+      list.push({ id: ids.encode(row.id), summary: row.summary, apiMethod: row.api_method, apiPath: row.api_path, statusType: row.status_type });
+      groups.set(tag, list);
+    }
+    return success([...groups].map(([tag, children]) => ({ id: tag, summary: tag, children })));
+  });
+
+  router.get('/apis/tags', { summary: 'All API tags', tags: ['apis'] }, async () => {
+    const { rows } = await visible();
+    return success([...new Set(rows.flatMap((r) => r.tags))].sort());
+  });
+}

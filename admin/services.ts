@@ -1,0 +1,28 @@
+import type { Logger } from '../lib/log.js';
+import type { Authenticator } from './auth/authenticate.js';
+import type { PrincipalStore } from './auth/principals.js';
+import type { Sessions } from './auth/sessions.js';
+import type { Kv } from './cache/kv.js';
+import type { AdminConfig } from './config.js';
+import type { Audit } from './core/audit.js';
+import type { IdCodec } from './core/ids.js';
+import type { PasswordHasher } from './core/passwords.js';
+import type { RateLimiter } from './core/rate-limit.js';
+import type { TokenService } from './core/tokens.js';
+import type { Db } from './db/pool.js';
+
+/** Everything a module needs, built once at start-up and passed down explicitly. */
+export interface AdminServices {
+  config: AdminConfig;
+  logger: Logger;
+  db: Db;
+  kv: Kv;
+  ids: IdCodec;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  principals: PrincipalStore;
+  sessions: Sessions;
+  authenticator: Authenticator;
+  audit: Audit;
+  loginLimiter: RateLimiter;
+}

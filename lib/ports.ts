@@ -40,6 +40,10 @@ export const ExporterPaths = {
   reload: '/reload',
   explain: '/explain',
   stat: '/stat',
+  read: '/read',
+  version: '/version',
+  primaryAliases: ['/leader', '/master', '/read-write', '/rw'],
+  replicaAliases: ['/standby', '/read-only', '/ro', '/slave'],
 } as const;
 
 export const OperatorPaths = {

@@ -1,0 +1,128 @@
+import pg from 'pg';
+
+/**
+ * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
+ * stay as text (we convert like the Go driver, not like node-postgres), and queries bounded by a
+ * server-side statement_timeout plus a client-side backstop.
+ */
+const timestampOids = new Set([1082, 1114, 1184]);
+const keepText = (value: string): string => value;
+
+/** Raw text for every type except dates and timestamps, which become Date (epoch seconds later). */
+export const exporterTypes = {
+  getTypeParser(oid: number, format?: string) {
+    if (timestampOids.has(oid)) return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
+    return keepText;
+  },
+} as unknown as pg.CustomTypesConfig;
+
+/** Adds sslmode=disable when the URL names no sslmode, like pg_exporter. */
+export function normalizeUrl(url: string): string {
+  const parsed = parseUrl(url);
+  if (!parsed.searchParams.has('sslmode')) parsed.searchParams.set('sslmode', 'disable');
+  return parsed.toString();
+}
+
+function parseUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error('invalid PostgreSQL URL: expected postgres://user:password@host:port/database');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new Error(`invalid PostgreSQL URL: scheme must be postgres:// or postgresql://, got ${parsed.protocol}//`);
+  }
+  return parsed;
+}
+
+/** The database the URL names (path or dbname parameter); "" when it names none. */
+export function databaseOf(url: string): string {
+  const parsed = parseUrl(url);
+  const fromParam = parsed.searchParams.get('dbname');
+  if (fromParam) return fromParam;
+  return decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+}
+
+/** The same URL pointed at another database (used for auto-discovered databases). */
+export function urlForDatabase(url: string, database: string): string {
+  const parsed = parseUrl(url);
+  if (parsed.searchParams.has('dbname')) parsed.searchParams.set('dbname', database);
+  else parsed.pathname = `/${encodeURIComponent(database)}`;
+  return parsed.toString();
+}
+
+/** The URL with the password replaced, safe for logs. */
+export function maskUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = 'xxxxx';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', 'xxxxx');
+    return parsed.toString();
+  } catch {
+    return '(unparsable url)';
+  }
+}
+
+export interface PoolSettings {
+  url: string;
+  max: number;
+  connectTimeoutMs: number;
+  applicationName: string;
+}
+
+export function createPool(settings: PoolSettings): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: settings.url,
+    max: settings.max,
+    connectionTimeoutMillis: Math.max(settings.connectTimeoutMs, 1),
+    idleTimeoutMillis: 60_000,
+    maxLifetimeSeconds: 60,
+    application_name: settings.applicationName,
+    types: exporterTypes,
+    keepAlive: true,
+  });
+  // A dropped idle connection must not crash the process; the next query reports the problem.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+export interface QueryOutput {
+  fields: Array<{ name: string; dataTypeID: number }>;
+  rows: unknown[][];
+}
+
+export class QueryTimeoutError extends Error {
+  readonly code = '57014';
+}
+
+/** Extra time the client waits beyond the server-side timeout before giving up on the connection. */
+const backstopGraceMs = 1_000;
+
+/**
+ * Runs one statement with a server-side statement_timeout in the same round trip. If the server
+ * does not answer within timeout + grace (network gone), the connection is destroyed.
+ * timeoutMs <= 0 means no timeout.
+ */
+export async function timedQuery(client: pg.PoolClient, text: string, timeoutMs: number, useStatementTimeout = true): Promise<QueryOutput> {
+  const bounded = timeoutMs > 0;
+  const ms = bounded ? Math.max(1, Math.round(timeoutMs)) : 0;
+  const sql = useStatementTimeout ? `SET statement_timeout = ${ms};\n${text}` : text;
+  const run = client.query({ text: sql, rowMode: 'array' }) as unknown as Promise<pg.QueryResult | pg.QueryResult[]>;
+  let timer: NodeJS.Timeout | undefined;
+  const backstop = bounded
+    ? new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new QueryTimeoutError(`no answer within ${ms + backstopGraceMs} ms`)), ms + (useStatementTimeout ? backstopGraceMs : 0));
+      })
+    : undefined;
+  try {
+    const result = backstop ? await Promise.race([run, backstop]) : await run;
+    const last = Array.isArray(result) ? result[result.length - 1] : result;
+    return { fields: last.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rows: (last.rows ?? []) as unknown[][] };
+  } catch (error) {
+    if (error instanceof QueryTimeoutError) run.catch(() => undefined);
+    throw error;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,175 @@
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Logger } from '../../lib/log.js';
+import { checkConstantLabels } from './config/validate.js';
+import type { CollectorSet } from './config/types.js';
+import { databaseOf, maskUrl, urlForDatabase } from './connection.js';
+import { renderExposition, type RenderedFamily } from './exposition.js';
+import type { HealthProbe } from './health.js';
+import { renderIntroFamilies, type BuildInfo } from './selfmetrics.js';
+import { TargetServer } from './server.js';
+
+export interface ExporterSettings {
+  url: string;
+  /** Loads the collector definitions; called at start and on every reload. */
+  loadCollectors: () => CollectorSet;
+  constantLabels: Record<string, string>;
+  serverTags: string[];
+  autoDiscovery: boolean;
+  excludeDatabases: string[];
+  includeDatabases: string[];
+  namespace: string;
+  disableCache: boolean;
+  disableIntro: boolean;
+  connectTimeoutMs: number;
+  build: BuildInfo;
+  logger: Logger;
+  /** Include Node process metrics (process_*, nodejs_*), like the Go runtime metrics upstream. */
+  processMetrics?: boolean;
+  health?: HealthProbe;
+}
+
+/**
+ * The exporter core: the main server plus auto-discovered databases, one shared in-flight scrape,
+ * self-metrics and reload. Concurrent /metrics requests share the running collection instead of
+ * queueing behind a lock or running twice.
+ */
+export class Exporter {
+  readonly main: TargetServer;
+  private collectorSet: CollectorSet;
+  private readonly forked = new Map<string, TargetServer>();
+  private readonly constantPairs: Array<readonly [string, string]>;
+  private readonly registry: Registry | undefined;
+  private inflight: Promise<string> | undefined;
+  private readonly startedAtMs = Date.now();
+  private lastScrapeAtMs = 0;
+  private lastScrapeSeconds = 0;
+  private scrapeCount = 0;
+  private scrapeErrorCount = 0;
+  private lastScrapeFailed = false;
+
+  constructor(private readonly settings: ExporterSettings) {
+    this.collectorSet = settings.loadCollectors();
+    checkConstantLabels(this.collectorSet.collectors, settings.constantLabels, !settings.disableIntro);
+    for (const warning of this.collectorSet.warnings) settings.logger.warn(warning);
+    this.constantPairs = Object.entries(settings.constantLabels);
+    this.main = this.createServer(settings.url, databaseOf(settings.url) || 'postgres', false);
+    if (settings.processMetrics !== false) {
+      this.registry = new Registry();
+      if (this.constantPairs.length) this.registry.setDefaultLabels(settings.constantLabels);
+      collectDefaultMetrics({ register: this.registry });
+    }
+    settings.logger.info({ url: maskUrl(settings.url), collectors: this.collectorSet.collectors.length, origin: this.collectorSet.origin }, 'exporter created');
+  }
+
+  get collectors(): CollectorSet {
+    return this.collectorSet;
+  }
+
+  servers(): TargetServer[] {
+    return [this.main, ...this.forked.values()];
+  }
+
+  private createServer(url: string, datname: string, forked: boolean): TargetServer {
+    return new TargetServer(
+      {
+        url,
+        datname,
+        forked,
+        poolSize: forked ? 1 : 2,
+        connectTimeoutMs: this.settings.connectTimeoutMs,
+        serverTags: this.settings.serverTags,
+        constantLabels: this.constantPairs,
+        disableCache: this.settings.disableCache,
+        logger: this.settings.logger,
+      },
+      this.collectorSet.collectors,
+    );
+  }
+
+  /** The metrics body. A scrape already running is shared, not repeated. */
+  scrape(): Promise<string> {
+    this.inflight ??= this.collect().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async collect(): Promise<string> {
+    const startedMs = Date.now();
+    const started = performance.now();
+    this.scrapeCount++;
+    const families: RenderedFamily[] = [];
+    const main = await this.main.scrape(startedMs);
+    families.push(...main.families);
+    if (main.up && main.facts && this.settings.autoDiscovery) this.syncDatabases(main.facts.databases, main.facts.datname);
+    if (main.up) {
+      for (const server of this.forked.values()) {
+        const result = await server.scrape(startedMs);
+        families.push(...result.families);
+      }
+    } else {
+      this.settings.logger.warn({ err: main.error }, 'scrape failed: server not up');
+    }
+    this.settings.health?.set(main.up ? (this.main.inRecovery ? 'replica' : 'primary') : 'down');
+    this.lastScrapeFailed = !main.up;
+    if (!main.up) this.scrapeErrorCount++;
+    this.lastScrapeAtMs = startedMs;
+    this.lastScrapeSeconds = (performance.now() - started) / 1000;
+    if (!this.settings.disableIntro) {
+      families.push(
+        ...renderIntroFamilies({
+          namespace: this.settings.namespace,
+          constantLabels: this.constantPairs,
+          build: this.settings.build,
+          startedAtMs: this.startedAtMs,
+          lastScrapeAtMs: this.lastScrapeAtMs,
+          lastScrapeSeconds: this.lastScrapeSeconds,
+          scrapeCount: this.scrapeCount,
+          scrapeErrorCount: this.scrapeErrorCount,
+          lastScrapeFailed: this.lastScrapeFailed,
+          main: this.main,
+          servers: this.servers(),
+        }),
+      );
+    }
+    const body = renderExposition(families);
+    return this.registry ? body + (await this.registry.metrics()) : body;
+  }
+
+  /** Starts and stops forked servers so that they match the discovered databases. */
+  private syncDatabases(databases: string[], mainDatabase: string): void {
+    const include = this.settings.includeDatabases;
+    const wanted = new Set(databases.filter((db) => db !== mainDatabase && !this.settings.excludeDatabases.includes(db) && (include.length === 0 || include.includes(db))));
+    for (const [db, server] of this.forked) {
+      if (!wanted.has(db)) {
+        this.forked.delete(db);
+        void server.close();
+        this.settings.logger.info({ datname: db }, 'database gone; stopped scraping it');
+      }
+    }
+    for (const db of wanted) {
+      if (this.forked.has(db)) continue;
+      this.forked.set(db, this.createServer(urlForDatabase(this.settings.url, db), db, true));
+      this.settings.logger.info({ datname: db }, 'database discovered');
+    }
+  }
+
+  /**
+   * Re-reads the collector definitions. On any error the old definitions stay in service and the
+   * error is thrown for the caller to report (HTTP 500 "fail to reload: ...").
+   */
+  reload(): CollectorSet {
+    const next = this.settings.loadCollectors();
+    checkConstantLabels(next.collectors, this.settings.constantLabels, !this.settings.disableIntro);
+    this.collectorSet = next;
+    for (const server of this.servers()) server.replaceCollectors(next.collectors);
+    for (const warning of next.warnings) this.settings.logger.warn(warning);
+    this.settings.logger.info({ collectors: next.collectors.length, origin: next.origin }, 'collector configuration reloaded');
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.inflight?.catch(() => undefined);
+    await Promise.all(this.servers().map((s) => s.close()));
+  }
+}

@@ -1,0 +1,171 @@
+import type pg from 'pg';
+import type { Logger } from '../../lib/log.js';
+import type { Collector } from './config/types.js';
+import { createPool, databaseOf, QueryTimeoutError, timedQuery } from './connection.js';
+import type { RenderedFamily } from './exposition.js';
+import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
+import { CollectorRuntime, describeError, type ClientLease } from './runtime.js';
+
+export interface TargetSettings {
+  url: string;
+  /** Label value for self-metrics (the database name). */
+  datname: string;
+  forked: boolean;
+  poolSize: number;
+  connectTimeoutMs: number;
+  serverTags: string[];
+  constantLabels: ReadonlyArray<readonly [string, string]>;
+  disableCache: boolean;
+  logger: Logger;
+}
+
+export interface ServerScrape {
+  up: boolean;
+  families: RenderedFamily[];
+  error?: string;
+  facts?: ServerFacts;
+}
+
+const factsQuery = `SELECT current_setting('server_version_num')::int AS version,
+  current_catalog, current_user, pg_catalog.pg_is_in_recovery(),
+  (SELECT coalesce(json_agg(datname ORDER BY datname), '[]') FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate)::text,
+  (SELECT coalesce(json_agg(nspname), '[]') FROM pg_catalog.pg_namespace)::text,
+  (SELECT coalesce(json_agg(extname), '[]') FROM pg_catalog.pg_extension)::text`;
+
+/**
+ * One PostgreSQL database the exporter scrapes: the main URL or an auto-discovered database.
+ * Each scrape runs a precheck (facts), re-plans when the version, role or database changed, then
+ * runs fatal collectors first and the rest one after another on one connection.
+ */
+export class TargetServer {
+  readonly pool: pg.Pool;
+  readonly pgbouncer: boolean;
+  private collectors: Collector[];
+  private runtimes: CollectorRuntime[] = [];
+  private decisions: PlanDecision[] = [];
+  private planned = false;
+  private lastFacts: ServerFacts | undefined;
+  readonly createdAt = Date.now();
+  up = false;
+  version = 0;
+  inRecovery = false;
+  scrapeCount = 0;
+  scrapeErrorCount = 0;
+  scrapeTotalSeconds = 0;
+  lastScrapeSeconds = 0;
+  lastError: string | undefined;
+
+  constructor(
+    readonly settings: TargetSettings,
+    collectors: Collector[],
+  ) {
+    this.collectors = collectors;
+    this.pgbouncer = databaseOf(settings.url) === 'pgbouncer';
+    this.pool = createPool({ url: settings.url, max: settings.poolSize, connectTimeoutMs: settings.connectTimeoutMs, applicationName: 'pg_exporter' });
+  }
+
+  /** New collector definitions (reload): everything is planned again and the statistics restart. */
+  replaceCollectors(collectors: Collector[]): void {
+    this.collectors = collectors;
+    this.planned = false;
+  }
+
+  installed(): CollectorRuntime[] {
+    return this.runtimes;
+  }
+
+  planDecisions(): PlanDecision[] {
+    return this.decisions;
+  }
+
+  facts(): ServerFacts | undefined {
+    return this.lastFacts;
+  }
+
+  /** Connects, reads the facts and plans without running collectors (for --explain). */
+  async prepare(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      this.applyFacts(await this.readFacts(client));
+    } finally {
+      client.release();
+    }
+  }
+
+  async scrape(scrapeStartMs: number): Promise<ServerScrape> {
+    const started = performance.now();
+    this.scrapeCount++;
+    let current: pg.PoolClient | undefined;
+    const lease: ClientLease = {
+      get: async () => (current ??= await this.pool.connect()),
+      discard: () => {
+        current?.release(true);
+        current = undefined;
+      },
+    };
+    try {
+      const facts = await this.readFacts(await lease.get());
+      this.applyFacts(facts);
+      const families: RenderedFamily[] = [];
+      for (const runtime of this.runtimes) {
+        const outcome = await runtime.collect(lease, scrapeStartMs, this.settings.disableCache);
+        for (const warning of outcome.warnings) this.settings.logger.debug({ collector: runtime.collector.branch, datname: this.settings.datname }, warning);
+        if (!outcome.ok) {
+          if (runtime.collector.fatal) throw new Error(`fatal collector ${runtime.collector.branch} failed: ${outcome.error}`);
+          if (!outcome.cached) this.settings.logger.warn({ collector: runtime.collector.branch, datname: this.settings.datname, err: outcome.error }, 'collector failed');
+          continue;
+        }
+        for (const family of outcome.families) families.push(family);
+      }
+      this.up = true;
+      this.lastError = undefined;
+      return { up: true, families, facts };
+    } catch (error) {
+      if (error instanceof QueryTimeoutError) lease.discard();
+      this.up = false;
+      this.scrapeErrorCount++;
+      this.lastError = describeError(error);
+      return { up: false, families: [], error: this.lastError };
+    } finally {
+      current?.release();
+      this.lastScrapeSeconds = (performance.now() - started) / 1000;
+      this.scrapeTotalSeconds += this.lastScrapeSeconds;
+    }
+  }
+
+  private async readFacts(client: pg.PoolClient): Promise<ServerFacts> {
+    const output = await timedQuery(client, factsQuery, this.settings.connectTimeoutMs);
+    const row = output.rows[0] as string[];
+    return {
+      version: Number(row[0]),
+      datname: row[1],
+      username: row[2],
+      inRecovery: row[3] === 't',
+      databases: JSON.parse(row[4]) as string[],
+      schemas: JSON.parse(row[5]) as string[],
+      extensions: JSON.parse(row[6]) as string[],
+      forked: this.settings.forked,
+      pgbouncer: this.pgbouncer,
+      serverTags: this.settings.serverTags,
+    };
+  }
+
+  /** Re-plans when never planned or when the version, recovery state or database changed. */
+  private applyFacts(facts: ServerFacts): void {
+    const previous = this.lastFacts;
+    this.lastFacts = facts;
+    this.version = facts.version;
+    this.inRecovery = facts.inRecovery;
+    const changed = !previous || previous.version !== facts.version || previous.inRecovery !== facts.inRecovery || previous.datname !== facts.datname;
+    if (this.planned && !changed) return;
+    const plan = planCollectors(this.collectors, facts);
+    this.decisions = plan.decisions;
+    this.runtimes = plan.installed.map((c) => new CollectorRuntime(c, this.settings.constantLabels, !this.pgbouncer));
+    this.planned = true;
+    this.settings.logger.info({ datname: this.settings.datname, version: facts.version, inRecovery: facts.inRecovery, installed: this.runtimes.length, total: this.collectors.length }, 'planned collectors');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

@@ -53,7 +53,7 @@ function guarded(route: MountedRoute, services: AdminServices) {
       ];
       const denial = denials.find((d) => d !== undefined);
       if (denial) {
-        services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, code: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
+        services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, resultCode: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
         throw new BizError(denial.code, denial.msg);
       }
     }

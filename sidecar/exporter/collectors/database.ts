@@ -35,7 +35,7 @@ pg_db:
     - checksum_failures: { usage: COUNTER, default: 0, description: data page checksum failures }
     - blk_read_time:     { usage: COUNTER, scale: 1e-3, description: seconds spent reading blocks }
     - blk_write_time:    { usage: COUNTER, scale: 1e-3, description: seconds spent writing blocks }
-    - reset_time:        { usage: GAUGE, description: when these statistics were reset, epoch seconds }
+    - reset_time:        { usage: GAUGE, description: "when these statistics were reset, epoch seconds" }
 
 pg_size:
   name: pg_size
@@ -48,7 +48,7 @@ pg_size:
   min_version: 100000
   tags: [ cluster ]
   metrics:
-    - datname: { usage: LABEL, description: database name, or wal for the WAL directory }
+    - datname: { usage: LABEL, description: "database name, or wal for the WAL directory" }
     - bytes:   { usage: GAUGE, description: size in bytes }
 
 pg_table:
@@ -88,13 +88,13 @@ pg_table:
     - autovacuum_count:    { usage: COUNTER, description: autovacuums }
     - analyze_count:       { usage: COUNTER, description: manual analyzes }
     - autoanalyze_count:   { usage: COUNTER, description: autoanalyzes }
-    - last_vacuum:         { usage: GAUGE, description: last vacuum of any kind, epoch seconds }
-    - last_analyze:        { usage: GAUGE, description: last analyze of any kind, epoch seconds }
+    - last_vacuum:         { usage: GAUGE, description: "last vacuum of any kind, epoch seconds" }
+    - last_analyze:        { usage: GAUGE, description: "last analyze of any kind, epoch seconds" }
     - heap_blks_read:      { usage: COUNTER, default: 0, description: heap blocks read from disk }
     - heap_blks_hit:       { usage: COUNTER, default: 0, description: heap blocks found in the buffer cache }
     - idx_blks_read:       { usage: COUNTER, default: 0, description: index blocks read from disk }
     - idx_blks_hit:        { usage: COUNTER, default: 0, description: index blocks found in the buffer cache }
-    - size_bytes:          { usage: GAUGE, description: total size including indexes and TOAST, bytes }
+    - size_bytes:          { usage: GAUGE, description: "total size including indexes and TOAST, bytes" }
     - frozenxid_age:       { usage: GAUGE, description: age of relfrozenxid in transactions }
 
 pg_query:

@@ -19,20 +19,20 @@ pg_repl:
   tags: [ cluster ]
   metrics:
     - appname:       { usage: LABEL, description: application_name of the replica }
-    - address:       { usage: LABEL, description: client address, or local for a socket }
+    - address:       { usage: LABEL, description: "client address, or local for a socket" }
     - state:         { usage: LABEL, description: sender state }
-    - sync_state:    { usage: LABEL, description: async, potential, sync or quorum }
+    - sync_state:    { usage: LABEL, description: "async, potential, sync or quorum" }
     - sync_priority: { usage: GAUGE, description: priority for synchronous standby choice }
     - lsn:           { usage: COUNTER, description: current WAL location of this server in bytes }
-    - sent_lsn:      { usage: COUNTER, description: last WAL location sent, bytes }
-    - write_lsn:     { usage: COUNTER, description: last WAL location written by the replica, bytes }
-    - flush_lsn:     { usage: COUNTER, description: last WAL location flushed by the replica, bytes }
-    - replay_lsn:    { usage: COUNTER, description: last WAL location replayed by the replica, bytes }
+    - sent_lsn:      { usage: COUNTER, description: "last WAL location sent, bytes" }
+    - write_lsn:     { usage: COUNTER, description: "last WAL location written by the replica, bytes" }
+    - flush_lsn:     { usage: COUNTER, description: "last WAL location flushed by the replica, bytes" }
+    - replay_lsn:    { usage: COUNTER, description: "last WAL location replayed by the replica, bytes" }
     - replay_diff:   { usage: GAUGE, description: bytes the replica's replay is behind }
     - write_lag:     { usage: GAUGE, description: write lag in seconds }
     - flush_lag:     { usage: GAUGE, description: flush lag in seconds }
     - replay_lag:    { usage: GAUGE, description: replay lag in seconds }
-    - backend_start: { usage: GAUGE, description: when the sender started, unix epoch seconds }
+    - backend_start: { usage: GAUGE, description: "when the sender started, unix epoch seconds" }
 
 pg_recv:
   name: pg_recv
@@ -52,10 +52,10 @@ pg_recv:
     - sender_host:           { usage: LABEL, description: primary host }
     - sender_port:           { usage: LABEL, description: primary port }
     - timeline:              { usage: GAUGE, description: timeline of the last received WAL }
-    - flush_lsn:             { usage: COUNTER, description: WAL received and flushed, bytes }
-    - latest_end_lsn:        { usage: COUNTER, description: last WAL location reported to the sender, bytes }
-    - last_msg_send_time:    { usage: GAUGE, description: send time of the last message from the primary, epoch seconds }
-    - last_msg_receipt_time: { usage: GAUGE, description: receipt time of the last message, epoch seconds }
+    - flush_lsn:             { usage: COUNTER, description: "WAL received and flushed, bytes" }
+    - latest_end_lsn:        { usage: COUNTER, description: "last WAL location reported to the sender, bytes" }
+    - last_msg_send_time:    { usage: GAUGE, description: "send time of the last message from the primary, epoch seconds" }
+    - last_msg_receipt_time: { usage: GAUGE, description: "receipt time of the last message, epoch seconds" }
 
 pg_slot:
   name: pg_slot
@@ -79,10 +79,10 @@ pg_slot:
     - datname:             { usage: LABEL, description: database of a logical slot }
     - active:              { usage: GAUGE, description: 1 when a consumer is connected }
     - temporary:           { usage: GAUGE, description: 1 for a temporary slot }
-    - wal_status:          { usage: LABEL, description: reserved, extended, unreserved or lost }
+    - wal_status:          { usage: LABEL, description: "reserved, extended, unreserved or lost" }
     - retained_bytes:      { usage: GAUGE, description: WAL bytes retained by the slot }
     - safe_wal_size:       { usage: GAUGE, description: bytes that can still be written before the slot is lost }
-    - confirmed_flush_lsn: { usage: COUNTER, description: location confirmed by a logical consumer, bytes }
+    - confirmed_flush_lsn: { usage: COUNTER, description: "location confirmed by a logical consumer, bytes" }
     - xmin_age:            { usage: GAUGE, description: age of the slot's xmin in transactions }
     - catalog_xmin_age:    { usage: GAUGE, description: age of the slot's catalog_xmin in transactions }
 `,

@@ -25,8 +25,8 @@ pg:
     - timestamp:            { usage: GAUGE, description: current database time in unix epoch seconds }
     - uptime:               { usage: GAUGE, description: seconds since the postmaster started }
     - boot_time:            { usage: GAUGE, description: postmaster start time in unix epoch seconds }
-    - lsn:                  { usage: COUNTER, description: current WAL location (write on a primary, replay on a replica) in bytes }
-    - receive_lsn:          { usage: COUNTER, description: WAL received and synced to disk by a replica, in bytes }
+    - lsn:                  { usage: COUNTER, description: "current WAL location (write on a primary, replay on a replica) in bytes" }
+    - receive_lsn:          { usage: COUNTER, description: "WAL received and synced to disk by a replica, in bytes" }
     - reload_time:          { usage: GAUGE, description: time of the last configuration load in unix epoch seconds }
     - lag:                  { usage: GAUGE, description: replica replay lag in seconds (0 on a primary or when caught up) }
     - is_in_recovery:       { usage: GAUGE, description: 1 when the server is in recovery }
@@ -56,8 +56,8 @@ pg_activity:
     - datname:            { usage: LABEL, description: database name }
     - state:              { usage: LABEL, description: backend state }
     - count:              { usage: GAUGE, description: client backends in this state }
-    - max_xact_duration:  { usage: GAUGE, description: longest running transaction in this state, seconds }
-    - max_query_duration: { usage: GAUGE, description: longest running query in this state, seconds }
+    - max_xact_duration:  { usage: GAUGE, description: "longest running transaction in this state, seconds" }
+    - max_query_duration: { usage: GAUGE, description: "longest running query in this state, seconds" }
 
 pg_backend:
   name: pg_backend

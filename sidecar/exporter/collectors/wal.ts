@@ -23,7 +23,7 @@ pg_wal:
     - sync:         { usage: COUNTER, description: WAL sync requests }
     - write_time:   { usage: COUNTER, scale: 1e-3, description: seconds spent writing WAL }
     - sync_time:    { usage: COUNTER, scale: 1e-3, description: seconds spent syncing WAL }
-    - reset_time:   { usage: GAUGE, description: when these statistics were reset, epoch seconds }
+    - reset_time:   { usage: GAUGE, description: "when these statistics were reset, epoch seconds" }
 
 pg_archiver:
   name: pg_archiver
@@ -40,8 +40,8 @@ pg_archiver:
   metrics:
     - finish_count:     { usage: COUNTER, description: WAL files archived }
     - failed_count:     { usage: COUNTER, description: failed archive attempts }
-    - last_finish_time: { usage: GAUGE, description: last successful archive, epoch seconds }
-    - last_failed_time: { usage: GAUGE, description: last failed archive, epoch seconds }
+    - last_finish_time: { usage: GAUGE, description: "last successful archive, epoch seconds" }
+    - last_failed_time: { usage: GAUGE, description: "last failed archive, epoch seconds" }
     - last_finish_age:  { usage: GAUGE, description: seconds since the last successful archive }
 
 pg_bgwriter_10:
@@ -67,7 +67,7 @@ pg_bgwriter_10:
     - maxwritten_clean:      { usage: COUNTER, description: times the background writer stopped for writing too many buffers }
     - buffers_backend_fsync: { usage: COUNTER, description: times a backend had to fsync itself }
     - buffers_alloc:         { usage: COUNTER, description: buffers allocated }
-    - reset_time:            { usage: GAUGE, description: when these statistics were reset, epoch seconds }
+    - reset_time:            { usage: GAUGE, description: "when these statistics were reset, epoch seconds" }
 
 pg_bgwriter_17:
   name: pg_bgwriter
@@ -80,7 +80,7 @@ pg_bgwriter_17:
     - buffers_clean:    { usage: COUNTER, description: buffers written by the background writer }
     - maxwritten_clean: { usage: COUNTER, description: times the background writer stopped for writing too many buffers }
     - buffers_alloc:    { usage: COUNTER, description: buffers allocated }
-    - reset_time:       { usage: GAUGE, description: when these statistics were reset, epoch seconds }
+    - reset_time:       { usage: GAUGE, description: "when these statistics were reset, epoch seconds" }
 
 pg_checkpointer_17:
   name: pg_checkpointer
@@ -95,7 +95,7 @@ pg_checkpointer_17:
     - write_time:      { usage: COUNTER, scale: 1e-3, description: seconds spent writing checkpoint files }
     - sync_time:       { usage: COUNTER, scale: 1e-3, description: seconds spent syncing checkpoint files }
     - buffers_written: { usage: COUNTER, description: buffers written by checkpoints }
-    - reset_time:      { usage: GAUGE, description: when these statistics were reset, epoch seconds }
+    - reset_time:      { usage: GAUGE, description: "when these statistics were reset, epoch seconds" }
 
 pg_checkpoint:
   name: pg_checkpoint
@@ -108,10 +108,10 @@ pg_checkpoint:
   min_version: 100000
   tags: [ cluster ]
   metrics:
-    - checkpoint_lsn: { usage: COUNTER, description: location of the last checkpoint, bytes }
-    - redo_lsn:       { usage: COUNTER, description: redo start of the last checkpoint, bytes }
+    - checkpoint_lsn: { usage: COUNTER, description: "location of the last checkpoint, bytes" }
+    - redo_lsn:       { usage: COUNTER, description: "redo start of the last checkpoint, bytes" }
     - tli:            { usage: GAUGE, description: timeline of the last checkpoint }
-    - time:           { usage: GAUGE, description: time of the last checkpoint, epoch seconds }
+    - time:           { usage: GAUGE, description: "time of the last checkpoint, epoch seconds" }
     - elapse:         { usage: GAUGE, description: seconds since the last checkpoint }
 `,
 };

@@ -36,8 +36,8 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
     await primary?.stop();
   });
 
-  const scrapeTwice = async (url: string, config: string) => {
-    const exporter = await startTestExporter({ url, config });
+  const scrapeTwice = async (url: string, config: string | undefined) => {
+    const exporter = await startTestExporter({ url, ...(config ? { config } : {}) });
     try {
       await get(`${exporter.url}/metrics`);
       const second = parseMetrics((await get(`${exporter.url}/metrics`)).body);
@@ -83,5 +83,24 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
     const { perServer, errors } = await scrapeTwice(primary.url, sharedConfigSubdir);
     assert.deepEqual(errors, []);
     assert.equal(perServer.get('postgres')?.length, 38);
+  });
+
+  it('runs Keelson built-in collector set on the primary without error', async () => {
+    const { metrics, perServer, errors } = await scrapeTwice(primary.url, undefined);
+    assert.deepEqual(errors, []);
+    const main = perServer.get('postgres') ?? [];
+    for (const branch of ['pg', 'pg_activity', 'pg_repl', 'pg_slot', 'pg_wal', 'pg_archiver', 'pg_bgwriter_10', 'pg_db', 'pg_lock', 'pg_setting', 'pg_size', 'pg_query', 'pg_table']) assert.ok(main.includes(branch), branch);
+    assert.equal(valueOf(metrics, 'pg_up'), 1);
+    assert.equal(samplesOf(metrics, 'pg_repl_replay_lsn').length, 1, 'the streaming replica shows up as a WAL sender');
+    assert.ok(samplesOf(metrics, 'pg_table_n_live_tup').some((s) => s.labels.datname === 'app' && s.labels.relname === 'public.items' && s.value === 500));
+    assert.ok(samplesOf(metrics, 'pg_setting_max_connections')[0].value > 0);
+  });
+
+  it('runs Keelson built-in collector set on the replica without error', async () => {
+    const { metrics, perServer, errors } = await scrapeTwice(replica.url, undefined);
+    assert.deepEqual(errors, []);
+    assert.ok((perServer.get('postgres') ?? []).includes('pg_recv'));
+    assert.equal(samplesOf(metrics, 'pg_recv_timeline')[0]?.value, 1);
+    assert.equal(valueOf(metrics, 'pg_is_in_recovery'), 1);
   });
 });

@@ -62,14 +62,14 @@ export function createHaNodeCommand(): Command {
     .command('fence')
     .description('fencing process: stop PostgreSQL when the ha-node deadline passes (started by ha-node)')
     .requiredOption('--deadline-file <path>', 'file holding the epoch-ms fence deadline')
-    .requiredOption('--data-dir <dir>', 'PostgreSQL data directory')
+    .requiredOption('--pgdata <dir>', 'PostgreSQL data directory')
     .requiredOption('--parent-pid <pid>', 'the ha-node process id')
-    .action(async (opts: { deadlineFile: string; dataDir: string; parentPid: string }) => {
+    .action(async (opts: { deadlineFile: string; pgdata: string; parentPid: string }) => {
       try {
         const { runFencer } = await import('./fence/fencer.js');
         const { createLogger } = await import('../../lib/log.js');
         process.on('SIGTERM', () => process.exit(0));
-        await runFencer({ deadlineFile: opts.deadlineFile, dataDir: opts.dataDir, parentPid: Number(opts.parentPid), logger: createLogger({ name: 'ha-node-fence' }) });
+        await runFencer({ deadlineFile: opts.deadlineFile, dataDir: opts.pgdata, parentPid: Number(opts.parentPid), logger: createLogger({ name: 'ha-node-fence' }) });
       } catch (error) {
         failAndExit(error);
       }

@@ -52,7 +52,7 @@ function baseConfigFrom(settings: HaNodeSettings): EffectiveConfig {
 function startFencer(settings: HaNodeSettings, deadlineFile: string, command: string[] | undefined, logger: Logger): ChildProcess {
   const base = command ?? [process.execPath, ...process.execArgv, process.argv[1] ?? 'keelson'];
   const [file, ...args] = base;
-  const child = spawn(file!, [...args, 'ha-node', 'fence', '--deadline-file', deadlineFile, '--data-dir', settings.dataDir, '--parent-pid', String(process.pid)], {
+  const child = spawn(file!, [...args, 'ha-node', 'fence', '--deadline-file', deadlineFile, '--pgdata', settings.dataDir, '--parent-pid', String(process.pid)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, POD_NAME: settings.name },
   });

@@ -149,7 +149,13 @@ export class HaLoop {
     this.applyConfig(cluster);
     this.snapshotState.cluster = cluster;
 
-    if (!this.pg.isInitialized()) return this.bootstrapOrClone(cluster);
+    if (!this.pg.isInitialized()) {
+      // Publish first so the leader creates our replication slot while we clone.
+      await this.publish(cluster);
+      const action = await this.bootstrapOrClone(cluster);
+      await this.publish(cluster);
+      return action;
+    }
 
     const running = this.pg.isRunning();
     let status: ServerStatus | undefined;
@@ -344,6 +350,7 @@ export class HaLoop {
     await this.pg.query('CHECKPOINT').catch(() => undefined);
     await this.pg.dropInactiveSlots().catch(() => undefined);
     const after = await this.pg.status().catch(() => undefined);
+    this.snapshotState.status = after;
     if (after) await this.maintainHistory(cluster, after).catch(() => undefined);
     this.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
     await this.options.setRoleLabel?.('primary');

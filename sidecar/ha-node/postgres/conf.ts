@@ -60,6 +60,7 @@ export const baseParameters: Record<string, ParameterValue> = {
   max_connections: 100,
   logging_collector: false,
   synchronous_commit: 'on',
+  wal_retrieve_retry_interval: '1s',
 };
 
 export function buildServerConf(input: ServerConfInput): string {

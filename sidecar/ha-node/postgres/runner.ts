@@ -53,6 +53,8 @@ export function runTool(file: string, args: string[], options: { runAs?: RunAs; 
       if (timer) clearTimeout(timer);
       resolve({ code, output: output.trim() });
     });
+    // The tool may exit before reading its input; a closed pipe is not an error here.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.stdin ?? '');
   });
 }

@@ -48,7 +48,7 @@ export const MountPaths = {
 /** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */
 export const pgdataPath = `${MountPaths.data}/pgdata`;
 
-export const ConfigKeys = { haNode: 'ha-node.yaml', exporter: 'exporter.yaml' } as const;
+export const ConfigKeys = { haNode: 'ha-node.yaml' } as const;
 
 export const SecretKeys = { username: 'username', password: 'password' } as const;
 

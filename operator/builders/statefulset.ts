@@ -66,24 +66,21 @@ function postgresContainer(ctx: BuildContext): V1Container {
 
 function exporterContainer(ctx: BuildContext): V1Container {
   const collectors = ctx.cluster.spec.exporter.collectors;
-  const args = ['exporter', '--config', collectors ? MountPaths.collectors : `${MountPaths.config}/${ConfigKeys.exporter}`];
   return {
     name: ContainerNames.exporter,
     image: imageOf(ctx),
-    args,
+    // Built-in collectors unless the spec names a ConfigMap (mounted as a directory of YAML files).
+    args: collectors ? ['exporter', '--config', MountPaths.collectors] : ['exporter'],
     env: [
       ...identityEnv(ctx),
-      { name: 'PGHOST', value: '127.0.0.1' },
-      { name: 'PGPORT', value: String(Ports.postgres) },
+      // No credentials in the URL: the PostgreSQL client takes PGUSER/PGPASSWORD from the Secret.
+      { name: 'PG_EXPORTER_URL', value: `postgresql://127.0.0.1:${Ports.postgres}/postgres?sslmode=disable` },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
     livenessProbe: httpProbe(ExporterPaths.liveness, Ports.exporter, 10, 3),
-    volumeMounts: [
-      { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
-      ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : []),
-    ],
+    volumeMounts: collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [],
     securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
   };
 }

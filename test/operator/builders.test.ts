@@ -106,7 +106,7 @@ describe('builders', () => {
   it('ConfigMap carries the HA timings and PostgreSQL parameters for ha-node', () => {
     const cm = buildConfigMap(sampleContext({ postgresql: { parameters: { max_connections: '200' } }, ha: { ttl: 40 } }));
     assert.match(cm.data!['ha-node.yaml']!, /ttl: 40/);
-    assert.match(cm.data!['ha-node.yaml']!, /max_connections: "200"/);
+    assert.match(cm.data!['ha-node.yaml']!, /pgParameters: '\{"max_connections":"200"\}'/);
   });
 
   it('names map pods to ordinals', () => {

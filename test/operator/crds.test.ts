@@ -6,6 +6,7 @@ import { crdFiles } from '../../operator/api/crd-files.js';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
 
 const crdDir = new URL('../../crds/', import.meta.url);
+const chartCrdDir = new URL('../../charts/keelson/files/crds/', import.meta.url);
 
 type Node = Record<string, unknown>;
 
@@ -23,12 +24,14 @@ function structuralProblems(node: Node, path: string): string[] {
 }
 
 describe('generated CRDs', () => {
-  it('crds/ matches the types (run `npm run crds` when this fails)', () => {
-    const expected = crdFiles();
-    const present = readdirSync(crdDir).filter((name) => name.endsWith('.yaml')).sort();
-    assert.deepEqual(present, [...expected.keys()].sort());
-    for (const [name, content] of expected) assert.equal(readFileSync(new URL(name, crdDir), 'utf8'), content, `crds/${name} is stale`);
-  });
+  for (const dir of [crdDir, chartCrdDir]) {
+    it(`${dir.pathname.split('/').slice(-3).join('/')} matches the types (run \`npm run crds\` when this fails)`, () => {
+      const expected = crdFiles();
+      const present = readdirSync(dir).filter((name) => name.endsWith('.yaml')).sort();
+      assert.deepEqual(present, [...expected.keys()].sort());
+      for (const [name, content] of expected) assert.equal(readFileSync(new URL(name, dir), 'utf8'), content, `${name} is stale`);
+    });
+  }
 
   it('is a structural schema well under the 256 KB annotation limit', () => {
     for (const [name, content] of crdFiles()) {

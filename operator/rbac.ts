@@ -1,0 +1,42 @@
+import type { V1PolicyRule } from '@kubernetes/client-node';
+import { haNodeRules } from './builders/role.js';
+
+/**
+ * What the operator's own service account must be allowed in every namespace it manages (the
+ * chart's ClusterRole states it in YAML; a test checks the chart grants at least this). It
+ * includes everything it grants to the database pods, because RBAC forbids granting more than
+ * one holds.
+ */
+export function operatorRules(): V1PolicyRule[] {
+  const manage = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+  return [
+    { apiGroups: ['keelson.io'], resources: ['databaseclusters'], verbs: ['get', 'list', 'watch', 'update'] },
+    { apiGroups: ['keelson.io'], resources: ['databaseclusters/status', 'databaseclusters/finalizers'], verbs: ['update'] },
+    { apiGroups: ['apps'], resources: ['statefulsets'], verbs: manage },
+    { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'delete'] },
+    { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'create', 'update'] },
+    ...haNodeRules(),
+  ];
+}
+
+/** True when `granted` allows every verb on every resource `needed` asks for. */
+export function rulesCover(granted: V1PolicyRule[], needed: V1PolicyRule[]): string[] {
+  const missing: string[] = [];
+  for (const rule of needed) {
+    for (const group of rule.apiGroups ?? ['']) {
+      for (const resource of rule.resources ?? []) {
+        for (const verb of rule.verbs) {
+          const ok = granted.some((g) => (g.apiGroups ?? ['']).includes(group) && (g.resources ?? []).includes(resource) && (g.verbs.includes(verb) || g.verbs.includes('*')) && !g.resourceNames?.length);
+          if (!ok) missing.push(`${verb} ${group || 'core'}/${resource}`);
+        }
+      }
+    }
+  }
+  return missing;
+}

@@ -59,7 +59,8 @@ export function renderExposition(families: Iterable<RenderedFamily>): string {
   const parts: string[] = [];
   const seen = new Set<string>();
   for (const [name, family] of merged) {
-    parts.push(`# HELP ${name} ${escapeHelp(family.help)}`);
+    // HELP is optional; an empty one is left out because some parsers reject "# HELP name ".
+    if (family.help !== '') parts.push(`# HELP ${name} ${escapeHelp(family.help)}`);
     parts.push(`# TYPE ${name} ${family.type}`);
     for (const lines of family.chunks) {
       for (const line of lines) {

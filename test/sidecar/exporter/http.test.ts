@@ -182,8 +182,8 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.equal(explain.status, 200);
     assert.match(explain.headers.get('content-type') ?? '', /^text\/plain/);
     for (const branch of ['probe', 'cached', 'slow', 'broken', 'gated']) assert.match(explain.body, new RegExp(`# SYNOPSIS\\n#       ${branch}_\\*`));
-    assert.match(explain.body, /#       TTL        60\n#       Priority   0\n#       Timeout    100ms\n#       Fatal      false\n#       Version    lower ~ higher\n#       Source     collectors\.yml/);
-    assert.match(explain.body, /#       Timeout    200ms/);
+    assert.match(explain.body, /# {7}TTL {8}60\n# {7}Priority {3}0\n# {7}Timeout {4}100ms\n# {7}Fatal {6}false\n# {7}Version {4}lower ~ higher\n# {7}Source {5}collectors\.yml/);
+    assert.match(explain.body, /# {7}Timeout {4}200ms/);
     const stat = await get(`${exporter.url}/stat`);
     assert.equal(stat.status, 200);
     const lines = stat.body.trim().split('\n');

@@ -1,0 +1,141 @@
+import { isPlainObject, type JsonObject } from './config-merge.js';
+
+/**
+ * Validation of a complete dynamic configuration document before it is written to the DCS.
+ * Patroni stores anything and then every member logs ValueError on each loop; we refuse with a
+ * 400 that names the field instead. Every check returns all problems, first one first.
+ */
+export interface ConfigProblem {
+  /** Dotted path of the offending key, e.g. "ttl" or "db.parameters.max_connections". */
+  field: string;
+  message: string;
+}
+
+type Check = (value: unknown) => string | undefined;
+
+const positiveInteger: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? undefined : 'must be a positive integer');
+const positiveNumber: Check = (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'must be a positive number');
+const nonNegativeNumber: Check = (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'must be a number >= 0');
+const nonNegativeInteger: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? undefined : 'must be an integer >= 0');
+const boolean: Check = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
+const lagLimit: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= -1 ? undefined : 'must be an integer >= -1 (bytes, -1 disables)');
+const synchronousMode: Check = (v) =>
+  typeof v === 'boolean' || v === 'on' || v === 'off' || v === 'quorum' ? undefined : 'must be true, false, "on", "off" or "quorum"';
+const durationOrSeconds: Check = (v) =>
+  (typeof v === 'number' && Number.isFinite(v) && v >= 0) || (typeof v === 'string' && /^\d+\s*(s|min|h|d)?$/.test(v))
+    ? undefined
+    : 'must be seconds or a duration such as "30min"';
+const anyObject: Check = (v) => (isPlainObject(v) ? undefined : 'must be an object');
+
+/** Top-level keys we know, with their checks. `db` is checked separately. */
+const topLevel: Record<string, Check> = {
+  ttl: positiveInteger,
+  loop_wait: positiveNumber,
+  retry_timeout: positiveNumber,
+  maximum_lag_on_failover: nonNegativeInteger,
+  maximum_lag_on_syncnode: lagLimit,
+  check_timeline: boolean,
+  primary_start_timeout: nonNegativeNumber,
+  primary_stop_timeout: nonNegativeNumber,
+  primary_race_backoff: nonNegativeNumber,
+  failsafe_mode: boolean,
+  pause: boolean,
+  synchronous_mode: synchronousMode,
+  synchronous_mode_strict: boolean,
+  synchronous_node_count: positiveInteger,
+  member_slots_ttl: durationOrSeconds,
+  max_timelines_history: nonNegativeInteger,
+  slots: anyObject,
+  ignore_slots: (v) => (Array.isArray(v) ? undefined : 'must be an array'),
+  standby_cluster: anyObject,
+};
+
+const dbKeys: Record<string, Check> = {
+  use_slots: boolean,
+  use_rewind: boolean,
+  use_pg_rewind: boolean,
+  parameters: anyObject,
+  pg_hba: (v) => (Array.isArray(v) && v.every((line) => typeof line === 'string') ? undefined : 'must be an array of strings'),
+};
+
+/** Parameters ha-node owns; letting the dynamic configuration change them would break replication. */
+const managedParameters = new Set(['port', 'listen_addresses', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'data_directory', 'hba_file', 'ident_file', 'config_file']);
+const parameterName = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
+
+export function knownConfigKeys(): string[] {
+  return [...Object.keys(topLevel), 'db'];
+}
+
+/**
+ * Checks a complete document. `patch` (the keys the caller sent) only decides which timer the
+ * invariant error names, so the message points at what the caller changed.
+ */
+export function validateDynamicConfig(config: JsonObject, patch: JsonObject = config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [key, value] of Object.entries(config)) {
+    if (key === 'db') {
+      problems.push(...validateDb(value));
+      continue;
+    }
+    const check = topLevel[key];
+    if (!check) {
+      problems.push({ field: key, message: 'is not a known configuration key' });
+      continue;
+    }
+    const message = check(value);
+    if (message) problems.push({ field: key, message: `${message} (got ${JSON.stringify(value)})` });
+  }
+  if (problems.length === 0) problems.push(...checkInvariants(config, patch));
+  return problems;
+}
+
+function validateDb(value: unknown): ConfigProblem[] {
+  if (!isPlainObject(value)) return [{ field: 'db', message: 'must be an object' }];
+  const problems: ConfigProblem[] = [];
+  for (const [key, inner] of Object.entries(value)) {
+    const check = dbKeys[key];
+    if (!check) {
+      problems.push({ field: `db.${key}`, message: 'is not a known configuration key' });
+      continue;
+    }
+    const message = check(inner);
+    if (message) problems.push({ field: `db.${key}`, message: `${message} (got ${JSON.stringify(inner)})` });
+    else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject));
+  }
+  return problems;
+}
+
+function validateParameters(parameters: JsonObject): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [name, value] of Object.entries(parameters)) {
+    const field = `db.parameters.${name}`;
+    if (!parameterName.test(name)) problems.push({ field, message: 'is not a valid parameter name' });
+    else if (managedParameters.has(name.toLowerCase())) problems.push({ field, message: 'is managed by ha-node and cannot be set here' });
+    else if (!['string', 'number', 'boolean'].includes(typeof value)) problems.push({ field, message: `must be a string, number or boolean (got ${JSON.stringify(value)})` });
+    else if (typeof value === 'number' && !Number.isFinite(value)) problems.push({ field, message: 'must be a finite number' });
+  }
+  return problems;
+}
+
+/** Timer invariants, checked with the values in force (missing keys take the defaults). */
+function checkInvariants(config: JsonObject, patch: JsonObject): ConfigProblem[] {
+  const ttl = numberOr(config.ttl, 30);
+  const loopWait = numberOr(config.loop_wait, 10);
+  const retryTimeout = numberOr(config.retry_timeout, 10);
+  if (loopWait + 2 * retryTimeout > ttl) {
+    // Name the key the caller changed, in Patroni's lowering order (loop_wait, retry_timeout, ttl).
+    const order = ['loop_wait', 'retry_timeout', 'ttl'] as const;
+    const field = order.find((k) => k in patch) ?? order.find((k) => config[k] !== undefined) ?? 'ttl';
+    return [{ field, message: `violates loop_wait + 2*retry_timeout <= ttl (${loopWait} + 2*${retryTimeout} > ${ttl})` }];
+  }
+  return [];
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' ? value : fallback;
+}
+
+/** The 400 body: one line per problem, each starting with the field name. */
+export function describeProblems(problems: ConfigProblem[]): string {
+  return problems.map((p) => `invalid configuration: "${p.field}" ${p.message}`).join('\n');
+}

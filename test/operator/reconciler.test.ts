@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import { createLogger } from '../../lib/log.js';
+import { group, plural, version } from '../../operator/api/types.js';
+import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { Finalizer } from '../../operator/naming.js';
+import { runOperator, type RunningOperator } from '../../operator/run.js';
+import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { applyCrds, createInstancePod, eventually, kubectl } from './support.js';
+
+const ns = 'db';
+const logger = createLogger({ name: 'operator-test', level: process.env.LOG_LEVEL ?? 'silent' });
+
+async function metricValue(metricsUrl: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{${labels}`) || line.startsWith(`${name} `)) total += Number(line.split(' ').pop());
+  }
+  return total;
+}
+
+describe('operator against the API server stand-in', () => {
+  let server: TestApiServer;
+  let api: OperatorKubeApi;
+  let operator: RunningOperator;
+  let cacheDir: string;
+  let celSupported = false;
+
+  const getCluster = (name: string) => api.readCluster(ns, name);
+  const createCluster = (name: string, spec: Record<string, unknown>) =>
+    api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec } });
+
+  before(async () => {
+    server = await startTestApiServer();
+    cacheDir = mkdtempSync(join(tmpdir(), 'keelson-kubectl-'));
+    api = new OperatorKubeApi(server.kubeConfig);
+    celSupported = await applyCrds(server.kubeconfigPath, cacheDir);
+    await api.core.createNamespace({ body: { metadata: { name: ns } } });
+    operator = await runOperator({
+      kubeconfig: server.kubeconfigPath,
+      namespaces: [ns],
+      leaderElect: true,
+      leaseNamespace: 'default',
+      leaseName: 'keelson-operator',
+      identity: 'test-operator',
+      health: { host: '127.0.0.1', port: 0 },
+      metrics: { host: '127.0.0.1', port: 0 },
+      relistIntervalMs: 1_000,
+      operatorVersion: '0.0.0-test',
+      logger,
+    });
+  });
+
+  after(async () => {
+    await operator?.stop();
+    await server?.close();
+    if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('becomes leader on the Lease and reports ready', async () => {
+    await eventually('leadership', async () => operator.isLeader());
+    const lease = await api.coordination.readNamespacedLease({ namespace: 'default', name: 'keelson-operator' });
+    assert.equal(lease.spec?.holderIdentity, 'test-operator');
+    assert.equal(lease.spec?.leaseDurationSeconds, 15);
+    await eventually('readyz', async () => (await fetch(`${operator.healthUrl}/readyz`)).status === 200);
+    assert.equal((await fetch(`${operator.healthUrl}/healthz`)).status, 200);
+  });
+
+  it('creates every owned object for a new cluster, with owner references', async () => {
+    await createCluster('demo', { instances: 3 });
+    const sts = await eventually('StatefulSet', () => api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }));
+    assert.equal(sts.spec?.replicas, 3);
+    const cluster = (await getCluster('demo'))!;
+    const expected: Array<[string, string, string]> = [
+      ['v1', 'ServiceAccount', 'demo'], ['rbac.authorization.k8s.io/v1', 'Role', 'demo'], ['rbac.authorization.k8s.io/v1', 'RoleBinding', 'demo'],
+      ['v1', 'ConfigMap', 'demo-config'], ['v1', 'Service', 'demo-rw'], ['v1', 'Service', 'demo-ro'], ['v1', 'Service', 'demo-r'],
+      ['v1', 'Service', 'demo-headless'], ['policy/v1', 'PodDisruptionBudget', 'demo'], ['v1', 'Secret', 'demo-superuser'],
+      ['v1', 'Secret', 'demo-replication'], ['v1', 'Secret', 'demo-app'],
+    ];
+    for (const [apiVersion, kind, name] of expected) {
+      const object = await eventually(`${kind}/${name}`, () => api.read({ apiVersion, kind, metadata: { name, namespace: ns } }));
+      assert.equal(object.metadata?.ownerReferences?.[0]?.uid, cluster.metadata?.uid, `${kind}/${name} owned by the cluster`);
+    }
+    const withStatus = await eventually('status', async () => {
+      const c = await getCluster('demo');
+      return c?.status?.phase ? c : undefined;
+    });
+    assert.equal(withStatus.status?.phase, 'Creating');
+    assert.ok(withStatus.metadata?.finalizers?.includes(Finalizer));
+    assert.equal(withStatus.status?.selector, 'keelson.io/cluster=demo,app.kubernetes.io/component=database');
+  });
+
+  it('writes nothing on idle resyncs', async () => {
+    const reconciles = () => metricValue(operator.metricsUrl, 'keelson_operator_reconcile_total');
+    const writes = () => metricValue(operator.metricsUrl, 'keelson_operator_api_writes_total');
+    // settle: wait for two consecutive quiet windows
+    await eventually('settled', async () => {
+      const before = await writes();
+      await new Promise((r) => setTimeout(r, 1_500));
+      return (await writes()) === before;
+    }, 15_000);
+    const writesBefore = await writes();
+    assert.ok(writesBefore >= 12, 'the write counter counted the creations');
+    const reconcilesBefore = await reconciles();
+    await eventually('three more reconciles', async () => (await reconciles()) >= reconcilesBefore + 3, 15_000);
+    assert.equal(await writes(), writesBefore, 'idle reconciles wrote to the API');
+  });
+
+  it('reports pods, primary and readiness in status and printer columns', async () => {
+    await createInstancePod(api, ns, 'demo', 0, 'primary');
+    await createInstancePod(api, ns, 'demo', 1, 'replica');
+    await createInstancePod(api, ns, 'demo', 2, 'replica');
+    const healthy = await eventually('Healthy', async () => {
+      const c = await getCluster('demo');
+      return c?.status?.phase === 'Healthy' ? c : undefined;
+    });
+    const status = healthy.status as { currentPrimary: string; readyInstances: number; conditions: Array<{ type: string; status: string }> };
+    assert.equal(status.currentPrimary, 'demo-0');
+    assert.equal(status.readyInstances, 3);
+    assert.equal(status.conditions.find((c) => c.type === 'Ready')?.status, 'True');
+    const table = await kubectl(server.kubeconfigPath, cacheDir, 'get', 'dbc', '-n', ns);
+    assert.match(table, /NAME\s+INSTANCES\s+READY\s+PRIMARY\s+PHASE\s+AGE/);
+    assert.match(table, /demo\s+3\s+3\s+demo-0\s+Healthy/);
+  });
+
+  it('scales through the scale subresource and never rotates Secrets', async () => {
+    const secretBefore = await api.core.readNamespacedSecret({ namespace: ns, name: 'demo-superuser' }) as V1Secret;
+    await kubectl(server.kubeconfigPath, cacheDir, 'scale', 'dbc/demo', '-n', ns, '--replicas=5');
+    await eventually('StatefulSet at 5', async () => (await api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }))?.spec?.replicas === 5);
+    const secretAfter = await api.core.readNamespacedSecret({ namespace: ns, name: 'demo-superuser' });
+    assert.equal(secretAfter.data?.password, secretBefore.data?.password);
+    assert.equal(secretAfter.metadata?.resourceVersion, secretBefore.metadata?.resourceVersion);
+    const events = await api.core.listNamespacedEvent({ namespace: ns });
+    assert.ok(events.items.some((e) => e.reason === 'Scaling' && e.involvedObject.name === 'demo'), 'a Scaling event was recorded');
+  });
+
+  it('holds a scale-down that would remove the primary', async () => {
+    // demo-0 is primary; make demo-4 the primary instead and scale to 2: the StatefulSet must keep 5.
+    await api.core.patchNamespacedPod({ namespace: ns, name: 'demo-0', body: [{ op: 'replace', path: '/metadata/labels/keelson.io~1role', value: 'replica' }] });
+    await createInstancePod(api, ns, 'demo', 3, 'replica');
+    await createInstancePod(api, ns, 'demo', 4, 'primary');
+    await eventually('primary demo-4', async () => (await getCluster('demo'))?.status?.currentPrimary === 'demo-4');
+    await kubectl(server.kubeconfigPath, cacheDir, 'scale', 'dbc/demo', '-n', ns, '--replicas=2');
+    await eventually('generation observed', async () => {
+      const c = await getCluster('demo');
+      return (c?.status as { observedGeneration?: number } | undefined)?.observedGeneration === c?.metadata?.generation;
+    });
+    const sts = await api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } });
+    assert.equal(sts?.spec?.replicas, 5, 'scale-down waits for a switchover away from demo-4');
+  });
+
+  it('rejects invalid specs with clear messages (API server schema, CEL, operator condition)', async () => {
+    await assert.rejects(createCluster('bad', { instances: 0 }), (err: Error) => /instances/.test(String((err as { body?: string }).body ?? err.message)));
+    const crossField: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['bad-ttl', { ha: { ttl: 10, loopWait: 10, retryTimeout: 10 } }, /loopWait \+ 2\*retryTimeout must be <= ttl/],
+      ['bad-sync', { instances: 2, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }, /synchronousNodeCount must be less than instances/],
+    ];
+    for (const [name, spec, message] of crossField) {
+      if (celSupported) {
+        await assert.rejects(createCluster(name, spec), (err: Error) => message.test(String((err as { body?: string }).body ?? err.message)));
+        continue;
+      }
+      // Without CEL on the server the operator refuses the spec itself: InvalidSpec condition and a Warning event.
+      await createCluster(name, spec);
+      const refused = await eventually(`${name} InvalidSpec`, async () => {
+        const c = await getCluster(name);
+        const ready = (c?.status as { conditions?: Array<{ type: string; reason: string; message: string }> } | undefined)?.conditions?.find((x) => x.type === 'Ready');
+        return ready?.reason === 'InvalidSpec' ? ready : undefined;
+      });
+      assert.match(refused.message, message);
+      const events = await api.core.listNamespacedEvent({ namespace: ns });
+      assert.ok(events.items.some((e) => e.reason === 'InvalidSpec' && e.involvedObject.name === name && e.type === 'Warning'));
+      assert.equal(await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } }), undefined, 'nothing built for an invalid spec');
+      await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name });
+    }
+  });
+
+  it('deletion removes the cluster\'s DCS Leases and nothing else', async () => {
+    await createCluster('gone', { instances: 1 });
+    await eventually('finalizer', async () => (await getCluster('gone'))?.metadata?.finalizers?.includes(Finalizer));
+    const lease = (name: string, labels: Record<string, string> = {}) =>
+      api.coordination.createNamespacedLease({ namespace: ns, body: { metadata: { name, namespace: ns, labels }, spec: { holderIdentity: 'x' } } });
+    await lease('gone-leader');
+    await lease('gone-config', { 'keelson.io/cluster': 'gone' });
+    await lease('gone-member-gone-0', { 'keelson.io/cluster': 'gone' });
+    await lease('demo-leader', { 'keelson.io/cluster': 'demo' });
+    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'gone' });
+    await eventually('cluster gone', async () => (await getCluster('gone')) === undefined);
+    const names = (await api.listLeases(ns)).map((l) => l.metadata?.name).sort();
+    assert.deepEqual(names, ['demo-leader']);
+  });
+
+  it('exposes reconcile, queue, duration and leader metrics', async () => {
+    const metrics = await (await fetch(`${operator.metricsUrl}/metrics`)).text();
+    assert.match(metrics, /keelson_operator_workqueue_depth \d/);
+    assert.match(metrics, /keelson_operator_reconcile_duration_seconds_bucket/);
+    assert.match(metrics, /keelson_operator_leader 1/);
+  });
+});

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import { createLogger } from '../../lib/log.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
@@ -83,7 +83,7 @@ describe('operator against the API server stand-in', () => {
       ['v1', 'Secret', 'demo-replication'], ['v1', 'Secret', 'demo-app'],
     ];
     for (const [apiVersion, kind, name] of expected) {
-      const object = await eventually(`${kind}/${name}`, () => api.read({ apiVersion, kind, metadata: { name, namespace: ns } }));
+      const object = await eventually(`${kind}/${name}`, () => api.read<KubernetesObject>({ apiVersion, kind, metadata: { name, namespace: ns } }));
       assert.equal(object.metadata?.ownerReferences?.[0]?.uid, cluster.metadata?.uid, `${kind}/${name} owned by the cluster`);
     }
     const withStatus = await eventually('status', async () => {

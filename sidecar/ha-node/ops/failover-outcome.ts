@@ -18,7 +18,8 @@ export function failoverOutcome(pending: PendingFailover, cluster: ClusterView):
   if (holder && holder !== pending.previousLeader) {
     const verb = pending.action === 'switchover' ? 'switched over' : 'failed over';
     if (holder === pending.candidate) return reply(200, `Successfully ${verb} to "${holder}"`);
-    return reply(200, `${capitalized(pending.action).replace('over', '')}${verb.split(' ')[0]!.slice(pending.action === 'switchover' ? 6 : 6)} over to "${holder}" instead of "${pending.candidate}"`);
+    const done = pending.action === 'switchover' ? 'Switched over' : 'Failed over';
+    return reply(200, `${done} to "${holder}" instead of "${pending.candidate}"`);
   }
   if (!cluster.failover && holder && holder === pending.previousLeader) return reply(503, `${capitalized(pending.action)} failed`);
   return undefined;

@@ -53,12 +53,16 @@ export class LeaderElector {
     void this.tick();
   }
 
-  /** Stops trying; a leader releases the Lease (holder cleared) so a successor need not wait it out. */
-  async stop(): Promise<void> {
+  /**
+   * Stops trying; a leader releases the Lease (holder cleared) so a successor need not wait it
+   * out. `release: false` leaves the Lease as a crashed process would.
+   */
+  async stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     if (!this.leading) return;
     this.setLeading(false);
+    if (options.release === false) return;
     try {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.options.identity) return;

@@ -51,18 +51,22 @@ function tagsMatch(snapshot: NodeSnapshot, query: Query): boolean {
   return true;
 }
 
-const leaderPaths = new Set(['/', '/primary', '/master', '/read-write', '/leader']);
+const primaryPaths = new Set(['/', '/primary', '/master', '/read-write']);
 
 /**
  * Status code of a health endpoint for this snapshot. Unknown paths answer 503, as Patroni's
  * generic GET does. Throws BadQuery for an unparsable lag.
  */
 export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot): number {
-  const leader = snapshot.isLeader;
+  // The lock decides, not PostgreSQL alone: a crashed primary that still holds the lock stays 200,
+  // a primary demoted for lack of DCS contact (running read-only) does not.
+  const leader = snapshot.isLeader && roleOf(snapshot) === 'primary';
   const running = snapshot.status !== undefined;
   const ok = (condition: boolean): number => (condition ? 200 : 503);
-  if (leaderPaths.has(path)) return ok(leader);
+  if (primaryPaths.has(path)) return ok(leader);
   switch (path) {
+    case '/leader':
+      return ok(snapshot.isLeader);
     case '/standby-leader':
     case '/standby_leader':
       return 503;
@@ -93,7 +97,7 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
 }
 
 function readiness(snapshot: NodeSnapshot, query: Query): number {
-  if (snapshot.isLeader) return 200;
+  if (snapshot.isLeader && roleOf(snapshot) === 'primary') return 200;
   const status = snapshot.status;
   if (!status || status.replicationState !== 'streaming') return 503;
   const modeRaw = first(query.mode) ?? 'apply';

@@ -359,25 +359,32 @@ export class HaLoop {
   /** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */
   private async handOver(cluster: ClusterView, candidate: string): Promise<string> {
     const status = await this.pg.status().catch(() => undefined);
+    this.markDemoted();
     await this.pg.stop('fast');
     await this.dcs.deleteLeader(walPositionOf(status) || undefined);
     this.setFence(0);
-    this.snapshotState.offlineRole = 'demoted';
     await this.options.setRoleLabel?.('replica');
     void cluster;
     return `stepped down for a switchover to ${candidate}`;
   }
 
+  /** From here on the API must not call us primary, even while PostgreSQL is still stopping. */
+  private markDemoted(): void {
+    this.snapshotState.status = undefined;
+    this.snapshotState.offlineRole = 'demoted';
+  }
+
   private async demoteAndFollow(leader: LeaderAddress | undefined, cluster: ClusterView): Promise<void> {
+    this.markDemoted();
     await this.pg.stop('immediate');
     this.setFence(0);
-    this.snapshotState.offlineRole = 'demoted';
     await this.options.setRoleLabel?.('replica');
     await this.startAsReplica(leader, cluster, true);
   }
 
   /** DCS gone for retry_timeout: stop accepting writes but keep serving reads. */
   private async demoteOffline(): Promise<void> {
+    this.markDemoted();
     await this.pg.stop('fast');
     this.setFence(0);
     this.pg.writeConfig(undefined, true);

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startCluster, type Member, type TestCluster } from './harness.js';
+
+/**
+ * Split-brain safety: a frozen primary ha-node (SIGSTOP past ttl) and an unreachable API server.
+ * Writability is sampled every 50 ms on all members with fresh connections.
+ */
+const ttl = 8;
+const retryTimeout = 3;
+
+interface Sampling {
+  rounds: number;
+  /** Rounds where more than one member accepted a write session. */
+  splitRounds: number;
+  writersSeen: Set<string>;
+}
+
+function startSampling(members: Member[]): { stop: () => Promise<Sampling> } {
+  const result: Sampling = { rounds: 0, splitRounds: 0, writersSeen: new Set() };
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const started = Date.now();
+      const writable = await Promise.all(members.map((m) => m.isWritable()));
+      result.rounds += 1;
+      const writers = members.filter((_, i) => writable[i]);
+      if (writers.length > 1) result.splitRounds += 1;
+      for (const w of writers) result.writersSeen.add(w.name);
+      await new Promise((r) => setTimeout(r, Math.max(0, 50 - (Date.now() - started))));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await done;
+      return result;
+    },
+  };
+}
+
+describe('ha-node under faults', { timeout: 200_000 }, () => {
+  let cluster: TestCluster;
+  let primary: Member;
+
+  before(async () => {
+    cluster = await startCluster({ members: 3, ttl, loopWait: 1, retryTimeout, scope: 'faulty' });
+    primary = await cluster.waitFor('a primary', () => cluster.primary(), 90_000);
+    await cluster.waitFor('two streaming replicas', async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === 2;
+    }, 60_000);
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('never has two writable primaries when the primary ha-node freezes past ttl, and fences the frozen one', async () => {
+    const frozen = primary;
+    const others = cluster.members.filter((m) => m !== frozen);
+    const sampling = startSampling(cluster.members);
+    frozen.killHaNode('SIGSTOP');
+    const stoppedAt = Date.now();
+    primary = await cluster.waitFor('a new primary', async () => {
+      for (const m of others) if (await m.isWritable()) return m;
+      return undefined;
+    }, 40_000);
+    const fencedPostmaster = frozen.postmasterPid();
+    await new Promise((r) => setTimeout(r, 2000));
+    frozen.killHaNode('SIGCONT');
+    await cluster.waitFor('frozen member back as a streaming replica', async () => (await frozen.status('/replica?replication_state=streaming')) === 200, 60_000);
+    const result = await sampling.stop();
+    assert.ok(result.rounds > 50, `sampled ${result.rounds} rounds`);
+    assert.equal(result.splitRounds, 0, 'two writable primaries were seen in the same round');
+    assert.deepEqual([...result.writersSeen].sort(), [frozen.name, primary.name].sort());
+    assert.equal(fencedPostmaster, undefined, 'the frozen primary PostgreSQL was stopped by the fencing process');
+    assert.match(frozen.log(), /heartbeat overdue: stopping PostgreSQL/);
+    assert.ok(Date.now() - stoppedAt > ttl * 1000);
+    assert.equal(await cluster.primary(), primary);
+  });
+
+  it('demotes the primary when the API server stops answering, and elects again when it returns', async () => {
+    const old = primary;
+    const pausedAt = Date.now();
+    cluster.api.faults.pause('hang');
+    let demotedAfterMs: number | undefined;
+    try {
+      await cluster.waitFor('the primary to stop accepting writes', async () => !(await old.isWritable()), 20_000);
+      demotedAfterMs = Date.now() - pausedAt;
+      await cluster.waitFor('/primary 503 on the demoted member', async () => (await old.status('/primary')) === 503, 10_000);
+      // Nobody else may take over while the API is down: no writer for the rest of the outage.
+      const sampling = startSampling(cluster.members);
+      await new Promise((r) => setTimeout(r, 12_000));
+      const during = await sampling.stop();
+      assert.equal(during.writersSeen.size, 0, `writers during the outage: ${[...during.writersSeen].join(', ')}`);
+      assert.match(old.log(), /demoted self because DCS is not accessible/);
+    } finally {
+      cluster.api.faults.resume();
+    }
+    // Without failsafe the demotion happens within retry_timeout plus one request bound, before the lease could expire.
+    assert.ok(demotedAfterMs !== undefined && demotedAfterMs < ttl * 1000, `demoted after ${demotedAfterMs} ms`);
+    primary = await cluster.waitFor('a primary after the outage', () => cluster.primary(), 40_000);
+    assert.ok(await primary.isWritable());
+    await cluster.waitFor('two streaming replicas after the outage', async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === 2;
+    }, 60_000);
+  });
+});

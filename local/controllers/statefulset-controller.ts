@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { WorkQueue, controllerOf, isConflict, isNotFound, mergePatch, objectKey, splitKey, startInformer, statusCode, type RunningInformer } from './kube.js';
-import { plain, selectorString } from './pod-template.js';
+import { canonicalJson, selectorString } from './pod-template.js';
 import { claimsFor, planStatefulSet, podFor, statefulSetStatus } from './statefulset.js';
 
 export interface Controller {
@@ -57,7 +57,7 @@ export async function startStatefulSetController(kc: k8s.KubeConfig, logger: Log
       }
     }
     const status = statefulSetStatus(set, pods);
-    if (JSON.stringify(plain(status)) !== JSON.stringify(plain({ ...status, ...pickStatus(set.status) }))) {
+    if (canonicalJson(status) !== canonicalJson(pickStatus(set.status))) {
       try {
         await apps.patchNamespacedStatefulSetStatus({ name, namespace, body: { status } }, mergePatch);
       } catch (err) {

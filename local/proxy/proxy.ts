@@ -1,9 +1,10 @@
 /**
- * Service proxy (our kube-proxy). Every Service that is neither headless nor ExternalName gets a
- * loopback cluster IP: when spec.clusterIP is empty (the stand-in does not allocate one) the proxy
- * picks a free address from the node's pool and writes it into spec.clusterIP/clusterIPs through
- * the API, so clients read the address from the Service as on a real cluster. Each TCP port then
- * listens on clusterIP:port and forwards to the ready addresses of the Service's Endpoints.
+ * Service proxy (our kube-proxy). Every Service that is neither headless nor ExternalName has a
+ * loopback cluster IP: normally the API server allocates it (the stand-in uses 127.1.0.0/16); if
+ * spec.clusterIP is still empty, the proxy picks a free address from the node's pool and writes
+ * it into spec.clusterIP/clusterIPs through the API, so clients always read the address from the
+ * Service as on a real cluster. Each TCP port then listens on clusterIP:port and forwards to the
+ * ready addresses of the Service's Endpoints.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
@@ -38,6 +39,10 @@ export function backendsFor(endpoints: k8s.V1Endpoints | undefined, portName: st
     for (const address of subset.addresses ?? []) backends.push({ ip: address.ip, port: port.port });
   }
   return backends;
+}
+
+export function isLoopback(ip: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
 }
 
 export function proxiedPorts(service: k8s.V1Service): k8s.V1ServicePort[] {
@@ -85,10 +90,11 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
       current = undefined;
     }
     if (!current) {
-      if (!addresses.contains(clusterIP)) {
-        logger.warn({ service: key, clusterIP }, 'cluster IP is outside the node address pool, not proxied');
+      if (!isLoopback(clusterIP)) {
+        logger.warn({ service: key, clusterIP }, 'cluster IP is not a loopback address, not proxied');
         return;
       }
+      // Addresses the API server allocated (outside our pool) are used as they are, like kube-proxy does.
       addresses.reserve(clusterIP);
       current = { clusterIP, forwarders: new Map() };
       state.set(key, current);

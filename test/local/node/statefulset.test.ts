@@ -1,0 +1,278 @@
+// End to end against the API server stand-in: a StatefulSet of 3 pods running the fixture HTTP
+// server, readiness gating Endpoints, the service proxy switching backends, a liveness failure
+// restarting a container, and pod deletion honouring the grace period.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { startTestApiServer, openWatch, type TestApiServer } from '../../support/kube.js';
+import { startLocalNode, type LocalNode } from '../../../local/node/run.js';
+import { createLogger } from '../../../lib/log.js';
+import { eventually, getJson, post, randomIpPrefix, refused, testImages } from './helpers.js';
+
+const ns = 'shop';
+const prefix = randomIpPrefix();
+const clusterIP = `${prefix}.200`;
+let dir: string;
+let server: TestApiServer;
+let node: LocalNode;
+let core: k8s.CoreV1Api;
+let apps: k8s.AppsV1Api;
+let podWatch: Awaited<ReturnType<typeof openWatch>>;
+let signalLog: string;
+
+const ready = (pod: k8s.V1Pod | undefined): boolean => pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+async function readPod(name: string): Promise<k8s.V1Pod | undefined> {
+  try {
+    return await core.readNamespacedPod({ name, namespace: ns });
+  } catch {
+    return undefined;
+  }
+}
+
+async function endpointIps(): Promise<{ ready: string[]; notReady: string[] }> {
+  const ep = await core.readNamespacedEndpoints({ name: 'web', namespace: ns });
+  const subsets = ep.subsets ?? [];
+  return {
+    ready: subsets.flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort(),
+    notReady: subsets.flatMap((s) => (s.notReadyAddresses ?? []).map((a) => a.ip)).sort(),
+  };
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'keelson-node-sts-'));
+  signalLog = join(dir, 'signals.log');
+  server = await startTestApiServer();
+  core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  apps = server.kubeConfig.makeApiClient(k8s.AppsV1Api);
+  node = await startLocalNode({
+    kubeconfigPath: server.kubeconfigPath,
+    dir: join(dir, 'node'),
+    ipPrefix: prefix,
+    images: testImages,
+    backoff: { initialMs: 500, maxMs: 2000 },
+    logger: createLogger({ name: 'local-node-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+  });
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+  podWatch = await openWatch(server, `/api/v1/namespaces/${ns}/pods?watch=true`);
+  await core.createNamespacedService({
+    namespace: ns,
+    body: { metadata: { name: 'web-headless' }, spec: { clusterIP: 'None', selector: { app: 'web' }, ports: [{ name: 'http', port: 8080 }] } },
+  });
+  await core.createNamespacedService({
+    namespace: ns,
+    body: { metadata: { name: 'web' }, spec: { clusterIP, selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } },
+  });
+  await apps.createNamespacedStatefulSet({
+    namespace: ns,
+    body: {
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 3,
+        serviceName: 'web-headless',
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            terminationGracePeriodSeconds: 3,
+            containers: [
+              {
+                name: 'web',
+                image: 'registry.test/http-pod:1.0',
+                ports: [{ name: 'http', containerPort: 8080 }],
+                env: [
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+                  { name: 'DATA_DIR', value: '/data' },
+                  { name: 'SIGNAL_LOG', value: signalLog },
+                  { name: 'TERM_DELAY_MS', value: '1000' },
+                ],
+                volumeMounts: [{ name: 'data', mountPath: '/data' }],
+                startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 30 },
+                readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1, failureThreshold: 1 },
+                livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 1 },
+              },
+            ],
+          },
+        },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      },
+    },
+  });
+});
+
+after(async () => {
+  podWatch?.stop();
+  await node?.close();
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('the StatefulSet creates its pods in order, each on its own address with a bound claim', async () => {
+  await eventually(async () => (await apps.readNamespacedStatefulSet({ name: 'web', namespace: ns })).status?.readyReplicas === 3, 'three ready replicas', 45_000);
+  const pods = await Promise.all(['web-0', 'web-1', 'web-2'].map(async (name) => (await readPod(name))!));
+  const ips = pods.map((p) => p.status?.podIP ?? '');
+  assert.equal(new Set(ips).size, 3);
+  for (const [i, pod] of pods.entries()) {
+    assert.ok(ips[i].startsWith(`${prefix}.`), `pod IP ${ips[i]} is in the node block`);
+    assert.equal(pod.spec?.nodeName, 'keelson-local');
+    assert.equal(pod.spec?.hostname, `web-${i}`);
+    const { body } = await getJson(`http://${ips[i]}:8080/`);
+    assert.equal(body.pod, `web-${i}`);
+    assert.equal(body.namespace, ns);
+    assert.equal((body.env as Record<string, string>).DATA_DIR, join(dir, 'node', 'volumes', ns, `data-web-${i}`));
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: `data-web-${i}`, namespace: ns });
+    assert.equal(claim.status?.phase, 'Bound');
+  }
+  // Ordered creation: each pod was ADDED only after the previous one had been seen Ready.
+  const events = podWatch.events.map((e) => ({ type: e.type, pod: e.object as unknown as k8s.V1Pod }));
+  for (const ordinal of [1, 2]) {
+    const added = events.findIndex((e) => e.type === 'ADDED' && e.pod.metadata?.name === `web-${ordinal}`);
+    const previousReady = events.findIndex((e) => e.pod.metadata?.name === `web-${ordinal - 1}` && ready(e.pod));
+    assert.ok(added > 0 && previousReady >= 0 && previousReady < added, `web-${ordinal} was created after web-${ordinal - 1} became ready`);
+  }
+  const status = (await apps.readNamespacedStatefulSet({ name: 'web', namespace: ns })).status;
+  assert.equal(status?.replicas, 3);
+  assert.equal(status?.updatedReplicas, 3);
+  assert.ok(status?.updateRevision?.startsWith('web-'));
+});
+
+test('readiness gates Endpoints', async () => {
+  const pod = (await readPod('web-1'))!;
+  const ip = pod.status!.podIP!;
+  await eventually(async () => (await endpointIps()).ready.length === 3, 'three ready endpoints');
+  await post(`http://${ip}:8080/unready`);
+  await eventually(async () => {
+    const eps = await endpointIps();
+    return eps.ready.length === 2 && !eps.ready.includes(ip) && eps.notReady.includes(ip);
+  }, 'web-1 moved to notReadyAddresses');
+  assert.equal(ready(await readPod('web-1')), false);
+  await post(`http://${ip}:8080/ready`);
+  await eventually(async () => (await endpointIps()).ready.includes(ip), 'web-1 ready again');
+});
+
+/** One HTTP/1.1 keep-alive exchange on a raw socket; returns the pod name that answered. */
+async function ask(socket: Socket): Promise<string> {
+  const body = new Promise<string>((resolve, reject) => {
+    let data = '';
+    const onData = (chunk: Buffer): void => {
+      data += chunk.toString();
+      const end = data.indexOf('\r\n\r\n');
+      const length = /content-length: (\d+)/i.exec(data);
+      if (end >= 0 && length && data.length >= end + 4 + Number(length[1])) {
+        socket.off('data', onData);
+        resolve(data.slice(end + 4, end + 4 + Number(length[1])));
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error('connection closed')));
+  });
+  socket.write('GET / HTTP/1.1\r\nHost: web\r\nConnection: keep-alive\r\n\r\n');
+  return (JSON.parse(await body) as { pod: string }).pod;
+}
+
+test('the service proxy forwards to ready endpoints and drops connections to removed ones', async () => {
+  await eventually(() => node.proxy.snapshot()[`${clusterIP}:80`]?.length === 3, 'proxy has three backends');
+  const seen = new Set<string>();
+  for (let i = 0; i < 6; i += 1) {
+    const socket = connect({ host: clusterIP, port: 80 });
+    await once(socket, 'connect');
+    seen.add(await ask(socket));
+    socket.destroy();
+  }
+  assert.deepEqual([...seen].sort(), ['web-0', 'web-1', 'web-2']);
+
+  const socket = connect({ host: clusterIP, port: 80 });
+  await once(socket, 'connect');
+  const first = await ask(socket);
+  const closed = once(socket, 'close');
+  const target = (await readPod(first))!;
+  await post(`http://${target.status!.podIP}:8080/unready`);
+  await closed; // the proxy closed the connection to the endpoint that left
+  await eventually(() => node.proxy.snapshot()[`${clusterIP}:80`]?.length === 2, 'proxy down to two backends');
+  for (let i = 0; i < 4; i += 1) {
+    const next = connect({ host: clusterIP, port: 80 });
+    await once(next, 'connect');
+    assert.notEqual(await ask(next), first);
+    next.destroy();
+  }
+  await post(`http://${target.status!.podIP}:8080/ready`);
+  await eventually(() => node.proxy.snapshot()[`${clusterIP}:80`]?.length === 3, 'proxy back to three backends');
+});
+
+test('a liveness failure restarts the container and the restart is counted', async () => {
+  const pod = (await readPod('web-2'))!;
+  const ip = pod.status!.podIP!;
+  const pidBefore = (await getJson(`http://${ip}:8080/`)).body.pid;
+  await post(`http://${ip}:8080/fail-liveness`);
+  const restarted = await eventually(async () => {
+    const current = await readPod('web-2');
+    return current?.status?.containerStatuses?.[0]?.restartCount === 1 && ready(current) ? current : undefined;
+  }, 'web-2 restarted and ready');
+  assert.equal(restarted.metadata?.uid, pod.metadata?.uid, 'the container restarted, not the pod');
+  assert.equal(restarted.status?.podIP, ip);
+  assert.ok(restarted.status?.containerStatuses?.[0].lastState?.terminated, 'lastState records the killed container');
+  assert.notEqual((await getJson(`http://${ip}:8080/`)).body.pid, pidBefore);
+});
+
+test('deleting a pod runs SIGTERM with its grace period, then the StatefulSet recreates it', async () => {
+  const pod = (await readPod('web-1'))!;
+  const ip = pod.status!.podIP!;
+  await core.deleteNamespacedPod({ name: 'web-1', namespace: ns });
+  const terminating = await readPod('web-1');
+  assert.ok(terminating?.metadata?.deletionTimestamp, 'the pod is terminating, not gone');
+  assert.equal(terminating?.metadata?.deletionGracePeriodSeconds, 3);
+  await eventually(async () => (await readFile(signalLog, 'utf8').catch(() => '')).includes('SIGTERM web-1'), 'web-1 got SIGTERM');
+  // The process exits 1 s after SIGTERM: until then it still serves.
+  assert.equal((await getJson(`http://${ip}:8080/`)).status, 200);
+  const replaced = await eventually(async () => {
+    const current = await readPod('web-1');
+    return current && current.metadata?.uid !== pod.metadata?.uid && ready(current) ? current : undefined;
+  }, 'web-1 recreated and ready', 30_000);
+  assert.equal(replaced.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName, 'data-web-1');
+  // The old object went away only after the kubelet side finished: a DELETED event for the old uid.
+  assert.ok(podWatch.events.some((e) => e.type === 'DELETED' && (e.object as { metadata?: { uid?: string } }).metadata?.uid === pod.metadata?.uid));
+});
+
+test('a container that ignores SIGTERM is killed when the grace period ends', async () => {
+  await core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 'stubborn' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'web',
+            image: 'registry.test/http-pod:1.0',
+            env: [
+              { name: 'POD_NAME', value: 'stubborn' },
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'IGNORE_TERM', value: '1' },
+              { name: 'SIGNAL_LOG', value: signalLog },
+            ],
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+          },
+        ],
+      },
+    },
+  });
+  const running = await eventually(async () => {
+    const pod = await readPod('stubborn');
+    return ready(pod) ? pod : undefined;
+  }, 'stubborn ready');
+  const ip = running.status!.podIP!;
+  const started = Date.now();
+  await core.deleteNamespacedPod({ name: 'stubborn', namespace: ns });
+  await eventually(async () => (await readFile(signalLog, 'utf8')).includes('SIGTERM stubborn'), 'stubborn got SIGTERM');
+  assert.equal((await getJson(`http://${ip}:8080/`)).status, 200, 'still alive after SIGTERM');
+  await eventually(async () => (await readPod('stubborn')) === undefined, 'stubborn deleted');
+  assert.ok(Date.now() - started >= 900, 'the object stayed until the grace period ended');
+  assert.equal(await refused(`http://${ip}:8080/`), true);
+});

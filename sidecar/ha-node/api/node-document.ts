@@ -41,7 +41,8 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
   doc.dcs_last_seen = snapshot.dcsLastSeen;
   const tags = Object.fromEntries(Object.entries(snapshot.tags).filter(([, v]) => v !== false && v !== undefined && v !== null));
   if (Object.keys(tags).length > 0) doc.tags = tags;
-  if (snapshot.systemIdentifier) doc.database_system_identifier = snapshot.systemIdentifier;
+  const sysid = status?.systemIdentifier ?? snapshot.systemIdentifier;
+  if (sysid) doc.database_system_identifier = sysid;
   if (snapshot.pendingRestart) {
     doc.pending_restart = true;
     if (snapshot.pendingRestartReason) doc.pending_restart_reason = snapshot.pendingRestartReason;

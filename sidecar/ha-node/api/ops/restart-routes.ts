@@ -12,12 +12,13 @@ import { NodeOperations } from './node-operations.js';
 export function restartRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
     const operations = new NodeOperations(context.pg, () => context.snapshot(), (reason) => context.wake(reason), context.logger.child({ component: 'ops' }));
-    const paused = (): boolean => isPaused(context.snapshot().cluster?.config);
+    // Pause lives in the dynamic configuration; read it fresh, the loop's view may be a cycle old.
+    const paused = async (): Promise<boolean> => isPaused((await context.dcs.getCluster().catch(() => context.snapshot().cluster))?.config);
 
     router.post(HaNodePaths.restart, requireAuth(credentials), handle(async (req, res) => {
       const body = await readJsonBody(req);
       if (!body.ok) return sendReply(res, body.reply);
-      const parsed = parseRestartRequest(body.value, paused(), new Date());
+      const parsed = parseRestartRequest(body.value, await paused(), new Date());
       if (!parsed.ok) return sendReply(res, parsed.reply);
       const request = parsed.request;
       if (request.schedule) return sendReply(res, operations.schedule(request, request.schedule.at));

@@ -1,10 +1,10 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Logger } from '../../lib/log.js';
 import { checkConstantLabels } from './config/validate.js';
 import type { CollectorSet } from './config/types.js';
 import { databaseOf, maskUrl, urlForDatabase } from './connection.js';
 import { renderExposition, type RenderedFamily } from './exposition.js';
 import type { HealthProbe } from './health.js';
+import { processFamilies } from './processmetrics.js';
 import { renderIntroFamilies, type BuildInfo } from './selfmetrics.js';
 import { TargetServer } from './server.js';
 
@@ -38,7 +38,6 @@ export class Exporter {
   private collectorSet: CollectorSet;
   private readonly forked = new Map<string, TargetServer>();
   private readonly constantPairs: Array<readonly [string, string]>;
-  private readonly registry: Registry | undefined;
   private inflight: Promise<string> | undefined;
   private readonly startedAtMs = Date.now();
   private lastScrapeAtMs = 0;
@@ -53,11 +52,6 @@ export class Exporter {
     for (const warning of this.collectorSet.warnings) settings.logger.warn(warning);
     this.constantPairs = Object.entries(settings.constantLabels);
     this.main = this.createServer(settings.url, databaseOf(settings.url) || 'postgres', false);
-    if (settings.processMetrics !== false) {
-      this.registry = new Registry();
-      if (this.constantPairs.length) this.registry.setDefaultLabels(settings.constantLabels);
-      collectDefaultMetrics({ register: this.registry });
-    }
     settings.logger.info({ url: maskUrl(settings.url), collectors: this.collectorSet.collectors.length, origin: this.collectorSet.origin }, 'exporter created');
   }
 
@@ -99,13 +93,15 @@ export class Exporter {
     const started = performance.now();
     this.scrapeCount++;
     const families: RenderedFamily[] = [];
-    const main = await this.main.scrape(startedMs);
+    // Known databases are scraped beside the main server (one connection each); the main scrape
+    // then tells which databases exist, and new ones are scraped right after.
+    const known = [...this.forked.values()];
+    const [main, ...forkedResults] = await Promise.all([this.main.scrape(startedMs), ...known.map((s) => s.scrape(startedMs))]);
     families.push(...main.families);
-    if (main.up && main.facts && this.settings.autoDiscovery) this.syncDatabases(main.facts.databases, main.facts.datname);
     if (main.up) {
-      for (const server of this.forked.values()) {
-        const result = await server.scrape(startedMs);
-        families.push(...result.families);
+      for (const result of forkedResults) families.push(...result.families);
+      if (main.facts && this.settings.autoDiscovery) {
+        for (const server of this.syncDatabases(main.facts.databases, main.facts.datname)) families.push(...(await server.scrape(startedMs)).families);
       }
     } else {
       this.settings.logger.warn({ err: main.error }, 'scrape failed: server not up');
@@ -132,12 +128,12 @@ export class Exporter {
         }),
       );
     }
-    const body = renderExposition(families);
-    return this.registry ? body + (await this.registry.metrics()) : body;
+    if (this.settings.processMetrics !== false) families.push(...processFamilies(this.constantPairs));
+    return renderExposition(families);
   }
 
-  /** Starts and stops forked servers so that they match the discovered databases. */
-  private syncDatabases(databases: string[], mainDatabase: string): void {
+  /** Starts and stops forked servers so that they match the discovered databases; returns the new ones. */
+  private syncDatabases(databases: string[], mainDatabase: string): TargetServer[] {
     const include = this.settings.includeDatabases;
     const wanted = new Set(databases.filter((db) => db !== mainDatabase && !this.settings.excludeDatabases.includes(db) && (include.length === 0 || include.includes(db))));
     for (const [db, server] of this.forked) {
@@ -147,11 +143,15 @@ export class Exporter {
         this.settings.logger.info({ datname: db }, 'database gone; stopped scraping it');
       }
     }
+    const added: TargetServer[] = [];
     for (const db of wanted) {
       if (this.forked.has(db)) continue;
-      this.forked.set(db, this.createServer(urlForDatabase(this.settings.url, db), db, true));
+      const server = this.createServer(urlForDatabase(this.settings.url, db), db, true);
+      this.forked.set(db, server);
+      added.push(server);
       this.settings.logger.info({ datname: db }, 'database discovered');
     }
+    return added;
   }
 
   /**

@@ -38,6 +38,8 @@ const healthRoutes: Array<{ paths: string[]; check: 'up' | 'primary' | 'replica'
  */
 export function createExporterApp(settings: RouteSettings): Express {
   const app = createApp(settings.logger);
+  // Bodies change on every scrape; hashing 100 KB for an ETag nobody sends back is wasted time.
+  app.set('etag', false);
   const { exporter, health } = settings;
 
   app.use((req: Request, res: Response, next: NextFunction) => {

@@ -64,11 +64,15 @@ export class CollectorRuntime {
     return this.lastError;
   }
 
+  /** True when a scrape starting now would be served from the cache. */
+  isFresh(scrapeStartMs: number, disableCache: boolean): boolean {
+    return !disableCache && this.collector.ttl > 0 && scrapeStartMs - this.lastExecAt <= this.collector.ttl * 1000;
+  }
+
   async collect(lease: ClientLease, scrapeStartMs: number, disableCache: boolean): Promise<CollectOutcome> {
     this.stats.total++;
     this.lastScrapeAt = scrapeStartMs;
-    const fresh = !disableCache && this.collector.ttl > 0 && scrapeStartMs - this.lastExecAt <= this.collector.ttl * 1000;
-    if (fresh) {
+    if (this.isFresh(scrapeStartMs, disableCache)) {
       this.stats.hit++;
       if (this.lastError !== undefined) this.stats.error++;
       return { families: this.families, ok: this.lastError === undefined, error: this.lastError, cached: true, skipped: this.lastSkipped, warnings: [] };

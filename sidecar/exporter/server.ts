@@ -104,7 +104,10 @@ export class TargetServer {
       },
     };
     try {
-      const facts = await this.readFacts(await lease.get());
+      // A discovered database whose collectors are all cached needs no precheck round trip;
+      // the main server always runs one, since pg_up and the role come from it.
+      const cachedOnly = this.settings.forked && this.planned && this.lastFacts !== undefined && this.runtimes.every((r) => r.isFresh(scrapeStartMs, this.settings.disableCache));
+      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.readFacts(await lease.get());
       this.applyFacts(facts);
       const families: RenderedFamily[] = [];
       for (const runtime of this.runtimes) {

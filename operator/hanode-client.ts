@@ -17,17 +17,38 @@ export interface HaNodeResult {
   body: string;
 }
 
+export interface HaNodeCredentials {
+  username: string;
+  password: string;
+}
+
 export class HaNodeClient {
-  constructor(private readonly timeoutMs = 3_000, private readonly port = Ports.haNodeApi) {}
+  constructor(
+    private readonly timeoutMs = 3_000,
+    private readonly port = Ports.haNodeApi,
+    /** Basic-auth credentials for the mutating endpoints, by host (set per cluster before calls). */
+    private readonly credentials = new Map<string, HaNodeCredentials>(),
+  ) {}
+
+  /** Remembers the API credentials to present to these hosts (the cluster's pods). */
+  useCredentials(hosts: string[], credentials: HaNodeCredentials | undefined): void {
+    for (const host of hosts) {
+      if (credentials) this.credentials.set(host, credentials);
+      else this.credentials.delete(host);
+    }
+  }
 
   private url(host: string, path: string): string {
     return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}${path}`;
   }
 
   private async call(host: string, method: string, path: string, body?: unknown): Promise<HaNodeResult> {
+    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    const credentials = this.credentials.get(host);
+    if (credentials) headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
     const response = await fetch(this.url(host, path), {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     });

@@ -64,6 +64,7 @@ export function names(clusterName: string) {
     superuserSecret: `${clusterName}-superuser`,
     replicationSecret: `${clusterName}-replication`,
     appSecret: `${clusterName}-app`,
+    apiSecret: `${clusterName}-api`,
     headlessService: `${clusterName}-headless`,
     rwService: `${clusterName}-rw`,
     roService: `${clusterName}-ro`,

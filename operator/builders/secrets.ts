@@ -3,7 +3,8 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { Annotations, SecretKeys } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
-export type CredentialKind = 'superuser' | 'replication' | 'app';
+/** superuser/replication/app are PostgreSQL roles; api guards ha-node's mutating REST endpoints. */
+export type CredentialKind = 'superuser' | 'replication' | 'app' | 'api';
 
 /** 32 random bytes as URL-safe text: no quoting trouble in connection strings or pgpass. */
 export function generatePassword(): string {
@@ -13,12 +14,13 @@ export function generatePassword(): string {
 export function credentialUsername(ctx: BuildContext, which: CredentialKind): string {
   if (which === 'superuser') return 'postgres';
   if (which === 'replication') return 'replicator';
+  if (which === 'api') return 'keelson';
   return ctx.cluster.spec.bootstrap.owner;
 }
 
 export function credentialSecretName(ctx: BuildContext, which: CredentialKind): string {
   const n = clusterNames(ctx);
-  return which === 'superuser' ? n.superuserSecret : which === 'replication' ? n.replicationSecret : n.appSecret;
+  return { superuser: n.superuserSecret, replication: n.replicationSecret, app: n.appSecret, api: n.apiSecret }[which];
 }
 
 /**
@@ -42,4 +44,4 @@ function toBase64(value: string): string {
   return Buffer.from(value, 'utf8').toString('base64');
 }
 
-export const credentialKinds: readonly CredentialKind[] = ['superuser', 'replication', 'app'];
+export const credentialKinds: readonly CredentialKind[] = ['superuser', 'replication', 'app', 'api'];

@@ -21,7 +21,7 @@ function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: 
 }
 
 function credentialEnv(ctx: BuildContext): V1EnvVar[] {
-  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['APP', 'app']];
+  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['APP', 'app'], ['API', 'api']];
   return kinds.flatMap(([prefix, which]) => [
     secretEnv(ctx, `KEELSON_${prefix}_USERNAME`, which, SecretKeys.username),
     secretEnv(ctx, `KEELSON_${prefix}_PASSWORD`, which, SecretKeys.password),

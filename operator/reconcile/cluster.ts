@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { InvalidSpecError, parseDatabaseCluster } from '../api/validate.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
@@ -9,7 +9,7 @@ import { buildStatefulSet } from '../builders/statefulset.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
-import { Finalizer, Labels, names, podSelector, Roles, selectorString } from '../naming.js';
+import { Finalizer, Labels, names, podSelector, Roles, SecretKeys, selectorString } from '../naming.js';
 import { applyObject, type WriteRecorder } from './apply.js';
 import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
@@ -62,6 +62,16 @@ async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<vo
     await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
     await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
   }
+}
+
+/** Hands ha-node's API credentials (from the cluster's api Secret) to the client for these pods. */
+async function useApiCredentials(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[]): Promise<void> {
+  const secret = (await deps.api.read(buildCredentialSecret(ctx, 'api', ''))) as V1Secret | undefined;
+  const decode = (value: string | undefined) => (value ? Buffer.from(value, 'base64').toString('utf8') : undefined);
+  const username = decode(secret?.data?.[SecretKeys.username]);
+  const password = decode(secret?.data?.[SecretKeys.password]);
+  const hosts = pods.map((pod) => pod.status?.podIP).filter((ip): ip is string => Boolean(ip));
+  deps.haNode.useCredentials(hosts, username && password ? { username, password } : undefined);
 }
 
 function primaryOf(pods: V1Pod[]): string | undefined {
@@ -123,6 +133,7 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
 
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
   const primary = primaryOf(pods);
+  await useApiCredentials(deps, ctx, pods);
   const observedSts = await deps.api.read(buildStatefulSet(ctx));
   const scale = planScale(cluster, pods, primary, observedSts?.spec?.replicas);
 

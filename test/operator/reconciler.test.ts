@@ -80,7 +80,7 @@ describe('operator against the API server stand-in', () => {
       ['v1', 'ServiceAccount', 'demo'], ['rbac.authorization.k8s.io/v1', 'Role', 'demo'], ['rbac.authorization.k8s.io/v1', 'RoleBinding', 'demo'],
       ['v1', 'ConfigMap', 'demo-config'], ['v1', 'Service', 'demo-rw'], ['v1', 'Service', 'demo-ro'], ['v1', 'Service', 'demo-r'],
       ['v1', 'Service', 'demo-headless'], ['policy/v1', 'PodDisruptionBudget', 'demo'], ['v1', 'Secret', 'demo-superuser'],
-      ['v1', 'Secret', 'demo-replication'], ['v1', 'Secret', 'demo-app'],
+      ['v1', 'Secret', 'demo-replication'], ['v1', 'Secret', 'demo-app'], ['v1', 'Secret', 'demo-api'],
     ];
     for (const [apiVersion, kind, name] of expected) {
       const object = await eventually(`${kind}/${name}`, () => api.read<KubernetesObject>({ apiVersion, kind, metadata: { name, namespace: ns } }));

@@ -34,7 +34,8 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
 
 /**
  * Plays kubelet and the StatefulSet controller for one pod (the stand-in stores pods but runs no
- * controller in these tests): creates it with the template's labels, then reports it Ready.
+ * controller in these tests): creates it with the template's labels, then reports it Ready. Its
+ * address is one nothing listens on, so the operator's ha-node calls cannot reach another test's.
  */
 export async function createInstancePod(api: OperatorKubeApi, namespace: string, cluster: string, ordinal: number, role: 'primary' | 'replica', revision = 'rev1'): Promise<void> {
   const name = `${cluster}-${ordinal}`;
@@ -49,7 +50,7 @@ export async function createInstancePod(api: OperatorKubeApi, namespace: string,
     spec: { containers: [{ name: 'postgres', image: 'test' }] },
   };
   const created = await api.core.createNamespacedPod({ namespace, body: pod });
-  created.status = { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] };
+  created.status = { phase: 'Running', podIP: '127.255.255.254', conditions: [{ type: 'Ready', status: 'True' }] };
   await api.core.replaceNamespacedPodStatus({ namespace, name, body: created });
 }
 

@@ -1,0 +1,101 @@
+import { join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { ApiextensionsV1Api, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { apiStatusCode } from '../../lib/kube/client.js';
+import type { Logger } from '../../lib/log.js';
+import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { runOperator, type RunningOperator } from '../../operator/run.js';
+import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
+import { startLocalNode, type LocalNode } from '../node/run.js';
+
+/**
+ * The whole single-machine stack in one process: the API server stand-in, the CRDs, the local
+ * node (controllers, node agent, service proxy) and the operator. `keelson local up` and the
+ * operator's end-to-end tests both start it through here.
+ */
+export interface LocalStackOptions {
+  dir: string;
+  logger: Logger;
+  /** Keep API server state in DIR/state.json (local up) or in memory (tests). */
+  persist?: boolean;
+  /** /24 for pod and Service addresses (default 127.0.0). */
+  ipPrefix?: string;
+  operatorVersion: string;
+}
+
+export interface LocalStack {
+  apiServer: RunningApiServer;
+  kubeconfigPath: string;
+  node: LocalNode;
+  operator: RunningOperator;
+  close(): Promise<void>;
+}
+
+function withoutCel(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutCel);
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== 'x-kubernetes-validations').map(([key, value]) => [key, withoutCel(value)]));
+}
+
+/** Creates or updates the DatabaseCluster CRD; a server without CEL gets it without the rules (the operator repeats them). */
+export async function installCrds(kubeConfig: KubeConfig, logger: Logger): Promise<void> {
+  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const apply = async (crd: V1CustomResourceDefinition) => {
+    try {
+      const existing = await api.readCustomResourceDefinition({ name: crd.metadata!.name! });
+      await api.replaceCustomResourceDefinition({ name: crd.metadata!.name!, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    } catch (err) {
+      if (apiStatusCode(err) !== 404) throw err;
+      await api.createCustomResourceDefinition({ body: crd });
+    }
+  };
+  const crd = databaseClusterCrd();
+  try {
+    await apply(crd);
+  } catch (err) {
+    if (!/CEL validation rules are not supported/.test(String((err as { body?: unknown }).body ?? err))) throw err;
+    logger.warn('API server has no CEL support; CRD installed without its x-kubernetes-validations (the operator still enforces them)');
+    await apply(withoutCel(crd) as V1CustomResourceDefinition);
+  }
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const dir = resolve(options.dir);
+  await mkdir(dir, { recursive: true });
+  const { logger } = options;
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  const apiServer = await startApiServer({
+    dir: join(dir, 'apiserver'),
+    kubeconfigPath,
+    stateFile: options.persist ? join(dir, 'state.json') : undefined,
+    logger: logger.child({ component: 'apiserver' }),
+  });
+  const closers: Array<() => Promise<void>> = [() => apiServer.close()];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) await closer().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
+  };
+  try {
+    const { loadKubeConfig } = await import('../../lib/kube/client.js');
+    await installCrds(loadKubeConfig({ kubeconfig: kubeconfigPath }), logger);
+    const node = await startLocalNode({ kubeconfigPath, dir: join(dir, 'node'), ipPrefix: options.ipPrefix, logger: logger.child({ component: 'node' }) });
+    closers.push(() => node.close());
+    const operator = await runOperator({
+      kubeconfig: kubeconfigPath,
+      namespaces: [],
+      leaderElect: true,
+      leaseNamespace: 'default',
+      leaseName: 'keelson-operator',
+      identity: 'keelson-local',
+      health: { host: '127.0.0.1', port: 0 },
+      metrics: { host: '127.0.0.1', port: 0 },
+      relistIntervalMs: 30_000,
+      operatorVersion: options.operatorVersion,
+      logger: logger.child({ component: 'operator' }),
+    });
+    closers.push(() => operator.stop());
+    return { apiServer, kubeconfigPath, node, operator, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

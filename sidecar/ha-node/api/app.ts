@@ -1,11 +1,12 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../../../lib/http.js';
 import type { ApiContext, ApiModule } from './context.js';
+import { failsafeRoutes } from './failsafe.js';
 import { healthFallback, healthRoutes } from './health.js';
 import { monitoringRoutes } from './monitoring.js';
 
 /** The read-side modules every ha-node serves. */
-export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes];
+export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes, failsafeRoutes];
 
 /**
  * The REST API on 8008: the given route modules in order (read side first, then any mutating

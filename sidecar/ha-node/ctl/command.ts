@@ -1,8 +1,91 @@
-import { Command } from 'commander';
-import { failAndExit } from '../../../lib/cli/exit.js';
+import { Command, Option } from 'commander';
 
+/** Options every `keelson ctl` subcommand shares (set on the ctl command, read with optsWithGlobals). */
+interface GlobalOptions {
+  cluster?: string;
+  namespace?: string;
+  kubeconfig?: string;
+  url?: string[];
+  output?: string;
+  username?: string;
+  password?: string;
+  token?: string;
+  requestTimeout?: string;
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/**
+ * `keelson ctl`: operate a cluster through the ha-node REST API, as patronictl does for Patroni.
+ * Members come from the cluster's Leases (Kubernetes API) or from --url. Exit codes: 0 done,
+ * 1 refused or failed, 2 usage, 3 no member or API server reachable.
+ */
 export function createCtlCommand(): Command {
-  return new Command('ctl')
+  const ctl = new Command('ctl')
     .description('operate a cluster through the ha-node REST API (list, switchover, restart, ...)')
-    .action(() => failAndExit(new Error('ctl is not built yet')));
+    .option('-c, --cluster <name>', 'cluster name (env KEELSON_CLUSTER)')
+    .option('-n, --namespace <ns>', 'namespace of the cluster (env POD_NAMESPACE, default "default")')
+    .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, in-cluster, ~/.kube/config)')
+    .option('--url <url>', 'member REST API URL instead of the Kubernetes lookup (repeatable)', collect)
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json', 'yaml']))
+    .option('--username <name>', 'API user for basic auth (env KEELSON_API_USERNAME)')
+    .option('--password <password>', 'API password (env KEELSON_API_PASSWORD)')
+    .option('--token <token>', 'API bearer token (env KEELSON_API_TOKEN)')
+    .option('--request-timeout <seconds>', 'timeout of one API request', '10');
+
+  const run = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./actions.js')) => Promise<number>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args[args.length - 1] as Command;
+      const { execute } = await import('./run.js');
+      process.exitCode = await execute(command.optsWithGlobals<GlobalOptions>(), action);
+    };
+
+  ctl.command('list').description('members with role, state, timeline, lag, pending restart and tags').action(run((ctx, a) => a.listCommand(ctx, false)));
+  ctl.command('topology').description('members as a tree under the leader').action(run((ctx, a) => a.listCommand(ctx, true)));
+  ctl.command('history').description('timeline history (failovers and switchovers)').action(run((ctx, a) => a.historyCommand(ctx)));
+  ctl.command('show-config').description('the dynamic configuration (YAML, or -o json)').action(run((ctx, a) => a.showConfigCommand(ctx)));
+  const editConfig = ctl
+    .command('edit-config')
+    .description('change the dynamic configuration in $EDITOR or with --set, show the diff, confirm, apply')
+    .option('-s, --set <key=value>', 'set a (dotted) key; a YAML value, "null" or empty removes the key (repeatable)', collect, [])
+    .option('--force', 'apply without asking');
+  editConfig.action(run((ctx, a) => a.editConfigCommand(ctx, editConfig.opts<{ set: string[]; force?: boolean }>())));
+  ctl.command('pause').description('disable automatic failover (maintenance mode)').action(run((ctx, a) => a.pauseCommand(ctx, true)));
+  ctl.command('resume').description('enable automatic failover again').action(run((ctx, a) => a.pauseCommand(ctx, false)));
+
+  for (const action of ['switchover', 'failover'] as const) {
+    const sub = ctl
+      .command(action)
+      .description(action === 'switchover' ? 'hand the primary role to another member (now or --scheduled)' : 'promote a candidate, also when the cluster has no leader')
+      .option('--leader <name>', action === 'switchover' ? 'current leader (default: the one holding the lock)' : 'current leader (makes it a switchover)')
+      .option('--scheduled <time>', 'ISO 8601 time with offset, or "now"')
+      .option('--force', 'do not ask for confirmation');
+    if (action === 'failover') sub.requiredOption('--candidate <name>', 'member to promote');
+    else sub.option('--candidate <name>', 'member to promote (default: the most advanced eligible replica)');
+    sub.action(run((ctx, a) => a.switchoverCommand(ctx, action, sub.opts())));
+  }
+
+  const restart = ctl
+    .command('restart')
+    .description('restart PostgreSQL on the named members (all when none is named)')
+    .argument('[members...]')
+    .addOption(new Option('--role <role>', 'only members with this role').choices(['primary', 'leader', 'replica', 'any']))
+    .option('-p, --pending', 'only members with a pending restart')
+    .option('--pg-version <version>', 'only members running an older PostgreSQL version')
+    .option('--timeout <seconds>', 'how long to wait for PostgreSQL to start')
+    .option('--scheduled <time>', 'ISO 8601 time with offset, or "now"')
+    .option('--force', 'do not ask for confirmation');
+  restart.action(run((ctx, a) => a.restartCommand(ctx, restart.processedArgs[0] as string[], restart.opts())));
+
+  const reload = ctl.command('reload').description('re-read the configuration on the named members (all when none is named)').argument('[members...]').option('--force', 'do not ask for confirmation');
+  reload.action(run((ctx, a) => a.reloadCommand(ctx, reload.processedArgs[0] as string[], reload.opts<{ force?: boolean }>().force)));
+
+  const reinit = ctl
+    .command('reinit')
+    .description('delete a replica\'s data directory and clone it again from the leader')
+    .argument('<members...>')
+    .option('--force', 'do not ask for confirmation (also lets a node stuck in recovery be reinitialized)')
+    .option('--from-leader', 'take the base backup from the leader');
+  reinit.action(run((ctx, a) => a.reinitCommand(ctx, reinit.processedArgs[0] as string[], reinit.opts())));
+  return ctl;
 }

@@ -48,6 +48,7 @@ export function leaderFromLease(lease: V1Lease | undefined): LeaderRecord | unde
     transitions: lease.spec?.leaseTransitions ?? 0,
     optime: optime !== undefined && Number.isFinite(optime) ? optime : undefined,
     slots: parseJson<Record<string, number>>(annotations.slots),
+    failsafe: parseJson<Record<string, string>>(annotations.failsafe),
     resourceVersion: lease.metadata?.resourceVersion,
   };
 }

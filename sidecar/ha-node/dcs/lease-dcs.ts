@@ -147,7 +147,7 @@ export class LeaseDcs implements Dcs {
     return this.writeLeader(body, current === undefined, started, now.toISOString(), 'acquire');
   }
 
-  async updateLeader(optime: number | undefined, slots?: Record<string, number>): Promise<boolean> {
+  async updateLeader(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean> {
     const current = this.leases.get(this.leaderName);
     if (leaderFromLease(current)?.holder !== this.options.name || !current) return false;
     const started = this.clock.now();
@@ -156,6 +156,8 @@ export class LeaseDcs implements Dcs {
     body.spec = { ...body.spec, holderIdentity: this.options.name, leaseDurationSeconds: this.options.ttl(), renewTime: now };
     this.setOptime(body, optime);
     if (slots) body.metadata!.annotations!.slots = JSON.stringify(slots);
+    if (failsafe) body.metadata!.annotations!.failsafe = JSON.stringify(failsafe);
+    else if (failsafe === null) delete body.metadata!.annotations!.failsafe;
     if (await this.writeLeader(body, false, started, now.toISOString(), 'renew')) return true;
     // One retry with the freshly read version if the conflict was only a stale cache.
     const fresh = this.leases.get(this.leaderName);

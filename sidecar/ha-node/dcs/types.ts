@@ -34,6 +34,8 @@ export interface LeaderRecord {
   optime?: number;
   /** Replication slot positions the leader published. */
   slots?: Record<string, number>;
+  /** Failsafe members (name → api_url) the leader must reach when the API server is gone. */
+  failsafe?: Record<string, string>;
   resourceVersion?: string;
 }
 
@@ -99,7 +101,7 @@ export interface Dcs {
   /** CAS acquire of an empty or expired leader record. */
   attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
   /** CAS renew of our own leader record; false when someone else holds it. */
-  updateLeader(optime: number | undefined, slots?: Record<string, number>): Promise<boolean>;
+  updateLeader(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean>;
   /** Clears the holder of our own record so others need not wait for expiry. */
   deleteLeader(lastOptime: number | undefined): Promise<boolean>;
   /** True while this member holds the leader record and its own renewal has not expired. */

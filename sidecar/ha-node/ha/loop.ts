@@ -43,6 +43,8 @@ export class HaLoop {
   private crashedSince: number | undefined;
   private wasRunning = false;
   private lastAction = '';
+  /** The last POST /failsafe from a leader that could not reach the API server. */
+  private failsafeContact: { name: string; at: number } | undefined;
 
   constructor(
     private readonly options: HaLoopOptions,
@@ -146,6 +148,7 @@ export class HaLoop {
     } catch (error) {
       return this.handleDcsError(error);
     }
+    this.snapshotState.failsafeActive = false;
     this.applyConfig(cluster);
     this.snapshotState.cluster = cluster;
 
@@ -194,6 +197,9 @@ export class HaLoop {
     const status = this.pg.isRunning() ? await this.pg.status().catch(() => undefined) : undefined;
     this.snapshotState.status = status;
     if (status && !status.inRecovery) {
+      if (this.config.failsafe_mode && (await this.failsafeConfirmed())) {
+        return 'continue to run as a leader because failsafe mode is enabled and all members are accessible';
+      }
       if (sinceRenew < this.config.retry_timeout * 1000) {
         this.scheduleSoon(500);
         return `DCS is not accessible (${message}); still within retry_timeout`;
@@ -202,6 +208,47 @@ export class HaLoop {
       return 'demoted self because DCS is not accessible and I was a leader';
     }
     return `DCS is not accessible (${message})`;
+  }
+
+  /**
+   * Failsafe: with the API server gone, the primary keeps running only while every member it
+   * last listed confirms over the REST API that it is not a primary (Patroni's POST /failsafe).
+   */
+  private async failsafeConfirmed(): Promise<boolean> {
+    const cluster = this.snapshotState.cluster;
+    const listed = cluster?.leaderRecord?.failsafe ?? Object.fromEntries((cluster?.members ?? []).map((m) => [m.name, m.api_url]));
+    const targets = Object.entries(listed).filter(([name, url]) => name !== this.options.name && url);
+    const startedEpoch = Date.now();
+    const body = JSON.stringify({ name: this.options.name, api_url: this.options.apiUrl, conn_url: `postgres://${this.pg.settings.connectHost}:${this.pg.settings.port}/postgres` });
+    const answers = await Promise.all(
+      targets.map(async ([, url]) => {
+        try {
+          const response = await fetch(url.replace(/\/ha$/, '/failsafe'), { method: 'POST', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(2000) });
+          await response.arrayBuffer();
+          return response.status === 200;
+        } catch {
+          return false;
+        }
+      }),
+    );
+    if (!answers.every(Boolean)) {
+      this.snapshotState.failsafeActive = false;
+      return false;
+    }
+    this.snapshotState.failsafeActive = true;
+    this.renewed(startedEpoch);
+    this.scheduleSoon(500);
+    return true;
+  }
+
+  /** POST /failsafe from a leader cut off from the API server. */
+  receiveFailsafe(from: { name?: unknown }): { status: number; text: string } {
+    const status = this.snapshotState.status;
+    if (status && !status.inRecovery) return { status: 500, text: 'Running as a leader' };
+    if (typeof from.name !== 'string' || from.name.length === 0) return { status: 400, text: 'name is required' };
+    this.failsafeContact = { name: from.name, at: performance.now() };
+    this.snapshotState.failsafeActive = true;
+    return { status: 200, text: 'Accepted' };
   }
 
   private scheduleSoon(ms: number): void {
@@ -288,7 +335,8 @@ export class HaLoop {
     const leader = cluster.leader;
     if (leader?.holder === this.options.name) {
       const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(cluster.members.map((m) => m.name)).catch(() => undefined) : undefined;
-      if (!(await this.renewLock(isPrimary ? status.location : undefined, slots))) return this.lockLost('failed to update leader lock in DCS');
+      const failsafe = this.config.failsafe_mode ? Object.fromEntries(cluster.members.map((m) => [m.name, m.api_url])) : null;
+      if (!(await this.renewLock(isPrimary ? status.location : undefined, slots, failsafe))) return this.lockLost('failed to update leader lock in DCS');
       if (!isPrimary) {
         await this.promote(cluster, status);
         return 'promoted self to leader because I had the lock';
@@ -317,6 +365,10 @@ export class HaLoop {
 
   private async race(cluster: ClusterView, status: ServerStatus): Promise<string> {
     const isPrimary = !status.inRecovery;
+    const contact = this.failsafeContact;
+    if (!isPrimary && contact && contact.name !== this.options.name && performance.now() - contact.at < this.config.ttl * 1000) {
+      return `no race: ${contact.name} confirmed it is alive through failsafe`;
+    }
     const peers = await askPeers(otherMembers(cluster, this.options.name), 2000);
     const verdict = raceVerdict(
       { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary },
@@ -427,9 +479,9 @@ export class HaLoop {
 
   // --- bookkeeping -----------------------------------------------------------------------------
 
-  private async renewLock(optime: number | undefined, slots?: Record<string, number>): Promise<boolean> {
+  private async renewLock(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean> {
     const startedEpoch = Date.now();
-    const ok = await this.dcs.updateLeader(optime, slots).catch(() => false);
+    const ok = await this.dcs.updateLeader(optime, slots, failsafe).catch(() => false);
     if (ok) {
       this.renewed(startedEpoch);
     }

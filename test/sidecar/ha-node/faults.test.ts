@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 
 /**
@@ -106,5 +107,48 @@ describe('ha-node under faults', { timeout: 200_000 }, () => {
       const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
       return codes.filter((c) => c === 200).length === 2;
     }, 60_000);
+  });
+
+  it('keeps the primary writable through an API outage in failsafe mode when every member confirms', async () => {
+    // Turn failsafe mode on in the dynamic configuration (what PATCH /config will do).
+    const api = cluster.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    const name = `${cluster.scope}-config`;
+    const lease = await api.readNamespacedLease({ name, namespace: 'default' });
+    const config = JSON.parse(lease.metadata?.annotations?.config ?? '{}') as Record<string, unknown>;
+    lease.metadata!.annotations!.config = JSON.stringify({ ...config, failsafe_mode: true });
+    await api.replaceNamespacedLease({ name, namespace: 'default', body: lease });
+    await cluster.waitFor('failsafe members published on the leader lease', async () => {
+      const leader = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-leader`);
+      return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
+    }, 15_000);
+    const [{ tli: timelineBefore }] = await primary.query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli");
+    await primary.query('CREATE TABLE IF NOT EXISTS beats (at timestamptz)');
+
+    cluster.api.faults.pause('hang');
+    let attempts = 0;
+    let failures = 0;
+    let sawActive = false;
+    try {
+      const until = Date.now() + 15_000;
+      while (Date.now() < until) {
+        attempts += 1;
+        try {
+          await primary.query('INSERT INTO beats VALUES (now())');
+        } catch {
+          failures += 1;
+        }
+        if (!sawActive && attempts % 20 === 0) sawActive = (await primary.get('/ha')).json().failsafe_mode_is_active === true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      cluster.api.faults.resume();
+    }
+    assert.ok(attempts > 100, `${attempts} writes attempted`);
+    assert.equal(failures, 0, `${failures} of ${attempts} writes failed during the outage`);
+    assert.ok(sawActive, 'failsafe_mode_is_active was shown during the outage');
+    assert.match(primary.log(), /failsafe mode is enabled and all members are accessible/);
+    await cluster.waitFor('the same leader after the outage', async () => (await cluster.leaderName()) === primary.name && (await cluster.primary()) === primary, 20_000);
+    const [{ tli: timelineAfter }] = await primary.query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli");
+    assert.equal(timelineAfter, timelineBefore, 'no promotion happened');
   });
 });

@@ -1,0 +1,79 @@
+import * as k8s from '@kubernetes/client-node';
+import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
+import { Label, memberFromLease } from '../dcs/lease-codec.js';
+import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
+
+/** The member list of GET /cluster as ctl uses it. */
+export interface ClusterMember {
+  name: string;
+  role: string;
+  state: string;
+  api_url: string;
+  host?: string;
+  port?: number;
+  timeline?: number;
+  lag?: number | string;
+  pending_restart?: boolean;
+  tags?: Record<string, unknown>;
+}
+
+export interface ClusterDocument {
+  members: ClusterMember[];
+  scope?: string;
+  pause?: boolean;
+  scheduled_switchover?: { at: string; from?: string; to?: string };
+}
+
+export interface TargetOptions {
+  /** Member API URLs given on the command line (skip the Kubernetes lookup). */
+  urls: string[];
+  scope?: string;
+  namespace: string;
+  kubeconfig?: string;
+}
+
+/** Member API bases: the --url values, else the api_url of every member Lease of the cluster. */
+export async function memberBases(target: TargetOptions): Promise<string[]> {
+  if (target.urls.length > 0) return target.urls.map((u) => u.replace(/\/+$/, ''));
+  if (!target.scope) throw new UnreachableError('give the cluster name (--cluster or KEELSON_CLUSTER) or member URLs (--url)');
+  const kubeConfig = loadKubeConfig({ kubeconfig: target.kubeconfig });
+  const api = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  let leases: k8s.V1Lease[];
+  try {
+    leases = (await api.listNamespacedLease({ namespace: target.namespace, labelSelector: `${Label.cluster}=${target.scope}` })).items;
+  } catch (error) {
+    throw new UnreachableError(`cannot list the cluster's Leases: ${describeApiError(error)}`);
+  }
+  const bases = leases
+    .filter((l) => l.metadata?.labels?.[Label.dcsKey] === 'member')
+    .map((l) => memberFromLease(l))
+    .filter((m): m is NonNullable<typeof m> => Boolean(m?.api_url))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((m) => apiBase(m.api_url));
+  if (bases.length === 0) throw new UnreachableError(`no members of cluster "${target.scope}" found in namespace ${target.namespace}`);
+  return bases;
+}
+
+/** GET /cluster from the first member that answers. */
+export async function readCluster(bases: string[], options: ClientOptions): Promise<{ cluster: ClusterDocument; via: string }> {
+  const errors: string[] = [];
+  for (const base of bases) {
+    try {
+      const cluster = jsonOf<ClusterDocument>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster');
+      return { cluster, via: base };
+    } catch (error) {
+      errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  throw new UnreachableError(`no member answered: ${errors.join('; ')}`);
+}
+
+export function leaderOf(cluster: ClusterDocument): ClusterMember | undefined {
+  return cluster.members.find((m) => m.role === 'leader' || m.role === 'standby_leader');
+}
+
+export function memberNamed(cluster: ClusterDocument, name: string): ClusterMember {
+  const member = cluster.members.find((m) => m.name === name);
+  if (!member) throw new Error(`${name} is not a member of the cluster (members: ${cluster.members.map((m) => m.name).join(', ')})`);
+  return member;
+}

@@ -1,0 +1,75 @@
+import { stringify } from 'yaml';
+import type { ClusterDocument, ClusterMember } from './discovery.js';
+
+export type OutputFormat = 'table' | 'json' | 'yaml';
+
+export function parseFormat(value: string | undefined): OutputFormat {
+  const format = (value ?? 'table').toLowerCase();
+  if (format === 'table' || format === 'pretty') return 'table';
+  if (format === 'json' || format === 'yaml') return format;
+  throw new Error(`unknown output format "${value}": use table, json or yaml`);
+}
+
+/** Data in the requested machine format (tables are rendered by the caller). */
+export function machine(value: unknown, format: 'json' | 'yaml'): string {
+  return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);
+}
+
+/** A bordered text table; every cell is shown as a string. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
+  const format = (cells: string[]): string => `| ${cells.map((c, i) => (c ?? '').padEnd(widths[i]!)).join(' | ')} |`;
+  return [line, format(headers), line, ...rows.map(format), line].join('\n') + '\n';
+}
+
+function lagText(lag: ClusterMember['lag']): string {
+  if (lag === undefined) return '';
+  if (typeof lag !== 'number') return String(lag);
+  return String(Math.round((lag / 1048576) * 10) / 10);
+}
+
+function tagsText(tags: Record<string, unknown> | undefined): string {
+  if (!tags || Object.keys(tags).length === 0) return '';
+  return Object.entries(tags)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+}
+
+export const listHeaders = ['Member', 'Host', 'Role', 'State', 'TL', 'Lag in MB', 'Pending restart', 'Tags'];
+
+function memberRow(m: ClusterMember, prefix = ''): string[] {
+  const host = m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : '';
+  const role = m.role === 'leader' ? 'Leader' : m.role === 'sync_standby' ? 'Sync Standby' : m.role === 'quorum_standby' ? 'Quorum Standby' : m.role === 'standby_leader' ? 'Standby Leader' : 'Replica';
+  return [`${prefix}${m.name}`, host, role, m.state, m.timeline === undefined ? '' : String(m.timeline), m.role === 'leader' ? '' : lagText(m.lag), m.pending_restart ? '*' : '', tagsText(m.tags)];
+}
+
+function footer(cluster: ClusterDocument): string {
+  const lines: string[] = [];
+  if (cluster.pause) lines.push(' Maintenance mode: on');
+  if (cluster.scheduled_switchover) {
+    const s = cluster.scheduled_switchover;
+    lines.push(` Switchover scheduled at: ${s.at}`, `                    from: ${s.from ?? ''}`, `                      to: ${s.to ?? ''}`);
+  }
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}
+
+/** `keelson ctl list`: one row per member, sorted by name. */
+export function renderList(cluster: ClusterDocument, scope: string): string {
+  const rows = [...cluster.members].sort((a, b) => a.name.localeCompare(b.name)).map((m) => memberRow(m));
+  return `+ Cluster: ${scope}\n${table(listHeaders, rows)}${footer(cluster)}`;
+}
+
+/** `keelson ctl topology`: the leader first, every other member indented under it. */
+export function renderTopology(cluster: ClusterDocument, scope: string): string {
+  const leader = cluster.members.find((m) => m.role === 'leader' || m.role === 'standby_leader');
+  const others = cluster.members.filter((m) => m !== leader).sort((a, b) => a.name.localeCompare(b.name));
+  const rows = [...(leader ? [memberRow(leader)] : []), ...others.map((m) => memberRow(m, leader ? '+ ' : ''))];
+  return `+ Cluster: ${scope}\n${table(listHeaders, rows)}${footer(cluster)}`;
+}
+
+export type HistoryRow = [number, number, string, string, string?];
+
+export function renderHistory(history: HistoryRow[]): string {
+  return table(['TL', 'LSN', 'Reason', 'Timestamp', 'New Leader'], history.map((h) => [String(h[0]), String(h[1]), h[2], h[3], h[4] ?? '']));
+}

@@ -1,0 +1,60 @@
+import { createInterface } from 'node:readline/promises';
+import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
+import { CtlExit, UsageError, type CtlContext } from './actions.js';
+import type * as Actions from './actions.js';
+import { OperationError, UnreachableError } from './client.js';
+import { parseFormat } from './render.js';
+
+export interface CtlFlags {
+  cluster?: string;
+  namespace?: string;
+  kubeconfig?: string;
+  url?: string[];
+  output?: string;
+  username?: string;
+  password?: string;
+  token?: string;
+  requestTimeout?: string;
+}
+
+function credentialsFrom(flags: CtlFlags, env: NodeJS.ProcessEnv): ApiCredentials | undefined {
+  if (flags.token) return { token: flags.token };
+  if (flags.password) return { username: flags.username ?? env.KEELSON_API_USERNAME ?? 'keelson', password: flags.password };
+  return loadApiCredentials(env);
+}
+
+async function askTerminal(question: string): Promise<boolean | undefined> {
+  if (!process.stdin.isTTY) return undefined;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** Builds the context from flags and environment, runs one action and maps errors to exit codes. */
+export async function execute(flags: CtlFlags, action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    const timeout = Number(flags.requestTimeout ?? '10');
+    if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
+    const urls = flags.url ?? (env.KEELSON_CTL_URL ? env.KEELSON_CTL_URL.split(',').filter(Boolean) : []);
+    const ctx: CtlContext = {
+      target: { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig },
+      client: { credentials: credentialsFrom(flags, env), timeoutMs: timeout * 1000 },
+      format: parseFormat(flags.output),
+      out: (text) => process.stdout.write(text),
+      confirm: askTerminal,
+    };
+    const impl = await import('./actions.js');
+    return await action(ctx, impl);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`keelson ctl: ${message}\n`);
+    if (error instanceof UsageError) return CtlExit.usage;
+    if (error instanceof UnreachableError) return CtlExit.unreachable;
+    if (error instanceof OperationError) return CtlExit.failed;
+    return CtlExit.failed;
+  }
+}

@@ -31,8 +31,11 @@ export interface FaultControl {
   /** Stops answering: requests wait (or get 503 with mode 'unavailable') and watch events are held until resume(). */
   pause(mode?: PauseMode): void;
   resume(): void;
-  /** Cuts open watches (all, or only those of one identity) mid-stream; returns how many were cut. */
-  dropWatches(identity?: string): number;
+  /**
+   * Ends open watches (all, or only those of one identity, e.g. "token:abc"); returns how many.
+   * 'close' ends the stream cleanly (clients re-watch); 'reset' destroys the connection.
+   */
+  dropWatches(options?: { identity?: string; mode?: 'close' | 'reset' }): number;
   /** Forgets the watch history so resuming from an older resourceVersion gets 410 Expired. */
   compactHistory(): void;
   readonly paused: boolean;
@@ -46,7 +49,7 @@ export class Faults {
   private readonly rules = new Set<RefusalRule>();
   private pauseMode: PauseMode | undefined;
   private readonly waiting: Array<() => void> = [];
-  private readonly watches = new Map<number, { identity: string; stop: () => void }>();
+  private readonly watches = new Map<number, { identity: string; stop: (reset: boolean) => void }>();
   private nextWatch = 1;
 
   constructor(private readonly compact: () => void) {}
@@ -76,7 +79,7 @@ export class Faults {
     else this.waiting.push(fn);
   }
 
-  trackWatch(identity: string, stop: () => void): () => void {
+  trackWatch(identity: string, stop: (reset: boolean) => void): () => void {
     const id = this.nextWatch++;
     this.watches.set(id, { identity, stop });
     return () => this.watches.delete(id);
@@ -91,7 +94,7 @@ export class Faults {
         for (const w of [...this.watches.values()]) {
           const [kind, ...rest] = w.identity.split(':');
           const value = rest.join(':');
-          if ((kind === 'token' && rule.token === value) || (kind === 'cn' && rule.commonName === value)) w.stop();
+          if ((kind === 'token' && rule.token === value) || (kind === 'cn' && rule.commonName === value)) w.stop(true);
         }
         return () => this.rules.delete(rule);
       },
@@ -102,11 +105,11 @@ export class Faults {
         this.pauseMode = undefined;
         for (const fn of this.waiting.splice(0)) fn();
       },
-      dropWatches: (identity) => {
+      dropWatches: (options = {}) => {
         let cut = 0;
         for (const w of [...this.watches.values()]) {
-          if (identity !== undefined && w.identity !== identity) continue;
-          w.stop();
+          if (options.identity !== undefined && w.identity !== options.identity) continue;
+          w.stop(options.mode === 'reset');
           cut += 1;
         }
         return cut;

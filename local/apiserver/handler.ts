@@ -361,7 +361,7 @@ async function faultAdmin(ctx: HandlerContext, parsed: Parsed, raw: Buffer, res:
       control.resume();
       return sendJson(res, 200, { paused: false });
     case 'drop-watches':
-      return sendJson(res, 200, { dropped: control.dropWatches(typeof args.identity === 'string' ? args.identity : undefined) });
+      return sendJson(res, 200, { dropped: control.dropWatches({ identity: typeof args.identity === 'string' ? args.identity : undefined, mode: args.mode === 'reset' ? 'reset' : 'close' }) });
     case 'refuse':
       control.refuse(args as never);
       return sendJson(res, 200, { refused: args });

@@ -31,7 +31,7 @@ export interface WatchHooks {
   /** Runs the write now, or later when the server is paused. */
   deliver(write: () => void): void;
   /** Registers a way to cut this watch; returns the unregister function. */
-  track(identity: string, stop: () => void): () => void;
+  track(identity: string, stop: (reset: boolean) => void): () => void;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -104,20 +104,18 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
     const kind = translate(event, inScope);
     if (kind) hooks.deliver(() => sendObject(kind, event.object));
   });
-  const stop = (): void => {
+  const stop = (reset = false): void => {
     if (closed) return;
     closed = true;
     unsubscribe();
     untrack();
     for (const t of timers) clearTimeout(t);
-    if (!res.writableEnded) res.end();
+    // A reset is a broken connection: the client sees an error rather than a clean end.
+    if (reset) res.socket?.destroy();
+    else if (!res.writableEnded) res.end();
   };
-  const untrack = hooks.track(request.identity, () => {
-    // A dropped watch is cut mid-stream, as a broken connection would be.
-    stop();
-    res.socket?.destroy();
-  });
-  res.on('close', stop);
+  const untrack = hooks.track(request.identity, (reset) => stop(reset));
+  res.on('close', () => stop());
 
   for (const item of backlog) hooks.deliver(() => sendObject(item.type, item.object));
 
@@ -129,7 +127,7 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
     interval.unref();
     timers.push(interval);
   }
-  const timeout = setTimeout(stop, (request.timeoutSeconds ?? hooks.defaultTimeoutSeconds) * 1000);
+  const timeout = setTimeout(() => stop(), (request.timeoutSeconds ?? hooks.defaultTimeoutSeconds) * 1000);
   timeout.unref();
   timers.push(timeout);
 }

@@ -104,10 +104,13 @@ describe('API server stand-in: watch semantics', () => {
     informer.on('update', record('update'));
     informer.on('delete', record('delete'));
     let errors = 0;
+    let stopped = false;
     informer.on('error', () => {
       errors += 1;
       // The documented client-node pattern: restart after an error.
-      setTimeout(() => void informer.start(), 50);
+      setTimeout(() => {
+        if (!stopped) void informer.start();
+      }, 50);
     });
     await informer.start();
     try {
@@ -132,7 +135,7 @@ describe('API server stand-in: watch semantics', () => {
       const cached = informer.list('default').map((o) => o.metadata?.name).filter((n) => n?.startsWith('inf-')).sort();
       assert.deepEqual(cached, ['inf-a', 'inf-c']);
     } finally {
-      informer.off('error', () => {});
+      stopped = true;
       await informer.stop();
     }
   });

@@ -110,7 +110,13 @@ export interface PrincipalStore {
   lookup(userId: number): Promise<PrincipalLookup>;
   /** Call after any write that can change a user's status, roles, buttons or grants. */
   invalidateAll(): Promise<void>;
+  /** Drops one user's cached principal (for example after login updated last_login). */
+  forget(userId: number): Promise<void>;
 }
+
+const forgetScript = `
+local g = redis.call('GET', KEYS[1]) or '0'
+return redis.call('DEL', 'authz:principal:' .. g .. ':' .. ARGV[1])`;
 
 /**
  * Principals are cached in Redis under a generation number; any write bumps the generation, so
@@ -138,6 +144,9 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger): Pri
       // An absent key means 0, but the database copy guards against a Redis that lost its data.
       const stored = Math.max(version === null ? 0 : Number(version), principal?.user.tokenVersion ?? 0);
       return { principal, storedVersion: stored, kvDown: false };
+    },
+    async forget(userId) {
+      await kv.run((r) => r.eval(forgetScript, 1, KvKeys.authzGeneration, String(userId))).catch(() => undefined);
     },
     async invalidateAll() {
       await kv.run((r) => r.incr(KvKeys.authzGeneration)).catch((e: Error) => logger.warn({ err: e.message }, 'could not bump authz generation; cached permissions expire within 5 minutes'));

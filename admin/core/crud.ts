@@ -135,11 +135,12 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const order = orderClause(body.orderBy, fields, fallbackOrder);
       const whereSql = where.join(' AND ');
       const offset = (body.current - 1) * body.size;
-      const [page, count] = await Promise.all([
-        db.query(`SELECT * FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params),
-        db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params),
-      ]);
-      return successExtra({ records: await records(page.rows), total: Number(count.rows[0].total), current: body.current, size: body.size });
+      // One query gives the page and the total; only an empty page needs a separate count.
+      const page = await db.query(`SELECT *, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params);
+      const total = page.rows.length
+        ? Number(page.rows[0].__total)
+        : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
+      return successExtra({ records: await records(page.rows), total, current: body.current, size: body.size });
     });
   }
 

@@ -61,6 +61,11 @@ export function createTokenService(settings: TokenSettings): TokenService {
       .setExpirationTime(now + lifetimeSeconds)
       .sign(key);
 
+  // Verified tokens by their exact text: the same string needs its signature checked only once.
+  // Expiry is still checked on every use; the map is bounded and simply cleared when full.
+  const verified = new Map<string, TokenPayload>();
+  const VERIFIED_MAX = 20_000;
+
   return {
     sign,
     async issuePair(data) {
@@ -68,10 +73,15 @@ export function createTokenService(settings: TokenSettings): TokenService {
       return { token, refreshToken };
     },
     async verify(token) {
+      const known = verified.get(token);
+      if (known) return known.exp <= Math.floor(Date.now() / 1000) ? { ok: false, reason: 'expired' } : { ok: true, payload: known };
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: [alg], requiredClaims: ['exp', 'iat'] });
         if (!isTokenData(payload.data)) return { ok: false, reason: 'invalid' };
-        return { ok: true, payload: { iat: payload.iat as number, exp: payload.exp as number, data: { ...payload.data, impersonatorId: payload.data.impersonatorId ?? 0 } } };
+        const result: TokenPayload = { iat: payload.iat as number, exp: payload.exp as number, data: { ...payload.data, impersonatorId: payload.data.impersonatorId ?? 0 } };
+        if (verified.size >= VERIFIED_MAX) verified.clear();
+        verified.set(token, result);
+        return { ok: true, payload: result };
       } catch (error) {
         return { ok: false, reason: error instanceof errors.JWTExpired ? 'expired' : 'invalid' };
       }

@@ -51,6 +51,7 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     }
     clearFailures(userName);
     await db.query('UPDATE users SET last_login = now() WHERE id = $1', [user.id]);
+    await services.principals.forget(user.id);
     const tokens = await issueTokensFor(services, user);
     audit.record('login.success', 'info', { userName, userId: user.id, address });
     return success({ ...tokens, mustChangePassword: user.must_change_password });
@@ -98,6 +99,7 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     if (!user) throw new BizError(Code.PHONE_NOT_REGISTERED, 'phone number not registered');
     if (user.status_type !== '1') throw new BizError(Code.ACCOUNT_DISABLED, 'this account is disabled');
     await db.query('UPDATE users SET last_login = now() WHERE id = $1', [user.id]);
+    await services.principals.forget(user.id);
     audit.record('login.success', 'info', { userName: user.user_name, userId: user.id, address: req.ip, method: 'captcha' });
     return success(await issueTokensFor(services, user));
   });

@@ -15,24 +15,24 @@ export function addSessionRoutes(router: ApiRouter, services: AdminServices): vo
 
   router.get('/user-info', { summary: 'Current user, roles and buttons', guard: 'auth' }, async () => {
     const ctx = currentContext();
-    const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [getCurrentUserId()]);
-    const user = rows[0];
+    // The context user comes from the principal cache, which every user write and login refreshes.
+    const user = ctx.CTX_USER;
     if (!user) throw new BizError(Code.INVALID_SESSION, 'user does not exist');
     const info: Record<string, unknown> = {
       userId: ids.encode(user.id),
-      userName: user.user_name,
-      nickName: user.nick_name,
-      userGender: user.user_gender,
-      userEmail: user.user_email,
-      userPhone: user.user_phone,
-      lastLogin: user.last_login ? user.last_login.getTime() : null,
-      statusType: user.status_type,
-      tokenVersion: user.token_version,
-      mustChangePassword: user.must_change_password,
+      userName: user.userName,
+      nickName: user.nickName,
+      userGender: user.userGender,
+      userEmail: user.userEmail,
+      userPhone: user.userPhone,
+      lastLogin: user.lastLogin ? user.lastLogin.getTime() : null,
+      statusType: user.statusType,
+      tokenVersion: user.tokenVersion,
+      mustChangePassword: user.mustChangePassword,
       roles: ctx.CTX_ROLE_CODES,
       buttons: ctx.CTX_BUTTON_CODES,
     };
-    if (user.last_login) info.fmtLastLogin = formatTime(user.last_login);
+    if (user.lastLogin) info.fmtLastLogin = formatTime(user.lastLogin);
     if (ctx.CTX_IMPERSONATOR_ID !== undefined) {
       info.impersonating = true;
       info.impersonatorId = ids.encode(ctx.CTX_IMPERSONATOR_ID);

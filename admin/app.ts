@@ -71,7 +71,20 @@ export interface BuiltApp {
 export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltApp {
   const app = createApp(services.logger);
   if (services.config.trustProxy) app.set('trust proxy', true);
-  app.use((req: Request, _res: Response, next: NextFunction) => runWithContext(newContext(req.id ?? ''), () => next()));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const ctx = newContext(req.id ?? '');
+    // Background tasks (CTX_BG_TASKS) run after the response has been sent; failures are logged only.
+    const tasks: (() => Promise<void> | void)[] = [];
+    ctx.CTX_BG_TASKS = { add: (task) => void tasks.push(task) };
+    res.on('finish', () => {
+      for (const task of tasks) {
+        Promise.resolve()
+          .then(task)
+          .catch((error: unknown) => req.log?.warn({ err: error }, 'background task failed'));
+      }
+    });
+    runWithContext(ctx, () => next());
+  });
   app.get(AdminPaths.health, (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -9,14 +9,16 @@ export function snakeKey(key: string): string {
 }
 
 /**
- * Request bodies accept snake_case and camelCase: top-level keys of plain objects are turned into
- * camelCase. When both spellings are sent the camelCase one wins.
+ * Request bodies accept snake_case and camelCase: keys of plain objects (also nested ones and
+ * objects inside arrays) are turned into camelCase. When both spellings are sent the camelCase one
+ * wins. Values are never touched.
  */
-export function camelizeBody(body: unknown): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+export function camelizeBody(body: unknown, depth = 0): unknown {
+  if (depth > 8 || body === null || typeof body !== 'object') return body;
+  if (Array.isArray(body)) return body.map((item) => camelizeBody(item, depth + 1));
   const out: Record<string, unknown> = {};
   const entries = Object.entries(body as Record<string, unknown>);
-  for (const [key, value] of entries) if (key.includes('_')) out[camelKey(key)] = value;
-  for (const [key, value] of entries) if (!key.includes('_')) out[key] = value;
+  for (const [key, value] of entries) if (key.includes('_')) out[camelKey(key)] = camelizeBody(value, depth + 1);
+  for (const [key, value] of entries) if (!key.includes('_')) out[key] = camelizeBody(value, depth + 1);
   return out;
 }

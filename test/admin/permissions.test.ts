@@ -122,6 +122,15 @@ describe('admin permissions: API, button and role checks, business modules, gene
     assert.deepEqual(reply.data, { userId: id, isSuper: false, hasProbeA: true, hasButtonA: true, requestId: 'ctx-check-1' });
   });
 
+  it('background tasks run after the response', async () => {
+    assert.equal((await h.call('POST', `${P}/background`, { token: superToken })).code, '0000');
+    const deadline = Date.now() + 5000;
+    while ((await h.sql(`SELECT 1 FROM probe_notes WHERE title = 'from background'`)).length === 0) {
+      assert.ok(Date.now() < deadline, 'the task ran');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
   describe('generic resource router (soft delete, tree, button-restricted writes)', () => {
     const notes = (method: string, path: string, body?: unknown, token = superToken) => h.call<Record<string, unknown>>(method, `${P}/notes${path}`, { token, body });
 

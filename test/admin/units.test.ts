@@ -32,6 +32,7 @@ describe('admin units', () => {
     assert.equal(snakeKey('mustChangePassword'), 'must_change_password');
     assert.deepEqual(camelizeBody({ user_name: 'a', userName: 'b', size: 3 }), { userName: 'b', size: 3 });
     assert.deepEqual(camelizeBody([1]), [1]);
+    assert.deepEqual(camelizeBody({ by_menu_buttons: [{ button_code: 'B_X', button_desc: 'a_b' }] }), { byMenuButtons: [{ buttonCode: 'B_X', buttonDesc: 'a_b' }] });
   });
 
   it('API permission: super bypass, 2207, exact template, enable wins when pooled', () => {

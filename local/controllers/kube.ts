@@ -94,6 +94,7 @@ export async function startInformer<T extends k8s.KubernetesObject>(
 export class WorkQueue {
   private readonly pending = new Set<string>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly failures = new Map<string, number>();
   private running = false;
   private stopped = false;
   private held = false;
@@ -135,15 +136,22 @@ export class WorkQueue {
       this.pending.delete(key);
       try {
         await this.reconcile(key);
+        this.failures.delete(key);
       } catch (err) {
-        this.logger.warn({ key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed, will retry');
+        // Per-key exponential back-off (retryMs doubling, capped at 30 s) keeps a persistent
+        // failure, such as an address in use, from flooding the log and the API server.
+        const failures = (this.failures.get(key) ?? 0) + 1;
+        this.failures.set(key, failures);
+        const delay = Math.min(this.retryMs * 2 ** (failures - 1), 30_000);
+        const log = failures <= 3 ? this.logger.warn.bind(this.logger) : this.logger.debug.bind(this.logger);
+        log({ key, failures, retryInMs: delay, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed, will retry');
         clearTimeout(this.retryTimers.get(key));
         this.retryTimers.set(
           key,
           setTimeout(() => {
             this.retryTimers.delete(key);
             this.add(key);
-          }, this.retryMs),
+          }, delay),
         );
       }
     }

@@ -15,8 +15,9 @@ import { resolveContainerCommand, type ImageMapping } from './images.js';
 import { buildPodStatus, type ContainerView } from './pod-status.js';
 import type { ProcessSpec } from './process.js';
 import type { ProbeTarget } from './probe-actions.js';
+import { rewriteLoopback } from './loopback.js';
 import { sleep } from './time.js';
-import { containerMounts, podDirectory, prepareVolumes, rewriteMountPaths } from './volumes.js';
+import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, rewriteMountPaths } from './volumes.js';
 
 export interface LocalUser {
   name: string;
@@ -106,6 +107,10 @@ export class PodWorker {
     return podDirectory(this.deps.nodeDir, this.pod);
   }
 
+  get logDirectory(): string {
+    return podLogDirectory(this.deps.nodeDir, this.pod);
+  }
+
   start(): void {
     this.running ??= this.run().catch((err: unknown) => {
       this.message = err instanceof Error ? err.message : String(err);
@@ -115,8 +120,10 @@ export class PodWorker {
   }
 
   private async run(): Promise<void> {
-    this.podIP = this.deps.addresses.allocate('low');
-    await mkdir(join(this.directory, 'logs'), { recursive: true });
+    // hostNetwork pods share the node address, as on a real node.
+    this.podIP = this.pod.spec?.hostNetwork ? this.deps.hostIP : this.deps.addresses.allocate('low');
+    await mkdir(this.directory, { recursive: true });
+    await mkdir(this.logDirectory, { recursive: true });
     if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
     this.deps.onStatus(this);
     for (;;) {
@@ -171,8 +178,10 @@ export class PodWorker {
       if (err instanceof EnvResolutionError) throw new LaunchError(err.message, err.reason);
       throw err;
     }
-    for (const [name, value] of Object.entries(env)) if (name !== 'KEELSON_LOCAL_MOUNTS') env[name] = rewriteMountPaths(value, mounts);
-    const argv = resolved.argv.map((arg) => rewriteMountPaths(expandVariables(arg, env), mounts));
+    // Only values from the manifest are rewritten; the agent's own variables already fit the host.
+    const localize = (value: string): string => rewriteLoopback(rewriteMountPaths(value, mounts), podIP);
+    for (const [name, value] of Object.entries(env)) if (base[name] !== value) env[name] = localize(value);
+    const argv = resolved.argv.map((arg) => localize(expandVariables(arg, env)));
     const user = wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 ? this.deps.nonRootUser : undefined;
     if (wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 && !user) {
       throw new LaunchError('container must not run as root and no local non-root account is configured (--run-as-user)', 'CreateContainerConfigError');
@@ -183,7 +192,7 @@ export class PodWorker {
       argv,
       env,
       cwd,
-      logFile: join(this.directory, 'logs', `${container.name}.log`),
+      logFile: join(this.logDirectory, `${container.name}.log`),
       marker: `${this.deps.markerPrefix}${this.uid}/${container.name}/${instance}`,
       uid: user?.uid,
       gid: user?.gid,
@@ -234,7 +243,7 @@ export class PodWorker {
 
   private async cleanup(): Promise<void> {
     this.terminated = true;
-    if (this.podIP) this.deps.addresses.release(this.podIP);
-    await rm(join(this.directory, 'volumes'), { recursive: true, force: true });
+    if (this.podIP && !this.pod.spec?.hostNetwork) this.deps.addresses.release(this.podIP);
+    await rm(this.directory, { recursive: true, force: true });
   }
 }

@@ -3,8 +3,8 @@
  * folder under the node's --dir and each volumeMount's mountPath is mapped to it:
  *
  *   persistentVolumeClaim  <dir>/volumes/<namespace>/<claimName>   (survives pod restarts, like a PV)
- *   emptyDir               <podDir>/volumes/<volume>               (removed with the pod)
- *   configMap / secret     <podDir>/volumes/<volume>/<key>         (files written before start)
+ *   emptyDir               <dir>/pods/<uid prefix>/volumes/<volume>   (removed with the pod)
+ *   configMap / secret     <dir>/pods/<uid prefix>/volumes/<volume>/<key> (written before start)
  *   hostPath               the path itself
  *
  * The mapping reaches the process two ways: every `command`/`args`/env value that contains a
@@ -23,9 +23,18 @@ export interface MountMapping {
   readOnly: boolean;
 }
 
+/**
+ * Scratch folder of one pod, named by a uid prefix: paths under it stay short, because unix
+ * sockets (PostgreSQL's in an emptyDir) must fit in 107 bytes.
+ */
 export function podDirectory(nodeDir: string, pod: V1Pod): string {
+  return join(nodeDir, 'pods', (pod.metadata?.uid ?? 'nouid').replace(/-/g, '').slice(0, 16));
+}
+
+/** Container logs, named like the kubelet's /var/log/pods/<ns>_<name>_<uid>. */
+export function podLogDirectory(nodeDir: string, pod: V1Pod): string {
   const meta = pod.metadata ?? {};
-  return join(nodeDir, 'pods', `${meta.namespace ?? 'default'}_${meta.name ?? 'unnamed'}_${meta.uid ?? 'nouid'}`);
+  return join(nodeDir, 'logs', `${meta.namespace ?? 'default'}_${meta.name ?? 'unnamed'}_${meta.uid ?? 'nouid'}`);
 }
 
 export function claimDirectory(nodeDir: string, namespace: string, claimName: string): string {

@@ -86,7 +86,7 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
     return pod.status?.phase === 'Succeeded' ? pod : undefined;
   }, `keelson --version pod succeeded (cli output: ${output})`, 40_000);
   assert.equal(done.status?.containerStatuses?.[0].state?.terminated?.exitCode, 0);
-  const logDir = join(dir, 'node', 'pods', `${ns}_version_${done.metadata?.uid}`, 'logs');
+  const logDir = join(dir, 'node', 'logs', `${ns}_version_${done.metadata?.uid}`);
   assert.match(await readFile(join(logDir, 'keelson.log'), 'utf8'), /^\d+\.\d+\.\d+/);
 
   const web = await eventually(async () => {

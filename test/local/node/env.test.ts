@@ -69,12 +69,20 @@ test('volume mounts map to node folders and mount paths in values are rewritten'
     { name: 'data', mountPath: '/etc/sub', subPath: 'conf' },
   ]);
   assert.equal(mounts[0].hostPath, '/n/volumes/shop/data-web-0');
-  assert.equal(mounts[1].hostPath, '/n/pods/shop_web-0_u-1/volumes/scratch');
+  assert.equal(mounts[1].hostPath, '/n/pods/u1/volumes/scratch');
   assert.equal(mounts[2].hostPath, '/n/volumes/shop/data-web-0/conf');
   assert.equal(rewriteMountPaths('--data-dir=/var/lib/postgresql/data/pgdata', mounts), '--data-dir=/n/volumes/shop/data-web-0/pgdata');
-  assert.equal(rewriteMountPaths('/var/lib/postgresql/data/tmp/x', mounts), '/n/pods/shop_web-0_u-1/volumes/scratch/x');
+  assert.equal(rewriteMountPaths('/var/lib/postgresql/data/tmp/x', mounts), '/n/pods/u1/volumes/scratch/x');
   assert.equal(rewriteMountPaths('a:/etc/sub,b', mounts), 'a:/n/volumes/shop/data-web-0/conf,b');
   // Only whole path components: /var/lib/postgresql/database is not under the mount.
   assert.equal(rewriteMountPaths('/var/lib/postgresql/database', mounts), '/var/lib/postgresql/database');
   assert.throws(() => containerMounts('/n', pod, [{ name: 'nope', mountPath: '/x' }]), /names no volume/);
+});
+
+test('localhost in manifest values means the pod itself', async () => {
+  const { rewriteLoopback } = await import('../../../local/node/loopback.js');
+  assert.equal(rewriteLoopback('postgresql://127.0.0.1:5432/postgres', '127.0.0.9'), 'postgresql://127.0.0.9:5432/postgres');
+  assert.equal(rewriteLoopback('host=localhost port=5432', '127.0.0.9'), 'host=127.0.0.9 port=5432');
+  assert.equal(rewriteLoopback('127.0.0.10 localhost.example.com my-localhost', '127.0.0.9'), '127.0.0.10 localhost.example.com my-localhost');
+  assert.equal(rewriteLoopback('http://localhost', ''), 'http://localhost');
 });

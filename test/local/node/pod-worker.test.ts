@@ -107,7 +107,7 @@ test('a pod runs on its own loopback address with env, mounts and readiness', as
   assert.equal(status().containerStatuses?.[0].restartCount, 0);
   await post(`http://${ip}:8080/ready`);
   await eventually(() => ready(status()), 'pod alpha ready again');
-  const log = await readFile(join(worker.directory, 'logs', 'web.log'), 'utf8');
+  const log = await readFile(join(worker.logDirectory, 'web.log'), 'utf8');
   assert.match(log, new RegExp(`listening on ${ip.replace(/\./g, '\\.')}:8080`));
 });
 

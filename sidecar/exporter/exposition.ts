@@ -14,7 +14,11 @@ export interface RenderedFamily {
 
 export const textContentType = 'text/plain; version=0.0.4; charset=utf-8';
 
+const needsEscape = /[\\\n"]/;
+
 export function escapeLabelValue(value: string): string {
+  // Most label values need no escaping; testing first avoids three string copies per value.
+  if (!needsEscape.test(value)) return value;
   return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 

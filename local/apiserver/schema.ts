@@ -222,7 +222,8 @@ export function admitCustomResource(o: KubeObject, schema: Schema, _statusSubres
   Object.assign(o, pruned);
   applyDefaults(o, schema);
   const errors = validateValue({ ...o, metadata: undefined, apiVersion: undefined, kind: undefined }, { ...schema, properties: { ...(schema.properties ?? {}), metadata: undefined as unknown as Schema, apiVersion: undefined as unknown as Schema, kind: undefined as unknown as Schema } }, '');
-  errors.push(...evaluateRules(o, old, schema, ''));
+  // As on a real server, type errors block CEL evaluation (rules would see values of the wrong type).
+  if (!errors.some((e) => e.type === 'FieldValueTypeInvalid')) errors.push(...evaluateRules(o, old, schema, ''));
   if (errors.length > 0) throw invalid(o.kind, String(o.apiVersion).split('/')[0], String(o.metadata.name ?? ''), errors);
   (o as { __strict?: string[] }).__strict = unknown.map((p) => `unknown field "${p}"`);
 }

@@ -68,6 +68,9 @@ export class TargetServer {
   replaceCollectors(collectors: Collector[]): void {
     this.collectors = collectors;
     this.planned = false;
+    // Plan at once with what the last precheck saw, so /explain and /stat show the new set
+    // immediately; the next scrape re-plans anyway if the server changed meanwhile.
+    if (this.lastFacts) this.applyFacts(this.lastFacts);
   }
 
   installed(): CollectorRuntime[] {

@@ -199,6 +199,8 @@ describe('exporter HTTP API and collection behaviour', () => {
     const post = await get(`${exporter.url}/reload`, { method: 'POST' });
     assert.equal(post.status, 200);
     assert.equal(post.body, 'server reloaded');
+    assert.match((await get(`${exporter.url}/explain`)).body, /# SYNOPSIS\n# {7}added_\*/, '/explain shows the new plan right after the reload');
+    assert.equal(exporter.exporter.main.installed().find((r) => r.collector.branch === 'probe')?.stats.total, 0, 'statistics restart with the new plan');
     assert.equal(valueOf(parseMetrics((await get(`${exporter.url}/metrics`)).body), 'added_v'), 42);
     writeFileSync(configFile, baseConfig);
     const getReload = await get(`${exporter.url}/reload`);

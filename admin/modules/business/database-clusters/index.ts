@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { getCurrentUser } from '../../../core/context.js';
+import { Code } from '../../../core/codes.js';
+import { BizError, success, successExtra } from '../../../core/envelope.js';
+import { param, type ApiRouter } from '../../../core/router.js';
+import { pageQuerySchema, parseBody } from '../../../core/validate.js';
+import type { AdminServices } from '../../../services.js';
+import { createClusterApi, loadKubeConfig, toBizError, type ClusterApi } from './kube.js';
+import { toClusterDetail, toClusterRecord } from './records.js';
+
+/**
+ * Business module: DatabaseClusters (keelson.io/v1) through the Kubernetes API. Mounted at
+ * /api/v1/business/database-clusters behind API permission; writes also need button codes.
+ */
+export const tags = ['database-clusters'];
+
+export const ClusterButtons = {
+  create: 'B_DBC_CLUSTER_CREATE',
+  update: 'B_DBC_CLUSTER_UPDATE',
+  delete: 'B_DBC_CLUSTER_DELETE',
+} as const;
+
+const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS label (lower-case letters, digits, -)');
+const specBody = z.record(z.string(), z.unknown());
+const searchBody = pageQuerySchema.extend({ namespace: dnsLabel.nullish(), name: z.string().max(63).nullish(), phase: z.string().max(32).nullish() });
+const createBody = z.object({ namespace: dnsLabel.default('default'), name: dnsLabel, spec: specBody.default({}) });
+const updateBody = z.object({ spec: specBody });
+const scaleBody = z.object({ instances: z.number().int().min(1).max(64) });
+
+const sortable = new Set(['name', 'namespace', 'instances', 'phase', 'createdAt']);
+
+export function register(router: ApiRouter, services: AdminServices): void {
+  let api: ClusterApi | undefined;
+  // Loaded on first use so the admin starts (and the rest of it works) without Kubernetes access.
+  const clusters = (): ClusterApi => {
+    if (!api) {
+      try {
+        api = createClusterApi(loadKubeConfig(services.config.kubeconfig));
+      } catch (error) {
+        throw toBizError(error, 'kubeconfig');
+      }
+    }
+    return api;
+  };
+  const target = (req: Parameters<Parameters<ApiRouter['get']>[2]>[0]) => {
+    const namespace = dnsLabel.safeParse(param(req, 'namespace'));
+    const name = dnsLabel.safeParse(param(req, 'name'));
+    if (!namespace.success || !name.success) throw new BizError(Code.VALIDATION, 'namespace and name must be DNS labels (lower-case letters, digits, -)');
+    return { namespace: namespace.data, name: name.data };
+  };
+
+  router.post('/clusters/search', { summary: 'Search DatabaseClusters' }, async (req) => {
+    const body = parseBody(searchBody, req.body);
+    let records = (await clusters().list(body.namespace ?? undefined)).map(toClusterRecord);
+    if (body.name) records = records.filter((r) => String(r.name).includes(body.name as string));
+    if (body.phase) records = records.filter((r) => r.phase === body.phase);
+    for (const key of [...(body.orderBy ?? [])].reverse()) {
+      const desc = key.startsWith('-');
+      const field = desc ? key.slice(1) : key;
+      if (!sortable.has(field)) throw new BizError(Code.VALIDATION, `orderBy: cannot sort by "${field}"`);
+      records.sort((a, b) => (String(a[field] ?? '') < String(b[field] ?? '') ? -1 : String(a[field] ?? '') > String(b[field] ?? '') ? 1 : 0) * (desc ? -1 : 1));
+    }
+    const start = (body.current - 1) * body.size;
+    return successExtra({ records: records.slice(start, start + body.size), total: records.length, current: body.current, size: body.size });
+  });
+
+  router.get('/clusters/{namespace}/{name}', { summary: 'Get one DatabaseCluster' }, async (req) => {
+    const { namespace, name } = target(req);
+    return success(toClusterDetail(await clusters().get(namespace, name)));
+  });
+
+  router.post('/clusters', { summary: 'Create a DatabaseCluster', buttons: { codes: [ClusterButtons.create] } }, async (req) => {
+    const body = parseBody(createBody, req.body);
+    const user = getCurrentUser();
+    const created = await clusters().create(body.namespace, body.name, body.spec, { 'app.kubernetes.io/managed-by': 'keelson-admin', ...(user ? { 'keelson.io/created-by': user.userName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 63) } : {}) });
+    services.audit.record('cluster.create', 'info', { userId: user?.id, namespace: body.namespace, name: body.name });
+    return success(toClusterDetail(created), 'created');
+  });
+
+  router.patch('/clusters/{namespace}/{name}', { summary: 'Update the spec of a DatabaseCluster (merge patch)', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
+    const { namespace, name } = target(req);
+    const body = parseBody(updateBody, req.body);
+    return success(toClusterDetail(await clusters().patchSpec(namespace, name, body.spec)), 'updated');
+  });
+
+  router.post('/clusters/{namespace}/{name}/scale', { summary: 'Scale a DatabaseCluster', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
+    const { namespace, name } = target(req);
+    const { instances } = parseBody(scaleBody, req.body);
+    return success(toClusterDetail(await clusters().patchSpec(namespace, name, { instances })), 'scaled');
+  });
+
+  router.delete('/clusters/{namespace}/{name}', { summary: 'Delete a DatabaseCluster', buttons: { codes: [ClusterButtons.delete] } }, async (req) => {
+    const { namespace, name } = target(req);
+    await clusters().remove(namespace, name);
+    services.audit.record('cluster.delete', 'warn', { userId: getCurrentUser()?.id, namespace, name });
+    return success({ deletedId: `${namespace}/${name}` }, 'deleted');
+  });
+}
+
+/** Makes the module's button codes grantable to roles. */
+export async function init(services: AdminServices): Promise<void> {
+  for (const [action, code] of Object.entries(ClusterButtons)) {
+    await services.db.query('INSERT INTO buttons (button_code, button_desc) VALUES ($1, $2) ON CONFLICT (button_code) DO NOTHING', [code, `${action} database cluster`]);
+  }
+}

@@ -45,7 +45,15 @@ function postgresContainer(ctx: BuildContext): V1Container {
     name: ContainerNames.postgres,
     image: imageOf(ctx),
     args: ['ha-node', '--config', `${MountPaths.config}/${ConfigKeys.haNode}`],
-    env: [...identityEnv(ctx), { name: 'PGDATA', value: pgdataPath }, ...credentialEnv(ctx)],
+    // Listen on the pod address (not 0.0.0.0): probes, peers and Services all use it, and on the
+    // single-machine stand-in every pod shares one host, where wildcard binds would collide.
+    env: [
+      ...identityEnv(ctx),
+      { name: 'PGDATA', value: pgdataPath },
+      { name: 'KEELSON_API_LISTEN', value: `$(POD_IP):${Ports.haNodeApi}` },
+      { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
+      ...credentialEnv(ctx),
+    ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
       { name: 'ha', containerPort: Ports.haNodeApi, protocol: 'TCP' },
@@ -70,11 +78,11 @@ function exporterContainer(ctx: BuildContext): V1Container {
     name: ContainerNames.exporter,
     image: imageOf(ctx),
     // Built-in collectors unless the spec names a ConfigMap (mounted as a directory of YAML files).
-    args: collectors ? ['exporter', '--config', MountPaths.collectors] : ['exporter'],
+    args: ['exporter', `--web.listen-address=$(POD_IP):${Ports.exporter}`, ...(collectors ? ['--config', MountPaths.collectors] : [])],
     env: [
       ...identityEnv(ctx),
       // No credentials in the URL: the PostgreSQL client takes PGUSER/PGPASSWORD from the Secret.
-      { name: 'PG_EXPORTER_URL', value: `postgresql://127.0.0.1:${Ports.postgres}/postgres?sslmode=disable` },
+      { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.postgres}/postgres?sslmode=disable` },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
     ],

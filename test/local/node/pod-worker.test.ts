@@ -155,3 +155,60 @@ test('termination sends SIGTERM and SIGKILLs only after the grace period', async
   assert.equal(await refused(`http://${ip}:8080/`), true);
   assert.equal(addresses.isUsed(ip), false);
 });
+
+function shellPod(name: string, restartPolicy: string, init: string[], main: string): V1Pod {
+  return {
+    metadata: { name, namespace: 'test', uid: `uid-${name}` },
+    spec: {
+      restartPolicy,
+      terminationGracePeriodSeconds: 1,
+      initContainers: init.map((script, i) => ({ name: `init-${i}`, image: 'busybox:1', command: ['/bin/sh', '-c', script] })),
+      containers: [{ name: 'main', image: 'busybox:1', command: ['/bin/sh', '-c', main] }],
+    },
+  };
+}
+
+test('init containers run in order before the app containers; OnFailure stops after success', async () => {
+  const marker = join(dir, 'init-order');
+  const { worker, status } = makeWorker(shellPod('echo', 'OnFailure', [`echo one >> ${marker}`, `echo two >> ${marker}`], `echo main >> ${marker}; exit 0`));
+  worker.start();
+  const done = await eventually(() => (status().phase === 'Succeeded' ? status() : undefined), 'pod succeeded');
+  assert.equal(await readFile(marker, 'utf8'), 'one\ntwo\nmain\n');
+  assert.equal(done.initContainerStatuses?.length, 2);
+  assert.equal(done.initContainerStatuses?.every((s) => s.state?.terminated?.exitCode === 0), true);
+  assert.equal(done.containerStatuses?.[0].state?.terminated?.reason, 'Completed');
+  assert.equal(done.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+});
+
+test('a failing init container fails the pod under restartPolicy Never', async () => {
+  const { worker, status } = makeWorker(shellPod('badinit', 'Never', ['exit 3'], 'sleep 60'));
+  worker.start();
+  const failed = await eventually(() => (status().phase === 'Failed' ? status() : undefined), 'pod failed');
+  assert.equal(failed.initContainerStatuses?.[0].state?.terminated?.exitCode, 3);
+  assert.equal(failed.containerStatuses?.[0].state?.waiting?.reason, 'ContainerCreating');
+});
+
+test('a crashing container backs off (CrashLoopBackOff) and counts restarts', async () => {
+  const { worker, status } = makeWorker(shellPod('crash', 'Always', [], 'exit 1'));
+  worker.start();
+  // Restart 1 is immediate, restart 2 waits the 200 ms initial back-off of this test's policy.
+  const looping = await eventually(() => {
+    const s = status().containerStatuses?.[0];
+    return s && s.restartCount >= 2 && s.state?.waiting?.reason === 'CrashLoopBackOff' ? s : undefined;
+  }, 'CrashLoopBackOff');
+  assert.equal(looping.lastState?.terminated?.exitCode, 1);
+  assert.equal(status().phase, 'Running');
+  await worker.terminate(500);
+});
+
+test('tcpSocket and exec probes gate readiness too', async () => {
+  const pod = httpPod('echo-probes');
+  const container = pod.spec!.containers[0];
+  container.readinessProbe = { tcpSocket: { port: 'http' }, periodSeconds: 1 };
+  container.livenessProbe = { exec: { command: ['/bin/sh', '-c', 'test -n "$POD_NAME"'] }, periodSeconds: 1, failureThreshold: 1 };
+  const { worker, status } = makeWorker(pod);
+  worker.start();
+  await eventually(() => ready(status()), 'ready through tcp probe');
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(status().containerStatuses?.[0].restartCount, 0, 'the exec liveness probe passes with the container env');
+});

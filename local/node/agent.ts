@@ -4,6 +4,7 @@
  * out graceful deletion (terminate with the grace period, then delete with grace 0 and a uid
  * precondition, which is how a real kubelet finishes a pod the API server marked for deletion).
  */
+import { availableParallelism, totalmem } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type RunningInformer } from '../controllers/kube.js';
@@ -168,7 +169,10 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
 async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<void> {
   const now = kubeTime() as unknown as Date;
+  const resources = { cpu: String(availableParallelism()), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: '250' };
   const status: k8s.V1NodeStatus = {
+    capacity: resources,
+    allocatable: resources,
     addresses: [
       { type: 'InternalIP', address: hostIP },
       { type: 'Hostname', address: nodeName },

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { chown, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import YAML from 'yaml';
 import type { Logger } from '../../lib/log.js';
@@ -54,6 +54,21 @@ export function lookupUser(name: string, passwd = '/etc/passwd'): LocalUser | un
     if (user === name && uid !== undefined && gid !== undefined) return { name, uid: Number(uid), gid: Number(gid) };
   }
   return undefined;
+}
+
+/** The first ancestor of dir that other users cannot pass through (no o+x), if any. */
+export function untraversableAncestor(dir: string): string | undefined {
+  let current = dirname(dir);
+  for (;;) {
+    try {
+      if ((statSync(current).mode & 0o001) === 0) return current;
+    } catch {
+      return current;
+    }
+    const parent = dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
 }
 
 /** Reads an image mapping file: a YAML/JSON list of {repository, entrypoint, cmd?, aliases?}. */
@@ -122,7 +137,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   const userName = options.runAsUser ?? 'postgres';
   const nonRootUser = isRoot ? lookupUser(userName) : undefined;
   if (isRoot && !nonRootUser) logger.warn({ user: userName }, 'no such local account: containers that must not run as root will fail to start');
-  if (nonRootUser) await chown(dir, 0, nonRootUser.gid).then(() => chmod(dir, 0o750));
+  if (nonRootUser) {
+    await chown(dir, 0, nonRootUser.gid).then(() => chmod(dir, 0o750));
+    const blocked = untraversableAncestor(dir);
+    if (blocked) logger.warn({ dir, blocked, user: nonRootUser.name }, `containers running as ${nonRootUser.name} cannot reach ${dir}: make ${blocked} traversable (chmod o+x)`);
+  }
 
   // Processes of a previous run of this node (same --dir) that outlived it.
   const markerPrefix = `${createHash('sha256').update(dir).digest('hex').slice(0, 12)}/`;

@@ -69,3 +69,22 @@ test('address pool: pods from .2 upwards, services from .254 downwards, freed ad
   tiny.allocate();
   assert.throws(() => tiny.allocate(), /exhausted/);
 });
+
+test('untraversableAncestor names the folder that keeps a non-root account out', async () => {
+  const { mkdtemp, mkdir, chmod, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { untraversableAncestor, lookupUser } = await import('../../../local/node/run.js');
+  const base = await mkdtemp(join(tmpdir(), 'keelson-traverse-'));
+  try {
+    await mkdir(join(base, 'a', 'node'), { recursive: true });
+    await chmod(base, 0o700);
+    assert.equal(untraversableAncestor(join(base, 'a', 'node')), base);
+    await chmod(base, 0o755);
+    assert.equal(untraversableAncestor(join(base, 'a', 'node')), undefined);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+  assert.equal(lookupUser('no-such-account-here'), undefined);
+  assert.equal(lookupUser('root')?.uid, 0);
+});

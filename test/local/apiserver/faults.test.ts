@@ -58,7 +58,6 @@ describe('API server stand-in: fault injection', () => {
       answered = true;
       return r;
     });
-    // A write that reaches the store directly (the in-process controllers) is held back from watchers.
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(answered, false, 'no answer while paused');
     server.faults.resume();

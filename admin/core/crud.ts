@@ -48,6 +48,8 @@ export interface ResourceOptions {
   /** Adds GET <path>/tree nesting rows by this parent column (0 = root). */
   tree?: { parentColumn: string };
   defaultOrder?: string;
+  /** Extra select expressions for reads (for example an aggregated link list), saving a query per page. */
+  extraSelect?: string;
   hooks?: ResourceHooks;
 }
 
@@ -96,6 +98,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const searchSchema = searchSchemaFor(fields, options.searchShape);
   const buttonsFor = (action: 'create' | 'update' | 'delete' | 'batchDelete') => (options.buttons?.[action] ? { codes: [options.buttons[action]] } : undefined);
   const tags = [options.path.slice(1)];
+  const columns = options.extraSelect ? `${table}.*, ${options.extraSelect}` : '*';
 
   const records = async (rows: Row[]): Promise<Record<string, unknown>[]> => {
     const out = rows.map((row) => toRecord(row, fields, ids));
@@ -111,7 +114,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
 
   const loadOne = async (id: number): Promise<Row> => {
     const params: unknown[] = [id];
-    const { rows } = await db.query(`SELECT * FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params);
+    const { rows } = await db.query(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params);
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
     return rows[0];
   };
@@ -136,7 +139,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const whereSql = where.join(' AND ');
       const offset = (body.current - 1) * body.size;
       // One query gives the page and the total; only an empty page needs a separate count.
-      const page = await db.query(`SELECT *, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params);
+      const page = await db.query(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params);
       const total = page.rows.length
         ? Number(page.rows[0].__total)
         : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
@@ -147,7 +150,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   if (options.tree) {
     router.get(`${options.path}/tree`, { summary: `${options.noun} tree`, tags }, async () => {
       const params: unknown[] = [];
-      const { rows } = await db.query(`SELECT * FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, params);
+      const { rows } = await db.query(`SELECT ${columns} FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, params);
       const nodes = await records(rows);
       return success(buildTree(rows, nodes, options.tree?.parentColumn ?? 'parent_id'));
     });

@@ -57,6 +57,7 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
     createSchema: createUser,
     updateSchema: updateUser,
     searchShape: { byUserRoleCodeList: roleCodes.nullish() },
+    extraSelect: `ARRAY(SELECT r.role_code FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id ORDER BY r.id) AS __role_codes`,
     buttons: { create: 'B_SYSTEM_USER_CREATE', update: 'B_SYSTEM_USER_UPDATE', delete: 'B_SYSTEM_USER_DELETE', batchDelete: 'B_SYSTEM_USER_BATCH_DELETE' },
     hooks: {
       async beforeWrite(input) {
@@ -73,6 +74,11 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
         }
       },
       async decorate(records, rows) {
+        // Reads carry the codes already (extraSelect); rows returned by writes need one query.
+        if (rows.length && '__role_codes' in rows[0]) {
+          rows.forEach((row, i) => (records[i].byUserRoleCodeList = row.__role_codes));
+          return;
+        }
         const { rows: links } = await db.query<{ user_id: number; role_code: string }>(
           'SELECT ur.user_id, r.role_code FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ANY($1) ORDER BY r.id',
           [rows.map((r) => r.id)],

@@ -100,14 +100,14 @@ function evaluateNode(value: unknown, old: unknown, schema: SchemaNode, path: st
     try {
       compiled = compile(rule.rule);
     } catch (err) {
-      errors.push(invalidValue(path || '<root>', rule.rule, `compilation failed: ${(err as Error).message.split('\n')[0]}`));
+      errors.push(invalidValue(path || '<nil>', rule.rule, `compilation failed: ${(err as Error).message.split('\n')[0]}`));
       continue;
     }
     const transition = usesOldSelf(rule.rule);
     if (transition && old === undefined && !rule.optionalOldSelf) continue;
     const context: Record<string, unknown> = { self: toCel(value, schema) };
     if (transition) context.oldSelf = toCel(old, schema);
-    const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path || '<root>';
+    const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path || '<nil>';
     let ok: unknown;
     try {
       ok = compiled(context);

@@ -1,9 +1,54 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { failAndExit } from '../../lib/cli/exit.js';
 
+interface UpFlags {
+  dir: string;
+  ipPrefix: string;
+  instances: string;
+  detach?: boolean;
+  timeout: string;
+}
+
 export function createClusterCommands(): Command[] {
-  return [
-    new Command('up').description('start the stand-in, the operator and a 3-instance DatabaseCluster').action(() => failAndExit(new Error('local up is not built yet'))),
-    new Command('down').description('stop everything local up started').action(() => failAndExit(new Error('local down is not built yet'))),
-  ];
+  const up = new Command('up')
+    .description('start the stand-in, the operator and a DatabaseCluster "demo"; wait until Ready and print how to connect')
+    .option('--dir <dir>', 'where state, logs and DIR/kubeconfig go', '.keelson-local')
+    .option('--instances <n>', 'instances of the demo cluster', '3')
+    .option('--detach', 'run in the background and return once Ready (stop with keelson local down)')
+    .option('--timeout <seconds>', 'how long to wait for Ready', '300')
+    .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses', '127.0.0')
+    .addOption(new Option('--foreground-child').hideHelp())
+    .action(async (flags: UpFlags & { foregroundChild?: boolean }) => {
+      try {
+        const instances = Number(flags.instances);
+        if (!Number.isInteger(instances) || instances < 1 || instances > 9) throw new Error('--instances must be an integer from 1 to 9');
+        const timeout = Number(flags.timeout);
+        if (!Number.isFinite(timeout) || timeout <= 0) throw new Error('--timeout must be a positive number of seconds');
+        if (!/^127\.\d{1,3}\.\d{1,3}$/.test(flags.ipPrefix)) throw new Error('--ip-prefix must look like 127.0.0');
+        const { packageVersion } = await import('../../lib/cli/version.js');
+        const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
+        const options = { dir: flags.dir, instances, detach: Boolean(flags.detach), out: (line: string) => process.stdout.write(`${line}\n`), operatorVersion: packageVersion(), readyTimeoutMs: timeout * 1000, ipPrefix: flags.ipPrefix };
+        if (flags.detach) {
+          const argv = process.argv.slice(1).filter((arg) => arg !== '--detach');
+          await runLocalUpDetached(options, [...argv, '--foreground-child']);
+          process.exit(0);
+        }
+        await runLocalUpForeground(options);
+        if (!flags.foregroundChild) process.stdout.write('running; press Ctrl-C to stop\n');
+      } catch (err) {
+        failAndExit(err);
+      }
+    });
+  const down = new Command('down')
+    .description('stop everything local up started')
+    .option('--dir <dir>', 'the directory given to local up', '.keelson-local')
+    .action(async (flags: { dir: string }) => {
+      try {
+        const { runLocalDown } = await import('./up.js');
+        await runLocalDown(flags.dir, (line) => process.stdout.write(`${line}\n`));
+      } catch (err) {
+        failAndExit(err);
+      }
+    });
+  return [up, down];
 }

@@ -1,0 +1,183 @@
+import { spawn } from 'node:child_process';
+import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadKubeConfig } from '../../lib/kube/client.js';
+import { createLogger } from '../../lib/log.js';
+import { HaNodePaths, Ports } from '../../lib/ports.js';
+import { group, plural, version } from '../../operator/api/types.js';
+import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { startLocalStack, type LocalStack } from './stack.js';
+
+/**
+ * `keelson local up|down`: the whole demo on one machine. `up` runs the stack in this process
+ * (or, with --detach, in a child it waits for), creates the DatabaseCluster `demo`, shows progress
+ * until it is Ready and prints how to connect; `down` stops the process recorded in DIR/pid.
+ */
+export interface UpOptions {
+  dir: string;
+  instances: number;
+  detach: boolean;
+  /** Where progress goes (stdout). */
+  out: (line: string) => void;
+  operatorVersion: string;
+  readyTimeoutMs?: number;
+  /** /24 for pod and Service addresses (default 127.0.0). */
+  ipPrefix?: string;
+}
+
+const clusterName = 'demo';
+const namespace = 'default';
+
+function pidFile(dir: string): string {
+  return join(dir, 'pid');
+}
+
+export function runningPid(dir: string): number | undefined {
+  const file = pidFile(dir);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ClusterView {
+  phase?: string;
+  readyInstances?: number;
+  currentPrimary?: string;
+  members?: Array<{ name: string; role: string; ready: boolean }>;
+}
+
+async function connectionInfo(api: OperatorKubeApi, dir: string): Promise<string[]> {
+  const kubeconfig = join(dir, 'kubeconfig');
+  const service = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
+  const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: `keelson.io/cluster=${clusterName}` })).items;
+  const password = `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-superuser -o jsonpath='{.data.password}' | base64 -d)`;
+  const lines = [
+    '',
+    `DatabaseCluster "${clusterName}" is Ready.`,
+    `  kubeconfig:  export KUBECONFIG=${kubeconfig}   (kubectl get dbc,pods,svc)`,
+    `  read-write:  PGPASSWORD=${password} psql -h ${await service(`${clusterName}-rw`)} -p ${Ports.postgres} -U postgres`,
+    `  read-only:   PGPASSWORD=${password} psql -h ${await service(`${clusterName}-ro`)} -p ${Ports.postgres} -U postgres`,
+  ];
+  for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
+    const ip = pod.status?.podIP ?? '?';
+    const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
+    lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics`);
+  }
+  lines.push(`  stop:        keelson local down --dir ${dir}`);
+  return lines;
+}
+
+async function ensureCluster(api: OperatorKubeApi, instances: number): Promise<void> {
+  if (await api.readCluster(namespace, clusterName)) return;
+  await api.custom.createNamespacedCustomObject({
+    group, version, namespace, plural,
+    body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: clusterName }, spec: { instances } },
+  });
+}
+
+async function waitReady(api: OperatorKubeApi, instances: number, out: (line: string) => void, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const status = ((await api.readCluster(namespace, clusterName))?.status ?? {}) as ClusterView;
+    const members = (status.members ?? []).map((m) => `${m.name}:${m.role}${m.ready ? '' : '(not ready)'}`).join(' ');
+    const line = `  ${status.phase ?? 'Pending'}: ${status.readyInstances ?? 0}/${instances} ready${status.currentPrimary ? `, primary ${status.currentPrimary}` : ''}${members ? ` [${members}]` : ''}`;
+    if (line !== last) out(line);
+    last = line;
+    if (status.phase === 'Healthy' && status.readyInstances === instances) return;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  throw new Error(`cluster ${clusterName} not Ready within ${Math.round(timeoutMs / 1000)} s; logs are under the --dir (node/logs)`);
+}
+
+/** Runs the stack in this process until SIGINT/SIGTERM. Resolves once it is Ready (the process keeps running). */
+export async function runLocalUpForeground(options: UpOptions): Promise<LocalStack> {
+  const dir = resolve(options.dir);
+  const existing = runningPid(dir);
+  if (existing && existing !== process.pid) throw new Error(`a local cluster is already running from ${dir} (pid ${existing}); run keelson local down --dir ${dir}`);
+  // A fresh demo each time: the API server state lives in memory, so old volumes would not match it.
+  rmSync(join(dir, 'node'), { recursive: true, force: true });
+  rmSync(join(dir, 'ready'), { force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  writeFileSync(pidFile(dir), `${process.pid}\n`);
+  const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
+  options.out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
+  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping local cluster');
+    void stack.close().finally(() => {
+      rmSync(pidFile(dir), { force: true });
+      rmSync(join(dir, 'ready'), { force: true });
+      process.exit(0);
+    });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  const api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+  await ensureCluster(api, options.instances);
+  options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
+  await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
+  const info = await connectionInfo(api, dir);
+  for (const line of info) options.out(line);
+  writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);
+  return stack;
+}
+
+/** Starts `keelson local up` as a detached child and waits until it reports Ready (or dies). */
+export async function runLocalUpDetached(options: UpOptions, argv: string[]): Promise<void> {
+  const dir = resolve(options.dir);
+  if (runningPid(dir)) throw new Error(`a local cluster is already running from ${dir}; run keelson local down --dir ${dir}`);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  rmSync(join(dir, 'ready'), { force: true });
+  const log = openSync(join(dir, 'up.log'), 'w');
+  const child = spawn(process.execPath, [...process.execArgv, ...argv], { detached: true, stdio: ['ignore', log, log], env: process.env });
+  closeSync(log);
+  child.unref();
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 300_000) + 30_000;
+  options.out(`started in the background (pid ${child.pid}); progress in ${join(dir, 'up.log')}`);
+  while (Date.now() < deadline) {
+    if (existsSync(join(dir, 'ready'))) {
+      options.out(readFileSync(join(dir, 'ready'), 'utf8').trimEnd());
+      return;
+    }
+    if (exited !== undefined) throw new Error(`local up exited with code ${exited}; see ${join(dir, 'up.log')}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`local up did not become Ready in time; see ${join(dir, 'up.log')}`);
+}
+
+/** Stops the process recorded in DIR/pid (SIGTERM, then SIGKILL after the grace period). */
+export async function runLocalDown(dirOption: string, out: (line: string) => void, graceMs = 60_000): Promise<void> {
+  const dir = resolve(dirOption);
+  const pid = runningPid(dir);
+  if (!pid) {
+    rmSync(pidFile(dir), { force: true });
+    out(`nothing running from ${dir}`);
+    return;
+  }
+  out(`stopping local cluster (pid ${pid})`);
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    if (!runningPid(dir)) {
+      rmSync(pidFile(dir), { force: true });
+      out('stopped');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  process.kill(pid, 'SIGKILL');
+  rmSync(pidFile(dir), { force: true });
+  out('stopped (killed after the grace period)');
+}

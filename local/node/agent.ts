@@ -13,6 +13,8 @@ import type { BackoffPolicy } from './backoff.js';
 import type { ImageMapping } from './images.js';
 import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
+import { EventRecorder } from './events.js';
+import { StatusWriter } from './status-writer.js';
 import { kubeTime } from './time.js';
 
 export interface NodeAgentOptions {
@@ -203,109 +205,3 @@ async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: strin
     logger.debug({ node: nodeName, err: (err as Error).message }, 'could not register the Node object');
   }
 }
-
-/** Coalesces status changes per pod and writes them one at a time through pods/status. */
-class StatusWriter {
-  private readonly dirty = new Map<string, PodWorker>();
-  private readonly written = new Map<string, string>();
-  private readonly previous = new Map<string, k8s.V1PodStatus>();
-  private flushing = false;
-  private timer?: NodeJS.Timeout;
-  private closed = false;
-
-  constructor(
-    private readonly core: k8s.CoreV1Api,
-    private readonly logger: Logger,
-  ) {}
-
-  schedule(worker: PodWorker): void {
-    if (this.closed || worker.isTerminated) return;
-    this.dirty.set(worker.uid, worker);
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, 50);
-  }
-
-  forget(uid: string): void {
-    this.dirty.delete(uid);
-    this.written.delete(uid);
-    this.previous.delete(uid);
-  }
-
-  close(): void {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.dirty.clear();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      while (this.dirty.size > 0 && !this.closed) {
-        const [[uid, worker]] = this.dirty;
-        this.dirty.delete(uid);
-        await this.write(worker);
-      }
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async write(worker: PodWorker): Promise<void> {
-    const status = worker.status(this.previous.get(worker.uid) ?? worker.pod.status);
-    const comparable = JSON.stringify({ ...status, conditions: status.conditions?.map((c) => ({ type: c.type, status: c.status })) });
-    if (this.written.get(worker.uid) === comparable) return;
-    const { name, namespace } = worker.pod.metadata ?? {};
-    try {
-      await this.core.patchNamespacedPodStatus({ name: name ?? '', namespace: namespace ?? 'default', body: { metadata: { uid: worker.uid }, status } }, mergePatch);
-      this.written.set(worker.uid, comparable);
-      this.previous.set(worker.uid, status);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      this.logger.warn({ pod: worker.key, err: (err as Error).message }, 'pod status write failed, retrying');
-      setTimeout(() => this.schedule(worker), 500).unref();
-    }
-  }
-}
-
-/** Best-effort core/v1 Events, with repeats of the same message within 10 s dropped. */
-class EventRecorder {
-  private readonly recent = new Map<string, number>();
-
-  constructor(
-    private readonly core: k8s.CoreV1Api,
-    private readonly nodeName: string,
-    private readonly logger: Logger,
-  ) {}
-
-  record(pod: k8s.V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    const key = `${pod.metadata?.uid}|${reason}|${message}`;
-    const now = Date.now();
-    if ((this.recent.get(key) ?? 0) > now - 10_000) return;
-    this.recent.set(key, now);
-    if (this.recent.size > 5000) this.recent.clear();
-    const namespace = pod.metadata?.namespace ?? 'default';
-    const at = kubeTime() as unknown as Date;
-    this.core
-      .createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { generateName: `${pod.metadata?.name ?? 'pod'}.`, namespace },
-          involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, namespace, uid: pod.metadata?.uid },
-          type,
-          reason,
-          message,
-          source: { component: 'kubelet', host: this.nodeName },
-          reportingComponent: 'kubelet',
-          reportingInstance: this.nodeName,
-          firstTimestamp: at,
-          lastTimestamp: at,
-          count: 1,
-        },
-      })
-      .catch((err: unknown) => this.logger.debug({ reason, err: (err as Error).message }, 'event not recorded'));
-  }
-}
-

@@ -1,0 +1,70 @@
+import type * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../lib/log.js';
+import { isNotFound, mergePatch } from '../controllers/kube.js';
+import type { PodWorker } from './pod-worker.js';
+
+/** Coalesces status changes per pod and writes them one at a time through pods/status. */
+export class StatusWriter {
+  private readonly dirty = new Map<string, PodWorker>();
+  private readonly written = new Map<string, string>();
+  private readonly previous = new Map<string, k8s.V1PodStatus>();
+  private flushing = false;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly core: k8s.CoreV1Api,
+    private readonly logger: Logger,
+  ) {}
+
+  schedule(worker: PodWorker): void {
+    if (this.closed || worker.isTerminated) return;
+    this.dirty.set(worker.uid, worker);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, 50);
+  }
+
+  forget(uid: string): void {
+    this.dirty.delete(uid);
+    this.written.delete(uid);
+    this.previous.delete(uid);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.dirty.clear();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.dirty.size > 0 && !this.closed) {
+        const [[uid, worker]] = this.dirty;
+        this.dirty.delete(uid);
+        await this.write(worker);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async write(worker: PodWorker): Promise<void> {
+    const status = worker.status(this.previous.get(worker.uid) ?? worker.pod.status);
+    const comparable = JSON.stringify({ ...status, conditions: status.conditions?.map((c) => ({ type: c.type, status: c.status })) });
+    if (this.written.get(worker.uid) === comparable) return;
+    const { name, namespace } = worker.pod.metadata ?? {};
+    try {
+      await this.core.patchNamespacedPodStatus({ name: name ?? '', namespace: namespace ?? 'default', body: { metadata: { uid: worker.uid }, status } }, mergePatch);
+      this.written.set(worker.uid, comparable);
+      this.previous.set(worker.uid, status);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      this.logger.warn({ pod: worker.key, err: (err as Error).message }, 'pod status write failed, retrying');
+      setTimeout(() => this.schedule(worker), 500).unref();
+    }
+  }
+}

@@ -10,6 +10,8 @@ export interface RenderedFamily {
   type: FamilyType;
   /** Complete sample lines without the trailing newline: `name{labels} value`. */
   lines: string[];
+  /** Set when the lines themselves may repeat a series (otherwise producers guarantee uniqueness). */
+  mayRepeat?: boolean;
 }
 
 export const textContentType = 'text/plain; version=0.0.4; charset=utf-8';
@@ -48,32 +50,63 @@ export function sampleLine(name: string, labels: string, value: number): string 
   return `${name}${labels} ${formatValue(value)}`;
 }
 
+/** Joined text of a cached result's lines, computed once per lines array (cached scrapes reuse them). */
+const joinedLines = new WeakMap<string[], string>();
+
+function joined(lines: string[]): string {
+  let text = joinedLines.get(lines);
+  if (text === undefined) {
+    text = lines.join('\n');
+    joinedLines.set(lines, text);
+  }
+  return text;
+}
+
+/** The series part of a sample line (everything before the value). */
+const seriesOf = (line: string): string => line.slice(0, line.lastIndexOf(' '));
+
+/**
+ * Keeps the first occurrence of each series. Producers call it once when a result is made, so a
+ * cached scrape does not pay for it again.
+ */
+export function uniqueLines(lines: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const line of lines) {
+    const key = seriesOf(line);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(line);
+  }
+  return out.length === lines.length ? lines : out;
+}
+
 /**
  * Joins families into one text body. Families with the same name are merged (first HELP/TYPE
  * wins) and a series already emitted is dropped, so the output never repeats a series.
  */
 export function renderExposition(families: Iterable<RenderedFamily>): string {
-  const merged = new Map<string, { help: string; type: FamilyType; chunks: string[][] }>();
+  const merged = new Map<string, { help: string; type: FamilyType; chunks: string[][]; mayRepeat: boolean }>();
   for (const family of families) {
     if (family.lines.length === 0) continue;
     const existing = merged.get(family.name);
-    if (existing) existing.chunks.push(family.lines);
-    else merged.set(family.name, { help: family.help, type: family.type, chunks: [family.lines] });
+    if (existing) {
+      existing.chunks.push(family.lines);
+      existing.mayRepeat = true;
+    } else {
+      merged.set(family.name, { help: family.help, type: family.type, chunks: [family.lines], mayRepeat: family.mayRepeat === true });
+    }
   }
   const parts: string[] = [];
-  const seen = new Set<string>();
   for (const [name, family] of merged) {
     // HELP is optional; an empty one is left out because some parsers reject "# HELP name ".
     if (family.help !== '') parts.push(`# HELP ${name} ${escapeHelp(family.help)}`);
     parts.push(`# TYPE ${name} ${family.type}`);
-    for (const lines of family.chunks) {
-      for (const line of lines) {
-        const key = line.slice(0, line.lastIndexOf(' '));
-        if (seen.has(key)) continue;
-        seen.add(key);
-        parts.push(line);
-      }
+    if (!family.mayRepeat) {
+      parts.push(joined(family.chunks[0]));
+      continue;
     }
+    parts.push(uniqueLines(family.chunks.flat()).join('\n'));
   }
   return parts.length === 0 ? '' : `${parts.join('\n')}\n`;
 }

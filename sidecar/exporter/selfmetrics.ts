@@ -33,7 +33,8 @@ class FamilyBuilder {
 
   add(name: string, type: FamilyType, help: string, samples: Array<[Pairs, number]>): void {
     const lines = samples.map(([labels, value]) => sampleLine(name, renderLabels([...labels, ...this.constant]), value));
-    this.families.push({ name, type, help, lines });
+    // Per-query series are keyed by namespace, which two installed branches may share.
+    this.families.push({ name, type, help, lines, mayRepeat: true });
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Collector, Column } from './config/types.js';
-import { renderLabels, sampleLine, type RenderedFamily } from './exposition.js';
+import { renderLabels, sampleLine, uniqueLines, type RenderedFamily } from './exposition.js';
 
 /** Result columns as node-postgres reports them (rowMode "array"). */
 export interface ResultField {
@@ -90,7 +90,6 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
     type: v.column.usage === 'COUNTER' ? 'counter' : 'gauge',
     lines: [],
   }));
-  let sampleCount = 0;
   const histogramGroups = histograms.map(() => new Map<string, { labels: Array<[string, string]>; counts: number[]; count: number; sum: number }>());
 
   for (const row of rows) {
@@ -100,7 +99,6 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       families[i].lines.push(sampleLine(v.metric, rendered, metricValue(row[v.index], v.typeOid, v.column)));
-      sampleCount++;
     }
     histograms.forEach((h, i) => {
       const cell = row[h.index];
@@ -131,9 +129,11 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
       bucket.lines.push(sampleLine(bucket.name, renderLabels([...group.labels, ['le', '+Inf']]), group.count));
       count.lines.push(sampleLine(count.name, rendered, group.count));
       sum.lines.push(sampleLine(sum.name, rendered, group.sum));
-      sampleCount += bounds.length + 3;
     }
     families.push(bucket, count, sum);
   });
+  // Rows with the same labels would repeat a series; keep the first, once, when the result is made.
+  for (const family of families) family.lines = uniqueLines(family.lines);
+  const sampleCount = families.reduce((n, family) => n + family.lines.length, 0);
   return { families, sampleCount, warnings };
 }

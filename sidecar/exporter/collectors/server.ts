@@ -90,14 +90,14 @@ pg_lock:
     - count:   { usage: GAUGE, description: locks of this mode }
 
 pg_lock_waiting:
-  name: pg_lock
-  desc: sessions waiting for a lock
-  query: SELECT count(*) FILTER (WHERE NOT granted) AS waiting FROM pg_locks
+  name: pg_lock_waiting
+  desc: lock requests not granted yet
+  query: SELECT count(*) FILTER (WHERE NOT granted) AS count FROM pg_locks
   ttl: 10
   min_version: 100000
   tags: [ cluster ]
   metrics:
-    - waiting: { usage: GAUGE, description: lock requests not granted yet }
+    - count: { usage: GAUGE, description: lock requests not granted yet }
 
 pg_setting:
   name: pg_setting

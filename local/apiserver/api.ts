@@ -18,6 +18,8 @@ import { decodeMetadata, nowTime, validateMetadata, validateName } from './valid
 export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
+  /** The client named the manager (apply requires it; other writes default it from the User-Agent). */
+  explicitManager?: boolean;
   fieldValidation?: string;
   force?: boolean;
 }
@@ -200,7 +202,7 @@ export class ApiCore {
     if (patchType === 'strategic' && type.crdName) throw unsupportedMediaType('application/strategic-merge-patch+json');
     if (!old) {
       if (patchType !== 'apply' || subresource) throw notFound(type.plural, type.group, name);
-      if (!options.fieldManager) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
+      if (!options.fieldManager || options.explicitManager === false) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
       const applied = applyServerSideApply(undefined, this.applyBody(type, patch, name), options.fieldManager, Boolean(options.force), apiVersionOf(type));
       return { object: this.create(type, namespace, applied, { ...options, fieldManager: undefined }), created: true };
     }
@@ -218,7 +220,7 @@ export class ApiCore {
         next = strategicMerge(old, patch);
         break;
       case 'apply':
-        if (!options.fieldManager) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
+        if (!options.fieldManager || options.explicitManager === false) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
         next = applyServerSideApply(old, this.applyBody(type, patch, name), options.fieldManager, Boolean(options.force), apiVersionOf(type), subresource);
         break;
     }

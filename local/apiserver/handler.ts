@@ -110,7 +110,11 @@ function writeOptions(query: URLSearchParams, userAgent?: string): WriteOptions 
   if (fieldValidation && !['Strict', 'Warn', 'Ignore'].includes(fieldValidation)) {
     throw badRequest(`fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`);
   }
-  return { dryRun: dryRun.length > 0, fieldManager: query.get('fieldManager') ?? defaultManager(userAgent), fieldValidation, force: queryFlag(query, 'force') };
+  const explicitManager = query.get('fieldManager') ?? undefined;
+  if (explicitManager !== undefined && (explicitManager.length === 0 || explicitManager.length > 128)) {
+    throw badRequest('fieldManager: Invalid value: must be between 1 and 128 characters long');
+  }
+  return { dryRun: dryRun.length > 0, fieldManager: explicitManager ?? defaultManager(userAgent), explicitManager: explicitManager !== undefined, fieldValidation, force: queryFlag(query, 'force') };
 }
 
 function deleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {
@@ -172,7 +176,12 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
 
 async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse, identity: ClientIdentity): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  const segments = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+  let segments: string[];
+  try {
+    segments = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+  } catch {
+    throw badRequest(`malformed request path: ${url.pathname}`);
+  }
   const parsed: Parsed = {
     method: (req.method ?? 'GET').toUpperCase(),
     segments,

@@ -220,6 +220,22 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     assert.equal(pods.items.length, 1);
   });
 
+  it('serves server-side apply to client-node KubernetesObjectApi (upsert, force, fieldManager required)', async () => {
+    const objects = k8s.KubernetesObjectApi.makeApiClient(server.kubeConfig);
+    const desired = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: 'default', labels: { owner: 'operator' } }, data: { a: '1' } };
+    const created = await objects.patch(desired, undefined, undefined, 'keelson-operator', true, k8s.PatchStrategy.ServerSideApply);
+    assert.deepEqual((created as k8s.V1ConfigMap).data, { a: '1' });
+    const updated = await objects.patch({ ...desired, data: { b: '2' } }, undefined, undefined, 'keelson-operator', true, k8s.PatchStrategy.ServerSideApply);
+    assert.deepEqual((updated as k8s.V1ConfigMap).data, { b: '2' }, 'a field the manager no longer applies is removed');
+    const managers = (updated as k8s.V1ConfigMap).metadata?.managedFields?.map((m) => `${m.manager}/${m.operation}`);
+    assert.deepEqual(managers, ['keelson-operator/Apply']);
+    const anonymous = await kubeRequest(server, 'PATCH', '/api/v1/namespaces/default/configmaps/ssa', { contentType: 'application/apply-patch+yaml', body: 'data:\n  c: "3"\n' });
+    assert.equal(anonymous.status, 400);
+    assert.match(String((anonymous.body as { message: string }).message), /requires fieldManager/);
+    const malformed = await kubeRequest(server, 'GET', '/api/v1/namespaces/%E0%A4%A/configmaps');
+    assert.equal(malformed.status, 400);
+  });
+
   it('deletes pods on a node gracefully (deletionTimestamp first, gone after grace 0)', async () => {
     const pod = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
     const pending = await core.deleteNamespacedPod({ name: 'p', namespace: 'default' });

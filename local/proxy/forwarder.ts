@@ -2,6 +2,8 @@
  * One Service port: listens on clusterIP:port and forwards each TCP connection to one of the
  * current backends (round robin). Replacing the backend list closes the connections that went to
  * a backend no longer listed, so clients notice a moved primary at once instead of hanging on.
+ * Without backends nothing listens, so clients get "connection refused" as from kube-proxy's
+ * REJECT rule (and idle Services hold no port).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../lib/log.js';
@@ -25,7 +27,11 @@ export class PortForwarder {
     private readonly logger: Logger,
   ) {}
 
-  async listen(): Promise<void> {
+  get listening(): boolean {
+    return this.server !== undefined;
+  }
+
+  private async listen(): Promise<void> {
     const server = createServer((client) => this.accept(client));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -38,7 +44,8 @@ export class PortForwarder {
     this.server = server;
   }
 
-  setBackends(backends: Backend[]): void {
+  /** Replaces the backends; listens while there are any. Rejects when the address cannot be bound. */
+  async setBackends(backends: Backend[]): Promise<void> {
     const keep = new Set(backends.map(backendKey));
     for (const [key, sockets] of this.connections) {
       if (keep.has(key)) continue;
@@ -46,6 +53,14 @@ export class PortForwarder {
       this.connections.delete(key);
     }
     this.backends = [...backends];
+    if (backends.length === 0) await this.stopListening();
+    else if (!this.server) await this.listen();
+  }
+
+  private async stopListening(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   get currentBackends(): readonly Backend[] {
@@ -88,9 +103,6 @@ export class PortForwarder {
   }
 
   async close(): Promise<void> {
-    this.setBackends([]);
-    const server = this.server;
-    this.server = undefined;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.setBackends([]);
   }
 }

@@ -19,7 +19,7 @@ export interface ServiceProxyOptions {
 }
 
 export interface ServiceProxy {
-  /** clusterIP:port → backends, for tests and diagnostics. */
+  /** clusterIP:port → backends (listening ports only), for tests and diagnostics. */
   snapshot(): Record<string, string[]>;
   close(): Promise<void>;
 }
@@ -107,10 +107,9 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
       let forwarder = current.forwarders.get(portKey);
       if (!forwarder) {
         forwarder = new PortForwarder(clusterIP, port.port, logger);
-        await forwarder.listen();
         current.forwarders.set(portKey, forwarder);
       }
-      forwarder.setBackends(backendsFor(endpoints, port.name));
+      await forwarder.setBackends(backendsFor(endpoints, port.name));
     }
     for (const [portKey, forwarder] of current.forwarders) {
       if (wanted.has(portKey)) continue;
@@ -130,7 +129,9 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     snapshot() {
       const result: Record<string, string[]> = {};
       for (const entry of state.values()) {
-        for (const forwarder of entry.forwarders.values()) result[`${forwarder.host}:${forwarder.port}`] = forwarder.currentBackends.map((b) => `${b.ip}:${b.port}`);
+        for (const forwarder of entry.forwarders.values()) {
+          if (forwarder.listening) result[`${forwarder.host}:${forwarder.port}`] = forwarder.currentBackends.map((b) => `${b.ip}:${b.port}`);
+        }
       }
       return result;
     },

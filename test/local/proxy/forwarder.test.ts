@@ -46,13 +46,13 @@ test('forwards round robin and drops connections to removed backends', async () 
   const port = await freePort(clusterIP);
   const forwarder = new PortForwarder(clusterIP, port, logger);
   forwarders.push(forwarder);
-  await forwarder.listen();
 
-  // No backends: the connection is closed at once.
+  // No backends: nothing listens, the connection is refused (kube-proxy's REJECT).
   const early = connect({ host: clusterIP, port });
-  await once(early, 'close');
+  const [refusal] = (await once(early, 'error')) as [NodeJS.ErrnoException];
+  assert.equal(refusal.code, 'ECONNREFUSED');
 
-  forwarder.setBackends([
+  await forwarder.setBackends([
     { ip: `${prefix}.10`, port: portA },
     { ip: `${prefix}.11`, port: portB },
   ]);
@@ -67,13 +67,17 @@ test('forwards round robin and drops connections to removed backends', async () 
   const toA = names[0] === 'a' ? first : second;
   const toB = toA === first ? second : first;
   const closed = once(toA, 'close');
-  forwarder.setBackends([{ ip: `${prefix}.11`, port: portB }]);
+  await forwarder.setBackends([{ ip: `${prefix}.11`, port: portB }]);
   await closed;
   assert.equal(toB.destroyed, false, 'the connection to the remaining backend stays open');
   const third = connect({ host: clusterIP, port });
   assert.equal(await greeting(third), 'b');
   toB.destroy();
   third.destroy();
+  await forwarder.setBackends([]);
+  assert.equal(forwarder.listening, false);
+  const late = connect({ host: clusterIP, port });
+  assert.equal(((await once(late, 'error')) as [NodeJS.ErrnoException])[0].code, 'ECONNREFUSED');
 });
 
 test('backends come from ready Endpoints addresses of the matching port name', () => {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/log.js';
-import { KvKeys, KvUnavailableError, type Kv } from '../cache/kv.js';
+import { evalScript, KvKeys, KvUnavailableError, type Kv } from '../cache/kv.js';
 import type { ContextUser } from '../core/context.js';
 import { SUPER_ROLE } from '../core/context.js';
 import { poolGrants } from '../core/permissions.js';
@@ -127,7 +127,7 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger): Pri
     async lookup(userId) {
       let reply: [string | null, string, string | null];
       try {
-        reply = await kv.run((r) => r.eval(lookupScript, 2, KvKeys.tokenVersion(userId), KvKeys.authzGeneration, String(userId)) as Promise<[string | null, string, string | null]>);
+        reply = (await kv.run((r) => evalScript(r, lookupScript, [KvKeys.tokenVersion(userId), KvKeys.authzGeneration], [String(userId)]))) as [string | null, string, string | null];
       } catch (error) {
         if (!(error instanceof KvUnavailableError)) throw error;
         return { principal: await loadPrincipalFromDb(db, userId), storedVersion: undefined, kvDown: true };
@@ -146,7 +146,7 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger): Pri
       return { principal, storedVersion: stored, kvDown: false };
     },
     async forget(userId) {
-      await kv.run((r) => r.eval(forgetScript, 1, KvKeys.authzGeneration, String(userId))).catch(() => undefined);
+      await kv.run((r) => evalScript(r, forgetScript, [KvKeys.authzGeneration], [String(userId)])).catch(() => undefined);
     },
     async invalidateAll() {
       await kv.run((r) => r.incr(KvKeys.authzGeneration)).catch((e: Error) => logger.warn({ err: e.message }, 'could not bump authz generation; cached permissions expire within 5 minutes'));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from '../../lib/log.js';
 
@@ -79,3 +80,20 @@ export const KvKeys = {
   authzGeneration: 'authz:generation',
   principal: (generation: string, userId: number) => `authz:principal:${generation}:${userId}`,
 } as const;
+
+const scriptShas = new Map<string, string>();
+
+/** Runs a Lua script by its SHA (EVALSHA), loading it with EVAL only when Redis does not know it. */
+export async function evalScript(redis: Redis, script: string, keys: string[], args: string[]): Promise<unknown> {
+  let sha = scriptShas.get(script);
+  if (!sha) {
+    sha = createHash('sha1').update(script).digest('hex');
+    scriptShas.set(script, sha);
+  }
+  try {
+    return await redis.evalsha(sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+    return redis.eval(script, keys.length, ...keys, ...args);
+  }
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AdminServices } from '../services.js';
-import { withTransaction, type DbClient } from '../db/pool.js';
+import { prepared, withTransaction, type DbClient } from '../db/pool.js';
 import { Code } from './codes.js';
 import { getCurrentUserId } from './context.js';
 import { BizError, success, successExtra } from './envelope.js';
@@ -114,7 +114,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
 
   const loadOne = async (id: number): Promise<Row> => {
     const params: unknown[] = [id];
-    const { rows } = await db.query(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params);
+    const { rows } = await db.query(prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params));
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
     return rows[0];
   };
@@ -139,7 +139,8 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const whereSql = where.join(' AND ');
       const offset = (body.current - 1) * body.size;
       // One query gives the page and the total; only an empty page needs a separate count.
-      const page = await db.query(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} LIMIT ${body.size} OFFSET ${offset}`, params);
+      const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
+      const page = await db.query(prepared(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]));
       const total = page.rows.length
         ? Number(page.rows[0].__total)
         : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 export type Db = pg.Pool;
@@ -26,4 +27,19 @@ export async function withTransaction<T>(db: Db, fn: (client: DbClient) => Promi
   } finally {
     client.release();
   }
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A named (prepared) query: PostgreSQL parses and plans it once per connection. For hot paths whose
+ * SQL text comes from a small set of shapes; the name is derived from the text.
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `k_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    if (statementNames.size < 5000) statementNames.set(text, name);
+  }
+  return { name, text, values };
 }

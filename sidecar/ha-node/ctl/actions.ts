@@ -127,7 +127,9 @@ function editInEditor(before: JsonObject, editor: string | undefined): JsonObjec
 
 export async function pauseCommand(ctx: CtlContext, pause: boolean): Promise<number> {
   const { cluster, via } = await load(ctx);
-  if (Boolean(cluster.pause) === pause) {
+  // The pause flag lives in the dynamic configuration (GET /cluster need not show it).
+  const current = (await readConfig(ctx, via)).pause === true;
+  if (current === pause) {
     ctx.out(pause ? 'Cluster is already paused\n' : 'Cluster is not paused\n');
     return CtlExit.failed;
   }

@@ -20,7 +20,13 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
  * Members come from the cluster's Leases (Kubernetes API) or from --url. Exit codes: 0 done,
  * 1 refused or failed, 2 usage, 3 no member or API server reachable.
  */
-export function createCtlCommand(): Command {
+/** Where ctl writes; tests pass their own to run commands in-process. */
+export interface CtlIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export function createCtlCommand(io?: CtlIo): Command {
   const ctl = new Command('ctl')
     .description('operate a cluster through the ha-node REST API (list, switchover, restart, ...)')
     .option('-c, --cluster <name>', 'cluster name (env KEELSON_CLUSTER)')
@@ -37,7 +43,7 @@ export function createCtlCommand(): Command {
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const { execute } = await import('./run.js');
-      process.exitCode = await execute(command.optsWithGlobals<GlobalOptions>(), action);
+      process.exitCode = await execute(command.optsWithGlobals<GlobalOptions>(), action, process.env, io);
     };
 
   ctl.command('list').description('members with role, state, timeline, lag, pending restart and tags').action(run((ctx, a) => a.listCommand(ctx, false)));

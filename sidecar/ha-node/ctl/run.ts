@@ -35,7 +35,12 @@ async function askTerminal(question: string): Promise<boolean | undefined> {
 }
 
 /** Builds the context from flags and environment, runs one action and maps errors to exit codes. */
-export async function execute(flags: CtlFlags, action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function execute(
+  flags: CtlFlags,
+  action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>,
+  env: NodeJS.ProcessEnv = process.env,
+  io: { out(text: string): void; err(text: string): void } = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+): Promise<number> {
   try {
     const timeout = Number(flags.requestTimeout ?? '10');
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
@@ -44,14 +49,14 @@ export async function execute(flags: CtlFlags, action: (ctx: CtlContext, impl: t
       target: { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig },
       client: { credentials: credentialsFrom(flags, env), timeoutMs: timeout * 1000 },
       format: parseFormat(flags.output),
-      out: (text) => process.stdout.write(text),
+      out: (text) => io.out(text),
       confirm: askTerminal,
     };
     const impl = await import('./actions.js');
     return await action(ctx, impl);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`keelson ctl: ${message}\n`);
+    io.err(`keelson ctl: ${message}\n`);
     if (error instanceof UsageError) return CtlExit.usage;
     if (error instanceof UnreachableError) return CtlExit.unreachable;
     if (error instanceof OperationError) return CtlExit.failed;

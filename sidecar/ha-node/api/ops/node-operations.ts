@@ -5,7 +5,7 @@ import { restartConditionsMet, restartTexts, type RestartFacts, type RestartRequ
 import { reply, type Reply } from '../../ops/texts.js';
 import { runTool } from '../../postgres/runner.js';
 import type { PostgresInstance } from '../../postgres/instance.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface ScheduledRestart {
   request: RestartRequest;
@@ -57,8 +57,11 @@ export class NodeOperations {
     const timeout = Math.max(1, Math.ceil(request.timeout ?? this.snapshot().config.primary_start_timeout));
     return this.exclusive('restart', async () => {
       pg.state = 'restarting';
-      // One pg_ctl call keeps the gap in which the loop could see a stopped server short.
-      const result = await runTool(join(pg.settings.binDir, 'pg_ctl'), ['-D', pg.settings.dataDir, '-m', 'fast', '-w', '-t', String(timeout), 'restart'], {
+      // One pg_ctl call keeps the gap in which the loop could see a stopped server short. The log
+      // file is the one PostgresInstance.start uses; without -l the postmaster would hold our pipe.
+      const logFile = join(dirname(pg.settings.dataDir), 'postgresql.log');
+      const args = ['-D', pg.settings.dataDir, '-l', logFile, '-m', 'fast', '-w', '-t', String(timeout), 'restart'];
+      const result = await runTool(join(pg.settings.binDir, 'pg_ctl'), args, {
         runAs: pg.settings.runAs,
         timeoutMs: (timeout + 70) * 1000,
       });

@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import type { Member, TestCluster } from '../harness.js';
+import { repoRoot } from '../harness.js';
+import { startOpsCluster } from '../ops/ops-cluster.js';
+import { createCtlCommand } from '../../../../sidecar/ha-node/ctl/command.js';
+
+const user = 'ops-admin';
+const password = 'ops-password';
+const basic = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * `keelson ctl` and the operations API against a live 3-member cluster (real PostgreSQL 15, real
+ * ha-node processes, Lease DCS on the API server stand-in). Member 2 is tagged nofailover.
+ */
+describe('keelson ctl against a live 3-member cluster', () => {
+  let cluster: TestCluster;
+  let urls: string[];
+
+  /**
+   * Runs `keelson ctl` in this process (the same commander tree and actions as the binary, minus
+   * a process start per call, which costs seconds on this machine) and captures its output.
+   */
+  async function ctl(args: string[]): Promise<Result> {
+    const started = performance.now();
+    let stdout = '';
+    let stderr = '';
+    const command = createCtlCommand({ out: (t) => (stdout += t), err: (t) => (stderr += t) });
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+    process.exitCode = 0;
+    await command.parseAsync([...urls.flatMap((u) => ['--url', u]), ...args], { from: 'user' });
+    const code = Number(process.exitCode ?? 0);
+    process.exitCode = 0;
+    return { code, stdout, stderr, ms: performance.now() - started };
+  }
+
+  /** The real binary, for exit codes as a shell sees them. */
+  function ctlProcess(args: string[], env: Record<string, string> = {}): Promise<Result> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'ctl', ...urls.flatMap((u) => ['--url', u]), ...args], {
+        cwd: repoRoot,
+        env: { ...process.env, KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password, LOG_LEVEL: 'warn', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+    });
+  }
+
+  async function post(member: Member, path: string, body: unknown, auth = true): Promise<{ status: number; text: string }> {
+    const response = await fetch(`${member.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: basic } : {}) },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  async function settled(): Promise<Member> {
+    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 90_000);
+    await cluster.waitFor('two streaming replicas', async () => {
+      const doc = (await primary.get('/cluster')).json() as { members: Array<{ state: string; role: string }> };
+      return doc.members.filter((m) => m.role !== 'leader' && m.state === 'streaming').length === 2;
+    }, 90_000);
+    return primary;
+  }
+
+  before(async () => {
+    process.env.KEELSON_API_USERNAME = user;
+    process.env.KEELSON_API_PASSWORD = password;
+    cluster = await startOpsCluster({
+      scope: 'ctl',
+      env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password },
+      memberOptions: [{}, {}, { tags: { nofailover: true } }],
+    });
+    urls = cluster.members.map((m) => m.apiUrl);
+    await settled();
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('list, topology and -o json|yaml show the three members', async () => {
+    const table = await ctlProcess(['list']);
+    assert.equal(table.code, 0, table.stderr);
+    for (const m of cluster.members) assert.match(table.stdout, new RegExp(`\\| ${m.name} +\\|`));
+    assert.match(table.stdout, /Leader/);
+    assert.match(table.stdout, /nofailover: true/);
+    const json = await ctl(['list', '-o', 'json']);
+    const doc = JSON.parse(json.stdout) as { members: Array<{ name: string; role: string }> };
+    assert.deepEqual(doc.members.map((m) => m.name).sort(), cluster.members.map((m) => m.name).sort());
+    assert.equal(doc.members.filter((m) => m.role === 'leader').length, 1);
+    const yaml = await ctl(['topology', '-o', 'yaml']);
+    assert.match(yaml.stdout, /members:/);
+    const topology = await ctl(['topology']);
+    assert.equal((topology.stdout.match(/\| \+ /g) ?? []).length, 2, topology.stdout);
+  });
+
+  it('mutating endpoints need credentials; reads do not', async () => {
+    const primary = (await cluster.primary())!;
+    assert.equal((await post(primary, '/reload', {}, false)).status, 401);
+    assert.equal((await primary.get('/config')).status, 200);
+    const refused = await ctl(['--password', 'wrong', 'reload', '--force']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout, /Failed \(HTTP 401\)/);
+  });
+
+  it('failover to the nofailover member is refused with 412 (and ctl exits 1)', async () => {
+    const primary = (await cluster.primary())!;
+    const r = await post(primary, '/failover', { candidate: cluster.members[2]!.name });
+    assert.equal(r.status, 412);
+    assert.match(r.text, /^failover is not possible: no good candidates have been found/);
+    const viaCtl = await ctlProcess(['failover', '--candidate', cluster.members[2]!.name, '--force']);
+    assert.equal(viaCtl.code, 1);
+    assert.match(viaCtl.stdout, /Failed \(HTTP 412\): failover is not possible/);
+    const usage = await ctlProcess(['failover', '--force']);
+    assert.equal(usage.code, 2, 'a missing --candidate is a usage error');
+  });
+
+  it('edit-config: invalid values are refused, max_connections leads to a pending restart, restart_pending clears it', async () => {
+    const bad = await ctl(['edit-config', '--set', 'ttl=abc', '--force']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stdout, /"ttl" must be a positive integer/);
+    const ok = await ctl(['edit-config', '--set', 'db.parameters.max_connections=41', '--force']);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /\+ +max_connections: 41/);
+    const shown = await ctl(['show-config', '-o', 'json']);
+    assert.equal((JSON.parse(shown.stdout) as { db: { parameters: { max_connections: number } } }).db.parameters.max_connections, 41);
+    // Every member rewrites its configuration and reloads; PostgreSQL then reports the pending restart.
+    for (const member of cluster.members) {
+      await cluster.waitFor(`pending restart on ${member.name}`, async () => (await member.query<{ p: boolean }>("SELECT pending_restart AS p FROM pg_settings WHERE name = 'max_connections'"))[0]?.p === true, 30_000);
+    }
+    const restarted = await ctl(['restart', '--pending', '--force']);
+    assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
+    assert.equal((restarted.stdout.match(/restarted successfully/g) ?? []).length, 3, restarted.stdout);
+    for (const member of cluster.members) {
+      await cluster.waitFor(`max_connections 41 on ${member.name}`, async () => (await member.query<{ v: string }>("SELECT current_setting('max_connections') AS v").catch(() => []))[0]?.v === '41', 30_000);
+    }
+    const again = await post(cluster.members[0]!, '/restart', { restart_pending: true });
+    assert.deepEqual(again, { status: 503, text: 'restart conditions are not satisfied' });
+    await settled();
+  });
+
+  it('switchover to a named candidate answers when the new primary leads; history records it', async () => {
+    const primary = await settled();
+    const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
+    const r = await ctl(['switchover', '--candidate', candidate.name, '--force']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.stdout.trim(), `Successfully switched over to "${candidate.name}"`);
+    assert.equal(await cluster.leaderName(), candidate.name);
+    await cluster.waitFor('the candidate answers /primary', async () => (await candidate.status('/primary')) === 200, 15_000);
+    const history = await ctl(['history', '-o', 'json']);
+    assert.ok((JSON.parse(history.stdout) as unknown[]).length >= 1);
+    await settled();
+  });
+
+  it('pause and resume show in the configuration and the member list', async () => {
+    const paused = await ctl(['pause']);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.match((await ctl(['show-config'])).stdout, /pause: true/);
+    assert.equal((await ctl(['pause'])).code, 1, 'pausing twice fails');
+    const primary = (await cluster.primary())!;
+    const noCandidate = await post(primary, '/switchover', { leader: (await cluster.leaderName())! });
+    assert.deepEqual(noCandidate, { status: 400, text: 'Switchover is possible only to a specific candidate in a paused state' });
+    assert.equal((await ctl(['resume'])).code, 0);
+    assert.doesNotMatch((await ctl(['show-config'])).stdout, /pause/);
+  });
+
+  it('reinit of a replica re-clones it; reinit of the leader is refused', async () => {
+    const primary = await settled();
+    const leaderReinit = await ctl(['reinit', primary.name, '--force']);
+    assert.equal(leaderReinit.code, 1);
+    assert.match(leaderReinit.stdout, /I am the leader, can not reinitialize/);
+    const replica = cluster.members.find((m) => m !== primary)!;
+    const r = await ctl(['reinit', replica.name, '--force']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /reinitialize started/);
+    await settled();
+  });
+});

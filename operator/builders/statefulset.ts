@@ -130,6 +130,8 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
     spec: {
       serviceName: n.headlessService,
       replicas: spec.instances,
+      // Ordinal 0 starts alone and bootstraps, so a new cluster's first primary is predictable;
+      // later members clone one after another.
       podManagementPolicy: 'OrderedReady',
       updateStrategy: { type: 'OnDelete' },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },

@@ -19,6 +19,8 @@ export interface ResourceHooks {
   beforeWrite?(input: Record<string, unknown>, action: 'create' | 'update', id: number | undefined): Promise<Record<string, unknown>>;
   /** Runs in the write's transaction: link tables and the like. */
   afterWrite?(client: DbClient, id: number, input: Record<string, unknown>, action: 'create' | 'update'): Promise<void>;
+  /** May refuse a delete (BizError) before anything is removed. */
+  beforeDelete?(ids: number[]): Promise<void>;
   /** Runs after a committed write or delete (session invalidation, cache busting). */
   afterCommit?(ids: number[], action: 'create' | 'update' | 'delete', input?: Record<string, unknown>): Promise<void>;
   /** Adds derived fields to records (for example role codes of users). */
@@ -209,6 +211,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   }
 
   const remove = async (targets: number[]): Promise<number[]> => {
+    if (targets.length && hooks.beforeDelete) await hooks.beforeDelete(targets);
     const sql = options.softDelete
       ? `UPDATE ${table} SET deleted_at = now(), updated_at = now() WHERE id = ANY($1) AND deleted_at IS NULL RETURNING id`
       : `DELETE FROM ${table} WHERE id = ANY($1) RETURNING id`;

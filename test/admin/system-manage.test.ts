@@ -240,6 +240,24 @@ describe('admin system-manage resources', () => {
     });
   });
 
+  describe('guard rails', () => {
+    it('R_SUPER cannot be deleted, renamed or disabled; nobody deletes their own account; parents keep their children', async () => {
+      const [superRole] = await h.sql<{ id: number }>(`SELECT id FROM roles WHERE role_code = 'R_SUPER'`);
+      const superId = h.admin.services.ids.encode(superRole.id);
+      assert.equal((await call('DELETE', `/roles/${superId}`)).code, '2400');
+      assert.equal((await call('DELETE', '/roles', { ids: [superId] })).code, '2400');
+      assert.equal((await call('PATCH', `/roles/${superId}`, { statusType: '2' })).code, '2400');
+      assert.equal((await call('PATCH', `/roles/${superId}`, { roleCode: 'R_OTHER' })).code, '2400');
+      assert.equal((await call('PATCH', `/roles/${superId}`, { roleDesc: 'still allowed' })).code, '0000');
+      const [me] = await h.sql<{ id: number }>(`SELECT id FROM users WHERE user_name = 'admin'`);
+      assert.equal((await call('DELETE', `/users/${h.admin.services.ids.encode(me.id)}`)).code, '2400');
+      const [manage] = await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name = 'manage'`);
+      const refused = await call('DELETE', `/menus/${h.admin.services.ids.encode(manage.id)}`);
+      assert.equal(refused.code, '2400');
+      assert.match(refused.msg, /manage_user/);
+    });
+  });
+
   describe('seeded roles', () => {
     it('R_ADMIN manages users through its seeded grants and buttons; R_USER is denied', async () => {
       await h.createUser('admin3', 'pass-123', ['R_ADMIN']);

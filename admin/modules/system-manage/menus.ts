@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { KvKeys } from '../../cache/kv.js';
 import { addResourceRoutes } from '../../core/crud.js';
-import { success } from '../../core/envelope.js';
+import { Code } from '../../core/codes.js';
+import { BizError, success } from '../../core/envelope.js';
 import type { Fields } from '../../core/records.js';
 import type { ApiRouter } from '../../core/router.js';
 import { optionalText, statusSchema } from '../../core/validate.js';
@@ -75,6 +76,11 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
     defaultOrder: '"order" ASC',
     buttons: { create: 'B_SYSTEM_MENU_CREATE', update: 'B_SYSTEM_MENU_UPDATE', delete: 'B_SYSTEM_MENU_DELETE', batchDelete: 'B_SYSTEM_MENU_BATCH_DELETE' },
     hooks: {
+      async beforeDelete(targets) {
+        // Deleting a parent would leave its children pointing at nothing.
+        const { rows } = await db.query<{ route_name: string }>('SELECT route_name FROM menus WHERE parent_id = ANY($1) AND NOT (id = ANY($1)) LIMIT 5', [targets]);
+        if (rows.length) throw new BizError(Code.FAIL, `delete the child menus first: ${rows.map((r) => r.route_name).join(', ')}`);
+      },
       async afterCommit() {
         await services.kv.run((r) => r.del(KvKeys.constantRoutes)).catch(() => undefined);
       },

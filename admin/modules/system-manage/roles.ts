@@ -60,6 +60,22 @@ export function addRoleRoutes(router: ApiRouter, services: AdminServices): void 
     createSchema: createRole,
     updateSchema: updateRole,
     buttons: { create: 'B_SYSTEM_ROLE_CREATE', update: 'B_SYSTEM_ROLE_UPDATE', delete: 'B_SYSTEM_ROLE_DELETE', batchDelete: 'B_SYSTEM_ROLE_BATCH_DELETE' },
+    hooks: {
+      // R_SUPER is what every bypass checks for: it cannot be deleted, renamed away or disabled.
+      async beforeWrite(input, action, id) {
+        if (action !== 'update' || id === undefined) return {};
+        const { rows } = await db.query<{ role_code: string }>('SELECT role_code FROM roles WHERE id = $1', [id]);
+        const isSuper = rows[0]?.role_code === SUPER_ROLE;
+        if (isSuper && ((input.roleCode !== undefined && input.roleCode !== SUPER_ROLE) || (input.statusType !== undefined && input.statusType !== '1'))) {
+          throw new BizError(Code.FAIL, `${SUPER_ROLE} cannot be renamed or disabled`);
+        }
+        return {};
+      },
+      async beforeDelete(targets) {
+        const { rowCount } = await db.query('SELECT 1 FROM roles WHERE id = ANY($1) AND role_code = $2', [targets, SUPER_ROLE]);
+        if (rowCount) throw new BizError(Code.FAIL, `${SUPER_ROLE} cannot be deleted`);
+      },
+    },
   });
 
   const roleId = async (value: string): Promise<{ id: number; code: string }> => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Code } from '../../core/codes.js';
 import { addResourceRoutes } from '../../core/crud.js';
+import { getCurrentUserId } from '../../core/context.js';
 import { BizError, success } from '../../core/envelope.js';
 import type { Fields } from '../../core/records.js';
 import { param, type ApiRouter } from '../../core/router.js';
@@ -84,6 +85,9 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
           [rows.map((r) => r.id)],
         );
         rows.forEach((row, i) => (records[i].byUserRoleCodeList = links.filter((l) => l.user_id === row.id).map((l) => l.role_code)));
+      },
+      async beforeDelete(targets) {
+        if (targets.includes(getCurrentUserId())) throw new BizError(Code.FAIL, 'you cannot delete your own account');
       },
       searchWhere(body, p) {
         const codes = body.byUserRoleCodeList;

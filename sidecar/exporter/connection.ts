@@ -96,6 +96,12 @@ export class QueryTimeoutError extends Error {
   readonly code = '57014';
 }
 
+/** True for errors PostgreSQL reported (SQLSTATE); anything else may have broken the connection. */
+export function isServerError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return !(error instanceof QueryTimeoutError) && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
 /** Extra time the client waits beyond the server-side timeout before giving up on the connection. */
 const backstopGraceMs = 1_000;
 

@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import type { Collector } from './config/types.js';
-import { QueryTimeoutError, timedQuery } from './connection.js';
+import { isServerError, timedQuery } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { transformRows, type Cell } from './transform.js';
 
-/** Hands out the scrape's connection; `replace()` drops a broken one and returns a fresh one. */
+/** Hands out the scrape's connection; `discard()` drops a broken one so the next get() reconnects. */
 export interface ClientLease {
   get(): Promise<pg.PoolClient>;
   /** Destroys the current connection (after a client-side timeout) so the next get() reconnects. */
@@ -113,7 +113,8 @@ export class CollectorRuntime {
     try {
       return await timedQuery(client, text, this.collector.timeout * 1000, this.useStatementTimeout);
     } catch (error) {
-      if (error instanceof QueryTimeoutError) lease.discard();
+      // After a client-side timeout or a network error the connection cannot be trusted.
+      if (!isServerError(error)) lease.discard();
       throw error;
     }
   }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import type { Collector } from './config/types.js';
-import { createPool, databaseOf, QueryTimeoutError, timedQuery } from './connection.js';
+import { createPool, databaseOf, isServerError, timedQuery } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
 import { CollectorRuntime, describeError, type ClientLease } from './runtime.js';
@@ -127,7 +127,7 @@ export class TargetServer {
       this.lastError = undefined;
       return { up: true, families, facts };
     } catch (error) {
-      if (error instanceof QueryTimeoutError) lease.discard();
+      if (!isServerError(error)) lease.discard();
       this.up = false;
       this.scrapeErrorCount++;
       this.lastError = describeError(error);

@@ -227,6 +227,15 @@ describe('exporter HTTP API and collection behaviour', () => {
     writeFileSync(configFile, baseConfig);
   });
 
+  it('recovers when its connections are terminated on the server', async () => {
+    await get(`${exporter.url}/metrics`);
+    const killed = await pg.query(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name LIKE 'pg_exporter%'`);
+    assert.ok(killed.rows[0].n >= 1, 'the exporter had connections to terminate');
+    const m = parseMetrics((await get(`${exporter.url}/metrics`)).body);
+    assert.equal(valueOf(m, 'pg_up'), 1, 'the very next scrape reconnects');
+    assert.equal(valueOf(m, 'probe_answer'), 7);
+  });
+
   it('unknown paths are 404; / is the landing page', async () => {
     assert.equal((await get(`${exporter.url}/readyness`)).status, 404);
     const root = await get(`${exporter.url}/`);

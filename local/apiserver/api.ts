@@ -342,6 +342,7 @@ export class ApiCore {
       const added = (meta.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
       if (added.length > 0) throw invalid(type.kind, type.group, old.metadata.name as string, [forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`)]);
     }
+    type.prepareUpdate?.(next, old);
     this.admit(type, next, old, options);
     if (type.tracksGeneration && !jsonEqual(specPart(old), specPart(next))) meta.generation = (old.metadata.generation ?? 0) + 1;
     recordManager(next, old, options.fieldManager, operation, apiVersionOf(type), subresource);

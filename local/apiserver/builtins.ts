@@ -141,6 +141,16 @@ function decodeStringMap(o: KubeObject, field: string): void {
   }
 }
 
+/** ConfigMaps and Secrets marked `immutable: true` keep their data (and the flag) forever. */
+function validateImmutableData(o: KubeObject, old: KubeObject | undefined): FieldError[] {
+  if (!old || old.immutable !== true) return [];
+  const errors: FieldError[] = [];
+  if (o.immutable !== true) errors.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
+  if (!jsonEqual(o.data, old.data)) errors.push(forbidden('data', 'field is immutable when `immutable` is set'));
+  if (!jsonEqual(o.binaryData, old.binaryData)) errors.push(forbidden('binaryData', 'field is immutable when `immutable` is set'));
+  return errors;
+}
+
 export type BuiltinType = ReturnType<typeof define>;
 
 export const builtinTypes: BuiltinType[] = [
@@ -157,10 +167,11 @@ export const builtinTypes: BuiltinType[] = [
   }),
   define({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'], allowCreateOnUpdate: false,
     columns: [readyColumn((o) => Object.keys(obj(o.data)).length + Object.keys(obj(o.binaryData)).length, 'Data')],
-    decode: (o) => decodeStringMap(o, 'data') }),
+    decode: (o) => decodeStringMap(o, 'data'), validate: validateImmutableData }),
   define({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret',
     columns: [{ name: 'Type', type: 'string', jsonPath: '.type' }, readyColumn((o) => Object.keys(obj(o.data)).length, 'Data')],
-    decode: decodeSecret, defaults: (o) => { o.type ??= 'Opaque'; } }),
+    decode: decodeSecret, defaults: (o) => { o.type ??= 'Opaque'; },
+    validate: (o, old) => [...validateImmutableData(o, old), ...(old && old.type !== o.type ? [invalidValue('type', o.type, 'field is immutable')] : [])] }),
   define({
     group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], statusSubresource: true, nameRule: 'label', categories: ['all'],
     columns: [
@@ -176,6 +187,14 @@ export const builtinTypes: BuiltinType[] = [
       spec.internalTrafficPolicy ??= 'Cluster';
       if (Array.isArray(spec.ports)) for (const p of spec.ports) if (isJsonObject(p)) { p.protocol ??= 'TCP'; p.targetPort ??= p.port; }
       o.status ??= { loadBalancer: {} };
+    },
+    prepareUpdate: (o, old) => {
+      const spec = specOf(o);
+      const before = obj(old.spec);
+      if (!spec.clusterIP && before.clusterIP) {
+        spec.clusterIP = before.clusterIP;
+        spec.clusterIPs = before.clusterIPs;
+      }
     },
     validate: (o, old) => {
       const spec = specOf(o);

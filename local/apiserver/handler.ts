@@ -121,14 +121,21 @@ function deleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {
   const options: DeleteOptions = isJsonObject(body) ? (body as DeleteOptions) : {};
   const policy = query.get('propagationPolicy');
   if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const grace = query.get('gracePeriodSeconds');
-  if (grace !== null) options.gracePeriodSeconds = Number(grace);
+  const grace = nonNegativeInteger(query, 'gracePeriodSeconds');
+  if (grace !== undefined) options.gracePeriodSeconds = grace;
   if (query.get('orphanDependents') !== null) options.orphanDependents = queryFlag(query, 'orphanDependents');
   if (query.getAll('dryRun').includes('All')) options.dryRun = true;
   if (options.propagationPolicy && !['Background', 'Foreground', 'Orphan'].includes(options.propagationPolicy)) {
     throw badRequest(`propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`);
   }
   return options;
+}
+
+function nonNegativeInteger(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return undefined;
+  if (!/^\d+$/.test(raw)) throw badRequest(`${name}: Invalid value: "${raw}": must be a non-negative integer`);
+  return Number(raw);
 }
 
 function successStatus(type: ResourceType, o: KubeObject): Record<string, unknown> {
@@ -262,7 +269,7 @@ async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Buffer, r
           labelSelector: query.get('labelSelector') ?? undefined,
           fieldSelector: query.get('fieldSelector') ?? undefined,
           allowBookmarks: queryFlag(query, 'allowWatchBookmarks'),
-          timeoutSeconds: query.get('timeoutSeconds') !== null ? Number(query.get('timeoutSeconds')) : undefined,
+          timeoutSeconds: nonNegativeInteger(query, 'timeoutSeconds'),
           table: wantsTable(parsed.accept),
           identity: identityLabel(identity),
         }, {
@@ -273,11 +280,10 @@ async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Buffer, r
         });
         return;
       }
-      const limit = query.get('limit');
       const result = core.list(type, namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
-        limit: limit ? Number(limit) : undefined,
+        limit: nonNegativeInteger(query, 'limit'),
         continue: query.get('continue') ?? undefined,
       });
       const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };

@@ -43,6 +43,8 @@ export interface ResourceType {
   /** Decoding checks (400) and validation (422). */
   decode?: (obj: KubeObject, old?: KubeObject) => void;
   validate?: (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
+  /** Carries server-assigned values over on update when the client left them out (Service clusterIP). */
+  prepareUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** Set for custom resources. */
   crdName?: string;
   /** Extra subresource names (e.g. pods/binding). */

@@ -236,6 +236,16 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     assert.equal(malformed.status, 400);
   });
 
+  it('keeps immutable ConfigMaps and allocated cluster IPs', async () => {
+    const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'frozen' }, immutable: true, data: { a: '1' } } });
+    await assert.rejects(core.replaceNamespacedConfigMap({ name: 'frozen', namespace: 'default', body: { ...cm, data: { a: '2' } } }), (e) => codeOf(e) === 422);
+    const svc = await core.readNamespacedService({ name: 'db-rw', namespace: 'default' });
+    const replaced = await core.replaceNamespacedService({ name: 'db-rw', namespace: 'default', body: { ...svc, spec: { ...svc.spec, clusterIP: undefined, clusterIPs: undefined } } });
+    assert.equal(replaced.spec?.clusterIP, svc.spec?.clusterIP, 'an omitted clusterIP is carried over');
+    const badTimeout = await kubeRequest(server, 'GET', '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=soon');
+    assert.equal(badTimeout.status, 400);
+  });
+
   it('deletes pods on a node gracefully (deletionTimestamp first, gone after grace 0)', async () => {
     const pod = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
     const pending = await core.deleteNamespacedPod({ name: 'p', namespace: 'default' });

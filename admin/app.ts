@@ -2,6 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { createApp } from '../lib/http.js';
 import { AdminPaths } from '../lib/ports.js';
 import { Code } from './core/codes.js';
+import { cors } from './core/cors.js';
 import { currentContext, newContext, runWithContext } from './core/context.js';
 import { BizError, failure } from './core/envelope.js';
 import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
@@ -71,6 +72,7 @@ export interface BuiltApp {
 export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltApp {
   const app = createApp(services.logger);
   if (services.config.trustProxy) app.set('trust proxy', true);
+  if (services.config.corsOrigins.length) app.use(cors(services.config.corsOrigins));
   app.use((req: Request, res: Response, next: NextFunction) => {
     const ctx = newContext(req.id ?? '');
     // Background tasks (CTX_BG_TASKS) run after the response has been sent; failures are logged only.

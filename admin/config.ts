@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanKey, loadConfig, numberKey, stringKey, type ConfigKey, type ConfigOf } from '../lib/config.js';
+import { booleanKey, listKey, loadConfig, numberKey, stringKey, type ConfigKey, type ConfigOf } from '../lib/config.js';
 import { Ports } from '../lib/ports.js';
 
 /** The built-in development key: fine on a laptop, refused when NODE_ENV=production. */
@@ -29,6 +29,8 @@ export const adminConfigSpec = {
   loginLimitWindowSeconds: positive({ env: 'LOGIN_RATE_LIMIT_WINDOW_SECONDS', default: 60 }),
   redisTimeoutMs: positive({ env: 'REDIS_TIMEOUT_MS', default: 500 }),
   trustProxy: booleanKey({ env: 'TRUST_PROXY', default: false }),
+  // Origins allowed to call the API from a browser (the front end on another origin); '*' allows any.
+  corsOrigins: listKey({ env: 'CORS_ORIGINS', default: [] }),
   businessModulesDir: optionalString('BUSINESS_MODULES_DIR'),
   kubeconfig: optionalString('KUBECONFIG'),
 } as const;

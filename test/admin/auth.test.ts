@@ -13,7 +13,7 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
   let adminTokens: Tokens;
 
   before(async () => {
-    h = await startHarness({ LOGIN_RATE_LIMIT_PER_USER: '3' });
+    h = await startHarness({ LOGIN_RATE_LIMIT_PER_USER: '3', CORS_ORIGINS: 'http://localhost:9527' });
     adminTokens = await h.login('admin', ADMIN_PASSWORD);
     adminId = (await h.sql<{ id: number }>(`SELECT id FROM users WHERE user_name = 'admin'`))[0].id;
   });
@@ -69,6 +69,19 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
       const blocked = await h.call('POST', '/api/v1/auth/login', { body: { userName: 'limited1', password: 'pass-123' } });
       assert.equal(blocked.code, '2500', 'even the right password is refused while the name is locked');
       assert.equal((await h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: ADMIN_PASSWORD } })).code, '0000');
+    });
+
+    it('answers CORS preflights for listed origins only', async () => {
+      const preflight = (origin: string) =>
+        fetch(`${h.url}/api/v1/auth/user-info`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,x-request-id,apifoxtoken' } });
+      const allowed = await preflight('http://localhost:9527');
+      assert.equal(allowed.status, 204);
+      assert.equal(allowed.headers.get('access-control-allow-origin'), 'http://localhost:9527');
+      assert.equal(allowed.headers.get('access-control-allow-headers'), 'authorization,x-request-id,apifoxtoken');
+      const other = await preflight('http://evil.example');
+      assert.equal(other.headers.get('access-control-allow-origin'), null);
+      const simple = await fetch(`${h.url}/api/v1/route/constant-routes`, { headers: { origin: 'http://localhost:9527' } });
+      assert.equal(simple.headers.get('access-control-allow-origin'), 'http://localhost:9527');
     });
 
     it('echoes X-Request-ID and generates one when absent', async () => {

@@ -110,7 +110,7 @@ export class TargetServer {
       // A discovered database whose collectors are all cached needs no precheck round trip;
       // the main server always runs one, since pg_up and the role come from it.
       const cachedOnly = this.settings.forked && this.planned && this.lastFacts !== undefined && this.runtimes.every((r) => r.isFresh(scrapeStartMs, this.settings.disableCache));
-      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.readFacts(await lease.get());
+      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.precheck(lease);
       this.applyFacts(facts);
       const families: RenderedFamily[] = [];
       for (const runtime of this.runtimes) {
@@ -136,6 +136,20 @@ export class TargetServer {
       current?.release();
       this.lastScrapeSeconds = (performance.now() - started) / 1000;
       this.scrapeTotalSeconds += this.lastScrapeSeconds;
+    }
+  }
+
+  /**
+   * The precheck, retried once on a fresh connection when the pooled one turns out to be dead
+   * (server restarted, backend terminated): nothing has run yet, so a retry is safe.
+   */
+  private async precheck(lease: ClientLease): Promise<ServerFacts> {
+    try {
+      return await this.readFacts(await lease.get());
+    } catch (error) {
+      if (!isStaleConnection(error)) throw error;
+      lease.discard();
+      return this.readFacts(await lease.get());
     }
   }
 
@@ -174,4 +188,11 @@ export class TargetServer {
   async close(): Promise<void> {
     await this.pool.end().catch(() => undefined);
   }
+}
+
+/** Errors that mean "this connection is gone", not "the server refuses": admin/crash shutdown, class 08, or no SQLSTATE. */
+function isStaleConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return (error as Error)?.message !== undefined && /terminat|ended|closed|ECONNRESET|EPIPE/i.test((error as Error).message);
+  return code === '57P01' || code === '57P02' || code.startsWith('08') || code === 'ECONNRESET' || code === 'EPIPE';
 }

@@ -70,6 +70,13 @@ describe('keelson exporter command line', () => {
     assert.equal((await keelson(['--no-such-flag'])).code, 2);
   });
 
+  it('--fail-fast exits 1 when the server cannot be reached', async () => {
+    const port = await freePort();
+    const result = await keelson(['--fail-fast', '--web.listen-address', `127.0.0.1:${await freePort()}`], { PG_EXPORTER_URL: `postgres://u:p@127.0.0.1:${port}/postgres` });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /fail-fast: cannot reach the server/);
+  });
+
   it('--explain connects, plans for the server and prints only the installed collectors', async () => {
     const result = await keelson(['--explain', '--connect-timeout', '2000'], { PG_EXPORTER_URL: pg.url, PG_EXPORTER_CONFIG: sharedConfigFile });
     assert.equal(result.code, 0, result.stderr);

@@ -284,6 +284,31 @@ describe('exporter HTTP API and collection behaviour', () => {
     }
   });
 
+  it('auto-discovery follows --include-database / --exclude-database; --tag gates collectors', async () => {
+    await pg.query('CREATE DATABASE disc_a');
+    await pg.query('CREATE DATABASE disc_b');
+    const file = join(dir, 'discovery.yml');
+    writeFileSync(file, `perdb:\n  query: SELECT current_database() AS datname, 1 AS v\n  metrics:\n    - datname: { usage: LABEL }\n    - v: { usage: GAUGE }\ntagged:\n  query: SELECT 1 AS v\n  tags: [ cluster, special ]\n  metrics:\n    - v: { usage: GAUGE }\n`);
+    const databasesOf = async (flags: Record<string, unknown>) => {
+      const running = await startTestExporter({ url: pg.url, config: file, ...flags });
+      try {
+        await get(`${running.url}/metrics`);
+        const m = parseMetrics((await get(`${running.url}/metrics`)).body);
+        return { scraped: samples(m, 'perdb_v').map((x) => x.labels.datname).sort(), tagged: m.families.has('tagged_v') };
+      } finally {
+        await running.close();
+      }
+    };
+    const all = await databasesOf({});
+    assert.deepEqual(all.scraped, ['disc_a', 'disc_b', 'postgres']);
+    assert.equal(all.tagged, false, 'a collector with an unknown tag needs --tag');
+    assert.deepEqual((await databasesOf({ 'include-database': 'disc_a' })).scraped, ['disc_a', 'postgres']);
+    assert.deepEqual((await databasesOf({ 'exclude-database': 'disc_b,postgres' })).scraped, ['disc_a', 'postgres']);
+    const off = await databasesOf({ 'auto-discovery': 'false', tag: 'special' });
+    assert.deepEqual(off.scraped, ['postgres']);
+    assert.equal(off.tagged, true);
+  });
+
   it('a failing fatal collector fails the scrape: pg_up 0 and no collector metrics', async () => {
     const file = join(dir, 'fatal.yml');
     writeFileSync(file, `${baseConfig}\nmust:\n  query: SELECT 1/0 AS v\n  fatal: true\n  metrics:\n    - v: { usage: GAUGE }\n`);

@@ -56,7 +56,10 @@ describe('day-2 planning', () => {
     const cluster = sampleCluster({ postgresql: { parameters: { work_mem: '8MB' } } });
     const desired = desiredDynamicConfig(cluster);
     assert.equal(desired.loop_wait, 10);
-    const patch = configPatch(desired, { postgresql: { parameters: { work_mem: '4MB', max_connections: '300' } } });
-    assert.deepEqual((patch.postgresql as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
+    assert.equal(desired.synchronous_mode, 'off');
+    const patch = configPatch(desired, { db: { parameters: { work_mem: '4MB', max_connections: '300' } } });
+    assert.deepEqual((patch.db as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
+    const strict = desiredDynamicConfig(sampleCluster({ ha: { synchronousMode: 'strict' } }));
+    assert.deepEqual([strict.synchronous_mode, strict.synchronous_mode_strict], ['on', true]);
   });
 });

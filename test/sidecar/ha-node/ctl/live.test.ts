@@ -23,7 +23,7 @@ interface Result {
  */
 describe('keelson ctl against a live 3-member cluster', () => {
   let cluster: TestCluster;
-  let urls: string[];
+  let urls: string[] = [];
 
   /**
    * Runs `keelson ctl` in this process (the same commander tree and actions as the binary, minus
@@ -121,6 +121,21 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.match(refused.stdout, /Failed \(HTTP 401\)/);
   });
 
+  it('finds the members through the Kubernetes API (the cluster\'s Leases) without --url', async () => {
+    const saved = urls;
+    urls = [];
+    try {
+      const r = await ctl(['--cluster', 'ctl', '--namespace', 'default', '--kubeconfig', cluster.api.kubeconfigPath, 'list', '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal((JSON.parse(r.stdout) as { members: unknown[] }).members.length, 3);
+      const missing = await ctl(['--cluster', 'nope', '--kubeconfig', cluster.api.kubeconfigPath, 'list']);
+      assert.equal(missing.code, 3);
+      assert.match(missing.stderr, /no members of cluster "nope"/);
+    } finally {
+      urls = saved;
+    }
+  });
+
   it('failover to the nofailover member is refused with 412 (and ctl exits 1)', async () => {
     const primary = (await cluster.primary())!;
     const r = await post(primary, '/failover', { candidate: cluster.members[2]!.name });
@@ -154,6 +169,38 @@ describe('keelson ctl against a live 3-member cluster', () => {
     }
     const again = await post(cluster.members[0]!, '/restart', { restart_pending: true });
     assert.deepEqual(again, { status: 503, text: 'restart conditions are not satisfied' });
+    await settled();
+  });
+
+  it('edit-config through $EDITOR shows the diff and applies it', async () => {
+    const saved = process.env.VISUAL;
+    process.env.VISUAL = "sed -i -e 's/^ttl: 8$/ttl: 9/'";
+    try {
+      const r = await ctl(['edit-config', '--force']);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /^-ttl: 8$/m);
+      assert.match(r.stdout, /^\+ttl: 9$/m);
+    } finally {
+      if (saved === undefined) delete process.env.VISUAL;
+      else process.env.VISUAL = saved;
+    }
+    assert.equal((JSON.parse((await cluster.members[0]!.get('/config')).body) as { ttl: number }).ttl, 9);
+  });
+
+  it('a scheduled restart runs at its time; a cancelled one does not', async () => {
+    const primary = await settled();
+    const replica = cluster.members.find((m) => m !== primary)!;
+    const startTime = async (): Promise<string> => (await replica.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t'))[0]!.t;
+    const before = await startTime();
+    const cancelled = await post(replica, '/restart', { schedule: new Date(Date.now() + 60_000).toISOString() });
+    assert.deepEqual(cancelled, { status: 202, text: 'Restart scheduled' });
+    const del = await fetch(`${replica.apiUrl}/restart`, { method: 'DELETE', headers: { Authorization: basic } });
+    assert.equal(del.status, 200);
+    const r = await post(replica, '/restart', { schedule: new Date(Date.now() + 1500).toISOString(), role: 'replica' });
+    assert.deepEqual(r, { status: 202, text: 'Restart scheduled' });
+    assert.equal((await replica.get('/restart')).status, 200);
+    await cluster.waitFor('the scheduled restart', async () => (await startTime().catch(() => before)) !== before, 20_000);
+    assert.equal((await replica.get('/restart')).status, 404);
     await settled();
   });
 

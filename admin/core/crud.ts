@@ -6,10 +6,12 @@ import { getCurrentUserId } from './context.js';
 import { BizError, success, successExtra } from './envelope.js';
 import { auditFields, quoteIdent, toColumns, toRecord, type Fields } from './records.js';
 import { param, type ApiRouter } from './router.js';
-import { pageQuerySchema, parseBody } from './validate.js';
+import { parseBody } from './validate.js';
+import { buildTree, escapeLike, orderClause, searchSchemaFor, type Row } from './crud-helpers.js';
+
+export { buildTree, orderClause, type Row } from './crud-helpers.js';
 
 export type CrudAction = 'search' | 'get' | 'create' | 'update' | 'delete' | 'batchDelete';
-export type Row = Record<string, unknown>;
 
 /** An SQL condition with its own parameter values, numbered by the caller's `p()`. */
 export type AddParam = (value: unknown) => string;
@@ -56,34 +58,6 @@ export interface ResourceOptions {
 }
 
 const idsBody = z.object({ ids: z.array(z.string()).min(1).max(1000) });
-
-function searchSchemaFor(fields: Fields, extra: Record<string, z.ZodType> = {}) {
-  const shape: Record<string, z.ZodType> = {};
-  for (const [name, field] of Object.entries(fields)) {
-    if (!field.filter) continue;
-    if (field.filter === 'anyOf') shape[name] = z.array(z.string().max(200)).max(100).nullish();
-    else if (field.kind === 'int') shape[name] = z.coerce.number().int().nullish();
-    else if (field.kind === 'bool') shape[name] = z.boolean().nullish();
-    else shape[name] = z.string().max(200).nullish();
-  }
-  return pageQuerySchema.extend({ ...shape, ...extra });
-}
-
-const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-/** `-name` → name DESC; only whitelisted fields, so callers cannot sort by arbitrary SQL. */
-export function orderClause(orderBy: readonly string[] | null | undefined, fields: Fields, fallback: string): string {
-  const parts: string[] = [];
-  for (const item of orderBy ?? []) {
-    const desc = item.startsWith('-');
-    const name = desc ? item.slice(1) : item;
-    const field = fields[name];
-    if (!field || !(field.orderable || name === 'id')) throw new BizError(Code.VALIDATION, `orderBy: cannot sort by "${name}"`);
-    parts.push(`${quoteIdent(field.column)} ${desc ? 'DESC' : 'ASC'}`);
-  }
-  parts.push(fallback, 'id ASC');
-  return parts.join(', ');
-}
 
 /**
  * Adds the standard routes of one resource to a router: POST /search, GET /{id}, POST, PATCH /{id},
@@ -243,17 +217,4 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       return success({ deletedCount: deleted.length, deletedIds: deleted.map((id) => ids.encode(id)) }, 'deleted');
     });
   }
-}
-
-/** Nests records under their parents (parent 0 or unknown = root), keeping the query's order. */
-export function buildTree(rows: Row[], records: Record<string, unknown>[], parentColumn: string): Record<string, unknown>[] {
-  const byId = new Map<number, Record<string, unknown>>();
-  rows.forEach((row, i) => byId.set(row.id as number, records[i]));
-  const roots: Record<string, unknown>[] = [];
-  rows.forEach((row, i) => {
-    const parent = byId.get(row[parentColumn] as number);
-    if (parent && parent !== records[i]) ((parent.children ??= []) as Record<string, unknown>[]).push(records[i]);
-    else roots.push(records[i]);
-  });
-  return roots;
 }

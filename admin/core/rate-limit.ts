@@ -31,3 +31,31 @@ export function createRateLimiter(windowSeconds: number, maxKeys = 100_000): Rat
     },
   };
 }
+
+/** Failed attempts per key: after `limit` failures within the window the key is locked until it ends. */
+export interface FailureLock {
+  recordFailure(key: string, now?: number): void;
+  isLocked(key: string, now?: number): boolean;
+  clear(key: string): void;
+}
+
+export function createFailureLock(windowSeconds: number, limit: number, maxKeys = 100_000): FailureLock {
+  const failures = new Map<string, { start: number; count: number }>();
+  const windowMs = windowSeconds * 1000;
+  return {
+    recordFailure(key, now = Date.now()) {
+      const entry = failures.get(key);
+      if (!entry || now - entry.start >= windowMs) {
+        if (failures.size >= maxKeys) failures.clear();
+        failures.set(key, { start: now, count: 1 });
+      } else entry.count++;
+    },
+    isLocked(key, now = Date.now()) {
+      const entry = failures.get(key);
+      return !!entry && now - entry.start < windowMs && entry.count >= limit;
+    },
+    clear(key) {
+      failures.delete(key);
+    },
+  };
+}

@@ -6,6 +6,7 @@ import type { UserRow } from '../../auth/principals.js';
 import { KvUnavailableError } from '../../cache/kv.js';
 import type { AdminServices } from '../../services.js';
 import { withTransaction } from '../../db/pool.js';
+import { createFailureLock } from '../../core/rate-limit.js';
 import { consumeCaptcha, issueCaptcha } from './captcha.js';
 import { captchaBody, codeLoginBody, loginBody, refreshBody, registerBody } from './schemas.js';
 import { issueTokensFor } from './tokens.js';
@@ -13,6 +14,9 @@ import { issueTokensFor } from './tokens.js';
 /** Public authentication routes: login, captcha, code login, registration, token refresh. */
 export function addLoginRoutes(router: ApiRouter, services: AdminServices): void {
   const { db, passwords, audit, config, loginLimiter } = services;
+  // Per user name only failures count, so a user logging in often is never locked out by it.
+  const failures = createFailureLock(config.loginLimitWindowSeconds, config.loginLimitPerUser);
+  const nameKey = (userName: string): string => userName.toLowerCase();
 
   const verifyCaptcha = async (phone: string, code: string): Promise<void> => {
     let ok: boolean;
@@ -30,9 +34,9 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     const userName = typeof body.userName === 'string' ? body.userName.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const address = req.ip ?? 'unknown';
-    // Per client address every attempt counts; per user name only failures count (see isLocked).
+    // Per client address every attempt counts.
     const wait = loginLimiter.hit(`addr:${address}`, config.loginLimitPerAddress);
-    if (wait > 0 || isLocked(userName)) {
+    if (wait > 0 || failures.isLocked(nameKey(userName))) {
       audit.record('login.rate_limited', 'warn', { userName, address });
       throw new BizError(Code.RATE_LIMITED, `too many login attempts, try again in ${Math.max(wait, 1)} s`);
     }
@@ -41,7 +45,7 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     // Verify against a dummy hash for unknown users so response time does not reveal them.
     const verified = user ? await passwords.verify(user.password, password) : (await passwords.verify(await passwords.dummyHash(), password), false);
     if (!user || !verified) {
-      recordFailure(userName);
+      failures.recordFailure(nameKey(userName));
       audit.record('login.failure', 'warn', { userName, address, reason: user ? 'wrong password' : 'unknown user' });
       throw new BizError(Code.WRONG_CREDENTIALS, 'wrong user name or password');
     }
@@ -49,33 +53,13 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
       audit.record('login.failure', 'warn', { userName, userId: user.id, address, reason: 'account disabled' });
       throw new BizError(Code.ACCOUNT_DISABLED, 'this account is disabled');
     }
-    clearFailures(userName);
+    failures.clear(nameKey(userName));
     await db.query('UPDATE users SET last_login = now() WHERE id = $1', [user.id]);
     await services.principals.forget(user.id);
     const tokens = await issueTokensFor(services, user);
     audit.record('login.success', 'info', { userName, userId: user.id, address });
     return success({ ...tokens, mustChangePassword: user.must_change_password });
   });
-
-  // Failed attempts per user name: after loginLimitPerUser failures in the window, the name is locked.
-  const failures = new Map<string, { start: number; count: number }>();
-  const windowMs = config.loginLimitWindowSeconds * 1000;
-  function recordFailure(userName: string): void {
-    const key = userName.toLowerCase();
-    const now = Date.now();
-    const entry = failures.get(key);
-    if (!entry || now - entry.start >= windowMs) {
-      if (failures.size > 100_000) failures.clear();
-      failures.set(key, { start: now, count: 1 });
-    } else entry.count++;
-  }
-  function isLocked(userName: string): boolean {
-    const entry = failures.get(userName.toLowerCase());
-    return !!entry && Date.now() - entry.start < windowMs && entry.count >= config.loginLimitPerUser;
-  }
-  function clearFailures(userName: string): void {
-    failures.delete(userName.toLowerCase());
-  }
 
   router.post('/captcha', { summary: 'Send a login or registration captcha to a phone' }, async (req) => {
     const { phone } = parseBody(captchaBody, req.body);

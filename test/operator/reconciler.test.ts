@@ -111,6 +111,25 @@ describe('operator against the API server stand-in', () => {
     assert.equal(await writes(), writesBefore, 'idle reconciles wrote to the API');
   });
 
+  it('a spec change rewrites exactly the objects it affects', async () => {
+    const writesOf = (kind: string, verb: string) => metricValue(operator.metricsUrl, 'keelson_operator_api_writes_total', `kind="${kind}",verb="${verb}"`);
+    const [cmBefore, stsBefore, svcBefore] = await Promise.all([writesOf('ConfigMap', 'update'), writesOf('StatefulSet', 'update'), writesOf('Service', 'update')]);
+    await api.custom.patchNamespacedCustomObject(
+      { group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/postgresql/parameters', value: { work_mem: '8MB' } }] },
+    );
+    await eventually('ConfigMap carries the parameter', async () => {
+      const cm = await api.core.readNamespacedConfigMap({ namespace: ns, name: 'demo-config' });
+      return cm.data?.['ha-node.yaml']?.includes('work_mem') ? cm : undefined;
+    });
+    await eventually('generation observed', async () => {
+      const c = await getCluster('demo');
+      return (c?.status as { observedGeneration?: number } | undefined)?.observedGeneration === c?.metadata?.generation;
+    });
+    assert.equal(await writesOf('ConfigMap', 'update'), cmBefore + 1);
+    assert.equal(await writesOf('StatefulSet', 'update'), stsBefore, 'the StatefulSet did not change');
+    assert.equal(await writesOf('Service', 'update'), svcBefore, 'no Service changed');
+  });
+
   it('reports pods, primary and readiness in status and printer columns', async () => {
     await createInstancePod(api, ns, 'demo', 0, 'primary');
     await createInstancePod(api, ns, 'demo', 1, 'replica');

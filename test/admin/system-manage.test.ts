@@ -240,6 +240,32 @@ describe('admin system-manage resources', () => {
     });
   });
 
+  describe('six standard routes on every writable resource', () => {
+    const samples: Record<string, (i: number) => Rec> = {
+      '/roles': (i) => ({ roleName: `six role ${i}`, roleCode: `R_SIX_${i}` }),
+      '/menus': (i) => ({ menuName: `six ${i}`, routeName: `six_${i}`, routePath: `/six/${i}`, component: 'view.home' }),
+      '/dictionaries': (i) => ({ dictType: 'six', label: `six ${i}`, value: `v${i}` }),
+      '/users': (i) => ({ userName: `six${i}`, password: 'six-pass-1' }),
+    };
+    for (const [path, sample] of Object.entries(samples)) {
+      it(`${path}: create, get, update, search, delete, batch delete`, async () => {
+        const a = await call('POST', path, sample(1));
+        const b = await call('POST', path, sample(2));
+        const c = await call('POST', path, sample(3));
+        for (const r of [a, b, c]) assert.equal(r.code, '0000', r.msg);
+        const got = await call('GET', `${path}/${a.data.id as string}`);
+        assert.equal(got.data.id, a.data.id);
+        assert.equal((await call('PATCH', `${path}/${a.data.id as string}`, {})).code, '0000', 'an empty update is allowed');
+        const page = await call<Page>('POST', `${path}/search`, { size: 1000 });
+        for (const r of [a, b, c]) assert.ok(page.data.records.some((x) => x.id === r.data.id), `search finds ${r.data.id as string}`);
+        assert.equal((await call('DELETE', `${path}/${a.data.id as string}`)).code, '0000');
+        const batch = await call<{ deletedCount: number }>('DELETE', path, { ids: [b.data.id, c.data.id, a.data.id] });
+        assert.equal(batch.data.deletedCount, 2, 'already deleted ids are not counted again');
+        assert.equal((await call('GET', `${path}/${b.data.id as string}`)).code, '1101');
+      });
+    }
+  });
+
   describe('guard rails', () => {
     it('R_SUPER cannot be deleted, renamed or disabled; nobody deletes their own account; parents keep their children', async () => {
       const [superRole] = await h.sql<{ id: number }>(`SELECT id FROM roles WHERE role_code = 'R_SUPER'`);

@@ -3,11 +3,14 @@ import { badRequest, forbidden, invalidValue, required, type FieldError } from '
 import type { PrinterColumn, ResourceType } from './resources.js';
 import { formatLabelSelector, parseLabelSelector, type LabelSelectorObject } from './selectors.js';
 import { isJsonObject, jsonEqual, type JsonObject, type KubeObject } from './types.js';
+import { dropUnknownFields, modelName } from './known-fields.js';
 import { decodeMicroTime, validateName, type NameRule } from './validation.js';
 
 type Spec = Partial<ResourceType> & Pick<ResourceType, 'group' | 'version' | 'plural' | 'kind'> & { nameRule?: NameRule };
 
 function define(spec: Spec): ResourceType & { nameRule: NameRule } {
+  const model = modelName(spec.kind);
+  const ownDecode = spec.decode;
   return {
     singular: spec.kind.toLowerCase(),
     namespaced: true,
@@ -16,6 +19,11 @@ function define(spec: Spec): ResourceType & { nameRule: NameRule } {
     allowCreateOnUpdate: false,
     nameRule: 'subdomain',
     ...spec,
+    decode: (o, old) => {
+      ownDecode?.(o, old);
+      // Unknown fields vanish as in Go decoding; admit() turns them into a 400 under Strict.
+      if (model) (o as { __strict?: string[] }).__strict = dropUnknownFields(o, model).map((p) => `unknown field "${p}"`);
+    },
   };
 }
 

@@ -5,6 +5,7 @@
 import { typeKeyOf, type ApiCore } from './api.js';
 import { forbidden, invalidValue, required, type FieldError } from './errors.js';
 import { checkJsonPath } from './jsonpath.js';
+import { dropUnknownFields } from './known-fields.js';
 import type { PrinterColumn, ResourceType } from './resources.js';
 import { admitCustomResource, checkStructural, type Schema } from './schema.js';
 import { isJsonObject, type JsonObject, type KubeObject } from './types.js';
@@ -98,6 +99,9 @@ export const crdType: ResourceType = {
       const finalizers = o.metadata.finalizers ?? [];
       if (!finalizers.includes(crdFinalizer)) o.metadata.finalizers = [...finalizers, crdFinalizer];
     }
+  },
+  decode: (o) => {
+    (o as { __strict?: string[] }).__strict = dropUnknownFields(o, 'V1CustomResourceDefinition').map((p) => `unknown field "${p}"`);
   },
   validate: validateCrd,
 };

@@ -88,6 +88,24 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     assert.match(String(generated.metadata?.name), /^gen-[a-z0-9]{5}$/);
   });
 
+  it('decodes built-in kinds like Go structs: unknown fields dropped (400 under Strict), wrong types 400', async () => {
+    const body = { metadata: { name: 'typo' }, data: { a: '1' }, dta: { b: '2' } };
+    const strict = await kubeRequest(server, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', { body });
+    assert.equal(strict.status, 400);
+    assert.match(String((strict.body as { message: string }).message), /strict decoding error: unknown field "dta"/);
+    const lenient = await kubeRequest(server, 'POST', '/api/v1/namespaces/default/configmaps', { body });
+    assert.equal(lenient.status, 201);
+    assert.equal((lenient.body as Record<string, unknown>).dta, undefined);
+    const wrongType = await kubeRequest(server, 'POST', '/apis/apps/v1/namespaces/default/deployments', { body: { ...deployment('typed'), spec: { ...deployment('typed').spec, replicas: 'two' } } });
+    assert.equal(wrongType.status, 400);
+    assert.match(String((wrongType.body as { message: string }).message), /cannot unmarshal string into Go struct field spec\.replicas of type int32/);
+    const nested = await kubeRequest(server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict', {
+      body: { ...deployment('nested'), spec: { ...deployment('nested').spec, template: { metadata: { labels: { app: 'nested' } }, spec: { containers: [{ name: 'c', image: 'x', imagePullPolicyy: 'Always' }] } } } },
+    });
+    assert.equal(nested.status, 400);
+    assert.match(String((nested.body as { message: string }).message), /unknown field "spec\.template\.spec\.containers\[0\]\.imagePullPolicyy"/);
+  });
+
   it('folds Secret stringData into base64 data', async () => {
     const secret = await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, stringData: { password: 'pw' } } });
     assert.equal(secret.data?.password, Buffer.from('pw').toString('base64'));

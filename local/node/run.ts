@@ -19,6 +19,7 @@ import { kubeletBackoff, type BackoffPolicy } from './backoff.js';
 import { builtinImageMappings, type ImageMapping } from './images.js';
 import type { LocalUser } from './pod-worker.js';
 import { killMarkedProcesses } from './process.js';
+import { guardAgainstOrphans } from './watchdog.js';
 
 export interface LocalNodeOptions {
   kubeconfigPath: string;
@@ -163,9 +164,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     await Promise.allSettled(controllers.map((c) => c.close()));
     if (agent) await agent.close(graceMs);
     if (proxy) await proxy.close();
+    orphanGuard.stop();
   };
   let agent: NodeAgent | undefined;
   let proxy: ServiceProxy | undefined;
+  const orphanGuard = guardAgainstOrphans(markerPrefix);
   try {
     proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
     controllers.push(await startStatefulSetController(kc, logger));

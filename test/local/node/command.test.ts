@@ -104,3 +104,39 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
   assert.equal(code, 0, output);
   assert.equal(await refused(`http://${ip}:8080/`), true);
 });
+
+test('pods do not outlive a node agent that is killed outright', async () => {
+  const imageMap = join(dir, 'images.yaml');
+  const prefix = randomIpPrefix();
+  output = '';
+  child = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, 'node-killed'), '--ip-prefix', prefix, '--image-map', imageMap]);
+  await core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 'orphan' },
+      spec: {
+        containers: [
+          {
+            name: 'web',
+            image: 'registry.test/http-pod:1',
+            env: [
+              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            ],
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+          },
+        ],
+      },
+    },
+  });
+  const pod = await eventually(async () => {
+    const current = await core.readNamespacedPod({ name: 'orphan', namespace: ns });
+    return current.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? current : undefined;
+  }, `orphan pod ready (cli output: ${output})`, 30_000);
+  const ip = pod.status!.podIP!;
+  assert.equal((await getJson(`http://${ip}:8080/`)).body.pod, 'orphan');
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  // The watchdog notices within about a second and kills the container processes.
+  await eventually(() => refused(`http://${ip}:8080/`), 'orphaned pod process killed', 10_000, 250);
+});

@@ -36,8 +36,11 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
     if (candidate?.reachable) return { ok: false, reason: `manual failover to ${failover.member} pending` };
   }
   if (self.nofailover) return { ok: false, reason: 'tagged nofailover' };
-  if (config.synchronous_mode && cluster.sync?.sync_standby.length) {
-    const allowed = new Set([...cluster.sync.sync_standby, cluster.sync.leader ?? '']);
+  // In synchronous mode only the former leader and the published synchronous standbys may win,
+  // and they only compare WAL positions among themselves (an async peer may be further ahead).
+  let allowed: Set<string> | undefined;
+  if (config.synchronous_mode && cluster.sync) {
+    allowed = new Set([...cluster.sync.sync_standby, cluster.sync.leader ?? '']);
     if (!allowed.has(self.name)) return { ok: false, reason: 'not a synchronous standby' };
   }
   const optime = cluster.leaderRecord?.optime;
@@ -51,7 +54,7 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
   for (const peer of peers) {
     if (!peer.reachable || peer.name === self.name) continue;
     if (peer.role === 'primary' && peer.state === 'running') return { ok: false, reason: `primary ${peer.name} is still alive` };
-    if (peer.nofailover) continue;
+    if (peer.nofailover || (allowed && !allowed.has(peer.name))) continue;
     if (peer.walPosition !== undefined && peer.walPosition > self.walPosition) {
       return { ok: false, reason: `${peer.name} is ahead (${peer.walPosition} > ${self.walPosition})` };
     }

@@ -3,10 +3,11 @@ import type { ClusterView, Dcs, MemberRecord, MemberTags } from '../dcs/types.js
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
+import { parseLsn } from '../postgres/lsn.js';
 import { dbStateText } from '../postgres/state.js';
 import { otherMembers, raceVerdict } from './election.js';
-import { askPeers } from './peers.js';
-import { effectiveConfig, initialDynamicConfig, noFailover, type EffectiveConfig } from './settings.js';
+import { askPeer, askPeers } from './peers.js';
+import { effectiveConfig, initialDynamicConfig, isTrue, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 import { readTimelineHistory } from './timeline-history.js';
 
@@ -45,6 +46,11 @@ export class HaLoop {
   private lastAction = '';
   /** The last POST /failsafe from a leader that could not reach the API server. */
   private failsafeContact: { name: string; at: number } | undefined;
+  /** Where the primary's WAL was when synchronous_standby_names last changed to a new standby. */
+  private syncChange: { name: string; lsn: number } | undefined;
+  /** Since when this replica follows the current leader without streaming from it. */
+  private notStreamingSince: number | undefined;
+  private configDirty = false;
 
   constructor(
     private readonly options: HaLoopOptions,
@@ -165,6 +171,7 @@ export class HaLoop {
     if (running) status = await this.pg.status().catch(() => undefined);
     this.snapshotState.status = status;
     if (status) {
+      await this.applyParameters(status);
       this.snapshotState.systemIdentifier = status.systemIdentifier;
       this.pg.state = 'running';
       this.crashedSince = undefined;
@@ -184,10 +191,17 @@ export class HaLoop {
     const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(this.config.parameters);
     this.config = next;
     this.pg.dynamicParameters = next.parameters;
-    if (paramsChanged && this.pg.isRunning()) {
-      this.pg.writeConfig(this.pg.followingLeader() ?? undefined, this.pg.followingLeader() !== null);
-      void this.pg.reload().catch(() => undefined);
-    }
+    if (paramsChanged) this.configDirty = true;
+  }
+
+  /** Applies changed parameters to a running server (once we know its role, so nothing is lost). */
+  private async applyParameters(status: ServerStatus): Promise<void> {
+    if (!this.configDirty) return;
+    this.configDirty = false;
+    const following = this.pg.followingLeader();
+    if (status.inRecovery) this.pg.writeConfig(following ?? undefined, true);
+    else this.pg.writeConfig(undefined, false);
+    await this.pg.reload().catch(() => undefined);
   }
 
   /** API unreachable: keep going, but a primary that could not renew for retry_timeout demotes. */
@@ -342,6 +356,7 @@ export class HaLoop {
         return 'promoted self to leader because I had the lock';
       }
       await this.maintainHistory(cluster, status).catch(() => undefined);
+      await this.maintainSync(cluster, status).catch((error: Error) => this.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
       if (cluster.failover && (!cluster.failover.member || cluster.failover.member === this.options.name)) await this.dcs.setFailover(undefined);
       const wanted = cluster.failover?.member;
       if (wanted && wanted !== this.options.name && cluster.failover?.leader === this.options.name) return this.handOver(cluster, wanted);
@@ -356,7 +371,25 @@ export class HaLoop {
       const current = this.pg.followingLeader();
       if (address && (!current || current.host !== address.host || current.port !== address.port)) {
         await this.pg.follow(address);
+        this.notStreamingSince = performance.now();
         return `now following ${address.name}`;
+      }
+      if (status.replicationState === 'streaming') {
+        this.notStreamingSince = undefined;
+      } else if (address && this.config.use_rewind && this.leaderTimeline(cluster) > status.timeline) {
+        // A replica that received WAL the new leader never had cannot stream from its new
+        // timeline: rewind. Only when the leader is up on a newer timeline (a dead leader is not a reason).
+        this.notStreamingSince ??= performance.now();
+        const leaderMember = cluster.members.find((m) => m.name === leader.holder);
+        const overdue = performance.now() - this.notStreamingSince > Math.max(5000, 3 * this.config.loop_wait * 1000);
+        const leaderUp = overdue && leaderMember ? await askPeer(leaderMember, 2000) : undefined;
+        if (leaderUp?.reachable && leaderUp.role === 'primary' && (leaderUp.timeline ?? 0) > status.timeline) {
+          this.notStreamingSince = undefined;
+          this.markDemoted();
+          await this.pg.stop('fast');
+          await this.startAsReplica(address, cluster, true);
+          return `rewound to follow ${address.name}: it was not streaming`;
+        }
       }
       return `no action: I am a replica following ${leader.holder}`;
     }
@@ -477,6 +510,53 @@ export class HaLoop {
     void cluster;
   }
 
+  // --- synchronous replication ---------------------------------------------------------------
+
+  /**
+   * Leader side of synchronous mode. The DCS sync key names only standbys guaranteed to hold
+   * every acknowledged commit: a standby leaves the key before it leaves
+   * synchronous_standby_names, and enters the key only after it is the synchronous standby and
+   * has flushed past the WAL position of the moment it was chosen.
+   */
+  private async maintainSync(cluster: ClusterView, status: ServerStatus): Promise<void> {
+    const self = this.options.name;
+    if (!this.config.synchronous_mode) {
+      if (status.synchronousStandbyNames !== '') await this.pg.setSyncStandbyNames('');
+      if (cluster.sync) await this.dcs.setSync(undefined);
+      return;
+    }
+    const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
+    const streaming = status.replication.filter((r) => r.state === 'streaming' && eligible.has(r.application_name));
+    const published = cluster.sync?.leader === self ? cluster.sync.sync_standby[0] : undefined;
+    const pick = (published && streaming.some((r) => r.application_name === published) ? published : undefined) ??
+      [...streaming].sort((a, b) => (b.flush_lsn ?? 0) - (a.flush_lsn ?? 0))[0]?.application_name;
+    const emptyKey = async (): Promise<void> => {
+      if (cluster.sync?.leader !== self || cluster.sync.sync_standby.length > 0) await this.dcs.setSync({ leader: self, sync_standby: [] });
+    };
+    if (!pick) {
+      // Not strict: with no standby to wait for, commit locally; nobody but us may be promoted.
+      await emptyKey();
+      if (status.synchronousStandbyNames !== '') await this.pg.setSyncStandbyNames('');
+      return;
+    }
+    const wanted = `FIRST 1 (${quoteStandbyName(pick)})`;
+    if (status.synchronousStandbyNames !== wanted) {
+      await emptyKey();
+      await this.pg.setSyncStandbyNames(wanted);
+      const rows = await this.pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
+      this.syncChange = { name: pick, lsn: parseLsn(rows[0]?.lsn) ?? 0 };
+      this.options.logger.info({ standby: pick }, 'synchronous standby chosen');
+      return;
+    }
+    if (published === pick) return;
+    const row = status.replication.find((r) => r.application_name === pick);
+    const threshold = this.syncChange?.name === pick ? this.syncChange.lsn : 0;
+    if (row?.sync_state === 'sync' && (row.flush_lsn ?? 0) >= threshold) {
+      await this.dcs.setSync({ leader: self, sync_standby: [pick] });
+      this.options.logger.info({ standby: pick }, 'synchronous standby published');
+    }
+  }
+
   // --- bookkeeping -----------------------------------------------------------------------------
 
   private async renewLock(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean> {
@@ -541,6 +621,12 @@ export class HaLoop {
     void cluster;
   }
 
+  private leaderTimeline(cluster: ClusterView): number {
+    const holder = cluster.leader?.holder;
+    const member = cluster.members.find((m) => m.name === holder);
+    return member?.role === 'primary' && member.state === 'running' ? (member.timeline ?? 0) : 0;
+  }
+
   private leaderAddress(cluster: ClusterView): LeaderAddress | undefined {
     const holder = cluster.leader?.holder;
     if (!holder) return undefined;
@@ -548,4 +634,9 @@ export class HaLoop {
     if (!member) return undefined;
     return { name: member.name, host: member.host, port: member.port };
   }
+}
+
+/** Quotes a member name for synchronous_standby_names (application names are case-insensitive identifiers). */
+function quoteStandbyName(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -1,4 +1,4 @@
-import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
@@ -50,6 +50,12 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /**
+   * synchronous_standby_names of the primary, set by the HA loop in synchronous mode. Undefined
+   * until known: then it is read back from the file we wrote last, because silently dropping it
+   * (say after an ha-node restart) would release commits that no standby has confirmed.
+   */
+  syncStandbyNames: string | undefined;
   private following: LeaderAddress | undefined | null = null;
   private readonly logFile: string;
 
@@ -183,18 +189,26 @@ export class PostgresInstance {
     }
   }
 
+  /**
+   * Clones the leader with pg_basebackup into a side folder and swaps it in only when the copy
+   * is complete, so a failed clone never costs the data directory we had.
+   */
   async basebackup(from: LeaderAddress): Promise<void> {
     this.prepareDirectories();
+    const previousState = this.state;
     this.state = 'creating_replica';
-    rmSync(this.settings.dataDir, { recursive: true, force: true });
+    const target = `${this.settings.dataDir}.clone`;
+    rmSync(target, { recursive: true, force: true });
     const conn = connInfo({ host: from.host, port: from.port, user: this.settings.replication.username, password: this.settings.replication.password, applicationName: this.settings.name });
     try {
-      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', this.settings.dataDir, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
+      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
     } catch (error) {
-      rmSync(this.settings.dataDir, { recursive: true, force: true });
-      this.state = 'stopped';
+      rmSync(target, { recursive: true, force: true });
+      this.state = previousState === 'creating_replica' ? 'stopped' : previousState;
       throw error;
     }
+    rmSync(this.settings.dataDir, { recursive: true, force: true });
+    renameSync(target, this.settings.dataDir);
     this.state = 'stopped';
   }
 
@@ -219,7 +233,7 @@ export class PostgresInstance {
       port: this.settings.port,
       socketDir: this.settings.socketDir,
       clusterName: this.settings.scope,
-      parameters: { ...this.settings.parameters, ...this.dynamicParameters },
+      parameters: { ...this.settings.parameters, ...this.dynamicParameters, synchronous_standby_names: asReplica ? '' : this.currentSyncNames() },
       standby,
     });
     writePrivateFile(join(this.settings.dataDir, 'postgresql.conf'), conf, this.runAs);
@@ -230,6 +244,26 @@ export class PostgresInstance {
     if (asReplica) writePrivateFile(signal, '', this.runAs);
     else if (existsSync(signal)) unlinkSync(signal);
     this.following = asReplica ? (leader ?? undefined) : null;
+  }
+
+  private currentSyncNames(): string {
+    if (this.syncStandbyNames === undefined) {
+      try {
+        const text = readFileSync(join(this.settings.dataDir, 'postgresql.conf'), 'utf8');
+        const match = /^synchronous_standby_names = '((?:[^']|'')*)'$/m.exec(text);
+        this.syncStandbyNames = match ? match[1]!.replace(/''/g, "'") : '';
+      } catch {
+        this.syncStandbyNames = '';
+      }
+    }
+    return this.syncStandbyNames;
+  }
+
+  /** Changes synchronous_standby_names on a running primary (reload, no restart). */
+  async setSyncStandbyNames(value: string): Promise<void> {
+    this.syncStandbyNames = value;
+    this.writeConfig(undefined, false);
+    await this.reload();
   }
 
   /** The leader a running replica was last configured to follow (null when configured as primary). */

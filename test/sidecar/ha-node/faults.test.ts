@@ -92,7 +92,7 @@ describe('ha-node under faults', { timeout: 200_000 }, () => {
       await cluster.waitFor('/primary 503 on the demoted member', async () => (await old.status('/primary')) === 503, 10_000);
       // Nobody else may take over while the API is down: no writer for the rest of the outage.
       const sampling = startSampling(cluster.members);
-      await new Promise((r) => setTimeout(r, 12_000));
+      await new Promise((r) => setTimeout(r, 8_000));
       const during = await sampling.stop();
       assert.equal(during.writersSeen.size, 0, `writers during the outage: ${[...during.writersSeen].join(', ')}`);
       assert.match(old.log(), /demoted self because DCS is not accessible/);
@@ -129,7 +129,7 @@ describe('ha-node under faults', { timeout: 200_000 }, () => {
     let failures = 0;
     let sawActive = false;
     try {
-      const until = Date.now() + 15_000;
+      const until = Date.now() + 12_000;
       while (Date.now() < until) {
         attempts += 1;
         try {

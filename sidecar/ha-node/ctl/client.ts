@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { authorizationHeader, type ApiCredentials } from '../ops/auth.js';
 
 /** A reply from a member's REST API. */
@@ -19,6 +21,10 @@ export class OperationError extends Error {
 export interface ClientOptions {
   credentials?: ApiCredentials;
   timeoutMs: number;
+  /** PEM bundle to trust for https member URLs (the cluster's CA). */
+  ca?: string;
+  /** Skip certificate verification (testing only). */
+  insecure?: boolean;
 }
 
 /** Strips the node-document path from an api_url ("http://h:8008/ha" → "http://h:8008"). */
@@ -27,22 +33,33 @@ export function apiBase(apiUrl: string): string {
   return `${url.protocol}//${url.host}`;
 }
 
-/** Plain HTTP calls to one member, with the credentials for mutating requests. */
-export async function callMember(base: string, method: string, path: string, body: unknown, options: ClientOptions): Promise<ApiReply> {
-  const headers: Record<string, string> = {};
+/**
+ * One HTTP(S) call to a member, with the credentials on mutating requests. node:http(s) rather
+ * than fetch so an https API with the cluster's own CA works (--cacert).
+ */
+export function callMember(base: string, method: string, path: string, body: unknown, options: ClientOptions): Promise<ApiReply> {
+  const url = new URL(path, `${base}/`);
+  const headers: Record<string, string | number> = { Accept: 'application/json, text/plain' };
   const auth = authorizationHeader(options.credentials);
   if (auth && method !== 'GET') headers.Authorization = auth;
-  let payload: string | undefined;
-  if (body !== undefined) {
-    payload = JSON.stringify(body);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined) {
     headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = Buffer.byteLength(payload);
   }
-  try {
-    const response = await fetch(`${base}${path}`, { method, headers, body: payload, signal: AbortSignal.timeout(options.timeoutMs) });
-    return { status: response.status, text: await response.text() };
-  } catch (error) {
-    throw new UnreachableError(`cannot reach ${base}: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
-  }
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { method, headers, timeout: options.timeoutMs, ...(url.protocol === 'https:' ? { ca: options.ca, rejectUnauthorized: !options.insecure } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (error) => reject(new UnreachableError(`cannot reach ${base}: ${error.message}`)));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
+    req.on('error', (error) => reject(new UnreachableError(`cannot reach ${base}: ${error.message}`)));
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
 }
 
 /** Parses a JSON reply or explains what came back instead. */

@@ -11,6 +11,8 @@ interface GlobalOptions {
   password?: string;
   token?: string;
   requestTimeout?: string;
+  cacert?: string;
+  insecure?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -37,6 +39,8 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('--username <name>', 'API user for basic auth (env KEELSON_API_USERNAME)')
     .option('--password <password>', 'API password (env KEELSON_API_PASSWORD)')
     .option('--token <token>', 'API bearer token (env KEELSON_API_TOKEN)')
+    .option('--cacert <file>', 'CA bundle (PEM) to trust for https member URLs (env KEELSON_API_CACERT)')
+    .option('--insecure', 'do not verify https certificates (testing only)')
     .option('--request-timeout <seconds>', 'timeout of one API request', '10');
 
   const run = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./actions.js')) => Promise<number>) =>

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
@@ -15,12 +16,23 @@ export interface CtlFlags {
   password?: string;
   token?: string;
   requestTimeout?: string;
+  cacert?: string;
+  insecure?: boolean;
 }
 
 function credentialsFrom(flags: CtlFlags, env: NodeJS.ProcessEnv): ApiCredentials | undefined {
   if (flags.token) return { token: flags.token };
   if (flags.password) return { username: flags.username ?? env.KEELSON_API_USERNAME ?? 'keelson', password: flags.password };
   return loadApiCredentials(env);
+}
+
+function caBundle(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --cacert ${path}: ${(error as Error).message}`);
+  }
 }
 
 async function askTerminal(question: string): Promise<boolean | undefined> {
@@ -47,7 +59,7 @@ export async function execute(
     const urls = flags.url ?? (env.KEELSON_CTL_URL ? env.KEELSON_CTL_URL.split(',').filter(Boolean) : []);
     const ctx: CtlContext = {
       target: { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig },
-      client: { credentials: credentialsFrom(flags, env), timeoutMs: timeout * 1000 },
+      client: { credentials: credentialsFrom(flags, env), timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure },
       format: parseFormat(flags.output),
       out: (text) => io.out(text),
       confirm: askTerminal,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../../../lib/log.js';
-import { serve, type RunningServer } from '../../../../lib/http.js';
+import { serve, type RunningServer, type TlsFiles } from '../../../../lib/http.js';
 import { createHaNodeApp } from '../../../../sidecar/ha-node/api/app.js';
 import type { ApiContext } from '../../../../sidecar/ha-node/api/context.js';
 import { createOpsModules, type OpsModuleOptions } from '../../../../sidecar/ha-node/api/ops/index.js';
@@ -70,11 +70,11 @@ export function snapshotFor(name: string, scope: string, dcs: LeaseDcs, override
   });
 }
 
-export async function serveOpsApp(dcs: LeaseDcs, snapshot: () => NodeSnapshot, options: OpsModuleOptions): Promise<{ server: RunningServer; wakes: string[] }> {
+export async function serveOpsApp(dcs: LeaseDcs, snapshot: () => NodeSnapshot, options: OpsModuleOptions, tls?: TlsFiles): Promise<{ server: RunningServer; wakes: string[] }> {
   const wakes: string[] = [];
   const context: ApiContext = { snapshot, dcs, logger: quiet, wake: (reason) => wakes.push(reason) };
   const app = createHaNodeApp(context, createOpsModules(options));
-  const server = await serve(app, { host: '127.0.0.1', port: 0, logger: quiet, shutdownTimeoutMs: 500 });
+  const server = await serve(app, { host: '127.0.0.1', port: 0, logger: quiet, shutdownTimeoutMs: 500, tls });
   return { server, wakes };
 }
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_PASSWORD, startHarness, type Harness } from './support.js';
+import { loadAdminConfig } from '../../admin/config.js';
+import { startAdmin } from '../../admin/server.js';
+import { createLogger } from '../../lib/log.js';
+import { ADMIN_PASSWORD, TEST_SECRET, startHarness, type Harness } from './support.js';
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -65,5 +68,25 @@ describe('admin with Redis stopped mid-run and restarted', () => {
     assert.equal(code, '2500');
     assert.equal((await h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: ADMIN_PASSWORD } })).code, '2500', 'the address is blocked for every name');
     assert.ok(h.logs.some((l) => l.action === 'login.rate_limited'), 'audited');
+  });
+
+  it('a restarted admin keeps its data, does not seed again and accepts existing tokens', async () => {
+    // This address is rate limited by now, so the token is issued directly with the current version.
+    const version = await h.admin.services.sessions.currentVersion(userId, 0);
+    const token = await h.admin.services.tokens.sign({ userId, userName: 'outage1', tokenType: 'accessToken', tokenVersion: version, impersonatorId: 0 });
+    await h.admin.close();
+    const config = loadAdminConfig({ listen: '127.0.0.1:0', databaseUrl: h.pg.url, redisUrl: h.redis.url }, { ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', SECRET_KEY: TEST_SECRET });
+    const second = await startAdmin(config, createLogger({ name: 'admin', level: 'silent' }));
+    try {
+      assert.equal(second.seed.seeded, false);
+      const reply = await fetch(`${second.server.url}/api/v1/auth/user-info`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await reply.json()) as { code: string; data: { userName: string } };
+      assert.equal(body.code, '0000');
+      assert.equal(body.data.userName, 'outage1');
+      const apis = await second.services.db.query(`SELECT count(*)::int AS n FROM apis`);
+      assert.equal(apis.rows[0].n, second.routes.length, 'one API row per route after reconciliation');
+    } finally {
+      await second.close();
+    }
   });
 });

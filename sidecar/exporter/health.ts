@@ -12,6 +12,8 @@ export interface HealthProbeSettings {
   intervalMs: number;
   /** Bound on connect + query (pg_exporter: --connect-timeout). */
   timeoutMs: number;
+  /** Target is a pgbouncer admin console: probe with SHOW VERSION; an answer means primary. */
+  pgbouncer?: boolean;
   logger: Logger;
 }
 
@@ -85,6 +87,10 @@ export class HealthProbe {
       client.on('error', () => this.dropClient());
       this.client = client;
       await client.connect();
+    }
+    if (this.settings.pgbouncer) {
+      await this.client.query('SHOW VERSION');
+      return false;
     }
     const result = await this.client.query({ text: 'SELECT pg_catalog.pg_is_in_recovery()', rowMode: 'array' });
     return (result.rows[0] as string[])[0] === 't';

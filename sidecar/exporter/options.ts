@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { booleanKey, ConfigError, listKey, loadConfig, numberKey, stringKey } from '../../lib/config.js';
 import { isValidLabelName } from './config/validate.js';
-import { normalizeUrl } from './connection.js';
+import { databaseOf, normalizeUrl } from './connection.js';
 
 /**
  * Flags and environment variables, named as pg_exporter names them (flags win over env vars,
@@ -116,7 +116,7 @@ export function resolveExporterOptions(flags: Record<string, unknown>, env: Node
     autoDiscovery: c['auto-discovery'],
     excludeDatabases: c['exclude-database'],
     includeDatabases: c['include-database'],
-    namespace: c.namespace || (url.includes('/pgbouncer') ? 'pgbouncer' : 'pg'),
+    namespace: c.namespace || (databaseOf(url) === 'pgbouncer' ? 'pgbouncer' : 'pg'),
     disableCache: c['disable-cache'],
     disableIntro: c['disable-intro'],
     failFast: c['fail-fast'],

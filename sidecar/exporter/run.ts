@@ -5,6 +5,7 @@ import { parseListenAddress } from '../../lib/ports.js';
 import { builtinCollectorSources, builtinOrigin } from './collectors/index.js';
 import { loadCollectorConfig, parseCollectorSources } from './config/load.js';
 import type { CollectorSet } from './config/types.js';
+import { databaseOf } from './connection.js';
 import { explainText } from './explain.js';
 import { Exporter } from './exporter.js';
 import { HealthProbe } from './health.js';
@@ -50,7 +51,7 @@ export async function startExporter(options: ExporterOptions, logger: Logger): P
   const webConfig = options.webConfigFile ? loadWebConfig(options.webConfigFile) : undefined;
   for (const warning of webConfig?.warnings ?? []) logger.warn(warning);
   const build = buildInfo();
-  const health = new HealthProbe({ url: options.url, intervalMs: options.healthIntervalMs, timeoutMs: options.connectTimeoutMs, logger });
+  const health = new HealthProbe({ url: options.url, intervalMs: options.healthIntervalMs, timeoutMs: options.connectTimeoutMs, logger, pgbouncer: databaseOf(options.url) === 'pgbouncer' });
   const exporter = new Exporter({
     url: options.url,
     loadCollectors: collectorLoader(options.configPath),

@@ -154,6 +154,7 @@ export class TargetServer {
   }
 
   private async readFacts(client: pg.PoolClient): Promise<ServerFacts> {
+    if (this.pgbouncer) return this.readPgbouncerFacts(client);
     const output = await timedQuery(client, factsQuery, this.settings.connectTimeoutMs);
     const row = output.rows[0] as string[];
     return {
@@ -166,6 +167,24 @@ export class TargetServer {
       extensions: JSON.parse(row[6]) as string[],
       forked: this.settings.forked,
       pgbouncer: this.pgbouncer,
+      serverTags: this.settings.serverTags,
+    };
+  }
+
+  /** The pgbouncer admin console has no catalog: only its version (SHOW VERSION) matters for planning. */
+  private async readPgbouncerFacts(client: pg.PoolClient): Promise<ServerFacts> {
+    const output = await timedQuery(client, 'SHOW VERSION', this.settings.connectTimeoutMs, false);
+    const text = String((output.rows[0] as unknown[] | undefined)?.[0] ?? '');
+    return {
+      version: pgbouncerVersion(text),
+      datname: 'pgbouncer',
+      username: decodeURIComponent(new URL(this.settings.url).username),
+      inRecovery: false,
+      databases: [],
+      schemas: [],
+      extensions: [],
+      forked: false,
+      pgbouncer: true,
       serverTags: this.settings.serverTags,
     };
   }
@@ -195,4 +214,10 @@ function isStaleConnection(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return (error as Error)?.message !== undefined && /terminat|ended|closed|ECONNRESET|EPIPE/i.test((error as Error).message);
   return code === '57P01' || code === '57P02' || code.startsWith('08') || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** "PgBouncer 1.18.0" → 11800 (major·10000 + minor·100 + patch); 0 when unknown (older versions answer with a NOTICE). */
+export function pgbouncerVersion(text: string): number {
+  const match = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+  return match ? Number(match[1]) * 10000 + Number(match[2]) * 100 + Number(match[3] ?? 0) : 0;
 }

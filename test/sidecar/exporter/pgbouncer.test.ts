@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pgbouncerVersion } from '../../../sidecar/exporter/server.js';
+import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { freePort, waitForPort } from '../../support/ports.js';
+import { eventually, get, parseMetrics, sharedConfigSubdir, startTestExporter, valueOf } from './helpers.js';
+
+/** Debian's pgbouncer (apt package "pgbouncer"), which like PostgreSQL refuses to run as root. */
+const pgbouncerBin = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
+
+describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
+  let pg: TestPostgres;
+  let dir: string;
+  let bouncer: ChildProcess;
+  let port: number;
+
+  before(async () => {
+    pg = await startPostgres();
+    dir = mkdtempSync(join(tmpdir(), 'keelson-pgbouncer-'));
+    port = await freePort();
+    writeFileSync(join(dir, 'userlist.txt'), '"pgbouncer" ""\n');
+    writeFileSync(
+      join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `postgres = host=127.0.0.1 port=${pg.port} dbname=postgres`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        `unix_socket_dir = ${dir}`,
+        'auth_type = trust',
+        `auth_file = ${join(dir, 'userlist.txt')}`,
+        'admin_users = pgbouncer',
+        'ignore_startup_parameters = extra_float_digits',
+        `logfile = ${join(dir, 'pgbouncer.log')}`,
+        '',
+      ].join('\n'),
+    );
+    const runAs = pg.runAs;
+    if (runAs) for (const f of ['', 'userlist.txt', 'pgbouncer.ini']) chownSync(join(dir, f), runAs.uid, runAs.gid);
+    bouncer = spawn(pgbouncerBin, [join(dir, 'pgbouncer.ini')], { ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}), stdio: 'ignore' });
+    await waitForPort('127.0.0.1', port, 10_000);
+  });
+
+  after(async () => {
+    if (bouncer && bouncer.exitCode === null) {
+      const exited = new Promise((r) => bouncer.once('exit', r));
+      bouncer.kill('SIGTERM');
+      await exited;
+    }
+    await pg?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('parses pgbouncer versions the way the collectors expect', () => {
+    assert.equal(pgbouncerVersion('PgBouncer 1.18.0'), 11800);
+    assert.equal(pgbouncerVersion('PgBouncer 1.24.1'), 12401);
+    assert.equal(pgbouncerVersion(''), 0);
+  });
+
+  it('plans only the pgbouncer collectors of the shared config for its version and runs them without error', async () => {
+    const exporter = await startTestExporter({ url: `postgres://pgbouncer@127.0.0.1:${port}/pgbouncer`, config: sharedConfigSubdir, 'health-interval': '200' });
+    try {
+      await get(`${exporter.url}/metrics`);
+      const metrics = parseMetrics((await get(`${exporter.url}/metrics`)).body);
+      const installed = exporter.exporter.main.installed();
+      assert.deepEqual(installed.map((r) => r.collector.branch).sort(), ['pgbouncer_database_116', 'pgbouncer_list', 'pgbouncer_pool_118', 'pgbouncer_stat_108']);
+      assert.deepEqual(installed.filter((r) => r.stats.error > 0).map((r) => `${r.collector.branch}: ${r.lastErrorMessage()}`), []);
+      assert.equal(valueOf(metrics, 'pgbouncer_up'), 1);
+      assert.equal(valueOf(metrics, 'pgbouncer_version'), 11800);
+      assert.ok(metrics.families.has('pgbouncer_database_pool_size'), [...metrics.families.keys()].filter((k) => k.startsWith('pgbouncer_')).join(','));
+      assert.equal(await eventually(async () => (await get(`${exporter.url}/primary`)).body, (s) => s === 'primary', 5_000), 'primary');
+      assert.equal((await get(`${exporter.url}/replica`)).status, 404);
+    } finally {
+      await exporter.close();
+    }
+  });
+});

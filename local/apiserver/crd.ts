@@ -149,8 +149,13 @@ function crdStatus(crd: KubeObject): JsonObject {
 }
 
 function register(core: ApiCore, crd: KubeObject, previous?: KubeObject): void {
-  if (previous) for (const t of typesOf(previous)) core.registry.remove(t.group, t.version, t.plural);
-  for (const t of typesOf(crd)) core.registry.add(t);
+  const next = typesOf(crd);
+  const served = (t: ResourceType): boolean => core.registry.get(t.group, t.version, t.plural) !== undefined;
+  // Status-only writes change nothing served (and must not disturb watches or OpenAPI hashes).
+  if (previous && JSON.stringify(previous.spec) === JSON.stringify(crd.spec) && next.every(served)) return;
+  const kept = new Set(next.map((t) => `${t.group}/${t.version}/${t.plural}`));
+  if (previous) for (const t of typesOf(previous)) if (!kept.has(`${t.group}/${t.version}/${t.plural}`)) core.registry.remove(t.group, t.version, t.plural);
+  for (const t of next) core.registry.add(t);
 }
 
 /** Serves the resources of CRDs already in the store (after loading a state file). */

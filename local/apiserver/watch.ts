@@ -104,10 +104,15 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
     const kind = translate(event, inScope);
     if (kind) hooks.deliver(() => sendObject(kind, event.object));
   });
+  // A CRD deletion removes the type: its watches end, as on a real server.
+  const unwatchRegistry = core.registry.onChange(() => {
+    if (!core.registry.get(type.group, type.version, type.plural)) stop();
+  });
   const stop = (reset = false): void => {
     if (closed) return;
     closed = true;
     unsubscribe();
+    unwatchRegistry();
     untrack();
     for (const t of timers) clearTimeout(t);
     // A reset is a broken connection: the client sees an error rather than a clean end.

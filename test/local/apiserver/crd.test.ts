@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { kubeRequest, startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { kubeRequest, openWatch, startTestApiServer, type TestApiServer } from '../../support/kube.js';
 import { pgCluster, pgClusterCrd } from './fixtures.js';
 
 const group = 'demo.example.com';
@@ -150,7 +150,17 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
 
   it('removes custom resources and their paths when the CRD is deleted', async () => {
     const ext = server.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api);
+    const watch = await openWatch(server, `${base}?watch=true`);
+    await watch.waitFor(1);
+    // Writes to the CRD's status do not disturb watches of its resources.
+    const crd = await ext.readCustomResourceDefinition({ name: 'pgclusters.demo.example.com' });
+    await kubeRequest(server, 'PATCH', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/pgclusters.demo.example.com/status', {
+      contentType: 'application/merge-patch+json',
+      body: { status: { conditions: [...(crd.status?.conditions ?? []), { type: 'Terminating', status: 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: 'Test', message: 'x' }] } },
+    });
     await ext.deleteCustomResourceDefinition({ name: 'pgclusters.demo.example.com' });
+    await watch.ended;
+    assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'DELETED'], 'the watch saw the object go, then ended');
     for (let i = 0; i < 50; i += 1) {
       const res = await kubeRequest(server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/pgclusters.demo.example.com');
       if (res.status === 404) break;

@@ -141,7 +141,8 @@ export class ContainerRunner {
       try {
         const spec = await this.options.launch(instance);
         if (this.stopController.signal.aborted) break;
-        if (instance > 0) this.restarts += 1;
+        // Retries after configuration errors are not restarts: only a container that ran before counts.
+        if (this.ranFlag) this.restarts += 1;
         const proc = new ContainerProcess(spec);
         this.process = proc;
         this.ranFlag = true;

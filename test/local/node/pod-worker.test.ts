@@ -213,3 +213,19 @@ test('tcpSocket and exec probes gate readiness too', async () => {
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(status().containerStatuses?.[0].restartCount, 0, 'the exec liveness probe passes with the container env');
 });
+
+test('a missing secret key keeps the container waiting with CreateContainerConfigError, not restarting', async () => {
+  const pod = shellPod('noconf', 'Always', [], 'sleep 60');
+  pod.spec!.containers[0].env = [{ name: 'X', valueFrom: { secretKeyRef: { name: 'creds', key: 'missing' } } }];
+  const { worker, status } = makeWorker(pod);
+  worker.start();
+  const waiting = await eventually(() => {
+    const s = status().containerStatuses?.[0];
+    return s?.state?.waiting?.reason === 'CreateContainerConfigError' ? s : undefined;
+  }, 'CreateContainerConfigError');
+  assert.match(waiting.state?.waiting?.message ?? '', /missing/);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(status().containerStatuses?.[0].restartCount, 0);
+  assert.equal(status().phase, 'Pending');
+  await worker.terminate(500);
+});

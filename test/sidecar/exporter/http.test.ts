@@ -272,9 +272,11 @@ describe('exporter HTTP API and collection behaviour', () => {
     }
   });
 
-  it('--namespace renames the built-in metrics; --web.telemetry-path moves /metrics', async () => {
-    const renamed = await startTestExporter({ url: pg.url, config: configFile, 'auto-discovery': 'false', namespace: 'keelson', 'web.telemetry-path': '/custom-metrics' });
+  it('--namespace renames the built-in metrics; --web.telemetry-path moves /metrics; several listen addresses serve alike', async () => {
+    const renamed = await startTestExporter({ url: pg.url, config: configFile, 'auto-discovery': 'false', namespace: 'keelson', 'web.telemetry-path': '/custom-metrics', 'web.listen-address': ['127.0.0.1:0', '127.0.0.1:0'] });
     try {
+      assert.equal(renamed.urls.length, 2);
+      assert.equal((await get(`${renamed.urls[1]}/custom-metrics`)).status, 200);
       assert.equal((await get(`${renamed.url}/metrics`)).status, 404);
       const m = parseMetrics((await get(`${renamed.url}/custom-metrics`)).body);
       assert.equal(valueOf(m, 'keelson_up'), 1);

@@ -98,7 +98,7 @@ export class Controller {
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));
-    const workers = this.options.workers ?? 2;
+    const workers = this.options.workers ?? 4;
     this.workers = Array.from({ length: workers }, () => this.work());
     this.options.logger.info({ namespaces: this.options.namespaces.length > 0 ? this.options.namespaces : 'all' }, 'controller started');
   }

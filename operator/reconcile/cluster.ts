@@ -55,13 +55,15 @@ async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<void> {
 }
 
 async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
-  for (const which of credentialKinds) {
-    const secret = buildCredentialSecret(ctx, which, '');
-    if (await deps.api.read(secret)) continue; // never rotate: an existing Secret is left alone
-    deps.recordWrite('Secret', 'create');
-    await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
-    await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
-  }
+  await Promise.all(
+    credentialKinds.map(async (which) => {
+      const secret = buildCredentialSecret(ctx, which, '');
+      if (await deps.api.read(secret)) return; // never rotate: an existing Secret is left alone
+      deps.recordWrite('Secret', 'create');
+      await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
+      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
+    }),
+  );
 }
 
 /** Hands ha-node's API credentials (from the cluster's api Secret) to the client for these pods. */
@@ -137,17 +139,20 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   const observedSts = await deps.api.read(buildStatefulSet(ctx));
   const scale = planScale(cluster, pods, primary, observedSts?.spec?.replicas);
 
-  let statefulSet: V1StatefulSet | undefined;
-  for (const desired of desiredObjects(ctx, { serviceMonitorAvailable })) {
-    if (desired.kind === 'StatefulSet') (desired as V1StatefulSet).spec!.replicas = scale.replicas;
-    const { outcome, object } = await applyObject(deps.api, desired, deps.recordWrite);
-    if (outcome !== 'unchanged') log.info({ kind: desired.kind, name: desired.metadata?.name, outcome }, 'applied');
-    if (desired.kind === 'StatefulSet') {
-      statefulSet = object as V1StatefulSet;
-      if (outcome === 'updated' && observedSts?.spec?.replicas !== scale.replicas) {
-        await deps.events.record(cluster.metadata, 'Normal', 'Scaling', `instances ${observedSts?.spec?.replicas ?? 0} → ${scale.replicas}`);
-      }
-    }
+  // Owned objects do not depend on each other at the API level, so they are applied concurrently.
+  const desired = desiredObjects(ctx, { serviceMonitorAvailable });
+  const results = await Promise.all(
+    desired.map(async (object) => {
+      if (object.kind === 'StatefulSet') (object as V1StatefulSet).spec!.replicas = scale.replicas;
+      const result = await applyObject(deps.api, object, deps.recordWrite);
+      if (result.outcome !== 'unchanged') log.info({ kind: object.kind, name: object.metadata?.name, outcome: result.outcome }, 'applied');
+      return { kind: object.kind, outcome: result.outcome, stored: result.object };
+    }),
+  );
+  const applied = results.find((r) => r.kind === 'StatefulSet');
+  const statefulSet = applied?.stored as V1StatefulSet | undefined;
+  if (applied?.outcome === 'updated' && observedSts?.spec?.replicas !== scale.replicas) {
+    await deps.events.record(cluster.metadata, 'Normal', 'Scaling', `instances ${observedSts?.spec?.replicas ?? 0} → ${scale.replicas}`);
   }
 
   // Day-2: at most one step per pass, in order of urgency.

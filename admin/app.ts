@@ -44,23 +44,36 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
 /** Wraps a route's handler with its guards: authentication, API permission, roles, buttons. */
 function guarded(route: MountedRoute, services: AdminServices) {
   return async (req: Request, res: Response): Promise<void> => {
-    const ctx = currentContext();
-    if (route.guard !== 'public') {
-      const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
-      const denials = [
-        route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined,
-        route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined,
-        route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined,
-      ];
-      const denial = denials.find((d) => d !== undefined);
-      if (denial) {
-        services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, resultCode: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
-        throw new BizError(denial.code, denial.msg);
-      }
+    const started = process.hrtime.bigint();
+    let code: string = Code.OK;
+    try {
+      await runGuardsAndHandler(route, services, req, res);
+    } catch (error) {
+      code = error instanceof BizError ? error.code : Code.INTERNAL;
+      throw error;
+    } finally {
+      services.metrics.observe(route.method, route.template, code, Number(process.hrtime.bigint() - started) / 1e9);
     }
-    const result = await route.handler(req, res);
-    if (!res.headersSent) res.json(result ?? { code: Code.OK, msg: 'OK', data: null });
   };
+}
+
+async function runGuardsAndHandler(route: MountedRoute, services: AdminServices, req: Request, res: Response): Promise<void> {
+  const ctx = currentContext();
+  if (route.guard !== 'public') {
+    const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
+    const denials = [
+      route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined,
+      route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined,
+      route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined,
+    ];
+    const denial = denials.find((d) => d !== undefined);
+    if (denial) {
+      services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, resultCode: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
+      throw new BizError(denial.code, denial.msg);
+    }
+  }
+  const result = await route.handler(req, res);
+  if (!res.headersSent) res.json(result ?? { code: Code.OK, msg: 'OK', data: null });
 }
 
 export interface BuiltApp {
@@ -89,6 +102,10 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   });
   app.get(AdminPaths.health, (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  app.get(AdminPaths.metrics, async (_req, res) => {
+    res.setHeader('Content-Type', services.metrics.registry.contentType);
+    res.send(await services.metrics.registry.metrics());
   });
   app.use(express.json({ limit: '1mb', strict: false }));
   const routes: MountedRoute[] = [];

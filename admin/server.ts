@@ -10,6 +10,7 @@ import { createKv } from './cache/kv.js';
 import { checkSecret, type AdminConfig } from './config.js';
 import { createAudit } from './core/audit.js';
 import { createIdCodec } from './core/ids.js';
+import { createRequestMetrics } from './core/monitoring.js';
 import { createPasswordHasher } from './core/passwords.js';
 import { createRateLimiter } from './core/rate-limit.js';
 import type { MountedRoute } from './core/router.js';
@@ -57,6 +58,7 @@ export function createServices(config: AdminConfig, logger: Logger): AdminServic
     authenticator: createAuthenticator(tokens, principals, logger),
     audit: createAudit(logger),
     loginLimiter: createRateLimiter(config.loginLimitWindowSeconds),
+    metrics: createRequestMetrics(),
   };
 }
 

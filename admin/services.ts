@@ -6,6 +6,7 @@ import type { Kv } from './cache/kv.js';
 import type { AdminConfig } from './config.js';
 import type { Audit } from './core/audit.js';
 import type { IdCodec } from './core/ids.js';
+import type { RequestMetrics } from './core/monitoring.js';
 import type { PasswordHasher } from './core/passwords.js';
 import type { RateLimiter } from './core/rate-limit.js';
 import type { TokenService } from './core/tokens.js';
@@ -25,4 +26,5 @@ export interface AdminServices {
   authenticator: Authenticator;
   audit: Audit;
   loginLimiter: RateLimiter;
+  metrics: RequestMetrics;
 }

@@ -55,6 +55,7 @@ export const OperatorPaths = {
 export const AdminPaths = {
   apiPrefix: '/api/v1',
   health: '/healthz',
+  metrics: '/metrics',
 } as const;
 
 /** Parses "host:port", ":port" or "port" as Go-style listen addresses do; ":9630" means all interfaces. */

@@ -284,6 +284,15 @@ describe('admin system-manage resources', () => {
     });
   });
 
+  describe('request monitoring', () => {
+    it('collects API requests by template and code but never authentication requests', async () => {
+      const text = await (await fetch(`${h.url}/metrics`)).text();
+      assert.match(text, /admin_http_requests_total\{method="post",route="\/api\/v1\/system-manage\/users\/search",code="0000"\} \d+/);
+      assert.match(text, /route="\/api\/v1\/system-manage\/users\/\{id\}",code="1200"/, 'failures are counted by envelope code');
+      assert.doesNotMatch(text, /\/api\/v1\/auth\//, 'login, refresh and user-info are not collected');
+    });
+  });
+
   describe('seeded roles', () => {
     it('R_ADMIN manages users through its seeded grants and buttons; R_USER is denied', async () => {
       await h.createUser('admin3', 'pass-123', ['R_ADMIN']);

@@ -29,13 +29,24 @@ type Pairs = Array<readonly [string, string]>;
 
 class FamilyBuilder {
   readonly families: RenderedFamily[] = [];
-  constructor(private readonly constant: ReadonlyArray<readonly [string, string]>) {}
+  constructor(
+    private readonly constant: ReadonlyArray<readonly [string, string]>,
+    private readonly namespacesRepeat: boolean,
+  ) {}
 
   add(name: string, type: FamilyType, help: string, samples: Array<[Pairs, number]>): void {
     const lines = samples.map(([labels, value]) => sampleLine(name, renderLabels([...labels, ...this.constant]), value));
     // Per-query series are keyed by namespace, which two installed branches may share.
-    this.families.push({ name, type, help, lines, mayRepeat: true });
+    this.families.push({ name, type, help, lines, mayRepeat: this.namespacesRepeat });
   }
+}
+
+/** True when two collectors installed on one server share a namespace (their self-metric series would repeat). */
+function namespacesRepeat(servers: TargetServer[]): boolean {
+  return servers.some((server) => {
+    const names = server.installed().map((r) => r.collector.name);
+    return new Set(names).size !== names.length;
+  });
 }
 
 /**
@@ -44,7 +55,7 @@ class FamilyBuilder {
  */
 export function renderIntroFamilies(s: ExporterSnapshot): RenderedFamily[] {
   const ns = s.namespace;
-  const b = new FamilyBuilder(s.constantLabels);
+  const b = new FamilyBuilder(s.constantLabels, namespacesRepeat(s.servers));
   const none: Pairs = [];
   b.add(`${ns}_up`, 'gauge', 'last scrape was able to connect to the server: 1 for yes, 0 for no', [[none, s.main.up ? 1 : 0]]);
   b.add(`${ns}_version`, 'gauge', 'server version number', [[none, s.main.version]]);

@@ -47,7 +47,8 @@ export function createHaNodeCommand(): Command {
           },
         });
         const { runHaNode } = await import('./run.js');
-        const node = await runHaNode(settings);
+        const { opsModules } = await import('./api/ops/index.js');
+        const node = await runHaNode(settings, { apiModules: opsModules });
         const stop = (signal: string): void => {
           process.stderr.write(`ha-node: ${signal}, stopping\n`);
           void node.close().then(() => process.exit(0), (error: unknown) => failAndExit(error));

@@ -6,6 +6,7 @@ import type { ServerStatus } from '../postgres/status.js';
 import { parseLsn } from '../postgres/lsn.js';
 import { dbStateText } from '../postgres/state.js';
 import { otherMembers, raceVerdict } from './election.js';
+import { isPaused, manualFailoverTiming, raceAllowed, readPendingRestart } from '../ops/loop-decisions.js';
 import { askPeer, askPeers } from './peers.js';
 import { effectiveConfig, initialDynamicConfig, isTrue, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
@@ -51,6 +52,10 @@ export class HaLoop {
   /** Since when this replica follows the current leader without streaming from it. */
   private notStreamingSince: number | undefined;
   private configDirty = false;
+  private wakePending = false;
+  /** Serialises loop cycles and operations that act on PostgreSQL (restart, reinitialize). */
+  private exclusiveTail: Promise<unknown> = Promise.resolve();
+  private exclusiveName: string | undefined;
 
   constructor(
     private readonly options: HaLoopOptions,
@@ -90,7 +95,9 @@ export class HaLoop {
 
   wake(reason = 'api'): void {
     this.options.logger.debug({ reason }, 'loop woken');
-    this.wakeResolve?.();
+    // A wake during a cycle must not be lost: the next sleep returns at once.
+    if (this.wakeResolve) this.wakeResolve();
+    else this.wakePending = true;
   }
 
   start(): void {
@@ -106,6 +113,8 @@ export class HaLoop {
     const wasLeader = this.dcs.isLeader();
     let lastLsn: number | undefined;
     if (wasLeader) lastLsn = walPositionOf(await this.pg.status().catch(() => undefined)) || undefined;
+    // Peers racing for the lock ask our API: from now on it must not call us a running primary.
+    this.markDemoted();
     await this.pg.stop('fast');
     if (wasLeader) {
       // The shutdown checkpoint is the last WAL a replica needs; publish it with the release.
@@ -117,11 +126,33 @@ export class HaLoop {
     this.dcs.stop();
   }
 
+  /**
+   * Runs fn while no loop cycle and no other exclusive operation runs (the operations API uses
+   * this for restart and reinitialize so the loop never sees a half-done step).
+   */
+  runExclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const run = this.exclusiveTail.then(async () => {
+      this.exclusiveName = name;
+      try {
+        return await fn();
+      } finally {
+        this.exclusiveName = undefined;
+      }
+    });
+    this.exclusiveTail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The exclusive operation in progress, if any (for "<action> already in progress" answers). */
+  busyWith(): string | undefined {
+    return this.exclusiveName === 'ha-cycle' ? undefined : this.exclusiveName;
+  }
+
   private async runForever(): Promise<void> {
     while (this.running) {
       const started = performance.now();
       try {
-        const action = await this.cycle();
+        const action = await this.runExclusive('ha-cycle', () => this.cycle());
         if (action !== this.lastAction) this.options.logger.info({ action }, 'ha loop');
         this.lastAction = action;
       } catch (error) {
@@ -135,6 +166,10 @@ export class HaLoop {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       this.wakeResolve = () => {
         clearTimeout(this.wakeTimer);
@@ -166,12 +201,21 @@ export class HaLoop {
       return action;
     }
 
+    if (cluster.initialize && !(await this.sameSystem(cluster.initialize))) {
+      return `refusing to run: the data directory belongs to another cluster than ${cluster.initialize}`;
+    }
+
     const running = this.pg.isRunning();
     let status: ServerStatus | undefined;
     if (running) status = await this.pg.status().catch(() => undefined);
     this.snapshotState.status = status;
     if (status) {
       await this.applyParameters(status);
+      const pending = await readPendingRestart((sql) => this.pg.query(sql)).catch(() => undefined);
+      if (pending) {
+        this.snapshotState.pendingRestart = pending.pending;
+        this.snapshotState.pendingRestartReason = pending.pending ? pending.reason : undefined;
+      }
       this.snapshotState.systemIdentifier = status.systemIdentifier;
       this.pg.state = 'running';
       this.crashedSince = undefined;
@@ -186,10 +230,26 @@ export class HaLoop {
     return action;
   }
 
+  private checkedSystem: string | undefined;
+
+  /** The data directory's system identifier must match the cluster's initialize key (checked once). */
+  private async sameSystem(initialize: string): Promise<boolean> {
+    if (this.checkedSystem === initialize) return true;
+    const control = await this.pg.controlData();
+    if (!control?.systemIdentifier) return true;
+    if (control.systemIdentifier !== initialize) {
+      this.options.logger.error({ local: control.systemIdentifier, cluster: initialize }, 'system identifier mismatch');
+      return false;
+    }
+    this.checkedSystem = initialize;
+    return true;
+  }
+
   private applyConfig(cluster: ClusterView): void {
     const next = effectiveConfig(this.options.baseConfig, cluster.config);
     const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(this.config.parameters);
     this.config = next;
+    this.snapshotState.paused = isPaused(cluster.config);
     this.pg.dynamicParameters = next.parameters;
     if (paramsChanged) this.configDirty = true;
   }
@@ -323,6 +383,7 @@ export class HaLoop {
         await this.pg.start(budget);
         return 'restarted the crashed primary in place';
       }
+      if (this.snapshotState.paused) return 'paused: not releasing the lock of the primary that does not start';
       await this.dcs.deleteLeader(cluster.leader?.optime);
       this.setFence(0);
       this.crashedSince = undefined;
@@ -357,9 +418,8 @@ export class HaLoop {
       }
       await this.maintainHistory(cluster, status).catch(() => undefined);
       await this.maintainSync(cluster, status).catch((error: Error) => this.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
-      if (cluster.failover && (!cluster.failover.member || cluster.failover.member === this.options.name)) await this.dcs.setFailover(undefined);
-      const wanted = cluster.failover?.member;
-      if (wanted && wanted !== this.options.name && cluster.failover?.leader === this.options.name) return this.handOver(cluster, wanted);
+      const manual = await this.manualFailoverOnLeader(cluster);
+      if (manual) return manual;
       return 'no action: I am the leader with the lock';
     }
     if (leader) {
@@ -398,6 +458,7 @@ export class HaLoop {
 
   private async race(cluster: ClusterView, status: ServerStatus): Promise<string> {
     const isPrimary = !status.inRecovery;
+    if (!raceAllowed(cluster.config, cluster.failover)) return 'paused: no automatic failover';
     const contact = this.failsafeContact;
     if (!isPrimary && contact && contact.name !== this.options.name && performance.now() - contact.at < this.config.ttl * 1000) {
       return `no race: ${contact.name} confirmed it is alive through failsafe`;
@@ -439,6 +500,35 @@ export class HaLoop {
     if (after) await this.maintainHistory(cluster, after).catch(() => undefined);
     this.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
     await this.options.setRoleLabel?.('primary');
+  }
+
+  /**
+   * A failover key seen by the leader: step down now (switchover to the named member, or to any
+   * eligible member when none is named), later (scheduled_at), or clean up a key that is stale,
+   * names ourselves as the target, or names another leader.
+   */
+  private async manualFailoverOnLeader(cluster: ClusterView): Promise<string | undefined> {
+    const failover = cluster.failover;
+    if (!failover) return undefined;
+    const self = this.options.name;
+    if (failover.member === self || (failover.leader && failover.leader !== self) || (!failover.member && !failover.leader)) {
+      await this.dcs.setFailover(undefined);
+      return undefined;
+    }
+    const timing = manualFailoverTiming(failover, new Date(), this.config.loop_wait, this.snapshotState.paused);
+    if (timing.kind === 'stale') {
+      await this.dcs.setFailover(undefined);
+      return 'removed a stale scheduled switchover';
+    }
+    if (timing.kind === 'wait') {
+      this.scheduleSoon(Math.min(timing.ms, this.config.loop_wait * 1000));
+      return `switchover to ${failover.member ?? 'any member'} scheduled at ${failover.scheduled_at}`;
+    }
+    if (failover.member && !cluster.members.some((m) => m.name === failover.member)) {
+      await this.dcs.setFailover(undefined);
+      return `removed a switchover to unknown member ${failover.member}`;
+    }
+    return this.handOver(cluster, failover.member ?? 'any eligible member');
   }
 
   /** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */

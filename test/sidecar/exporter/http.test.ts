@@ -27,6 +27,14 @@ probe:
     - dropped: { usage: DISCARD }
     - at:      { usage: GAUGE, description: a timestamp }
 
+probe_extra:
+  name: probe
+  desc: shares the namespace of "probe", so its self-metric series would repeat
+  query: SELECT 8 AS extra
+  ttl: 0
+  metrics:
+    - extra: { usage: GAUGE }
+
 cached:
   query: SELECT nextval('keelson_cached') AS value
   ttl: 60
@@ -100,6 +108,8 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const m = parseMetrics(response.body);
     assert.equal(valueOf(m, 'probe_answer'), 7);
+    assert.equal(valueOf(m, 'probe_extra'), 8, 'two branches may share a namespace');
+    assert.equal(samples(m, 'pg_exporter_query_scrape_total_count').filter((x) => x.labels.query === 'probe').length, 1, 'their self-metric series appear once');
     assert.equal(valueOf(m, 'probe_flag'), 1);
     assert.equal(valueOf(m, 'probe_missing'), 6, 'default × scale');
     assert.equal(valueOf(m, 'probe_seconds'), 2.5, 'rename and scale');
@@ -184,6 +194,7 @@ describe('exporter HTTP API and collection behaviour', () => {
     for (const branch of ['probe', 'cached', 'slow', 'broken', 'gated']) assert.match(explain.body, new RegExp(`# SYNOPSIS\\n#       ${branch}_\\*`));
     assert.match(explain.body, /# {7}TTL {8}60\n# {7}Priority {3}0\n# {7}Timeout {4}100ms\n# {7}Fatal {6}false\n# {7}Version {4}lower ~ higher\n# {7}Source {5}collectors\.yml/);
     assert.match(explain.body, /# {7}Timeout {4}200ms/);
+    assert.match(explain.body, /# SYNOPSIS\n# {7}probe\.probe_extra_\*/);
     const stat = await get(`${exporter.url}/stat`);
     assert.equal(stat.status, 200);
     const lines = stat.body.trim().split('\n');

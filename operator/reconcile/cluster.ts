@@ -15,6 +15,7 @@ import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
 import { syncDynamicConfig } from './config-sync.js';
 import { computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
+import { claimsToGrow, keepImmutableFields } from './storage.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -64,6 +65,18 @@ async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<vo
       await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
     }),
   );
+}
+
+/** Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). */
+async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
+  const { name, namespace } = cluster.metadata;
+  const claims = (await deps.api.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selectorString(podSelector(name)) })).items;
+  for (const claim of claimsToGrow(claims, cluster.spec.storage.size)) {
+    deps.recordWrite('PersistentVolumeClaim', 'update');
+    claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };
+    await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
+    await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
+  }
 }
 
 /** Hands ha-node's API credentials (from the cluster's api Secret) to the client for these pods. */
@@ -143,7 +156,10 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   const desired = desiredObjects(ctx, { serviceMonitorAvailable });
   const results = await Promise.all(
     desired.map(async (object) => {
-      if (object.kind === 'StatefulSet') (object as V1StatefulSet).spec!.replicas = scale.replicas;
+      if (object.kind === 'StatefulSet') {
+        (object as V1StatefulSet).spec!.replicas = scale.replicas;
+        object = keepImmutableFields(object as V1StatefulSet, observedSts);
+      }
       const result = await applyObject(deps.api, object, deps.recordWrite);
       if (result.outcome !== 'unchanged') log.info({ kind: object.kind, name: object.metadata?.name, outcome: result.outcome }, 'applied');
       return { kind: object.kind, outcome: result.outcome, stored: result.object };
@@ -154,6 +170,8 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   if (applied?.outcome === 'updated' && observedSts?.spec?.replicas !== scale.replicas) {
     await deps.events.record(cluster.metadata, 'Normal', 'Scaling', `instances ${observedSts?.spec?.replicas ?? 0} → ${scale.replicas}`);
   }
+
+  await growVolumes(deps, cluster);
 
   // Day-2: at most one step per pass, in order of urgency.
   const switchover = planDeclarativeSwitchover(cluster, pods, primary, cluster.status?.switchover, now);

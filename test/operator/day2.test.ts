@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configPatch, desiredDynamicConfig, planDeclarativeSwitchover, planRollout, planScale } from '../../operator/reconcile/day2.js';
-import { sampleCluster } from './fixtures.js';
+import { claimsToGrow, keepImmutableFields, quantityBytes } from '../../operator/reconcile/storage.js';
+import { buildStatefulSet } from '../../operator/builders/statefulset.js';
+import { sampleCluster, sampleContext } from './fixtures.js';
 import { pod } from './pods.js';
 
 const three = [pod('demo-0', { role: 'replica' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'primary' })];
@@ -61,5 +63,24 @@ describe('day-2 planning', () => {
     assert.deepEqual((patch.db as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
     const strict = desiredDynamicConfig(sampleCluster({ ha: { synchronousMode: 'strict' } }));
     assert.deepEqual([strict.synchronous_mode, strict.synchronous_mode_strict], ['on', true]);
+  });
+});
+
+describe('storage changes', () => {
+  it('parses storage quantities and picks only claims that must grow', () => {
+    assert.equal(quantityBytes('1Gi'), 2 ** 30);
+    assert.equal(quantityBytes('500M'), 5e8);
+    assert.equal(quantityBytes('lots'), undefined);
+    const claim = (name: string, storage: string) => ({ metadata: { name }, spec: { resources: { requests: { storage } } } });
+    assert.deepEqual(claimsToGrow([claim('a', '1Gi'), claim('b', '10Gi'), claim('c', '1000Mi')], '2Gi').map((c) => c.metadata?.name), ['a', 'c']);
+  });
+
+  it('keeps the StatefulSet fields the API server will not change', () => {
+    const stored = buildStatefulSet(sampleContext({ storage: { size: '1Gi' } }));
+    const wanted = buildStatefulSet(sampleContext({ storage: { size: '9Gi' }, instances: 4 }));
+    const merged = keepImmutableFields(wanted, stored);
+    assert.equal(merged.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi');
+    assert.equal(merged.spec?.replicas, 4);
+    assert.equal(keepImmutableFields(wanted, undefined), wanted);
   });
 });

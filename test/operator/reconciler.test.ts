@@ -130,6 +130,28 @@ describe('operator against the API server stand-in', () => {
     assert.equal(await writesOf('Service', 'update'), svcBefore, 'no Service changed');
   });
 
+  it('grows data volumes in place when spec.storage.size goes up (the StatefulSet template stays)', async () => {
+    // Play the StatefulSet controller: one claim per instance, labelled like the template.
+    const claim = (ordinal: number) => api.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: `pgdata-demo-${ordinal}`, labels: { 'keelson.io/cluster': 'demo', 'app.kubernetes.io/component': 'database' } },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
+    });
+    await claim(0);
+    await claim(1);
+    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/storage/size', value: '5Gi' }] });
+    await eventually('claims grown', async () => {
+      const claims = (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items;
+      return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '5Gi');
+    });
+    const sts = await api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } });
+    assert.equal(sts?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi', 'immutable template untouched');
+    const events = await api.core.listNamespacedEvent({ namespace: ns });
+    assert.equal(events.items.filter((e) => e.reason === 'VolumeResize').length, 2);
+  });
+
   it('reports pods, primary and readiness in status and printer columns', async () => {
     await createInstancePod(api, ns, 'demo', 0, 'primary');
     await createInstancePod(api, ns, 'demo', 1, 'replica');

@@ -1,0 +1,25 @@
+/** What the HTTP layer shares between its modules. */
+import type { Logger } from '../../lib/log.js';
+import type { ApiCore } from './api.js';
+import type { Faults } from './faults.js';
+import type { OpenApiDocuments } from './openapi.js';
+
+export interface HandlerContext {
+  core: ApiCore;
+  openapi: OpenApiDocuments;
+  faults: Faults;
+  logger: Logger;
+  bookmarkIntervalMs: number;
+  defaultWatchTimeoutSeconds: number;
+  /** Serves /_keelson/faults (test-only admin hook). */
+  faultAdmin: boolean;
+}
+
+export interface Parsed {
+  method: string;
+  segments: string[];
+  query: URLSearchParams;
+  accept: string | undefined;
+  contentType: string;
+  userAgent: string | undefined;
+}

@@ -237,6 +237,10 @@ describe('admin system-manage resources', () => {
       const search = await call<Page>('POST', '/dictionaries/search', { dictType: 'db_engine', orderBy: ['order'] });
       assert.deepEqual(search.data.records.map((r) => r.value), ['pg15', 'pg16']);
       assert.equal((await call('GET', '/dictionaries/bad%20type/options')).code, '1200');
+      const moved = search.data.records[0];
+      assert.equal((await call<unknown[]>('GET', '/dictionaries/db_engine/options')).data.length, 2);
+      await call('PATCH', `/dictionaries/${moved.id as string}`, { dictType: 'db_engine_old' });
+      assert.equal((await call<unknown[]>('GET', '/dictionaries/db_engine/options')).data.length, 1, 'moving an entry clears the old type too');
     });
   });
 

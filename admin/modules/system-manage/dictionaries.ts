@@ -45,8 +45,16 @@ export function addDictionaryRoutes(router: ApiRouter, services: AdminServices):
     defaultOrder: 'dict_type ASC, "order" ASC',
     buttons: { create: 'B_SYSTEM_DICT_CREATE', update: 'B_SYSTEM_DICT_UPDATE', delete: 'B_SYSTEM_DICT_DELETE', batchDelete: 'B_SYSTEM_DICT_BATCH_DELETE' },
     hooks: {
+      async beforeWrite(_input, action, id) {
+        // An update may move the entry to another type: the old type's options change too.
+        if (action === 'update' && id !== undefined) {
+          const { rows } = await db.query<{ dict_type: string }>('SELECT dict_type FROM dictionaries WHERE id = $1', [id]);
+          await dropCachedOptions(rows.map((r) => r.dict_type));
+        }
+        return {};
+      },
       async afterCommit(changed) {
-        // Soft delete keeps the rows, so their types can always be read back; an update may also move a row to another type.
+        // Soft delete keeps the rows, so their types can always be read back.
         const { rows } = await db.query<{ dict_type: string }>('SELECT DISTINCT dict_type FROM dictionaries WHERE id = ANY($1)', [changed]);
         await dropCachedOptions(rows.map((r) => r.dict_type));
       },

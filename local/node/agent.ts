@@ -31,6 +31,8 @@ export interface NodeAgentOptions {
   hostIP?: string;
   /** How often the Node's Ready heartbeat is refreshed. */
   heartbeatMs?: number;
+  /** How often workers are checked against the pods the API still has. */
+  sweepMs?: number;
 }
 
 export interface NodeAgent {
@@ -132,6 +134,10 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       return;
     }
     if (terminalPhases.has(pod.status?.phase ?? '')) return;
+    for (const other of workers.values()) {
+      // Same name, other uid: the old pod was deleted while we were not watching.
+      if (other.key === `${pod.metadata?.namespace}/${pod.metadata?.name}`) void finishDeletion(other, other.graceMs(), false);
+    }
     const created = new PodWorker(pod, {
       nodeDir: options.dir,
       nodeName,
@@ -155,11 +161,26 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   const informer: RunningInformer<k8s.V1Pod> = await startInformer(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: handle }, logger);
 
+  // A relist after a dropped watch reports a pod deleted and recreated under the same name as an
+  // update of the new uid, never as a delete of the old one: stop workers whose uid is gone.
+  const sweep = setInterval(() => {
+    if (closed) return;
+    const live = new Set(informer.list().map((p) => p.metadata?.uid));
+    for (const worker of workers.values()) {
+      if (!live.has(worker.uid) && !terminating.has(worker.uid)) {
+        logger.info({ pod: worker.key, uid: worker.uid }, 'pod is gone from the API, stopping it');
+        void finishDeletion(worker, worker.graceMs(), false);
+      }
+    }
+  }, options.sweepMs ?? 5000);
+  sweep.unref();
+
   return {
     workers,
     async close(graceMs?: number) {
       closed = true;
       clearInterval(heartbeat);
+      clearInterval(sweep);
       await informer.stop();
       statusWriter.close();
       await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { startTestApiServer, openWatch, type TestApiServer } from '../../support/kube.js';
+import { startTestApiServer, openWatch, kubeConfigAs, type TestApiServer } from '../../support/kube.js';
 import { startLocalNode, type LocalNode } from '../../../local/node/run.js';
 import { createLogger } from '../../../lib/log.js';
 import { eventually, getJson, post, randomIpPrefix, refused, testImages } from './helpers.js';
@@ -277,4 +277,50 @@ test('a container that ignores SIGTERM is killed when the grace period ends', as
   await eventually(async () => (await readPod('stubborn')) === undefined, 'stubborn deleted');
   assert.ok(Date.now() - started >= 900, 'the object stayed until the grace period ended');
   assert.equal(await refused(`http://${ip}:8080/`), true);
+});
+
+test('a pod deleted and recreated while the node was cut off is replaced, not left running', async () => {
+  // The test acts under its own identity so that only the node's token is refused.
+  const testCore = kubeConfigAs(server, 'relist-test-client', join(dir, 'test-client.kubeconfig')).makeApiClient(k8s.CoreV1Api);
+  const podBody = (): k8s.V1Pod => ({
+    metadata: { name: 'phoenix' },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'web',
+          image: 'registry.test/http-pod:1.0',
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          ],
+          readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    },
+  });
+  await testCore.createNamespacedPod({ namespace: ns, body: podBody() });
+  const first = await eventually(async () => {
+    const pod = await readPod('phoenix');
+    return ready(pod) ? pod : undefined;
+  }, 'phoenix ready');
+  const oldIp = first.status!.podIP!;
+  const undo = server.faults.refuse({ token: server.token });
+  try {
+    await testCore.deleteNamespacedPod({ name: 'phoenix', namespace: ns, gracePeriodSeconds: 0 });
+    await testCore.createNamespacedPod({ namespace: ns, body: podBody() });
+    server.faults.compactHistory(); // the node's watch cannot resume: it must relist
+  } finally {
+    undo();
+  }
+  const second = await eventually(async () => {
+    const pod = await readPod('phoenix');
+    return pod && pod.metadata?.uid !== first.metadata?.uid && ready(pod) ? pod : undefined;
+  }, 'new phoenix ready', 30_000);
+  assert.equal((await getJson(`http://${second.status!.podIP}:8080/`)).body.pod, second.metadata?.uid);
+  if (oldIp !== second.status!.podIP) {
+    await eventually(() => refused(`http://${oldIp}:8080/`), 'old phoenix process stopped', 15_000, 250);
+  } else {
+    assert.equal((await getJson(`http://${oldIp}:8080/`)).body.pod, second.metadata?.uid, 'only the new pod answers on the address');
+  }
 });

@@ -26,9 +26,8 @@ export function answerHealth(context: ApiContext, req: Request, res: Response, p
 export const healthRoutes = (router: Router, context: ApiContext): void => {
   router.all(HaNodePaths.liveness, (req, res) => {
     if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) return void res.status(501).type('text/plain').send('Unsupported method');
-    const code = livenessStatus(context.snapshot());
-    if (req.method !== 'GET') return void res.status(code).end();
-    res.status(code).json({});
+    // Patroni answers liveness with the status line only, for every method.
+    res.status(livenessStatus(context.snapshot())).end();
   });
   router.get('/ha', (_req, res) => {
     res.status(200).json(nodeDocument(context.snapshot()));

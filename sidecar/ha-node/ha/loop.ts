@@ -463,17 +463,25 @@ export class HaLoop {
     if (!isPrimary && contact && contact.name !== this.options.name && performance.now() - contact.at < this.config.ttl * 1000) {
       return `no race: ${contact.name} confirmed it is alive through failsafe`;
     }
+    const started = performance.now();
     const peers = await askPeers(otherMembers(cluster, this.options.name), 2000);
+    const asked = performance.now();
     const verdict = raceVerdict(
       { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary },
       cluster,
       this.config,
       peers,
     );
+    const acquireStartedEpoch = Date.now();
     if (verdict.ok && (await this.dcs.attemptToAcquireLeader(walPositionOf(status)))) {
-      this.renewed();
+      this.renewed(acquireStartedEpoch);
       if (!isPrimary) {
+        const acquired = performance.now();
         await this.promote(cluster, status);
+        this.options.logger.info(
+          { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired) },
+          'won the leader race',
+        );
         if (cluster.failover) await this.dcs.setFailover(undefined).catch(() => undefined);
         return 'promoted self to leader by acquiring session lock';
       }

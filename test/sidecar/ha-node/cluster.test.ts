@@ -111,6 +111,9 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
       const onReplica = await fetch(`${replica.apiUrl}/primary`, { method });
       assert.equal(onReplica.status, 503);
     }
+    const liveness = await primary.get('/liveness');
+    assert.equal(liveness.status, 200);
+    assert.equal(liveness.body, '', 'liveness answers with the status line only');
     const unknown = await primary.get('/no-such-endpoint');
     assert.equal(unknown.json().role, 'primary', 'unknown GET paths still carry the document');
     assert.equal((await fetch(`${primary.apiUrl}/no-such-endpoint`, { method: 'POST' })).status, 501);

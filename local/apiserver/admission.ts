@@ -1,0 +1,73 @@
+/** Admission of a write: body decoding, namespace checks, defaulting and validation, in a real server's order. */
+import { nameRuleOf } from './builtins.js';
+import type { WriteOptions } from './api-types.js';
+import { badRequest, forbiddenRequest, invalid, notFound, type FieldError } from './errors.js';
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from './resources.js';
+import type { ObjectStore } from './store.js';
+import { clone, isJsonObject, type KubeObject } from './types.js';
+import { decodeMetadata, validateMetadata, validateName } from './validation.js';
+
+/** Type checks of the body: apiVersion/kind must match the URL, metadata must decode. */
+export function decodeBody(registry: ResourceRegistry, type: ResourceType, body: unknown): KubeObject {
+  if (!isJsonObject(body)) throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: the body must be a JSON object`);
+  const o = clone(body) as KubeObject;
+  const apiVersion = apiVersionOf(type);
+  if (o.apiVersion !== undefined && o.apiVersion !== apiVersion) {
+    const other = typeof o.apiVersion === 'string' ? registry.byKind(o.apiVersion, String(o.kind)) : undefined;
+    if (!other || other.group !== type.group || other.plural !== type.plural) {
+      throw badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersion})`);
+    }
+  }
+  if (o.kind !== undefined && o.kind !== type.kind) throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${String(o.kind)}: no kind "${String(o.kind)}" is registered for version "${apiVersion}"`);
+  o.apiVersion = apiVersion;
+  o.kind = type.kind;
+  if (o.metadata === undefined || o.metadata === null) o.metadata = {};
+  decodeMetadata(o);
+  return o;
+}
+
+export function applyBody(registry: ResourceRegistry, type: ResourceType, patch: unknown, name: string): KubeObject {
+  const o = decodeBody(registry, type, patch);
+  if (o.metadata.name !== undefined && o.metadata.name !== name) throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
+  o.metadata.name = name;
+  return o;
+}
+
+/** Defaulting, decoding rules and validation, in the order a real server runs them. */
+export function admit(type: ResourceType, o: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+  type.decode?.(o, old);
+  type.defaults?.(o);
+  const errors: FieldError[] = [];
+  if (!old) errors.push(...validateName(o.metadata.name as string, nameRuleOf(type)));
+  errors.push(...validateMetadata(o));
+  errors.push(...(type.validate?.(o, old) ?? []));
+  const strictErrors = (o as { __strict?: string[] }).__strict;
+  if (strictErrors) {
+    delete (o as { __strict?: string[] }).__strict;
+    if (strictErrors.length > 0 && options.fieldValidation === 'Strict') {
+      throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${strictErrors.join(', ')}`);
+    }
+  }
+  if (errors.length > 0) throw invalid(type.kind, type.group, String(o.metadata.name ?? ''), errors);
+}
+
+export function checkNamespace(type: ResourceType, namespace: string | undefined, o: KubeObject): void {
+  if (!type.namespaced) {
+    delete o.metadata.namespace;
+    return;
+  }
+  if (!namespace) throw badRequest('the server could not find the requested resource (namespace required)');
+  if (o.metadata.namespace && o.metadata.namespace !== namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  o.metadata.namespace = namespace;
+}
+
+export function checkNamespaceWritable(store: ObjectStore, type: ResourceType, namespace: string | undefined, name: string): void {
+  if (!type.namespaced || !namespace) return;
+  const ns = store.get('/namespaces', undefined, namespace);
+  if (!ns) throw notFound('namespaces', '', namespace);
+  if (ns.metadata.deletionTimestamp) {
+    throw forbiddenRequest(`${type.plural}${type.group ? `.${type.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, type.plural, type.group, name);
+  }
+}

@@ -2,6 +2,7 @@
  * CustomResourceDefinitions: validating CRD writes, serving their resources (per served version)
  * with schema validation, defaulting and pruning, and cleaning up custom resources on CRD deletion.
  */
+import type { Logger } from '../../lib/log.js';
 import { typeKeyOf, type ApiCore } from './api.js';
 import { forbidden, invalidValue, required, type FieldError } from './errors.js';
 import { checkJsonPath } from './jsonpath.js';
@@ -167,7 +168,7 @@ export function registerStoredCrds(core: ApiCore): void {
  * Keeps the registry in step with CRD objects: establishes new ones (status), re-registers on
  * change, removes custom resources when a CRD is being deleted, then its paths.
  */
-export function watchCrds(core: ApiCore): () => void {
+export function watchCrds(core: ApiCore, logger?: Logger): () => void {
   const key = typeKeyOf(crdType);
   let pending = false;
   const reconcile = (): void => {
@@ -198,7 +199,14 @@ export function watchCrds(core: ApiCore): () => void {
     if (event.type === 'DELETED') for (const t of typesOf(event.object)) core.registry.remove(t.group, t.version, t.plural);
     if (!pending) {
       pending = true;
-      setImmediate(reconcile);
+      setImmediate(() => {
+        try {
+          reconcile();
+        } catch (err) {
+          // A failed pass must not take the server down; the next CRD event retries.
+          logger?.error({ err }, 'CRD reconcile failed');
+        }
+      });
     }
   });
   return unsubscribe;

@@ -10,7 +10,7 @@ export function loadState(path: string): StoreSnapshot | undefined {
 }
 
 /** Saves after writes settle (debounced) and once more on stop; writes go through a temp file. */
-export function persistState(store: ObjectStore, path: string, delayMs = 200): { flush(): void; stop(): void } {
+export function persistState(store: ObjectStore, path: string, onError: (err: unknown) => void, delayMs = 200): { flush(): void; stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
     if (timer) clearTimeout(timer);
@@ -20,7 +20,15 @@ export function persistState(store: ObjectStore, path: string, delayMs = 200): {
     renameSync(temp, path);
   };
   const unsubscribe = store.subscribe(() => {
-    if (!timer) timer = setTimeout(flush, delayMs);
+    if (!timer) {
+      timer = setTimeout(() => {
+        try {
+          flush();
+        } catch (err) {
+          onError(err);
+        }
+      }, delayMs);
+    }
   });
   return {
     flush,

@@ -92,9 +92,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
     if (snapshot) store.restore(snapshot);
   }
   registerStoredCrds(core);
-  const stopCrds = watchCrds(core);
+  const stopCrds = watchCrds(core, logger);
   bootstrap(core);
-  const persistence = options.stateFile ? persistState(store, options.stateFile) : undefined;
+  const persistence = options.stateFile ? persistState(store, options.stateFile, (err) => logger.error({ err, stateFile: options.stateFile }, 'cannot save state')) : undefined;
   const stopGc = startGarbageCollector(core, logger);
   const faults = new Faults(() => store.compact());
 

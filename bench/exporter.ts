@@ -1,7 +1,7 @@
 /**
  * Exporter benchmark (not a test): Keelson's exporter next to Debian's prometheus-postgres-exporter
  * against the same PostgreSQL 15, in one run. Prints a table of scrape times, samples per scrape
- * and memory. Run: node --import tsx bench/exporter.ts   (SCRAPES=2000 for the RSS series)
+ * and memory. Run: node --import tsx bench/exporter.ts   (SCRAPES=rounds, RSS_SCRAPES=length of the RSS series)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -23,15 +23,6 @@ const scrapes = Number(process.env.SCRAPES ?? 200);
 const distDir = resolve(repoRoot, 'bench/.exporter-dist');
 const keelsonBin = resolve(distDir, 'bin/keelson.js');
 const rssScrapes = Number(process.env.RSS_SCRAPES ?? 2000);
-
-interface Row {
-  name: string;
-  median: number;
-  p95: number;
-  samples: number;
-  rssMb: number;
-  note?: string;
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))];
@@ -77,20 +68,6 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function keelsonRun(pg: TestPostgres, name: string, extraArgs: string[], count: number, note?: string): Promise<Row & { child?: never }> {
-  const port = await freePort();
-  const child = await startProcess(process.execPath, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', ...extraArgs], { PG_EXPORTER_URL: pg.url, LOG_LEVEL: 'error' }, port);
-  try {
-    const url = `http://127.0.0.1:${port}/metrics`;
-    await scrapeSeries(url, 5); // warm-up: plan, connect, JIT
-    const { times, samples } = await scrapeSeries(url, count);
-    const sorted = [...times].sort((a, b) => a - b);
-    return { name, median: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), samples, rssMb: memory(child.pid ?? 0).hwm, note };
-  } finally {
-    await stopProcess(child);
-  }
-}
-
 /** The queries the exporter runs against each database for this config, found by planning in-process. */
 async function plannedQueries(db: TestPostgres, config: string): Promise<Array<{ datname: string; query: string }>> {
   const options = resolveExporterOptions({ 'web.listen-address': ['127.0.0.1:0'], 'connect-timeout': '1000', url: db.url, config, 'disable-cache': 'true' }, {});
@@ -101,48 +78,6 @@ async function plannedQueries(db: TestPostgres, config: string): Promise<Array<{
   } finally {
     await running.close();
   }
-}
-
-/**
- * Uncached scrapes of a config next to what its queries cost PostgreSQL in the same run:
- * pg_stat_statements execution + planning time per scrape, and the client-observed time of
- * running the same planned queries one after another over plain connections.
- */
-async function uncachedVersusQueries(db: TestPostgres, config: string): Promise<{ row: Row; serverMs: number; directMs: number }> {
-  const rounds = 50;
-  const queries = await plannedQueries(db, config);
-  const port = await freePort();
-  const child = await startProcess(process.execPath, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', '--config', config, '--disable-cache'], { PG_EXPORTER_URL: db.url, LOG_LEVEL: 'error' }, port);
-  let row: Row;
-  let serverMs: number;
-  try {
-    const url = `http://127.0.0.1:${port}/metrics`;
-    await scrapeSeries(url, 5);
-    await db.query('SELECT pg_stat_statements_reset()');
-    const { times, samples } = await scrapeSeries(url, rounds);
-    const total = await db.query<{ ms: number }>(`SELECT sum(total_exec_time + total_plan_time)::float8 AS ms FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements_reset%'`);
-    serverMs = Number(total.rows[0].ms) / rounds;
-    const sorted = [...times].sort((a, b) => a - b);
-    row = { name: 'keelson, pg_exporter config, uncached', median: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), samples, rssMb: memory(child.pid ?? 0).hwm };
-  } finally {
-    await stopProcess(child);
-  }
-  const clients = new Map<string, pg.Client>();
-  for (const { datname } of queries) {
-    if (clients.has(datname)) continue;
-    const client = new pg.Client({ connectionString: db.urlFor(datname), types: exporterTypes });
-    await client.connect();
-    clients.set(datname, client);
-  }
-  const direct: number[] = [];
-  for (let r = 0; r < rounds + 5; r++) {
-    const started = performance.now();
-    for (const { datname, query } of queries) await clients.get(datname)?.query({ text: query, rowMode: 'array' });
-    if (r >= 5) direct.push(performance.now() - started);
-  }
-  for (const client of clients.values()) await client.end();
-  const directMs = [...direct].sort((a, b) => a - b)[Math.floor(direct.length / 2)];
-  return { row, serverMs, directMs };
 }
 
 /** RSS sampled every 100 scrapes after a 200-scrape warm-up, to see whether memory stays flat. */
@@ -176,21 +111,6 @@ function ensureGoExporter(): boolean {
   return existsSync(goExporterBin);
 }
 
-async function goRun(pg: TestPostgres): Promise<Row | undefined> {
-  if (!ensureGoExporter()) return undefined;
-  const port = await freePort();
-  const child = await startProcess(goExporterBin, [`--web.listen-address=127.0.0.1:${port}`], { DATA_SOURCE_NAME: `${pg.url}?sslmode=disable` }, port);
-  try {
-    const url = `http://127.0.0.1:${port}/metrics`;
-    await scrapeSeries(url, 5);
-    const { times, samples } = await scrapeSeries(url, scrapes);
-    const sorted = [...times].sort((a, b) => a - b);
-    return { name: 'prometheus-postgres-exporter (Debian)', median: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), samples, rssMb: memory(child.pid ?? 0).hwm };
-  } finally {
-    await stopProcess(child);
-  }
-}
-
 function pgbench(pg: TestPostgres, args: string[]): void {
   execFileSync(resolve(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'pgbench'), ['-h', pg.host, '-p', String(pg.port), '-U', pg.superuser, ...args, 'app'], { env: { ...process.env, PGPASSWORD: pg.password }, stdio: 'ignore' });
 }
@@ -207,42 +127,133 @@ function compileKeelson(): void {
   if (!existsSync(keelsonBin)) throw new Error('compiling keelson for the benchmark failed');
 }
 
+interface Target {
+  name: string;
+  /** Runs one scrape (or one round of direct queries) and returns its sample count. */
+  once(): Promise<number>;
+  pid?: number;
+  times: number[];
+  samples: number;
+  stop(): Promise<void>;
+}
+
+async function keelsonTarget(db: TestPostgres, name: string, args: string[]): Promise<Target> {
+  const port = await freePort();
+  const child = await startProcess(process.execPath, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', ...args], { PG_EXPORTER_URL: db.url, LOG_LEVEL: 'error' }, port);
+  return httpTarget(name, `http://127.0.0.1:${port}/metrics`, child);
+}
+
+async function goTarget(db: TestPostgres): Promise<Target | undefined> {
+  if (!ensureGoExporter()) return undefined;
+  const port = await freePort();
+  const child = await startProcess(goExporterBin, [`--web.listen-address=127.0.0.1:${port}`], { DATA_SOURCE_NAME: `${db.url}?sslmode=disable` }, port);
+  return httpTarget('prometheus-postgres-exporter (Debian)', `http://127.0.0.1:${port}/metrics`, child);
+}
+
+function httpTarget(name: string, url: string, child: ChildProcess): Target {
+  return {
+    name,
+    pid: child.pid,
+    times: [],
+    samples: 0,
+    async once() {
+      const body = await (await fetch(url)).text();
+      return countSamples(body);
+    },
+    stop: () => stopProcess(child),
+  };
+}
+
+/** The planned queries of a config run one after another over plain connections, as a baseline. */
+async function directTarget(db: TestPostgres, config: string): Promise<Target> {
+  const queries = await plannedQueries(db, config);
+  const clients = new Map<string, pg.Client>();
+  for (const { datname } of queries) {
+    if (clients.has(datname)) continue;
+    const client = new pg.Client({ connectionString: db.urlFor(datname), types: exporterTypes });
+    await client.connect();
+    clients.set(datname, client);
+  }
+  return {
+    name: `same queries run directly (${queries.length})`,
+    times: [],
+    samples: 0,
+    async once() {
+      let rows = 0;
+      for (const { datname, query } of queries) rows += (await clients.get(datname)?.query({ text: query, rowMode: 'array' }))?.rowCount ?? 0;
+      return rows;
+    },
+    async stop() {
+      for (const client of clients.values()) await client.end();
+    },
+  };
+}
+
+/**
+ * Every target is scraped once per round, in turn, so that all of them see the same machine load
+ * (the 2-core machine is shared, and absolute figures move with it; the comparisons hold).
+ */
+async function interleaved(targets: Target[], rounds: number): Promise<void> {
+  for (let r = 0; r < rounds + 5; r++) {
+    for (const target of targets) {
+      const started = performance.now();
+      const samples = await target.once();
+      if (r >= 5) {
+        target.times.push(performance.now() - started);
+        target.samples = samples;
+      }
+    }
+  }
+}
+
+const median = (t: Target) => percentile([...t.times].sort((a, b) => a - b), 0.5);
+
 async function main(): Promise<void> {
   compileKeelson();
-  const pg = await startPostgres({ settings: { shared_preload_libraries: `'pg_stat_statements'`, 'pg_stat_statements.track_planning': 'on' } });
+  const db = await startPostgres({ settings: { shared_preload_libraries: `'pg_stat_statements'` } });
+  const targets: Target[] = [];
   try {
-    await pg.query('CREATE EXTENSION pg_stat_statements');
-    await pg.query('CREATE DATABASE app');
-    pgbench(pg, ['-i', '-s', '1', '-q']);
-    pgbench(pg, ['-c', '2', '-t', '200', '-n']);
-    const rows: Row[] = [];
-    rows.push(await keelsonRun(pg, 'keelson, built-in set, cached', [], scrapes));
-    rows.push(await keelsonRun(pg, 'keelson, built-in set, uncached', ['--disable-cache'], scrapes));
-    rows.push(await keelsonRun(pg, 'keelson, pg_exporter config, cached', ['--config', resolve(sharedConfig, 'pg_exporter.yml')], scrapes));
-    const uncached = await uncachedVersusQueries(pg, resolve(sharedConfig, 'pg_exporter.yml'));
-    rows.push({
-      ...uncached.row,
-      note: `queries run directly: ${uncached.directMs.toFixed(2)} ms (ratio ${(uncached.row.median / uncached.directMs).toFixed(2)}); pg_stat_statements exec+plan ${uncached.serverMs.toFixed(2)} ms (ratio ${(uncached.row.median / uncached.serverMs).toFixed(2)})`,
-    });
-    const go = await goRun(pg);
-    if (go) rows.push(go);
-    const rss = await rssSeries(pg, resolve(sharedConfig, 'pg_exporter.yml'));
+    await db.query('CREATE EXTENSION pg_stat_statements');
+    await db.query('CREATE DATABASE app');
+    pgbench(db, ['-i', '-s', '1', '-q']);
+    pgbench(db, ['-c', '2', '-t', '200', '-n']);
+    const pgExporterYml = resolve(sharedConfig, 'pg_exporter.yml');
+    targets.push(await keelsonTarget(db, 'keelson, built-in set, cached', []));
+    targets.push(await keelsonTarget(db, 'keelson, built-in set, uncached', ['--disable-cache']));
+    targets.push(await keelsonTarget(db, 'keelson, pg_exporter config, cached', ['--config', pgExporterYml]));
+    const uncached = await keelsonTarget(db, 'keelson, pg_exporter config, uncached', ['--config', pgExporterYml, '--disable-cache']);
+    targets.push(uncached);
+    const direct = await directTarget(db, pgExporterYml);
+    targets.push(direct);
+    const go = await goTarget(db);
+    if (go) targets.push(go);
+    await interleaved(targets, scrapes);
 
-    process.stdout.write(`\nExporter benchmark: PostgreSQL 15 on 127.0.0.1, ${scrapes} sequential scrapes per row (after 5 warm-up)\n\n`);
-    process.stdout.write(`${'exporter / mode'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples'.padStart(8)} ${'peak RSS MB'.padStart(12)}  note\n`);
-    for (const r of rows) {
-      process.stdout.write(`${r.name.padEnd(42)} ${fmt(r.median).padStart(9)} ${fmt(r.p95)} ${String(r.samples).padStart(8)} ${fmt(r.rssMb).padStart(12)}  ${r.note ?? ''}\n`);
+    process.stdout.write(`\nExporter benchmark: PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds)\n\n`);
+    process.stdout.write(`${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`);
+    for (const t of targets) {
+      const sorted = [...t.times].sort((a, b) => a - b);
+      const rss = t.pid ? fmt(memory(t.pid).hwm) : '-';
+      const samples = t === direct ? `${t.samples} rows` : String(t.samples);
+      process.stdout.write(`${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(8)} ${rss.padStart(12)}\n`);
     }
-    if (!go) process.stdout.write('prometheus-postgres-exporter: not available (apt-get install failed)\n');
+    process.stdout.write(`\nuncached pg_exporter config / its queries run directly: ${(median(uncached) / median(direct)).toFixed(2)}x (medians)\n`);
+    if (go) process.stdout.write(`keelson built-in set, cached / Go exporter: ${(median(targets[0]) / median(go)).toFixed(2)}x; uncached: ${(median(targets[1]) / median(go)).toFixed(2)}x\n`);
+    else process.stdout.write('prometheus-postgres-exporter: not available (apt-get install failed)\n');
+    for (const t of targets) await t.stop();
+    targets.length = 0;
+
+    const rss = await rssSeries(db, pgExporterYml);
     const low = Math.min(...rss);
     const high = Math.max(...rss);
     const mean = rss.reduce((a, b) => a + b, 0) / rss.length;
     process.stdout.write(
-      `\nRSS over ${rssScrapes} scrapes (pg_exporter config, cached), sampled every 100 after 200: first ${rss[0].toFixed(1)} MB, last ${rss[rss.length - 1].toFixed(1)} MB, ` +
-        `min ${low.toFixed(1)}, max ${high.toFixed(1)}, mean ${mean.toFixed(1)} (max deviation from mean ${((Math.max(high - mean, mean - low) / mean) * 100).toFixed(1)}%)\n`,
+      `RSS over ${rssScrapes} scrapes (pg_exporter config, cached), sampled every 100 after 200: first ${rss[0].toFixed(1)} MB, last ${rss[rss.length - 1].toFixed(1)} MB, ` +
+        `min ${low.toFixed(1)}, max ${high.toFixed(1)} (max deviation from the mean ${((Math.max(high - mean, mean - low) / mean) * 100).toFixed(1)}%)\n`,
     );
   } finally {
-    await pg.stop();
+    for (const t of targets) await t.stop().catch(() => undefined);
+    await db.stop();
     rmSync(distDir, { recursive: true, force: true });
   }
 }

@@ -62,12 +62,15 @@ describe('admin with Redis stopped mid-run and restarted', () => {
     assert.equal((await h.call('POST', '/api/v1/auth/captcha', { body: { phone: '13700000000' } })).code, '0000');
   });
 
-  it('limits logins per client address (2500)', async () => {
+  it('limits logins and captcha requests per client address (2500)', async () => {
     let code = '0000';
     for (let i = 0; i < 45 && code !== '2500'; i++) code = (await h.call('POST', '/api/v1/auth/login', { body: { userName: `nobody${i}`, password: 'x' } })).code;
     assert.equal(code, '2500');
     assert.equal((await h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: ADMIN_PASSWORD } })).code, '2500', 'the address is blocked for every name');
     assert.ok(h.logs.some((l) => l.action === 'login.rate_limited'), 'audited');
+    let captcha = '0000';
+    for (let i = 0; i < 45 && captcha === '0000'; i++) captcha = (await h.call('POST', '/api/v1/auth/captcha', { body: { phone: `1360000${String(i).padStart(4, '0')}` } })).code;
+    assert.equal(captcha, '2500', 'captcha requests share the per-address budget');
   });
 
   it('a restarted admin keeps its data, does not seed again and accepts existing tokens', async () => {

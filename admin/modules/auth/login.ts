@@ -63,6 +63,9 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
 
   router.post('/captcha', { summary: 'Send a login or registration captcha to a phone' }, async (req) => {
     const { phone } = parseBody(captchaBody, req.body);
+    // Sending codes costs money once an SMS gateway is attached: the per-address login budget applies.
+    const wait = loginLimiter.hit(`captcha-addr:${req.ip ?? 'unknown'}`, config.loginLimitPerAddress);
+    if (wait > 0) throw new BizError(Code.RATE_LIMITED, `too many captcha requests, try again in ${wait} s`);
     let code: string;
     try {
       code = await issueCaptcha(services.kv, phone);

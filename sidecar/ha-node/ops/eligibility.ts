@@ -31,6 +31,8 @@ export function candidatePool(request: FailoverRequest, cluster: ClusterView, co
   const syncNames = new Set(cluster.sync?.sync_standby ?? []);
   const strictSync = config.synchronousMode === 'on' && action === 'switchover' && Boolean(holder);
   if (request.candidate) {
+    // Patroni writes the key and answers "failed" after the wait; say it at once instead.
+    if (request.candidate === holder) return fail(412, `${action} is not possible: ${request.candidate} is already the leader`);
     if (strictSync && !syncNames.has(request.candidate)) return fail(412, 'candidate name does not match with sync_standby');
     const member = cluster.members.find((m) => m.name === request.candidate);
     if (!member) return fail(412, 'candidate does not exists');

@@ -42,10 +42,12 @@ export class NodeOperations {
     return readPendingRestart((sql) => pg.query<PendingRestartRow>(sql)).catch(() => ({ pending: this.snapshot().pendingRestart, reason: {} }));
   }
 
+  /** Role and version read from the server now (the loop's snapshot may be a cycle old or empty). */
   async facts(): Promise<RestartFacts> {
     const snapshot = this.snapshot();
-    const role = snapshot.isLeader ? 'primary' : roleOf(snapshot) === 'replica' ? 'replica' : 'unknown';
-    return { role, serverVersion: snapshot.status?.serverVersion, pendingRestart: (await this.pendingRestart()).pending };
+    const status = this.pg?.isRunning() ? await this.pg.status().catch(() => snapshot.status) : snapshot.status;
+    const role = status ? (status.inRecovery ? 'replica' : snapshot.isLeader ? 'primary' : 'unknown') : roleOf(snapshot) === 'replica' ? 'replica' : 'unknown';
+    return { role, serverVersion: status?.serverVersion, pendingRestart: (await this.pendingRestart()).pending };
   }
 
   /** Restarts now when every condition of the request holds. */

@@ -137,7 +137,12 @@ describe('keelson ctl against a live 3-member cluster', () => {
   });
 
   it('failover to the nofailover member is refused with 412 (and ctl exits 1)', async () => {
-    const primary = (await cluster.primary())!;
+    let primary = await settled();
+    if (primary === cluster.members[2]) {
+      // The nofailover member may have bootstrapped the cluster; move the primary off it first.
+      assert.equal((await post(primary, '/switchover', { leader: primary.name, candidate: cluster.members[0]!.name })).status, 200);
+      primary = await settled();
+    }
     const r = await post(primary, '/failover', { candidate: cluster.members[2]!.name });
     assert.equal(r.status, 412);
     assert.match(r.text, /^failover is not possible: no good candidates have been found/);
@@ -217,6 +222,18 @@ describe('keelson ctl against a live 3-member cluster', () => {
     await settled();
   });
 
+  it('switchover without a candidate moves the primary to an eligible replica (never the nofailover one)', async () => {
+    const primary = await settled();
+    const r = await post(primary, '/switchover', { leader: primary.name });
+    assert.equal(r.status, 200, r.text);
+    const match = /^Successfully switched over to "(.+)"$/.exec(r.text);
+    assert.ok(match, r.text);
+    assert.notEqual(match[1], primary.name);
+    assert.notEqual(match[1], cluster.members[2]!.name);
+    assert.equal(await cluster.leaderName(), match[1]);
+    await settled();
+  });
+
   it('pause and resume show in the configuration and the member list', async () => {
     const paused = await ctl(['pause']);
     assert.equal(paused.code, 0, paused.stderr);
@@ -235,9 +252,15 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.equal(leaderReinit.code, 1);
     assert.match(leaderReinit.stdout, /I am the leader, can not reinitialize/);
     const replica = cluster.members.find((m) => m !== primary)!;
+    const requested = new Date();
     const r = await ctl(['reinit', replica.name, '--force']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /reinitialize started/);
-    await settled();
+    // A fresh clone: a new postmaster in recovery, started after the request, and the clone logged.
+    await cluster.waitFor('the re-cloned replica', async () => {
+      const rows = await replica.query<{ fresh: boolean; standby: boolean }>('SELECT pg_postmaster_start_time() > $1 AS fresh, pg_is_in_recovery() AS standby', [requested]);
+      return rows[0]?.fresh === true && rows[0].standby === true;
+    }, 60_000);
+    assert.equal((replica.log().match(/created a replica from/g) ?? []).length, 2, 'cloned at start and again after reinit');
   });
 });

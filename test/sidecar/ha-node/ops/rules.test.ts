@@ -147,6 +147,7 @@ describe('eligibility (checks 1-6)', () => {
     assert.equal(text(candidatePool(req({ leader: 'b' }), healthy, asyncConfig)), '412 leader name does not match');
     assert.equal(text(candidatePool(req({ leader: 'a' }), clusterOf(undefined, members), asyncConfig)), '412 leader name does not match');
     assert.equal(text(candidatePool(req({ leader: 'a', candidate: 'x' }), healthy, asyncConfig)), '412 candidate does not exists');
+    assert.equal(text(candidatePool(req({ action: 'failover', candidate: 'a' }), healthy, asyncConfig)), '412 failover is not possible: a is already the leader');
     assert.equal(text(candidatePool(req({ leader: 'a' }), clusterOf('a', [members[0]!]), asyncConfig)), '412 switchover is not possible: cluster does not have members except leader');
     const sync = { ...asyncConfig, synchronousMode: 'on' as const };
     const syncCluster = clusterOf('a', members, { sync: { leader: 'a', sync_standby: ['c'] } });

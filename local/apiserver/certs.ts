@@ -13,6 +13,8 @@ export interface CertificateBundle {
   serverKey: string;
   clientCert: string;
   clientKey: string;
+  /** Issues another client certificate from the same CA (the CN is the client's identity). */
+  issueClient(commonName: string, organization?: string): { cert: string; key: string };
 }
 
 const oids = {
@@ -113,11 +115,15 @@ export function generateCertificates(hosts: string[], clientUser = 'keelson-admi
     extension(oids.extKeyUsage, false, sequence(objectIdentifier(oids.serverAuth))),
     extension(oids.subjectAltName, false, subjectAltNames(hosts)),
   ]);
-  const client = party(clientUser, 'system:masters');
-  const clientCert = issue(client, ca, [
-    extension(oids.basicConstraints, true, sequence()),
-    extension(oids.keyUsage, true, bitString(Buffer.from([0x80]), 7)),
-    extension(oids.extKeyUsage, false, sequence(objectIdentifier(oids.clientAuth))),
-  ]);
-  return { caCert, serverCert, serverKey: pem(server.key.privateKey), clientCert, clientKey: pem(client.key.privateKey) };
+  const issueClient = (commonName: string, organization?: string): { cert: string; key: string } => {
+    const client = party(commonName, organization);
+    const cert = issue(client, ca, [
+      extension(oids.basicConstraints, true, sequence()),
+      extension(oids.keyUsage, true, bitString(Buffer.from([0x80]), 7)),
+      extension(oids.extKeyUsage, false, sequence(objectIdentifier(oids.clientAuth))),
+    ]);
+    return { cert, key: pem(client.key.privateKey) };
+  };
+  const admin = issueClient(clientUser, 'system:masters');
+  return { caCert, serverCert, serverKey: pem(server.key.privateKey), clientCert: admin.cert, clientKey: admin.key, issueClient };
 }

@@ -55,8 +55,11 @@ export interface RunningApiServer {
   faults: FaultControl;
   /** The CA certificate (PEM) when serving HTTPS. */
   caCert?: string;
-  /** Writes a kubeconfig for another client identity (a different bearer token), for fault tests. */
-  writeKubeconfig(path: string, identity: { token: string }): void;
+  /**
+   * Writes a kubeconfig for another client identity, for fault tests: a bearer token, or (HTTPS
+   * only) a client certificate whose CN names the client.
+   */
+  writeKubeconfig(path: string, identity: { token: string } | { commonName: string }): void;
   close(): Promise<void>;
 }
 
@@ -127,8 +130,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   const url = `${useHttps ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const token = randomBytes(16).toString('hex');
   const kubeconfigPath = options.kubeconfigPath ?? join(dir, 'kubeconfig');
-  const writeKubeconfig = (path: string, identity: { token: string }): void => {
-    writeFileSync(path, renderKubeconfig({ server: url, caCert: certs?.caCert, token: identity.token }), { mode: 0o600 });
+  const writeKubeconfig = (path: string, identity: { token: string } | { commonName: string }): void => {
+    if ('commonName' in identity) {
+      if (!certs) throw new Error('client certificates need HTTPS');
+      const client = certs.issueClient(identity.commonName);
+      writeFileSync(path, renderKubeconfig({ server: url, caCert: certs.caCert, clientCert: client.cert, clientKey: client.key }), { mode: 0o600 });
+    } else {
+      writeFileSync(path, renderKubeconfig({ server: url, caCert: certs?.caCert, token: identity.token }), { mode: 0o600 });
+    }
   };
   writeKubeconfig(kubeconfigPath, { token });
   if (certs) {

@@ -17,9 +17,12 @@ export async function startTestApiServer(options: ApiServerOptions = {}): Promis
   return Object.assign(server, { kubeConfig });
 }
 
-/** A KubeConfig for the same server under another identity (bearer token), e.g. to refuse one client. */
-export function kubeConfigAs(server: RunningApiServer, token: string, path: string): k8s.KubeConfig {
-  server.writeKubeconfig(path, { token });
+/**
+ * A KubeConfig for the same server under another identity, e.g. to refuse one client: a bearer
+ * token (a string) or a client certificate with the given CN (`{ commonName }`, HTTPS only).
+ */
+export function kubeConfigAs(server: RunningApiServer, identity: string | { commonName: string }, path: string): k8s.KubeConfig {
+  server.writeKubeconfig(path, typeof identity === 'string' ? { token: identity } : identity);
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(path);
   return kc;

@@ -37,6 +37,16 @@ describe('API server stand-in: fault injection', () => {
     undo503();
   });
 
+  it('tells clients apart by client certificate CN', async () => {
+    const byCert = kubeConfigAs(server, { commonName: 'ha-node-2' }, join(dir, 'cert.kubeconfig')).makeApiClient(k8s.CoreV1Api);
+    await byCert.listNamespace();
+    const undo = server.faults.refuse({ commonName: 'ha-node-2', response: 403 });
+    await assert.rejects(byCert.listNamespace(), (e) => (e as { code?: number }).code === 403);
+    await core.listNamespace();
+    undo();
+    await byCert.listNamespace();
+  });
+
   it('cuts the refused client\'s open watches', async () => {
     const watch = await openWatch(server, '/api/v1/namespaces/default/configmaps?watch=true', { token: 'node-2-token' });
     const other = await openWatch(server, '/api/v1/namespaces/default/configmaps?watch=true');

@@ -29,6 +29,7 @@ export function createExporterCommand(): Command {
     .option('-T, --connect-timeout <ms>', 'bound on prechecks and health probes in ms (default 100, env PG_EXPORTER_CONNECT_TIMEOUT)')
     .option('--health-interval <ms>', 'time between health probes in ms (default 1000; Keelson only)')
     .option('--log.level <level>', 'debug, info, warn or error (env LOG_LEVEL)')
+    .addOption(new Option('--log.format <format>', 'accepted for pg_exporter compatibility; logs are always JSON lines').choices(['logfmt', 'json']))
     .option('-D, --dry-run', 'print the explain text of every configured collector and exit')
     .option('-E, --explain', 'connect, plan, print the explain text and exit')
     .action(async (opts: Record<string, unknown>) => {
@@ -61,6 +62,7 @@ export function createExporterCommand(): Command {
         }
         const { createLogger } = await import('../../lib/log.js');
         const logger = createLogger({ name: 'exporter', level: options.logLevel, destination: process.stderr });
+        if (opts['log.format'] === 'logfmt') logger.warn('--log.format logfmt is not supported; logging JSON lines');
         if (opts.explain) {
           process.stdout.write(await run.explainPlanText(options, logger));
           return;

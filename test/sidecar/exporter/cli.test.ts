@@ -88,7 +88,7 @@ describe('keelson exporter command line', () => {
 
   it('serves until SIGTERM, taking the URL from PG_EXPORTER_URL; SIGHUP reloads', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '2000', '--label', 'pod=db-0'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '2000', '--label', 'pod=db-0', '--log.format', 'logfmt', '--disable-cache=false'], {
       cwd: repoRoot,
       env: { ...cleanEnv, PG_EXPORTER_URL: pg.url, LOG_LEVEL: 'info' },
     });
@@ -104,6 +104,7 @@ describe('keelson exporter command line', () => {
       for (let i = 0; i < 40 && !logs.includes('collector configuration reloaded'); i++) await new Promise((r) => setTimeout(r, 50));
       assert.match(logs, /collector configuration reloaded/);
       assert.doesNotMatch(logs, /secret|keelson-test/, 'the password never reaches the log');
+      assert.match(logs, /"msg":"--log.format logfmt is not supported; logging JSON lines"/);
     } finally {
       child.kill('SIGTERM');
     }

@@ -171,6 +171,11 @@ describe('admin system-manage resources', () => {
       const tree = await call<Rec[]>('GET', '/menus/tree');
       const manageNode = tree.data.find((n) => n.routeName === 'manage') as { children: Rec[] };
       assert.ok(manageNode.children.some((c) => c.routeName === 'manage_cluster'));
+      const buttonTree = await call<{ label: string; children: { label: string; children?: { kind: string; label: string }[] }[] }[]>('GET', '/menus/buttons/tree');
+      const manageButtons = buttonTree.data.find((n) => n.label === 'system manage');
+      const clusterNode = manageButtons?.children.find((c) => c.label === 'cluster manage');
+      assert.deepEqual(clusterNode?.children?.map((b) => b.kind), ['button'], 'buttons hang under their menu');
+      assert.ok(buttonTree.data.some((n) => n.label === 'other buttons'), 'buttons without a menu are grouped');
       const pages = await call<string[]>('GET', '/menus/pages');
       assert.ok(pages.data.includes('manage_cluster') && pages.data.includes('home'));
       const updated = await call('PATCH', `/menus/${created.data.id as string}`, { hide_in_menu: true, byMenuButtons: [] });

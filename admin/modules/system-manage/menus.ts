@@ -109,6 +109,29 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
     },
   });
 
+  // For granting buttons to a role: menus nested as in the menu tree, each with its buttons as leaves.
+  router.get('/menus/buttons/tree', { summary: 'Menus with their buttons, as a tree', tags: ['menus'] }, async () => {
+    const menus = await db.query<{ id: number; parent_id: number; menu_name: string }>(`SELECT id, parent_id, menu_name FROM menus WHERE constant = false ORDER BY "order", id`);
+    const buttons = await db.query<{ id: number; menu_id: number | null; button_code: string; button_desc: string }>('SELECT id, menu_id, button_code, button_desc FROM buttons ORDER BY id');
+    type Node = { id: string; label: string; kind: 'menu' | 'button'; children?: Node[] };
+    const nodes = new Map<number, Node>(menus.rows.map((m) => [m.id, { id: ids.encode(m.id), label: m.menu_name, kind: 'menu' }]));
+    const roots: Node[] = [];
+    for (const m of menus.rows) {
+      const node = nodes.get(m.id) as Node;
+      const parent = nodes.get(m.parent_id);
+      if (parent) (parent.children ??= []).push(node);
+      else roots.push(node);
+    }
+    const loose: Node = { id: '0', label: 'other buttons', kind: 'menu' };
+    for (const b of buttons.rows) {
+      const owner = (b.menu_id !== null ? nodes.get(b.menu_id) : undefined) ?? loose;
+      (owner.children ??= []).push({ id: ids.encode(b.id), label: b.button_desc ? `${b.button_code} (${b.button_desc})` : b.button_code, kind: 'button' });
+    }
+    const hasButtons = (node: Node): boolean => node.kind === 'button' || (node.children ?? []).some(hasButtons);
+    const prune = (list: Node[]): Node[] => list.filter(hasButtons).map((n) => (n.children ? { ...n, children: prune(n.children) } : n));
+    return success(prune(loose.children ? [...roots, loose] : roots));
+  });
+
   router.get('/menus/pages', { summary: 'Route names of pages (for choosing a home page)', tags: ['menus'] }, async () => {
     const { rows } = await db.query<{ route_name: string }>(`SELECT route_name FROM menus WHERE constant = false AND menu_type = '2' AND status_type = '1' ORDER BY "order", id`);
     return success(rows.map((r) => r.route_name));

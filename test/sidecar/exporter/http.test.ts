@@ -247,8 +247,12 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.equal(valueOf(m, 'probe_answer'), 7);
   });
 
-  it('unknown paths are 404; / is the landing page', async () => {
+  it('unknown paths are 404; / is the landing page; /version names the build', async () => {
     assert.equal((await get(`${exporter.url}/readyness`)).status, 404);
+    const version = await get(`${exporter.url}/version`);
+    assert.equal(version.status, 200);
+    assert.match(version.body, /^keelson exporter version \d+\.\d+\.\d+/);
+    assert.equal((await get(`${exporter.url}/up`, { method: 'HEAD' })).status, 200, 'HEAD works for probes');
     const root = await get(`${exporter.url}/`);
     assert.equal(root.status, 200);
     assert.match(root.body, /<h1>PG Exporter<\/h1>/);

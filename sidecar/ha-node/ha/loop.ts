@@ -8,6 +8,7 @@ import { dbStateText } from '../postgres/state.js';
 import { otherMembers, raceVerdict } from './election.js';
 import { isPaused, manualFailoverTiming, raceAllowed, readPendingRestart } from '../ops/loop-decisions.js';
 import { askPeer, askPeers } from './peers.js';
+import { nextSyncStep } from './sync-plan.js';
 import { effectiveConfig, initialDynamicConfig, isTrue, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 import { readTimelineHistory } from './timeline-history.js';
@@ -47,8 +48,8 @@ export class HaLoop {
   private lastAction = '';
   /** The last POST /failsafe from a leader that could not reach the API server. */
   private failsafeContact: { name: string; at: number } | undefined;
-  /** Where the primary's WAL was when synchronous_standby_names last changed to a new standby. */
-  private syncChange: { name: string; lsn: number } | undefined;
+  /** Where the primary's WAL was when synchronous_standby_names last changed (0 = unknown). */
+  private syncChangeLsn = 0;
   /** Since when this replica follows the current leader without streaming from it. */
   private notStreamingSince: number | undefined;
   private configDirty = false;
@@ -624,35 +625,30 @@ export class HaLoop {
       return;
     }
     const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
-    const streaming = status.replication.filter((r) => r.state === 'streaming' && eligible.has(r.application_name));
-    const published = cluster.sync?.leader === self ? cluster.sync.sync_standby[0] : undefined;
-    const pick = (published && streaming.some((r) => r.application_name === published) ? published : undefined) ??
-      [...streaming].sort((a, b) => (b.flush_lsn ?? 0) - (a.flush_lsn ?? 0))[0]?.application_name;
-    const emptyKey = async (): Promise<void> => {
-      if (cluster.sync?.leader !== self || cluster.sync.sync_standby.length > 0) await this.dcs.setSync({ leader: self, sync_standby: [] });
-    };
-    if (!pick) {
-      // Not strict: with no standby to wait for, commit locally; nobody but us may be promoted.
-      await emptyKey();
-      if (status.synchronousStandbyNames !== '') await this.pg.setSyncStandbyNames('');
+    const keyIsOurs = cluster.sync?.leader === self;
+    const step = nextSyncStep({
+      published: keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [],
+      keyIsOurs,
+      currentNames: status.synchronousStandbyNames,
+      strict: this.config.synchronous_mode_strict,
+      nodeCount: this.config.synchronous_node_count,
+      streaming: status.replication
+        .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
+        .map((r) => ({ name: r.application_name, flushLsn: r.flush_lsn ?? 0, syncState: r.sync_state })),
+      changeLsn: this.syncChangeLsn,
+    });
+    if (step.kind === 'none') return;
+    if (step.kind === 'publish') {
+      await this.dcs.setSync({ leader: self, sync_standby: step.key });
+      this.options.logger.info({ standbys: step.key }, 'synchronous standbys published');
       return;
     }
-    const wanted = `FIRST 1 (${quoteStandbyName(pick)})`;
-    if (status.synchronousStandbyNames !== wanted) {
-      await emptyKey();
-      await this.pg.setSyncStandbyNames(wanted);
-      const rows = await this.pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
-      this.syncChange = { name: pick, lsn: parseLsn(rows[0]?.lsn) ?? 0 };
-      this.options.logger.info({ standby: pick }, 'synchronous standby chosen');
-      return;
-    }
-    if (published === pick) return;
-    const row = status.replication.find((r) => r.application_name === pick);
-    const threshold = this.syncChange?.name === pick ? this.syncChange.lsn : 0;
-    if (row?.sync_state === 'sync' && (row.flush_lsn ?? 0) >= threshold) {
-      await this.dcs.setSync({ leader: self, sync_standby: [pick] });
-      this.options.logger.info({ standby: pick }, 'synchronous standby published');
-    }
+    const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
+    if (!keyIsOurs || published.length !== step.key.length) await this.dcs.setSync({ leader: self, sync_standby: step.key });
+    await this.pg.setSyncStandbyNames(step.names);
+    const rows = await this.pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
+    this.syncChangeLsn = parseLsn(rows[0]?.lsn) ?? 0;
+    this.options.logger.info({ standbys: step.chosen, names: step.names }, 'synchronous standbys chosen');
   }
 
   // --- bookkeeping -----------------------------------------------------------------------------
@@ -732,9 +728,4 @@ export class HaLoop {
     if (!member) return undefined;
     return { name: member.name, host: member.host, port: member.port };
   }
-}
-
-/** Quotes a member name for synchronous_standby_names (application names are case-insensitive identifiers). */
-function quoteStandbyName(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }

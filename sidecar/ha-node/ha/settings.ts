@@ -10,6 +10,8 @@ export interface EffectiveConfig {
   primary_start_timeout: number;
   failsafe_mode: boolean;
   synchronous_mode: boolean;
+  synchronous_mode_strict: boolean;
+  synchronous_node_count: number;
   use_slots: boolean;
   use_rewind: boolean;
   parameters: Record<string, string | number | boolean>;
@@ -24,6 +26,8 @@ export const defaultConfig: EffectiveConfig = {
   primary_start_timeout: 300,
   failsafe_mode: false,
   synchronous_mode: false,
+  synchronous_mode_strict: false,
+  synchronous_node_count: 1,
   use_slots: true,
   use_rewind: true,
   parameters: {},
@@ -57,6 +61,8 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     primary_start_timeout: numberOr(d.primary_start_timeout, base.primary_start_timeout, 0),
     failsafe_mode: booleanOr(d.failsafe_mode, base.failsafe_mode),
     synchronous_mode: booleanOr(d.synchronous_mode, base.synchronous_mode),
+    synchronous_mode_strict: booleanOr(d.synchronous_mode_strict, base.synchronous_mode_strict),
+    synchronous_node_count: Math.floor(numberOr(d.synchronous_node_count, base.synchronous_node_count, 1)),
     use_slots: booleanOr(d.db?.use_slots, base.use_slots),
     use_rewind: booleanOr(d.db?.use_rewind, base.use_rewind),
     parameters: { ...base.parameters, ...(d.db?.parameters && typeof d.db.parameters === 'object' ? d.db.parameters : {}) },

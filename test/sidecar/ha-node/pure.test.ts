@@ -11,6 +11,7 @@ import type { ClusterView, MemberRecord } from '../../../sidecar/ha-node/dcs/typ
 import { fenceDeadlineFor } from '../../../sidecar/ha-node/fence/deadline.js';
 import { raceVerdict, type PeerReport } from '../../../sidecar/ha-node/ha/election.js';
 import { defaultConfig, effectiveConfig } from '../../../sidecar/ha-node/ha/settings.js';
+import { nextSyncStep, type SyncInput } from '../../../sidecar/ha-node/ha/sync-plan.js';
 import type { NodeSnapshot } from '../../../sidecar/ha-node/ha/snapshot.js';
 import { parseTimelineHistory } from '../../../sidecar/ha-node/ha/timeline-history.js';
 import { buildServerConf, connInfo, renderValue, slotNameFor } from '../../../sidecar/ha-node/postgres/conf.js';
@@ -296,5 +297,41 @@ describe('documents and formats', () => {
       [1, 0x5000028, 'no recovery target specified'],
       [2, 0x6000000, 'no recovery target specified'],
     ]);
+  });
+});
+
+describe('synchronous standby upkeep', () => {
+  const base: SyncInput = { published: [], keyIsOurs: false, currentNames: '', strict: false, nodeCount: 1, streaming: [], changeLsn: 0 };
+  const row = (name: string, flushLsn: number, syncState = 'async') => ({ name, flushLsn, syncState });
+
+  it('chooses the most advanced standby, then publishes it only once it is sync past the change point', () => {
+    const choose = nextSyncStep({ ...base, streaming: [row('b', 10), row('c', 20)] });
+    assert.deepEqual(choose, { kind: 'change-names', key: [], names: 'FIRST 1 ("c")', chosen: ['c'] });
+    const early = nextSyncStep({ ...base, currentNames: 'FIRST 1 ("c")', keyIsOurs: true, streaming: [row('b', 10), row('c', 90, 'sync')], changeLsn: 100 });
+    assert.deepEqual(early, { kind: 'none' }, 'not yet flushed past the change point');
+    const ready = nextSyncStep({ ...base, currentNames: 'FIRST 1 ("c")', keyIsOurs: true, streaming: [row('b', 10), row('c', 100, 'sync')], changeLsn: 100 });
+    assert.deepEqual(ready, { kind: 'publish', key: ['c'] });
+  });
+
+  it('keeps a published healthy standby, and takes a lost one out of the key before the names change', () => {
+    const stable = nextSyncStep({ ...base, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")', streaming: [row('b', 10, 'sync'), row('c', 50)] });
+    assert.deepEqual(stable, { kind: 'none' });
+    const lost = nextSyncStep({ ...base, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")', streaming: [row('c', 50)] });
+    assert.deepEqual(lost, { kind: 'change-names', key: [], names: 'FIRST 1 ("c")', chosen: ['c'] });
+  });
+
+  it('goes standalone when nothing streams, or waits on a placeholder in strict mode', () => {
+    assert.deepEqual(nextSyncStep({ ...base, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")' }), { kind: 'change-names', key: [], names: '', chosen: [] });
+    const strict = nextSyncStep({ ...base, strict: true, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")' });
+    assert.equal(strict.kind, 'change-names');
+    assert.match((strict as { names: string }).names, /placeholder/);
+    assert.deepEqual(nextSyncStep({ ...base, keyIsOurs: false }), { kind: 'publish', key: [] }, 'a new leader takes the key over');
+  });
+
+  it('supports several synchronous standbys (FIRST n)', () => {
+    const step = nextSyncStep({ ...base, nodeCount: 2, streaming: [row('b', 10), row('c', 20), row('d', 5)] });
+    assert.deepEqual(step, { kind: 'change-names', key: [], names: 'FIRST 2 ("c","b")', chosen: ['c', 'b'] });
+    const partial = nextSyncStep({ ...base, nodeCount: 2, keyIsOurs: true, currentNames: 'FIRST 2 ("c","b")', streaming: [row('b', 100, 'sync'), row('c', 20, 'sync')], changeLsn: 50 });
+    assert.deepEqual(partial, { kind: 'none' }, 'c has not flushed past the change point yet');
   });
 });

@@ -72,35 +72,54 @@ export function valueAt(obj: unknown, path: string): unknown {
   return node;
 }
 
-/** Removes the value at a path and prunes objects/items that the removal left empty. */
+function step(node: unknown, seg: string): unknown {
+  if (seg.startsWith('f:')) return isJsonObject(node) ? node[seg.slice(2)] : undefined;
+  if (seg.startsWith('k:') && Array.isArray(node)) {
+    const [k, v] = Object.entries(JSON.parse(seg.slice(2)) as JsonObject)[0];
+    return node.find((i) => isJsonObject(i) && i[k] === v);
+  }
+  return undefined;
+}
+
+function deleteChild(container: unknown, seg: string): void {
+  if (seg.startsWith('f:') && isJsonObject(container)) delete container[seg.slice(2)];
+  else if (seg.startsWith('k:') && Array.isArray(container)) {
+    const [k, v] = Object.entries(JSON.parse(seg.slice(2)) as JsonObject)[0];
+    const idx = container.findIndex((i) => isJsonObject(i) && i[k] === v);
+    if (idx >= 0) container.splice(idx, 1);
+  }
+}
+
+/** Nothing left but (for a list item) its own key: the applier's removal emptied it. */
+function emptied(value: unknown, seg: string): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  if (!isJsonObject(value)) return false;
+  if (seg.startsWith('k:')) {
+    const key = Object.keys(JSON.parse(seg.slice(2)) as JsonObject)[0];
+    return Object.keys(value).every((k) => k === key);
+  }
+  return Object.keys(value).length === 0;
+}
+
+/**
+ * Removes the value at a path and prunes objects and list items that the removal left empty.
+ * A list item's key field is never removed on its own: the item goes once nothing else is left.
+ */
 export function removeAt(obj: JsonObject, path: string): void {
   const segs = splitPath(path);
-  const trail: Array<{ container: unknown; seg: string }> = [];
-  let node: unknown = obj;
+  // chain[i] is where segs[i] is looked up; chain[i + 1] is what it found.
+  const chain: unknown[] = [obj];
   for (const seg of segs) {
-    trail.push({ container: node, seg });
-    if (seg.startsWith('f:') && isJsonObject(node)) node = node[seg.slice(2)];
-    else if (seg.startsWith('k:') && Array.isArray(node)) {
-      const [k, v] = Object.entries(JSON.parse(seg.slice(2)) as JsonObject)[0];
-      node = node.find((i) => isJsonObject(i) && i[k] === v);
-    } else return;
-    if (node === undefined) return;
+    const next = step(chain[chain.length - 1], seg);
+    if (next === undefined) return;
+    chain.push(next);
   }
-  for (let i = trail.length - 1; i >= 0; i -= 1) {
-    const { container, seg } = trail[i];
-    if (seg.startsWith('f:') && isJsonObject(container)) delete container[seg.slice(2)];
-    else if (seg.startsWith('k:') && Array.isArray(container)) {
-      const [k, v] = Object.entries(JSON.parse(seg.slice(2)) as JsonObject)[0];
-      const idx = container.findIndex((item) => isJsonObject(item) && item[k] === v);
-      const item = container[idx] as JsonObject | undefined;
-      // An item whose only remaining field is its key was removed by the applier.
-      if (idx >= 0 && item && Object.keys(item).every((key) => key === k)) container.splice(idx, 1);
-      else break;
-    }
-    const parent = i > 0 ? trail[i - 1] : undefined;
-    if (!parent) break;
-    const current = valueAt(obj, segs.slice(0, i).join(separator));
-    const empty = (isJsonObject(current) && Object.keys(current).length === 0) || (Array.isArray(current) && current.length === 0);
-    if (!empty) break;
+  const last = segs.length - 1;
+  const parent = segs[last - 1];
+  const isItemKey = parent !== undefined && parent.startsWith('k:') && segs[last] === `f:${Object.keys(JSON.parse(parent.slice(2)) as JsonObject)[0]}`;
+  if (!isItemKey) deleteChild(chain[last], segs[last]);
+  for (let j = last - 1; j >= 0; j -= 1) {
+    if (!emptied(chain[j + 1], segs[j])) break;
+    deleteChild(chain[j], segs[j]);
   }
 }

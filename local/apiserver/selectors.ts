@@ -31,16 +31,27 @@ function checkKey(key: string, selector: string): string {
   return key;
 }
 
+const labelValuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function checkValues(values: string[], selector: string): string[] {
+  for (const v of values) {
+    if (v.length > 63 || !labelValuePattern.test(v)) {
+      throw badRequest(`unable to parse requirement: values[0][${selector}]: Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    }
+  }
+  return values;
+}
+
 function parseLabelTerm(term: string, selector: string): LabelRequirement {
   let m = /^!\s*(\S+)$/.exec(term);
   if (m) return { key: checkKey(m[1], selector), op: '!' };
   m = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term);
   if (m) {
     const values = m[3].split(',').map((v) => v.trim()).filter((v, i, all) => v.length > 0 || all.length === 1);
-    return { key: checkKey(m[1], selector), op: m[2] as 'in' | 'notin', values };
+    return { key: checkKey(m[1], selector), op: m[2] as 'in' | 'notin', values: checkValues(values, selector) };
   }
   m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
-  if (m) return { key: checkKey(m[1], selector), op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]] };
+  if (m) return { key: checkKey(m[1], selector), op: m[2] === '!=' ? 'notin' : 'in', values: checkValues([m[3]], selector) };
   m = /^([^=!\s()]+)$/.exec(term);
   if (m) return { key: checkKey(m[1], selector), op: 'exists' };
   throw badRequest(`unable to parse requirement: found '${term}', expected: in, notin, =, ==, !=, gt, lt`);

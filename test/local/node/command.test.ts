@@ -34,7 +34,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (child && child.exitCode === null) {
+  if (child && child.exitCode === null && child.signalCode === null) {
     child.kill('SIGKILL');
     await once(child, 'exit');
   }

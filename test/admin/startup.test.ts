@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -13,7 +13,9 @@ import { reconcileApis } from '../../admin/db/reconcile.js';
 import { seedIfEmpty } from '../../admin/db/seed.js';
 import { startAdmin } from '../../admin/server.js';
 import { createLogger } from '../../lib/log.js';
+import { freePort } from '../support/ports.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { startRedis } from '../support/redis.js';
 
 const run = promisify(execFile);
 
@@ -159,6 +161,36 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
       } finally {
         if (previous === undefined) delete process.env.NODE_ENV;
         else process.env.NODE_ENV = previous;
+      }
+    });
+
+    it('`keelson admin` serves with flags and env, prints the generated password once and stops on SIGTERM', async () => {
+      await server.query('CREATE DATABASE cli1');
+      const redis = await startRedis();
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'admin', '--listen', `127.0.0.1:${port}`, '--database-url', server.urlFor('cli1'), '--redis-url', redis.url], {
+        env: { ...process.env, ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', SECRET_KEY: 'cli-test-secret-key-0123456789', LOG_LEVEL: 'info', NODE_ENV: 'test' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        for (let i = 0; i < 300 && !output.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 50));
+        const reply = (await (await fetch(`http://127.0.0.1:${port}/api/v1/route/constant-routes`)).json()) as { code: string };
+        assert.equal(reply.code, '0000');
+        const generated = /generated password (\S+)/.exec(output)?.[1];
+        assert.ok(generated, 'the generated password is in the log');
+        const login = (await (await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', password: generated }) })).json()) as { code: string; data: { mustChangePassword: boolean } };
+        assert.equal(login.code, '0000');
+        assert.equal(login.data.mustChangePassword, true);
+        assert.equal(output.split(generated).length - 1, 1, 'printed exactly once');
+        assert.doesNotMatch(output, /development value/, 'no warning with a real SECRET_KEY');
+      } finally {
+        child.kill('SIGTERM');
+        assert.equal(await exited, 0, 'graceful stop');
+        await redis.stop();
       }
     });
 

@@ -47,6 +47,8 @@ export function admit(type: ResourceType, o: KubeObject, old: KubeObject | undef
     if (strictErrors.length > 0 && options.fieldValidation === 'Strict') {
       throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${strictErrors.join(', ')}`);
     }
+    // Warn (the default) reports dropped fields as Warning headers; Ignore drops them silently.
+    if (options.fieldValidation !== 'Ignore') options.warnings?.push(...strictErrors);
   }
   if (errors.length > 0) throw invalid(type.kind, type.group, String(o.metadata.name ?? ''), errors);
 }

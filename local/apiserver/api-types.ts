@@ -8,6 +8,8 @@ export interface WriteOptions {
   /** The client named the manager (apply requires it; other writes default it from the User-Agent). */
   explicitManager?: boolean;
   fieldValidation?: string;
+  /** Collects warnings for the response (unknown fields under fieldValidation=Warn). */
+  warnings?: string[];
   force?: boolean;
 }
 

@@ -25,7 +25,7 @@ export function writeOptions(query: URLSearchParams, userAgent?: string): WriteO
   if (explicitManager !== undefined && (explicitManager.length === 0 || explicitManager.length > 128)) {
     throw badRequest('fieldManager: Invalid value: must be between 1 and 128 characters long');
   }
-  return { dryRun: dryRun.length > 0, fieldManager: explicitManager ?? defaultManager(userAgent), explicitManager: explicitManager !== undefined, fieldValidation, force: queryFlag(query, 'force') };
+  return { dryRun: dryRun.length > 0, fieldManager: explicitManager ?? defaultManager(userAgent), explicitManager: explicitManager !== undefined, fieldValidation, force: queryFlag(query, 'force'), warnings: [] };
 }
 
 export function deleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {

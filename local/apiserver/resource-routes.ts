@@ -13,6 +13,12 @@ import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
 
+/** RFC 7234 warn-code 299 headers, as a real server sends them (kubectl prints "Warning: ..."). */
+function setWarnings(res: ServerResponse, warnings: string[] | undefined): void {
+  if (!warnings || warnings.length === 0) return;
+  res.setHeader('Warning', [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`));
+}
+
 function successStatus(type: ResourceType, o: KubeObject): Record<string, unknown> {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: o.metadata.name, group: type.group, kind: type.plural, uid: o.metadata.uid } };
 }
@@ -71,7 +77,9 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       return sendJson(res, 200, { kind: `${type.kind}List`, apiVersion: group ? `${group}/${version}` : version, metadata: listMeta, items: result.items });
     }
     if (method === 'POST') {
-      const created = core.create(type, namespace, parseBody(raw, parsed.contentType), writeOptions(query, parsed.userAgent));
+      const options = writeOptions(query, parsed.userAgent);
+      const created = core.create(type, namespace, parseBody(raw, parsed.contentType), options);
+      setWarnings(res, options.warnings);
       return sendJson(res, 201, created);
     }
     if (method === 'DELETE') {
@@ -106,14 +114,18 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       return sendJson(res, 200, o);
     }
     case 'PUT': {
-      const { object, created } = core.update(type, namespace, name, parseBody(raw, parsed.contentType), subresource, writeOptions(query, parsed.userAgent));
+      const options = writeOptions(query, parsed.userAgent);
+      const { object, created } = core.update(type, namespace, name, parseBody(raw, parsed.contentType), subresource, options);
+      setWarnings(res, options.warnings);
       return sendJson(res, created ? 201 : 200, object);
     }
     case 'PATCH': {
       const patchType = patchContentTypes[parsed.contentType];
       if (!patchType) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
       const body = patchType === 'apply' ? parseBody(raw, 'application/yaml') : parseBody(raw, 'application/json');
-      const { object, created } = core.patch(type, namespace, name, patchType, body, subresource, writeOptions(query, parsed.userAgent));
+      const options = writeOptions(query, parsed.userAgent);
+      const { object, created } = core.patch(type, namespace, name, patchType, body, subresource, options);
+      setWarnings(res, options.warnings);
       return sendJson(res, created ? 201 : 200, object);
     }
     case 'DELETE': {

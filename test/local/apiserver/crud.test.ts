@@ -96,6 +96,9 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     const lenient = await kubeRequest(server, 'POST', '/api/v1/namespaces/default/configmaps', { body });
     assert.equal(lenient.status, 201);
     assert.equal((lenient.body as Record<string, unknown>).dta, undefined);
+    assert.equal(lenient.headers.warning, '299 - "unknown field \\"dta\\""', 'fieldValidation defaults to Warn');
+    const ignored = await kubeRequest(server, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Ignore', { body: { ...body, metadata: { name: 'typo-2' } } });
+    assert.equal(ignored.headers.warning, undefined);
     const wrongType = await kubeRequest(server, 'POST', '/apis/apps/v1/namespaces/default/deployments', { body: { ...deployment('typed'), spec: { ...deployment('typed').spec, replicas: 'two' } } });
     assert.equal(wrongType.status, 400);
     assert.match(String((wrongType.body as { message: string }).message), /cannot unmarshal string into Go struct field spec\.replicas of type int32/);

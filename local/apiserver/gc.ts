@@ -91,7 +91,7 @@ function collect(core: ApiCore): boolean {
   for (const ns of objects.filter((o) => o.type.plural === 'namespaces' && o.type.group === '' && o.object.metadata.deletionTimestamp)) {
     const name = ns.object.metadata.name as string;
     const contents = objects.filter((o) => o.type.namespaced && o.object.metadata.namespace === name);
-    for (const c of contents) if (!c.object.metadata.deletionTimestamp) mark(() => core.delete(c.type, name, c.object.metadata.name as string, { propagationPolicy: 'Background', gracePeriodSeconds: 0 }));
+    for (const c of contents) if (!c.object.metadata.deletionTimestamp) mark(() => core.delete(c.type, name, c.object.metadata.name as string, { propagationPolicy: 'Background' }));
     const spec = isJsonObject(ns.object.spec) ? ns.object.spec : {};
     const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
     if (contents.length === 0 && finalizers.includes('kubernetes')) {

@@ -117,6 +117,26 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     await eventually(async () => !(await exists('web-config')), 'configmap owned by the deployment collected');
   });
 
+  it('deletes pods of a terminating namespace gracefully, leaving the kill to the node', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'with-pods' } } });
+    await core.createNamespacedPod({ namespace: 'with-pods', body: { metadata: { name: 'bound' }, spec: { nodeName: 'local', containers: [{ name: 'c', image: 'x' }] } } });
+    await core.createNamespacedPod({ namespace: 'with-pods', body: { metadata: { name: 'unbound' }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
+    await kubeRequest(server, 'DELETE', '/api/v1/namespaces/with-pods');
+    await eventually(async () => Boolean((await core.readNamespacedPod({ name: 'bound', namespace: 'with-pods' })).metadata?.deletionTimestamp), 'bound pod terminating');
+    await assert.rejects(core.readNamespacedPod({ name: 'unbound', namespace: 'with-pods' }), (e) => codeOf(e) === 404);
+    assert.equal((await core.readNamespace({ name: 'with-pods' })).status?.phase, 'Terminating');
+    // The node agent's part: after stopping the containers it deletes with grace 0.
+    await core.deleteNamespacedPod({ name: 'bound', namespace: 'with-pods', gracePeriodSeconds: 0 });
+    await eventually(async () => {
+      try {
+        await core.readNamespace({ name: 'with-pods' });
+        return false;
+      } catch (err) {
+        return codeOf(err) === 404;
+      }
+    }, 'namespace removed');
+  });
+
   it('terminates a namespace: Terminating, contents removed, then the namespace', async () => {
     await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'inside' } } });

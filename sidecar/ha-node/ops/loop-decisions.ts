@@ -40,13 +40,14 @@ export interface PendingRestart {
 
 /**
  * Parameters changed in the configuration files that need a restart, with their running and
- * file values (pg_settings.pending_restart, joined with pg_file_settings for the new value).
+ * file values (pg_settings.pending_restart, joined with the last pg_file_settings entry for the
+ * new value; that entry carries error "setting could not be applied", so no filter on error).
  */
 export const pendingRestartSql = `
 SELECT s.name, s.setting AS old_value, COALESCE(f.setting, '') AS new_value, s.unit
   FROM pg_settings s
   LEFT JOIN LATERAL (SELECT fs.setting FROM pg_file_settings fs
-                      WHERE fs.name = s.name AND fs.error IS NULL
+                      WHERE fs.name = s.name
                       ORDER BY fs.seqno DESC LIMIT 1) f ON true
  WHERE s.pending_restart
  ORDER BY s.name`;

@@ -14,8 +14,8 @@ export interface ScheduledRestart {
 
 /**
  * The local PostgreSQL operations of one node (restart, reload, reinitialize), one at a time,
- * plus the scheduled restart. The HA loop keeps running; these act on the server directly and
- * wake the loop afterwards so it republishes the new state at once.
+ * plus the scheduled restart. They run between two HA cycles (the loop's runExclusive) and wake
+ * the loop afterwards so it republishes the new state at once.
  */
 export class NodeOperations {
   private busy: string | undefined;
@@ -26,6 +26,8 @@ export class NodeOperations {
     private readonly snapshot: () => NodeSnapshot,
     private readonly wake: (reason: string) => void,
     private readonly logger: Logger,
+    /** The loop's serialiser: no HA cycle runs while an operation changes the server. */
+    private readonly runExclusive: <T>(name: string, fn: () => Promise<T>) => Promise<T> = (_name, fn) => fn(),
   ) {}
 
   inProgress(): string | undefined {
@@ -136,7 +138,7 @@ export class NodeOperations {
   private async exclusive(what: string, action: () => Promise<Reply>): Promise<Reply> {
     this.busy = what;
     try {
-      return await action();
+      return await this.runExclusive(what, action);
     } finally {
       this.busy = undefined;
       this.wake(what);

@@ -11,7 +11,14 @@ import { NodeOperations } from './node-operations.js';
 /** POST/DELETE /restart, POST /reload, POST /reinitialize, GET /restart (the scheduled restart, if any). */
 export function restartRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
-    const operations = new NodeOperations(context.pg, () => context.snapshot(), (reason) => context.wake(reason), context.logger.child({ component: 'ops' }));
+    const loop = context.loop;
+    const operations = new NodeOperations(
+      context.pg,
+      () => context.snapshot(),
+      (reason) => context.wake(reason),
+      context.logger.child({ component: 'ops' }),
+      loop ? (name, fn) => loop.runExclusive(name, fn) : undefined,
+    );
     // Pause lives in the dynamic configuration; read it fresh, the loop's view may be a cycle old.
     const paused = async (): Promise<boolean> => isPaused((await context.dcs.getCluster().catch(() => context.snapshot().cluster))?.config);
 

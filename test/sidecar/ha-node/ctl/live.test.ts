@@ -166,6 +166,16 @@ describe('keelson ctl against a live 3-member cluster', () => {
     for (const member of cluster.members) {
       await cluster.waitFor(`pending restart on ${member.name}`, async () => (await member.query<{ p: boolean }>("SELECT pending_restart AS p FROM pg_settings WHERE name = 'max_connections'"))[0]?.p === true, 30_000);
     }
+    // The loop publishes it: pending_restart and its reason on every member's node document.
+    for (const member of cluster.members) {
+      const doc = await cluster.waitFor(`pending_restart in ${member.name}'s /ha`, async () => {
+        const d = (await member.get('/ha')).json();
+        return d.pending_restart === true ? d : undefined;
+      }, 30_000);
+      assert.deepEqual(doc.pending_restart_reason, { max_connections: { old_value: '40', new_value: '41' } });
+    }
+    const listed = JSON.parse((await ctl(['list', '-o', 'json'])).stdout) as { members: Array<{ pending_restart?: boolean }> };
+    assert.equal(listed.members.filter((m) => m.pending_restart).length, 3, 'ctl list shows the pending restart on every member');
     const restarted = await ctl(['restart', '--pending', '--force']);
     assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
     assert.equal((restarted.stdout.match(/restarted successfully/g) ?? []).length, 3, restarted.stdout);
@@ -174,6 +184,9 @@ describe('keelson ctl against a live 3-member cluster', () => {
     }
     const again = await post(cluster.members[0]!, '/restart', { restart_pending: true });
     assert.deepEqual(again, { status: 503, text: 'restart conditions are not satisfied' });
+    for (const member of cluster.members) {
+      await cluster.waitFor(`pending_restart cleared on ${member.name}`, async () => (await member.get('/ha')).json().pending_restart === undefined, 30_000);
+    }
     await settled();
   });
 
@@ -234,10 +247,30 @@ describe('keelson ctl against a live 3-member cluster', () => {
     await settled();
   });
 
+  it('a scheduled switchover waits for its time, then runs; /cluster shows it meanwhile', async () => {
+    const primary = await settled();
+    const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
+    const at = new Date(Date.now() + 4000).toISOString();
+    const r = await ctl(['switchover', '--candidate', candidate.name, '--scheduled', at, '--force']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.stdout.trim(), 'Switchover scheduled');
+    const doc = (await primary.get('/cluster')).json() as { scheduled_switchover?: { from: string; to: string } };
+    assert.deepEqual({ from: doc.scheduled_switchover?.from, to: doc.scheduled_switchover?.to }, { from: primary.name, to: candidate.name });
+    assert.match((await ctl(['list'])).stdout, /Switchover scheduled at:/);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(await cluster.leaderName(), primary.name, 'nothing happens before the scheduled time');
+    await cluster.waitFor('the scheduled switchover', async () => (await cluster.leaderName()) === candidate.name, 30_000);
+    assert.ok(Date.now() >= Date.parse(at) - 100, 'not before its time');
+    await settled();
+  });
+
   it('pause and resume show in the configuration and the member list', async () => {
     const paused = await ctl(['pause']);
     assert.equal(paused.code, 0, paused.stderr);
     assert.match((await ctl(['show-config'])).stdout, /pause: true/);
+    for (const member of cluster.members) {
+      await cluster.waitFor(`pause in ${member.name}'s /ha`, async () => (await member.get('/ha')).json().pause === true, 15_000);
+    }
     assert.equal((await ctl(['pause'])).code, 1, 'pausing twice fails');
     const primary = (await cluster.primary())!;
     const noCandidate = await post(primary, '/switchover', { leader: (await cluster.leaderName())! });
@@ -253,6 +286,7 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.match(leaderReinit.stdout, /I am the leader, can not reinitialize/);
     const replica = cluster.members.find((m) => m !== primary)!;
     const requested = new Date();
+    const clonesBefore = (replica.log().match(/created a replica from/g) ?? []).length;
     const r = await ctl(['reinit', replica.name, '--force']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /reinitialize started/);
@@ -261,6 +295,6 @@ describe('keelson ctl against a live 3-member cluster', () => {
       const rows = await replica.query<{ fresh: boolean; standby: boolean }>('SELECT pg_postmaster_start_time() > $1 AS fresh, pg_is_in_recovery() AS standby', [requested]);
       return rows[0]?.fresh === true && rows[0].standby === true;
     }, 60_000);
-    assert.equal((replica.log().match(/created a replica from/g) ?? []).length, 2, 'cloned at start and again after reinit');
+    assert.equal((replica.log().match(/created a replica from/g) ?? []).length, clonesBefore + 1, 'cloned again after reinit');
   });
 });

@@ -10,7 +10,7 @@
  * Failed or succeeded pods are deleted so that they are recreated.
  */
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet, V1StatefulSetStatus } from '@kubernetes/client-node';
-import { isPodReady, isTerminating, ownerReference, plain, templateHash, isPodFinished } from './pod-template.js';
+import { isPodAvailable, isPodReady, isTerminating, ownerReference, plain, templateHash, isPodFinished } from './pod-template.js';
 
 export const revisionLabel = 'controller-revision-hash';
 export const podNameLabel = 'statefulset.kubernetes.io/pod-name';
@@ -147,7 +147,7 @@ export function statefulSetStatus(set: V1StatefulSet, pods: V1Pod[]): V1Stateful
     observedGeneration: set.metadata?.generation,
     replicas: live.length,
     readyReplicas: ready,
-    availableReplicas: ready,
+    availableReplicas: live.filter((p) => isPodAvailable(p, set.spec?.minReadySeconds ?? 0)).length,
     currentReplicas: live.filter((p) => p.metadata?.labels?.[revisionLabel] === currentRevision).length,
     updatedReplicas: updated,
     currentRevision,

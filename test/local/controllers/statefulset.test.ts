@@ -109,4 +109,12 @@ test('failed pods are deleted for recreation; status counts ready and updated po
   assert.equal(status.updatedReplicas, 2);
   assert.equal(status.observedGeneration, 3);
   assert.equal(status.updateRevision, updateRevision(s));
+  assert.equal(status.availableReplicas, 2);
+  // minReadySeconds: a pod that just became ready is not available yet.
+  const slow = set({ minReadySeconds: 60 });
+  const fresh = pod(slow, 0);
+  fresh.status!.conditions![0].lastTransitionTime = new Date();
+  const seasoned = pod(slow, 1);
+  seasoned.status!.conditions![0].lastTransitionTime = new Date(Date.now() - 120_000);
+  assert.equal(statefulSetStatus(slow, [fresh, seasoned]).availableReplicas, 1);
 });

@@ -37,6 +37,8 @@ export interface ResourceType {
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /** Table columns after NAME (AGE is appended unless `customColumns`). */
   columns?: PrinterColumn[];
+  /** Built-ins: columns after AGE that `kubectl get -o wide` shows (priority 1). */
+  wideColumns?: PrinterColumn[];
   customColumns?: boolean;
   /** Fills defaults on create and update. */
   defaults?: (obj: KubeObject) => void;

@@ -30,7 +30,8 @@ function columnsOf(type: ResourceType): ComputedColumn[] {
     // CRDs with additionalPrinterColumns get exactly those (plus NAME); no AGE is added.
     return [name, ...columns];
   }
-  return [name, ...columns, created];
+  const wide = ((type.wideColumns ?? []) as ComputedColumn[]).map((c) => ({ ...c, priority: 1 }));
+  return [name, ...columns, created, ...wide];
 }
 
 function cell(column: ComputedColumn, o: KubeObject): unknown {

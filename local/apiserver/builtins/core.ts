@@ -74,6 +74,13 @@ export const coreTypes: BuiltinType[] = [
       computedColumn(() => '<none>', 'External-IP'),
       computedColumn(servicePorts, 'Port(s)'),
     ],
+    wideColumns: [
+      computedColumn((o) => {
+        const selector = obj(obj(o.spec).selector);
+        const terms = Object.entries(selector).map(([k, v]) => `${k}=${String(v)}`);
+        return terms.length ? terms.join(',') : '<none>';
+      }, 'Selector'),
+    ],
     defaults: (o) => {
       const spec = specOf(o);
       spec.type ??= 'ClusterIP';

@@ -75,6 +75,10 @@ export const podType: BuiltinType = define({
       computedColumn((o) => (o.metadata.deletionTimestamp ? 'Terminating' : String(obj(o.status).phase ?? 'Pending')), 'Status'),
       computedColumn(podRestarts, 'Restarts'),
     ],
+    wideColumns: [
+      computedColumn((o) => String(obj(o.status).podIP ?? '<none>'), 'IP'),
+      computedColumn((o) => String(obj(o.spec).nodeName ?? '<none>'), 'Node'),
+    ],
     defaults: (o) => {
       defaultPodSpec(specOf(o));
       if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending', qosClass: 'BestEffort' };

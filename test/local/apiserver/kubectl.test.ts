@@ -118,6 +118,16 @@ describe('API server stand-in: kubectl unmodified', () => {
     assert.equal(await ok('get', 'lease', 'ssa', '-o', 'jsonpath={.spec.leaseDurationSeconds}'), '');
   });
 
+  it('shows pod IPs and nodes with -o wide', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' }, spec: { nodeName: 'local', containers: [{ name: 'web', image: 'nginx' }] } };
+    await ok('apply', '-f', file('pod.yaml', [pod]));
+    await kubeRequest(server, 'PATCH', '/api/v1/namespaces/default/pods/web-0/status', { contentType: 'application/merge-patch+json', body: { status: { phase: 'Running', podIP: '127.0.0.7' } } });
+    const [header, row] = (await ok('get', 'pods', '-o', 'wide')).trim().split('\n');
+    assert.deepEqual(header.trim().split(/\s+/), ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP', 'NODE']);
+    assert.match(row, /^web-0\s+0\/1\s+Running\s+0\s+\S+\s+127\.0\.0\.7\s+local/);
+    assert.doesNotMatch(await ok('get', 'pods'), /127\.0\.0\.7/, 'IP only with -o wide');
+  });
+
   it('deletes, waiting for finalizers', async () => {
     await ok('patch', 'pgc', 'demo', '--type=merge', '-p', '{"metadata":{"finalizers":["demo.example.com/cleanup"]}}');
     const deleting = spawn('kubectl', ['--cache-dir', join(dir, 'cache'), 'delete', 'pgc', 'demo'], { env });

@@ -325,6 +325,8 @@ export class LeaseDcs implements Dcs {
     } catch (error) {
       if (!isConflict(error)) {
         this.options.logger.warn({ err: describeApiError(error), what }, 'leader lease write failed');
+        // A renewal that could not reach the API is not a lost lock: the caller decides (retry, failsafe, demote).
+        if (what.startsWith('renew')) throw error;
         return false;
       }
       // 409: an earlier attempt may have landed after all; read directly and compare.

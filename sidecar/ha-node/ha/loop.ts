@@ -54,6 +54,8 @@ export class HaLoop {
   private notStreamingSince: number | undefined;
   private configDirty = false;
   private wakePending = false;
+  /** Set when this cycle could not reach the API: skip further API writes until the next cycle. */
+  private dcsUnreachable = false;
   /** Serialises loop cycles and operations that act on PostgreSQL (restart, reinitialize). */
   private exclusiveTail: Promise<unknown> = Promise.resolve();
   private exclusiveName: string | undefined;
@@ -184,6 +186,7 @@ export class HaLoop {
   // --- one cycle ---------------------------------------------------------------------------
 
   async cycle(): Promise<string> {
+    this.dcsUnreachable = false;
     let cluster: ClusterView;
     try {
       cluster = await this.dcs.getCluster();
@@ -267,6 +270,7 @@ export class HaLoop {
 
   /** API unreachable: keep going, but a primary that could not renew for retry_timeout demotes. */
   private async handleDcsError(error: unknown): Promise<string> {
+    this.dcsUnreachable = true;
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
     const sinceRenew = performance.now() - this.lastRenewMono;
     const status = this.pg.isRunning() ? await this.pg.status().catch(() => undefined) : undefined;
@@ -378,7 +382,9 @@ export class HaLoop {
       this.crashedSince ??= performance.now();
       const spent = (performance.now() - this.crashedSince) / 1000;
       if (spent <= this.config.primary_start_timeout) {
-        if (!(await this.renewLock(undefined))) return this.lockLost('failed to update leader lock while restarting');
+        const renewal = await this.renewLock(undefined);
+        if (renewal === 'lost') return this.lockLost('failed to update leader lock while restarting');
+        if (renewal === 'unreachable') return this.handleDcsError(new Error('leader lease renewal failed'));
         this.pg.writeConfig(undefined, false);
         const budget = Math.max(1, Math.min(Math.floor(this.config.ttl / 3), Math.ceil(this.config.primary_start_timeout - spent) || 1));
         await this.pg.start(budget);
@@ -398,7 +404,9 @@ export class HaLoop {
   /** Running but not answering SQL (starting, recovering). Hold the lock if we have it. */
   private async handleUnresponsive(cluster: ClusterView): Promise<string> {
     if (cluster.leader?.holder === this.options.name) {
-      if (!(await this.renewLock(undefined))) return this.lockLost('failed to update leader lock');
+      const renewal = await this.renewLock(undefined);
+      if (renewal === 'lost') return this.lockLost('failed to update leader lock');
+      if (renewal === 'unreachable') return this.handleDcsError(new Error('leader lease renewal failed'));
       return 'PostgreSQL is starting; keeping the leader lock';
     }
     return 'PostgreSQL is starting';
@@ -412,7 +420,9 @@ export class HaLoop {
     if (leader?.holder === this.options.name) {
       const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(cluster.members.map((m) => m.name)).catch(() => undefined) : undefined;
       const failsafe = this.config.failsafe_mode ? Object.fromEntries(cluster.members.map((m) => [m.name, m.api_url])) : null;
-      if (!(await this.renewLock(isPrimary ? status.location : undefined, slots, failsafe))) return this.lockLost('failed to update leader lock in DCS');
+      const renewal = await this.renewLock(isPrimary ? status.location : undefined, slots, failsafe);
+      if (renewal === 'lost') return this.lockLost('failed to update leader lock in DCS');
+      if (renewal === 'unreachable') return this.handleDcsError(new Error('leader lease renewal failed'));
       if (!isPrimary) {
         await this.promote(cluster, status);
         return 'promoted self to leader because I had the lock';
@@ -653,13 +663,16 @@ export class HaLoop {
 
   // --- bookkeeping -----------------------------------------------------------------------------
 
-  private async renewLock(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean> {
+  /** 'lost': someone else holds the lock now; 'unreachable': the API did not answer (retry, failsafe or demote by time). */
+  private async renewLock(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<'ok' | 'lost' | 'unreachable'> {
     const startedEpoch = Date.now();
-    const ok = await this.dcs.updateLeader(optime, slots, failsafe).catch(() => false);
-    if (ok) {
-      this.renewed(startedEpoch);
+    try {
+      if (!(await this.dcs.updateLeader(optime, slots, failsafe))) return 'lost';
+    } catch {
+      return 'unreachable';
     }
-    return ok;
+    this.renewed(startedEpoch);
+    return 'ok';
   }
 
   private renewed(startedEpoch = Date.now()): void {
@@ -690,6 +703,7 @@ export class HaLoop {
   }
 
   private async publish(cluster: ClusterView): Promise<void> {
+    if (this.dcsUnreachable) return;
     const status = this.snapshotState.status;
     const role: Role = status && !status.inRecovery && this.dcs.isLeader() ? 'primary' : 'replica';
     const record: MemberRecord = {

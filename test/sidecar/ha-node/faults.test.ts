@@ -96,7 +96,7 @@ describe('ha-node under faults', { timeout: 200_000 }, () => {
       const during = await sampling.stop();
       assert.equal(during.writersSeen.size, 0, `writers during the outage: ${[...during.writersSeen].join(', ')}`);
       // Depending on where the cycle was when the API froze: the cluster read or the lease renewal failed.
-      assert.match(old.log(), /demoted self (because DCS is not accessible|: failed to update leader lock)/);
+      assert.match(old.log(), /demoted self( because DCS is not accessible|: failed to update leader lock)/);
     } finally {
       cluster.api.faults.resume();
     }

@@ -297,4 +297,18 @@ describe('keelson ctl against a live 3-member cluster', () => {
     }, 60_000);
     assert.equal((replica.log().match(/created a replica from/g) ?? []).length, clonesBefore + 1, 'cloned again after reinit');
   });
+  it('paused: a dead leader is not replaced automatically, a manual failover to a replica is (leaderless)', async () => {
+    const primary = await settled();
+    const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
+    assert.equal((await ctl(['pause'])).code, 0);
+    await cluster.waitFor('pause on the candidate', async () => (await candidate.get('/ha')).json().pause === true, 15_000);
+    primary.killPod();
+    await cluster.waitFor('the lease to lapse', async () => (await candidate.get('/ha')).json().cluster_unlocked === true, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.equal(await candidate.isWritable(), false, 'no automatic failover while paused');
+    const r = await post(candidate, '/failover', { candidate: candidate.name });
+    assert.deepEqual(r, { status: 200, text: `Successfully failed over to "${candidate.name}"` });
+    await cluster.waitFor('the candidate writable', () => candidate.isWritable(), 30_000);
+    assert.equal((await ctl(['resume'])).code, 0);
+  });
 });

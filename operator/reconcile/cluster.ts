@@ -42,17 +42,36 @@ export function isClusterLease(lease: KubernetesObject, cluster: { name: string;
   return lease.metadata?.name === names(cluster.name).leaderLease;
 }
 
-async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<void> {
+/**
+ * Deletion: the StatefulSet goes first and the Leases only once no instance pod is left, because
+ * a member that is still shutting down would write its Leases again; then the finalizer is released.
+ * Returns a delay while pods are still terminating.
+ */
+async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<ReconcileResult> {
   const { name, namespace, uid } = raw.metadata as { name: string; namespace: string; uid: string };
+  const statefulSet = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: names(name).statefulSet, namespace } };
+  if (await deps.api.read(statefulSet)) {
+    deps.recordWrite('StatefulSet', 'delete');
+    await deps.api.delete(statefulSet);
+  }
+  const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
+  if (pods.length > 0) {
+    for (const pod of pods.filter((p) => !p.metadata?.deletionTimestamp)) {
+      deps.recordWrite('Pod', 'delete');
+      await deps.api.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata!.name!, namespace } });
+    }
+    return { requeueAfterMs: 1_000 };
+  }
   for (const lease of await deps.api.listLeases(namespace)) {
     if (!isClusterLease(lease, { name, uid })) continue;
     deps.recordWrite('Lease', 'delete');
     await deps.api.deleteLease(namespace, lease.metadata!.name!);
   }
-  if (!raw.metadata?.finalizers?.includes(Finalizer)) return;
+  if (!raw.metadata?.finalizers?.includes(Finalizer)) return {};
   deps.recordWrite('DatabaseCluster', 'update');
   await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: raw.metadata.finalizers.filter((f) => f !== Finalizer) } });
-  deps.logger.info({ cluster: `${namespace}/${name}` }, 'cleaned up DCS leases and released the finalizer');
+  deps.logger.info({ cluster: `${namespace}/${name}` }, 'instances stopped, DCS leases deleted, finalizer released');
+  return {};
 }
 
 async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
@@ -118,10 +137,7 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   const now = deps.now?.() ?? new Date();
   const { name, namespace } = raw.metadata as { name: string; namespace: string };
   const log = deps.logger.child({ cluster: `${namespace}/${name}` });
-  if (raw.metadata?.deletionTimestamp) {
-    await finalize(deps, raw);
-    return {};
-  }
+  if (raw.metadata?.deletionTimestamp) return finalize(deps, raw);
 
   let cluster: DatabaseCluster;
   try {

@@ -107,6 +107,50 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
     assert.equal((await query('demo-ro', 'SELECT note FROM e2e WHERE id = 1'))[0]?.note, 'before failover');
   });
 
+  it('declarative switchover via spec.switchover.targetInstance, reported in status and an Event', async () => {
+    const before = (await status()).currentPrimary!;
+    const target = before === 'demo-0' ? 'demo-1' : 'demo-0';
+    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/switchover', value: { targetInstance: target } }] });
+    const done = await eventually('switchover Succeeded', async () => {
+      const c = await api.readCluster(ns, 'demo');
+      const sw = (c?.status as { switchover?: { targetInstance: string; result: string } } | undefined)?.switchover;
+      return sw?.result === 'Succeeded' ? c : undefined;
+    }, 60_000);
+    assert.equal((done.status as ClusterStatus).currentPrimary, target);
+    const events = await api.core.listNamespacedEvent({ namespace: ns });
+    assert.ok(events.items.some((e) => e.reason === 'SwitchoverSucceeded' && e.involvedObject.name === 'demo'));
+    const [row] = await eventually('demo-rw on the new primary', async () => {
+      const rows = await query('demo-rw', 'SELECT inet_server_addr()::text AS addr, pg_is_in_recovery() AS standby');
+      return rows[0]?.standby === false ? rows : undefined;
+    }, 30_000);
+    assert.equal(row?.standby, false);
+    await healthyWith(2);
+  });
+
+  it('a parameter change that needs a restart rolls through ha-node without losing committed writes', async () => {
+    await query('demo-rw', "INSERT INTO e2e VALUES (10, 'before restart')");
+    await kubectl('patch', 'dbc/demo', '--type=merge', '-p', JSON.stringify({ spec: { postgresql: { parameters: { max_connections: '120' } } } }));
+    const hosts = async () => (await api.core.listNamespacedPod({ namespace: ns, labelSelector: 'keelson.io/cluster=demo' })).items.map((p) => p.status!.podIP!);
+    await eventually('max_connections 120 on every instance', async () => {
+      for (const host of await hosts()) {
+        const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 2_000 });
+        try {
+          await client.connect();
+          const { rows } = await client.query('SHOW max_connections');
+          if (rows[0]?.max_connections !== '120') return false;
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      }
+      return true;
+    }, 90_000);
+    const events = await api.core.listNamespacedEvent({ namespace: ns });
+    assert.ok(events.items.some((e) => e.reason === 'ConfigurationApplied' && e.involvedObject.name === 'demo'), 'the operator sent the change to ha-node /config');
+    const rows = await eventually('demo-rw answers after the restarts', () => query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 60_000);
+    assert.deepEqual(rows.map((r) => r.id), [1, 10], 'committed rows survived the rolling restart');
+    await healthyWith(2);
+  });
+
   it('deleting the primary pod elects a new primary; status and demo-rw follow', async () => {
     const old = (await status()).currentPrimary!;
     await api.core.deleteNamespacedPod({ namespace: ns, name: old });
@@ -120,7 +164,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
       return true;
     }, 30_000);
     const rows = await query('demo-rw', 'SELECT id FROM e2e ORDER BY id');
-    assert.deepEqual(rows.map((r) => r.id), [1, 2], 'the committed row survived the failover');
+    assert.deepEqual(rows.map((r) => r.id), [1, 2, 10], 'the committed rows survived the failover');
     await healthyWith(2);
   });
 

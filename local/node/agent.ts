@@ -65,7 +65,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     if (bindingSupported) {
       try {
         await core.createNamespacedPodBinding({ name, namespace, body: { metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } } });
-        events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+        events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`, 'default-scheduler');
         return;
       } catch (err) {
         const code = statusCode(err);
@@ -76,7 +76,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       }
     }
     await core.patchNamespacedPod({ name, namespace, body: { spec: { nodeName } } }, mergePatch);
-    events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+    events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`, 'default-scheduler');
   }
 
   async function finishDeletion(worker: PodWorker, graceMs: number, deleteObject: boolean): Promise<void> {

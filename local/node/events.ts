@@ -12,7 +12,7 @@ export class EventRecorder {
     private readonly logger: Logger,
   ) {}
 
-  record(pod: k8s.V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  record(pod: k8s.V1Pod, type: 'Normal' | 'Warning', reason: string, message: string, component = 'kubelet'): void {
     const key = `${pod.metadata?.uid}|${reason}|${message}`;
     const now = Date.now();
     if ((this.recent.get(key) ?? 0) > now - 10_000) return;
@@ -29,8 +29,8 @@ export class EventRecorder {
           type,
           reason,
           message,
-          source: { component: 'kubelet', host: this.nodeName },
-          reportingComponent: 'kubelet',
+          source: component === 'kubelet' ? { component, host: this.nodeName } : { component },
+          reportingComponent: component,
           reportingInstance: this.nodeName,
           firstTimestamp: at,
           lastTimestamp: at,

@@ -212,6 +212,19 @@ describe('admin system-manage resources', () => {
       assert.ok(byTag.data.total > 0 && byTag.data.records.every((r) => (r.tags as string[]).includes('dictionaries')));
     });
 
+    it('an administrator can disable an API for everybody (2200) and enable it again', async () => {
+      await h.createUser('status1', 'pass-123', ['R_ADMIN']);
+      const t = (await h.login('status1', 'pass-123')).token;
+      const [api] = await h.sql<{ id: number }>(`SELECT id FROM apis WHERE api_method = 'post' AND api_path = '/api/v1/system-manage/users/search'`);
+      const id = h.admin.services.ids.encode(api.id);
+      assert.equal((await call('PATCH', `/apis/${id}/status`, { statusType: 'disable' })).code, '0000');
+      assert.equal((await call('POST', '/users/search', {}, t)).code, '2200');
+      assert.equal((await call('POST', '/users/search', {})).code, '0000', 'R_SUPER still passes');
+      assert.equal((await call('PATCH', `/apis/${id}/status`, { status_type: '1' })).code, '0000');
+      assert.equal((await call('POST', '/users/search', {}, t)).code, '0000');
+      assert.equal((await call('PATCH', `/apis/${id}/status`, { statusType: 'maybe' })).code, '1200');
+    });
+
     it('non-super users see only the APIs their roles grant', async () => {
       await h.createUser('admin2', 'pass-123', ['R_ADMIN']);
       const t = (await h.login('admin2', 'pass-123')).token;

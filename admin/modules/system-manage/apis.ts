@@ -1,8 +1,11 @@
 import { getCurrentUserId, isSuperAdmin } from '../../core/context.js';
 import { addResourceRoutes } from '../../core/crud.js';
-import { success } from '../../core/envelope.js';
+import { z } from 'zod';
+import { Code } from '../../core/codes.js';
+import { BizError, success } from '../../core/envelope.js';
+import { parseBody } from '../../core/validate.js';
 import type { Fields } from '../../core/records.js';
-import type { ApiRouter } from '../../core/router.js';
+import { param, type ApiRouter } from '../../core/router.js';
 import type { AdminServices } from '../../services.js';
 
 export const apiFields: Fields = {
@@ -19,7 +22,7 @@ export const apiFields: Fields = {
 const grantedOnly = (p: (v: unknown) => string): string | undefined =>
   isSuperAdmin() ? undefined : `id IN (SELECT ra.api_id FROM role_apis ra JOIN user_roles ur ON ur.role_id = ra.role_id WHERE ur.user_id = ${p(getCurrentUserId())})`;
 
-/** /apis: read-only (search, get, tree, tags); rows come from the route reconciliation. */
+/** /apis: read-only (search, get, tree, tags) apart from a status switch; rows come from the route reconciliation. */
 export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
   const { db, ids } = services;
   addResourceRoutes(router, services, {
@@ -51,6 +54,15 @@ export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
       groups.set(tag, list);
     }
     return success([...groups].map(([tag, children]) => ({ id: tag, summary: tag, children })));
+  });
+
+  // The one write on APIs: enabling or disabling one for everybody (a disabled grant answers 2200).
+  router.patch('/apis/{id}/status', { summary: 'Enable or disable an API', tags: ['apis'] }, async (req) => {
+    const { statusType } = parseBody(z.object({ statusType: z.enum(['1', '2', 'enable', 'disable']).transform((v) => (v === 'enable' ? '1' : v === 'disable' ? '2' : v)) }), req.body);
+    const { rows } = await db.query<{ id: number }>('UPDATE apis SET status_type = $2, updated_at = now(), updated_by = $3 WHERE id = $1 RETURNING id', [ids.decode(param(req, 'id')), statusType, getCurrentUserId()]);
+    if (!rows[0]) throw new BizError(Code.NOT_FOUND, 'API not found');
+    await services.principals.invalidateAll();
+    return success({ id: ids.encode(rows[0].id), statusType }, 'updated');
   });
 
   router.get('/apis/tags', { summary: 'All API tags', tags: ['apis'] }, async () => {

@@ -264,6 +264,29 @@ describe('keelson ctl against a live 3-member cluster', () => {
     await settled();
   });
 
+  it('synchronous mode: /sync and /async codes, a switchover only to the synchronous standby', async () => {
+    const primary = await settled();
+    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=true', '--force'])).code, 0);
+    const syncName = await cluster.waitFor('a synchronous standby', async () => {
+      const doc = (await primary.get('/cluster')).json() as { members: Array<{ name: string; role: string }> };
+      return doc.members.find((m) => m.role === 'sync_standby')?.name;
+    }, 30_000);
+    const sync = cluster.members.find((m) => m.name === syncName)!;
+    const other = cluster.members.find((m) => m !== primary && m !== sync)!;
+    await cluster.waitFor('/sync on the synchronous standby', async () => (await sync.status('/sync')) === 200, 15_000);
+    assert.equal(await other.status('/sync'), 503);
+    assert.equal(await other.status('/async'), 200);
+    assert.equal(await sync.status('/async'), 503);
+    const refused = await post(primary, '/switchover', { leader: primary.name, candidate: other.name });
+    assert.deepEqual(refused, { status: 412, text: 'candidate name does not match with sync_standby' });
+    if (sync !== cluster.members[2]) {
+      const r = await post(primary, '/switchover', { leader: primary.name, candidate: sync.name });
+      assert.deepEqual(r, { status: 200, text: `Successfully switched over to "${sync.name}"` });
+    }
+    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=null', '--force'])).code, 0);
+    await settled();
+  });
+
   it('pause and resume show in the configuration and the member list', async () => {
     const paused = await ctl(['pause']);
     assert.equal(paused.code, 0, paused.stderr);

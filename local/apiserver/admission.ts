@@ -35,6 +35,11 @@ export function applyBody(registry: ResourceRegistry, type: ResourceType, patch:
 
 /** Defaulting, decoding rules and validation, in the order a real server runs them. */
 export function admit(type: ResourceType, o: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+  // Go's omitempty: empty metadata maps and lists are not stored (a real server never shows them).
+  for (const field of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields'] as const) {
+    const value = o.metadata[field] as unknown;
+    if ((Array.isArray(value) && value.length === 0) || (isJsonObject(value) && Object.keys(value).length === 0)) delete o.metadata[field];
+  }
   type.decode?.(o, old);
   type.defaults?.(o);
   const errors: FieldError[] = [];

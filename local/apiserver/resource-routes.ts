@@ -6,6 +6,7 @@ import { identityLabel, type ClientIdentity } from './faults.js';
 import type { HandlerContext, Parsed } from './handler-context.js';
 import { parseBody, sendJson } from './http-io.js';
 import { bindPod } from './pod-binding.js';
+import { answerReview } from './reviews.js';
 import { deleteOptions, nonNegativeInteger, queryFlag, writeOptions } from './request-options.js';
 import type { ResourceType } from './resources.js';
 import { getScale, updateScale } from './scale.js';
@@ -42,6 +43,14 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
   if (!type || extra.length > 0) throw pathNotFound();
   if (!type.namespaced && namespace !== undefined) throw pathNotFound();
   const { method, query } = parsed;
+
+  if (type.createOnly) {
+    if (name || method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
+    // kubectl sends reviews as protobuf; the answer does not depend on the request, so an
+    // undecodable body is answered like an empty one (the response is JSON, which it accepts).
+    const body = parsed.contentType.includes('protobuf') ? {} : parseBody(raw, parsed.contentType);
+    return sendJson(res, 201, answerReview(type, body, identity));
+  }
 
   if (!name) {
     if (method === 'GET') {

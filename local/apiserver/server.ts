@@ -21,6 +21,7 @@ import { renderKubeconfig } from './kubeconfig.js';
 import { OpenApiDocuments } from './openapi.js';
 import { loadState, persistState } from './persistence.js';
 import { ResourceRegistry } from './resources.js';
+import { reviewTypes } from './reviews.js';
 import { ObjectStore } from './store.js';
 import { nowTime } from './validation.js';
 
@@ -87,6 +88,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
 
   const registry = new ResourceRegistry();
   for (const type of builtinTypes) registry.add(type);
+  for (const type of reviewTypes) registry.add(type);
   registry.add(crdType);
   const store = new ObjectStore(options.historyLimit ?? 1000);
   const core = new ApiCore(store, registry);

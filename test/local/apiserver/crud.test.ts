@@ -109,6 +109,14 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     assert.match(String((nested.body as { message: string }).message), /unknown field "spec\.template\.spec\.containers\[0\]\.imagePullPolicyy"/);
   });
 
+  it('does not store empty metadata maps (Go omitempty)', async () => {
+    const cm = await kubeRequest(server, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'empty-meta', labels: {}, annotations: {}, finalizers: [] } } });
+    const meta = (cm.body as { metadata: Record<string, unknown> }).metadata;
+    assert.equal(meta.labels, undefined);
+    assert.equal(meta.annotations, undefined);
+    assert.equal(meta.finalizers, undefined);
+  });
+
   it('folds Secret stringData into base64 data', async () => {
     const secret = await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, stringData: { password: 'pw' } } });
     assert.equal(secret.data?.password, Buffer.from('pw').toString('base64'));

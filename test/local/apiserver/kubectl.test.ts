@@ -128,6 +128,11 @@ describe('API server stand-in: kubectl unmodified', () => {
     assert.doesNotMatch(await ok('get', 'pods'), /127\.0\.0\.7/, 'IP only with -o wide');
   });
 
+  it('answers auth can-i and whoami (no authorization in the stand-in)', async () => {
+    assert.equal((await ok('auth', 'can-i', 'delete', 'pods')).trim(), 'yes');
+    assert.match(await ok('auth', 'whoami'), /Username\s+token:[0-9a-f]{8}\s/);
+  });
+
   it('deletes, waiting for finalizers', async () => {
     await ok('patch', 'pgc', 'demo', '--type=merge', '-p', '{"metadata":{"finalizers":["demo.example.com/cleanup"]}}');
     const deleting = spawn('kubectl', ['--cache-dir', join(dir, 'cache'), 'delete', 'pgc', 'demo'], { env });

@@ -16,6 +16,8 @@ interface Attribute {
 type Model = { getAttributeTypeMap(): Attribute[] };
 
 const models = k8s as unknown as Record<string, Model | undefined>;
+const microTimePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+const timePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const attributeCache = new Map<string, Map<string, Attribute>>();
 
 function attributesOf(typeName: string): Map<string, Attribute> | undefined {
@@ -84,6 +86,16 @@ function visit(value: unknown, typeName: string, format: string, path: string, w
         value[k] = visit(v, attribute.type, attribute.format, childPath, walk);
       }
     }
+    return value;
+  }
+  if (typeName === 'V1MicroTime') {
+    // metav1.MicroTime: exactly six fraction digits, as Go's RFC3339Micro layout demands.
+    if (typeof value !== 'string' || !microTimePattern.test(value)) walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse (field ${path})`;
+    return value;
+  }
+  if (typeName === 'Date') {
+    // metav1.Time: RFC 3339 (fractional seconds allowed when parsing).
+    if (typeof value !== 'string' || !timePattern.test(value)) walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05Z07:00": cannot parse (field ${path})`;
     return value;
   }
   if (typeName === 'number') {

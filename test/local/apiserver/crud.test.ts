@@ -138,6 +138,12 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
       coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'date' }, spec: { renewTime: new Date() as unknown as k8s.V1MicroTime } } }),
       (e) => codeOf(e) === 400,
     );
+    // Every MicroTime field follows the same rule (Event.eventTime), and metav1.Time must be RFC 3339.
+    let n = 0;
+    const event = (eventTime: string, lastTimestamp?: string) => ({ metadata: { name: `ev-${(n += 1)}` }, involvedObject: { kind: 'Pod', name: 'x' }, reason: 'R', eventTime, lastTimestamp, reportingComponent: 'c', reportingInstance: 'i', action: 'a' });
+    assert.equal((await kubeRequest(server, 'POST', '/api/v1/namespaces/default/events', { body: event('2026-01-01T00:00:00.123Z') })).status, 400);
+    assert.equal((await kubeRequest(server, 'POST', '/api/v1/namespaces/default/events', { body: event('2026-01-01T00:00:00.123456Z') })).status, 201);
+    assert.equal((await kubeRequest(server, 'POST', '/api/v1/namespaces/default/events', { body: event('2026-01-01T00:00:00.123456Z', 'yesterday') })).status, 400);
     const zero = await kubeRequest(server, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', { body: { metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } } });
     assert.equal(zero.status, 422);
     // Leases may be created by PUT.

@@ -144,8 +144,9 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
       }
       return true;
     }, 90_000);
-    const events = await api.core.listNamespacedEvent({ namespace: ns });
-    assert.ok(events.items.some((e) => e.reason === 'ConfigurationApplied' && e.involvedObject.name === 'demo'), 'the operator sent the change to ha-node /config');
+    const events = (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'demo');
+    assert.ok(events.some((e) => e.reason === 'ConfigurationApplied'), 'the operator sent the change to ha-node /config');
+    assert.ok(events.some((e) => e.reason === 'Restarted' && /pending parameter change/.test(e.message ?? '')), 'the operator rolled the restart');
     const rows = await eventually('demo-rw answers after the restarts', () => query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 60_000);
     assert.deepEqual(rows.map((r) => r.id), [1, 10], 'committed rows survived the rolling restart');
     await healthyWith(2);

@@ -13,6 +13,14 @@ export type { HandlerContext } from './handler-context.js';
 export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const identity = identityOf(req);
+    if (ctx.logger.isLevelEnabled('debug')) {
+      // One line per request at debug level (no tokens: only the URL, status and time).
+      const started = process.hrtime.bigint();
+      res.on('close', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        ctx.logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 100) / 100, userAgent: req.headers['user-agent'] }, 'request');
+      });
+    }
     const refusal = ctx.faults.refusalFor(identity);
     if (refusal !== undefined) {
       if (refusal === 'reset') {

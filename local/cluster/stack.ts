@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { ApiextensionsV1Api, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { apiStatusCode } from '../../lib/kube/client.js';
 import type { Logger } from '../../lib/log.js';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
@@ -37,16 +37,23 @@ function withoutCel(node: unknown): unknown {
   return Object.fromEntries(Object.entries(node).filter(([key]) => key !== 'x-kubernetes-validations').map(([key, value]) => [key, withoutCel(value)]));
 }
 
-/** Creates or updates the DatabaseCluster CRD; a server without CEL gets it without the rules (the operator repeats them). */
+/**
+ * Creates or updates the DatabaseCluster CRD. It goes through the custom-objects client, which
+ * sends the body as it is: client-node's typed CRD client would drop the `x-kubernetes-*` keys
+ * (its models name them x_kubernetes_*). A server without CEL gets the CRD without its rules
+ * (the operator enforces them too).
+ */
 export async function installCrds(kubeConfig: KubeConfig, logger: Logger): Promise<void> {
-  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const target = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' };
   const apply = async (crd: V1CustomResourceDefinition) => {
+    const name = crd.metadata!.name!;
     try {
-      const existing = await api.readCustomResourceDefinition({ name: crd.metadata!.name! });
-      await api.replaceCustomResourceDefinition({ name: crd.metadata!.name!, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+      const existing = (await api.getClusterCustomObject({ ...target, name })) as V1CustomResourceDefinition;
+      await api.replaceClusterCustomObject({ ...target, name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
     } catch (err) {
       if (apiStatusCode(err) !== 404) throw err;
-      await api.createCustomResourceDefinition({ body: crd });
+      await api.createClusterCustomObject({ ...target, body: crd });
     }
   };
   const crd = databaseClusterCrd();

@@ -195,6 +195,30 @@ describe('operator against the API server stand-in', () => {
     assert.equal(sts?.spec?.replicas, 5, 'scale-down waits for a switchover away from demo-4');
   });
 
+  it('creates a ServiceMonitor once the monitoring.coreos.com CRD exists and monitoring is enabled', async () => {
+    const { ApiextensionsV1Api, CustomObjectsApi } = await import('@kubernetes/client-node');
+    await server.kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({
+      body: {
+        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+        spec: {
+          group: 'monitoring.coreos.com',
+          scope: 'Namespaced',
+          names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+        },
+      },
+    });
+    await createCluster('watched', { instances: 1, monitoring: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } } });
+    const custom = server.kubeConfig.makeApiClient(CustomObjectsApi);
+    const monitor = await eventually('ServiceMonitor', () =>
+      custom.getNamespacedCustomObject({ group: 'monitoring.coreos.com', version: 'v1', namespace: ns, plural: 'servicemonitors', name: 'watched' }).catch(() => undefined),
+    ) as { metadata: { labels: Record<string, string>; ownerReferences: Array<{ name: string }> }; spec: { endpoints: Array<{ port: string; interval: string }> } };
+    assert.equal(monitor.metadata.labels.release, 'prom');
+    assert.equal(monitor.metadata.ownerReferences[0]?.name, 'watched');
+    assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.interval]), [['ha', '15s'], ['exporter', '15s']]);
+    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'watched' });
+  });
+
   it('rejects invalid specs with clear messages (API server schema, CEL, operator condition)', async () => {
     await assert.rejects(createCluster('bad', { instances: 0 }), (err: Error) => /instances/.test(String((err as { body?: string }).body ?? err.message)));
     const crossField: Array<[string, Record<string, unknown>, RegExp]> = [

@@ -128,6 +128,7 @@ export function typesOf(crd: KubeObject): ResourceType[] {
         tracksGeneration: true,
         allowCreateOnUpdate: false,
         crdName: crd.metadata.name,
+        openApiSchema: schema as Record<string, unknown>,
         columns: v.additionalPrinterColumns?.map((c) => ({ ...c, type: c.type ?? 'string' })),
         customColumns: (v.additionalPrinterColumns ?? []).length > 0,
       };

@@ -29,7 +29,20 @@ function documentFor(registry: ResourceRegistry, group: string, version: string)
       responses: { '200': { description: 'OK' } },
     });
     paths[base] = { patch: operation('patch'), put: operation('put') };
-    schemas[schemaName(type)] = { type: 'object', 'x-kubernetes-group-version-kind': [gvk] };
+    // Custom resources publish their schema; built-ins stay schema-less so kubectl keeps using its
+    // compiled-in patch strategies for client-side apply.
+    const published = type.openApiSchema
+      ? {
+          ...type.openApiSchema,
+          properties: {
+            apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+            kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+            metadata: { type: 'object', description: 'Standard object metadata.' },
+            ...((type.openApiSchema.properties as Record<string, unknown> | undefined) ?? {}),
+          },
+        }
+      : { type: 'object' };
+    schemas[schemaName(type)] = { ...published, 'x-kubernetes-group-version-kind': [gvk] };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.4' }, paths, components: { schemas } };
 }

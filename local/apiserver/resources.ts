@@ -49,6 +49,8 @@ export interface ResourceType {
   prepareUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** Set for custom resources. */
   crdName?: string;
+  /** The CRD's structural schema, published in OpenAPI v3 (so `kubectl explain` works). */
+  openApiSchema?: Record<string, unknown>;
   /** Virtual create-only resources (access reviews): POST answers, nothing is stored. */
   createOnly?: boolean;
   /** Extra subresource names (e.g. pods/binding). */

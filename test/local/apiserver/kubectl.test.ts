@@ -63,6 +63,12 @@ describe('API server stand-in: kubectl unmodified', () => {
     assert.match(strict.stderr, /unknown field "spec.typo"/);
   });
 
+  it('explains custom resource fields from the published schema', async () => {
+    const explained = await ok('explain', 'pgcluster.spec.instances');
+    assert.match(explained, /KIND:\s+PgCluster/);
+    assert.match(explained, /FIELD:\s+instances <integer>/);
+  });
+
   it('scales through the scale subresource', async () => {
     assert.match(await ok('scale', 'pgc', 'demo', '--replicas=5'), /scaled/);
     assert.equal(await ok('get', 'pgc', 'demo', '-o', 'jsonpath={.spec.instances}'), '5');

@@ -56,6 +56,8 @@ export class HaLoop {
   private wakePending = false;
   /** Set when this cycle could not reach the API: skip further API writes until the next cycle. */
   private dcsUnreachable = false;
+  /** When this member released the lock because its primary would not start (it sits out the next race). */
+  private gaveUpLockAt: number | undefined;
   /** Serialises loop cycles and operations that act on PostgreSQL (restart, reinitialize). */
   private exclusiveTail: Promise<unknown> = Promise.resolve();
   private exclusiveName: string | undefined;
@@ -194,6 +196,8 @@ export class HaLoop {
       return this.handleDcsError(error);
     }
     this.snapshotState.failsafeActive = false;
+    // The API answers again: failsafe confirmations from a cut-off leader no longer stand in for the lease.
+    this.failsafeContact = undefined;
     this.applyConfig(cluster);
     this.snapshotState.cluster = cluster;
 
@@ -381,7 +385,8 @@ export class HaLoop {
       // Our primary crashed: restart in place (same timeline) while we still hold the lock.
       this.crashedSince ??= performance.now();
       const spent = (performance.now() - this.crashedSince) / 1000;
-      if (spent <= this.config.primary_start_timeout) {
+      // primary_start_timeout 0 means fail over at once instead of restarting (Patroni's semantics).
+      if (this.config.primary_start_timeout > 0 && spent <= this.config.primary_start_timeout) {
         const renewal = await this.renewLock(undefined);
         if (renewal === 'lost') return this.lockLost('failed to update leader lock while restarting');
         if (renewal === 'unreachable') return this.handleDcsError(new Error('leader lease renewal failed'));
@@ -394,6 +399,7 @@ export class HaLoop {
       await this.dcs.deleteLeader(cluster.leader?.optime);
       this.setFence(0);
       this.crashedSince = undefined;
+      this.gaveUpLockAt = performance.now();
       return 'released the leader lock: the primary did not start within primary_start_timeout';
     }
     const leader = this.leaderAddress(cluster);
@@ -477,6 +483,9 @@ export class HaLoop {
     const started = performance.now();
     const peers = await askPeers(otherMembers(cluster, this.options.name), 2000);
     const asked = performance.now();
+    if (this.gaveUpLockAt !== undefined && started - this.gaveUpLockAt < this.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
+      return 'no race: this member just gave up the lock because its primary did not start';
+    }
     const verdict = raceVerdict(
       { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary },
       cluster,

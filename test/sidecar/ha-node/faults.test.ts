@@ -152,4 +152,27 @@ describe('ha-node under faults', { timeout: 200_000 }, () => {
     const [{ tli: timelineAfter }] = await primary.query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli");
     assert.equal(timelineAfter, timelineBefore, 'no promotion happened');
   });
+
+  it('fails over at once when the primary PostgreSQL dies and primary_start_timeout is 0', async () => {
+    const api = cluster.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    const name = `${cluster.scope}-config`;
+    const lease = await api.readNamespacedLease({ name, namespace: 'default' });
+    const config = JSON.parse(lease.metadata?.annotations?.config ?? '{}') as Record<string, unknown>;
+    lease.metadata!.annotations!.config = JSON.stringify({ ...config, failsafe_mode: false, primary_start_timeout: 0 });
+    await api.replaceNamespacedLease({ name, namespace: 'default', body: lease });
+    await cluster.waitFor('the leader lease without failsafe members', async () => {
+      const leader = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-leader`);
+      return leader?.metadata?.annotations?.failsafe === undefined;
+    }, 15_000);
+    const old = primary;
+    process.kill(old.postmasterPid()!, 'SIGKILL');
+    const others = cluster.members.filter((m) => m !== old);
+    primary = await cluster.waitFor('another member promoted', async () => {
+      for (const m of others) if (await m.isWritable()) return m;
+      return undefined;
+    }, 30_000);
+    assert.match(old.log(), /released the leader lock: the primary did not start within primary_start_timeout/);
+    await cluster.waitFor('old primary streaming from the new one', async () => (await old.status('/replica?replication_state=streaming')) === 200, 60_000);
+    assert.equal(await cluster.primary(), primary);
+  });
 });

@@ -128,6 +128,7 @@ export class ApiCore {
     if (type.tracksGeneration) o.metadata.generation = 1;
     else delete o.metadata.generation;
     if (type.statusSubresource && type.kind !== 'Node') delete o.status;
+    type.prepareCreate?.(o);
     admit(type, o, undefined, options);
     if (type.plural === 'services' && type.group === '') this.serviceIps.allocate(o, new Set(this.store.list('/services').map((s) => (isJsonObject(s.spec) ? s.spec.clusterIP : undefined))));
     recordManager(o, undefined, options.fieldManager, 'Update', apiVersionOf(type));

@@ -29,7 +29,9 @@ export function deleteObject(core: ApiCore, type: ResourceType, namespace: strin
     if (i >= 0 && !old.metadata.finalizers?.includes('foregroundDeletion')) finalizers.splice(i, 1);
   }
   if (finalizers.length > 0) next.metadata.finalizers = finalizers;
-  const isNamespace = type.group === '' && type.plural === 'namespaces';
+  const namespaceFinalizers = isJsonObject(old.spec) && Array.isArray(old.spec.finalizers) ? old.spec.finalizers : [];
+  // A namespace waits for its spec finalizers (`kubernetes`: contents deleted first).
+  const isNamespace = type.group === '' && type.plural === 'namespaces' && namespaceFinalizers.length > 0;
   const graceSeconds = gracePeriodOf(type, old, options);
   const pending = finalizers.length > 0 || isNamespace || graceSeconds > 0;
   if (!pending) {

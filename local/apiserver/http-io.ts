@@ -4,6 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, badRequest } from './errors.js';
 import type { ClientIdentity } from './faults.js';
+import { decodeProtobuf } from './protobuf.js';
 
 const maxBodyBytes = 3 * 1024 * 1024;
 
@@ -35,8 +36,9 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 export function parseBody(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return undefined;
+  if (contentType.includes('protobuf')) return decodeProtobuf(raw);
+  if (contentType.includes('cbor')) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   const text = raw.toString('utf8');
-  if (contentType.includes('protobuf') || contentType.includes('cbor')) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   if (contentType.includes('yaml')) {
     try {
       return parseYaml(text) as unknown;

@@ -46,8 +46,8 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
 
   if (type.createOnly) {
     if (name || method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
-    // kubectl sends reviews as protobuf; the answer does not depend on the request, so an
-    // undecodable body is answered like an empty one (the response is JSON, which it accepts).
+    // kubectl sends reviews as protobuf; the answer does not depend on the request, so the body
+    // is not decoded (the response is JSON, which kubectl accepts).
     const body = parsed.contentType.includes('protobuf') ? {} : parseBody(raw, parsed.contentType);
     return sendJson(res, 201, answerReview(type, body, identity));
   }

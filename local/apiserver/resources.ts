@@ -40,6 +40,8 @@ export interface ResourceType {
   /** Built-ins: columns after AGE that `kubectl get -o wide` shows (priority 1). */
   wideColumns?: PrinterColumn[];
   customColumns?: boolean;
+  /** Runs on create only, before defaulting (e.g. the namespace `kubernetes` finalizer). */
+  prepareCreate?: (obj: KubeObject) => void;
   /** Fills defaults on create and update. */
   defaults?: (obj: KubeObject) => void;
   /** Decoding checks (400) and validation (422). */

@@ -52,9 +52,13 @@ export const coreTypes: BuiltinType[] = [
     group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], statusSubresource: true, nameRule: 'label',
     extraSubresources: ['finalize'],
     columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }],
-    defaults: (o) => {
+    prepareCreate: (o) => {
+      // As on a real server, every new namespace carries the `kubernetes` finalizer.
       const spec = specOf(o);
-      spec.finalizers ??= ['kubernetes'];
+      const finalizers = Array.isArray(spec.finalizers) ? (spec.finalizers as unknown[]) : [];
+      spec.finalizers = finalizers.includes('kubernetes') ? finalizers : [...finalizers, 'kubernetes'];
+    },
+    defaults: (o) => {
       o.status = { phase: o.metadata.deletionTimestamp ? 'Terminating' : 'Active', ...obj(o.status) };
       o.metadata.labels = { ...(o.metadata.labels ?? {}), 'kubernetes.io/metadata.name': o.metadata.name as string };
     },

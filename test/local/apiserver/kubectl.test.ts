@@ -134,6 +134,18 @@ describe('API server stand-in: kubectl unmodified', () => {
     assert.doesNotMatch(await ok('get', 'pods'), /127\.0\.0\.7/, 'IP only with -o wide');
   });
 
+  it('accepts the protobuf bodies of kubectl create configmap/secret/namespace', async () => {
+    await ok('create', 'namespace', 'imperative');
+    assert.equal(await ok('get', 'ns', 'imperative', '-o', 'jsonpath={.spec.finalizers}'), '["kubernetes"]');
+    await ok('create', 'configmap', 'settings', '-n', 'imperative', '--from-literal=a=1', '--from-literal=b=two');
+    assert.equal(await ok('get', 'cm', 'settings', '-n', 'imperative', '-o', 'jsonpath={.data.a},{.data.b}'), '1,two');
+    await ok('create', 'secret', 'generic', 'creds', '-n', 'imperative', '--from-literal=password=s3cret');
+    assert.equal(Buffer.from(await ok('get', 'secret', 'creds', '-n', 'imperative', '-o', 'jsonpath={.data.password}'), 'base64').toString(), 's3cret');
+    const unsupported = await kubectl('create', 'deployment', 'web', '--image=nginx');
+    assert.notEqual(unsupported.code, 0);
+    assert.match(unsupported.stderr, /protobuf: kind Deployment is not supported/);
+  });
+
   it('answers auth can-i and whoami (no authorization in the stand-in)', async () => {
     assert.equal((await ok('auth', 'can-i', 'delete', 'pods')).trim(), 'yes');
     assert.match(await ok('auth', 'whoami'), /Username\s+token:[0-9a-f]{8}\s/);

@@ -55,6 +55,14 @@ export class Controller {
     return this.informers.length > 0 && this.informers.every((informer) => informer.hasSynced);
   }
 
+  /**
+   * Informers that heard nothing (no event, bookmark or successful relist) for longer than
+   * `maxSilenceMs`; a silently dead watch whose relists also fail shows up here and in /readyz.
+   */
+  staleInformers(maxSilenceMs: number, now = Date.now()): number {
+    return this.informers.filter((informer) => informer.hasSynced && now - informer.lastActivity > maxSilenceMs).length;
+  }
+
   private informer<T extends KubernetesObject>(resource: string, path: string, list: () => Promise<ListResult<T>>, toKey: (object: T) => string | undefined, labelSelector?: string, resync = false): Informer<T> {
     const enqueue = (object: T) => {
       const key = toKey(object);

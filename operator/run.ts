@@ -50,7 +50,10 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
       ready: () => {
         if (controllerError) return { ok: false, detail: controllerError };
         if (!leading) return { ok: true, detail: 'standby' };
-        return controller.synced ? { ok: true, detail: 'leading, caches synced' } : { ok: false, detail: 'leading, caches not synced yet' };
+        if (!controller.synced) return { ok: false, detail: 'leading, caches not synced yet' };
+        // Every informer relists at least once per interval; three missed intervals means the API is lost to us.
+        const stale = controller.staleInformers(3 * settings.relistIntervalMs);
+        return stale > 0 ? { ok: false, detail: `${stale} watch(es) silent for 3 relist intervals` } : { ok: true, detail: 'leading, caches synced' };
       },
     },
   });

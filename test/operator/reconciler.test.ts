@@ -268,4 +268,20 @@ describe('operator against the API server stand-in', () => {
     assert.match(metrics, /keelson_operator_reconcile_duration_seconds_bucket/);
     assert.match(metrics, /keelson_operator_leader 1/);
   });
+
+  it('/readyz fails while the watches hear nothing for three relist intervals, and recovers', async () => {
+    assert.equal((await fetch(`${operator.healthUrl}/readyz`)).status, 200);
+    server.faults.pause('unavailable');
+    try {
+      const body = await eventually('readyz 503', async () => {
+        const res = await fetch(`${operator.healthUrl}/readyz`);
+        return res.status === 503 ? res.text() : undefined;
+      }, 8_000);
+      assert.match(body, /silent for 3 relist intervals/);
+    } finally {
+      server.faults.resume();
+    }
+    await eventually('readyz 200 again', async () => (await fetch(`${operator.healthUrl}/readyz`)).status === 200, 10_000);
+    assert.ok(operator.isLeader(), 'a short outage (below the renew deadline) keeps leadership');
+  });
 });

@@ -94,7 +94,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   const core = new ApiCore(store, registry);
   if (options.stateFile) {
     const snapshot = loadState(options.stateFile);
-    if (snapshot) store.restore(snapshot);
+    // The revision jumps ahead so any resourceVersion a client kept from before (even one whose
+    // write missed the debounced save) is older than the history: clients get 410 and relist.
+    if (snapshot) store.restore({ ...snapshot, revision: snapshot.revision + 1000 });
   }
   registerStoredCrds(core);
   const stopCrds = watchCrds(core, logger);

@@ -110,6 +110,10 @@ describe('API server stand-in: state file', () => {
         assert.equal(cr.status, 200);
         const created = await second.kubeConfig.makeApiClient(k8s.CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'new' } } });
         assert.ok(Number(created.metadata?.resourceVersion) > rvBefore, 'resourceVersion keeps growing');
+        // A watch resumed from a resourceVersion of the previous run must relist (410).
+        const stale = await openWatch(second, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rvBefore}`);
+        await stale.ended;
+        assert.equal(stale.events[0]?.object.code, 410);
       } finally {
         await second.close();
       }

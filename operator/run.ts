@@ -39,6 +39,7 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
   const metrics = createOperatorMetrics();
   const controller = new Controller({ api, metrics, logger, operatorVersion: settings.operatorVersion, namespaces: settings.namespaces, relistIntervalMs: settings.relistIntervalMs });
   let leading = false;
+  let stopping = false;
   let controllerError: string | undefined;
 
   const servers = await startOperatorServers({
@@ -80,7 +81,7 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
         leading = false;
         metrics.isLeader.set(0);
         void controller.stop();
-        settings.onLostLeadership?.();
+        if (!stopping) settings.onLostLeadership?.();
       },
     });
     elector.start();
@@ -93,6 +94,7 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
     metricsUrl: servers.metrics.url,
     isLeader: () => leading,
     stop: async () => {
+      stopping = true;
       await elector?.stop();
       await controller.stop();
       await servers.close();

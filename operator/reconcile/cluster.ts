@@ -1,21 +1,22 @@
-import type { KubernetesObject, V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { InvalidSpecError, parseDatabaseCluster } from '../api/validate.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
 import { desiredObjects } from '../builders/index.js';
 import type { BuildContext } from '../builders/context.js';
-import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
 import { buildStatefulSet } from '../builders/statefulset.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
-import { Finalizer, Labels, names, podSelector, Roles, SecretKeys, selectorString } from '../naming.js';
+import { Finalizer, Labels, podSelector, Roles, selectorString } from '../naming.js';
 import { applyObject, type WriteRecorder } from './apply.js';
 import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
 import { syncDynamicConfig } from './config-sync.js';
 import { computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
-import { claimsToGrow, keepImmutableFields } from './storage.js';
+import { keepImmutableFields } from './storage.js';
+import { finalize } from './finalize.js';
+import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -27,6 +28,8 @@ export interface ReconcileDeps {
   now?: () => Date;
 }
 
+export { isClusterLease } from './finalize.js';
+
 export interface ReconcileResult {
   /** Reconcile again after this delay (something is still converging). */
   requeueAfterMs?: number;
@@ -34,79 +37,6 @@ export interface ReconcileResult {
 
 const serviceMonitorCrd = 'servicemonitors.monitoring.coreos.com';
 const convergingRequeueMs = 5_000;
-
-/** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */
-export function isClusterLease(lease: KubernetesObject, cluster: { name: string; uid: string }): boolean {
-  if (lease.metadata?.labels?.[Labels.cluster] === cluster.name) return true;
-  if (lease.metadata?.ownerReferences?.some((ref) => ref.uid === cluster.uid)) return true;
-  return lease.metadata?.name === names(cluster.name).leaderLease;
-}
-
-/**
- * Deletion: the StatefulSet goes first and the Leases only once no instance pod is left, because
- * a member that is still shutting down would write its Leases again; then the finalizer is released.
- * Returns a delay while pods are still terminating.
- */
-async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<ReconcileResult> {
-  const { name, namespace, uid } = raw.metadata as { name: string; namespace: string; uid: string };
-  const statefulSet = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: names(name).statefulSet, namespace } };
-  if (await deps.api.read(statefulSet)) {
-    deps.recordWrite('StatefulSet', 'delete');
-    await deps.api.delete(statefulSet);
-  }
-  const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
-  if (pods.length > 0) {
-    for (const pod of pods.filter((p) => !p.metadata?.deletionTimestamp)) {
-      deps.recordWrite('Pod', 'delete');
-      await deps.api.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata!.name!, namespace } });
-    }
-    return { requeueAfterMs: 1_000 };
-  }
-  for (const lease of await deps.api.listLeases(namespace)) {
-    if (!isClusterLease(lease, { name, uid })) continue;
-    deps.recordWrite('Lease', 'delete');
-    await deps.api.deleteLease(namespace, lease.metadata!.name!);
-  }
-  if (!raw.metadata?.finalizers?.includes(Finalizer)) return {};
-  deps.recordWrite('DatabaseCluster', 'update');
-  await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: raw.metadata.finalizers.filter((f) => f !== Finalizer) } });
-  deps.logger.info({ cluster: `${namespace}/${name}` }, 'instances stopped, DCS leases deleted, finalizer released');
-  return {};
-}
-
-async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
-  await Promise.all(
-    credentialKinds.map(async (which) => {
-      const secret = buildCredentialSecret(ctx, which, '');
-      if (await deps.api.read(secret)) return; // never rotate: an existing Secret is left alone
-      deps.recordWrite('Secret', 'create');
-      await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
-      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
-    }),
-  );
-}
-
-/** Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). */
-async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
-  const { name, namespace } = cluster.metadata;
-  const claims = (await deps.api.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selectorString(podSelector(name)) })).items;
-  for (const claim of claimsToGrow(claims, cluster.spec.storage.size)) {
-    deps.recordWrite('PersistentVolumeClaim', 'update');
-    claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };
-    await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
-    await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
-  }
-}
-
-/** Hands ha-node's API credentials (from the cluster's api Secret) to the client for these pods. */
-async function useApiCredentials(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[]): Promise<void> {
-  const secret = (await deps.api.read(buildCredentialSecret(ctx, 'api', ''))) as V1Secret | undefined;
-  const decode = (value: string | undefined) => (value ? Buffer.from(value, 'base64').toString('utf8') : undefined);
-  const username = decode(secret?.data?.[SecretKeys.username]);
-  const password = decode(secret?.data?.[SecretKeys.password]);
-  const hosts = pods.map((pod) => pod.status?.podIP).filter((ip): ip is string => Boolean(ip));
-  deps.haNode.useCredentials(hosts, username && password ? { username, password } : undefined);
-}
 
 function primaryOf(pods: V1Pod[]): string | undefined {
   const primaries = pods.filter((pod) => pod.metadata?.labels?.[Labels.role] === Roles.primary && !pod.metadata?.deletionTimestamp);

@@ -1,0 +1,44 @@
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { DatabaseCluster } from '../api/types.js';
+import type { BuildContext } from '../builders/context.js';
+import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
+import { podSelector, SecretKeys, selectorString } from '../naming.js';
+import type { ReconcileDeps } from './cluster.js';
+import { claimsToGrow } from './storage.js';
+
+/** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */
+
+export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
+  await Promise.all(
+    credentialKinds.map(async (which) => {
+      const secret = buildCredentialSecret(ctx, which, '');
+      if (await deps.api.read(secret)) return; // never rotate: an existing Secret is left alone
+      deps.recordWrite('Secret', 'create');
+      await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
+      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
+    }),
+  );
+}
+
+/** Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). */
+export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
+  const { name, namespace } = cluster.metadata;
+  const claims = (await deps.api.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selectorString(podSelector(name)) })).items;
+  for (const claim of claimsToGrow(claims, cluster.spec.storage.size)) {
+    deps.recordWrite('PersistentVolumeClaim', 'update');
+    claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };
+    await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
+    await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
+  }
+}
+
+/** Hands ha-node's API credentials (from the cluster's api Secret) to the client for these pods. */
+export async function useApiCredentials(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[]): Promise<void> {
+  const secret = (await deps.api.read(buildCredentialSecret(ctx, 'api', ''))) as V1Secret | undefined;
+  const decode = (value: string | undefined) => (value ? Buffer.from(value, 'base64').toString('utf8') : undefined);
+  const username = decode(secret?.data?.[SecretKeys.username]);
+  const password = decode(secret?.data?.[SecretKeys.password]);
+  const hosts = pods.map((pod) => pod.status?.podIP).filter((ip): ip is string => Boolean(ip));
+  deps.haNode.useCredentials(hosts, username && password ? { username, password } : undefined);
+}
+

@@ -21,6 +21,7 @@ export const haNodeConfigSpec = {
   superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
   replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
   replicationPassword: stringKey({ env: 'KEELSON_REPLICATION_PASSWORD' }),
+  database: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_DATABASE', description: 'application database created at bootstrap' },
   ttl: numberKey({ env: 'KEELSON_TTL', default: 30, schema: z.number().int().min(2) }),
   loopWait: numberKey({ env: 'KEELSON_LOOP_WAIT', default: 10, schema: z.number().min(0.2) }),
   retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
@@ -51,6 +52,7 @@ export interface HaNodeSettings {
   socketDir: string;
   superuser: { username: string; password: string };
   replication: { username: string; password: string };
+  database?: string;
   ttl: number;
   loopWait: number;
   retryTimeout: number;
@@ -98,6 +100,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     socketDir: c.socketDir ?? join(dirname(c.dataDir), 'run'),
     superuser: { username: c.superuserName, password: c.superuserPassword },
     replication: { username: c.replicationName, password: c.replicationPassword },
+    database: c.database,
     ttl: c.ttl,
     loopWait: c.loopWait,
     retryTimeout: c.retryTimeout,

@@ -81,6 +81,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       socketDir: settings.socketDir,
       superuser: settings.superuser,
       replication: settings.replication,
+      database: settings.database,
       runAs,
       parameters: settings.pgParameters,
     },

@@ -24,6 +24,8 @@ export interface PostgresSettings {
   socketDir: string;
   superuser: Credentials;
   replication: Credentials;
+  /** Application database created at bootstrap (owned by the superuser), if any. */
+  database?: string;
   runAs?: RunAs;
   /** Local parameters (lowest precedence below the dynamic configuration's). */
   parameters: Record<string, ParameterValue>;
@@ -174,7 +176,7 @@ export class PostgresInstance {
     this.writeConfig(undefined);
   }
 
-  /** Creates the replication role once the new primary accepts connections. */
+  /** Creates the replication role (and the application database) once the new primary accepts connections. */
   async createRoles(): Promise<void> {
     const { username, password } = this.settings.replication;
     const client = await this.connect();
@@ -184,6 +186,11 @@ export class PostgresInstance {
       const quotedPassword = client.escapeLiteral(password);
       if (exists.rowCount === 0) await client.query(`CREATE ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
       else await client.query(`ALTER ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
+      const database = this.settings.database;
+      if (database && database !== 'postgres') {
+        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+        if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+      }
     } finally {
       await client.end().catch(() => undefined);
     }

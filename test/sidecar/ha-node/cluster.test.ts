@@ -54,6 +54,8 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
       await cluster.waitFor(`row on ${replica.name}`, async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '1', 20_000);
       assert.equal(await replica.isWritable(), false);
     }
+    const databases = await primary.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = 'app'");
+    assert.equal(databases.length, 1, 'the configured database was created at bootstrap');
     const senders = await primary.query<{ application_name: string; state: string }>('SELECT application_name, state FROM pg_stat_replication ORDER BY 1');
     assert.deepEqual(senders.map((s) => s.application_name), replicas.map((r) => r.name).sort());
     assert.ok(senders.every((s) => s.state === 'streaming'));

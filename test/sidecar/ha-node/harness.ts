@@ -223,6 +223,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       PGDATA: join(dir, 'data', 'pgdata'),
       KEELSON_SUPERUSER_PASSWORD: superPassword,
       KEELSON_REPLICATION_PASSWORD: replPassword,
+      KEELSON_DATABASE: 'app',
       KEELSON_TTL: String(options.ttl ?? 8),
       KEELSON_LOOP_WAIT: String(options.loopWait ?? 1),
       KEELSON_RETRY_TIMEOUT: String(options.retryTimeout ?? 3),

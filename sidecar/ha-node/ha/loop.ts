@@ -30,6 +30,9 @@ export interface HaLoopOptions {
 
 type Role = 'primary' | 'replica';
 
+/** Patroni's member_slots_ttl default: how long a silent member keeps its replication slot. */
+const memberSlotsTtlMs = 30 * 60 * 1000;
+
 /**
  * The HA loop: once per loop_wait (or when the DCS watch, the lease-expiry timer or the API wakes
  * it) it reads the cluster, publishes this member, and takes at most one decision about
@@ -424,7 +427,9 @@ export class HaLoop {
     const isPrimary = !status.inRecovery;
     const leader = cluster.leader;
     if (leader?.holder === this.options.name) {
-      const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(cluster.members.map((m) => m.name)).catch(() => undefined) : undefined;
+      // Slots of members silent for longer than member_slots_ttl are dropped so WAL cannot pile up for ever.
+      const slotMembers = cluster.members.filter((m) => Date.now() - m.heartbeat < memberSlotsTtlMs).map((m) => m.name);
+      const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(slotMembers).catch(() => undefined) : undefined;
       const failsafe = this.config.failsafe_mode ? Object.fromEntries(cluster.members.map((m) => [m.name, m.api_url])) : null;
       const renewal = await this.renewLock(isPrimary ? status.location : undefined, slots, failsafe);
       if (renewal === 'lost') return this.lockLost('failed to update leader lock in DCS');

@@ -325,8 +325,28 @@ export class PostgresInstance {
     return true;
   }
 
+  /**
+   * Promotes through SQL and polls every 20 ms (pg_ctl promote -w polls every 100 ms, and every
+   * millisecond here is write downtime); falls back to pg_ctl when SQL is not available.
+   */
   async promote(): Promise<void> {
-    await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, timeoutMs: 70_000 });
+    let client: pg.Client | undefined;
+    try {
+      client = await this.connect();
+      await client.query('SELECT pg_promote(false)');
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const { rows } = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+        if (rows[0]?.r === false) break;
+        if (Date.now() > deadline) throw new Error('promotion did not finish within 60 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } catch (error) {
+      this.logger.warn({ err: (error as Error).message }, 'SQL promotion failed; using pg_ctl promote');
+      await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, timeoutMs: 70_000 });
+    } finally {
+      await client?.end().catch(() => undefined);
+    }
     this.following = null;
     const signal = join(this.settings.dataDir, 'standby.signal');
     if (existsSync(signal)) unlinkSync(signal);

@@ -94,11 +94,21 @@ export function apiGroup(registry: ResourceRegistry, group: string): Record<stri
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: sorted, preferredVersion: sorted[0] };
 }
 
-export const aggregatedContentType = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+/**
+ * The aggregated discovery version an Accept header asks for (kubectl 1.32 lists v2 first, older
+ * clients v2beta1), in the client's order of preference; undefined for legacy discovery.
+ */
+export function aggregatedVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  for (const part of (accept ?? '').split(',')) {
+    const m = /g=apidiscovery\.k8s\.io;v=(v2|v2beta1);as=APIGroupDiscoveryList/.exec(part);
+    if (m) return m[1] as 'v2' | 'v2beta1';
+    if (/^\s*application\/json\s*$/.test(part)) return undefined;
+  }
+  return undefined;
+}
 
-/** True when the Accept header asks for aggregated discovery v2 (kubectl 1.32 does). */
-export function wantsAggregated(accept: string | undefined): boolean {
-  return accept !== undefined && /g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList/.test(accept);
+export function aggregatedContentType(version: 'v2' | 'v2beta1'): string {
+  return `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`;
 }
 
 function aggregatedResource(type: ResourceType): Record<string, unknown> {
@@ -118,7 +128,7 @@ function aggregatedResource(type: ResourceType): Record<string, unknown> {
 }
 
 /** APIGroupDiscoveryList for `/api` (core only) or `/apis` (all named groups). */
-export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): Record<string, unknown> {
+export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean, version: 'v2' | 'v2beta1' = 'v2'): Record<string, unknown> {
   const items: Array<Record<string, unknown>> = [];
   const names = core ? [''] : [...groups(registry).keys()];
   for (const name of names) {
@@ -132,5 +142,5 @@ export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): 
       })),
     });
   }
-  return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
 }

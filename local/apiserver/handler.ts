@@ -1,6 +1,6 @@
 /** HTTP front: health, version, discovery, OpenAPI and dispatch to resource routes; errors as Status bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { aggregatedContentType, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery.js';
+import { aggregatedContentType, aggregatedDiscovery, aggregatedVersion, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion } from './discovery.js';
 import { ApiError, badRequest, pathNotFound } from './errors.js';
 import { faultAdmin } from './fault-admin.js';
 import type { ClientIdentity } from './faults.js';
@@ -78,7 +78,8 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   if (first === 'openapi') return serveOpenApi(ctx, parsed, res);
   if (first === 'api') {
     if (segments.length === 1) {
-      if (wantsAggregated(parsed.accept)) return sendJson(res, 200, aggregatedDiscovery(ctx.core.registry, true), aggregatedContentType);
+      const aggregated = aggregatedVersion(parsed.accept);
+      if (aggregated) return sendJson(res, 200, aggregatedDiscovery(ctx.core.registry, true, aggregated), aggregatedContentType(aggregated));
       return sendJson(res, 200, apiVersions(req.headers.host ?? '127.0.0.1'));
     }
     if (segments.length === 2) {
@@ -89,7 +90,8 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   }
   if (first === 'apis') {
     if (segments.length === 1) {
-      if (wantsAggregated(parsed.accept)) return sendJson(res, 200, aggregatedDiscovery(ctx.core.registry, false), aggregatedContentType);
+      const aggregated = aggregatedVersion(parsed.accept);
+      if (aggregated) return sendJson(res, 200, aggregatedDiscovery(ctx.core.registry, false, aggregated), aggregatedContentType(aggregated));
       return sendJson(res, 200, apiGroupList(ctx.core.registry));
     }
     if (segments.length === 2) {

@@ -36,7 +36,11 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     const coreList = (await kubeRequest(server, 'GET', '/api/v1')).body as { resources: Array<{ name: string }> };
     assert.ok(coreList.resources.some((r) => r.name === 'pods/status'));
     const aggregated = await kubeRequest(server, 'GET', '/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' });
-    assert.match(String(aggregated.headers['content-type']), /as=APIGroupDiscoveryList/);
+    assert.match(String(aggregated.headers['content-type']), /v=v2;as=APIGroupDiscoveryList/);
+    const beta = await kubeRequest(server, 'GET', '/api', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+    assert.equal((beta.body as { apiVersion: string }).apiVersion, 'apidiscovery.k8s.io/v2beta1');
+    const legacy = await kubeRequest(server, 'GET', '/api', { accept: 'application/json' });
+    assert.equal((legacy.body as { kind: string }).kind, 'APIVersions');
     const openapi = (await kubeRequest(server, 'GET', '/openapi/v3')).body as { paths: Record<string, { serverRelativeURL: string }> };
     const leaseDoc = await kubeRequest(server, 'GET', openapi.paths['apis/coordination.k8s.io/v1'].serverRelativeURL);
     assert.match(leaseDoc.text, /fieldValidation/);

@@ -27,6 +27,8 @@ export const HaNodePaths = {
   restart: '/restart',
   reload: '/reload',
   reinitialize: '/reinitialize',
+  ha: '/ha',
+  failsafe: '/failsafe',
 } as const;
 
 export const ExporterPaths = {

@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import { HaNodePaths } from '../../../lib/ports.js';
 import type { ApiContext } from './context.js';
 
 /**
@@ -7,13 +8,13 @@ import type { ApiContext } from './context.js';
  * a primary. Part of the HA mechanism itself, so it lives with the read side.
  */
 export const failsafeRoutes = (router: Router, context: ApiContext): void => {
-  router.get('/failsafe', (_req, res) => {
+  router.get(HaNodePaths.failsafe, (_req, res) => {
     const snapshot = context.snapshot();
     const members = snapshot.cluster?.leaderRecord?.failsafe;
     if (!snapshot.config.failsafe_mode || !members) return void res.status(502).type('text/plain').send('Failsafe mode is not enabled');
     res.status(200).json(members);
   });
-  router.post('/failsafe', express.json({ limit: '64kb' }), (req, res) => {
+  router.post(HaNodePaths.failsafe, express.json({ limit: '64kb' }), (req, res) => {
     const body: unknown = req.body;
     if (!body || typeof body !== 'object' || Array.isArray(body)) return void res.status(400).type('text/plain').send('a JSON object is required');
     if (!context.loop) return void res.status(503).type('text/plain').send('HA loop not running');

@@ -29,10 +29,10 @@ export const healthRoutes = (router: Router, context: ApiContext): void => {
     // Patroni answers liveness with the status line only, for every method.
     res.status(livenessStatus(context.snapshot())).end();
   });
-  router.get('/ha', (_req, res) => {
+  router.get(HaNodePaths.ha, (_req, res) => {
     res.status(200).json(nodeDocument(context.snapshot()));
   });
-  router.options('/ha', (_req, res) => void res.status(200).end());
+  router.options(HaNodePaths.ha, (_req, res) => void res.status(200).end());
 };
 
 /** Any other GET/HEAD/OPTIONS is a health check (unknown paths answer 503 with the document). */

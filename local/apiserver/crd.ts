@@ -65,6 +65,11 @@ function validateCrd(o: KubeObject, old: KubeObject | undefined): FieldError[] {
     const scale = v.subresources?.scale;
     if (scale && (!scale.specReplicasPath || !scale.statusReplicasPath)) errors.push(required(`${path}.subresources.scale.specReplicasPath`));
   });
+  const conversion = (spec as unknown as JsonObject).conversion;
+  if (isJsonObject(conversion) && conversion.strategy !== undefined && conversion.strategy !== 'None') {
+    // Serving objects without the webhook would hand out unconverted data: refuse clearly instead.
+    errors.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', message: `Unsupported value: ${JSON.stringify(conversion.strategy)}: supported values: "None" (conversion webhooks are not supported by the Keelson local API server)` });
+  }
   if (old) {
     const before = specOf(old);
     if (before.group !== spec.group) errors.push(invalidValue('spec.group', spec.group, 'field is immutable'));

@@ -57,6 +57,11 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
     const ruleRes = await kubeRequest(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: badRule });
     assert.equal(ruleRes.status, 422);
     assert.match(String((ruleRes.body as { message: string }).message), /compilation failed/);
+    const webhook = { ...structuredClone(pgClusterCrd), metadata: { name: 'others.demo.example.com' } };
+    webhook.spec = { ...webhook.spec, names: bad.spec.names, conversion: { strategy: 'Webhook' } } as typeof webhook.spec;
+    const webhookRes = await kubeRequest(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: webhook });
+    assert.equal(webhookRes.status, 422);
+    assert.match(String((webhookRes.body as { message: string }).message), /conversion webhooks are not supported/);
   });
 
   it('defaults, prunes and validates custom resources', async () => {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,8 @@ export function renderChart(overrides: Record<string, unknown> = {}, release = '
     output = execFileSync(rendererBinary(), [chartDir, release, namespace, valuesFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     throw new Error((err as { stderr?: string }).stderr ?? String(err), { cause: err });
+  } finally {
+    rmSync(valuesFile, { force: true });
   }
   return parseAllDocuments(output)
     .map((doc) => {

@@ -26,7 +26,7 @@ function successStatus(type: ResourceType, o: KubeObject): Record<string, unknow
 
 /** Kinds whose DELETE answers with the object rather than a Status, as on a real server. */
 function returnsDeletedObject(type: ResourceType): boolean {
-  return Boolean(type.crdName) || (type.group === '' && ['pods', 'services', 'namespaces'].includes(type.plural)) || type.plural === 'customresourcedefinitions';
+  return Boolean(type.crdName) || (type.group === '' && ['pods', 'services', 'namespaces', 'serviceaccounts'].includes(type.plural)) || type.plural === 'customresourcedefinitions';
 }
 
 export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Buffer, res: ServerResponse, group: string, version: string, rest: string[], identity: ClientIdentity): Promise<void> {

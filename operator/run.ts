@@ -37,7 +37,10 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
   const kubeConfig = loadKubeConfig({ kubeconfig: settings.kubeconfig });
   const api = new OperatorKubeApi(kubeConfig);
   const metrics = createOperatorMetrics();
-  const controller = new Controller({ api, metrics, logger, operatorVersion: settings.operatorVersion, namespaces: settings.namespaces, relistIntervalMs: settings.relistIntervalMs });
+  const newController = () =>
+    new Controller({ api, metrics, logger, operatorVersion: settings.operatorVersion, namespaces: settings.namespaces, relistIntervalMs: settings.relistIntervalMs });
+  let controller = newController();
+  let retryTimer: NodeJS.Timeout | undefined;
   let leading = false;
   let stopping = false;
   let controllerError: string | undefined;
@@ -59,13 +62,26 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
     },
   });
 
+  // A start fails when the first list fails (API down, CRD not installed yet): report it in
+  // /readyz and try again with a fresh controller every 5 s while still leading.
   const startController = () => {
     leading = true;
     metrics.isLeader.set(1);
-    controller.start().catch((err: unknown) => {
-      controllerError = `controller failed to start: ${err instanceof Error ? err.message : String(err)}`;
-      logger.error({ err }, 'controller failed to start');
-    });
+    controller.start().then(
+      () => {
+        controllerError = undefined;
+      },
+      (err: unknown) => {
+        controllerError = `controller failed to start: ${err instanceof Error ? err.message : String(err)}`;
+        logger.error({ err: controllerError }, 'controller failed to start; retrying in 5 s');
+        void controller.stop();
+        retryTimer = setTimeout(() => {
+          if (!leading || stopping) return;
+          controller = newController();
+          startController();
+        }, 5_000);
+      },
+    );
   };
 
   let elector: LeaderElector | undefined;
@@ -95,6 +111,7 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
     isLeader: () => leading,
     stop: async () => {
       stopping = true;
+      clearTimeout(retryTimer);
       await elector?.stop();
       await controller.stop();
       await servers.close();

@@ -49,7 +49,7 @@ describe('keelson operator (CLI)', () => {
         return undefined;
       });
       await eventually('ready as leader', async () => (await fetch(`${health}/readyz`)).status === 200 && /became leader/.test(stdout), 20_000);
-      assert.match(stdout, /"namespaces":\["default","other"\]/);
+      await eventually('watching the namespaces from WATCH_NAMESPACE', async () => /"namespaces":\["default","other"\]/.test(stdout));
     } finally {
       child.kill('SIGTERM');
     }

@@ -522,17 +522,19 @@ export class HaLoop {
   // --- transitions -----------------------------------------------------------------------------
 
   private async promote(cluster: ClusterView, status: ServerStatus): Promise<void> {
-    this.setFence(fenceDeadlineFor(Date.now(), this.config.ttl));
+    // The fence deadline was set by the lock write that preceded this call.
     await this.pg.promote();
     this.snapshotState.offlineRole = 'primary';
+    // Show the new role at once: health checks and the pod label follow the writable server.
+    this.snapshotState.status = (await this.pg.status().catch(() => undefined)) ?? this.snapshotState.status;
+    await this.options.setRoleLabel?.('primary');
     // pg_rewind on the old primary needs a checkpoint on the new timeline.
     await this.pg.query('CHECKPOINT').catch(() => undefined);
     await this.pg.dropInactiveSlots().catch(() => undefined);
     const after = await this.pg.status().catch(() => undefined);
-    this.snapshotState.status = after;
+    if (after) this.snapshotState.status = after;
     if (after) await this.maintainHistory(cluster, after).catch(() => undefined);
     this.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
-    await this.options.setRoleLabel?.('primary');
   }
 
   /**

@@ -248,7 +248,7 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
     primary = await cluster.waitFor('a new primary', () => writablePrimary(others), 60_000);
     assert.equal((await primary.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n, '2');
     await cluster.waitFor('new leader in the lease', async () => (await cluster.leaderName()) === primary.name, 10_000);
-    assert.equal(await cluster.primary(), primary);
+    await cluster.waitFor('/primary 200 on the new leader only', async () => (await cluster.primary()) === primary, 10_000);
 
     // Make the old primary diverge: run it alone as a primary and write something the cluster never saw.
     const runAs = await resolveRunAs(undefined);

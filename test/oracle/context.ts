@@ -1,0 +1,21 @@
+/** What each contract case module gets: the running server of the current target. */
+import type { ContractServer, ContractTarget } from './targets.js';
+
+export interface CaseContext {
+  target: ContractTarget;
+  server: ContractServer;
+}
+
+/** Every case module registers its `it`s with a getter (the server starts in `before`). */
+export type CaseModule = (ctx: () => CaseContext) => void;
+
+export const NS = 'contract';
+export const cmPath = (name = ''): string => `/api/v1/namespaces/${NS}/configmaps${name ? `/${name}` : ''}`;
+
+/**
+ * A documented difference (docs/local-kubernetes.md, "Oracle lane"): the real server's answer
+ * and the stand-in's, asserted per target so neither side can drift unnoticed.
+ */
+export function differs<T>(ctx: CaseContext, values: { real: T; standIn: T }): T {
+  return ctx.target.real ? values.real : values.standIn;
+}

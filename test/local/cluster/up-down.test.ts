@@ -36,6 +36,11 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'demo-rw reaches the primary');
     await client.end();
+    const exporter = /exporter (http:\/\/[\d.]+:9630\/metrics)/.exec(stdout)?.[1];
+    assert.ok(exporter, 'prints the exporter URL');
+    assert.match(await (await fetch(exporter)).text(), /^pg_up 1$/m, 'the exporter sidecar reaches PostgreSQL with the Secret credentials');
+    const ha = /ha-node (http:\/\/[\d.]+:8008\/cluster)/.exec(stdout)?.[1];
+    assert.equal(((await (await fetch(ha!)).json()) as { members: Array<{ role: string }> }).members[0]?.role, 'leader');
 
     const { stdout: down } = await keelson('local', 'down', '--dir', dir);
     assert.match(down, /stopped/);

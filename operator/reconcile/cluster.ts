@@ -126,7 +126,7 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
     await deps.events.record(cluster.metadata, type, `Switchover${switchover.state.result}`, switchover.state.message ?? '');
   }
   const updateRevision = statefulSet?.status?.updateRevision;
-  const steps: Day2Step[] = [scale.step, switchover.step, planRollout(cluster, pods, updateRevision, primary)];
+  const steps: Day2Step[] = [scale.step, switchover.step, planRollout(cluster, pods, updateRevision, primary, scale.replicas)];
   const step = steps.find((s) => s.type === 'switchover' || s.type === 'deletePod') ?? steps.find((s) => s.type === 'wait');
   let stepFailed = false;
   if (step && step.type !== 'wait') {

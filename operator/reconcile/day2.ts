@@ -48,11 +48,13 @@ export function planScale(cluster: DatabaseCluster, pods: V1Pod[], primary: stri
  * first, one at a time, only while every pod is ready), then a switchover to an updated replica,
  * then the old primary, which by then is a replica.
  */
-export function planRollout(cluster: DatabaseCluster, pods: V1Pod[], updateRevision: string | undefined, primary: string | undefined): Day2Step {
+export function planRollout(cluster: DatabaseCluster, pods: V1Pod[], updateRevision: string | undefined, primary: string | undefined, expectedPods = pods.length): Day2Step {
   if (!updateRevision) return { type: 'none' };
   const outdated = pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision);
   if (outdated.length === 0) return { type: 'none' };
-  if (pods.some((pod) => !isPodReady(pod))) return { type: 'wait', reason: 'waiting for every instance to be ready before replacing the next one' };
+  if (pods.length < expectedPods || pods.some((pod) => !isPodReady(pod))) {
+    return { type: 'wait', reason: 'waiting for every instance to be back and ready before replacing the next one' };
+  }
   const replicas = outdated.filter((pod) => pod.metadata?.name !== primary).sort((a, b) => ordinal(cluster, b) - ordinal(cluster, a));
   if (replicas.length > 0) return { type: 'deletePod', pod: replicas[0]!.metadata!.name!, reason: 'rolling update: replica first' };
   if (!primary) return { type: 'wait', reason: 'rolling update: no primary known' };

@@ -29,6 +29,7 @@ describe('day-2 planning', () => {
       type: 'deletePod', pod: 'demo-2', reason: 'rolling update: replica first',
     });
     assert.equal(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), pod('demo-2', { ready: false, revision: 'r2' })], 'r2', 'demo-0').type, 'wait');
+    assert.equal(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica')], 'r2', 'demo-0', 3).type, 'wait', 'a replaced pod that is not back yet');
     assert.deepEqual(planRollout(cluster, [old('demo-0', 'primary'), fresh('demo-1', 'replica'), fresh('demo-2', 'replica')], 'r2', 'demo-0'), {
       type: 'switchover', leader: 'demo-0', candidate: 'demo-1', reason: 'rolling update: move the primary to an updated replica',
     });

@@ -219,6 +219,35 @@ describe('operator against the API server stand-in', () => {
     await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'watched' });
   });
 
+  it('rolls pods to a new revision replicas first and never deletes the primary while replicas are outdated', async () => {
+    const { AppsV1Api } = await import('@kubernetes/client-node');
+    const apps = server.kubeConfig.makeApiClient(AppsV1Api);
+    await createCluster('roll', { instances: 3 });
+    await eventually('StatefulSet roll', () => apps.readNamespacedStatefulSet({ namespace: ns, name: 'roll' }).catch(() => undefined));
+    await createInstancePod(api, ns, 'roll', 0, 'primary', 'rev1');
+    await createInstancePod(api, ns, 'roll', 1, 'replica', 'rev1');
+    await createInstancePod(api, ns, 'roll', 2, 'replica', 'rev1');
+    // Play the StatefulSet controller: the template changed, so there is a new update revision.
+    const sts = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'roll' });
+    sts.status = { ...sts.status, replicas: 3, updateRevision: 'rev2', currentRevision: 'rev1' };
+    await apps.replaceNamespacedStatefulSetStatus({ namespace: ns, name: 'roll', body: sts });
+    const podNames = async () => (await api.core.listNamespacedPod({ namespace: ns, labelSelector: 'keelson.io/cluster=roll' })).items.map((p) => p.metadata!.name!).sort();
+    await eventually('roll-2 replaced first', async () => !(await podNames()).includes('roll-2'));
+    assert.deepEqual(await podNames(), ['roll-0', 'roll-1'], 'one pod at a time, the highest-ordinal replica first');
+    await createInstancePod(api, ns, 'roll', 2, 'replica', 'rev2');
+    await eventually('roll-1 replaced next', async () => !(await podNames()).includes('roll-1'));
+    await createInstancePod(api, ns, 'roll', 1, 'replica', 'rev2');
+    // Only the primary is outdated now: the next step is a switchover (ha-node is not running here), never a delete.
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.deepEqual(await podNames(), ['roll-0', 'roll-1', 'roll-2'], 'the primary is not deleted before a switchover');
+    const phase = (await getCluster('roll'))?.status as { phase?: string; targetPrimary?: string } | undefined;
+    assert.equal(phase?.phase, 'Updating');
+    assert.equal(phase?.targetPrimary, 'roll-1', 'the switchover candidate is an updated replica');
+    const events = await api.core.listNamespacedEvent({ namespace: ns });
+    assert.equal(events.items.filter((e) => e.reason === 'RollingUpdate' && e.involvedObject.name === 'roll').length, 2);
+    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'roll' });
+  });
+
   it('rejects invalid specs with clear messages (API server schema, CEL, operator condition)', async () => {
     await assert.rejects(createCluster('bad', { instances: 0 }), (err: Error) => /instances/.test(String((err as { body?: string }).body ?? err.message)));
     const crossField: Array<[string, Record<string, unknown>, RegExp]> = [

@@ -7,8 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { clientCases } from './cases-clients.js';
 import { coreCases } from './cases-core.js';
 import { crdCases } from './cases-crd.js';
+import { gapCases } from './cases-gaps.js';
 import { gcCases } from './cases-gc.js';
 import { leaseCases } from './cases-lease.js';
 import { standInOnlyCases } from './cases-standin-only.js';
@@ -49,7 +51,9 @@ for (const target of targets) {
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));
     describe('custom resources via kubectl', () => crdCases(ctx));
+    describe('unmodified clients: kubectl verbs, client-node informer', () => clientCases(ctx));
     describe('garbage collection and namespace deletion', () => gcCases(ctx));
-    if (!target.real) describe('beyond 1.20 (stand-in only)', () => standInOnlyCases(ctx));
+    if (target.real) describe('1.20 gaps (oracle only)', () => gapCases(ctx));
+    else describe('beyond 1.20 (stand-in only)', () => standInOnlyCases(ctx));
   });
 }

@@ -1,0 +1,88 @@
+/** Unmodified clients against both servers: kubectl verbs and a client-node informer. */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { kubectl } from './cases-crd.js';
+import { cmPath, NS, type CaseModule } from './context.js';
+import { eventually, raw } from './raw.js';
+
+export const clientCases: CaseModule = (ctx) => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'keelson-contract-clients-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('kubectl apply --server-side, describe, and delete', async () => {
+    const { server } = ctx();
+    const file = join(dir, 'cm.yaml');
+    writeFileSync(file, stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kc-ssa', namespace: NS }, data: { mode: 'enabled' } }));
+    assert.match(await kubectl(server, 'apply', '--server-side', '-f', file), /configmap\/kc-ssa serverside-applied/);
+    const applied = await raw(server, 'GET', cmPath('kc-ssa'));
+    const managers = (applied.body.metadata as { managedFields: Array<{ manager: string; operation: string }> }).managedFields;
+    assert.deepEqual(managers.map((m) => [m.manager, m.operation]), [['kubectl', 'Apply']]);
+    const described = await kubectl(server, 'describe', 'configmap', 'kc-ssa', '-n', NS);
+    assert.match(described, /^Name:\s+kc-ssa$/m);
+    assert.match(described, /^Namespace:\s+contract$/m);
+    assert.match(described, /^mode:\n-+\nenabled$/m);
+    assert.match(await kubectl(server, 'delete', 'configmap', 'kc-ssa', '-n', NS), /configmap "kc-ssa" deleted/);
+    assert.equal((await raw(server, 'GET', cmPath('kc-ssa'))).status, 404);
+  });
+
+  it('kubectl get shows server-side Tables (ConfigMap DATA, Lease HOLDER)', async () => {
+    const { server } = ctx();
+    await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'kc-table' }, data: { a: '1', b: '2' } } });
+    const table = await raw(server, 'GET', cmPath('kc-table'), { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+    assert.equal(table.body.kind, 'Table');
+    assert.deepEqual((table.body.columnDefinitions as Array<{ name: string }>).map((c) => c.name), ['Name', 'Data', 'Age']);
+    assert.deepEqual((table.body.rows as Array<{ cells: unknown[] }>)[0].cells.slice(0, 2), ['kc-table', 2]);
+    await raw(server, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, { body: { metadata: { name: 'kc-lease' }, spec: { holderIdentity: 'member-0' } } });
+    const [header, row] = (await kubectl(server, 'get', 'lease', 'kc-lease', '-n', NS)).trimEnd().split('\n');
+    assert.deepEqual(header.split(/\s+/), ['NAME', 'HOLDER', 'AGE']);
+    assert.match(row, /^kc-lease\s+member-0\s+\S+$/);
+  });
+
+  it('kubectl get -w prints each change', async () => {
+    const { server } = ctx();
+    await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'kc-watch', labels: { kw: 'yes' } }, data: { v: '1' } } });
+    const child = spawn('kubectl', ['--kubeconfig', server.kubeconfigPath, 'get', 'configmaps', '-n', NS, '-l', 'kw=yes', '-w', '--output-watch-events', '-o', 'custom-columns=EVENT:.type,NAME:.object.metadata.name,V:.object.data.v', '--no-headers'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      await eventually('initial line', async () => (/ADDED\s+kc-watch\s+1/.test(out) ? true : undefined), 20_000);
+      await raw(server, 'PATCH', cmPath('kc-watch'), { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+      await eventually('modified line', async () => (/MODIFIED\s+kc-watch\s+2/.test(out) ? true : undefined), 20_000);
+      await raw(server, 'DELETE', cmPath('kc-watch'));
+      await eventually('deleted line', async () => (/DELETED\s+kc-watch\s+2/.test(out) ? true : undefined), 20_000);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('a client-node informer sees add, update and delete', async () => {
+    const { server } = ctx();
+    const api = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const informer = k8s.makeInformer(server.kubeConfig, `${cmPath()}`, () => api.listNamespacedConfigMap({ namespace: NS, labelSelector: 'inf=yes' }), 'inf=yes');
+    const seen: string[] = [];
+    informer.on('add', (o: k8s.V1ConfigMap) => seen.push(`add ${o.metadata?.name} ${o.data?.v}`));
+    informer.on('update', (o: k8s.V1ConfigMap) => seen.push(`update ${o.metadata?.name} ${o.data?.v}`));
+    informer.on('delete', (o: k8s.V1ConfigMap) => seen.push(`delete ${o.metadata?.name}`));
+    await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'inf-1', labels: { inf: 'yes' } }, data: { v: '1' } } });
+    await informer.start();
+    try {
+      await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'inf-2', labels: { inf: 'yes' } }, data: { v: '1' } } });
+      await raw(server, 'PATCH', cmPath('inf-1'), { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+      await raw(server, 'DELETE', cmPath('inf-2'));
+      await eventually('informer events', async () => (seen.length >= 4 ? true : undefined), 20_000);
+      assert.deepEqual(seen, ['add inf-1 1', 'add inf-2 1', 'update inf-1 2', 'delete inf-2']);
+      assert.deepEqual(informer.list(NS).map((o) => o.metadata?.name), ['inf-1']);
+    } finally {
+      await informer.stop();
+    }
+  });
+};

@@ -15,6 +15,7 @@ import { gcCases } from './cases-gc.js';
 import { leaseCases } from './cases-lease.js';
 import { standInOnlyCases } from './cases-standin-only.js';
 import { watchCases } from './cases-watch.js';
+import { workloadCases } from './cases-workloads.js';
 import { writeCases } from './cases-writes.js';
 import { NS, type CaseContext } from './context.js';
 import { raw } from './raw.js';
@@ -50,6 +51,7 @@ for (const target of targets) {
 
     describe('objects, errors, selectors, patches, finalizers', () => coreCases(ctx));
     describe('write semantics', () => writeCases(ctx));
+    describe('pods and workloads', () => workloadCases(ctx));
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));
     describe('custom resources via kubectl', () => crdCases(ctx));

@@ -1,0 +1,88 @@
+/** Pods (binding, status, graceful deletion) and the StatefulSet/Deployment rules the operator meets. */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { NS, type CaseModule } from './context.js';
+import { raw } from './raw.js';
+
+const podPath = (name = ''): string => `/api/v1/namespaces/${NS}/pods${name ? `/${name}` : ''}`;
+const pod = (name: string, nodeName?: string): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { app: 'pods' } },
+  spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'main', image: 'postgres:15' }] },
+});
+
+export const workloadCases: CaseModule = (ctx) => {
+  it('pods: defaults, Pending phase, binding to a node, status through /status', async () => {
+    const { server } = ctx();
+    const created = await raw(server, 'POST', podPath(), { body: pod('p-bind') });
+    assert.equal(created.status, 201, created.text);
+    const spec = created.body.spec as { restartPolicy: string; terminationGracePeriodSeconds: number; dnsPolicy: string; containers: Array<{ imagePullPolicy: string; terminationMessagePath: string }> };
+    assert.deepEqual([spec.restartPolicy, spec.terminationGracePeriodSeconds, spec.dnsPolicy], ['Always', 30, 'ClusterFirst']);
+    assert.equal(spec.containers[0].imagePullPolicy, 'IfNotPresent');
+    assert.equal(spec.containers[0].terminationMessagePath, '/dev/termination-log');
+    assert.equal((created.body.status as { phase: string }).phase, 'Pending');
+    const bind = await raw(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } } });
+    assert.equal(bind.status, 201, bind.text);
+    const bound = await raw(server, 'GET', podPath('p-bind'));
+    assert.equal((bound.body.spec as { nodeName: string }).nodeName, 'node-1');
+    const again = await raw(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-2' } } });
+    assert.equal(again.status, 409);
+    const status = await raw(server, 'PATCH', `${podPath('p-bind')}/status`, { body: { status: { phase: 'Running', podIP: '127.0.0.5' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(status.status, 200, status.text);
+    assert.equal((status.body.status as { phase: string }).phase, 'Running');
+    const specChange = await raw(server, 'PATCH', podPath('p-bind'), { body: { spec: { containers: [{ name: 'main', image: 'postgres:16' }] } }, contentType: 'application/strategic-merge-patch+json' });
+    assert.equal(specChange.status, 200, 'the image is one of the few mutable pod fields');
+    const forbidden = await raw(server, 'PATCH', podPath('p-bind'), { body: { spec: { restartPolicy: 'Never' } }, contentType: 'application/strategic-merge-patch+json' });
+    assert.equal(forbidden.status, 422);
+  });
+
+  it('pods: an unbound pod is deleted at once; a bound pod waits out its grace period', async () => {
+    const { server } = ctx();
+    await raw(server, 'POST', podPath(), { body: pod('p-unbound') });
+    assert.equal((await raw(server, 'DELETE', podPath('p-unbound'))).status, 200);
+    assert.equal((await raw(server, 'GET', podPath('p-unbound'))).status, 404);
+    await raw(server, 'POST', podPath(), { body: pod('p-bound', 'node-1') });
+    const graceful = await raw(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 20 } });
+    assert.equal(graceful.status, 200);
+    const held = await raw(server, 'GET', podPath('p-bound'));
+    assert.equal(held.status, 200);
+    assert.equal((held.body.metadata as { deletionGracePeriodSeconds: number }).deletionGracePeriodSeconds, 20);
+    assert.ok((held.body.metadata as { deletionTimestamp?: string }).deletionTimestamp);
+    const now = await raw(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
+    assert.equal(now.status, 200);
+    assert.equal((await raw(server, 'GET', podPath('p-bound'))).status, 404);
+  });
+
+  it('StatefulSet: generation counts spec changes; only some spec fields may change (422 otherwise)', async () => {
+    const { server } = ctx();
+    const path = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+    const sts = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db' },
+      spec: {
+        serviceName: 'db',
+        replicas: 2,
+        selector: { matchLabels: { app: 'db' } },
+        template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'pg', image: 'postgres:15' }] } },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      },
+    };
+    const created = await raw(server, 'POST', path, { body: sts });
+    assert.equal(created.status, 201, created.text);
+    const createdSpec = created.body.spec as { podManagementPolicy: string; updateStrategy: { type: string; rollingUpdate?: { partition: number } }; revisionHistoryLimit: number };
+    assert.deepEqual([createdSpec.podManagementPolicy, createdSpec.updateStrategy.type, createdSpec.revisionHistoryLimit], ['OrderedReady', 'RollingUpdate', 10]);
+    assert.equal((created.body.metadata as { generation: number }).generation, 1);
+    const scaled = await raw(server, 'PATCH', `${path}/db`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' });
+    assert.equal((scaled.body.metadata as { generation: number }).generation, 2);
+    const labelled = await raw(server, 'PATCH', `${path}/db`, { body: { metadata: { labels: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
+    assert.equal((labelled.body.metadata as { generation: number }).generation, 2);
+    const status = await raw(server, 'PATCH', `${path}/db/status`, { body: { status: { replicas: 3, readyReplicas: 1, observedGeneration: 2 } }, contentType: 'application/merge-patch+json' });
+    assert.equal(status.status, 200, status.text);
+    assert.equal((status.body.metadata as { generation: number }).generation, 2);
+    const forbidden = await raw(server, 'PATCH', `${path}/db`, { body: { spec: { serviceName: 'other' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(forbidden.status, 422);
+    assert.match(String(forbidden.body.message), /updates to statefulset spec for fields other than/);
+  });
+};

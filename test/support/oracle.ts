@@ -51,12 +51,26 @@ interface Managed {
   exited: Promise<void>;
 }
 
+/** Children and folders still in use; cleaned up if the process exits without close(). */
+const running = new Set<ChildProcess>();
+const folders = new Set<string>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
 function launch(name: string, command: string, args: string[], logDir: string): Managed {
   const log = createWriteStream(join(logDir, `${name}.log`));
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
   return { name, child, exited };
 }
 
@@ -113,11 +127,14 @@ export async function startOracleApiServer(options: { readyTimeoutMs?: number } 
   const dir = mkdtempSync(join(tmpdir(), 'keelson-oracle-'));
   // etcd fsyncs every write; tmpfs keeps that cheap on the shared machine.
   const etcdDir = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/keelson-oracle-etcd-') : join(dir, 'etcd');
+  folders.add(dir).add(etcdDir);
   const processes: Managed[] = [];
   const cleanup = async (): Promise<void> => {
     await stop(processes);
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(etcdDir, { recursive: true, force: true });
+    for (const folder of [dir, etcdDir]) {
+      rmSync(folder, { recursive: true, force: true });
+      folders.delete(folder);
+    }
   };
   try {
     const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);

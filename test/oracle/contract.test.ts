@@ -13,6 +13,7 @@ import { crdCases } from './cases-crd.js';
 import { gapCases } from './cases-gaps.js';
 import { gcCases } from './cases-gc.js';
 import { leaseCases } from './cases-lease.js';
+import { reconcileCases } from './cases-reconcile.js';
 import { standInOnlyCases } from './cases-standin-only.js';
 import { watchCases } from './cases-watch.js';
 import { workloadCases } from './cases-workloads.js';
@@ -55,6 +56,7 @@ for (const target of targets) {
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));
     describe('custom resources via kubectl', () => crdCases(ctx));
+    describe('reconcile-loop semantics', () => reconcileCases(ctx));
     describe('unmodified clients: kubectl verbs, client-node informer', () => clientCases(ctx));
     describe('garbage collection and namespace deletion', () => gcCases(ctx));
     if (target.real) describe('1.20 gaps (oracle only)', () => gapCases(ctx));

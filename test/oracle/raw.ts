@@ -60,6 +60,8 @@ export interface WatchEvent {
 export interface RawWatch {
   status: number;
   events: WatchEvent[];
+  /** Resolves when the server ends the stream (or stop() is called). */
+  ended: Promise<void>;
   waitFor(count: number, timeoutMs?: number): Promise<void>;
   stop(): void;
 }
@@ -69,6 +71,8 @@ export async function rawWatch(server: ContractServer, path: string): Promise<Ra
   const send = server.url.startsWith('https') ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const events: WatchEvent[] = [];
+    let finish: () => void = () => {};
+    const ended = new Promise<void>((r) => (finish = r));
     const req = send(new URL(path, server.url), { method: 'GET', ca: server.caCert, headers: { Authorization: `Bearer ${server.token}`, Accept: 'application/json' } }, (res: IncomingMessage) => {
       let buffer = '';
       res.setEncoding('utf8');
@@ -81,10 +85,13 @@ export async function rawWatch(server: ContractServer, path: string): Promise<Ra
           if (line) events.push(JSON.parse(line) as WatchEvent);
         }
       });
-      res.on('error', () => {});
+      res.on('error', () => finish());
+      res.on('end', () => finish());
+      res.on('close', () => finish());
       resolve({
         status: res.statusCode ?? 0,
         events,
+        ended,
         async waitFor(count, timeoutMs = 10_000) {
           const deadline = Date.now() + timeoutMs;
           while (events.length < count) {

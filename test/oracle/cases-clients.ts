@@ -34,6 +34,41 @@ export const clientCases: CaseModule = (ctx) => {
     assert.equal((await raw(server, 'GET', cmPath('kc-ssa'))).status, 404);
   });
 
+  it('kubectl client-side apply twice: removed list entries and fields disappear (three-way strategic merge)', async () => {
+    const { server } = ctx();
+    // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted yes/on is a boolean.
+    const file = join(dir, 'deploy.json');
+    const deployment = (env: Array<{ name: string; value: string }>, extraContainer: boolean, annotations: Record<string, string>, replicas?: number) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'kc-apply', namespace: NS, annotations },
+      spec: {
+        ...(replicas === undefined ? {} : { replicas }),
+        selector: { matchLabels: { app: 'kc-apply' } },
+        template: {
+          metadata: { labels: { app: 'kc-apply' } },
+          spec: { containers: [{ name: 'main', image: 'img:1', env }, ...(extraContainer ? [{ name: 'side', image: 'side:1' }] : [])] },
+        },
+      },
+    });
+    writeFileSync(file, JSON.stringify(deployment([{ name: 'A', value: '1' }, { name: 'B', value: '2' }], true, { keep: 'yes', drop: 'yes' }, 2)));
+    assert.match(await kubectl(server, 'apply', '-f', file), /deployment.apps\/kc-apply created/);
+    // Another writer changes replicas; apply must leave fields it never set alone.
+    await raw(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/kc-apply`, { body: { spec: { replicas: 5 } }, contentType: 'application/merge-patch+json' });
+    writeFileSync(file, JSON.stringify(deployment([{ name: 'B', value: '3' }], false, { keep: 'yes' })));
+    assert.match(await kubectl(server, 'apply', '-f', file), /deployment.apps\/kc-apply configured/);
+    const got = await raw(server, 'GET', `/apis/apps/v1/namespaces/${NS}/deployments/kc-apply`);
+    const spec = got.body.spec as { replicas: number; template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value: string }> }> } } };
+    assert.deepEqual(spec.template.spec.containers.map((c) => c.name), ['main']);
+    assert.deepEqual(spec.template.spec.containers[0].env, [{ name: 'B', value: '3' }]);
+    const annotations = (got.body.metadata as { annotations: Record<string, string> }).annotations;
+    assert.equal(annotations.keep, 'yes');
+    assert.equal(annotations.drop, undefined);
+    assert.ok(annotations['kubectl.kubernetes.io/last-applied-configuration']);
+    // replicas left the manifest: the last-applied diff removes it, and the default (1) comes back.
+    assert.equal(spec.replicas, 1);
+  });
+
   it('kubectl get shows server-side Tables (ConfigMap DATA, Lease HOLDER)', async () => {
     const { server } = ctx();
     await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'kc-table' }, data: { a: '1', b: '2' } } });

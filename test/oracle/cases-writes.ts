@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { cmPath, NS, type CaseModule } from './context.js';
+import { cmPath, differs, NS, type CaseModule } from './context.js';
 import { raw } from './raw.js';
 
 const metaOf = (body: Record<string, unknown>) => body.metadata as { name: string; uid: string; resourceVersion: string };
@@ -96,5 +96,31 @@ export const writeCases: CaseModule = (ctx) => {
     assert.deepEqual([spec.ports[0].protocol, spec.ports[0].targetPort], ['TCP', 5432]);
     const noPorts = await raw(server, 'POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'svc-bad' }, spec: { selector: { app: 'x' } } } });
     assert.equal(noPorts.status, 422);
+  });
+
+  it('Events: created with an involvedObject in the same namespace; a mismatched namespace is 422', async () => {
+    const { server } = ctx();
+    const event = (name: string, namespace: string) => ({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name },
+      involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace },
+      reason: 'Testing',
+      message: 'hello',
+      type: 'Normal',
+      source: { component: 'keelson-operator' },
+      firstTimestamp: '2026-11-22T10:00:00Z',
+      lastTimestamp: '2026-11-22T10:00:00Z',
+      count: 1,
+    });
+    const ok = await raw(server, 'POST', `/api/v1/namespaces/${NS}/events`, { body: event('ev-ok', NS) });
+    assert.equal(ok.status, 201, ok.text);
+    const bad = await raw(server, 'POST', `/api/v1/namespaces/${NS}/events`, { body: event('ev-bad', 'elsewhere') });
+    // Difference D6: the stand-in accepts an involvedObject from another namespace.
+    assert.equal(bad.status, differs(ctx(), { real: 422, standIn: 201 }));
+    if (bad.status === 201) await raw(server, 'DELETE', `/api/v1/namespaces/${NS}/events/ev-bad`);
+    const listed = await raw(server, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=${encodeURIComponent('involvedObject.name=x,reason=Testing')}`);
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual((listed.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name), ['ev-ok']);
   });
 };

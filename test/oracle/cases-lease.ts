@@ -45,4 +45,13 @@ export const leaseCases: CaseModule = (ctx) => {
     assert.equal(micros.status, 201, micros.text);
     assert.equal((micros.body.spec as { renewTime: string }).renewTime, '2026-11-22T10:00:00.123456Z');
   });
+
+  it('Lease validation: leaseDurationSeconds and leaseTransitions must not be negative or zero (422)', async () => {
+    const { server } = ctx();
+    const zero = await raw(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } } });
+    assert.equal(zero.status, 422, zero.text);
+    assert.ok((zero.body.details as { causes: Array<{ field: string }> }).causes.some((c) => c.field === 'spec.leaseDurationSeconds'), zero.text);
+    const negative = await raw(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'neg' }, spec: { leaseTransitions: -1 } } });
+    assert.equal(negative.status, 422, negative.text);
+  });
 };

@@ -1,7 +1,7 @@
 /** Pods (binding, status, graceful deletion) and the StatefulSet/Deployment rules the operator meets. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { NS, type CaseModule } from './context.js';
+import { differs, NS, type CaseModule } from './context.js';
 import { raw } from './raw.js';
 
 const podPath = (name = ''): string => `/api/v1/namespaces/${NS}/pods${name ? `/${name}` : ''}`;
@@ -84,5 +84,23 @@ export const workloadCases: CaseModule = (ctx) => {
     const forbidden = await raw(server, 'PATCH', `${path}/db`, { body: { spec: { serviceName: 'other' } }, contentType: 'application/merge-patch+json' });
     assert.equal(forbidden.status, 422);
     assert.match(String(forbidden.body.message), /updates to statefulset spec for fields other than/);
+  });
+
+  it('PersistentVolumeClaims need accessModes and a storage request (422); the spec is immutable except size', async () => {
+    const { server } = ctx();
+    const path = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
+    const missing = await raw(server, 'POST', path, { body: { metadata: { name: 'pvc-bad' }, spec: {} } });
+    // Difference D7: the stand-in accepts a claim without accessModes and storage request.
+    assert.equal(missing.status, differs(ctx(), { real: 422, standIn: 201 }));
+    if (ctx().target.real) {
+      const fields = (missing.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
+      assert.deepEqual(fields, ['spec.accessModes', 'spec.resources[storage]']);
+    }
+    const ok = await raw(server, 'POST', path, { body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    assert.equal(ok.status, 201, ok.text);
+    assert.equal((ok.body.status as { phase: string }).phase, 'Pending');
+    const change = await raw(server, 'PATCH', `${path}/pvc`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
+    // D7 also: the stand-in lets the claim's spec change.
+    assert.equal(change.status, differs(ctx(), { real: 422, standIn: 200 }));
   });
 };

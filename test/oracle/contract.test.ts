@@ -12,6 +12,7 @@ import { coreCases } from './cases-core.js';
 import { crdCases } from './cases-crd.js';
 import { gapCases } from './cases-gaps.js';
 import { gcCases } from './cases-gc.js';
+import { immutableCases } from './cases-immutable.js';
 import { leaseCases } from './cases-lease.js';
 import { reconcileCases } from './cases-reconcile.js';
 import { standInOnlyCases } from './cases-standin-only.js';
@@ -53,6 +54,7 @@ for (const target of targets) {
     describe('objects, errors, selectors, patches, finalizers', () => coreCases(ctx));
     describe('write semantics', () => writeCases(ctx));
     describe('pods and workloads', () => workloadCases(ctx));
+    describe('immutable fields', () => immutableCases(ctx));
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));
     describe('custom resources via kubectl', () => crdCases(ctx));

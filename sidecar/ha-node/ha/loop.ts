@@ -3,13 +3,13 @@ import type { ClusterView, Dcs, MemberRecord, MemberTags } from '../dcs/types.js
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
-import { parseLsn } from '../postgres/lsn.js';
 import { dbStateText } from '../postgres/state.js';
 import { otherMembers, raceVerdict } from './election.js';
 import { isPaused, manualFailoverTiming, raceAllowed, readPendingRestart } from '../ops/loop-decisions.js';
 import { askPeer, askPeers } from './peers.js';
-import { nextSyncStep } from './sync-plan.js';
-import { effectiveConfig, initialDynamicConfig, isTrue, noFailover, type EffectiveConfig } from './settings.js';
+import { confirmFailsafe } from './failsafe-client.js';
+import { runSyncUpkeep } from './sync-upkeep.js';
+import { effectiveConfig, initialDynamicConfig, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 import { readTimelineHistory } from './timeline-history.js';
 
@@ -160,9 +160,7 @@ export class HaLoop {
     while (this.running) {
       const started = performance.now();
       try {
-        const action = await this.runExclusive('ha-cycle', () => this.cycle());
-        if (action !== this.lastAction) this.options.logger.info({ action }, 'ha loop');
-        this.lastAction = action;
+        this.noteAction(await this.runExclusive('ha-cycle', () => this.cycle()));
       } catch (error) {
         this.options.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'ha loop cycle failed');
       }
@@ -171,6 +169,12 @@ export class HaLoop {
       const elapsed = performance.now() - started;
       await this.sleep(Math.max(0, this.config.loop_wait * 1000 - elapsed));
     }
+  }
+
+  /** Logs what a cycle did, once per change, as soon as it is done (before the member record is published). */
+  private noteAction(action: string): void {
+    if (action !== this.lastAction) this.options.logger.info({ action }, 'ha loop');
+    this.lastAction = action;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -208,6 +212,7 @@ export class HaLoop {
       // Publish first so the leader creates our replication slot while we clone.
       await this.publish(cluster);
       const action = await this.bootstrapOrClone(cluster);
+      this.noteAction(action);
       await this.publish(cluster);
       return action;
     }
@@ -237,6 +242,7 @@ export class HaLoop {
     if (cluster.initialize === undefined && status && this.dcs.isLeader()) await this.dcs.setInitialize(status.systemIdentifier);
 
     const action = !running ? await this.handleStopped(cluster) : !status ? await this.handleUnresponsive(cluster) : await this.handleRunning(cluster, status);
+    this.noteAction(action);
     await this.publish(cluster);
     return action;
   }
@@ -301,23 +307,13 @@ export class HaLoop {
    * last listed confirms over the REST API that it is not a primary (Patroni's POST /failsafe).
    */
   private async failsafeConfirmed(): Promise<boolean> {
-    const cluster = this.snapshotState.cluster;
-    const listed = cluster?.leaderRecord?.failsafe ?? Object.fromEntries((cluster?.members ?? []).map((m) => [m.name, m.api_url]));
-    const targets = Object.entries(listed).filter(([name, url]) => name !== this.options.name && url);
     const startedEpoch = Date.now();
-    const body = JSON.stringify({ name: this.options.name, api_url: this.options.apiUrl, conn_url: `postgres://${this.pg.settings.connectHost}:${this.pg.settings.port}/postgres` });
-    const answers = await Promise.all(
-      targets.map(async ([, url]) => {
-        try {
-          const response = await fetch(url.replace(/\/ha$/, '/failsafe'), { method: 'POST', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(2000) });
-          await response.arrayBuffer();
-          return response.status === 200;
-        } catch {
-          return false;
-        }
-      }),
-    );
-    if (!answers.every(Boolean)) {
+    const confirmed = await confirmFailsafe(this.snapshotState.cluster, {
+      name: this.options.name,
+      api_url: this.options.apiUrl,
+      conn_url: `postgres://${this.pg.settings.connectHost}:${this.pg.settings.port}/postgres`,
+    });
+    if (!confirmed) {
       this.snapshotState.failsafeActive = false;
       return false;
     }
@@ -637,44 +633,17 @@ export class HaLoop {
 
   // --- synchronous replication ---------------------------------------------------------------
 
-  /**
-   * Leader side of synchronous mode. The DCS sync key names only standbys guaranteed to hold
-   * every acknowledged commit: a standby leaves the key before it leaves
-   * synchronous_standby_names, and enters the key only after it is the synchronous standby and
-   * has flushed past the WAL position of the moment it was chosen.
-   */
   private async maintainSync(cluster: ClusterView, status: ServerStatus): Promise<void> {
-    const self = this.options.name;
-    if (!this.config.synchronous_mode) {
-      if (status.synchronousStandbyNames !== '') await this.pg.setSyncStandbyNames('');
-      if (cluster.sync) await this.dcs.setSync(undefined);
-      return;
-    }
-    const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
-    const keyIsOurs = cluster.sync?.leader === self;
-    const step = nextSyncStep({
-      published: keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [],
-      keyIsOurs,
-      currentNames: status.synchronousStandbyNames,
-      strict: this.config.synchronous_mode_strict,
-      nodeCount: this.config.synchronous_node_count,
-      streaming: status.replication
-        .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
-        .map((r) => ({ name: r.application_name, flushLsn: r.flush_lsn ?? 0, syncState: r.sync_state })),
+    this.syncChangeLsn = await runSyncUpkeep({
+      self: this.options.name,
+      cluster,
+      status,
+      config: this.config,
+      dcs: this.dcs,
+      pg: this.pg,
+      logger: this.options.logger,
       changeLsn: this.syncChangeLsn,
     });
-    if (step.kind === 'none') return;
-    if (step.kind === 'publish') {
-      await this.dcs.setSync({ leader: self, sync_standby: step.key });
-      this.options.logger.info({ standbys: step.key }, 'synchronous standbys published');
-      return;
-    }
-    const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
-    if (!keyIsOurs || published.length !== step.key.length) await this.dcs.setSync({ leader: self, sync_standby: step.key });
-    await this.pg.setSyncStandbyNames(step.names);
-    const rows = await this.pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
-    this.syncChangeLsn = parseLsn(rows[0]?.lsn) ?? 0;
-    this.options.logger.info({ standbys: step.chosen, names: step.names }, 'synchronous standbys chosen');
   }
 
   // --- bookkeeping -----------------------------------------------------------------------------

@@ -124,7 +124,11 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
   });
 
   it('serves the node document, /cluster, /history and /metrics', async () => {
-    const doc = (await primary.get('/ha')).json();
+    // The document is the HA loop's last snapshot (at most loop_wait old): wait until it shows both senders.
+    const doc = await cluster.waitFor('both replicas in the node document', async () => {
+      const current = (await primary.get('/ha')).json();
+      return (current.replication as unknown[] | undefined)?.length === 2 ? current : undefined;
+    }, 10_000);
     const [{ sysid }] = await primary.query<{ sysid: string }>('SELECT system_identifier::text AS sysid FROM pg_control_system()');
     assert.equal(doc.state, 'running');
     assert.equal(doc.role, 'primary');

@@ -1,0 +1,57 @@
+import type { Logger } from '../../../lib/log.js';
+import type { ClusterView, Dcs } from '../dcs/types.js';
+import type { PostgresInstance } from '../postgres/instance.js';
+import { parseLsn } from '../postgres/lsn.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { isTrue, type EffectiveConfig } from './settings.js';
+import { nextSyncStep } from './sync-plan.js';
+
+export interface SyncUpkeepInput {
+  self: string;
+  cluster: ClusterView;
+  status: ServerStatus;
+  config: EffectiveConfig;
+  dcs: Dcs;
+  pg: PostgresInstance;
+  logger: Logger;
+  /** Primary flush LSN at the last change of synchronous_standby_names (0 = unknown). */
+  changeLsn: number;
+}
+
+/**
+ * Leader side of synchronous mode (see ADR 0402): carries out one step of `nextSyncStep` and
+ * returns the change LSN to remember. Off: clears synchronous_standby_names and the sync key.
+ */
+export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
+  const { self, cluster, status, config, dcs, pg, logger } = input;
+  if (!config.synchronous_mode) {
+    if (status.synchronousStandbyNames !== '') await pg.setSyncStandbyNames('');
+    if (cluster.sync) await dcs.setSync(undefined);
+    return input.changeLsn;
+  }
+  const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
+  const keyIsOurs = cluster.sync?.leader === self;
+  const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
+  const step = nextSyncStep({
+    published,
+    keyIsOurs,
+    currentNames: status.synchronousStandbyNames,
+    strict: config.synchronous_mode_strict,
+    nodeCount: config.synchronous_node_count,
+    streaming: status.replication
+      .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
+      .map((r) => ({ name: r.application_name, flushLsn: r.flush_lsn ?? 0, syncState: r.sync_state })),
+    changeLsn: input.changeLsn,
+  });
+  if (step.kind === 'none') return input.changeLsn;
+  if (step.kind === 'publish') {
+    await dcs.setSync({ leader: self, sync_standby: step.key });
+    logger.info({ standbys: step.key }, 'synchronous standbys published');
+    return input.changeLsn;
+  }
+  if (!keyIsOurs || published.length !== step.key.length) await dcs.setSync({ leader: self, sync_standby: step.key });
+  await pg.setSyncStandbyNames(step.names);
+  const rows = await pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
+  logger.info({ standbys: step.chosen, names: step.names }, 'synchronous standbys chosen');
+  return parseLsn(rows[0]?.lsn) ?? 0;
+}

@@ -5,13 +5,22 @@
 # /work/shared/notes/kubernetes-api-facts.md §1.2 (reflect2 swap and rsync are required).
 #
 # Environment:
-#   KEELSON_ORACLE_DIR   cache folder (default /var/cache/keelson/kube-apiserver-1.20.2)
+#   KEELSON_ORACLE_DIR   cache folder (default /var/cache/keelson/kube-apiserver-1.20.2 when that is
+#                        writable, else ~/.cache/keelson/kube-apiserver-1.20.2; test/support/oracle.ts
+#                        looks in the same places)
 #   KEELSON_ORACLE_SCRATCH  build tree (default $KEELSON_ORACLE_DIR/build, ~2.2 GB, removed after success
 #                        unless KEELSON_ORACLE_KEEP_SCRATCH=1)
 set -eu
 
 VERSION=1.20.2
-DIR=${KEELSON_ORACLE_DIR:-/var/cache/keelson/kube-apiserver-$VERSION}
+default_dir() {
+  if mkdir -p /var/cache/keelson 2>/dev/null && [ -w /var/cache/keelson ]; then
+    echo "/var/cache/keelson/kube-apiserver-$VERSION"
+  else
+    echo "$HOME/.cache/keelson/kube-apiserver-$VERSION"
+  fi
+}
+DIR=${KEELSON_ORACLE_DIR:-$(default_dir)}
 SCRATCH=${KEELSON_ORACLE_SCRATCH:-$DIR/build}
 BINARIES="kube-apiserver kube-controller-manager"
 

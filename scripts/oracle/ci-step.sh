@@ -5,6 +5,8 @@
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 PACKAGES="golang-go rsync golang-github-modern-go-reflect2-dev etcd-server"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 missing=""
 for p in $PACKAGES; do
@@ -12,9 +14,11 @@ for p in $PACKAGES; do
 done
 if [ -n "$missing" ]; then
   echo "[oracle-ci] installing:$missing"
-  apt-get update -qq
+  $SUDO apt-get update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  # Debian may start the packaged etcd; the tests start their own on free ports.
+  $SUDO service etcd stop >/dev/null 2>&1 || true
 fi
 
 "$HERE/build.sh"

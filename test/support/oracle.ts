@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificates } from '../../local/apiserver/certs.js';
 import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
@@ -19,9 +19,14 @@ export const ORACLE_VERSION = '1.20.2';
 export const ORACLE_BINARIES = ['kube-apiserver', 'kube-controller-manager'] as const;
 const ETCD = '/usr/bin/etcd';
 
-/** The cache folder of scripts/oracle/build.sh. */
+/**
+ * The cache folder of scripts/oracle/build.sh: $KEELSON_ORACLE_DIR, else the system cache, else
+ * the user's (the build script uses the latter when it cannot write /var/cache).
+ */
 export function oracleDir(): string {
-  return process.env.KEELSON_ORACLE_DIR ?? `/var/cache/keelson/kube-apiserver-${ORACLE_VERSION}`;
+  if (process.env.KEELSON_ORACLE_DIR) return process.env.KEELSON_ORACLE_DIR;
+  const candidates = [`/var/cache/keelson/kube-apiserver-${ORACLE_VERSION}`, join(homedir(), '.cache', 'keelson', `kube-apiserver-${ORACLE_VERSION}`)];
+  return candidates.find((dir) => existsSync(join(dir, 'bin', 'kube-apiserver'))) ?? candidates[0];
 }
 
 /** Why the oracle cannot start here (undefined when everything it needs is present). */

@@ -77,6 +77,8 @@ export class LeaderElector {
     if (this.stopped) return;
     try {
       const ok = await this.tryAcquireOrRenew();
+      // stop() may have run while this attempt was in flight: never start leading after it.
+      if (this.stopped) return;
       if (ok) this.lastRenew = this.now();
       if (ok && !this.leading) this.setLeading(true);
     } catch (err) {

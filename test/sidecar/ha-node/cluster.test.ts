@@ -237,6 +237,8 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
     assert.equal(await cluster.leaderName(), primary.name);
     const after = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-leader`)?.spec?.leaseTransitions;
     assert.equal(after, transitions);
+    // The loop logs the restart once the start returns; the server may answer a moment before that.
+    await cluster.waitFor('the in-place restart logged', async () => /restarted the crashed primary in place/.test(primary.log()), 15_000);
     assert.match(primary.log(), /restarted the crashed primary in place/);
     await primary.query("INSERT INTO items VALUES (2, 'after pg crash')");
   });

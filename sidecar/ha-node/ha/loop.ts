@@ -341,6 +341,9 @@ export class HaLoop {
 
   private async bootstrapOrClone(cluster: ClusterView): Promise<string> {
     if (cluster.initialize === undefined && !cluster.leader) {
+      // As in Patroni, a member that may never lead may not create the cluster either: it
+      // waits (with every member tagged so, the cluster waits) for an eligible one to bootstrap.
+      if (noFailover(this.options.tags)) return 'waiting: tagged nofailover, so this member may not bootstrap the cluster';
       if (!(await this.dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
       try {
         await this.pg.initdb();

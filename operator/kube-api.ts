@@ -1,5 +1,5 @@
 import {
-  ApiextensionsV1Api,
+  ApisApi,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
 import { group, plural, version } from './api/types.js';
+import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
 import { FieldManager } from './naming.js';
 
 /** A DatabaseCluster as read from the API server, before parsing. */
@@ -28,15 +29,15 @@ export class OperatorKubeApi {
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
-  private readonly extensions: ApiextensionsV1Api;
-  private crdCache = new Map<string, { present: boolean; at: number }>();
+  private readonly apis: ApisApi;
+  private capabilitiesCache?: { value: ServerCapabilities; at: number };
 
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    this.extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    this.apis = kubeConfig.makeApiClient(ApisApi);
   }
 
   async read<T extends KubernetesObject>(object: T): Promise<T | undefined> {
@@ -109,18 +110,17 @@ export class OperatorKubeApi {
     return (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: cluster })) as RawCluster;
   }
 
-  /** Whether a CRD is installed (cached for a minute: discovery is not free). */
-  async crdExists(name: string): Promise<boolean> {
-    const cached = this.crdCache.get(name);
-    if (cached && Date.now() - cached.at < 60_000) return cached.present;
-    let present = true;
-    try {
-      await this.extensions.readCustomResourceDefinition({ name });
-    } catch (err) {
-      if (apiStatusCode(err) !== 404) throw err;
-      present = false;
-    }
-    this.crdCache.set(name, { present, at: Date.now() });
-    return present;
+  /**
+   * What the server serves, from `/apis` discovery (readable by every authenticated user, so no
+   * extra RBAC). Cached for a minute when everything is served; while something is missing it is
+   * looked up again after 5 s, so a CRD installed later (ServiceMonitor) is picked up soon.
+   */
+  async capabilities(): Promise<ServerCapabilities> {
+    const cached = this.capabilitiesCache;
+    const complete = cached && cached.value.podDisruptionBudget === modernCapabilities.podDisruptionBudget && cached.value.serviceMonitor;
+    if (cached && Date.now() - cached.at < (complete ? 60_000 : 5_000)) return cached.value;
+    const value = capabilitiesFrom(await this.apis.getAPIVersions());
+    this.capabilitiesCache = { value, at: Date.now() };
+    return value;
   }
 }

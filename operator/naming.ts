@@ -36,13 +36,14 @@ export const Roles = { primary: 'primary', replica: 'replica' } as const;
 
 export const ContainerNames = { postgres: 'postgres', exporter: 'exporter' } as const;
 
-export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run' } as const;
+export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp' } as const;
 
 export const MountPaths = {
   data: '/var/lib/postgresql/data',
   config: '/etc/keelson',
   collectors: '/etc/keelson/collectors',
   run: '/var/run/postgresql',
+  tmp: '/tmp',
 } as const;
 
 /** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */

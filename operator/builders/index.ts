@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ServerCapabilities } from '../capabilities.js';
 import { buildConfigMap } from './configmap.js';
 import type { BuildContext } from './context.js';
 import { buildPodDisruptionBudget } from './pdb.js';
@@ -11,10 +12,8 @@ import { buildStatefulSet } from './statefulset.js';
 
 export type { BuildContext } from './context.js';
 
-export interface DesiredOptions {
-  /** Whether the monitoring.coreos.com ServiceMonitor CRD is installed. */
-  serviceMonitorAvailable: boolean;
-}
+/** What the API server serves (see operator/capabilities.ts). */
+export type DesiredOptions = ServerCapabilities;
 
 /**
  * Every object a cluster needs except its Secrets (those depend on what already exists, so the
@@ -29,9 +28,9 @@ export function desiredObjects(ctx: BuildContext, options: DesiredOptions): Kube
     buildConfigMap(ctx),
     ...serviceKinds.map((which) => buildService(ctx, which)),
     buildStatefulSet(ctx),
-    buildPodDisruptionBudget(ctx),
   ];
-  if (options.serviceMonitorAvailable && ctx.cluster.spec.monitoring.serviceMonitor.enabled) {
+  if (options.podDisruptionBudget) objects.push(buildPodDisruptionBudget(ctx, options.podDisruptionBudget));
+  if (options.serviceMonitor && ctx.cluster.spec.monitoring.serviceMonitor.enabled) {
     objects.push(buildServiceMonitor(ctx) as KubernetesObject);
   }
   return objects;

@@ -12,6 +12,12 @@ function httpProbe(path: string, port: number, periodSeconds: number, failureThr
   return { httpGet: { path, port }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
 }
 
+/**
+ * Restricted Pod Security profile for every container: no privilege escalation, no capabilities,
+ * never root, and an immutable image filesystem (writes go to the data, run and tmp volumes).
+ */
+const containerSecurity = { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+
 function fieldEnv(name: string, fieldPath: string): V1EnvVar {
   return { name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } };
 }
@@ -67,8 +73,9 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.data, mountPath: MountPaths.data },
       { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
       { name: VolumeNames.run, mountPath: MountPaths.run },
+      { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
     ],
-    securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+    securityContext: containerSecurity,
   };
 }
 
@@ -88,8 +95,8 @@ function exporterContainer(ctx: BuildContext): V1Container {
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
     livenessProbe: httpProbe(ExporterPaths.liveness, Ports.exporter, 10, 3),
-    volumeMounts: collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [],
-    securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+    volumeMounts: [{ name: VolumeNames.tmp, mountPath: MountPaths.tmp }, ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [])],
+    securityContext: containerSecurity,
   };
 }
 
@@ -103,6 +110,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
   const list: V1Volume[] = [
     { name: VolumeNames.config, configMap: { name: clusterNames(ctx).configMap } },
     { name: VolumeNames.run, emptyDir: {} },
+    { name: VolumeNames.tmp, emptyDir: {} },
   ];
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
@@ -141,7 +149,7 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
         spec: {
           serviceAccountName: n.serviceAccount,
           terminationGracePeriodSeconds: 60,
-          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true },
+          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           containers,
           volumes: volumes(ctx),
           affinity: podAffinity(ctx.cluster),

@@ -1,6 +1,7 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { InvalidSpecError, parseDatabaseCluster } from '../api/validate.js';
+import { apiFallbacks } from '../capabilities.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
 import { desiredObjects } from '../builders/index.js';
 import type { BuildContext } from '../builders/context.js';
@@ -13,7 +14,7 @@ import { applyObject, type WriteRecorder } from './apply.js';
 import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
 import { syncDynamicConfig } from './config-sync.js';
-import { computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
+import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
@@ -35,7 +36,6 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-const serviceMonitorCrd = 'servicemonitors.monitoring.coreos.com';
 const convergingRequeueMs = 5_000;
 
 function primaryOf(pods: V1Pod[]): string | undefined {
@@ -51,6 +51,14 @@ async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | u
   } catch {
     return undefined; // status then falls back to pod labels
   }
+}
+
+/** One Event when what falls back on this server changes (not on every pass). */
+async function reportFallbacks(deps: ReconcileDeps, cluster: DatabaseCluster, status: DatabaseClusterStatus): Promise<void> {
+  const next = status.conditions?.find((c) => c.type === ApiFallbackCondition);
+  const previous = cluster.status?.conditions?.find((c) => c.type === ApiFallbackCondition);
+  if (!next || next.status !== 'True' || (previous?.status === 'True' && previous.message === next.message)) return;
+  await deps.events.record(cluster.metadata, 'Warning', 'ApiFallback', next.message);
 }
 
 async function writeStatus(deps: ReconcileDeps, raw: RawCluster, status: DatabaseClusterStatus): Promise<void> {
@@ -90,7 +98,8 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
 
   const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion };
   await ensureSecrets(deps, ctx);
-  const serviceMonitorAvailable = cluster.spec.monitoring.serviceMonitor.enabled ? await deps.api.crdExists(serviceMonitorCrd) : false;
+  const capabilities = await deps.api.capabilities();
+  const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
   const primary = primaryOf(pods);
@@ -99,7 +108,7 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   const scale = planScale(cluster, pods, primary, observedSts?.spec?.replicas);
 
   // Owned objects do not depend on each other at the API level, so they are applied concurrently.
-  const desired = desiredObjects(ctx, { serviceMonitorAvailable });
+  const desired = desiredObjects(ctx, capabilities);
   const results = await Promise.all(
     desired.map(async (object) => {
       if (object.kind === 'StatefulSet') {
@@ -143,8 +152,10 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
     haMembers: await haMembers(deps, pods, primary),
     switchover: switchover.state,
     targetPrimary: step?.type === 'switchover' ? step.candidate : undefined,
+    apiFallbacks: fallbacks,
     now,
   });
+  await reportFallbacks(deps, cluster, status);
   if (configPending.appliedHash) status.appliedConfigHash = configPending.appliedHash;
   else if (cluster.status?.appliedConfigHash) status.appliedConfigHash = cluster.status.appliedConfigHash;
   await writeStatus(deps, raw, status);

@@ -15,8 +15,13 @@ export interface StatusInput {
   haMembers?: HaClusterMember[];
   switchover?: DatabaseClusterStatus['switchover'];
   targetPrimary?: string;
+  /** What this API server cannot give the cluster (operator/capabilities.ts); adds the ApiFallback condition. */
+  apiFallbacks?: string[];
   now: Date;
 }
+
+/** Condition type saying the server lacks an API version or kind the cluster would use. */
+export const ApiFallbackCondition = 'ApiFallback';
 
 export function isPodReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
@@ -83,6 +88,10 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
     condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
     condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : '', previous, input),
   ];
+  if (input.apiFallbacks) {
+    const fallbacks = input.apiFallbacks;
+    conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.join('; '), previous, input));
+  }
 
   const status: DatabaseClusterStatus = {
     phase,

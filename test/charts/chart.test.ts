@@ -18,8 +18,7 @@ describe('charts/keelson', () => {
 
   it('renders the operator, its RBAC, the CRD and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
-      'ClusterRole/keelson-operator', 'ClusterRole/keelson-operator-discovery', 'ClusterRoleBinding/keelson-operator',
-      'ClusterRoleBinding/keelson-operator-discovery', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/databaseclusters.keelson.io',
+      'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/databaseclusters.keelson.io',
       'Deployment/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election', 'Service/keelson-operator-metrics',
       'ServiceAccount/keelson',
     ]);
@@ -53,17 +52,21 @@ describe('charts/keelson', () => {
     assert.equal(env.get('POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, 'metadata.namespace');
     assert.equal(deployment.spec?.replicas, 2);
     assert.equal(deployment.spec?.template.spec?.securityContext?.runAsNonRoot, true);
+    assert.deepEqual(deployment.spec?.template.spec?.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
+    assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     const single = find<V1Deployment>(renderChart({ operator: { leaderElection: { enabled: false }, replicas: 3 } }), 'Deployment', 'keelson-operator');
     assert.equal(single.spec?.replicas, 1);
     assert.ok(single.spec?.template.spec?.containers[0]?.args?.includes('--no-leader-elect'));
   });
 
-  it('grants the operator what it does and no cluster-wide rights when namespaces are listed', () => {
+  it('grants the operator exactly what it does and no cluster-wide rights when namespaces are listed', () => {
     const role = find<V1ClusterRole>(defaults, 'ClusterRole', 'keelson-operator');
-    assert.deepEqual(rulesCover(role.rules as V1PolicyRule[], operatorRules()), []);
+    assert.deepEqual(rulesCover(role.rules as V1PolicyRule[], operatorRules()), [], 'everything the operator needs');
+    assert.deepEqual(rulesCover(operatorRules(), role.rules as V1PolicyRule[]), [], 'nothing it does not need (least privilege)');
     assert.ok(!role.rules!.some((r) => r.verbs.includes('*') || r.resources?.includes('*')), 'no wildcards');
-    const discovery = find<V1ClusterRole>(defaults, 'ClusterRole', 'keelson-operator-discovery');
-    assert.deepEqual(discovery.rules, [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['servicemonitors.monitoring.coreos.com'], verbs: ['get'] }]);
+    assert.ok(!role.rules!.some((r) => r.apiGroups?.includes('apiextensions.k8s.io')), 'capabilities come from /apis discovery, not CRD reads');
+    const clusterRoles = defaults.filter((d) => d.kind === 'ClusterRole').map((d) => d.metadata.name);
+    assert.deepEqual(clusterRoles, ['keelson-operator'], 'one ClusterRole, bound per namespace when namespaces are listed');
 
     const scoped = renderChart({ operator: { watchNamespaces: ['team-a', 'team-b'] } });
     const bindings = scoped.filter((d) => d.kind === 'RoleBinding' && d.metadata.name === 'keelson-operator');

@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubernetesObject, V1Service, V1StatefulSet, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1PodDisruptionBudget, V1Role, V1Service, V1StatefulSet, V1Secret } from '@kubernetes/client-node';
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
 import { desiredObjects } from '../../operator/builders/index.js';
 import { buildCredentialSecret, generatePassword } from '../../operator/builders/secrets.js';
 import { buildService } from '../../operator/builders/services.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
+import { modernCapabilities } from '../../operator/capabilities.js';
+import { haNodeRules } from '../../operator/builders/role.js';
 import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
 
-const all = { serviceMonitorAvailable: true };
+const all = modernCapabilities;
 
 describe('builders', () => {
   it('build one object per kind, all owned by the cluster and labelled with it', () => {
@@ -33,9 +35,46 @@ describe('builders', () => {
 
   it('leave out the ServiceMonitor unless enabled and its CRD exists', () => {
     const kinds = (spec: Record<string, unknown>, available: boolean) =>
-      desiredObjects(sampleContext(spec), { serviceMonitorAvailable: available }).map((o: KubernetesObject) => o.kind);
+      desiredObjects(sampleContext(spec), { ...all, serviceMonitor: available }).map((o: KubernetesObject) => o.kind);
     assert.ok(!kinds({}, true).includes('ServiceMonitor'));
     assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'));
+  });
+
+  it('write the PodDisruptionBudget in the version the server serves, or leave it out', () => {
+    const pdb = (podDisruptionBudget: typeof all.podDisruptionBudget) =>
+      desiredObjects(sampleContext(), { ...all, podDisruptionBudget }).find((o) => o.kind === 'PodDisruptionBudget') as V1PodDisruptionBudget | undefined;
+    assert.equal(pdb('policy/v1')?.apiVersion, 'policy/v1');
+    const old = pdb('policy/v1beta1');
+    assert.equal(old?.apiVersion, 'policy/v1beta1');
+    assert.deepEqual(old?.spec, pdb('policy/v1')?.spec, 'the same budget in both versions');
+    assert.equal(pdb(undefined), undefined);
+  });
+
+  it('run every container non-root with the restricted Pod Security profile', () => {
+    const ctx = sampleContext({ exporter: { enabled: true, collectors: { configMapName: 'extra' } } });
+    const pod = buildStatefulSet(ctx).spec!.template.spec!;
+    assert.equal(pod.securityContext?.runAsNonRoot, true);
+    assert.notEqual(pod.securityContext?.runAsUser, 0);
+    assert.deepEqual(pod.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
+    assert.deepEqual(pod.containers.map((c) => c.name), ['postgres', 'exporter']);
+    const emptyDirs = new Set(pod.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
+    for (const container of pod.containers) {
+      assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, container.name);
+      // A read-only image needs somewhere to write temporary files.
+      assert.ok(container.volumeMounts?.some((m) => m.mountPath === '/tmp' && emptyDirs.has(m.name)), `${container.name} has a writable /tmp`);
+      assert.ok(!container.volumeMounts?.some((m) => m.name === 'config' && !m.readOnly), 'configuration is mounted read-only');
+    }
+  });
+
+  it('grant ha-node only namespaced rights on what it touches', () => {
+    const role = desiredObjects(sampleContext(), all).find((o) => o.kind === 'Role') as V1Role;
+    assert.deepEqual(role.rules, haNodeRules());
+    for (const rule of role.rules ?? []) {
+      assert.ok(!rule.verbs.includes('*') && !(rule.resources ?? []).includes('*') && !(rule.apiGroups ?? []).includes('*'), 'no wildcards');
+      assert.ok(!(rule.resources ?? []).some((r) => ['secrets', 'roles', 'rolebindings', 'statefulsets'].includes(r)), 'no secrets, RBAC or workloads');
+    }
+    const podRule = role.rules?.find((r) => r.resources?.includes('pods'));
+    assert.deepEqual(podRule?.verbs, ['get', 'list', 'watch', 'patch'], 'pods: labels only, never create or delete');
   });
 
   it('are pure: the same spec gives the same objects and hashes', () => {
@@ -58,6 +97,7 @@ describe('builders', () => {
     assert.equal(postgres!.args?.[0], 'ha-node');
     assert.deepEqual(postgres!.livenessProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi });
+    assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));

@@ -48,4 +48,16 @@ describe('status', () => {
     assert.equal(statusDiffers(JSON.parse(JSON.stringify(first)), second), false);
     assert.equal(computeStatus({ ...input, statefulSetReplicas: 5 }).phase, 'Creating');
   });
+
+  it('states API fallbacks in the ApiFallback condition without changing the phase', () => {
+    const pods = [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'replica' })];
+    const base = { cluster: sampleCluster(), now, statefulSetReplicas: 3, outdatedPods: 0, pods };
+    const old = computeStatus({ ...base, apiFallbacks: ['PodDisruptionBudget written as policy/v1beta1: the server does not serve policy/v1'] });
+    assert.equal(old.phase, 'Healthy');
+    const fallback = old.conditions?.find((c) => c.type === 'ApiFallback');
+    assert.deepEqual([fallback?.status, fallback?.reason], ['True', 'ServerLacksApi']);
+    assert.match(fallback?.message ?? '', /policy\/v1beta1/);
+    const modern = computeStatus({ ...base, apiFallbacks: [] }).conditions?.find((c) => c.type === 'ApiFallback');
+    assert.deepEqual([modern?.status, modern?.reason, modern?.message], ['False', 'AllApisServed', '']);
+  });
 });

@@ -72,7 +72,12 @@ export function failoverFromLease(lease: V1Lease | undefined): FailoverRecord | 
 export function syncFromLease(lease: V1Lease | undefined): SyncRecord | undefined {
   const a = lease?.metadata?.annotations ?? {};
   if (a.leader === undefined) return undefined;
-  return { leader: a.leader || undefined, sync_standby: (a.sync_standby ?? '').split(',').filter((s) => s.length > 0) };
+  const quorum = a.quorum === undefined || a.quorum === '' ? undefined : Number(a.quorum);
+  return {
+    leader: a.leader || undefined,
+    sync_standby: (a.sync_standby ?? '').split(',').filter((s) => s.length > 0),
+    ...(quorum !== undefined && Number.isInteger(quorum) && quorum >= 0 ? { quorum } : {}),
+  };
 }
 
 export function memberFromLease(lease: V1Lease): MemberRecord | undefined {

@@ -6,7 +6,7 @@ import {
   Label, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
   type DcsKey,
 } from './lease-codec.js';
-import type { ClusterView, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
+import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
 
 export interface LeaseDcsOptions {
   kubeConfig: k8s.KubeConfig;
@@ -115,12 +115,14 @@ export class LeaseDcs implements Dcs {
     }
     const leaderLease = this.leases.get(this.leaderName);
     this.observer.observe(leaderFromLease(leaderLease));
-    const { config, initialize, history } = configFromLease(this.leases.get(leaseName(this.options.scope, 'config')));
+    const configLease = this.leases.get(leaseName(this.options.scope, 'config'));
+    const { config, initialize, history } = configFromLease(configLease);
     members.sort((a, b) => a.name.localeCompare(b.name));
     return {
       leader: this.observer.current(),
       leaderRecord: this.observer.raw(),
       config,
+      configVersion: configLease?.metadata?.resourceVersion ?? '',
       initialize,
       history,
       failover: failoverFromLease(this.leases.get(leaseName(this.options.scope, 'failover'))),
@@ -215,12 +217,39 @@ export class LeaseDcs implements Dcs {
     });
   }
 
-  async setConfig(config: DynamicConfig, onlyIfMissing = false): Promise<boolean> {
+  async setConfig(config: DynamicConfig, condition?: ConfigWriteCondition): Promise<boolean> {
+    if (condition && 'expectedVersion' in condition) return this.swapConfig(config, condition.expectedVersion);
     return this.mutate('config', (annotations) => {
-      if (onlyIfMissing && annotations.config) return false;
+      if (condition?.onlyIfMissing && annotations.config) return false;
       annotations.config = JSON.stringify(config);
       return true;
     });
+  }
+
+  /**
+   * One compare-and-swap of the config key against the version the caller merged into: no re-read
+   * and no retry here (the caller must re-merge and re-validate on a fresh view); false on conflict.
+   */
+  private async swapConfig(config: DynamicConfig, expectedVersion: string): Promise<boolean> {
+    const name = leaseName(this.options.scope, 'config');
+    const versionOf = (lease: k8s.V1Lease | undefined): string => lease?.metadata?.resourceVersion ?? '';
+    let current = this.leases.get(name);
+    // A cache that differs may only be behind (a missed watch event): read once to be sure.
+    if (versionOf(current) !== expectedVersion) current = await this.read(name);
+    if (versionOf(current) !== expectedVersion) return false;
+    const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'config');
+    body.metadata!.annotations!.config = JSON.stringify(config);
+    try {
+      const result = current
+        ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
+        : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
+      this.seen();
+      this.remember(result);
+      return true;
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) return false;
+      throw error;
+    }
   }
 
   async setHistory(history: HistoryEntry[]): Promise<void> {
@@ -244,10 +273,13 @@ export class LeaseDcs implements Dcs {
       if (!sync) {
         delete annotations.leader;
         delete annotations.sync_standby;
+        delete annotations.quorum;
         return;
       }
       annotations.leader = sync.leader ?? '';
       annotations.sync_standby = sync.sync_standby.join(',');
+      if (sync.quorum === undefined) delete annotations.quorum;
+      else annotations.quorum = String(sync.quorum);
     });
   }
 

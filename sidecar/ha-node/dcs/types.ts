@@ -78,8 +78,18 @@ export interface FailoverRecord {
 
 export interface SyncRecord {
   leader?: string;
+  /** Synchronous standbys (on/strict), or the voters in quorum mode. */
   sync_standby: string[];
+  /** Quorum mode: how many voters besides itself a racer must see to be sure it has every acknowledged commit. */
+  quorum?: number;
 }
+
+/** Condition of a dynamic-configuration write. */
+export type ConfigWriteCondition =
+  /** Write only when no configuration is stored (bootstrap). */
+  | { onlyIfMissing: true }
+  /** Compare-and-swap: write only when the config key still has this resourceVersion ('' = the key does not exist). */
+  | { expectedVersion: string };
 
 export interface ClusterView {
   /** The leader record when a holder is set and its lease has not expired by local observation. */
@@ -87,6 +97,8 @@ export interface ClusterView {
   /** The raw record whatever its state (for the timeline of the last leader, optime, etc.). */
   leaderRecord?: LeaderRecord;
   config?: DynamicConfig;
+  /** resourceVersion of the key holding the configuration ('' when absent), for compare-and-swap writes. */
+  configVersion?: string;
   /** undefined: nobody has started bootstrap; "": bootstrap in progress; otherwise the system identifier. */
   initialize?: string;
   history: HistoryEntry[];
@@ -110,7 +122,8 @@ export interface Dcs {
   takeInitialize(): Promise<boolean>;
   /** Stores the system identifier after bootstrap (or clears the key when bootstrap failed). */
   setInitialize(sysid: string | undefined): Promise<void>;
-  setConfig(config: DynamicConfig, onlyIfMissing?: boolean): Promise<boolean>;
+  /** Writes the dynamic configuration; false when the condition does not hold (CAS conflict, or already stored). */
+  setConfig(config: DynamicConfig, condition?: ConfigWriteCondition): Promise<boolean>;
   setHistory(history: HistoryEntry[]): Promise<void>;
   setFailover(failover: FailoverRecord | undefined): Promise<boolean>;
   setSync(sync: SyncRecord | undefined): Promise<boolean>;

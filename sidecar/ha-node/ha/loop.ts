@@ -354,7 +354,7 @@ export class HaLoop {
         const status = await this.pg.status();
         if (!(await this.dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
         this.renewed();
-        await this.dcs.setConfig(initialDynamicConfig(this.config), true);
+        await this.dcs.setConfig(initialDynamicConfig(this.config), { onlyIfMissing: true });
         await this.dcs.setInitialize(status.systemIdentifier);
         this.snapshotState.offlineRole = 'primary';
         return 'initialized a new cluster';

@@ -135,6 +135,23 @@ export class LeaseDcs implements Dcs {
     const current = this.leases.get(this.leaderName);
     const record = leaderFromLease(current);
     if (record?.holder && record.holder !== this.options.name && !this.observer.isExpired()) return false;
+    return this.acquire(current, optime, 'acquire');
+  }
+
+  /**
+   * Early takeover of a live-looking lease whose holder crashed (ADR 0404): a CAS on exactly the
+   * version the crash evidence was judged against, so any write by the old holder since wins.
+   */
+  async takeOverLeader(expected: LeaderRecord, optime: number | undefined): Promise<boolean> {
+    const current = this.leases.get(this.leaderName);
+    const record = leaderFromLease(current);
+    if (!current || !record?.holder || record.holder === this.options.name || record.holder !== expected.holder) return false;
+    if (!expected.resourceVersion || current.metadata?.resourceVersion !== expected.resourceVersion) return false;
+    return this.acquire(current, optime, 'takeover');
+  }
+
+  private acquire(current: k8s.V1Lease | undefined, optime: number | undefined, what: string): Promise<boolean> {
+    const record = leaderFromLease(current);
     const started = this.clock.now();
     const now = microTimeNow();
     const body = current ? cloneLease(current) : baseLease(this.leaderName, this.options.scope, 'leader');
@@ -146,7 +163,7 @@ export class LeaseDcs implements Dcs {
       leaseTransitions: (record?.transitions ?? 0) + (record && record.holder !== this.options.name ? 1 : 0),
     };
     this.setOptime(body, optime);
-    return this.writeLeader(body, current === undefined, started, now.toISOString(), 'acquire');
+    return this.writeLeader(body, current === undefined, started, now.toISOString(), what);
   }
 
   async updateLeader(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean> {

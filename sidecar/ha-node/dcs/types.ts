@@ -112,6 +112,8 @@ export interface Dcs {
   getCluster(): Promise<ClusterView>;
   /** CAS acquire of an empty or expired leader record. */
   attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
+  /** CAS acquire of a live-looking record at exactly the expected resourceVersion (early takeover after a crash). */
+  takeOverLeader(expected: LeaderRecord, optime: number | undefined): Promise<boolean>;
   /** CAS renew of our own leader record; false when someone else holds it; throws when the API cannot be reached. */
   updateLeader(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean>;
   /** Clears the holder of our own record so others need not wait for expiry. */

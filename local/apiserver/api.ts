@@ -149,7 +149,7 @@ export class ApiCore {
       throw notFound(type.plural, type.group, name);
     }
     const rv = incoming.metadata.resourceVersion;
-    if (!rv && type.crdName) {
+    if (!rv && !type.allowUnconditionalUpdate) {
       throw invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
     }
     if (rv && rv !== old.metadata.resourceVersion) throw conflict(type.plural, type.group, name);

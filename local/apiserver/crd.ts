@@ -91,6 +91,7 @@ export const crdType: ResourceType = {
   statusSubresource: true,
   tracksGeneration: true,
   allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: false,
   columns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
   customColumns: true,
   defaults: (o) => {
@@ -132,6 +133,7 @@ export function typesOf(crd: KubeObject): ResourceType[] {
         scale: v.subresources?.scale,
         tracksGeneration: true,
         allowCreateOnUpdate: false,
+        allowUnconditionalUpdate: false,
         crdName: crd.metadata.name,
         openApiSchema: schema as Record<string, unknown>,
         columns: v.additionalPrinterColumns?.map((c) => ({ ...c, type: c.type ?? 'string' })),

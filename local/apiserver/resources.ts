@@ -33,6 +33,11 @@ export interface ResourceType {
   tracksGeneration: boolean;
   /** PUT to a missing object creates it (Lease, ConfigMap... as a real server allows for some kinds). */
   allowCreateOnUpdate: boolean;
+  /**
+   * PUT without metadata.resourceVersion overwrites (most built-ins). False where the real
+   * server's strategy refuses it with 422: Leases, CRDs and custom resources.
+   */
+  allowUnconditionalUpdate: boolean;
   /** Extra field selectors beyond metadata.name / metadata.namespace. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /** Table columns after NAME (AGE is appended unless `customColumns`). */

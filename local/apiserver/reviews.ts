@@ -8,7 +8,7 @@ import type { ResourceType } from './resources.js';
 import { isJsonObject, type JsonObject } from './types.js';
 
 function review(group: string, plural: string, kind: string): ResourceType {
-  return { group, version: 'v1', plural, singular: '', kind, namespaced: plural === 'localsubjectaccessreviews', statusSubresource: false, tracksGeneration: false, allowCreateOnUpdate: false, createOnly: true };
+  return { group, version: 'v1', plural, singular: '', kind, namespaced: plural === 'localsubjectaccessreviews', statusSubresource: false, tracksGeneration: false, allowCreateOnUpdate: false, allowUnconditionalUpdate: false, createOnly: true };
 }
 
 export const reviewTypes: ResourceType[] = [

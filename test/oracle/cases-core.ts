@@ -1,8 +1,8 @@
 /** CRUD, 409/422 errors, selectors, paging, the four patch types and finalizers. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { cmPath, differs, NS, type CaseModule } from './context.js';
-import { eventually, raw } from './raw.js';
+import { type CaseModule, cmPath, differs, eventually, NS } from './context.js';
+import { kubeJson } from '../support/kube.js';
 
 const configMap = (name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): Record<string, unknown> => ({
   apiVersion: 'v1',
@@ -14,28 +14,28 @@ const configMap = (name: string, data: Record<string, string> = {}, labels: Reco
 export const coreCases: CaseModule = (ctx) => {
   it('create, get, replace, delete with 409 AlreadyExists and 409 Conflict on a stale resourceVersion', async () => {
     const { server } = ctx();
-    const created = await raw(server, 'POST', cmPath(), { body: configMap('crud', { a: '1' }) });
+    const created = await kubeJson(server, 'POST', cmPath(), { body: configMap('crud', { a: '1' }) });
     assert.equal(created.status, 201);
     const meta = created.body.metadata as { uid: string; resourceVersion: string; creationTimestamp: string };
     assert.ok(meta.uid && meta.resourceVersion && meta.creationTimestamp);
-    const again = await raw(server, 'POST', cmPath(), { body: configMap('crud') });
+    const again = await kubeJson(server, 'POST', cmPath(), { body: configMap('crud') });
     assert.equal(again.status, 409);
     assert.equal(again.body.kind, 'Status');
     assert.equal(again.body.reason, 'AlreadyExists');
     // Difference D1: the stand-in sends `group: ""`; Go omits the empty group.
     assert.deepEqual(again.body.details, differs(ctx(), { real: { name: 'crud', kind: 'configmaps' }, standIn: { name: 'crud', group: '', kind: 'configmaps' } }));
-    const replaced = await raw(server, 'PUT', cmPath('crud'), { body: { ...created.body, data: { a: '2' } } });
+    const replaced = await kubeJson(server, 'PUT', cmPath('crud'), { body: { ...created.body, data: { a: '2' } } });
     assert.equal(replaced.status, 200);
     assert.notEqual((replaced.body.metadata as { resourceVersion: string }).resourceVersion, meta.resourceVersion);
-    const stale = await raw(server, 'PUT', cmPath('crud'), { body: { ...created.body, data: { a: '3' } } });
+    const stale = await kubeJson(server, 'PUT', cmPath('crud'), { body: { ...created.body, data: { a: '3' } } });
     assert.equal(stale.status, 409);
     assert.equal(stale.body.reason, 'Conflict');
     assert.match(String(stale.body.message), /the object has been modified; please apply your changes to the latest version and try again/);
-    const got = await raw(server, 'GET', cmPath('crud'));
+    const got = await kubeJson(server, 'GET', cmPath('crud'));
     assert.deepEqual(got.body.data, { a: '2' });
-    const deleted = await raw(server, 'DELETE', cmPath('crud'));
+    const deleted = await kubeJson(server, 'DELETE', cmPath('crud'));
     assert.equal(deleted.status, 200);
-    const gone = await raw(server, 'GET', cmPath('crud'));
+    const gone = await kubeJson(server, 'GET', cmPath('crud'));
     assert.equal(gone.status, 404);
     assert.equal(gone.body.reason, 'NotFound');
     assert.equal(gone.body.message, 'configmaps "crud" not found');
@@ -43,12 +43,12 @@ export const coreCases: CaseModule = (ctx) => {
 
   it('answers 422 Invalid with field paths for a bad name and a bad label value', async () => {
     const { server } = ctx();
-    const bad = await raw(server, 'POST', cmPath(), { body: configMap('Bad_Name') });
+    const bad = await kubeJson(server, 'POST', cmPath(), { body: configMap('Bad_Name') });
     assert.equal(bad.status, 422);
     assert.equal(bad.body.reason, 'Invalid');
     const causes = (bad.body.details as { causes: Array<{ field: string; reason: string }> }).causes;
     assert.ok(causes.some((c) => c.field === 'metadata.name' && c.reason === 'FieldValueInvalid'), JSON.stringify(causes));
-    const badLabel = await raw(server, 'POST', cmPath(), { body: configMap('bad-label', {}, { app: 'no spaces allowed' }) });
+    const badLabel = await kubeJson(server, 'POST', cmPath(), { body: configMap('bad-label', {}, { app: 'no spaces allowed' }) });
     assert.equal(badLabel.status, 422);
     const labelCauses = (badLabel.body.details as { causes: Array<{ field: string }> }).causes;
     assert.ok(labelCauses.some((c) => c.field === 'metadata.labels'), JSON.stringify(labelCauses));
@@ -57,11 +57,11 @@ export const coreCases: CaseModule = (ctx) => {
   it('filters lists by label and field selectors and rejects an unsupported field selector', async () => {
     const { server } = ctx();
     for (const [name, app] of [['sel-a', 'a'], ['sel-b', 'b'], ['sel-c', 'c']]) {
-      assert.equal((await raw(server, 'POST', cmPath(), { body: configMap(name, {}, { app, tier: 'sel' }) })).status, 201);
+      assert.equal((await kubeJson(server, 'POST', cmPath(), { body: configMap(name, {}, { app, tier: 'sel' }) })).status, 201);
     }
-    assert.equal((await raw(server, 'POST', cmPath(), { body: configMap('sel-none', {}, { tier: 'sel' }) })).status, 201);
+    assert.equal((await kubeJson(server, 'POST', cmPath(), { body: configMap('sel-none', {}, { tier: 'sel' }) })).status, 201);
     const names = async (query: string): Promise<string[]> => {
-      const res = await raw(server, 'GET', `${cmPath()}?${query}`);
+      const res = await kubeJson(server, 'GET', `${cmPath()}?${query}`);
       assert.equal(res.status, 200, res.text);
       return (res.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name).sort();
     };
@@ -71,19 +71,19 @@ export const coreCases: CaseModule = (ctx) => {
     assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier=sel,app!=a')}`), ['sel-b', 'sel-c', 'sel-none']);
     assert.deepEqual(await names('fieldSelector=metadata.name%3Dsel-c'), ['sel-c']);
     assert.deepEqual(await names(`fieldSelector=${encodeURIComponent(`metadata.namespace=${NS},metadata.name!=sel-c`)}&labelSelector=tier%3Dsel`), ['sel-a', 'sel-b', 'sel-none']);
-    const unsupported = await raw(server, 'GET', `${cmPath()}?fieldSelector=data.a%3D1`);
+    const unsupported = await kubeJson(server, 'GET', `${cmPath()}?fieldSelector=data.a%3D1`);
     assert.equal(unsupported.status, 400);
     assert.equal(unsupported.body.reason, 'BadRequest');
   });
 
   it('pages a list with limit and continue', async () => {
     const { server } = ctx();
-    for (const i of [1, 2, 3, 4, 5]) await raw(server, 'POST', cmPath(), { body: configMap(`page-${i}`, {}, { tier: 'page' }) });
+    for (const i of [1, 2, 3, 4, 5]) await kubeJson(server, 'POST', cmPath(), { body: configMap(`page-${i}`, {}, { tier: 'page' }) });
     const seen: string[] = [];
     let token: string | undefined;
     let pages = 0;
     do {
-      const res = await raw(server, 'GET', `${cmPath()}?labelSelector=tier%3Dpage&limit=2${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      const res = await kubeJson(server, 'GET', `${cmPath()}?labelSelector=tier%3Dpage&limit=2${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
       assert.equal(res.status, 200);
       const items = res.body.items as Array<{ metadata: { name: string } }>;
       assert.ok(items.length <= 2);
@@ -97,18 +97,18 @@ export const coreCases: CaseModule = (ctx) => {
 
   it('applies JSON merge, JSON and strategic merge patches', async () => {
     const { server } = ctx();
-    await raw(server, 'POST', cmPath(), { body: configMap('patch', { keep: '1', drop: '2' }) });
-    const merged = await raw(server, 'PATCH', cmPath('patch'), { body: { data: { drop: null, added: '3' } }, contentType: 'application/merge-patch+json' });
+    await kubeJson(server, 'POST', cmPath(), { body: configMap('patch', { keep: '1', drop: '2' }) });
+    const merged = await kubeJson(server, 'PATCH', cmPath('patch'), { body: { data: { drop: null, added: '3' } }, contentType: 'application/merge-patch+json' });
     assert.equal(merged.status, 200);
     assert.deepEqual(merged.body.data, { keep: '1', added: '3' });
-    const json = await raw(server, 'PATCH', cmPath('patch'), {
+    const json = await kubeJson(server, 'PATCH', cmPath('patch'), {
       body: [{ op: 'replace', path: '/data/keep', value: 'x' }, { op: 'add', path: '/metadata/labels', value: { l: 'v' } }, { op: 'remove', path: '/data/added' }],
       contentType: 'application/json-patch+json',
     });
     assert.equal(json.status, 200, json.text);
     assert.deepEqual(json.body.data, { keep: 'x' });
     assert.deepEqual((json.body.metadata as { labels: unknown }).labels, { l: 'v' });
-    const failedTest = await raw(server, 'PATCH', cmPath('patch'), { body: [{ op: 'test', path: '/data/keep', value: 'nope' }], contentType: 'application/json-patch+json' });
+    const failedTest = await kubeJson(server, 'PATCH', cmPath('patch'), { body: [{ op: 'test', path: '/data/keep', value: 'nope' }], contentType: 'application/json-patch+json' });
     assert.ok(failedTest.status >= 400 && failedTest.status < 500, `${failedTest.status}`);
 
     const deployment = {
@@ -124,8 +124,8 @@ export const coreCases: CaseModule = (ctx) => {
         },
       },
     };
-    assert.equal((await raw(server, 'POST', `/apis/apps/v1/namespaces/${NS}/deployments`, { body: deployment })).status, 201);
-    const smp = await raw(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/smp`, {
+    assert.equal((await kubeJson(server, 'POST', `/apis/apps/v1/namespaces/${NS}/deployments`, { body: deployment })).status, 201);
+    const smp = await kubeJson(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/smp`, {
       body: { spec: { template: { spec: { containers: [{ name: 'b', image: 'b:2' }, { name: 'a', env: [{ name: 'Y', value: '2' }] }] } } } },
       contentType: 'application/strategic-merge-patch+json',
     });
@@ -141,7 +141,7 @@ export const coreCases: CaseModule = (ctx) => {
   it('server-side apply: owns fields per manager, 409 on a conflict, force takes over', async () => {
     const { server } = ctx();
     const apply = (manager: string, data: Record<string, string>, force = false) =>
-      raw(server, 'PATCH', `${cmPath('ssa')}?fieldManager=${manager}${force ? '&force=true' : ''}`, {
+      kubeJson(server, 'PATCH', `${cmPath('ssa')}?fieldManager=${manager}${force ? '&force=true' : ''}`, {
         body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: NS }, data },
         contentType: 'application/apply-patch+yaml',
       });
@@ -166,19 +166,19 @@ export const coreCases: CaseModule = (ctx) => {
   it('finalizers hold a deleted object with deletionTimestamp until they are removed', async () => {
     const { server } = ctx();
     const body = { ...configMap('final'), metadata: { name: 'final', finalizers: ['keelson.io/test'] } };
-    assert.equal((await raw(server, 'POST', cmPath(), { body })).status, 201);
-    const deleting = await raw(server, 'DELETE', cmPath('final'));
+    assert.equal((await kubeJson(server, 'POST', cmPath(), { body })).status, 201);
+    const deleting = await kubeJson(server, 'DELETE', cmPath('final'));
     assert.equal(deleting.status, 200);
-    const held = await raw(server, 'GET', cmPath('final'));
+    const held = await kubeJson(server, 'GET', cmPath('final'));
     assert.equal(held.status, 200);
     const meta = held.body.metadata as { deletionTimestamp?: string; deletionGracePeriodSeconds?: number; finalizers: string[] };
     assert.match(String(meta.deletionTimestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.equal(meta.deletionGracePeriodSeconds, 0);
     // A finalizer cannot be added once deletion started.
-    const add = await raw(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: ['keelson.io/test', 'keelson.io/late'] } }, contentType: 'application/merge-patch+json' });
+    const add = await kubeJson(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: ['keelson.io/test', 'keelson.io/late'] } }, contentType: 'application/merge-patch+json' });
     assert.equal(add.status, 422, add.text);
-    const release = await raw(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+    const release = await kubeJson(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
     assert.equal(release.status, 200);
-    await eventually('finalized object to disappear', async () => ((await raw(server, 'GET', cmPath('final'))).status === 404 ? true : undefined), 5000);
+    await eventually('finalized object to disappear', async () => ((await kubeJson(server, 'GET', cmPath('final'))).status === 404 ? true : undefined), 5000);
   });
 };

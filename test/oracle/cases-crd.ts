@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { differs, NS, type CaseModule } from './context.js';
+import { type CaseModule, differs, eventually, NS } from './context.js';
 import type { ContractServer } from './targets.js';
-import { eventually, raw } from './raw.js';
+import { databaseCrd } from '../local/apiserver/fixtures.js';
+import { kubeJson } from '../support/kube.js';
 
 const run = promisify(execFile);
 
@@ -21,63 +22,19 @@ export async function kubectl(server: ContractServer, ...args: string[]): Promis
   return stdout;
 }
 
-/** A Keelson-shaped CRD without CEL rules (1.20 has none; stand-in-only cases cover CEL). */
-export function widgetCrd(group: string): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `widgets.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', shortNames: ['wdg'] },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          subresources: { status: {}, scale: { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' } },
-          additionalPrinterColumns: [
-            { name: 'Instances', type: 'integer', jsonPath: '.spec.instances' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  required: ['instances'],
-                  properties: {
-                    instances: { type: 'integer', minimum: 1 },
-                    version: { type: 'string', enum: ['15', '16'], default: '15' },
-                    extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                  },
-                },
-                status: { type: 'object', properties: { phase: { type: 'string' }, instances: { type: 'integer' }, selector: { type: 'string' } } },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
 export const GROUP = 'contract.keelson.io';
 export const widgetPath = (name = ''): string => `/apis/${GROUP}/v1/namespaces/${NS}/widgets${name ? `/${name}` : ''}`;
 
 /** Applies the CRD with kubectl and waits until it is Established and served. */
 export async function installWidgetCrd(server: ContractServer, dir: string): Promise<void> {
   const file = join(dir, 'crd.yaml');
-  writeFileSync(file, stringify(widgetCrd(GROUP)));
+  writeFileSync(file, stringify(databaseCrd({ group: GROUP, plural: 'widgets', kind: 'Widget', shortNames: ['wdg'] })));
   assert.match(await kubectl(server, 'apply', '-f', file), /customresourcedefinition.apiextensions.k8s.io\/widgets.contract.keelson.io (created|unchanged)/);
   await eventually('CRD Established and served', async () => {
-    const crd = await raw(server, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${GROUP}`);
+    const crd = await kubeJson(server, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${GROUP}`);
     const conditions = ((crd.body.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []);
     if (!conditions.some((c) => c.type === 'Established' && c.status === 'True')) return undefined;
-    return (await raw(server, 'GET', widgetPath())).status === 200 ? true : undefined;
+    return (await kubeJson(server, 'GET', widgetPath())).status === 200 ? true : undefined;
   }, 30_000);
 }
 
@@ -96,7 +53,7 @@ export const crdCases: CaseModule = (ctx) => {
     assert.match(await kubectl(server, 'apply', '-f', cr), /widget.contract.keelson.io\/w1 created/);
     const table = await kubectl(server, 'get', 'widgets', '-n', NS);
     const [header, row] = table.trimEnd().split('\n');
-    assert.deepEqual(header.split(/\s+/), ['NAME', 'INSTANCES', 'PHASE', 'AGE']);
+    assert.deepEqual(header.split(/\s+/), ['NAME', 'INSTANCES', 'PHASE', 'READY', 'AGE']);
     assert.match(row, /^w1\s+3\s+\S+s$/);
     const short = await kubectl(server, 'get', 'wdg', 'w1', '-n', NS, '-o', 'jsonpath={.spec.version}');
     assert.equal(short, '15', 'the schema default is filled in');
@@ -104,33 +61,33 @@ export const crdCases: CaseModule = (ctx) => {
 
   it('prunes unknown fields, keeps preserved ones, and rejects schema violations with 422', async () => {
     const { server } = ctx();
-    const created = await raw(server, 'POST', widgetPath(), {
+    const created = await kubeJson(server, 'POST', widgetPath(), {
       body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-prune' }, spec: { instances: 1, bogus: true, extra: { free: { form: 1 } } } },
     });
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.body.spec, { instances: 1, version: '15', extra: { free: { form: 1 } } });
-    const invalid = await raw(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-bad' }, spec: { instances: 0, version: '9' } } });
+    const invalid = await kubeJson(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-bad' }, spec: { instances: 0, version: '9' } } });
     assert.equal(invalid.status, 422);
     assert.equal(invalid.body.reason, 'Invalid');
     const fields = (invalid.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
     assert.deepEqual(fields, ['spec.instances', 'spec.version']);
-    const missing = await raw(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-missing' }, spec: {} } });
+    const missing = await kubeJson(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-missing' }, spec: {} } });
     assert.equal(missing.status, 422);
     assert.deepEqual((missing.body.details as { causes: Array<{ field: string; reason: string }> }).causes.map((c) => [c.field, c.reason]), [['spec.instances', 'FieldValueRequired']]);
   });
 
   it('status subresource: the main endpoint ignores status, /status ignores spec, generation counts spec changes', async () => {
     const { server } = ctx();
-    const created = await raw(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-status' }, spec: { instances: 2 }, status: { phase: 'Ignored' } } });
+    const created = await kubeJson(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-status' }, spec: { instances: 2 }, status: { phase: 'Ignored' } } });
     assert.equal(created.status, 201);
     assert.equal(created.body.status, undefined);
     assert.equal((created.body.metadata as { generation: number }).generation, 1);
-    const status = await raw(server, 'PATCH', widgetPath('w-status/status'), { body: { spec: { instances: 7 }, status: { phase: 'Running', instances: 2 } }, contentType: 'application/merge-patch+json' });
+    const status = await kubeJson(server, 'PATCH', widgetPath('w-status/status'), { body: { spec: { instances: 7 }, status: { phase: 'Running', instances: 2 } }, contentType: 'application/merge-patch+json' });
     assert.equal(status.status, 200, status.text);
     assert.deepEqual(status.body.status, { phase: 'Running', instances: 2 });
     assert.equal((status.body.spec as { instances: number }).instances, 2);
     assert.equal((status.body.metadata as { generation: number }).generation, 1);
-    const spec = await raw(server, 'PATCH', widgetPath('w-status'), { body: { spec: { instances: 4 }, status: { phase: 'Nope' } }, contentType: 'application/merge-patch+json' });
+    const spec = await kubeJson(server, 'PATCH', widgetPath('w-status'), { body: { spec: { instances: 4 }, status: { phase: 'Nope' } }, contentType: 'application/merge-patch+json' });
     assert.equal((spec.body.metadata as { generation: number }).generation, 2);
     assert.deepEqual(spec.body.status, { phase: 'Running', instances: 2 });
     const table = await kubectl(server, 'get', 'widget', 'w-status', '-n', NS, '--no-headers');
@@ -139,18 +96,18 @@ export const crdCases: CaseModule = (ctx) => {
 
   it('scale subresource: GET /scale and kubectl scale map onto spec.instances', async () => {
     const { server } = ctx();
-    await raw(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-scale' }, spec: { instances: 3 } } });
-    await raw(server, 'PATCH', widgetPath('w-scale/status'), { body: { status: { instances: 3, selector: 'app=w-scale' } }, contentType: 'application/merge-patch+json' });
-    const scale = await raw(server, 'GET', widgetPath('w-scale/scale'));
+    await kubeJson(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-scale' }, spec: { instances: 3 } } });
+    await kubeJson(server, 'PATCH', widgetPath('w-scale/status'), { body: { status: { instances: 3, selector: 'app=w-scale' } }, contentType: 'application/merge-patch+json' });
+    const scale = await kubeJson(server, 'GET', widgetPath('w-scale/scale'));
     assert.equal(scale.status, 200);
     assert.equal(scale.body.apiVersion, 'autoscaling/v1');
     assert.equal(scale.body.kind, 'Scale');
     assert.deepEqual(scale.body.spec, { replicas: 3 });
     assert.deepEqual(scale.body.status, { replicas: 3, selector: 'app=w-scale' });
     assert.match(await kubectl(server, 'scale', 'widget/w-scale', '-n', NS, '--replicas=5'), /widget.contract.keelson.io\/w-scale scaled/);
-    const after5 = await raw(server, 'GET', widgetPath('w-scale'));
+    const after5 = await kubeJson(server, 'GET', widgetPath('w-scale'));
     assert.equal((after5.body.spec as { instances: number }).instances, 5);
-    const badScale = await raw(server, 'PUT', widgetPath('w-scale/scale'), { body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'w-scale', namespace: NS }, spec: { replicas: -1 } } });
+    const badScale = await kubeJson(server, 'PUT', widgetPath('w-scale/scale'), { body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'w-scale', namespace: NS }, spec: { replicas: -1 } } });
     // Difference D3: the real server writes -1 into spec.instances and answers 422 Invalid from
     // the CRD schema (minimum 1); the stand-in checks the Scale itself and answers 400.
     assert.equal(badScale.status, differs(ctx(), { real: 422, standIn: 400 }));
@@ -160,7 +117,7 @@ export const crdCases: CaseModule = (ctx) => {
     } else {
       assert.match(String(badScale.body.message), /spec.replicas: Invalid value: -1: must be greater than or equal to 0/);
     }
-    const unchanged = await raw(server, 'GET', widgetPath('w-scale'));
+    const unchanged = await kubeJson(server, 'GET', widgetPath('w-scale'));
     assert.equal((unchanged.body.spec as { instances: number }).instances, 5);
   });
 };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { NS, type CaseModule } from './context.js';
-import { raw } from './raw.js';
+import { kubeJson } from '../support/kube.js';
 
 interface ImmutableCase {
   what: string;
@@ -52,10 +52,10 @@ export const immutableCases: CaseModule = (ctx) => {
   for (const c of cases) {
     it(`${c.what} cannot change (422 Invalid)`, async () => {
       const { server } = ctx();
-      const created = await raw(server, 'POST', c.collection, { body: c.object });
+      const created = await kubeJson(server, 'POST', c.collection, { body: c.object });
       assert.equal(created.status, 201, created.text);
       const name = (c.object.metadata as { name: string }).name;
-      const changed = await raw(server, 'PATCH', `${c.collection}/${name}`, { body: c.patch(created.body), contentType: 'application/merge-patch+json' });
+      const changed = await kubeJson(server, 'PATCH', `${c.collection}/${name}`, { body: c.patch(created.body), contentType: 'application/merge-patch+json' });
       assert.equal(changed.status, 422, changed.text);
       assert.equal(changed.body.reason, 'Invalid');
     });

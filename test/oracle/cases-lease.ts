@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { differs, NS, type CaseModule } from './context.js';
-import { raw } from './raw.js';
+import { NS, type CaseModule } from './context.js';
+import { kubeJson } from '../support/kube.js';
 
 const leasePath = (name = ''): string => `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases${name ? `/${name}` : ''}`;
 
@@ -38,33 +38,21 @@ export const leaseCases: CaseModule = (ctx) => {
   it('Lease times must be MicroTime with exactly 6 fraction digits (a JS Date string is 400)', async () => {
     const { server } = ctx();
     const lease = (name: string, renewTime: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'x', renewTime } });
-    const millis = await raw(server, 'POST', leasePath(), { body: lease('millis', '2026-11-22T10:00:00.000Z') });
+    const millis = await kubeJson(server, 'POST', leasePath(), { body: lease('millis', '2026-11-22T10:00:00.000Z') });
     assert.equal(millis.status, 400, millis.text);
     assert.equal(millis.body.reason, 'BadRequest');
-    const micros = await raw(server, 'POST', leasePath(), { body: lease('micros', '2026-11-22T10:00:00.123456Z') });
+    const micros = await kubeJson(server, 'POST', leasePath(), { body: lease('micros', '2026-11-22T10:00:00.123456Z') });
     assert.equal(micros.status, 201, micros.text);
     assert.equal((micros.body.spec as { renewTime: string }).renewTime, '2026-11-22T10:00:00.123456Z');
   });
 
   it('Lease validation: leaseDurationSeconds and leaseTransitions must not be negative or zero (422)', async () => {
     const { server } = ctx();
-    const zero = await raw(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } } });
+    const zero = await kubeJson(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } } });
     assert.equal(zero.status, 422, zero.text);
     assert.ok((zero.body.details as { causes: Array<{ field: string }> }).causes.some((c) => c.field === 'spec.leaseDurationSeconds'), zero.text);
-    const negative = await raw(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'neg' }, spec: { leaseTransitions: -1 } } });
+    const negative = await kubeJson(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'neg' }, spec: { leaseTransitions: -1 } } });
     assert.equal(negative.status, 422, negative.text);
   });
 
-  it('PUT without resourceVersion: unconditional for a ConfigMap, refused for a Lease', async () => {
-    const { server } = ctx();
-    await raw(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { metadata: { name: 'uncond' }, data: { v: '1' } } });
-    const cm = await raw(server, 'PUT', `/api/v1/namespaces/${NS}/configmaps/uncond`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uncond', namespace: NS }, data: { v: '2' } } });
-    assert.equal(cm.status, 200, cm.text);
-    await raw(server, 'POST', leasePath(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'uncond' }, spec: { holderIdentity: 'a' } } });
-    const lease = await raw(server, 'PUT', leasePath('uncond'), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'uncond', namespace: NS }, spec: { holderIdentity: 'b' } } });
-    // Difference D8: the stand-in accepts an unconditional Lease update; a real server demands
-    // the resourceVersion (leases are the HA lock, so a blind write must not pass).
-    assert.equal(lease.status, differs(ctx(), { real: 422, standIn: 200 }), lease.text);
-    if (ctx().target.real) assert.match(String(lease.body.message), /metadata.resourceVersion: Invalid value: 0x0: must be specified for an update/);
-  });
 };

@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GROUP, widgetPath } from './cases-crd.js';
 import { cmPath, differs, NS, type CaseModule } from './context.js';
-import { raw, rawWatch } from './raw.js';
+import { kubeJson, openWatch } from '../support/kube.js';
 
 export const reconcileCases: CaseModule = (ctx) => {
   it('a watch without resourceVersion starts with ADDED for every existing match', async () => {
     const { server } = ctx();
-    for (const name of ['init-1', 'init-2']) await raw(server, 'POST', cmPath(), { body: { metadata: { name, labels: { init: 'yes' } } } });
-    const watch = await rawWatch(server, `${cmPath()}?watch=1&labelSelector=init%3Dyes`);
+    for (const name of ['init-1', 'init-2']) await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name, labels: { init: 'yes' } } } });
+    const watch = await openWatch(server, `${cmPath()}?watch=1&labelSelector=init%3Dyes`);
     try {
       await watch.waitFor(2);
       assert.deepEqual(watch.events.map((e) => [e.type, e.object.metadata?.name]).sort(), [['ADDED', 'init-1'], ['ADDED', 'init-2']]);
-      await raw(server, 'DELETE', cmPath('init-1'));
+      await kubeJson(server, 'DELETE', cmPath('init-1'));
       await watch.waitFor(3);
       assert.deepEqual([watch.events[2].type, watch.events[2].object.metadata?.name], ['DELETED', 'init-1']);
     } finally {
@@ -26,9 +26,9 @@ export const reconcileCases: CaseModule = (ctx) => {
 
   it('timeoutSeconds ends a watch cleanly', async () => {
     const { server } = ctx();
-    const list = await raw(server, 'GET', cmPath());
+    const list = await kubeJson(server, 'GET', cmPath());
     const started = Date.now();
-    const watch = await rawWatch(server, `${cmPath()}?watch=1&timeoutSeconds=1&resourceVersion=${(list.body.metadata as { resourceVersion: string }).resourceVersion}`);
+    const watch = await openWatch(server, `${cmPath()}?watch=1&timeoutSeconds=1&resourceVersion=${(list.body.metadata as { resourceVersion: string }).resourceVersion}`);
     await watch.ended;
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 900 && elapsed < 10_000, `ended after ${elapsed} ms`);
@@ -38,9 +38,9 @@ export const reconcileCases: CaseModule = (ctx) => {
   it('server-side apply of a custom resource status through /status', async () => {
     const { server } = ctx();
     // The CRD comes from the custom-resource cases, which run earlier.
-    const created = await raw(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-ssa-status' }, spec: { instances: 1 } } });
+    const created = await kubeJson(server, 'POST', widgetPath(), { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-ssa-status' }, spec: { instances: 1 } } });
     assert.equal(created.status, 201, created.text);
-    const applied = await raw(server, 'PATCH', `${widgetPath('w-ssa-status/status')}?fieldManager=keelson-operator&force=true`, {
+    const applied = await kubeJson(server, 'PATCH', `${widgetPath('w-ssa-status/status')}?fieldManager=keelson-operator&force=true`, {
       body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-ssa-status', namespace: NS }, status: { phase: 'Ready', instances: 1 } },
       contentType: 'application/apply-patch+yaml',
     });
@@ -55,12 +55,12 @@ export const reconcileCases: CaseModule = (ctx) => {
     const { server } = ctx();
     const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`;
     const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' }, subjects: [{ kind: 'ServiceAccount', name: 'a', namespace: NS }] };
-    assert.equal((await raw(server, 'POST', path, { body: binding })).status, 201);
-    const roleRef = await raw(server, 'PATCH', `${path}/rb`, { body: { roleRef: { name: 'writer' } }, contentType: 'application/merge-patch+json' });
+    assert.equal((await kubeJson(server, 'POST', path, { body: binding })).status, 201);
+    const roleRef = await kubeJson(server, 'PATCH', `${path}/rb`, { body: { roleRef: { name: 'writer' } }, contentType: 'application/merge-patch+json' });
     // Difference D5: the stand-in lets roleRef change; a real server refuses (delete and recreate).
     assert.equal(roleRef.status, differs(ctx(), { real: 422, standIn: 200 }));
     if (ctx().target.real) assert.match(String(roleRef.body.message), /cannot change roleRef/);
-    const subjects = await raw(server, 'PATCH', `${path}/rb`, { body: { subjects: [{ kind: 'ServiceAccount', name: 'b', namespace: NS }] }, contentType: 'application/merge-patch+json' });
+    const subjects = await kubeJson(server, 'PATCH', `${path}/rb`, { body: { subjects: [{ kind: 'ServiceAccount', name: 'b', namespace: NS }] }, contentType: 'application/merge-patch+json' });
     assert.equal(subjects.status, 200);
   });
 };

@@ -6,21 +6,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installWidgetCrd, widgetPath } from './cases-crd.js';
 import { cmPath, differs, type CaseModule } from './context.js';
-import { raw, rawWatch } from './raw.js';
+import { kubeJson, openWatch } from '../support/kube.js';
 
 const rvOf = (body: Record<string, unknown>): string => (body.metadata as { resourceVersion: string }).resourceVersion;
 
 export const watchCases: CaseModule = (ctx) => {
   it('streams ADDED, MODIFIED, DELETED in order and resumes from a resourceVersion', async () => {
     const { server } = ctx();
-    const list = await raw(server, 'GET', `${cmPath()}?labelSelector=w%3Dorder`);
+    const list = await kubeJson(server, 'GET', `${cmPath()}?labelSelector=w%3Dorder`);
     const start = rvOf(list.body);
-    const watch = await rawWatch(server, `${cmPath()}?watch=1&labelSelector=w%3Dorder&resourceVersion=${start}`);
+    const watch = await openWatch(server, `${cmPath()}?watch=1&labelSelector=w%3Dorder&resourceVersion=${start}`);
     try {
       assert.equal(watch.status, 200);
-      const created = await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'w-order', labels: { w: 'order' } }, data: { v: '1' } } });
-      const updated = await raw(server, 'PATCH', cmPath('w-order'), { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
-      await raw(server, 'DELETE', cmPath('w-order'));
+      const created = await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-order', labels: { w: 'order' } }, data: { v: '1' } } });
+      const updated = await kubeJson(server, 'PATCH', cmPath('w-order'), { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+      await kubeJson(server, 'DELETE', cmPath('w-order'));
       await watch.waitFor(3);
       assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
       assert.equal(watch.events[0].object.metadata?.resourceVersion, rvOf(created.body));
@@ -31,7 +31,7 @@ export const watchCases: CaseModule = (ctx) => {
       watch.stop();
     }
     // Resuming from the ADDED event's version replays only what came after it.
-    const resumed = await rawWatch(server, `${cmPath()}?watch=1&labelSelector=w%3Dorder&resourceVersion=${watch.events[0].object.metadata?.resourceVersion}`);
+    const resumed = await openWatch(server, `${cmPath()}?watch=1&labelSelector=w%3Dorder&resourceVersion=${watch.events[0].object.metadata?.resourceVersion}`);
     try {
       await resumed.waitFor(2);
       assert.deepEqual(resumed.events.map((e) => e.type), ['MODIFIED', 'DELETED']);
@@ -50,9 +50,9 @@ export const watchCases: CaseModule = (ctx) => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'w-expired' } } });
+    await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-expired' } } });
     server.forgetWatchHistory?.();
-    const expired = await rawWatch(server, `${widgetPath()}?watch=1&resourceVersion=1`);
+    const expired = await openWatch(server, `${widgetPath()}?watch=1&resourceVersion=1`);
     try {
       assert.equal(expired.status, 200);
       await expired.waitFor(1);
@@ -67,13 +67,13 @@ export const watchCases: CaseModule = (ctx) => {
 
   it('label selector transitions turn into ADDED and DELETED events', async () => {
     const { server } = ctx();
-    const list = await raw(server, 'GET', cmPath());
-    const watch = await rawWatch(server, `${cmPath()}?watch=1&labelSelector=phase%3Din&resourceVersion=${rvOf(list.body)}`);
+    const list = await kubeJson(server, 'GET', cmPath());
+    const watch = await openWatch(server, `${cmPath()}?watch=1&labelSelector=phase%3Din&resourceVersion=${rvOf(list.body)}`);
     try {
-      await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'w-move', labels: { phase: 'out' } } } });
-      const label = (value: string) => raw(server, 'PATCH', cmPath('w-move'), { body: { metadata: { labels: { phase: value } } }, contentType: 'application/merge-patch+json' });
+      await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-move', labels: { phase: 'out' } } } });
+      const label = (value: string) => kubeJson(server, 'PATCH', cmPath('w-move'), { body: { metadata: { labels: { phase: value } } }, contentType: 'application/merge-patch+json' });
       await label('in');
-      await raw(server, 'PATCH', cmPath('w-move'), { body: { data: { touched: 'yes' } }, contentType: 'application/merge-patch+json' });
+      await kubeJson(server, 'PATCH', cmPath('w-move'), { body: { data: { touched: 'yes' } }, contentType: 'application/merge-patch+json' });
       const gone = await label('gone');
       await watch.waitFor(3);
       assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
@@ -88,11 +88,11 @@ export const watchCases: CaseModule = (ctx) => {
 
   it('a watch with allowWatchBookmarks stays valid and field selectors filter it', async () => {
     const { server } = ctx();
-    const list = await raw(server, 'GET', cmPath());
-    const watch = await rawWatch(server, `${cmPath()}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dw-field&resourceVersion=${rvOf(list.body)}`);
+    const list = await kubeJson(server, 'GET', cmPath());
+    const watch = await openWatch(server, `${cmPath()}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dw-field&resourceVersion=${rvOf(list.body)}`);
     try {
-      await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'w-other' } } });
-      await raw(server, 'POST', cmPath(), { body: { metadata: { name: 'w-field' } } });
+      await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-other' } } });
+      await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-field' } } });
       await watch.waitFor(1);
       const nonBookmarks = watch.events.filter((e) => e.type !== 'BOOKMARK');
       assert.deepEqual(nonBookmarks.map((e) => [e.type, e.object.metadata?.name]), [['ADDED', 'w-field']]);

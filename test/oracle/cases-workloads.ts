@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { differs, NS, type CaseModule } from './context.js';
-import { raw } from './raw.js';
+import { kubeJson } from '../support/kube.js';
 
 const podPath = (name = ''): string => `/api/v1/namespaces/${NS}/pods${name ? `/${name}` : ''}`;
 const pod = (name: string, nodeName?: string): Record<string, unknown> => ({
@@ -15,43 +15,43 @@ const pod = (name: string, nodeName?: string): Record<string, unknown> => ({
 export const workloadCases: CaseModule = (ctx) => {
   it('pods: defaults, Pending phase, binding to a node, status through /status', async () => {
     const { server } = ctx();
-    const created = await raw(server, 'POST', podPath(), { body: pod('p-bind') });
+    const created = await kubeJson(server, 'POST', podPath(), { body: pod('p-bind') });
     assert.equal(created.status, 201, created.text);
     const spec = created.body.spec as { restartPolicy: string; terminationGracePeriodSeconds: number; dnsPolicy: string; containers: Array<{ imagePullPolicy: string; terminationMessagePath: string }> };
     assert.deepEqual([spec.restartPolicy, spec.terminationGracePeriodSeconds, spec.dnsPolicy], ['Always', 30, 'ClusterFirst']);
     assert.equal(spec.containers[0].imagePullPolicy, 'IfNotPresent');
     assert.equal(spec.containers[0].terminationMessagePath, '/dev/termination-log');
     assert.equal((created.body.status as { phase: string }).phase, 'Pending');
-    const bind = await raw(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } } });
+    const bind = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } } });
     assert.equal(bind.status, 201, bind.text);
-    const bound = await raw(server, 'GET', podPath('p-bind'));
+    const bound = await kubeJson(server, 'GET', podPath('p-bind'));
     assert.equal((bound.body.spec as { nodeName: string }).nodeName, 'node-1');
-    const again = await raw(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-2' } } });
+    const again = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-2' } } });
     assert.equal(again.status, 409);
-    const status = await raw(server, 'PATCH', `${podPath('p-bind')}/status`, { body: { status: { phase: 'Running', podIP: '127.0.0.5' } }, contentType: 'application/merge-patch+json' });
+    const status = await kubeJson(server, 'PATCH', `${podPath('p-bind')}/status`, { body: { status: { phase: 'Running', podIP: '127.0.0.5' } }, contentType: 'application/merge-patch+json' });
     assert.equal(status.status, 200, status.text);
     assert.equal((status.body.status as { phase: string }).phase, 'Running');
-    const specChange = await raw(server, 'PATCH', podPath('p-bind'), { body: { spec: { containers: [{ name: 'main', image: 'postgres:16' }] } }, contentType: 'application/strategic-merge-patch+json' });
+    const specChange = await kubeJson(server, 'PATCH', podPath('p-bind'), { body: { spec: { containers: [{ name: 'main', image: 'postgres:16' }] } }, contentType: 'application/strategic-merge-patch+json' });
     assert.equal(specChange.status, 200, 'the image is one of the few mutable pod fields');
-    const forbidden = await raw(server, 'PATCH', podPath('p-bind'), { body: { spec: { restartPolicy: 'Never' } }, contentType: 'application/strategic-merge-patch+json' });
+    const forbidden = await kubeJson(server, 'PATCH', podPath('p-bind'), { body: { spec: { restartPolicy: 'Never' } }, contentType: 'application/strategic-merge-patch+json' });
     assert.equal(forbidden.status, 422);
   });
 
   it('pods: an unbound pod is deleted at once; a bound pod waits out its grace period', async () => {
     const { server } = ctx();
-    await raw(server, 'POST', podPath(), { body: pod('p-unbound') });
-    assert.equal((await raw(server, 'DELETE', podPath('p-unbound'))).status, 200);
-    assert.equal((await raw(server, 'GET', podPath('p-unbound'))).status, 404);
-    await raw(server, 'POST', podPath(), { body: pod('p-bound', 'node-1') });
-    const graceful = await raw(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 20 } });
+    await kubeJson(server, 'POST', podPath(), { body: pod('p-unbound') });
+    assert.equal((await kubeJson(server, 'DELETE', podPath('p-unbound'))).status, 200);
+    assert.equal((await kubeJson(server, 'GET', podPath('p-unbound'))).status, 404);
+    await kubeJson(server, 'POST', podPath(), { body: pod('p-bound', 'node-1') });
+    const graceful = await kubeJson(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 20 } });
     assert.equal(graceful.status, 200);
-    const held = await raw(server, 'GET', podPath('p-bound'));
+    const held = await kubeJson(server, 'GET', podPath('p-bound'));
     assert.equal(held.status, 200);
     assert.equal((held.body.metadata as { deletionGracePeriodSeconds: number }).deletionGracePeriodSeconds, 20);
     assert.ok((held.body.metadata as { deletionTimestamp?: string }).deletionTimestamp);
-    const now = await raw(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
+    const now = await kubeJson(server, 'DELETE', podPath('p-bound'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
     assert.equal(now.status, 200);
-    assert.equal((await raw(server, 'GET', podPath('p-bound'))).status, 404);
+    assert.equal((await kubeJson(server, 'GET', podPath('p-bound'))).status, 404);
   });
 
   it('StatefulSet: generation counts spec changes; only some spec fields may change (422 otherwise)', async () => {
@@ -69,19 +69,19 @@ export const workloadCases: CaseModule = (ctx) => {
         volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
       },
     };
-    const created = await raw(server, 'POST', path, { body: sts });
+    const created = await kubeJson(server, 'POST', path, { body: sts });
     assert.equal(created.status, 201, created.text);
     const createdSpec = created.body.spec as { podManagementPolicy: string; updateStrategy: { type: string; rollingUpdate?: { partition: number } }; revisionHistoryLimit: number };
     assert.deepEqual([createdSpec.podManagementPolicy, createdSpec.updateStrategy.type, createdSpec.revisionHistoryLimit], ['OrderedReady', 'RollingUpdate', 10]);
     assert.equal((created.body.metadata as { generation: number }).generation, 1);
-    const scaled = await raw(server, 'PATCH', `${path}/db`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' });
+    const scaled = await kubeJson(server, 'PATCH', `${path}/db`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' });
     assert.equal((scaled.body.metadata as { generation: number }).generation, 2);
-    const labelled = await raw(server, 'PATCH', `${path}/db`, { body: { metadata: { labels: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
+    const labelled = await kubeJson(server, 'PATCH', `${path}/db`, { body: { metadata: { labels: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
     assert.equal((labelled.body.metadata as { generation: number }).generation, 2);
-    const status = await raw(server, 'PATCH', `${path}/db/status`, { body: { status: { replicas: 3, readyReplicas: 1, observedGeneration: 2 } }, contentType: 'application/merge-patch+json' });
+    const status = await kubeJson(server, 'PATCH', `${path}/db/status`, { body: { status: { replicas: 3, readyReplicas: 1, observedGeneration: 2 } }, contentType: 'application/merge-patch+json' });
     assert.equal(status.status, 200, status.text);
     assert.equal((status.body.metadata as { generation: number }).generation, 2);
-    const forbidden = await raw(server, 'PATCH', `${path}/db`, { body: { spec: { serviceName: 'other' } }, contentType: 'application/merge-patch+json' });
+    const forbidden = await kubeJson(server, 'PATCH', `${path}/db`, { body: { spec: { serviceName: 'other' } }, contentType: 'application/merge-patch+json' });
     assert.equal(forbidden.status, 422);
     assert.match(String(forbidden.body.message), /updates to statefulset spec for fields other than/);
   });
@@ -89,17 +89,17 @@ export const workloadCases: CaseModule = (ctx) => {
   it('PersistentVolumeClaims need accessModes and a storage request (422); the spec is immutable except size', async () => {
     const { server } = ctx();
     const path = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
-    const missing = await raw(server, 'POST', path, { body: { metadata: { name: 'pvc-bad' }, spec: {} } });
+    const missing = await kubeJson(server, 'POST', path, { body: { metadata: { name: 'pvc-bad' }, spec: {} } });
     // Difference D7: the stand-in accepts a claim without accessModes and storage request.
     assert.equal(missing.status, differs(ctx(), { real: 422, standIn: 201 }));
     if (ctx().target.real) {
       const fields = (missing.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
       assert.deepEqual(fields, ['spec.accessModes', 'spec.resources[storage]']);
     }
-    const ok = await raw(server, 'POST', path, { body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    const ok = await kubeJson(server, 'POST', path, { body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
     assert.equal(ok.status, 201, ok.text);
     assert.equal((ok.body.status as { phase: string }).phase, 'Pending');
-    const change = await raw(server, 'PATCH', `${path}/pvc`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
+    const change = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
     // D7 also: the stand-in lets the claim's spec change.
     assert.equal(change.status, differs(ctx(), { real: 422, standIn: 200 }));
   });

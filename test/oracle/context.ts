@@ -19,3 +19,14 @@ export const cmPath = (name = ''): string => `/api/v1/namespaces/${NS}/configmap
 export function differs<T>(ctx: CaseContext, values: { real: T; standIn: T }): T {
   return ctx.target.real ? values.real : values.standIn;
 }
+
+/** Polls until check() returns a value (not undefined) or throws after timeoutMs. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -16,11 +16,12 @@ import { immutableCases } from './cases-immutable.js';
 import { leaseCases } from './cases-lease.js';
 import { reconcileCases } from './cases-reconcile.js';
 import { standInOnlyCases } from './cases-standin-only.js';
+import { updateRuleCases } from './cases-update-rules.js';
 import { watchCases } from './cases-watch.js';
 import { workloadCases } from './cases-workloads.js';
 import { writeCases } from './cases-writes.js';
+import { kubeJson } from '../support/kube.js';
 import { NS, type CaseContext } from './context.js';
-import { raw } from './raw.js';
 import { contractTargets, type ContractServer } from './targets.js';
 
 const { targets, oracleAbsent } = contractTargets();
@@ -42,7 +43,7 @@ for (const target of targets) {
       const started = Date.now();
       server = await target.start();
       process.stdout.write(`# ${target.name} ready in ${Date.now() - started} ms\n`);
-      const ns = await raw(server, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+      const ns = await kubeJson(server, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
       assert.equal(ns.status, 201, ns.text);
     });
     after(() => server?.close());
@@ -57,6 +58,7 @@ for (const target of targets) {
     describe('immutable fields', () => immutableCases(ctx));
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));
+    describe('unconditional updates per kind', () => updateRuleCases(ctx));
     describe('custom resources via kubectl', () => crdCases(ctx));
     describe('reconcile-loop semantics', () => reconcileCases(ctx));
     describe('unmodified clients: kubectl verbs, client-node informer', () => clientCases(ctx));

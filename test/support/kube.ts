@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createLogger } from '../../lib/log.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../../local/apiserver/server.js';
@@ -38,72 +38,92 @@ function quietLogger() {
   return createLogger({ name: 'local-apiserver', level: process.env.LOG_LEVEL ?? 'warn' });
 }
 
-export interface RawResponse {
+/** Where a raw request goes: the stand-in, or any server with a bearer token (the oracle). */
+export interface KubeEndpoint {
+  url: string;
+  token: string;
+  caCert?: string;
+}
+
+export interface RawResponse<Body = unknown> {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
   /** Parsed JSON body (undefined when the body is not JSON). */
-  body: unknown;
+  body: Body;
 }
 
-/** One raw HTTP request to the stand-in (to send exact content types, bodies and headers). */
-export async function kubeRequest(
-  server: RunningApiServer,
-  method: string,
-  path: string,
-  options: { body?: unknown; contentType?: string; accept?: string; token?: string } = {},
-): Promise<RawResponse> {
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  token?: string;
+}
+
+function send(server: KubeEndpoint, method: string, path: string, token: string | undefined, headers: Record<string, string | number>) {
   const request = server.url.startsWith('https') ? httpsRequest : httpRequest;
+  return (onResponse: (res: IncomingMessage) => void) =>
+    request(new URL(path, server.url), { method, ca: server.caCert, headers: { Authorization: `Bearer ${token ?? server.token}`, ...headers } }, onResponse);
+}
+
+/** One raw HTTP request (to send exact content types, bodies and headers). */
+export async function kubeRequest(server: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
   const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  const headers = {
+    Accept: options.accept ?? 'application/json',
+    ...(payload !== undefined ? { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+  };
   return new Promise<RawResponse>((resolve, reject) => {
-    const req = request(
-      new URL(path, server.url),
-      {
-        method,
-        ca: server.caCert,
-        headers: {
-          Authorization: `Bearer ${options.token ?? server.token}`,
-          Accept: options.accept ?? 'application/json',
-          ...(payload !== undefined ? { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
-        },
-      },
-      (res: import('node:http').IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
-        });
-        res.on('error', reject);
-      },
-    );
+    const req = send(server, method, path, options.token, headers)((res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+      });
+      res.on('error', reject);
+    });
     req.on('error', reject);
     if (payload !== undefined) req.write(payload);
     req.end();
   });
 }
 
-/** Opens a raw watch and collects its events until stop() (or the server ends it). */
-export async function openWatch(server: RunningApiServer, path: string, options: { accept?: string; token?: string } = {}): Promise<{
+/** kubeRequest with the body as a JSON object ({} when the answer is not one): Status fields read directly. */
+export async function kubeJson(server: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<RawResponse<Record<string, unknown>>> {
+  const res = await kubeRequest(server, method, path, options);
+  const body = typeof res.body === 'object' && res.body !== null && !Array.isArray(res.body) ? (res.body as Record<string, unknown>) : {};
+  return { ...res, body };
+}
+
+export interface WatchEvent {
+  type: string;
+  object: Record<string, unknown> & { metadata?: { name?: string; resourceVersion?: string } };
+}
+
+export interface RawWatch {
   status: number;
-  events: Array<{ type: string; object: Record<string, unknown> }>;
+  events: WatchEvent[];
+  /** Resolves when the server ends the stream (or stop() is called). */
   ended: Promise<void>;
   waitFor(count: number, timeoutMs?: number): Promise<void>;
   stop(): void;
-}> {
-  const request = server.url.startsWith('https') ? httpsRequest : httpRequest;
+}
+
+/** Opens a raw watch (path includes ?watch=1...) and collects its events until stop() (or the server ends it). */
+export async function openWatch(server: KubeEndpoint, path: string, options: { accept?: string; token?: string } = {}): Promise<RawWatch> {
   return new Promise((resolve, reject) => {
-    const events: Array<{ type: string; object: Record<string, unknown> }> = [];
+    const events: WatchEvent[] = [];
     const waiters: Array<() => void> = [];
     let endResolve: () => void = () => {};
     const ended = new Promise<void>((r) => (endResolve = r));
-    const req = request(new URL(path, server.url), { method: 'GET', ca: server.caCert, headers: { Authorization: `Bearer ${options.token ?? server.token}`, Accept: options.accept ?? 'application/json' } }, (res: import('node:http').IncomingMessage) => {
+    const req = send(server, 'GET', path, options.token, { Accept: options.accept ?? 'application/json' })((res) => {
       let buffer = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -112,7 +132,7 @@ export async function openWatch(server: RunningApiServer, path: string, options:
         while ((nl = buffer.indexOf('\n')) >= 0) {
           const line = buffer.slice(0, nl).trim();
           buffer = buffer.slice(nl + 1);
-          if (line) events.push(JSON.parse(line) as { type: string; object: Record<string, unknown> });
+          if (line) events.push(JSON.parse(line) as WatchEvent);
         }
         for (const w of waiters.splice(0)) w();
       });
@@ -127,10 +147,10 @@ export async function openWatch(server: RunningApiServer, path: string, options:
         status: res.statusCode ?? 0,
         events,
         ended,
-        async waitFor(count, timeoutMs = 5000) {
+        async waitFor(count, timeoutMs = 10_000) {
           const deadline = Date.now() + timeoutMs;
           while (events.length < count) {
-            if (Date.now() > deadline) throw new Error(`watch ${path}: expected ${count} events, got ${events.length}: ${JSON.stringify(events.map((e) => e.type))}`);
+            if (Date.now() > deadline) throw new Error(`watch ${path}: expected ${count} events, got ${JSON.stringify(events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`))}`);
             await new Promise<void>((r) => {
               waiters.push(r);
               setTimeout(r, 100);

@@ -81,5 +81,6 @@ export const appsTypes: BuiltinType[] = [
     defaults: (o) => { specOf(o).replicas ??= 1; defaultTemplate(o); },
     validate: validateWorkload,
   }),
-  define({ group: 'apps', version: 'v1', plural: 'controllerrevisions', kind: 'ControllerRevision' }),
+  define({ group: 'apps', version: 'v1', plural: 'controllerrevisions', kind: 'ControllerRevision',
+    validate: (o) => (o.data === undefined || o.data === null ? [required('data', 'data is mandatory')] : []) }),
 ];

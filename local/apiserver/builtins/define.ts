@@ -15,6 +15,7 @@ export function define(spec: Spec): ResourceType & { nameRule: NameRule } {
     statusSubresource: false,
     tracksGeneration: false,
     allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
     nameRule: 'subdomain',
     ...spec,
     decode: (o, old) => {

@@ -6,7 +6,7 @@ import { define, obj, specOf, type BuiltinType } from './define.js';
 
 export const otherTypes: BuiltinType[] = [
   define({
-    group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', allowCreateOnUpdate: true,
+    group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', allowCreateOnUpdate: true, allowUnconditionalUpdate: false,
     columns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }],
     decode: (o) => {
       const spec = obj(o.spec);

@@ -52,7 +52,11 @@ function fieldsInRange(month: number, day: number, hour: number, minute: number,
   return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 && second <= 60;
 }
 
-/** "2026-11-22T11:07:52+00:00", the form Patroni shows in /cluster. */
+/**
+ * "2026-11-22T11:07:52+00:00", the form Patroni shows in /cluster; milliseconds stay when there
+ * are any, so the stored time is never earlier than the requested one (a switchover or restart
+ * must not run before its time).
+ */
 export function formatWithOffset(at: Date): string {
-  return at.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  return at.toISOString().replace(/\.000Z$/, 'Z').replace(/Z$/, '+00:00');
 }

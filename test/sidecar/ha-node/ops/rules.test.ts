@@ -78,7 +78,9 @@ describe('schedule parsing', () => {
     assert.ok(result.ok);
     assert.equal(result.iso, '2026-11-22T10:30:00+00:00');
     const z = parseSchedule('2026-11-22T10:05:00.123Z', now);
-    assert.ok(z.ok && z.at.getTime() === Date.parse('2026-11-22T10:05:00.123Z'));
+    assert.ok(z.ok && z.at.getTime() === Date.parse('2026-11-22T10:05:00.123Z'), JSON.stringify(z));
+    // Milliseconds stay: a stored time rounded down would let the switchover run early.
+    assert.equal(z.ok && z.iso, '2026-11-22T10:05:00.123+00:00');
     assert.ok(parseSchedule('2026-11-22 11:00+0100', now).ok);
   });
   it('400 without timezone, 422 in the past, 422 unparseable', () => {

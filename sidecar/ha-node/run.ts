@@ -15,6 +15,9 @@ import { defaultConfig, type EffectiveConfig } from './ha/settings.js';
 import { PodLabeler } from './pod-labeler.js';
 import { PostgresInstance } from './postgres/instance.js';
 import { resolveRunAs } from './postgres/runner.js';
+import { ClusterPods } from './takeover/leader-pods.js';
+import { LeaderCrashJudge } from './takeover/judge.js';
+import { ContainerNames } from '../../operator/naming.js';
 
 export interface RunningHaNode {
   url: string;
@@ -100,6 +103,8 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     requestTimeoutMs: () => Math.max(1000, Math.min(5000, (currentConfig().retry_timeout * 1000) / 2)),
     logger: logger.child({ component: 'dcs' }),
   });
+  // What the kubelet reports about the cluster's pods: one of the sources of early takeover (ADR 0404).
+  const pods = new ClusterPods(kubeConfig, settings.namespace, settings.scope, logger.child({ component: 'pods' }));
   const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000);
 
   const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
@@ -119,6 +124,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       baseConfig,
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
+      crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
       logger: logger.child({ component: 'ha' }),
     },
     dcs,
@@ -131,6 +137,8 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000 });
   await dcs.start();
+  pods.onChange((name) => haLoop.podChanged(name));
+  pods.start();
   haLoop.start();
 
   let closing: Promise<void> | undefined;
@@ -141,6 +149,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     close: () =>
       (closing ??= (async () => {
         await haLoop.shutdown();
+        pods.stop();
         await server.close();
         if (fencer && fencer.exitCode === null) fencer.kill('SIGTERM');
       })()),

@@ -1,5 +1,5 @@
 import type { Logger } from '../../../lib/log.js';
-import type { ClusterView, Dcs, MemberRecord, MemberTags } from '../dcs/types.js';
+import type { ClusterView, Dcs, LeaderRecord, MemberRecord, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
@@ -12,6 +12,8 @@ import { runSyncUpkeep } from './sync-upkeep.js';
 import { effectiveConfig, initialDynamicConfig, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 import { readTimelineHistory } from './timeline-history.js';
+import { leaderCrashed, type CrashEvidence } from '../takeover/evidence.js';
+import type { LeaderCrashJudge } from '../takeover/judge.js';
 
 export interface HaLoopOptions {
   name: string;
@@ -25,7 +27,15 @@ export interface HaLoopOptions {
   fenceFile?: string;
   /** Called with the role the pod label should show (best effort). */
   setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
+  /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
+  crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
   logger: Logger;
+}
+
+/** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
+interface Takeover {
+  leader: LeaderRecord;
+  evidence: CrashEvidence;
 }
 
 type Role = 'primary' | 'replica';
@@ -99,6 +109,12 @@ export class HaLoop {
 
   lastActionText(): string {
     return this.lastAction;
+  }
+
+  /** A pod of the cluster changed: wake at once when it is the leader's (the kubelet may report it dead). */
+  podChanged(podName: string): void {
+    const holder = this.snapshotState.cluster?.leader?.holder;
+    if (holder && holder === podName && holder !== this.options.name) this.wake('leader-pod-changed');
   }
 
   wake(reason = 'api'): void {
@@ -448,6 +464,8 @@ export class HaLoop {
         await this.demoteAndFollow(this.leaderAddress(cluster), cluster);
         return `demoted self because ${leader.holder} holds the lock`;
       }
+      const takeover = await this.takeoverOnCrash(cluster, leader, status);
+      if (takeover) return takeover;
       const address = this.leaderAddress(cluster);
       const current = this.pg.followingLeader();
       if (address && (!current || current.host !== address.host || current.port !== address.port)) {
@@ -477,7 +495,24 @@ export class HaLoop {
     return this.race(cluster, status);
   }
 
-  private async race(cluster: ClusterView, status: ServerStatus): Promise<string> {
+  /**
+   * Early takeover (ADR 0404): the kubelet reports the leader's container dead and neither its
+   * PostgreSQL nor its REST API port accepts connections, so no writable primary can exist there
+   * and none can come back without a lease write; race now with a CAS on the version judged.
+   */
+  private async takeoverOnCrash(cluster: ClusterView, leader: LeaderRecord, status: ServerStatus): Promise<string | undefined> {
+    const judge = this.options.crashJudge;
+    const member = cluster.members.find((m) => m.name === leader.holder);
+    if (!judge || !member || !judge.kubeletSaysDead(member)) return undefined;
+    const evidence = await judge.evidence(member);
+    if (!leaderCrashed(evidence)) {
+      this.options.logger.info({ leader: leader.holder, evidence }, 'leader pod reported dead but not every source agrees; waiting for the lease to expire');
+      return undefined;
+    }
+    return this.race(cluster, status, { leader, evidence });
+  }
+
+  private async race(cluster: ClusterView, status: ServerStatus, takeover?: Takeover): Promise<string> {
     const isPrimary = !status.inRecovery;
     if (!raceAllowed(cluster.config, cluster.failover)) return 'paused: no automatic failover';
     const contact = this.failsafeContact;
@@ -497,20 +532,25 @@ export class HaLoop {
       peers,
     );
     const acquireStartedEpoch = Date.now();
-    if (verdict.ok && (await this.dcs.attemptToAcquireLeader(walPositionOf(status)))) {
+    const acquire = (): Promise<boolean> =>
+      takeover ? this.dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : this.dcs.attemptToAcquireLeader(walPositionOf(status));
+    if (verdict.ok && (await acquire())) {
       this.renewed(acquireStartedEpoch);
       if (!isPrimary) {
         const acquired = performance.now();
         await this.promote(cluster, status);
         this.options.logger.info(
-          { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired) },
+          { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired), evidence: takeover?.evidence },
           'won the leader race',
         );
         if (cluster.failover) await this.dcs.setFailover(undefined).catch(() => undefined);
-        return 'promoted self to leader by acquiring session lock';
+        return takeover
+          ? `promoted self to leader: took over the lock of crashed ${takeover.leader.holder}`
+          : 'promoted self to leader by acquiring session lock';
       }
       return 'acquired session lock as a leader';
     }
+    if (takeover) return `no early takeover of crashed ${takeover.leader.holder} (${verdict.ok ? 'lock changed' : verdict.reason})`;
     if (isPrimary) {
       await this.demoteAndFollow(undefined, cluster);
       return `demoted self: lost the leader race (${verdict.ok ? 'lock taken' : verdict.reason})`;

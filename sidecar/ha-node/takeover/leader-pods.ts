@@ -1,0 +1,71 @@
+import * as k8s from '@kubernetes/client-node';
+import { Informer } from '../../../lib/kube/informer.js';
+import type { Logger } from '../../../lib/log.js';
+import { describeApiError } from '../../../lib/kube/client.js';
+import { Labels } from '../../../operator/naming.js';
+
+/**
+ * A cache of the cluster's pods (label keelson.io/cluster=<scope>) so the HA loop can read what
+ * the kubelet reports about the leader's pod without a request, and wakes when a pod changes.
+ * The pod status is the kubelet's word about the container runtime, an independent source from
+ * the network probes. A failed start (no RBAC, API down) is retried; until then the cache is
+ * empty, which only means "unknown" (no early takeover).
+ */
+export class ClusterPods {
+  private readonly informer: Informer<k8s.V1Pod>;
+  private readonly listeners: ((podName: string) => void)[] = [];
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    kubeConfig: k8s.KubeConfig,
+    private readonly namespace: string,
+    scope: string,
+    private readonly logger: Logger,
+  ) {
+    const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const labelSelector = `${Labels.cluster}=${scope}`;
+    this.informer = new Informer<k8s.V1Pod>({
+      kubeConfig,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      labelSelector,
+      list: async () => {
+        const list = await core.listNamespacedPod({ namespace, labelSelector });
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+      },
+      relistIntervalMs: 60_000,
+      onEvent: (_event, pod) => this.changed(pod),
+      logger,
+    });
+  }
+
+  onChange(listener: (podName: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  pod(name: string): k8s.V1Pod | undefined {
+    return this.informer.get(`${this.namespace}/${name}`);
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.informer.start().catch((error: unknown) => {
+      this.informer.stop();
+      if (this.stopped) return;
+      this.logger.warn({ err: describeApiError(error) }, 'cannot watch the cluster pods; early takeover is off until it can');
+      this.retry = setTimeout(() => this.start(), 5000);
+      this.retry.unref();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    this.informer.stop();
+  }
+
+  private changed(pod: k8s.V1Pod): void {
+    const name = pod.metadata?.name;
+    if (name) for (const listener of this.listeners) listener(name);
+  }
+}

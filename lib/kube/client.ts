@@ -36,8 +36,20 @@ export const isAlreadyExists = (error: unknown): boolean => apiStatusCode(error)
 /** A short one-line description of a client-node failure for logs (no bodies, which may be large). */
 export function describeApiError(error: unknown): string {
   const code = apiStatusCode(error);
-  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  const message = statusMessage(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error));
   return code === undefined ? message : `HTTP ${code}: ${message.slice(0, 200)}`;
+}
+
+/** The `message` of a Kubernetes Status body (client-node's own error text says only "HTTP-Code: 422"). */
+function statusMessage(error: unknown): string | undefined {
+  const body = error && typeof error === 'object' && 'body' in error ? (error as { body: unknown }).body : undefined;
+  if (typeof body !== 'string') return undefined;
+  try {
+    const message = (JSON.parse(body) as { message?: unknown }).message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The current time as a MicroTime that the API server accepts (exactly 6 fraction digits). */

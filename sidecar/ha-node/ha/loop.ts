@@ -8,6 +8,7 @@ import { otherMembers, raceVerdict } from './election.js';
 import { isPaused, manualFailoverTiming, raceAllowed, readPendingRestart } from '../ops/loop-decisions.js';
 import { askPeer, askPeers } from './peers.js';
 import { confirmFailsafe } from './failsafe-client.js';
+import { quorumVerdict } from '../ops/quorum-race.js';
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { effectiveConfig, initialDynamicConfig, noFailover, type EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
@@ -525,12 +526,10 @@ export class HaLoop {
     if (this.gaveUpLockAt !== undefined && started - this.gaveUpLockAt < this.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
       return 'no race: this member just gave up the lock because its primary did not start';
     }
-    const verdict = raceVerdict(
-      { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary },
-      cluster,
-      this.config,
-      peers,
-    );
+    const self = { name: this.options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(this.options.tags), isPrimary };
+    const general = raceVerdict(self, cluster, this.config, peers);
+    // Quorum commit: also a named candidate must prove it holds every acknowledged commit.
+    const verdict = general.ok ? quorumVerdict(self, cluster.sync, peers) : general;
     const acquireStartedEpoch = Date.now();
     const acquire = (): Promise<boolean> =>
       takeover ? this.dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : this.dcs.attemptToAcquireLeader(walPositionOf(status));

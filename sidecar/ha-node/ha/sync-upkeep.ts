@@ -5,6 +5,8 @@ import { parseLsn } from '../postgres/lsn.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { isTrue, type EffectiveConfig } from './settings.js';
 import { nextSyncStep } from './sync-plan.js';
+import { nextQuorumStep } from './quorum-plan.js';
+import { synchronousModeOf } from '../ops/eligibility.js';
 
 export interface SyncUpkeepInput {
   self: string;
@@ -30,6 +32,7 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
     return input.changeLsn;
   }
   const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
+  if (synchronousModeOf(cluster.config?.synchronous_mode) === 'quorum') return runQuorumUpkeep(input, eligible);
   const keyIsOurs = cluster.sync?.leader === self;
   const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
   const step = nextSyncStep({
@@ -54,4 +57,28 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
   const rows = await pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
   logger.info({ standbys: step.chosen, names: step.names }, 'synchronous standbys chosen');
   return parseLsn(rows[0]?.lsn) ?? 0;
+}
+
+/**
+ * Quorum commit: one step of `nextQuorumStep` per cycle, either the DCS half (voters, quorum) or
+ * PostgreSQL's `ANY k (...)`, never both, so a crash between them leaves a safe state.
+ */
+async function runQuorumUpkeep(input: SyncUpkeepInput, eligible: Set<string>): Promise<number> {
+  const { self, cluster, status, config, dcs, pg, logger } = input;
+  const sync = cluster.sync;
+  const key = sync?.leader === self && sync.quorum !== undefined ? { voters: sync.sync_standby, quorum: sync.quorum } : undefined;
+  const active = status.replication
+    .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
+    .map((r) => r.application_name)
+    .sort();
+  const step = nextQuorumStep({ currentNames: status.synchronousStandbyNames, key, active, nodeCount: config.synchronous_node_count, strict: config.synchronous_mode_strict });
+  if (step.kind === 'none') return input.changeLsn;
+  if (step.kind === 'dcs') {
+    await dcs.setSync({ leader: self, sync_standby: step.voters, quorum: step.quorum });
+    logger.info({ voters: step.voters, quorum: step.quorum }, 'quorum voters published');
+    return input.changeLsn;
+  }
+  await pg.setSyncStandbyNames(step.names);
+  logger.info({ names: step.names }, 'quorum synchronous_standby_names set');
+  return input.changeLsn;
 }

@@ -12,7 +12,7 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
     .map((m) => {
       const item: Record<string, unknown> = {
         name: m.name,
-        role: m.name === holder ? 'leader' : syncNames.has(m.name) ? 'sync_standby' : 'replica',
+        role: m.name === holder ? 'leader' : syncNames.has(m.name) ? (cluster.sync?.quorum === undefined ? 'sync_standby' : 'quorum_standby') : 'replica',
         state: m.replication_state ?? m.state,
         api_url: m.api_url,
         host: m.host,

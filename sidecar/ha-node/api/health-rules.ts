@@ -1,5 +1,5 @@
 import { isTrue } from '../ha/settings.js';
-import { isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
+import { isQuorumStandby, isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
 import { parseLag } from './lag.js';
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -81,12 +81,12 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
     case '/read-only-synchronous':
       return ok(leader || (replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query)));
     case '/quorum':
-      return 503;
+      return ok(!leader && replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query));
     case '/read-only-quorum':
-      return ok(leader);
+      return ok(leader || (replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query)));
     case '/async':
     case '/asynchronous':
-      return ok(!leader && snapshot.cluster !== undefined && replicaOk(snapshot, query) && !isSyncStandby(snapshot) && tagsMatch(snapshot, query));
+      return ok(!leader && snapshot.cluster !== undefined && replicaOk(snapshot, query) && !isSyncStandby(snapshot) && !isQuorumStandby(snapshot) && tagsMatch(snapshot, query));
     case '/health':
       return ok(running);
     case '/readiness':

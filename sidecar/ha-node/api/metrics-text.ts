@@ -1,5 +1,5 @@
 import { dbStateNumber, DbStates } from '../postgres/state.js';
-import { isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
+import { isQuorumStandby, isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
 
 /** "1.4.12" → "010412": each part zero-padded to two digits, as Patroni publishes its version. */
 export function versionNumber(version: string): string {
@@ -42,7 +42,7 @@ export function renderMetrics(snapshot: NodeSnapshot): string {
   metric('ha_standby_leader', 'gauge', 'Value is 1 if this node is the standby leader, 0 otherwise.', 0);
   metric('ha_replica', 'gauge', 'Value is 1 if this node is a replica, 0 otherwise.', bool(replica));
   metric('ha_sync_standby', 'gauge', 'Value is 1 if this node is a synchronous standby, 0 otherwise.', bool(isSyncStandby(snapshot)));
-  metric('ha_quorum_standby', 'gauge', 'Value is 1 if this node is a quorum standby, 0 otherwise.', 0);
+  metric('ha_quorum_standby', 'gauge', 'Value is 1 if this node is a quorum standby, 0 otherwise.', bool(isQuorumStandby(snapshot)));
   metric('ha_xlog_received_location', 'counter', 'Current location of the received WAL, 0 if this node is not a replica.', replica ? (status.receivedLocation ?? 0) : 0);
   metric('ha_xlog_replayed_location', 'counter', 'Current location of the replayed WAL, 0 if this node is not a replica.', replica ? (status.replayedLocation ?? 0) : 0);
   metric('ha_xlog_replayed_timestamp', 'gauge', 'Timestamp of the last replayed transaction, 0 if null.', replica ? epochSeconds(status.replayedTimestamp) : 0);

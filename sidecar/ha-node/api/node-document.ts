@@ -1,5 +1,5 @@
 import { dbStateText } from '../postgres/state.js';
-import { isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
+import { isQuorumStandby, isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
 
 /** The node state document (GET /ha and every health endpoint), keys in Patroni's order. */
 export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
@@ -20,6 +20,7 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
         }
       : { location: status.location ?? 0 };
     if (isSyncStandby(snapshot)) doc.sync_standby = true;
+    if (isQuorumStandby(snapshot)) doc.quorum_standby = true;
     doc.timeline = status.timeline;
     if (status.replicationState) doc.replication_state = status.replicationState;
     if (status.replication.length > 0) {

@@ -41,6 +41,14 @@ export function roleOf(snapshot: NodeSnapshot): string {
   return snapshot.offlineRole;
 }
 
+/** Listed in the sync key of synchronous mode on/strict (a key with a quorum belongs to quorum mode). */
 export function isSyncStandby(snapshot: NodeSnapshot): boolean {
-  return Boolean(snapshot.cluster?.sync?.sync_standby.includes(snapshot.name)) && roleOf(snapshot) === 'replica';
+  const sync = snapshot.cluster?.sync;
+  return Boolean(sync?.sync_standby.includes(snapshot.name)) && sync?.quorum === undefined && roleOf(snapshot) === 'replica';
+}
+
+/** A voter of quorum commit (listed in a sync key that carries a quorum). */
+export function isQuorumStandby(snapshot: NodeSnapshot): boolean {
+  const sync = snapshot.cluster?.sync;
+  return Boolean(sync?.sync_standby.includes(snapshot.name)) && sync?.quorum !== undefined && roleOf(snapshot) === 'replica';
 }

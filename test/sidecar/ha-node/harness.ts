@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import pg from 'pg';
+import { ContainerNames } from '../../../operator/naming.js';
 import { startApiServer, type RunningApiServer } from '../../../local/apiserver/server.js';
 import { createLogger } from '../../../lib/log.js';
 import { freePort } from '../../support/ports.js';
 import { postgresRunAs } from '../../support/postgres.js';
+import { PodStatusReporter } from './kubelet.js';
 
 /**
  * A test cluster of ha-node processes (each on its own 127.0.0.N address with its own PostgreSQL)
@@ -30,6 +32,13 @@ export interface ClusterOptions {
   scope?: string;
   env?: Record<string, string>;
   memberOptions?: MemberOptions[];
+  /** Start every member at once (default); false leaves starting to the test. */
+  autoStart?: boolean;
+  /**
+   * How long after a member process exits its pod status says so (the kubelet's PLEG relist is
+   * 1 s); default 1000. Negative: no container status at all (ha-node then has no kubelet signal).
+   */
+  kubeletDelayMs?: number;
 }
 
 export class Member {
@@ -44,6 +53,7 @@ export class Member {
     readonly pgPort: number,
     readonly baseDir: string,
     private readonly env: Record<string, string>,
+    private readonly kubelet?: PodStatusReporter,
   ) {
     this.dataDir = join(baseDir, 'data', 'pgdata');
     this.logPath = join(baseDir, 'ha-node.log');
@@ -67,6 +77,14 @@ export class Member {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     this.process = child;
+    const kubelet = this.kubelet;
+    if (!kubelet) return;
+    void kubelet.running(this.name);
+    child.once('exit', (code) => {
+      setTimeout(() => {
+        if (this.process === child) void kubelet.terminated(this.name, code ?? 137);
+      }, kubelet.delayMs).unref();
+    });
   }
 
   /** Stops the ha-node cleanly (SIGTERM) and waits for it to exit. */
@@ -202,13 +220,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   kubeConfig.loadFromFile(api.kubeconfigPath);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  const kubeletDelayMs = options.kubeletDelayMs ?? 1000;
+  const kubelet = kubeletDelayMs >= 0 ? new PodStatusReporter(kubeConfig, 'default', kubeletDelayMs) : undefined;
   const members: Member[] = [];
   for (let i = 0; i < count; i += 1) {
     const ip = `127.0.0.${i + 2}`;
     const name = `${scope}-${i}`;
     const dir = join(baseDir, name);
     mkdirSync(dir, { recursive: true });
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name, labels: { 'keelson.io/cluster': scope } }, spec: { containers: [{ name: 'db', image: 'keelson' }] } } });
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name, labels: { 'keelson.io/cluster': scope } }, spec: { containers: [{ name: ContainerNames.postgres, image: 'keelson' }] } } });
     const apiPort = await freePort(ip);
     const pgPort = await freePort(ip);
     const memberOptions = options.memberOptions?.[i] ?? {};
@@ -234,9 +254,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       ...memberOptions.env,
     };
     if (runAs) chownSync(dir, runAs.uid, runAs.gid);
-    members.push(new Member(name, ip, apiPort, pgPort, dir, env));
+    members.push(new Member(name, ip, apiPort, pgPort, dir, env, kubelet));
   }
-  for (const member of members) member.start();
+  if (options.autoStart !== false) for (const member of members) member.start();
 
   const cluster: TestCluster = {
     api,

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
+import { apiEndpoint, kubeletSignal, leaderCrashed, type CrashEvidence, type Signal } from '../../../sidecar/ha-node/takeover/evidence.js';
+import { LeaderCrashJudge } from '../../../sidecar/ha-node/takeover/judge.js';
+import { probePort } from '../../../sidecar/ha-node/takeover/probe.js';
+import { freePort } from '../../support/ports.js';
+
+/** The early-takeover rules (ADR 0404) and the probes, on real sockets. */
+
+function pod(containerStatus: object | undefined, phase = 'Running'): V1Pod {
+  return { metadata: { name: 'demo-0' }, status: { phase, containerStatuses: containerStatus ? [{ name: 'postgres', image: 'x', imageID: '', ready: false, restartCount: 0, ...containerStatus }] : [] } };
+}
+
+describe('early takeover rules', () => {
+  it('needs all three sources to say dead', () => {
+    const signals: Signal[] = ['dead', 'alive', 'unknown'];
+    let crashed = 0;
+    for (const kubelet of signals) {
+      for (const postgres of signals) {
+        for (const api of signals) {
+          const evidence: CrashEvidence = { kubelet, postgres, api };
+          if (leaderCrashed(evidence)) crashed += 1;
+          assert.equal(leaderCrashed(evidence), kubelet === 'dead' && postgres === 'dead' && api === 'dead', JSON.stringify(evidence));
+        }
+      }
+    }
+    assert.equal(crashed, 1);
+  });
+
+  it('reads the kubelet signal from the ha-node container only', () => {
+    assert.equal(kubeletSignal(undefined, 'postgres'), 'unknown', 'a missing (maybe force-deleted) pod proves nothing');
+    assert.equal(kubeletSignal({ metadata: { name: 'x' } }, 'postgres'), 'unknown', 'no status yet');
+    assert.equal(kubeletSignal(pod(undefined), 'postgres'), 'unknown');
+    assert.equal(kubeletSignal(pod({ state: { running: { startedAt: new Date() } } }), 'postgres'), 'alive');
+    assert.equal(kubeletSignal(pod({ state: { running: {} }, ready: false }), 'postgres'), 'alive', 'not ready is not dead');
+    assert.equal(kubeletSignal(pod({ state: { terminated: { exitCode: 137 } } }), 'postgres'), 'dead');
+    assert.equal(kubeletSignal(pod({ state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1 } } }), 'postgres'), 'dead');
+    assert.equal(kubeletSignal(pod({ state: { waiting: { reason: 'ContainerCreating' } } }), 'postgres'), 'unknown', 'never started');
+    assert.equal(kubeletSignal(pod({ state: { terminated: { exitCode: 137 } } }), 'exporter'), 'unknown', 'another container');
+    assert.equal(kubeletSignal(pod(undefined, 'Failed'), 'postgres'), 'dead');
+  });
+
+  it('parses the API endpoint of a member', () => {
+    assert.deepEqual(apiEndpoint('http://10.0.0.7:8008/ha'), { host: '10.0.0.7', port: 8008 });
+    assert.deepEqual(apiEndpoint('http://[fd00::7]:8008/ha'), { host: 'fd00::7', port: 8008 });
+    assert.deepEqual(apiEndpoint('https://db-0.example/ha'), { host: 'db-0.example', port: 443 });
+    assert.equal(apiEndpoint('not a url'), undefined);
+  });
+});
+
+describe('crash probes on real sockets', () => {
+  let listening: Server;
+  let openPort: number;
+  let closedPort: number;
+
+  before(async () => {
+    openPort = await freePort('127.0.0.1');
+    closedPort = await freePort('127.0.0.1');
+    listening = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => listening.listen(openPort, '127.0.0.1', resolve));
+  });
+
+  after(() => {
+    listening?.close();
+  });
+
+  it('tells a refused port (dead) from a listening one (alive) and any other failure (unknown)', async () => {
+    assert.equal(await probePort('127.0.0.1', openPort, 1000), 'alive');
+    assert.equal(await probePort('127.0.0.1', closedPort, 1000), 'dead');
+    // A name that never resolves fails without a refusal.
+    assert.equal(await probePort('leader.invalid', 5432, 1000), 'unknown');
+  });
+
+  it('probes only when the kubelet says dead, and then both ports', async () => {
+    const member: MemberRecord = {
+      name: 'demo-0', conn_url: '', api_url: `http://127.0.0.1:${closedPort}/ha`, host: '127.0.0.1', port: openPort, role: 'primary', state: 'running', tags: {}, version: '0',
+      heartbeat: 0,
+    };
+    const pods = new Map<string, V1Pod>([['demo-0', pod({ state: { running: {} } })]]);
+    const judge = new LeaderCrashJudge({ pod: (name) => pods.get(name) }, 'postgres', 1000);
+    assert.equal(judge.kubeletSaysDead(member), false);
+    assert.deepEqual(await judge.evidence(member), { kubelet: 'alive', postgres: 'unknown', api: 'unknown' });
+    pods.set('demo-0', pod({ state: { terminated: { exitCode: 137 } } }));
+    assert.equal(judge.kubeletSaysDead(member), true);
+    const twoOfThree = await judge.evidence(member);
+    assert.deepEqual(twoOfThree, { kubelet: 'dead', postgres: 'alive', api: 'dead' });
+    assert.equal(leaderCrashed(twoOfThree), false, 'PostgreSQL still listening: no takeover');
+    const allDead = await judge.evidence({ ...member, port: closedPort });
+    assert.equal(leaderCrashed(allDead), true);
+  });
+});

@@ -151,7 +151,8 @@ export const conditionSchema = z.object({
   type: z.string(),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.string(),
-  message: z.string().default(''),
+  // No schema default: kube-apiserver 1.20 rejects a CRD whose default is the empty string (it reads it as null).
+  message: z.string(),
   lastTransitionTime: z.string(),
   observedGeneration: z.number().int().optional(),
 });

@@ -50,6 +50,10 @@ function members(input: StatusInput): MemberStatus[] {
     });
 }
 
+/**
+ * Messages are never empty: kube-apiserver 1.20 built with Go >= 1.18 (our oracle) takes an
+ * empty string in a custom resource for null and refuses it (see docs/operator.md).
+ */
 function condition(type: string, status: boolean, reason: string, message: string, previous: Condition[] | undefined, input: StatusInput): Condition {
   const value = status ? 'True' : 'False';
   const old = previous?.find((c) => c.type === type);
@@ -86,11 +90,11 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const conditions = [
     condition('Ready', allReady, readyReason, `${ready}/${wanted} instances ready${primary ? `, primary ${primary}` : ''}`, previous, input),
     condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
-    condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : '', previous, input),
+    condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : 'all instances as expected', previous, input),
   ];
   if (input.apiFallbacks) {
     const fallbacks = input.apiFallbacks;
-    conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.join('; '), previous, input));
+    conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served', previous, input));
   }
 
   const status: DatabaseClusterStatus = {

@@ -1,0 +1,175 @@
+import pg from 'pg';
+import type { V1Pod } from '@kubernetes/client-node';
+import { Ports } from '../../lib/ports.js';
+import { group, plural, version } from '../../operator/api/types.js';
+import type { OperatorKubeApi } from '../../operator/kube-api.js';
+import { isPodReady } from '../../operator/reconcile/status.js';
+import { selectorString } from '../../operator/naming.js';
+import { eventually } from './support.js';
+
+/** What the end-to-end files read from a DatabaseCluster's status. */
+export interface ClusterStatus {
+  phase?: string;
+  currentPrimary?: string;
+  readyInstances?: number;
+  members?: Array<{ name: string; role: string; ready: boolean }>;
+  conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  switchover?: { targetInstance: string; result: string };
+}
+
+/** How a test reaches a Service: its cluster IP (stand-in proxy) or a ready pod it selects. */
+export type ServiceResolver = (api: OperatorKubeApi, namespace: string, service: string) => Promise<string | undefined>;
+
+/** The Service's cluster IP, served by the local node's proxy. */
+export const viaClusterIp: ServiceResolver = async (api, namespace, name) => {
+  const service = await api.core.readNamespacedService({ namespace, name });
+  return service.spec?.clusterIP && service.spec.clusterIP !== 'None' ? service.spec.clusterIP : undefined;
+};
+
+/**
+ * A ready pod the Service selects, as kube-proxy would pick from its Endpoints: used where the
+ * Endpoints cannot hold the pods' loopback addresses (a real API server refuses them).
+ */
+export const viaSelector: ServiceResolver = async (api, namespace, name) => {
+  const service = await api.core.readNamespacedService({ namespace, name });
+  const selector = service.spec?.selector;
+  if (!selector) return undefined;
+  const pods = await api.listPods(namespace, selectorString(selector));
+  return pods.find((pod: V1Pod) => isPodReady(pod) && pod.status?.podIP)?.status?.podIP;
+};
+
+/** Helpers bound to one cluster: create it, read status, wait for health, run SQL through a Service. */
+export function clusterDriver(api: OperatorKubeApi, namespace: string, name: string, resolve: ServiceResolver) {
+  let password = '';
+  const status = async () => ((await api.readCluster(namespace, name))?.status ?? {}) as ClusterStatus;
+
+  const sql = async (host: string, text: string, params: unknown[] = []) => {
+    const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
+    await client.connect();
+    try {
+      return (await client.query(text, params)).rows as Array<Record<string, unknown>>;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+
+  return {
+    status,
+    sql,
+    async create(spec: Record<string, unknown>): Promise<void> {
+      await api.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec } });
+    },
+    async readPassword(): Promise<void> {
+      const secret = await api.core.readNamespacedSecret({ namespace, name: `${name}-superuser` });
+      password = Buffer.from(secret.data!.password!, 'base64').toString('utf8');
+    },
+    async query(service: string, text: string, params: unknown[] = []) {
+      const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000);
+      return sql(host, text, params);
+    },
+    async pods(): Promise<V1Pod[]> {
+      return api.listPods(namespace, `keelson.io/cluster=${name}`);
+    },
+    healthyWith(instances: number, timeoutMs = 90_000) {
+      return eventually(`${name} Healthy with ${instances} instances`, async () => {
+        const s = await status();
+        const roles = s.members?.map((m) => m.role) ?? [];
+        const primaries = roles.filter((r) => r === 'primary').length;
+        return s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1 ? s : undefined;
+      }, timeoutMs);
+    },
+    async events(): Promise<Array<{ reason?: string; message?: string }>> {
+      return (await api.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === name);
+    },
+    async leases(): Promise<string[]> {
+      return (await api.listLeases(namespace)).map((l) => l.metadata!.name!).filter((n) => n.startsWith(`${name}-`));
+    },
+  };
+}
+
+export type ClusterDriver = ReturnType<typeof clusterDriver>;
+
+/** One pod replaced during a rollout, as seen by PodTracker. */
+export interface Replacement {
+  name: string;
+  revision?: string;
+  /** Role label when its deletion was first seen. */
+  role?: string;
+  /** The pod labelled primary at that moment (another one, if the operator switched over first). */
+  primaryThen?: string;
+}
+
+/**
+ * Polls a cluster's pods and records each pod deletion in order, with the pod's role and the
+ * cluster's primary at that moment: what a rollout's "replicas first, switchover, then the old
+ * primary" is judged by.
+ */
+export function trackPods(driver: ClusterDriver, intervalMs = 200) {
+  const seen = new Map<string, string>(); // name → uid whose deletion is already recorded or pending
+  const recorded = new Set<string>();
+  const replacements: Replacement[] = [];
+  let stopped = false;
+  const poll = async () => {
+    const pods = await driver.pods().catch(() => undefined);
+    if (!pods) return;
+    const primary = pods.find((p) => p.metadata?.labels?.['keelson.io/role'] === 'primary' && !p.metadata?.deletionTimestamp)?.metadata?.name;
+    const current = new Map(pods.map((p) => [p.metadata!.name!, p]));
+    const record = (name: string, uid: string, labels: Record<string, string> | undefined) => {
+      if (recorded.has(uid)) return;
+      recorded.add(uid);
+      replacements.push({ name, revision: labels?.['controller-revision-hash'], role: labels?.['keelson.io/role'], primaryThen: primary });
+    };
+    for (const [name, pod] of current) {
+      const uid = pod.metadata!.uid!;
+      const before = seen.get(name);
+      if (before && before !== uid) record(name, before, labelsByUid.get(before));
+      if (pod.metadata?.deletionTimestamp) record(name, uid, pod.metadata.labels);
+      seen.set(name, uid);
+      labelsByUid.set(uid, pod.metadata?.labels);
+    }
+    for (const [name, uid] of seen) if (!current.has(name)) record(name, uid, labelsByUid.get(uid));
+  };
+  const labelsByUid = new Map<string, Record<string, string> | undefined>();
+  const loop = (async () => {
+    while (!stopped) {
+      await poll();
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    async stop(): Promise<Replacement[]> {
+      stopped = true;
+      await loop;
+      return replacements;
+    },
+  };
+}
+
+/**
+ * Inserts a row through a Service every `intervalMs` until stopped and remembers the ids whose
+ * COMMIT succeeded: after a rollout or failover every one of them must still be there.
+ */
+export function keepWriting(driver: ClusterDriver, service: string, table: string, firstId: number, intervalMs = 250) {
+  const committed: number[] = [];
+  let next = firstId;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const id = next++;
+      try {
+        await driver.query(service, `INSERT INTO ${table} (id, note) VALUES ($1, 'rolling')`, [id]);
+        committed.push(id);
+      } catch {
+        // The primary may be moving; an insert that failed did not commit.
+      }
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    async stop(): Promise<number[]> {
+      stopped = true;
+      await loop;
+      return committed;
+    },
+  };
+}

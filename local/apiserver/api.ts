@@ -214,6 +214,8 @@ export class ApiCore {
       if (isJsonObject(candidate.metadata)) {
         if (candidate.metadata.labels !== undefined) next.metadata.labels = candidate.metadata.labels;
         if (candidate.metadata.annotations !== undefined) next.metadata.annotations = candidate.metadata.annotations;
+        // A server-side apply of status brings its own managedFields entry (subresource "status").
+        if (candidate.metadata.managedFields !== undefined) next.metadata.managedFields = candidate.metadata.managedFields;
       }
     } else if (subresource === 'finalize') {
       next = clone(old);

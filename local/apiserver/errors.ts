@@ -39,25 +39,26 @@ export class ApiError extends Error {
   }
 }
 
+/** Status details as Go serialises them: empty strings are omitted (`omitempty`), e.g. the core group. */
+function details(fields: StatusDetails): StatusDetails {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== '' && v !== undefined)) as StatusDetails;
+}
+
 /** "leases.coordination.k8s.io" or "configmaps" for the core group. */
 export function qualifiedResource(plural: string, group: string): string {
   return group ? `${plural}.${group}` : plural;
 }
 
 export function notFound(plural: string, group: string, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualifiedResource(plural, group)} "${name}" not found`, { name, group, kind: plural });
+  return new ApiError(404, 'NotFound', `${qualifiedResource(plural, group)} "${name}" not found`, details({ name, group, kind: plural }));
 }
 
 export function alreadyExists(plural: string, group: string, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(plural, group)} "${name}" already exists`, { name, group, kind: plural });
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(plural, group)} "${name}" already exists`, details({ name, group, kind: plural }));
 }
 
 export function conflict(plural: string, group: string, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(plural, group)} "${name}": ${why}`, {
-    name,
-    group,
-    kind: plural,
-  });
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(plural, group)} "${name}": ${why}`, details({ name, group, kind: plural }));
 }
 
 export interface FieldError {
@@ -93,12 +94,12 @@ export function invalid(kind: string, group: string, name: string, errors: Field
   const subject = group ? `${kind}.${group}` : kind;
   const parts = errors.map((e) => `${e.field}: ${e.message.startsWith(causeText[e.type]) ? e.message : `${causeText[e.type]}: ${e.message}`}`);
   const summary = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  return new ApiError(422, 'Invalid', `${subject} "${name}" is invalid: ${summary}`, {
+  return new ApiError(422, 'Invalid', `${subject} "${name}" is invalid: ${summary}`, details({
     name,
     group,
     kind,
     causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
-  });
+  }));
 }
 
 export function badRequest(message: string): ApiError {
@@ -106,15 +107,15 @@ export function badRequest(message: string): ApiError {
 }
 
 export function methodNotSupported(plural: string, group: string, verb: string): ApiError {
-  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
+  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, details({
     group,
     kind: plural,
     causes: [{ reason: 'MethodNotAllowed', message: `${verb} is not supported` }],
-  });
+  }));
 }
 
 export function forbiddenRequest(message: string, plural = '', group = '', name = ''): ApiError {
-  return new ApiError(403, 'Forbidden', message, { name, group, kind: plural });
+  return new ApiError(403, 'Forbidden', message, details({ name, group, kind: plural }));
 }
 
 export function unsupportedMediaType(type: string): ApiError {

@@ -1,6 +1,6 @@
 /** The autoscaling/v1 Scale subresource (kubectl scale, HPA-style clients). */
 import type { ApiCore, PatchType, WriteOptions } from './api.js';
-import { badRequest, conflict } from './errors.js';
+import { badRequest, conflict, invalid, invalidValue } from './errors.js';
 import { getPath, setPath } from './jsonpath.js';
 import { applyJsonPatch, applyMergePatch } from './patch.js';
 import type { ResourceType } from './resources.js';
@@ -44,8 +44,13 @@ export function updateScale(core: ApiCore, type: ResourceType, namespace: string
     throw conflict(type.plural, type.group, name);
   }
   const replicas = isJsonObject(wanted.spec) ? wanted.spec.replicas : undefined;
-  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-    throw badRequest(`Scale.autoscaling "${name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`);
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
+    throw badRequest(`Scale in version "v1" cannot be handled as a Scale: spec.replicas: expected an integer, got ${JSON.stringify(replicas)}`);
+  }
+  // Built-ins validate the Scale itself; a custom resource gets the value written into its
+  // specReplicasPath and its CRD schema judges it (a 422 naming e.g. spec.instances).
+  if (!type.crdName && replicas < 0) {
+    throw invalid('Scale', 'autoscaling', name, [invalidValue('spec.replicas', replicas, 'must be greater than or equal to 0')]);
   }
   const next = clone(current);
   setPath(next, (type.scale as NonNullable<ResourceType['scale']>).specReplicasPath, replicas);

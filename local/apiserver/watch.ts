@@ -36,15 +36,20 @@ export interface WatchHooks {
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
-/** Maps a store event to what a watcher with a selector sees (or nothing). */
-export function translate(event: StoreEvent, matches: (o: KubeObject) => boolean): WatchEventType | undefined {
+/**
+ * Maps a store event to what a watcher with a selector sees (or nothing). An object that stops
+ * matching arrives as DELETED carrying its previous (matching) content stamped with the new
+ * resourceVersion, as the real watch cache sends it.
+ */
+export function translate(event: StoreEvent, matches: (o: KubeObject) => boolean): { type: WatchEventType; object: KubeObject } | undefined {
   const now = matches(event.object);
-  if (event.type === 'ADDED') return now ? 'ADDED' : undefined;
-  if (event.type === 'DELETED') return event.previous && matches(event.previous) ? 'DELETED' : now ? 'DELETED' : undefined;
+  const as = (type: WatchEventType, object = event.object) => ({ type, object });
+  if (event.type === 'ADDED') return now ? as('ADDED') : undefined;
+  if (event.type === 'DELETED') return (event.previous && matches(event.previous)) || now ? as('DELETED') : undefined;
   const before = event.previous ? matches(event.previous) : false;
-  if (before && now) return 'MODIFIED';
-  if (before) return 'DELETED';
-  if (now) return 'ADDED';
+  if (before && now) return as('MODIFIED');
+  if (before && event.previous) return as('DELETED', { ...event.previous, metadata: { ...event.previous.metadata, resourceVersion: event.object.metadata.resourceVersion } });
+  if (now) return as('ADDED');
   return undefined;
 }
 
@@ -66,8 +71,8 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
     try {
       for (const event of core.store.eventsSince(since)) {
         if (event.typeKey !== key) continue;
-        const kind = translate(event, inScope);
-        if (kind) backlog.push({ type: kind, object: event.object });
+        const seen = translate(event, inScope);
+        if (seen) backlog.push(seen);
       }
     } catch (err) {
       if (err instanceof ApiError && err.code === 410) expiredError = err;
@@ -101,8 +106,8 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
   const timers: NodeJS.Timeout[] = [];
   const unsubscribe = core.store.subscribe((event) => {
     if (event.typeKey !== key) return;
-    const kind = translate(event, inScope);
-    if (kind) hooks.deliver(() => sendObject(kind, event.object));
+    const seen = translate(event, inScope);
+    if (seen) hooks.deliver(() => sendObject(seen.type, seen.object));
   });
   // A CRD deletion removes the type: its watches end, as on a real server.
   const unwatchRegistry = core.registry.onChange(() => {

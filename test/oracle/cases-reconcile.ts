@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GROUP, widgetPath } from './cases-crd.js';
-import { cmPath, differs, NS, type CaseModule } from './context.js';
+import { cmPath, NS, type CaseModule } from './context.js';
 import { kubeJson, openWatch } from '../support/kube.js';
 
 export const reconcileCases: CaseModule = (ctx) => {
@@ -47,8 +47,14 @@ export const reconcileCases: CaseModule = (ctx) => {
     assert.equal(applied.status, 200, applied.text);
     assert.deepEqual(applied.body.status, { phase: 'Ready', instances: 1 });
     const managers = (applied.body.metadata as { managedFields?: Array<{ manager: string; operation: string }> }).managedFields ?? [];
-    // Difference D4: the stand-in records no managedFields for an apply through /status.
-    assert.equal(managers.some((m) => m.manager === 'keelson-operator' && m.operation === 'Apply'), differs(ctx(), { real: true, standIn: false }), JSON.stringify(managers));
+    // Both record the applier (was difference D4), so a second status applier meets a conflict.
+    assert.ok(managers.some((m) => m.manager === 'keelson-operator' && m.operation === 'Apply'), JSON.stringify(managers));
+    const rival = await kubeJson(server, 'PATCH', `${widgetPath('w-ssa-status/status')}?fieldManager=other-controller`, {
+      body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-ssa-status', namespace: NS }, status: { phase: 'Failed' } },
+      contentType: 'application/apply-patch+yaml',
+    });
+    assert.equal(rival.status, 409, rival.text);
+    assert.match(String(rival.body.message), /conflict with "keelson-operator"/);
   });
 
   it('a RoleBinding roleRef cannot change (422); subjects can', async () => {
@@ -57,9 +63,9 @@ export const reconcileCases: CaseModule = (ctx) => {
     const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' }, subjects: [{ kind: 'ServiceAccount', name: 'a', namespace: NS }] };
     assert.equal((await kubeJson(server, 'POST', path, { body: binding })).status, 201);
     const roleRef = await kubeJson(server, 'PATCH', `${path}/rb`, { body: { roleRef: { name: 'writer' } }, contentType: 'application/merge-patch+json' });
-    // Difference D5: the stand-in lets roleRef change; a real server refuses (delete and recreate).
-    assert.equal(roleRef.status, differs(ctx(), { real: 422, standIn: 200 }));
-    if (ctx().target.real) assert.match(String(roleRef.body.message), /cannot change roleRef/);
+    // Both refuse (was difference D5): a binding must be deleted and recreated to name another role.
+    assert.equal(roleRef.status, 422);
+    assert.match(String(roleRef.body.message), /roleRef: Invalid value: .*: cannot change roleRef/);
     const subjects = await kubeJson(server, 'PATCH', `${path}/rb`, { body: { subjects: [{ kind: 'ServiceAccount', name: 'b', namespace: NS }] }, contentType: 'application/merge-patch+json' });
     assert.equal(subjects.status, 200);
   });

@@ -86,21 +86,36 @@ export const workloadCases: CaseModule = (ctx) => {
     assert.match(String(forbidden.body.message), /updates to statefulset spec for fields other than/);
   });
 
+  it('StatefulSet /scale: replicas maps onto spec.replicas; a negative Scale is 422 Invalid', async () => {
+    const { server } = ctx();
+    const path = `/apis/apps/v1/namespaces/${NS}/statefulsets/db/scale`;
+    const scaled = await kubeJson(server, 'PATCH', path, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' });
+    assert.equal(scaled.status, 200, scaled.text);
+    assert.deepEqual(scaled.body.spec, { replicas: 3 });
+    const negative = await kubeJson(server, 'PATCH', path, { body: { spec: { replicas: -1 } }, contentType: 'application/merge-patch+json' });
+    assert.equal(negative.status, 422, negative.text);
+    assert.match(String(negative.body.message), /^Scale.autoscaling "db" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0/);
+  });
+
   it('PersistentVolumeClaims need accessModes and a storage request (422); the spec is immutable except size', async () => {
     const { server } = ctx();
     const path = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
     const missing = await kubeJson(server, 'POST', path, { body: { metadata: { name: 'pvc-bad' }, spec: {} } });
-    // Difference D7: the stand-in accepts a claim without accessModes and storage request.
-    assert.equal(missing.status, differs(ctx(), { real: 422, standIn: 201 }));
-    if (ctx().target.real) {
-      const fields = (missing.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
-      assert.deepEqual(fields, ['spec.accessModes', 'spec.resources[storage]']);
-    }
+    assert.equal(missing.status, 422, missing.text);
+    const fields = (missing.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
+    assert.deepEqual(fields, ['spec.accessModes', 'spec.resources[storage]']);
     const ok = await kubeJson(server, 'POST', path, { body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
     assert.equal(ok.status, 201, ok.text);
     assert.equal((ok.body.status as { phase: string }).phase, 'Pending');
     const change = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
-    // D7 also: the stand-in lets the claim's spec change.
-    assert.equal(change.status, differs(ctx(), { real: 422, standIn: 200 }));
+    assert.equal(change.status, 422, change.text);
+    assert.match(String(change.body.message), /spec: Forbidden: spec is immutable after creation except resources.requests/);
+    const grow = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { resources: { requests: { storage: '2Gi' } } } }, contentType: 'application/merge-patch+json' });
+    // Difference D7b: a real server resizes only Bound claims (of an expandable StorageClass);
+    // the stand-in serves no StorageClasses and lets a Pending claim grow too.
+    assert.equal(grow.status, differs(ctx(), { real: 422, standIn: 200 }), grow.text);
+    const shrink = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { resources: { requests: { storage: '512Mi' } } } }, contentType: 'application/merge-patch+json' });
+    assert.equal(shrink.status, 422, shrink.text);
+    assert.match(String(shrink.body.message), /field can not be less than previous value/);
   });
 };

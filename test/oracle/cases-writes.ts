@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { cmPath, differs, NS, type CaseModule } from './context.js';
+import { cmPath, NS, type CaseModule } from './context.js';
 import { kubeJson } from '../support/kube.js';
 
 const metaOf = (body: Record<string, unknown>) => body.metadata as { name: string; uid: string; resourceVersion: string };
@@ -116,9 +116,10 @@ export const writeCases: CaseModule = (ctx) => {
     const ok = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/events`, { body: event('ev-ok', NS) });
     assert.equal(ok.status, 201, ok.text);
     const bad = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/events`, { body: event('ev-bad', 'elsewhere') });
-    // Difference D6: the stand-in accepts an involvedObject from another namespace.
-    assert.equal(bad.status, differs(ctx(), { real: 422, standIn: 201 }));
-    if (bad.status === 201) await kubeJson(server, 'DELETE', `/api/v1/namespaces/${NS}/events/ev-bad`);
+    // Both refuse an involvedObject from another namespace (was difference D6).
+    assert.equal(bad.status, 422);
+    assert.deepEqual((bad.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field), ['involvedObject.namespace']);
+    assert.match(String(bad.body.message), /does not match event.namespace/);
     const listed = await kubeJson(server, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=${encodeURIComponent('involvedObject.name=x,reason=Testing')}`);
     assert.equal(listed.status, 200, listed.text);
     assert.deepEqual((listed.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name), ['ev-ok']);

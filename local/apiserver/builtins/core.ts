@@ -2,6 +2,8 @@
 import { badRequest, forbidden, invalidValue, required, type FieldError } from '../errors.js';
 import { isJsonObject, jsonEqual, type KubeObject } from '../types.js';
 import { computedColumn, define, obj, specOf, type BuiltinType } from './define.js';
+import { validateEvent } from './events.js';
+import { validateClaim } from './claims.js';
 
 function servicePorts(o: KubeObject): string {
   const ports = obj(o.spec).ports;
@@ -118,6 +120,7 @@ export const coreTypes: BuiltinType[] = [
   define({ group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', singular: 'endpoints', shortNames: ['ep'], allowCreateOnUpdate: true }),
   define({
     group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], allowCreateOnUpdate: true,
+    validate: validateEvent,
     fieldSelectors: {
       'involvedObject.kind': (o) => String(obj(o.involvedObject).kind ?? ''),
       'involvedObject.namespace': (o) => String(obj(o.involvedObject).namespace ?? ''),
@@ -143,7 +146,8 @@ export const coreTypes: BuiltinType[] = [
 export const storageAndNodeTypes: BuiltinType[] = [
   define({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], statusSubresource: true,
     columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }, { name: 'Volume', type: 'string', jsonPath: '.spec.volumeName' }],
-    defaults: (o) => { specOf(o).volumeMode ??= 'Filesystem'; if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending' }; } }),
+    defaults: (o) => { specOf(o).volumeMode ??= 'Filesystem'; if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending' }; },
+    validate: validateClaim }),
   define({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'], statusSubresource: true }),
   define({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'] }),
   define({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], statusSubresource: true,

@@ -1,8 +1,14 @@
 /** Leases, RBAC, PodDisruptionBudgets and EndpointSlices. */
 import { invalidValue, required, type FieldError } from '../errors.js';
-import { isJsonObject } from '../types.js';
+import { isJsonObject, jsonEqual, type KubeObject } from '../types.js';
 import { decodeMicroTime } from '../validation.js';
 import { define, obj, specOf, type BuiltinType } from './define.js';
+
+/** A binding names its role once: a real server refuses to change roleRef (delete and recreate instead). */
+function validateBinding(o: KubeObject, old: KubeObject | undefined): FieldError[] {
+  if (!isJsonObject(o.roleRef) || !o.roleRef.name) return [required('roleRef.name')];
+  return old && !jsonEqual(o.roleRef, old.roleRef) ? [invalidValue('roleRef', o.roleRef, 'cannot change roleRef')] : [];
+}
 
 export const otherTypes: BuiltinType[] = [
   define({
@@ -26,11 +32,9 @@ export const otherTypes: BuiltinType[] = [
     },
   }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role', nameRule: 'path' }),
-  define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', nameRule: 'path',
-    validate: (o) => (isJsonObject(o.roleRef) && o.roleRef.name ? [] : [required('roleRef.name')]) }),
+  define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', nameRule: 'path', validate: validateBinding }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false, nameRule: 'path' }),
-  define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, nameRule: 'path',
-    validate: (o) => (isJsonObject(o.roleRef) && o.roleRef.name ? [] : [required('roleRef.name')]) }),
+  define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, nameRule: 'path', validate: validateBinding }),
   define({
     group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', shortNames: ['pdb'], statusSubresource: true, tracksGeneration: true,
     columns: [

@@ -77,7 +77,11 @@ describe('API server stand-in: watch semantics', () => {
     await core.patchNamespacedConfigMap({ name: 'w-sel', namespace: 'default', body: [{ op: 'replace', path: '/metadata/labels/role', value: 'replica' }] });
     await watch.waitFor(3);
     assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
-    assert.equal((watch.events[2].object.metadata as { labels: Record<string, string> }).labels.role, 'replica');
+    // Like the real watch cache: the last matching content, stamped with the new resourceVersion.
+    const gone = watch.events[2].object as { metadata: { labels: Record<string, string>; resourceVersion: string }; data: unknown };
+    assert.equal(gone.metadata.labels.role, 'primary');
+    assert.deepEqual(gone.data, { x: '1' });
+    assert.equal(gone.metadata.resourceVersion, (await core.readNamespacedConfigMap({ name: 'w-sel', namespace: 'default' })).metadata?.resourceVersion);
     watch.stop();
   });
 

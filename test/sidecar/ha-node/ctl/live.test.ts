@@ -73,12 +73,13 @@ describe('keelson ctl against a live 3-member cluster', () => {
     return { status: response.status, text: await response.text() };
   }
 
-  async function settled(): Promise<Member> {
-    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 45_000);
+  /** One primary and two streaming replicas; bootstrap under load may take longer than a test's own wait. */
+  async function settled(timeoutMs = 45_000): Promise<Member> {
+    const primary = await cluster.waitFor('a primary', () => cluster.primary(), timeoutMs);
     await cluster.waitFor('two streaming replicas', async () => {
       const doc = (await primary.get('/cluster')).json() as { members: Array<{ state: string; role: string }> };
       return doc.members.filter((m) => m.role !== 'leader' && m.state === 'streaming').length === 2;
-    }, 45_000);
+    }, timeoutMs);
     return primary;
   }
 
@@ -91,7 +92,7 @@ describe('keelson ctl against a live 3-member cluster', () => {
       memberOptions: [{}, {}, { tags: { nofailover: true } }],
     });
     urls = cluster.members.map((m) => m.apiUrl);
-    await settled();
+    await settled(150_000);
   });
 
   after(async () => {
@@ -289,6 +290,58 @@ describe('keelson ctl against a live 3-member cluster', () => {
       assert.deepEqual(r, { status: 200, text: `Successfully switched over to "${sync.name}"` });
     }
     assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=null', '--force'])).code, 0);
+    await settled();
+  });
+
+  it('quorum commit: ANY n in pg_settings, voters and quorum in the sync key, health codes in each mode, a switchover proven by the votes', bounded, async () => {
+    let primary = await settled();
+    const codes = async (member: Member): Promise<string> => {
+      const paths = ['/sync', '/async', '/quorum', '/read-only-quorum'];
+      return (await Promise.all(paths.map((p) => member.status(p)))).map((code, i) => `${paths[i]}=${code}`).join(' ');
+    };
+    const syncKey = async (): Promise<Record<string, string>> => (await cluster.leases()).find((l) => l.metadata?.name === 'ctl-sync')?.metadata?.annotations ?? {};
+    const standbyNames = async (member: Member): Promise<string> => (await member.query<{ v: string }>("SELECT setting AS v FROM pg_settings WHERE name = 'synchronous_standby_names'"))[0]!.v;
+    // Asynchronous: no quorum standbys; the primary still answers /read-only-quorum.
+    for (const replica of cluster.members.filter((m) => m !== primary)) {
+      assert.equal(await codes(replica), '/sync=503 /async=200 /quorum=503 /read-only-quorum=503', replica.name);
+    }
+    assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
+
+    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=quorum', '--force'])).code, 0);
+    const voters = cluster.members.filter((m) => m !== primary).map((m) => m.name).sort();
+    const any1 = `ANY 1 (${voters.map((v) => `"${v}"`).join(',')})`;
+    await cluster.waitFor(`${any1} on the primary`, async () => (await standbyNames(primary)) === any1, 30_000);
+    await cluster.waitFor('voters and quorum 1 in the sync key', async () => {
+      const key = await syncKey();
+      return key.leader === primary.name && key.sync_standby === voters.join(',') && key.quorum === '1';
+    }, 30_000);
+    for (const replica of cluster.members.filter((m) => m !== primary)) {
+      await cluster.waitFor(`quorum codes on ${replica.name}`, async () => (await codes(replica)) === '/sync=503 /async=503 /quorum=200 /read-only-quorum=200', 15_000);
+      assert.equal((await replica.get('/ha')).json().quorum_standby, true);
+    }
+    assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
+    const doc = (await primary.get('/cluster')).json() as { members: Array<{ role: string }> };
+    assert.equal(doc.members.filter((m) => m.role === 'quorum_standby').length, 2, JSON.stringify(doc.members));
+
+    // A switchover: the candidate needs the vote of the other voter (quorum 1) and gets it.
+    const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
+    const moved = await post(primary, '/switchover', { leader: primary.name, candidate: candidate.name });
+    assert.deepEqual(moved, { status: 200, text: `Successfully switched over to "${candidate.name}"` });
+    primary = await settled();
+    assert.equal(primary, candidate);
+    const newVoters = cluster.members.filter((m) => m !== primary).map((m) => m.name).sort();
+    await cluster.waitFor('the new leader\'s voters and quorum', async () => {
+      const key = await syncKey();
+      return key.leader === primary.name && key.sync_standby === newVoters.join(',') && key.quorum === '1';
+    }, 30_000);
+
+    // Two acknowledgements wanted: ANY 2 and quorum 0 (each ack set holds every voter).
+    assert.equal((await ctl(['edit-config', '--set', 'synchronous_node_count=2', '--force'])).code, 0);
+    const any2 = `ANY 2 (${newVoters.map((v) => `"${v}"`).join(',')})`;
+    await cluster.waitFor(`${any2} and quorum 0`, async () => (await standbyNames(primary)) === any2 && (await syncKey()).quorum === '0', 30_000);
+
+    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=null', '--set', 'synchronous_node_count=null', '--force'])).code, 0);
+    await cluster.waitFor('asynchronous again', async () => (await standbyNames(primary)) === '' && (await syncKey()).sync_standby === undefined, 30_000);
     await settled();
   });
 

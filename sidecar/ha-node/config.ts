@@ -36,6 +36,8 @@ export const haNodeConfigSpec = {
   tags: stringKey({ env: 'KEELSON_TAGS', default: '{}', description: 'JSON object of member tags (nofailover, noloadbalance, ...)' }),
   pgParameters: stringKey({ env: 'KEELSON_PG_PARAMETERS', default: '{}', description: 'JSON object of local postgresql.conf parameters' }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
+  apiCertFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_CERTFILE', description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS' },
+  apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
 };
 
 export interface HaNodeSettings {
@@ -67,6 +69,8 @@ export interface HaNodeSettings {
   tags: MemberTags;
   pgParameters: Record<string, string | number | boolean>;
   kubeconfig?: string;
+  /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
+  apiTls?: { certFile: string; keyFile: string };
 }
 
 function jsonObject(key: string, text: string): Record<string, unknown> {
@@ -115,5 +119,12 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     tags: jsonObject('tags', c.tags) as MemberTags,
     pgParameters: parameters as Record<string, string | number | boolean>,
     kubeconfig: c.kubeconfig,
+    apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
   };
+}
+
+function apiTlsFrom(certFile: string | undefined, keyFile: string | undefined): HaNodeSettings['apiTls'] {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error('invalid configuration: KEELSON_API_CERTFILE and KEELSON_API_KEYFILE must be set together');
+  return { certFile, keyFile };
 }

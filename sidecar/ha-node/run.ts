@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { packageVersion } from '../../lib/cli/version.js';
-import { serve, type RunningServer } from '../../lib/http.js';
+import { serve, type RunningServer, type TlsFiles } from '../../lib/http.js';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger, type Logger } from '../../lib/log.js';
 import { createHaNodeApp } from './api/app.js';
@@ -64,9 +64,26 @@ function startFencer(settings: HaNodeSettings, deadlineFile: string, command: st
   return child;
 }
 
+/**
+ * The REST API's certificate and key, read once at start (a bad path fails the start with its
+ * name). Peers verify it against the system store plus NODE_EXTRA_CA_CERTS (the cluster CA).
+ */
+function readApiTls(settings: HaNodeSettings): TlsFiles | undefined {
+  if (!settings.apiTls) return undefined;
+  const read = (what: string, path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new Error(`cannot read the REST API ${what} ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  };
+  return { cert: read('certificate', settings.apiTls.certFile), key: read('key', settings.apiTls.keyFile) };
+}
+
 /** Starts one member: API server, DCS watch, fencing process and the HA loop. */
 export async function runHaNode(settings: HaNodeSettings, options: RunOptions = {}): Promise<RunningHaNode> {
   const logger = options.logger ?? createLogger({ name: 'ha-node' }).child({ member: settings.name, scope: settings.scope });
+  const tls = readApiTls(settings);
   const kubeConfig = loadKubeConfig({ kubeconfig: settings.kubeconfig });
   const runAs = await resolveRunAs(settings.runAs);
   const baseConfig = baseConfigFrom(settings);
@@ -113,7 +130,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   const fencer = settings.fencing ? startFencer(settings, fenceFile, options.fencerCommand, logger) : undefined;
 
   const apiHost = settings.podIp;
-  const apiUrl = `http://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
+  const apiUrl = `${tls ? 'https' : 'http'}://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
   const haLoop = new HaLoop(
     {
       name: settings.name,
@@ -135,7 +152,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg },
     options.apiModules ?? [],
   );
-  const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000 });
+  const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
   await dcs.start();
   pods.onChange((name) => haLoop.podChanged(name));
   pods.start();

@@ -4,7 +4,8 @@
  * and memory. Run: node --import tsx bench/exporter.ts   (SCRAPES=rounds, RSS_SCRAPES=length of the RSS series)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -80,19 +81,46 @@ async function plannedQueries(db: TestPostgres, config: string): Promise<Array<{
   }
 }
 
-/** RSS sampled every 100 scrapes after a 200-scrape warm-up, to see whether memory stays flat. */
-async function rssSeries(db: TestPostgres, config: string): Promise<number[]> {
+interface RssSeries {
+  /** RSS before the first scrape. */
+  idle: number;
+  /** RSS after every 100 scrapes, from the end of the warm-up on. */
+  points: number[];
+  /** Peak RSS (VmHWM) within the measured window, so a spike between two samples is not missed. */
+  windowPeak: number;
+}
+
+/** Resets VmHWM so that it reports the peak from now on (Linux clear_refs 5); false where not permitted. */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const rssWarmup = 200;
+
+/**
+ * RSS of one exporter process over RSS_SCRAPES scrapes: sampled every 100 scrapes after a
+ * 200-scrape warm-up (startup and JIT settle there), plus the peak inside that window.
+ */
+async function rssSeries(db: TestPostgres, config: string): Promise<RssSeries> {
   const port = await freePort();
   const child = await startProcess(process.execPath, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', '--config', config], { PG_EXPORTER_URL: db.url, LOG_LEVEL: 'error' }, port);
+  const pid = child.pid ?? 0;
   try {
     const url = `http://127.0.0.1:${port}/metrics`;
-    await scrapeSeries(url, 200);
-    const points: number[] = [memory(child.pid ?? 0).rss];
-    for (let done = 200; done < rssScrapes; done += 100) {
+    const idle = memory(pid).rss;
+    await scrapeSeries(url, rssWarmup);
+    const peakReset = resetPeak(pid);
+    const points: number[] = [memory(pid).rss];
+    for (let done = rssWarmup; done < rssScrapes; done += 100) {
       await scrapeSeries(url, 100);
-      points.push(memory(child.pid ?? 0).rss);
+      points.push(memory(pid).rss);
     }
-    return points;
+    return { idle, points, windowPeak: peakReset ? memory(pid).hwm : Math.max(...points) };
   } finally {
     await stopProcess(child);
   }
@@ -206,9 +234,19 @@ async function interleaved(targets: Target[], rounds: number): Promise<void> {
   }
 }
 
+interface Verdict {
+  line: string;
+  pass: boolean;
+}
+
+const verdict = (target: string, measured: string, pass: boolean): Verdict => ({ line: `${target}: ${measured}`, pass });
+
 const median = (t: Target) => percentile([...t.times].sort((a, b) => a - b), 0.5);
 
+const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+
 async function main(): Promise<void> {
+  const loadAtStart = load();
   compileKeelson();
   const db = await startPostgres({ settings: { shared_preload_libraries: `'pg_stat_statements'` } });
   const targets: Target[] = [];
@@ -229,7 +267,7 @@ async function main(): Promise<void> {
     if (go) targets.push(go);
     await interleaved(targets, scrapes);
 
-    process.stdout.write(`\nExporter benchmark: PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds)\n\n`);
+    process.stdout.write(`\nExporter benchmark: PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds); load average at the start ${loadAtStart}\n\n`);
     process.stdout.write(`${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`);
     for (const t of targets) {
       const sorted = [...t.times].sort((a, b) => a - b);
@@ -237,20 +275,36 @@ async function main(): Promise<void> {
       const samples = t === direct ? `${t.samples} rows` : String(t.samples);
       process.stdout.write(`${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(8)} ${rss.padStart(12)}\n`);
     }
-    process.stdout.write(`\nuncached pg_exporter config / its queries run directly: ${(median(uncached) / median(direct)).toFixed(2)}x (medians)\n`);
-    if (go) process.stdout.write(`keelson built-in set, cached / Go exporter: ${(median(targets[0]) / median(go)).toFixed(2)}x; uncached: ${(median(targets[1]) / median(go)).toFixed(2)}x\n`);
-    else process.stdout.write('prometheus-postgres-exporter: not available (apt-get install failed)\n');
+    const verdicts: Verdict[] = [];
+    const cachedBudgetMs = 3;
+    for (const t of [targets[0], targets[2]]) verdicts.push(verdict(`${t.name}: median ≤ ${cachedBudgetMs} ms (${t.samples} series)`, `${median(t).toFixed(2)} ms`, median(t) <= cachedBudgetMs));
+    const directRatio = median(uncached) / median(direct);
+    verdicts.push(verdict('uncached pg_exporter config ≤ 1.25x its queries run directly (medians)', `${directRatio.toFixed(2)}x`, directRatio <= 1.25));
+    if (go) {
+      const cachedRatio = median(targets[0]) / median(go);
+      verdicts.push(verdict('built-in set (cached, the default) median ≤ Go exporter median', `${cachedRatio.toFixed(2)}x`, cachedRatio <= 1));
+      process.stdout.write(`(for information: built-in set with --disable-cache / Go exporter: ${(median(targets[1]) / median(go)).toFixed(2)}x)\n`);
+    } else {
+      verdicts.push({ line: 'built-in set median ≤ Go exporter median: prometheus-postgres-exporter not available (apt-get install failed)', pass: false });
+    }
     for (const t of targets) await t.stop();
     targets.length = 0;
 
     const rss = await rssSeries(db, pgExporterYml);
-    const low = Math.min(...rss);
-    const high = Math.max(...rss);
-    const mean = rss.reduce((a, b) => a + b, 0) / rss.length;
+    const { points } = rss;
+    const mean = points.reduce((a, b) => a + b, 0) / points.length;
+    const low = Math.min(...points);
+    const high = Math.max(rss.windowPeak, ...points);
+    const deviation = (Math.max(high - mean, mean - low) / mean) * 100;
     process.stdout.write(
-      `RSS over ${rssScrapes} scrapes (pg_exporter config, cached), sampled every 100 after 200: first ${rss[0].toFixed(1)} MB, last ${rss[rss.length - 1].toFixed(1)} MB, ` +
-        `min ${low.toFixed(1)}, max ${high.toFixed(1)} (max deviation from the mean ${((Math.max(high - mean, mean - low) / mean) * 100).toFixed(1)}%)\n`,
+      `\nRSS of one exporter (pg_exporter config, cached) over ${rssScrapes} scrapes: ${rss.idle.toFixed(1)} MB before the first scrape; ` +
+        `after a ${rssWarmup}-scrape warm-up, sampled every 100 scrapes: first ${points[0].toFixed(1)}, last ${points[points.length - 1].toFixed(1)}, ` +
+        `mean ${mean.toFixed(1)}, min ${low.toFixed(1)}, max ${Math.max(...points).toFixed(1)}, peak within the window ${rss.windowPeak.toFixed(1)} MB\n`,
     );
+    verdicts.push(verdict(`RSS flat over ${rssScrapes} scrapes: max deviation from the mean (window peak included) ≤ 10%`, `${deviation.toFixed(1)}%`, deviation <= 10));
+
+    process.stdout.write(`\nTargets (load average at the end: ${load()})\n`);
+    for (const v of verdicts) process.stdout.write(`${v.pass ? 'PASS' : 'FAIL'}  ${v.line}\n`);
   } finally {
     for (const t of targets) await t.stop().catch(() => undefined);
     await db.stop();

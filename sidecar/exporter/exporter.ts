@@ -2,10 +2,11 @@ import type { Logger } from '../../lib/log.js';
 import { checkConstantLabels } from './config/validate.js';
 import type { CollectorSet } from './config/types.js';
 import { databaseOf, maskUrl, urlForDatabase } from './connection.js';
-import { renderExposition, type RenderedFamily } from './exposition.js';
+import { BodyAssembler, bodyText, type ScrapeBody } from './body.js';
+import type { RenderedFamily } from './exposition.js';
 import type { HealthProbe } from './health.js';
-import { processFamilies } from './processmetrics.js';
-import { renderIntroFamilies, type BuildInfo } from './selfmetrics.js';
+import { ProcessMetrics } from './processmetrics.js';
+import { SelfMetrics, type BuildInfo } from './selfmetrics.js';
 import { TargetServer } from './server.js';
 
 export interface ExporterSettings {
@@ -38,13 +39,16 @@ export class Exporter {
   private collectorSet: CollectorSet;
   private readonly forked = new Map<string, TargetServer>();
   private readonly constantPairs: Array<readonly [string, string]>;
-  private inflight: Promise<string> | undefined;
+  private inflight: Promise<ScrapeBody> | undefined;
   private readonly startedAtMs = Date.now();
   private lastScrapeAtMs = 0;
   private lastScrapeSeconds = 0;
   private scrapeCount = 0;
   private scrapeErrorCount = 0;
   private lastScrapeFailed = false;
+  private readonly selfMetrics: SelfMetrics | undefined;
+  private readonly processMetrics: ProcessMetrics | undefined;
+  private readonly body: BodyAssembler;
 
   constructor(private readonly settings: ExporterSettings) {
     this.collectorSet = settings.loadCollectors();
@@ -52,6 +56,9 @@ export class Exporter {
     for (const warning of this.collectorSet.warnings) settings.logger.warn(warning);
     this.constantPairs = Object.entries(settings.constantLabels);
     this.main = this.createServer(settings.url, databaseOf(settings.url) || 'postgres', false);
+    this.selfMetrics = settings.disableIntro ? undefined : new SelfMetrics(settings.namespace, this.constantPairs, settings.build);
+    this.processMetrics = settings.processMetrics === false ? undefined : new ProcessMetrics(this.constantPairs);
+    this.body = new BodyAssembler(new Set([...(this.selfMetrics?.familyNames() ?? []), ...(this.processMetrics?.familyNames() ?? [])]));
     settings.logger.info({ url: maskUrl(settings.url), collectors: this.collectorSet.collectors.length, origin: this.collectorSet.origin }, 'exporter created');
   }
 
@@ -80,15 +87,20 @@ export class Exporter {
     );
   }
 
+  /** The metrics body as text (tests, tools; the HTTP path sends the parts without joining them). */
+  async scrapeText(): Promise<string> {
+    return bodyText(await this.scrape());
+  }
+
   /** The metrics body. A scrape already running is shared, not repeated. */
-  scrape(): Promise<string> {
+  scrape(): Promise<ScrapeBody> {
     this.inflight ??= this.collect().finally(() => {
       this.inflight = undefined;
     });
     return this.inflight;
   }
 
-  private async collect(): Promise<string> {
+  private async collect(): Promise<ScrapeBody> {
     const startedMs = Date.now();
     const started = performance.now();
     this.scrapeCount++;
@@ -111,12 +123,10 @@ export class Exporter {
     if (!main.up) this.scrapeErrorCount++;
     this.lastScrapeAtMs = startedMs;
     this.lastScrapeSeconds = (performance.now() - started) / 1000;
-    if (!this.settings.disableIntro) {
-      families.push(
-        ...renderIntroFamilies({
-          namespace: this.settings.namespace,
-          constantLabels: this.constantPairs,
-          build: this.settings.build,
+    const fresh: RenderedFamily[] = [];
+    if (this.selfMetrics) {
+      fresh.push(
+        ...this.selfMetrics.render({
           startedAtMs: this.startedAtMs,
           lastScrapeAtMs: this.lastScrapeAtMs,
           lastScrapeSeconds: this.lastScrapeSeconds,
@@ -128,8 +138,8 @@ export class Exporter {
         }),
       );
     }
-    if (this.settings.processMetrics !== false) families.push(...processFamilies(this.constantPairs));
-    return renderExposition(families);
+    if (this.processMetrics) fresh.push(...this.processMetrics.render());
+    return this.body.assemble(families, fresh);
   }
 
   /** Starts and stops forked servers so that they match the discovered databases; returns the new ones. */

@@ -8,10 +8,18 @@ export interface RenderedFamily {
   name: string;
   help: string;
   type: FamilyType;
-  /** Complete sample lines without the trailing newline: `name{labels} value`. */
+  /**
+   * Complete sample lines without the trailing newline: `name{labels} value`. An entry may hold
+   * several lines joined by "\n" (see blockFamily); the merge splits them when it de-duplicates.
+   */
   lines: string[];
   /** Set when the lines themselves may repeat a series (otherwise producers guarantee uniqueness). */
   mayRepeat?: boolean;
+}
+
+/** A family whose sample lines are already one text block; its producer guarantees the series unique. */
+export function blockFamily(name: string, type: FamilyType, help: string, block: string): RenderedFamily {
+  return { name, type, help, lines: [block] };
 }
 
 export const textContentType = 'text/plain; version=0.0.4; charset=utf-8';
@@ -54,6 +62,8 @@ export function sampleLine(name: string, labels: string, value: number): string 
 const joinedLines = new WeakMap<string[], string>();
 
 function joined(lines: string[]): string {
+  // A one-entry array (a block, a single sample) needs no join and no WeakMap entry.
+  if (lines.length === 1) return lines[0];
   let text = joinedLines.get(lines);
   if (text === undefined) {
     text = lines.join('\n');
@@ -106,7 +116,7 @@ export function renderExposition(families: Iterable<RenderedFamily>): string {
       parts.push(joined(family.chunks[0]));
       continue;
     }
-    parts.push(uniqueLines(family.chunks.flat()).join('\n'));
+    parts.push(uniqueLines(family.chunks.flat().flatMap((entry) => (entry.includes('\n') ? entry.split('\n') : entry))).join('\n'));
   }
   return parts.length === 0 ? '' : `${parts.join('\n')}\n`;
 }

@@ -9,8 +9,9 @@ import { databaseOf } from './connection.js';
 import { explainText } from './explain.js';
 import { Exporter } from './exporter.js';
 import { HealthProbe } from './health.js';
+import { keepYoungGenerationSmall } from './memory.js';
 import type { ExporterOptions } from './options.js';
-import { createExporterApp } from './routes.js';
+import { createExporterListener } from './routes.js';
 import type { BuildInfo } from './selfmetrics.js';
 import { BasicAuthChecker, loadWebConfig } from './webconfig.js';
 
@@ -77,7 +78,7 @@ export async function startExporter(options: ExporterOptions, logger: Logger): P
     }
   }
   health.start();
-  const app = createExporterApp({
+  const app = createExporterListener({
     exporter,
     health,
     telemetryPath: options.telemetryPath,
@@ -146,6 +147,7 @@ export async function explainPlanText(options: ExporterOptions, logger: Logger):
 
 /** The long-running process: serve until SIGTERM/SIGINT; SIGHUP and SIGUSR1 reload the collectors. */
 export async function runExporterProcess(options: ExporterOptions, logger: Logger): Promise<void> {
+  keepYoungGenerationSmall();
   const running = await startExporter(options, logger);
   const reload = (signal: NodeJS.Signals): void => {
     try {

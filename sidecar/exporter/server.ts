@@ -45,6 +45,8 @@ export class TargetServer {
   private decisions: PlanDecision[] = [];
   private planned = false;
   private lastFacts: ServerFacts | undefined;
+  /** The precheck row the last facts were parsed from: an unchanged row reuses them (no JSON parsing per scrape). */
+  private lastFactsRow: string[] = [];
   readonly createdAt = Date.now();
   up = false;
   version = 0;
@@ -157,6 +159,8 @@ export class TargetServer {
     if (this.pgbouncer) return this.readPgbouncerFacts(client);
     const output = await timedQuery(client, factsQuery, this.settings.connectTimeoutMs);
     const row = output.rows[0] as string[];
+    if (this.lastFacts && !this.lastFacts.pgbouncer && row.length === this.lastFactsRow.length && row.every((cell, i) => cell === this.lastFactsRow[i])) return this.lastFacts;
+    this.lastFactsRow = row;
     return {
       version: Number(row[0]),
       datname: row[1],

@@ -1,0 +1,57 @@
+import type { ServerResponse } from 'node:http';
+import { renderExposition, textContentType, type RenderedFamily } from './exposition.js';
+
+/**
+ * A scrape's body in two parts: the collectors' text, encoded once when a result changed, and the
+ * text rendered for this scrape. Kept apart so a cached scrape neither copies nor re-encodes the
+ * bulk of the body (that copy used to be most of what the garbage collector had to clean up).
+ */
+export interface ScrapeBody {
+  cached: Buffer;
+  fresh: string;
+}
+
+export const bodyText = (body: ScrapeBody): string => body.cached.toString('utf8') + body.fresh;
+
+/** Sends a body as one 200 response with its length, both parts in one write. */
+export function sendBody(res: ServerResponse, body: ScrapeBody): void {
+  res.writeHead(200, { 'Content-Type': textContentType, 'Content-Length': body.cached.length + Buffer.byteLength(body.fresh) });
+  res.cork();
+  res.write(body.cached);
+  res.end(body.fresh);
+  res.uncork();
+}
+
+function sameFamilies(a: RenderedFamily[], b: RenderedFamily[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const empty = Buffer.alloc(0);
+
+/**
+ * Assembles a scrape's body. Collector results are cached as family objects that stay the same
+ * objects until the collector runs again, so the collectors' text is rendered only when one of
+ * them changed; a cached scrape appends the fresh self and process metrics to the kept text.
+ * If a collector emits a family under a self/process metric name, the families must merge, and
+ * the whole body goes through the merge instead.
+ */
+export class BodyAssembler {
+  private families: RenderedFamily[] = [];
+  private cached = empty;
+  private clash = false;
+
+  /** @param reserved names of the families passed as `fresh` on every scrape */
+  constructor(private readonly reserved: ReadonlySet<string>) {}
+
+  assemble(collected: RenderedFamily[], fresh: RenderedFamily[]): ScrapeBody {
+    if (!sameFamilies(collected, this.families)) {
+      this.families = collected;
+      this.clash = collected.some((family) => family.lines.length > 0 && this.reserved.has(family.name));
+      this.cached = this.clash ? empty : Buffer.from(renderExposition(collected), 'utf8');
+    }
+    if (this.clash) return { cached: empty, fresh: renderExposition([...collected, ...fresh]) };
+    return { cached: this.cached, fresh: renderExposition(fresh) };
+  }
+}

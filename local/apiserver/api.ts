@@ -52,9 +52,9 @@ export class ApiCore {
   constructor(
     readonly store: ObjectStore,
     readonly registry: ResourceRegistry,
-    serviceIpPrefix = '127.1.',
+    serviceCidr?: string,
   ) {
-    this.serviceIps = new ServiceIpAllocator(serviceIpPrefix);
+    this.serviceIps = new ServiceIpAllocator(serviceCidr);
   }
 
   /** The object as a client of this version sees it. */

@@ -9,6 +9,7 @@ interface ApiServerFlags {
   state?: string;
   dir?: string;
   faultInjection?: boolean;
+  serviceCidr: string;
 }
 
 /** `keelson local apiserver`: the Kubernetes API stand-in as a standalone process (for kubectl and the demo). */
@@ -20,6 +21,7 @@ export function createApiServerCommand(): Command {
     .option('--http', 'serve plain HTTP (clients then need insecure-skip-tls-verify)')
     .option('--state <file>', 'load state from this file and save every change to it')
     .option('--dir <dir>', 'where to keep the CA and certificates (default: a temp dir)')
+    .option('--service-cidr <cidr>', 'range of Service cluster IPs, inside 127.0.0.0/8', '127.1.0.0/16')
     .option('--fault-injection', 'serve the /_keelson/faults admin hook (tests only)')
     .action(async (flags: ApiServerFlags) => {
       try {
@@ -35,6 +37,7 @@ export function createApiServerCommand(): Command {
           dir: flags.dir ? resolve(flags.dir) : undefined,
           stateFile: flags.state ? resolve(flags.state) : undefined,
           faultInjection: flags.faultInjection ?? false,
+          serviceCidr: flags.serviceCidr,
         });
         process.stdout.write(`${JSON.stringify({ url: server.url, kubeconfig: kubeconfigPath, dir: dirname(kubeconfigPath) })}\n`);
         const stop = (): void => {

@@ -30,6 +30,8 @@ export interface ApiServerOptions {
   host?: string;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** Where Service cluster IPs come from (default 127.1.0.0/16; must lie inside 127.0.0.0/8). */
+  serviceCidr?: string;
   /** Default true: HTTPS with a generated CA. */
   https?: boolean;
   /** Where certificates and the kubeconfig go; a temp dir (deleted on close) if omitted. */
@@ -91,7 +93,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   for (const type of reviewTypes) registry.add(type);
   registry.add(crdType);
   const store = new ObjectStore(options.historyLimit ?? 1000);
-  const core = new ApiCore(store, registry);
+  const core = new ApiCore(store, registry, options.serviceCidr);
   if (options.stateFile) {
     const snapshot = loadState(options.stateFile);
     // The revision jumps ahead so any resourceVersion a client kept from before (even one whose

@@ -6,6 +6,7 @@ import type { Logger } from '../../lib/log.js';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
+import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';
 import { startLocalNode, type LocalNode } from '../node/run.js';
 
 /**
@@ -22,6 +23,8 @@ export interface LocalStackOptions {
   ipPrefix?: string;
   operatorVersion: string;
 }
+
+const defaultIpPrefix = '127.0.0';
 
 export interface LocalStack {
   apiServer: RunningApiServer;
@@ -75,6 +78,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dir: join(dir, 'apiserver'),
     kubeconfigPath,
     stateFile: options.persist ? join(dir, 'state.json') : undefined,
+    // Service IPs from the node's own /24, so stacks with different prefixes never share one.
+    serviceCidr: serviceCidrOfPrefix(options.ipPrefix ?? defaultIpPrefix),
     logger: logger.child({ component: 'apiserver' }),
   });
   const closers: Array<() => Promise<void>> = [() => apiServer.close()];
@@ -84,7 +89,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     const { loadKubeConfig } = await import('../../lib/kube/client.js');
     await installCrds(loadKubeConfig({ kubeconfig: kubeconfigPath }), logger);
-    const node = await startLocalNode({ kubeconfigPath, dir: join(dir, 'node'), ipPrefix: options.ipPrefix, logger: logger.child({ component: 'node' }) });
+    const node = await startLocalNode({ kubeconfigPath, dir: join(dir, 'node'), ipPrefix: options.ipPrefix ?? defaultIpPrefix, logger: logger.child({ component: 'node' }) });
     closers.push(() => node.close());
     const operator = await runOperator({
       kubeconfig: kubeconfigPath,

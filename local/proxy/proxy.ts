@@ -1,7 +1,7 @@
 /**
  * Service proxy (our kube-proxy). Every Service that is neither headless nor ExternalName has a
- * loopback cluster IP: normally the API server allocates it (the stand-in uses 127.1.0.0/16); if
- * spec.clusterIP is still empty, the proxy picks a free address from the node's pool and writes
+ * loopback cluster IP: normally the API server allocates it (the stand-in from its --service-cidr,
+ * the node's own /24 in a local stack); if spec.clusterIP is still empty, the proxy picks a free address from the node's pool and writes
  * it into spec.clusterIP/clusterIPs through the API, so clients always read the address from the
  * Service as on a real cluster. Each TCP port then listens on clusterIP:port and forwards to the
  * ready addresses of the Service's Endpoints.

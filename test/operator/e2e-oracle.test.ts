@@ -22,11 +22,10 @@ import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
 import { installCrds } from '../../local/cluster/stack.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
-import { group, plural, version } from '../../operator/api/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';
-import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, deleteCluster, failOver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { eventually } from './support.js';
 
 const ns = 'default';
@@ -112,28 +111,15 @@ if (missing && process.env.CI === 'true') {
     });
 
     it('deleting the primary pod elects a new primary within ttl + a few seconds; status and demo-rw follow', async () => {
-      const old = (await demo.status()).currentPrimary!;
-      const started = Date.now();
-      await api.core.deleteNamespacedPod({ namespace: ns, name: old });
-      const next = await eventually('a new primary', async () => {
-        const s = await demo.status();
-        return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
-      }, 45_000);
+      const { old, next, elapsedMs } = await failOver(api, ns, demo, 'e2e', 2);
       assert.notEqual(next, old);
-      assert.ok(Date.now() - started < 10_000 + 20_000, `new primary after ${Date.now() - started} ms`);
-      await eventually('write through demo-rw after failover', async () => {
-        await demo.query('demo-rw', "INSERT INTO e2e VALUES (2, 'after failover') ON CONFLICT (id) DO NOTHING");
-        return true;
-      }, 30_000);
+      assert.ok(elapsedMs < 10_000 + 20_000, `new primary after ${elapsedMs} ms`);
       assert.deepEqual((await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id), [1, 2], 'committed rows survived');
       await demo.healthyWith(3);
     });
 
     it('deletion leaves no Leases behind, and the garbage collector removes the owned objects', async () => {
-      assert.ok((await demo.leases()).length > 0, 'ha-node keeps its DCS in Leases');
-      await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo' });
-      await eventually('cluster gone', async () => (await api.readCluster(ns, 'demo')) === undefined, 30_000);
-      await eventually('no demo Leases', async () => (await demo.leases()).length === 0, 30_000);
+      await deleteCluster(api, ns, 'demo', demo);
       const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
       await eventually('StatefulSet collected', async () => apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(() => false, (err: unknown) => apiStatusCode(err) === 404), 30_000);
       await eventually('pods gone', async () => (await demo.pods()).length === 0, 60_000);

@@ -87,6 +87,36 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
   };
 }
 
+/**
+ * Deletes the primary's pod, waits for another primary in status, then writes `id` through
+ * `<name>-rw` (retrying while the Service follows). Returns the old and new primary and how long
+ * the new one took to appear.
+ */
+export async function failOver(api: OperatorKubeApi, namespace: string, driver: ClusterDriver, table: string, id: number) {
+  const old = (await driver.status()).currentPrimary!;
+  const started = Date.now();
+  await api.core.deleteNamespacedPod({ namespace, name: old });
+  const next = await eventually('a new primary', async () => {
+    const s = await driver.status();
+    return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
+  }, 45_000);
+  const elapsedMs = Date.now() - started;
+  const rw = `${old.replace(/-\d+$/, '')}-rw`;
+  await eventually(`write through ${rw} after failover`, async () => {
+    await driver.query(rw, `INSERT INTO ${table} (id, note) VALUES ($1, 'after failover') ON CONFLICT (id) DO NOTHING`, [id]);
+    return true;
+  }, 30_000);
+  return { old, next, elapsedMs };
+}
+
+/** Deletes the DatabaseCluster and waits until it and every one of its DCS Leases are gone. */
+export async function deleteCluster(api: OperatorKubeApi, namespace: string, name: string, driver: ClusterDriver): Promise<void> {
+  if ((await driver.leases()).length === 0) throw new Error('ha-node should keep its DCS in Leases before deletion');
+  await api.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name });
+  await eventually('cluster gone', async () => (await api.readCluster(namespace, name)) === undefined, 30_000);
+  await eventually(`no ${name} Leases`, async () => (await driver.leases()).length === 0, 30_000);
+}
+
 export type ClusterDriver = ReturnType<typeof clusterDriver>;
 
 /** One pod replaced during a rollout, as seen by PodTracker. */

@@ -9,9 +9,8 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
-import { group, plural, version } from '../../operator/api/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { clusterDriver, keepWriting, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, deleteCluster, failOver, keepWriting, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { eventually } from './support.js';
 
 /**
@@ -152,26 +151,15 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   });
 
   it('deleting the primary pod elects a new primary; status and demo-rw follow', async () => {
-    const old = (await demo.status()).currentPrimary!;
-    await api.core.deleteNamespacedPod({ namespace: ns, name: old });
-    const next = await eventually('a new primary', async () => {
-      const s = await demo.status();
-      return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
-    }, 45_000);
+    const { old, next } = await failOver(api, ns, demo, 'e2e', 2);
     assert.notEqual(next, old);
-    await eventually('write through demo-rw after failover', async () => {
-      await demo.query('demo-rw', "INSERT INTO e2e VALUES (2, 'after failover') ON CONFLICT (id) DO NOTHING");
-      return true;
-    }, 30_000);
     const rows = await ids();
     assert.ok([1, 2, 10].every((id) => rows.includes(id)), 'the committed rows survived the failover');
     await demo.healthyWith(2);
   });
 
   it('deletion leaves no Leases behind', async () => {
-    assert.ok((await demo.leases()).length > 0, 'ha-node keeps its DCS in Leases');
-    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo' });
-    await eventually('cluster gone', async () => (await api.readCluster(ns, 'demo')) === undefined, 30_000);
-    await eventually('no demo Leases', async () => (await demo.leases()).length === 0, 30_000);
+    await deleteCluster(api, ns, 'demo', demo);
+    assert.deepEqual(await demo.leases(), []);
   });
 });

@@ -1,53 +1,25 @@
 import { Command, Option } from 'commander';
+import { addGlobalOptions, collect, type CtlFlags } from './options.js';
 
-/** Options every `keelson ctl` subcommand shares (set on the ctl command, read with optsWithGlobals). */
-interface GlobalOptions {
-  cluster?: string;
-  namespace?: string;
-  kubeconfig?: string;
-  url?: string[];
-  output?: string;
-  username?: string;
-  password?: string;
-  token?: string;
-  requestTimeout?: string;
-  cacert?: string;
-  insecure?: boolean;
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-/**
- * `keelson ctl`: operate a cluster through the ha-node REST API, as patronictl does for Patroni.
- * Members come from the cluster's Leases (Kubernetes API) or from --url. Exit codes: 0 done,
- * 1 refused or failed, 2 usage, 3 no member or API server reachable.
- */
 /** Where ctl writes; tests pass their own to run commands in-process. */
 export interface CtlIo {
   out(text: string): void;
   err(text: string): void;
 }
 
+/**
+ * `keelson ctl`: operate a cluster through the ha-node REST API, as patronictl does for Patroni.
+ * Members come from the cluster's Leases (Kubernetes API) or from --url. Exit codes: 0 done,
+ * 1 refused or failed, 2 usage, 3 no member or API server reachable.
+ */
 export function createCtlCommand(io?: CtlIo): Command {
-  const ctl = new Command('ctl')
-    .description('operate a cluster through the ha-node REST API (list, switchover, restart, ...)')
-    .option('-c, --cluster <name>', 'cluster name (env KEELSON_CLUSTER)')
-    .option('-n, --namespace <ns>', 'namespace of the cluster (env POD_NAMESPACE, default "default")')
-    .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, in-cluster, ~/.kube/config)')
-    .option('--url <url>', 'member REST API URL instead of the Kubernetes lookup (repeatable)', collect)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json', 'yaml']))
-    .option('--username <name>', 'API user for basic auth (env KEELSON_API_USERNAME)')
-    .option('--password <password>', 'API password (env KEELSON_API_PASSWORD)')
-    .option('--token <token>', 'API bearer token (env KEELSON_API_TOKEN)')
-    .option('--cacert <file>', 'CA bundle (PEM) to trust for https member URLs (env KEELSON_API_CACERT)')
-    .option('--insecure', 'do not verify https certificates (testing only)')
-    .option('--request-timeout <seconds>', 'timeout of one API request', '10');
+  const ctl = addGlobalOptions(new Command('ctl').description('operate a cluster through the ha-node REST API (list, switchover, restart, ...)'));
 
   const run = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./actions.js')) => Promise<number>) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const { execute } = await import('./run.js');
-      process.exitCode = await execute(command.optsWithGlobals<GlobalOptions>(), action, process.env, io);
+      process.exitCode = await execute(command.optsWithGlobals<CtlFlags>(), action, process.env, io);
     };
 
   ctl.command('list').description('members with role, state, timeline, lag, pending restart and tags').action(run((ctx, a) => a.listCommand(ctx, false)));

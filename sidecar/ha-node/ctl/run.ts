@@ -4,21 +4,9 @@ import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
 import { OperationError, UnreachableError } from './client.js';
+import type { CtlFlags } from './options.js';
 import { parseFormat } from './render.js';
 
-export interface CtlFlags {
-  cluster?: string;
-  namespace?: string;
-  kubeconfig?: string;
-  url?: string[];
-  output?: string;
-  username?: string;
-  password?: string;
-  token?: string;
-  requestTimeout?: string;
-  cacert?: string;
-  insecure?: boolean;
-}
 
 function credentialsFrom(flags: CtlFlags, env: NodeJS.ProcessEnv): ApiCredentials | undefined {
   if (flags.token) return { token: flags.token };

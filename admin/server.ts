@@ -4,9 +4,10 @@ import type { Logger } from '../lib/log.js';
 import { parseListenAddress } from '../lib/ports.js';
 import { buildApp } from './app.js';
 import { createAuthenticator } from './auth/authenticate.js';
-import { createPrincipalStore } from './auth/principals.js';
+import { createPrincipalStore, trackedKeyPrefixes } from './auth/principals.js';
 import { createSessions } from './auth/sessions.js';
 import { createKv } from './cache/kv.js';
+import { createKeyTracker } from './cache/tracking.js';
 import { checkSecret, type AdminConfig } from './config.js';
 import { createAudit } from './core/audit.js';
 import { createIdCodec } from './core/ids.js';
@@ -43,7 +44,8 @@ export function createServices(config: AdminConfig, logger: Logger): AdminServic
   const db = createPool(config.databaseUrl);
   const kv = createKv(config.redisUrl, logger.child({ component: 'redis' }), config.redisTimeoutMs);
   const tokens = createTokenService({ secretKey: config.secretKey, algorithm: config.jwtAlgorithm, accessTokenMinutes: config.accessTokenMinutes, refreshTokenMinutes: config.refreshTokenMinutes });
-  const principals = createPrincipalStore(db, kv, logger);
+  const tracker = createKeyTracker(config.redisUrl, kv, trackedKeyPrefixes, logger.child({ component: 'redis-tracking' }));
+  const principals = createPrincipalStore(db, kv, logger, tracker);
   const sessions = createSessions(db, kv, principals, logger);
   return {
     config,
@@ -90,11 +92,13 @@ export async function startAdmin(config: AdminConfig, logger: Logger, options: S
     const server = await serve(app, { host, port, logger, handleSignals: options.handleSignals });
     const close = async (): Promise<void> => {
       await server.close();
+      await services.principals.close();
       await services.kv.close();
       await services.db.end();
     };
     return { server, app, services, routes, seed, close };
   } catch (error) {
+    await services.principals.close().catch(() => undefined);
     await services.kv.close().catch(() => undefined);
     await services.db.end().catch(() => undefined);
     throw error;

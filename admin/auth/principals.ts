@@ -1,9 +1,11 @@
 import type { Logger } from '../../lib/log.js';
 import { evalScript, KvKeys, KvUnavailableError, type Kv } from '../cache/kv.js';
+import type { KeyTracker } from '../cache/tracking.js';
 import type { ContextUser } from '../core/context.js';
 import { SUPER_ROLE } from '../core/context.js';
 import { poolGrants } from '../core/permissions.js';
 import type { Queryable } from '../db/pool.js';
+import { PrincipalCache, type CachedAuthz } from './principal-cache.js';
 
 /** Everything an authenticated request needs about its user, loadable in one cache read. */
 export interface Principal {
@@ -112,19 +114,40 @@ export interface PrincipalStore {
   invalidateAll(): Promise<void>;
   /** Drops one user's cached principal (for example after login updated last_login). */
   forget(userId: number): Promise<void>;
+  /** Stops the key tracker the store was given. */
+  close(): Promise<void>;
 }
+
+/** The Redis keys whose changes the in-process cache must hear about. */
+export const trackedKeyPrefixes = [KvKeys.tokenVersion(0).slice(0, -1), 'authz:'] as const;
 
 const forgetScript = `
 local g = redis.call('GET', KEYS[1]) or '0'
 return redis.call('DEL', 'authz:principal:' .. g .. ':' .. ARGV[1])`;
 
+/** The lookup result for what Redis (or its in-process copy) holds. */
+function fromKv(version: string | null, principal: Principal | undefined): PrincipalLookup {
+  // An absent key means 0, but the database copy guards against a Redis that lost its data.
+  const stored = Math.max(version === null ? 0 : Number(version), principal?.user.tokenVersion ?? 0);
+  return { principal, storedVersion: stored, kvDown: false };
+}
+
 /**
  * Principals are cached in Redis under a generation number; any write bumps the generation, so
  * stale entries are simply never read again (and expire). When Redis is down the database answers.
+ * With a key tracker, what one lookup read from Redis is also kept in process memory until Redis
+ * reports a change to one of those keys, so a warm request costs no Redis round trip (ADR 0205).
  */
-export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger): PrincipalStore {
+export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger, tracker?: KeyTracker): PrincipalStore {
+  const local = new PrincipalCache();
+  tracker?.onInvalidate((keys) => local.invalidate(keys));
   return {
     async lookup(userId) {
+      if (tracker?.isActive()) {
+        const hit: CachedAuthz | undefined = local.get(userId);
+        if (hit) return fromKv(hit.version, hit.principal);
+      }
+      const ticket = local.beginRead(userId);
       let reply: [string | null, string, string | null];
       try {
         reply = (await kv.run((r) => evalScript(r, lookupScript, [KvKeys.tokenVersion(userId), KvKeys.authzGeneration], [String(userId)]))) as [string | null, string, string | null];
@@ -134,22 +157,28 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger): Pri
       }
       const [version, generation, cached] = reply;
       let principal = cached ? deserialize(cached) : undefined;
-      if (!principal) {
+      if (principal) {
+        // Only what Redis held is kept locally; a principal loaded below is kept from the next read.
+        if (tracker?.isActive()) local.store(ticket, { version, principal });
+      } else {
         principal = await loadPrincipalFromDb(db, userId);
         if (principal) {
           const text = serialize(principal);
           await kv.run((r) => r.set(KvKeys.principal(generation, userId), text, 'EX', PRINCIPAL_TTL_SECONDS)).catch((e: Error) => logger.debug({ err: e.message }, 'principal cache write failed'));
         }
       }
-      // An absent key means 0, but the database copy guards against a Redis that lost its data.
-      const stored = Math.max(version === null ? 0 : Number(version), principal?.user.tokenVersion ?? 0);
-      return { principal, storedVersion: stored, kvDown: false };
+      return fromKv(version, principal);
     },
     async forget(userId) {
+      local.forget(userId);
       await kv.run((r) => evalScript(r, forgetScript, [KvKeys.authzGeneration], [String(userId)])).catch(() => undefined);
     },
     async invalidateAll() {
+      local.clear();
       await kv.run((r) => r.incr(KvKeys.authzGeneration)).catch((e: Error) => logger.warn({ err: e.message }, 'could not bump authz generation; cached permissions expire within 5 minutes'));
+    },
+    async close() {
+      await tracker?.close();
     },
   };
 }

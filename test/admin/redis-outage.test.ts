@@ -3,15 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadAdminConfig } from '../../admin/config.js';
 import { startAdmin } from '../../admin/server.js';
 import { createLogger } from '../../lib/log.js';
-import { ADMIN_PASSWORD, TEST_SECRET, startHarness, type Harness } from './support.js';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { ADMIN_PASSWORD, TEST_SECRET, startHarness, until, type Harness } from './support.js';
 
 describe('admin with Redis stopped mid-run and restarted', () => {
   let h: Harness;

@@ -6,6 +6,15 @@ import { startPostgres, type TestPostgres } from '../support/postgres.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 export const ADMIN_PASSWORD = 'admin-pass-1';
+
+/** Polls until check() holds; fails naming what it waited for. */
+export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 export const TEST_SECRET = 'keelson-admin-test-secret-0123456789';
 
 export interface Reply<T = unknown> {

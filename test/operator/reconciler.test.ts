@@ -195,8 +195,15 @@ describe('operator against the API server stand-in', () => {
     assert.equal(sts?.spec?.replicas, 5, 'scale-down waits for a switchover away from demo-4');
   });
 
-  it('creates a ServiceMonitor once the monitoring.coreos.com CRD exists and monitoring is enabled', async () => {
+  it('reports the missing ServiceMonitor API once, then creates the ServiceMonitor when its CRD appears', async () => {
     const { ApiextensionsV1Api, CustomObjectsApi } = await import('@kubernetes/client-node');
+    await createCluster('watched', { instances: 1, monitoring: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } } });
+    const fallback = async () => ((await getCluster('watched'))?.status as { conditions?: Array<{ type: string; status: string; message: string }> } | undefined)?.conditions?.find((c) => c.type === 'ApiFallback');
+    const missing = await eventually('ApiFallback True', async () => ((await fallback())?.status === 'True' ? fallback() : undefined));
+    assert.match(missing!.message, /ServiceMonitor not created/);
+    const fallbackEvents = async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'watched' && e.reason === 'ApiFallback');
+    await new Promise((r) => setTimeout(r, 2_500)); // a few more passes (relist every second)
+    assert.equal((await fallbackEvents()).length, 1, 'one Event, not one per pass');
     await server.kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({
       body: {
         metadata: { name: 'servicemonitors.monitoring.coreos.com' },
@@ -208,7 +215,6 @@ describe('operator against the API server stand-in', () => {
         },
       },
     });
-    await createCluster('watched', { instances: 1, monitoring: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } } });
     const custom = server.kubeConfig.makeApiClient(CustomObjectsApi);
     const monitor = await eventually('ServiceMonitor', () =>
       custom.getNamespacedCustomObject({ group: 'monitoring.coreos.com', version: 'v1', namespace: ns, plural: 'servicemonitors', name: 'watched' }).catch(() => undefined),
@@ -216,6 +222,7 @@ describe('operator against the API server stand-in', () => {
     assert.equal(monitor.metadata.labels.release, 'prom');
     assert.equal(monitor.metadata.ownerReferences[0]?.name, 'watched');
     assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.interval]), [['ha', '15s'], ['exporter', '15s']]);
+    await eventually('ApiFallback False', async () => (await fallback())?.status === 'False');
     await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'watched' });
   });
 

@@ -56,7 +56,7 @@ describe('keelson ctl over https with a bearer token', () => {
   });
 
   it('refuses an unknown certificate (exit 3), trusts --cacert, and --insecure skips the check', async () => {
-    assert.ok(base.startsWith('https://'));
+    assert.ok(base.startsWith('https://'), base);
     const untrusted = await ctl(['show-config']);
     assert.equal(untrusted.code, 3);
     assert.match(untrusted.stderr, /self[- ]signed certificate/i);

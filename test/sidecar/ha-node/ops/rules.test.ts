@@ -75,13 +75,13 @@ describe('dynamic configuration validation', () => {
 describe('schedule parsing', () => {
   it('accepts ISO 8601 with Z or an offset and normalises to UTC', () => {
     const result = parseSchedule('2026-11-22T12:30:00+02:00', now);
-    assert.ok(result.ok);
+    assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.iso, '2026-11-22T10:30:00+00:00');
     const z = parseSchedule('2026-11-22T10:05:00.123Z', now);
     assert.ok(z.ok && z.at.getTime() === Date.parse('2026-11-22T10:05:00.123Z'), JSON.stringify(z));
     // Milliseconds stay: a stored time rounded down would let the switchover run early.
     assert.equal(z.ok && z.iso, '2026-11-22T10:05:00.123+00:00');
-    assert.ok(parseSchedule('2026-11-22 11:00+0100', now).ok);
+    assert.ok(parseSchedule('2026-11-22 11:00+0100', now).ok, 'parses with a +hhmm offset');
   });
   it('400 without timezone, 422 in the past, 422 unparseable', () => {
     assert.deepEqual(parseSchedule('2026-11-22T11:00:00', now), { ok: false, code: 400, message: 'Timezone information is mandatory for the scheduled switchover' });
@@ -91,7 +91,7 @@ describe('schedule parsing', () => {
       assert.ok(!r.ok && r.code === 422 && r.message.startsWith('Unable to parse scheduled timestamp'), String(bad));
     }
     const restart = parseSchedule('2026-11-22T09:00:00Z', now, restartScheduleTexts);
-    assert.ok(!restart.ok && restart.message === 'Cannot schedule restart in the past');
+    assert.ok(!restart.ok && restart.message === 'Cannot schedule restart in the past', JSON.stringify(restart));
   });
 });
 
@@ -120,11 +120,11 @@ describe('switchover and failover request checks (Patroni order and texts)', () 
   });
   it('failover with a leader becomes a switchover; member is an alias of candidate; pause allows a named candidate', () => {
     const r = parse('failover', { leader: 'a', member: 'b' });
-    assert.ok(r.ok && r.request.action === 'switchover' && r.request.candidate === 'b');
+    assert.ok(r.ok && r.request.action === 'switchover' && r.request.candidate === 'b', JSON.stringify(r));
     const paused = parse('switchover', { leader: 'a', candidate: 'b' }, true);
-    assert.ok(paused.ok && paused.request.action === 'switchover');
+    assert.ok(paused.ok && paused.request.action === 'switchover', JSON.stringify(paused));
     const scheduled = parse('switchover', { leader: 'a', scheduled_at: '2026-11-22T10:30:00+00:00' });
-    assert.ok(scheduled.ok && scheduled.request.scheduledAt?.iso === '2026-11-22T10:30:00+00:00');
+    assert.ok(scheduled.ok && scheduled.request.scheduledAt?.iso === '2026-11-22T10:30:00+00:00', JSON.stringify(scheduled));
   });
 });
 
@@ -176,14 +176,14 @@ describe('eligibility (checks 1-6)', () => {
     assert.equal(ineligibility(peer('b', { walPosition: 1, timeline: 1 }), leaderless, config), undefined);
     assert.equal(ineligibility(peer('b', { nofailover: true }), leaderless, config), 'tagged nofailover');
     const sync = candidatePool(req({ action: 'failover', candidate: 'b' }), { ...leaderless, sync: { leader: 'a', sync_standby: ['c'] } }, { ...config, synchronousMode: 'on' });
-    assert.ok(sync.ok);
+    assert.ok(sync.ok, JSON.stringify(sync));
   });
   it('chooses the requested candidate, else the most advanced eligible member; 412 when none qualifies', () => {
     const healthy = clusterOf('a', members);
     const chosen = chooseCandidate(req({ leader: 'a' }), [peer('b', { walPosition: 4_900_000 }), peer('c', { walPosition: 4_950_000 })], healthy, asyncConfig);
-    assert.ok(chosen.ok && chosen.candidate === 'c');
+    assert.ok(chosen.ok && chosen.candidate === 'c', JSON.stringify(chosen));
     const none = chooseCandidate(req({ action: 'failover', candidate: 'b' }), [peer('b', { nofailover: true })], healthy, asyncConfig);
-    assert.ok(!none.ok);
+    assert.ok(!none.ok, JSON.stringify(none));
     assert.equal(none.reply.code, 412);
     assert.equal(none.reply.text.split('\n')[0], 'failover is not possible: no good candidates have been found');
     assert.match(none.reply.text, /b: tagged nofailover/);
@@ -223,7 +223,7 @@ describe('switchover outcome', () => {
 describe('restart requests and conditions', () => {
   const parse = (body: unknown, paused = false) => parseRestartRequest(body, paused, now);
   const failure = (r: ReturnType<typeof parse>): [number, string] => {
-    assert.ok(!r.ok);
+    assert.ok(!r.ok, JSON.stringify(r));
     return [r.reply.code, r.reply.text];
   };
   it('Patroni texts for bad bodies', () => {
@@ -244,7 +244,7 @@ describe('restart requests and conditions', () => {
     assert.equal(parseSeconds('2min'), 120);
     assert.equal(parseSeconds('0'), undefined);
     const ok = parse({ restart_pending: 'True', role: 'master', timeout: '30', schedule: '2026-11-22T10:10:00Z' });
-    assert.ok(ok.ok);
+    assert.ok(ok.ok, JSON.stringify(ok));
     assert.deepEqual({ ...ok.request, schedule: ok.request.schedule?.iso }, { restartPending: true, role: 'primary', timeout: 30, schedule: '2026-11-22T10:10:00+00:00' });
     assert.deepEqual(parse(undefined), { ok: true, request: {} });
   });

@@ -39,6 +39,8 @@ export interface ClusterOptions {
    * 1 s); default 1000. Negative: no container status at all (ha-node then has no kubelet signal).
    */
   kubeletDelayMs?: number;
+  /** Share an API server stand-in with another cluster (the caller closes it). */
+  api?: RunningApiServer;
 }
 
 export class Member {
@@ -215,7 +217,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const baseDir = mkdtempSync(join(tmpdir(), 'keelson-ha-'));
   const runAs = await postgresRunAs();
   if (runAs) chownSync(baseDir, runAs.uid, runAs.gid);
-  const api = await startApiServer({ dir: join(baseDir, 'apiserver'), logger: createLogger({ name: 'apiserver', level: 'warn' }) });
+  const api = options.api ?? (await startApiServer({ dir: join(baseDir, 'apiserver'), logger: createLogger({ name: 'apiserver', level: 'warn' }) }));
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(api.kubeconfigPath);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -302,7 +304,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
         const pid = member.postmasterPid();
         if (pid) process.kill(pid, 'SIGKILL');
       }
-      await api.close();
+      if (!options.api) await api.close();
       if (!process.env.HA_TEST_KEEP) rmSync(baseDir, { recursive: true, force: true });
     },
   };

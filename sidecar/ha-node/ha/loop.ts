@@ -530,6 +530,12 @@ export class HaLoop {
     const general = raceVerdict(self, cluster, this.config, peers);
     // Quorum commit: also a named candidate must prove it holds every acknowledged commit.
     const verdict = general.ok ? quorumVerdict(self, cluster.sync, peers) : general;
+    if (!verdict.ok && general.ok && cluster.failover?.member === self.name) {
+      // A named candidate without the quorum proof gives the manual failover up: otherwise every
+      // other member keeps waiting for it and nobody leads (the normal race still needs the proof).
+      await this.dcs.setFailover(undefined).catch(() => undefined);
+      return `gave up the manual failover to me: ${verdict.reason}`;
+    }
     const acquireStartedEpoch = Date.now();
     const acquire = (): Promise<boolean> =>
       takeover ? this.dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : this.dcs.attemptToAcquireLeader(walPositionOf(status));

@@ -13,7 +13,7 @@ import { startCluster, type Member, type TestCluster } from './harness.js';
  */
 const ttl = 8;
 
-describe('ha-node cluster', { timeout: 200_000 }, () => {
+describe('ha-node cluster', { timeout: 300_000 }, () => {
   let cluster: TestCluster;
   let primary: Member;
   let replicas: Member[];
@@ -43,7 +43,7 @@ describe('ha-node cluster', { timeout: 200_000 }, () => {
   }
 
   it('bootstraps one primary and two streaming replicas with slots', async () => {
-    primary = await cluster.waitFor('a primary', () => cluster.primary(), 90_000);
+    primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     await cluster.waitFor('two streaming replicas', async () => (await streamingReplicas()).length === 2, 60_000);
     replicas = cluster.members.filter((m) => m !== primary);
     assert.equal(await cluster.leaderName(), primary.name);

@@ -11,7 +11,7 @@ import { startCluster, type TestCluster } from './harness.js';
  */
 const ttl = 6;
 
-describe('ha-node nofailover', { timeout: 150_000 }, () => {
+describe('ha-node nofailover', { timeout: 200_000 }, () => {
   let cluster: TestCluster;
 
   before(async () => {
@@ -47,7 +47,7 @@ describe('ha-node nofailover', { timeout: 150_000 }, () => {
   it('lets the eligible member bootstrap and the tagged one clone from it', async () => {
     const [tagged, eligible] = cluster.members;
     eligible!.start();
-    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 90_000);
+    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     assert.equal(primary, eligible);
     await cluster.waitFor('the tagged member streaming', async () => (await tagged!.status('/replica?replication_state=streaming')) === 200, 90_000);
     assert.equal((await tagged!.get('/ha')).json().role, 'replica');

@@ -12,7 +12,7 @@ describe('ha-node synchronous mode', { timeout: 200_000 }, () => {
 
   before(async () => {
     cluster = await startCluster({ members: 3, ttl: 6, loopWait: 1, retryTimeout: 2, scope: 'syncy', env: { KEELSON_SYNCHRONOUS_MODE: 'true' } });
-    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 90_000);
+    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     await primary.query('CREATE TABLE acked (id int PRIMARY KEY)');
   });
 

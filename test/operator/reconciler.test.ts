@@ -10,19 +10,11 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { Finalizer } from '../../operator/naming.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startTestApiServer, type TestApiServer } from '../support/kube.js';
-import { applyCrds, createInstancePod, eventually, kubectl } from './support.js';
+import { applyCrds, createInstancePod, eventually, kubectl, metricValue, writesDuringIdlePasses } from './support.js';
 
 const ns = 'db';
 const logger = createLogger({ name: 'operator-test', level: process.env.LOG_LEVEL ?? 'silent' });
 
-async function metricValue(metricsUrl: string, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{${labels}`) || line.startsWith(`${name} `)) total += Number(line.split(' ').pop());
-  }
-  return total;
-}
 
 describe('operator against the API server stand-in', () => {
   let server: TestApiServer;
@@ -96,19 +88,9 @@ describe('operator against the API server stand-in', () => {
   });
 
   it('writes nothing on idle resyncs', async () => {
-    const reconciles = () => metricValue(operator.metricsUrl, 'keelson_operator_reconcile_total');
-    const writes = () => metricValue(operator.metricsUrl, 'keelson_operator_api_writes_total');
-    // settle: wait for two consecutive quiet windows
-    await eventually('settled', async () => {
-      const before = await writes();
-      await new Promise((r) => setTimeout(r, 1_500));
-      return (await writes()) === before;
-    }, 15_000);
-    const writesBefore = await writes();
-    assert.ok(writesBefore >= 12, 'the write counter counted the creations');
-    const reconcilesBefore = await reconciles();
-    await eventually('three more reconciles', async () => (await reconciles()) >= reconcilesBefore + 3, 15_000);
-    assert.equal(await writes(), writesBefore, 'idle reconciles wrote to the API');
+    const idle = await writesDuringIdlePasses(operator.metricsUrl, { quietMs: 1_500, timeoutMs: 15_000 });
+    assert.ok(idle.before >= 12, 'the write counter counted the creations');
+    assert.equal(idle.writes, 0, 'idle reconciles wrote to the API');
   });
 
   it('a spec change rewrites exactly the objects it affects', async () => {

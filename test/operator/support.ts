@@ -77,3 +77,31 @@ export async function applyCrds(kubeconfig: string, cacheDir: string): Promise<b
     return false;
   }
 }
+
+/** Sum of a Prometheus counter's samples (optionally only those whose labels start with `labels`). */
+export async function metricValue(metricsUrl: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{${labels}`) || line.startsWith(`${name} `)) total += Number(line.split(' ').pop());
+  }
+  return total;
+}
+
+/**
+ * Waits for a quiet window (no API writes for `quietMs`), then for `passes` more reconciles, and
+ * returns how many writes those passes made: an idle cluster must cost zero.
+ */
+export async function writesDuringIdlePasses(metricsUrl: string, options: { quietMs: number; passes?: number; timeoutMs: number }): Promise<{ before: number; writes: number }> {
+  const writes = () => metricValue(metricsUrl, 'keelson_operator_api_writes_total');
+  const reconciles = () => metricValue(metricsUrl, 'keelson_operator_reconcile_total');
+  await eventually('a quiet window', async () => {
+    const before = await writes();
+    await new Promise((r) => setTimeout(r, options.quietMs));
+    return (await writes()) === before;
+  }, options.timeoutMs);
+  const before = await writes();
+  const reconcilesBefore = await reconciles();
+  await eventually('more reconciles', async () => (await reconciles()) >= reconcilesBefore + (options.passes ?? 3), options.timeoutMs);
+  return { before, writes: (await writes()) - before };
+}

@@ -7,6 +7,7 @@ import { candidatePool, chooseCandidate, synchronousModeOf, type EligibilityConf
 import { failoverOutcome, outcomeTimeoutSeconds, statusUnknown } from '../../ops/failover-outcome.js';
 import { parseFailoverRequest } from '../../ops/failover-request.js';
 import { isPaused } from '../../ops/loop-decisions.js';
+import { quorumVerdict } from '../../ops/quorum-race.js';
 import type { ManualAction } from '../../ops/texts.js';
 import type { ApiContext } from '../context.js';
 import { handle, readJsonBody, requireAuth, sendReply } from './http.js';
@@ -44,6 +45,15 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
         const peers = await askPeers(pool.members, options.peerTimeoutMs ?? 2000);
         const choice = chooseCandidate(request, peers, cluster, config);
         if (!choice.ok) return sendReply(res, choice.reply);
+        // Quorum commit without a leader: nobody hands over cleanly, so the candidate must prove
+        // now that it holds every acknowledged commit (the race checks it again).
+        if (!cluster.leader && cluster.sync?.quorum !== undefined) {
+          const voters = cluster.members.filter((m) => cluster.sync!.sync_standby.includes(m.name) && m.name !== choice.candidate);
+          const votes = await askPeers(voters, options.peerTimeoutMs ?? 2000);
+          const self = { name: choice.candidate, walPosition: peers.find((p) => p.name === choice.candidate)?.walPosition ?? 0 };
+          const proof = quorumVerdict(self, cluster.sync, votes);
+          if (!proof.ok) return sendReply(res, { code: 412, text: `${request.action} is not possible: ${choice.candidate} cannot prove it has every acknowledged commit (${proof.reason})` });
+        }
 
         const previousLeader = cluster.leader?.holder;
         const record = { leader: request.leader ?? previousLeader, member: choice.candidate, scheduled_at: request.scheduledAt?.iso };

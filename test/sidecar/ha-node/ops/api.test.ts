@@ -220,10 +220,16 @@ describe('ha-node operations API over a real DCS', () => {
       assert.ok(r.ms < 3000, `answered in ${r.ms} ms`);
       assert.equal((await dcsB.getCluster()).leader?.holder, 'c');
     });
-    it('leaderless failover to a lagging candidate is allowed', async () => {
+    it('leaderless failover to a lagging candidate is allowed, except in quorum mode without the proof', async () => {
       assert.equal(await dcsC.deleteLeader(5_000_000), true);
       await dcsB.touchMember(memberRecord('b', b.url));
       b.doc = replicaDoc(10);
+      // Quorum commit: voter c is ahead of b, so b cannot prove it has every acknowledged commit.
+      await dcsC.setSync({ leader: 'c', sync_standby: ['b', 'c'], quorum: 1 });
+      const refused = await call(base, 'POST', '/failover', { candidate: 'b' }, auth);
+      assert.deepEqual([refused.status, refused.text], [412, 'failover is not possible: b cannot prove it has every acknowledged commit (voter c is ahead (5000000 > 10))']);
+      assert.equal((await dcsB.getCluster()).failover, undefined, 'nothing written');
+      await dcsC.setSync(undefined);
       const [r] = await Promise.all([call(base, 'POST', '/failover', { candidate: 'b' }, auth), playLoop(undefined, { b: dcsB })]);
       assert.deepEqual([r.status, r.text], [200, 'Successfully failed over to "b"']);
       assert.equal((await dcsA.getCluster()).leader?.holder, 'b');

@@ -6,12 +6,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { admit, applyBody, checkNamespace, checkNamespaceWritable, decodeBody } from './admission.js';
 import { applyServerSideApply } from './apply.js';
-import { ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound, required, unsupportedMediaType } from './errors.js';
+import { ApiError, alreadyExists, badRequest, forbidden, invalid, notFound, required, unsupportedMediaType } from './errors.js';
 import { patchContentTypes, typeKeyOf, type DeleteOptions, type DeleteResult, type ListQuery, type ListResult, type PatchType, type WriteOptions } from './api-types.js';
 import { deleteObject } from './deletion.js';
 import { recordManager } from './managed-fields.js';
 import { decodeContinue, encodeContinue, keyOf } from './paging.js';
 import { applyJsonPatch, applyMergePatch, strategicMerge } from './patch.js';
+import { checkPatchPreconditions, checkUpdatePreconditions } from './preconditions.js';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { ObjectStore } from './store.js';
@@ -148,11 +149,7 @@ export class ApiCore {
       if (type.allowCreateOnUpdate && !subresource) return { object: this.create(type, namespace, incoming, options), created: true };
       throw notFound(type.plural, type.group, name);
     }
-    const rv = incoming.metadata.resourceVersion;
-    if (!rv && !type.allowUnconditionalUpdate) {
-      throw invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
-    }
-    if (rv && rv !== old.metadata.resourceVersion) throw conflict(type.plural, type.group, name);
+    checkUpdatePreconditions(type, old, incoming, name);
     return { object: this.commitUpdate(type, old, incoming, subresource, options, 'Update'), created: false };
   }
 
@@ -185,8 +182,7 @@ export class ApiCore {
     }
     const candidate = next as KubeObject;
     if (!isJsonObject(candidate.metadata)) candidate.metadata = {};
-    const rv = candidate.metadata.resourceVersion;
-    if (rv !== undefined && rv !== old.metadata.resourceVersion) throw conflict(type.plural, type.group, name);
+    checkPatchPreconditions(type, old, candidate, name);
     if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
       throw badRequest(`metadata.name: Invalid value: "${String(candidate.metadata.name)}": field is immutable`);
     }

@@ -1,6 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
-import { isNotFound, mergePatch } from '../controllers/kube.js';
+import { isNotFound, mergePatch, statusCode } from '../controllers/kube.js';
 import type { PodWorker } from './pod-worker.js';
 
 /** Coalesces status changes per pod and writes them one at a time through pods/status. */
@@ -53,6 +53,9 @@ export class StatusWriter {
   }
 
   private async write(worker: PodWorker): Promise<void> {
+    // A worker that finished is gone from the node; its pod may already have a successor of the
+    // same name (the uid in the patch guards that too, but there is nothing left to report).
+    if (worker.isTerminated) return;
     const status = worker.status(this.previous.get(worker.uid) ?? worker.pod.status);
     const comparable = JSON.stringify({ ...status, conditions: status.conditions?.map((c) => ({ type: c.type, status: c.status })) });
     if (this.written.get(worker.uid) === comparable) return;
@@ -62,7 +65,8 @@ export class StatusWriter {
       this.written.set(worker.uid, comparable);
       this.previous.set(worker.uid, status);
     } catch (err) {
-      if (isNotFound(err)) return;
+      // Gone, or replaced by a pod of the same name (422 on the uid): retrying cannot help.
+      if (isNotFound(err) || statusCode(err) === 422) return;
       this.logger.warn({ pod: worker.key, err: (err as Error).message }, 'pod status write failed, retrying');
       setTimeout(() => this.schedule(worker), 500).unref();
     }

@@ -124,4 +124,27 @@ export const writeCases: CaseModule = (ctx) => {
     assert.equal(listed.status, 200, listed.text);
     assert.deepEqual((listed.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name), ['ev-ok']);
   });
+
+  it('a uid in the body pins the object: PUT with another uid is 409, a PATCH (main or /status) 422', async () => {
+    const { server } = ctx();
+    const otherUid = '00000000-0000-0000-0000-000000000000';
+    const cm = await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'uid-pin' }, data: { v: '1' } } });
+    const put = await kubeJson(server, 'PUT', cmPath('uid-pin'), { body: { ...cm.body, metadata: { ...(cm.body.metadata as object), uid: otherUid } } });
+    assert.equal(put.status, 409, put.text);
+    assert.match(String(put.body.message), /Precondition failed: UID in precondition: 0{8}-0{4}-0{4}-0{4}-0{12}, UID in object meta: /);
+    const podPath = `/api/v1/namespaces/${NS}/pods`;
+    const pod = await kubeJson(server, 'POST', podPath, { body: { metadata: { name: 'uid-pin' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    const uid = (pod.body.metadata as { uid: string }).uid;
+    // The kubelet's status patch names the pod's uid, so a status meant for a deleted pod never
+    // lands on its namesake.
+    for (const path of [`${podPath}/uid-pin/status`, `${podPath}/uid-pin`]) {
+      const stale = await kubeJson(server, 'PATCH', path, { body: { metadata: { uid: otherUid, labels: { x: 'y' } }, status: { phase: 'Failed' } }, contentType: 'application/merge-patch+json' });
+      assert.equal(stale.status, 422, `${path}: ${stale.text}`);
+      assert.match(String(stale.body.message), /metadata.uid: Invalid value: "0{8}-0{4}-0{4}-0{4}-0{12}": field is immutable/);
+    }
+    const fresh = await kubeJson(server, 'PATCH', `${podPath}/uid-pin/status`, { body: { metadata: { uid }, status: { phase: 'Running' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(fresh.status, 200, fresh.text);
+    assert.equal((fresh.body.status as { phase: string }).phase, 'Running');
+    await kubeJson(server, 'DELETE', `${podPath}/uid-pin`);
+  });
 };

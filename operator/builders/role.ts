@@ -2,15 +2,15 @@ import type { V1PolicyRule, V1Role } from '@kubernetes/client-node';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /**
- * Least privilege for ha-node in its own namespace: the DCS Leases, its own pods (role label,
- * peer discovery), Endpoints read, and Events. Nothing cluster-wide.
+ * Least privilege for ha-node in its own namespace, from the calls it makes: the DCS Leases
+ * (dcs/lease-dcs.ts: list, watch, get, create, update; never patch or delete) and its cluster's
+ * pods (takeover/leader-pods.ts lists and watches them; the role label is a patch). No Secrets,
+ * Services, Events or anything cluster-wide.
  */
 export function haNodeRules(): V1PolicyRule[] {
   return [
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
-    { apiGroups: [''], resources: ['endpoints', 'services'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch'] },
   ];
 }
 

@@ -65,6 +65,13 @@ describe('charts/keelson', () => {
     assert.deepEqual(rulesCover(operatorRules(), role.rules as V1PolicyRule[]), [], 'nothing it does not need (least privilege)');
     assert.ok(!role.rules!.some((r) => r.verbs.includes('*') || r.resources?.includes('*')), 'no wildcards');
     assert.ok(!role.rules!.some((r) => r.apiGroups?.includes('apiextensions.k8s.io')), 'capabilities come from /apis discovery, not CRD reads');
+    const election = find<V1ClusterRole>(defaults, 'Role', 'keelson-leader-election');
+    assert.deepEqual(election.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['keelson-operator'], verbs: ['get', 'update'] },
+    ], 'leader election: its own Lease only');
+    const args = find<V1Deployment>(defaults, 'Deployment', 'keelson-operator').spec!.template.spec!.containers[0]!.args ?? [];
+    assert.ok(args.includes('--leader-election-name=keelson-operator'), 'the Deployment uses the Lease the Role names');
     const clusterRoles = defaults.filter((d) => d.kind === 'ClusterRole').map((d) => d.metadata.name);
     assert.deepEqual(clusterRoles, ['keelson-operator'], 'one ClusterRole, bound per namespace when namespaces are listed');
 

@@ -74,7 +74,9 @@ describe('builders', () => {
       assert.ok(!(rule.resources ?? []).some((r) => ['secrets', 'roles', 'rolebindings', 'statefulsets'].includes(r)), 'no secrets, RBAC or workloads');
     }
     const podRule = role.rules?.find((r) => r.resources?.includes('pods'));
-    assert.deepEqual(podRule?.verbs, ['get', 'list', 'watch', 'patch'], 'pods: labels only, never create or delete');
+    assert.deepEqual(podRule?.verbs, ['list', 'watch', 'patch'], 'pods: labels only, never create or delete');
+    const leaseRule = role.rules?.find((r) => r.resources?.includes('leases'));
+    assert.ok(!leaseRule?.verbs.includes('delete'), 'only the operator removes DCS Leases (on cluster deletion)');
   });
 
   it('are pure: the same spec gives the same objects and hashes', () => {

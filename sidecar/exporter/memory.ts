@@ -6,8 +6,8 @@ import v8 from 'node:v8';
  * generation buys nothing but resident memory: left alone V8 grows it to 16 MB semi-spaces
  * (32–48 MB of RSS) in the first few thousand scrapes, which is the growth the benchmark saw.
  * The growth factor is read each time V8 considers growing, so setting it at run time takes
- * effect, unlike --max-semi-space-size, which only NODE_OPTIONS could set. An operator can still
- * choose otherwise with NODE_OPTIONS=--semi-space-growth-factor=N (that setting is then kept).
+ * effect; --max-semi-space-size is only read at start (NODE_OPTIONS). An operator who sets a
+ * semi-space size that way has chosen, and is left alone.
  */
 export function keepYoungGenerationSmall(nodeOptions = process.env.NODE_OPTIONS ?? '', execArgv = process.execArgv): boolean {
   const chosen = [nodeOptions, ...execArgv].some((arg) => /semi[-_]space/.test(arg));

@@ -1,32 +1,41 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
-import { booleanKey, ConfigError, listKey, loadConfig, numberKey, stringKey } from '../../lib/config.js';
 import { isValidLabelName } from './config/validate.js';
 import { databaseOf, normalizeUrl } from './connection.js';
+import { flag, integerAtLeast, list, nonEmptyText, oneOf, OptionError, readOption, text, type OptionSpec } from './optionvalues.js';
+
+const optionalText = (raw: unknown): string | undefined => text(raw);
 
 /**
  * Flags and environment variables, named as pg_exporter names them (flags win over env vars,
  * env vars over defaults). Options that only Keelson has are marked in their descriptions.
  */
-export const exporterConfigSpec = {
-  config: { schema: z.string().optional(), env: 'PG_EXPORTER_CONFIG' },
-  'web.listen-address': listKey({ default: [':9630'] }),
-  'web.telemetry-path': stringKey({ env: 'PG_EXPORTER_TELEMETRY_PATH', default: '/metrics' }),
-  'web.config.file': { schema: z.string().optional() },
-  'web.auth-scope': { schema: z.enum(['all', 'admin']), env: 'PG_EXPORTER_AUTH_SCOPE', default: 'all' as const },
-  label: { schema: z.string(), env: 'PG_EXPORTER_LABEL', default: '' },
-  tag: listKey({ env: 'PG_EXPORTER_TAG', default: [] }),
-  'auto-discovery': booleanKey({ env: 'PG_EXPORTER_AUTO_DISCOVERY', default: true }),
-  'exclude-database': listKey({ env: 'PG_EXPORTER_EXCLUDE_DATABASE', default: ['template0', 'template1', 'postgres'] }),
-  'include-database': listKey({ env: 'PG_EXPORTER_INCLUDE_DATABASE', default: [] }),
-  namespace: { schema: z.string(), env: 'PG_EXPORTER_NAMESPACE', default: '' },
-  'disable-cache': booleanKey({ env: 'PG_EXPORTER_DISABLE_CACHE', default: false }),
-  'disable-intro': booleanKey({ env: 'PG_EXPORTER_DISABLE_INTRO', default: false }),
-  'fail-fast': booleanKey({ env: 'PG_EXPORTER_FAIL_FAST', default: false }),
-  'connect-timeout': numberKey({ env: 'PG_EXPORTER_CONNECT_TIMEOUT', default: 100, schema: z.number().int().positive() }),
-  'health-interval': numberKey({ env: 'PG_EXPORTER_HEALTH_INTERVAL', default: 1000, schema: z.number().int().min(50) }),
-  'log.level': stringKey({ env: 'LOG_LEVEL', default: 'info' }),
-};
+export const exporterOptionSpec = {
+  config: { env: 'PG_EXPORTER_CONFIG', default: undefined, parse: optionalText },
+  'web.listen-address': { default: [':9630'], parse: list },
+  'web.telemetry-path': { env: 'PG_EXPORTER_TELEMETRY_PATH', default: '/metrics', parse: nonEmptyText },
+  'web.config.file': { default: undefined, parse: optionalText },
+  'web.auth-scope': { env: 'PG_EXPORTER_AUTH_SCOPE', default: 'all', parse: oneOf('all', 'admin') },
+  label: { env: 'PG_EXPORTER_LABEL', default: '', parse: text },
+  tag: { env: 'PG_EXPORTER_TAG', default: [], parse: list },
+  'auto-discovery': { env: 'PG_EXPORTER_AUTO_DISCOVERY', default: true, parse: flag },
+  'exclude-database': { env: 'PG_EXPORTER_EXCLUDE_DATABASE', default: ['template0', 'template1', 'postgres'], parse: list },
+  'include-database': { env: 'PG_EXPORTER_INCLUDE_DATABASE', default: [], parse: list },
+  namespace: { env: 'PG_EXPORTER_NAMESPACE', default: '', parse: text },
+  'disable-cache': { env: 'PG_EXPORTER_DISABLE_CACHE', default: false, parse: flag },
+  'disable-intro': { env: 'PG_EXPORTER_DISABLE_INTRO', default: false, parse: flag },
+  'fail-fast': { env: 'PG_EXPORTER_FAIL_FAST', default: false, parse: flag },
+  'connect-timeout': { env: 'PG_EXPORTER_CONNECT_TIMEOUT', default: 100, parse: integerAtLeast(1) },
+  'health-interval': { env: 'PG_EXPORTER_HEALTH_INTERVAL', default: 1000, parse: integerAtLeast(50) },
+  'log.level': { env: 'LOG_LEVEL', default: 'info', parse: nonEmptyText },
+} satisfies Record<string, OptionSpec<unknown>>;
+
+type OptionValues = { [K in keyof typeof exporterOptionSpec]: ReturnType<(typeof exporterOptionSpec)[K]['parse']> };
+
+function readOptions(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): OptionValues {
+  const values: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(exporterOptionSpec)) values[key] = readOption<unknown>(key, spec, flags, env);
+  return values as OptionValues;
+}
 
 export interface ExporterOptions {
   url: string;
@@ -61,7 +70,7 @@ export function resolveUrl(flag: string | undefined, env: NodeJS.ProcessEnv): st
     try {
       return normalizeUrl(readFileSync(env.PG_EXPORTER_URL_FILE, 'utf8').trim());
     } catch (error) {
-      throw new ConfigError('url', `env PG_EXPORTER_URL_FILE`, (error as Error).message);
+      throw new OptionError('url', `env PG_EXPORTER_URL_FILE`, (error as Error).message);
     }
   }
   return defaultUrl;
@@ -89,17 +98,17 @@ export function checkTelemetryPath(path: string): void {
   try {
     decoded = decodeURIComponent(path);
   } catch {
-    throw new ConfigError('web.telemetry-path', 'flag', `"${path}" is not a valid path`);
+    throw new OptionError('web.telemetry-path', 'flag', `"${path}" is not a valid path`);
   }
   if (!decoded.startsWith('/') || decoded.includes('//') || /(^|\/)\.\.?(\/|$)/.test(decoded)) {
-    throw new ConfigError('web.telemetry-path', 'flag', `"${path}" must be a canonical absolute path`);
+    throw new OptionError('web.telemetry-path', 'flag', `"${path}" must be a canonical absolute path`);
   }
-  if (fixedPaths.includes(decoded)) throw new ConfigError('web.telemetry-path', 'flag', `"${path}" clashes with a built-in endpoint`);
+  if (fixedPaths.includes(decoded)) throw new OptionError('web.telemetry-path', 'flag', `"${path}" clashes with a built-in endpoint`);
 }
 
 export function resolveExporterOptions(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ExporterOptions {
   const { url: urlFlag, ...rest } = flags;
-  const c = loadConfig(exporterConfigSpec, { flags: rest, env });
+  const c = readOptions(rest, env);
   const warnings: string[] = [];
   checkTelemetryPath(c['web.telemetry-path']);
   const constantLabels = parseConstantLabels(c.label, warnings);

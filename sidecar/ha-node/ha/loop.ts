@@ -244,7 +244,8 @@ export class HaLoop {
     this.snapshotState.status = status;
     if (status) {
       await this.applyParameters(status);
-      const pending = await readPendingRestart((sql) => this.pg.query(sql)).catch(() => undefined);
+      // A due switchover skips this query: until the clean stop every millisecond delays the hand-over.
+      const pending = this.handOverDue(cluster) ? undefined : await readPendingRestart((sql) => this.pg.query(sql)).catch(() => undefined);
       if (pending) {
         this.snapshotState.pendingRestart = pending.pending;
         this.snapshotState.pendingRestartReason = pending.pending ? pending.reason : undefined;
@@ -443,6 +444,8 @@ export class HaLoop {
     const isPrimary = !status.inRecovery;
     const leader = cluster.leader;
     if (leader?.holder === this.options.name) {
+      // A due switchover goes first: slots, renewal, history and sync upkeep would only delay the clean stop.
+      if (isPrimary && this.handOverDue(cluster)) return this.handOver(cluster, cluster.failover!.member!);
       // Slots of members silent for longer than member_slots_ttl are dropped so WAL cannot pile up for ever.
       const slotMembers = cluster.members.filter((m) => Date.now() - m.heartbeat < memberSlotsTtlMs).map((m) => m.name);
       const slots = isPrimary && this.config.use_slots ? await this.pg.syncSlots(slotMembers).catch(() => undefined) : undefined;
@@ -521,7 +524,10 @@ export class HaLoop {
       return `no race: ${contact.name} confirmed it is alive through failsafe`;
     }
     const started = performance.now();
-    const peers = await askPeers(otherMembers(cluster, this.options.name), 2000);
+    // The named candidate of a manual failover wins without comparing positions (raceVerdict), so
+    // it skips the round trip to the peers; quorum mode and early takeover still need their answers.
+    const named = cluster.failover?.member === this.options.name && cluster.sync?.quorum === undefined && !takeover;
+    const peers = named ? [] : await askPeers(otherMembers(cluster, this.options.name), 2000);
     const asked = performance.now();
     if (this.gaveUpLockAt !== undefined && started - this.gaveUpLockAt < this.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
       return 'no race: this member just gave up the lock because its primary did not start';
@@ -608,6 +614,16 @@ export class HaLoop {
       return `removed a switchover to unknown member ${failover.member}`;
     }
     return this.handOver(cluster, failover.member ?? 'any eligible member');
+  }
+
+  /** Whether this leader should hand over now: a failover key naming a known member, for us, due. */
+  private handOverDue(cluster: ClusterView): boolean {
+    const failover = cluster.failover;
+    const self = this.options.name;
+    if (cluster.leader?.holder !== self || !failover?.member || failover.member === self) return false;
+    if (failover.leader && failover.leader !== self) return false;
+    if (!cluster.members.some((m) => m.name === failover.member)) return false;
+    return manualFailoverTiming(failover, new Date(), this.config.loop_wait, this.snapshotState.paused).kind === 'now';
   }
 
   /** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */

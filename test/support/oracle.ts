@@ -125,7 +125,15 @@ function tail(path: string, lines = 25): string {
 }
 
 /** Starts etcd, kube-apiserver and kube-controller-manager; throws with log tails if one fails. */
-export async function startOracleApiServer(options: { readyTimeoutMs?: number } = {}): Promise<OracleApiServer> {
+export interface OracleOptions {
+  readyTimeoutMs?: number;
+  /** `RBAC` enforces Roles and bindings (the admin token stays in system:masters); default AlwaysAllow. */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
+  /** Extra bearer-token users (name → token), e.g. an operator whose rights a test grants through RBAC. */
+  users?: Record<string, string>;
+}
+
+export async function startOracleApiServer(options: OracleOptions = {}): Promise<OracleApiServer> {
   const missing = oracleMissing();
   if (missing) throw new Error(missing);
   const bin = join(oracleDir(), 'bin');
@@ -166,7 +174,8 @@ export async function startOracleApiServer(options: { readyTimeoutMs?: number } 
     writeFileSync(join(dir, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     writeFileSync(join(dir, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }).toString());
     const token = randomBytes(16).toString('hex');
-    writeFileSync(join(dir, 'tokens.csv'), `${token},keelson-admin,1,"system:masters"\n`);
+    const extraUsers = Object.entries(options.users ?? {}).map(([name, userToken], i) => `${userToken},${name},${100 + i}\n`);
+    writeFileSync(join(dir, 'tokens.csv'), [`${token},keelson-admin,1,"system:masters"\n`, ...extraUsers].join(''));
     const url = `https://127.0.0.1:${apiPort}`;
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, renderKubeconfig({ server: url, caCert: certs.caCert, token, contextName: 'keelson-oracle' }));
@@ -185,7 +194,7 @@ export async function startOracleApiServer(options: { readyTimeoutMs?: number } 
         `--service-account-key-file=${join(dir, 'sa.pub')}`,
         `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
         `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        '--authorization-mode=AlwaysAllow',
+        `--authorization-mode=${options.authorizationMode ?? 'AlwaysAllow'}`,
         // Pods need no default ServiceAccount (no token controller runs here).
         '--disable-admission-plugins=ServiceAccount',
         '--enable-priority-and-fairness=false',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isValidLabelName } from './config/validate.js';
 import { databaseOf, normalizeUrl } from './connection.js';
-import { flag, integerAtLeast, list, nonEmptyText, oneOf, OptionError, readOption, text, type OptionSpec } from './optionvalues.js';
+import { flag, integerAtLeast, list, nonEmptyText, oneOf, optionError, readOption, text, type OptionSpec } from './optionvalues.js';
 
 const optionalText = (raw: unknown): string | undefined => text(raw);
 
@@ -70,7 +70,7 @@ export function resolveUrl(flag: string | undefined, env: NodeJS.ProcessEnv): st
     try {
       return normalizeUrl(readFileSync(env.PG_EXPORTER_URL_FILE, 'utf8').trim());
     } catch (error) {
-      throw new OptionError('url', `env PG_EXPORTER_URL_FILE`, (error as Error).message);
+      throw optionError('url', `env PG_EXPORTER_URL_FILE`, (error as Error).message);
     }
   }
   return defaultUrl;
@@ -98,12 +98,12 @@ export function checkTelemetryPath(path: string): void {
   try {
     decoded = decodeURIComponent(path);
   } catch {
-    throw new OptionError('web.telemetry-path', 'flag', `"${path}" is not a valid path`);
+    throw optionError('web.telemetry-path', 'flag', `"${path}" is not a valid path`);
   }
   if (!decoded.startsWith('/') || decoded.includes('//') || /(^|\/)\.\.?(\/|$)/.test(decoded)) {
-    throw new OptionError('web.telemetry-path', 'flag', `"${path}" must be a canonical absolute path`);
+    throw optionError('web.telemetry-path', 'flag', `"${path}" must be a canonical absolute path`);
   }
-  if (fixedPaths.includes(decoded)) throw new OptionError('web.telemetry-path', 'flag', `"${path}" clashes with a built-in endpoint`);
+  if (fixedPaths.includes(decoded)) throw optionError('web.telemetry-path', 'flag', `"${path}" clashes with a built-in endpoint`);
 }
 
 export function resolveExporterOptions(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ExporterOptions {

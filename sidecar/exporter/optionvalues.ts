@@ -3,15 +3,9 @@
  * with zod schemas; the exporter has its own few readers because zod alone adds ~5 MB of resident
  * memory to a sidecar that runs in every database pod. Messages use lib/config's wording.
  */
-export class OptionError extends Error {
-  constructor(
-    readonly key: string,
-    readonly source: string,
-    detail: string,
-  ) {
-    super(`invalid configuration key "${key}" (from ${source}): ${detail}`);
-    this.name = 'ConfigError';
-  }
+/** An error naming the option and where its value came from (lib/config's wording, so users see one style). */
+export function optionError(key: string, source: string, detail: string): Error {
+  return Object.assign(new Error(`invalid configuration key "${key}" (from ${source}): ${detail}`), { name: 'ConfigError', key, source });
 }
 
 export interface OptionSpec<T> {
@@ -38,7 +32,7 @@ export function readOption<T>(key: string, spec: OptionSpec<T>, flags: Record<st
   try {
     return spec.parse(raw);
   } catch (error) {
-    throw new OptionError(key, source, (error as Error).message);
+    throw optionError(key, source, (error as Error).message);
   }
 }
 

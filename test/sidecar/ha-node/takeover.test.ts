@@ -6,9 +6,15 @@ import type { MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
 import { apiEndpoint, kubeletSignal, leaderCrashed, type CrashEvidence, type Signal } from '../../../sidecar/ha-node/takeover/evidence.js';
 import { LeaderCrashJudge } from '../../../sidecar/ha-node/takeover/judge.js';
 import { probePort } from '../../../sidecar/ha-node/takeover/probe.js';
+import * as k8s from '@kubernetes/client-node';
+import { createLogger } from '../../../lib/log.js';
+import { LeaseDcs } from '../../../sidecar/ha-node/dcs/lease-dcs.js';
+import { ClusterPods } from '../../../sidecar/ha-node/takeover/leader-pods.js';
 import { freePort } from '../../support/ports.js';
+import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { PodStatusReporter } from './kubelet.js';
 
-/** The early-takeover rules (ADR 0404) and the probes, on real sockets. */
+/** The early-takeover rules (ADR 0404), the probes on real sockets, the CAS and the pod cache on the API stand-in. */
 
 function pod(containerStatus: object | undefined, phase = 'Running'): V1Pod {
   return { metadata: { name: 'demo-0' }, status: { phase, containerStatuses: containerStatus ? [{ name: 'postgres', image: 'x', imageID: '', ready: false, restartCount: 0, ...containerStatus }] : [] } };
@@ -90,5 +96,70 @@ describe('crash probes on real sockets', () => {
     assert.equal(leaderCrashed(twoOfThree), false, 'PostgreSQL still listening: no takeover');
     const allDead = await judge.evidence({ ...member, port: closedPort });
     assert.equal(leaderCrashed(allDead), true);
+  });
+});
+
+describe('takeover writes and pod status on the API server stand-in', () => {
+  const quiet = createLogger({ name: 'takeover-test', level: 'silent' });
+  let api: TestApiServer;
+  const dcsFor = (name: string): LeaseDcs =>
+    new LeaseDcs({ kubeConfig: api.kubeConfig, namespace: 'default', scope: 'tk', name, ttl: () => 30, requestTimeoutMs: () => 3000, logger: quiet });
+
+  before(async () => {
+    api = await startTestApiServer();
+  });
+
+  after(async () => {
+    await api?.close();
+  });
+
+  it('takes over only at the exact lease version judged; the old holder then cannot renew', async () => {
+    const old = dcsFor('tk-0');
+    const replica = dcsFor('tk-1');
+    assert.equal(await old.attemptToAcquireLeader(100), true);
+    const judged = (await replica.getCluster()).leader!;
+    assert.equal(judged.holder, 'tk-0');
+    assert.equal(await replica.attemptToAcquireLeader(90), false, 'a live lease is not acquired the ordinary way');
+    // The holder writes after the judgement (a renewal in flight at the kill): the takeover must fail.
+    assert.equal(await old.updateLeader(110), true);
+    await replica.getCluster();
+    assert.equal(await replica.takeOverLeader(judged, 90), false, 'stale judgement');
+    const rejudged = (await replica.getCluster()).leader!;
+    assert.equal(await replica.takeOverLeader(rejudged, 90), true);
+    const cluster = await replica.getCluster();
+    assert.equal(cluster.leader?.holder, 'tk-1');
+    assert.equal(cluster.leader?.transitions, 1);
+    assert.equal(replica.isLeader(), true);
+    assert.equal(await old.updateLeader(120), false, 'the old holder lost the lock');
+    assert.equal(old.isLeader(), false);
+  });
+
+  it('caches pod status and reports changes', async () => {
+    const core = api.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'tk-0', labels: { 'keelson.io/cluster': 'tk' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } } });
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'other-0', labels: { 'keelson.io/cluster': 'other' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } } });
+    const pods = new ClusterPods(api.kubeConfig, 'default', 'tk', quiet);
+    const changed: string[] = [];
+    pods.onChange((name) => changed.push(name));
+    pods.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      const until = async (what: string, check: () => boolean): Promise<void> => {
+        while (!check()) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await until('the pod in the cache', () => pods.pod('tk-0') !== undefined);
+      assert.equal(pods.pod('other-0'), undefined, 'only this cluster');
+      const kubelet = new PodStatusReporter(api.kubeConfig, 'default', 0);
+      await kubelet.running('tk-0');
+      await until('running reported', () => kubeletSignal(pods.pod('tk-0'), 'postgres') === 'alive');
+      await kubelet.terminated('tk-0', 137);
+      await until('terminated reported', () => kubeletSignal(pods.pod('tk-0'), 'postgres') === 'dead');
+      assert.ok(changed.filter((n) => n === 'tk-0').length >= 2, `changes: ${changed.join(', ')}`);
+    } finally {
+      pods.stop();
+    }
   });
 });

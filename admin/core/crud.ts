@@ -4,7 +4,7 @@ import { prepared, withTransaction, type DbClient } from '../db/pool.js';
 import { Code } from './codes.js';
 import { getCurrentUserId } from './context.js';
 import { BizError, success, successExtra } from './envelope.js';
-import { auditFields, quoteIdent, toColumns, toRecord, type Fields } from './records.js';
+import { auditFields, quoteIdent, readColumns, recordMapper, toColumns, type Fields } from './records.js';
 import { param, type ApiRouter } from './router.js';
 import { parseBody } from './validate.js';
 import { buildTree, escapeLike, orderClause, searchSchemaFor, type Row } from './crud-helpers.js';
@@ -74,10 +74,16 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const searchSchema = searchSchemaFor(fields, options.searchShape);
   const buttonsFor = (action: 'create' | 'update' | 'delete' | 'batchDelete') => (options.buttons?.[action] ? { codes: [options.buttons[action]] } : undefined);
   const tags = [options.path.slice(1)];
-  const columns = options.extraSelect ? `${table}.*, ${options.extraSelect}` : '*';
+  // A table with hidden fields (password hashes) is read by explicit columns, so they never leave
+  // the database on reads; the tree's parent column is needed for nesting.
+  const hidesFields = Object.values(fields).some((field) => field.output === false);
+  const readList = [...new Set(['id', ...readColumns(fields), ...(options.tree ? [options.tree.parentColumn] : [])])];
+  const rowColumns = hidesFields ? readList.map((column) => `${table}.${quoteIdent(column)}`).join(', ') : `${table}.*`;
+  const columns = options.extraSelect ? `${rowColumns}, ${options.extraSelect}` : rowColumns;
+  const toRecord = recordMapper(fields, ids);
 
   const records = async (rows: Row[]): Promise<Record<string, unknown>[]> => {
-    const out = rows.map((row) => toRecord(row, fields, ids));
+    const out = rows.map(toRecord);
     if (hooks.decorate) await hooks.decorate(out, rows);
     return out;
   };

@@ -32,23 +32,34 @@ export const auditFields: Fields = {
 
 /** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms. */
 export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCodec): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(fields)) {
-    if (field.output === false) continue;
-    const value = row[field.column];
-    switch (field.kind) {
-      case 'id':
-        record[name] = typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
-        break;
-      case 'time':
+  return recordMapper(fields, ids)(row);
+}
+
+/**
+ * The row → record conversion of `toRecord` with the field list worked out once, for converting
+ * many rows (search pages): which fields are shown, their columns and the fmt* names of times.
+ */
+export function recordMapper(fields: Fields, ids: IdCodec): (row: Record<string, unknown>) => Record<string, unknown> {
+  const shown = Object.entries(fields)
+    .filter(([, field]) => field.output !== false)
+    .map(([name, field]) => ({ name, column: field.column, kind: field.kind, fmtName: `fmt${name[0].toUpperCase()}${name.slice(1)}` }));
+  return (row) => {
+    const record: Record<string, unknown> = {};
+    for (const { name, column, kind, fmtName } of shown) {
+      const value = row[column];
+      if (kind === 'id') record[name] = typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
+      else if (kind === 'time') {
         record[name] = value instanceof Date ? value.getTime() : null;
-        if (value instanceof Date) record[`fmt${name[0].toUpperCase()}${name.slice(1)}`] = formatTime(value);
-        break;
-      default:
-        record[name] = value ?? null;
+        if (value instanceof Date) record[fmtName] = formatTime(value);
+      } else record[name] = value ?? null;
     }
-  }
-  return record;
+    return record;
+  };
+}
+
+/** The columns a read needs: every shown field's column (hidden ones, such as password hashes, stay in the database). */
+export function readColumns(fields: Fields): string[] {
+  return [...new Set(Object.values(fields).filter((field) => field.output !== false).map((field) => field.column))];
 }
 
 /** Converts validated camelCase input to column values; id fields are decoded from sqids. */

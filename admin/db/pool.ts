@@ -6,16 +6,17 @@ export type DbClient = pg.PoolClient;
 /** Either the pool or a client inside a transaction: both can run queries. */
 export type Queryable = Pick<pg.Pool, 'query'>;
 
+// Named statements (prepared()) carry LIMIT/OFFSET as parameters; PostgreSQL's cost model then
+// keeps re-planning them on every execution (custom plans), which costs more than running them.
+// The admin tables are small and evenly shaped, so one generic plan per statement is right (ADR 0205).
+// Sent as a startup option, so it costs no round trip; options in DATABASE_URL take precedence.
+const sessionOptions = '-c plan_cache_mode=force_generic_plan';
+
 export function createPool(databaseUrl: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 });
+  const options = [process.env.PGOPTIONS, sessionOptions].filter(Boolean).join(' ');
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, options });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
-  // Named statements (prepared()) carry LIMIT/OFFSET as parameters; PostgreSQL's cost model then
-  // keeps re-planning them on every execution (custom plans), which costs more than running them.
-  // The admin tables are small and evenly shaped, so one generic plan per statement is right (ADR 0205).
-  pool.on('connect', (client) => {
-    client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined);
-  });
   return pool;
 }
 

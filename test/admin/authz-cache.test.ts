@@ -101,6 +101,12 @@ describe('in-process authorization cache (real Redis and PostgreSQL)', () => {
       db.query = query;
     }
     assert.equal(texts.length, 5, `one query per search, got: ${texts.join(' | ')}`);
+    assert.doesNotMatch(texts[0], /"password"|"users"\.\*/, 'reads name their columns; password hashes stay in the database');
+  });
+
+  it('admin connections plan each named statement once (generic plans)', async () => {
+    const { rows } = await h.admin.services.db.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+    assert.equal(rows[0].plan_cache_mode, 'force_generic_plan');
   });
 
   it('honours a session version another client writes to Redis', async () => {

@@ -9,20 +9,26 @@
  * - 1.20 has no CRD CEL: the CRD is installed without its rules (the operator checks them).
  * - A real server refuses loopback addresses in Endpoints, so Services cannot be proxied here;
  *   the test reaches demo-rw/demo-ro through their selectors (the pods kube-proxy would pick).
+ * The server enforces RBAC for the operator, which runs with exactly operator/rbac.ts (the chart's
+ * ClusterRole): a missing rule fails here, and creating ha-node's Role proves it holds those
+ * rights (RBAC forbids granting more than one has). The node and the test act as administrator.
  * Without the oracle binaries the file reports why and runs nothing, except with CI=true.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { apiStatusCode } from '../../lib/kube/client.js';
+import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { apiStatusCode, loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
+import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
 import { installCrds } from '../../local/cluster/stack.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { operatorRules } from '../../operator/rbac.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';
 import { clusterDriver, deleteCluster, failOver, viaSelector, type ClusterDriver } from './e2e-support.js';
@@ -31,6 +37,20 @@ import { eventually, writesDuringIdlePasses } from './support.js';
 const ns = 'default';
 const logger = createLogger({ name: 'e2e-oracle', level: process.env.LOG_LEVEL ?? 'silent' });
 const missing = oracleMissing();
+const operatorUser = 'keelson-operator';
+
+/** Grants the operator's user exactly operator/rbac.ts (what the chart's ClusterRole holds), cluster-wide. */
+async function grantOperatorRules(admin: KubeConfig): Promise<void> {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({ body: { metadata: { name: operatorUser }, rules: operatorRules() } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: operatorUser },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: operatorUser },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser }],
+    },
+  });
+}
 
 if (missing && process.env.CI === 'true') {
   describe('operator end to end on kube-apiserver 1.20.2', () => {
@@ -46,17 +66,23 @@ if (missing && process.env.CI === 'true') {
     let operator: RunningOperator;
     let api: OperatorKubeApi;
     let demo: ClusterDriver;
+    let operatorKubeconfig: string;
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'keelson-e2e-oracle-'));
       chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
-      oracle = await startOracleApiServer();
+      // RBAC is enforced for the operator: it runs as a user holding only operatorRules().
+      const operatorToken = randomBytes(16).toString('hex');
+      oracle = await startOracleApiServer({ authorizationMode: 'RBAC', users: { [operatorUser]: operatorToken } });
+      operatorKubeconfig = join(dir, 'operator-kubeconfig');
+      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), { mode: 0o600 });
+      await grantOperatorRules(oracle.kubeConfig);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaSelector);
       await installCrds(oracle.kubeConfig, logger);
       node = await startLocalNode({ kubeconfigPath: oracle.kubeconfigPath, dir: join(dir, 'node'), ipPrefix: '127.0.46', logger: logger.child({ component: 'node' }) });
       operator = await runOperator({
-        kubeconfig: oracle.kubeconfigPath,
+        kubeconfig: operatorKubeconfig,
         namespaces: [],
         leaderElect: true,
         leaseNamespace: ns,
@@ -92,6 +118,14 @@ if (missing && process.env.CI === 'true') {
       assert.match(fallback?.message ?? '', /policy\/v1beta1/);
       const events = await demo.events();
       assert.equal(events.filter((e) => e.reason === 'ApiFallback').length, 1, 'one Event, not one per reconcile');
+    });
+
+    it('the operator got there with only its RBAC rules (the server enforces them)', async () => {
+      const asOperator = new OperatorKubeApi(loadKubeConfig({ kubeconfig: operatorKubeconfig }));
+      const denied = await asOperator.core.listSecretForAllNamespaces().then(() => undefined, (err: unknown) => err);
+      assert.equal(apiStatusCode(denied), 403, 'listing Secrets is not among its rules');
+      const role = await oracle.kubeConfig.makeApiClient(RbacAuthorizationV1Api).readNamespacedRole({ namespace: ns, name: 'demo' });
+      assert.ok((role.rules?.length ?? 0) > 0, 'it could grant ha-node its Role, so it holds those rights itself');
     });
 
     it('writes through demo-rw and reads them from demo-ro (selected pods: loopback Endpoints are refused)', async () => {

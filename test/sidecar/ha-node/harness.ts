@@ -144,14 +144,14 @@ export class Member {
   }
 
   async get(path: string): Promise<{ status: number; body: string; json: () => Record<string, unknown> }> {
-    const response = await fetch(`${this.apiUrl}${path}`, { signal: AbortSignal.timeout(3000) });
+    const response = await fetch(`${this.apiUrl}${path}`, { signal: AbortSignal.timeout(5000) });
     const body = await response.text();
     return { status: response.status, body, json: () => JSON.parse(body) as Record<string, unknown> };
   }
 
   async status(path: string, method = 'GET'): Promise<number> {
     try {
-      const response = await fetch(`${this.apiUrl}${path}`, { method, signal: AbortSignal.timeout(2000) });
+      const response = await fetch(`${this.apiUrl}${path}`, { method, signal: AbortSignal.timeout(5000) });
       await response.arrayBuffer();
       return response.status;
     } catch {

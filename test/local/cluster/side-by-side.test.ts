@@ -11,7 +11,7 @@ import { createLogger } from '../../../lib/log.js';
 import { loadKubeConfig } from '../../../lib/kube/client.js';
 import { parseServiceCidr, serviceCidrOfPrefix, ServiceIpAllocator } from '../../../local/apiserver/service-ips.js';
 import { startLocalStack, type LocalStack } from '../../../local/cluster/stack.js';
-import { eventually, getJson, httpPodScript, randomIpPrefix } from '../node/helpers.js';
+import { eventually, getJson, httpPodContainer, httpPodScript, randomIpPrefix } from '../node/helpers.js';
 
 function podAndService(core: k8s.CoreV1Api): Promise<unknown> {
   const pod = core.createNamespacedPod({
@@ -20,16 +20,7 @@ function podAndService(core: k8s.CoreV1Api): Promise<unknown> {
       metadata: { name: 'web', labels: { app: 'web' } },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: 'web',
-          image: 'registry.test/http-pod:1.0',
-          command: [process.execPath, httpPodScript],
-          ports: [{ name: 'http', containerPort: 8080 }],
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-          ],
-        }],
+        containers: [httpPodContainer([], { command: [process.execPath, httpPodScript] })],
       },
     },
   });

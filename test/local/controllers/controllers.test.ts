@@ -6,38 +6,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { startTestApiServer, openWatch, type TestApiServer } from '../../support/kube.js';
-import { startLocalNode, type LocalNode } from '../../../local/node/run.js';
-import { createLogger } from '../../../lib/log.js';
-import { eventually, randomIpPrefix, testImages } from '../node/helpers.js';
+import { openWatch } from '../../support/kube.js';
+import { eventually, httpPodContainer, isReady, randomIpPrefix, startNodeTestbed, statefulSetOf, type NodeTestbed } from '../node/helpers.js';
 
 const ns = 'ctl';
 let dir: string;
-let server: TestApiServer;
-let node: LocalNode;
+let bed: NodeTestbed;
+let server: NodeTestbed['server'];
 let core: k8s.CoreV1Api;
 let apps: k8s.AppsV1Api;
-
-const ready = (pod: k8s.V1Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 function template(app: string, version: string): k8s.V1PodTemplateSpec {
   return {
     metadata: { labels: { app } },
     spec: {
       terminationGracePeriodSeconds: 2,
-      containers: [
-        {
-          name: 'web',
-          image: 'registry.test/http-pod:1',
-          ports: [{ name: 'http', containerPort: 8080 }],
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            { name: 'VERSION', value: version },
-          ],
-          readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1 },
-        },
-      ],
+      containers: [httpPodContainer([{ name: 'VERSION', value: version }])],
     },
   };
 }
@@ -48,22 +32,12 @@ async function pods(app: string): Promise<k8s.V1Pod[]> {
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'keelson-controllers-'));
-  server = await startTestApiServer();
-  core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
-  apps = server.kubeConfig.makeApiClient(k8s.AppsV1Api);
-  node = await startLocalNode({
-    kubeconfigPath: server.kubeconfigPath,
-    dir: join(dir, 'node'),
-    ipPrefix: randomIpPrefix(),
-    images: testImages,
-    logger: createLogger({ name: 'controllers-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-  });
-  await core.createNamespace({ body: { metadata: { name: ns } } });
+  bed = await startNodeTestbed({ dir, ns, ipPrefix: randomIpPrefix(), name: 'controllers-test' });
+  ({ server, core, apps } = bed);
 });
 
 after(async () => {
-  await node?.close();
-  await server?.close();
+  await bed?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -74,7 +48,7 @@ test('a Deployment runs its replicas, rolls out a new template and scales down',
   });
   const first = await eventually(async () => {
     const list = await pods('api');
-    return list.length === 2 && list.every(ready) ? list : undefined;
+    return list.length === 2 && list.every(isReady) ? list : undefined;
   }, 'two ready api pods', 30_000);
   const deployment = await apps.readNamespacedDeployment({ name: 'api', namespace: ns });
   for (const pod of first) {
@@ -88,7 +62,7 @@ test('a Deployment runs its replicas, rolls out a new template and scales down',
   const rolled = await eventually(async () => {
     const list = (await pods('api')).filter((p) => !p.metadata?.deletionTimestamp);
     const fresh = list.every((p) => !oldNames.has(p.metadata?.name) && p.spec?.containers[0].env?.some((e) => e.name === 'VERSION' && e.value === 'v2'));
-    return list.length === 2 && fresh && list.every(ready) ? list : undefined;
+    return list.length === 2 && fresh && list.every(isReady) ? list : undefined;
   }, 'rollout to v2', 40_000);
   assert.equal(new Set(rolled.map((p) => p.metadata?.labels?.['pod-template-hash'])).size, 1);
   await eventually(async () => {
@@ -101,19 +75,7 @@ test('a Deployment runs its replicas, rolls out a new template and scales down',
 });
 
 test('a StatefulSet rolling update replaces pods from the highest ordinal; scale down keeps claims', async () => {
-  await apps.createNamespacedStatefulSet({
-    namespace: ns,
-    body: {
-      metadata: { name: 'db' },
-      spec: {
-        replicas: 2,
-        serviceName: 'db',
-        selector: { matchLabels: { app: 'db' } },
-        template: template('db', 'v1'),
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
-      },
-    },
-  });
+  await apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSetOf('db', { replicas: 2, serviceName: 'db', template: template('db', 'v1') }) });
   await eventually(async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace: ns })).status?.readyReplicas === 2, 'db ready', 30_000);
   const watch = await openWatch(server, `/api/v1/namespaces/${ns}/pods?watch=true&labelSelector=app%3Ddb`);
   try {

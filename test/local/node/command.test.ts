@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
-import { eventually, getJson, randomIpPrefix, refused, testImages } from './helpers.js';
+import { eventually, getJson, httpPodContainer, randomIpPrefix, readyPod, refused, testImages } from './helpers.js';
 
 const ns = 'cli';
 let dir: string;
@@ -62,25 +62,7 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
       spec: { restartPolicy: 'Never', containers: [{ name: 'keelson', image: 'ghcr.io/keelson/keelson:0.1.0', args: ['--version'] }] },
     },
   });
-  await core.createNamespacedPod({
-    namespace: ns,
-    body: {
-      metadata: { name: 'web' },
-      spec: {
-        containers: [
-          {
-            name: 'web',
-            image: 'registry.test/http-pod:1',
-            env: [
-              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            ],
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      },
-    },
-  });
+  await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'web' }, spec: { containers: [httpPodContainer()] } } });
   const done = await eventually(async () => {
     const pod = await core.readNamespacedPod({ name: 'version', namespace: ns });
     return pod.status?.phase === 'Succeeded' ? pod : undefined;
@@ -89,10 +71,7 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
   const logDir = join(dir, 'node', 'logs', `${ns}_version_${done.metadata?.uid}`);
   assert.match(await readFile(join(logDir, 'keelson.log'), 'utf8'), /^\d+\.\d+\.\d+/);
 
-  const web = await eventually(async () => {
-    const pod = await core.readNamespacedPod({ name: 'web', namespace: ns });
-    return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
-  }, 'web pod ready', 30_000);
+  const web = await readyPod(core, ns, 'web', 'web pod ready');
   const ip = web.status!.podIP!;
   assert.ok(ip.startsWith(`${prefix}.`));
   assert.equal((await getJson(`http://${ip}:8080/`)).body.pod, 'web');
@@ -110,29 +89,8 @@ test('pods do not outlive a node agent that is killed outright', async () => {
   const prefix = randomIpPrefix();
   output = '';
   child = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, 'node-killed'), '--ip-prefix', prefix, '--image-map', imageMap]);
-  await core.createNamespacedPod({
-    namespace: ns,
-    body: {
-      metadata: { name: 'orphan' },
-      spec: {
-        containers: [
-          {
-            name: 'web',
-            image: 'registry.test/http-pod:1',
-            env: [
-              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            ],
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      },
-    },
-  });
-  const pod = await eventually(async () => {
-    const current = await core.readNamespacedPod({ name: 'orphan', namespace: ns });
-    return current.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? current : undefined;
-  }, `orphan pod ready (cli output: ${output})`, 30_000);
+  await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'orphan' }, spec: { containers: [httpPodContainer()] } } });
+  const pod = await readyPod(core, ns, 'orphan', `orphan pod ready (cli output: ${output})`);
   const ip = pod.status!.podIP!;
   assert.equal((await getJson(`http://${ip}:8080/`)).body.pod, 'orphan');
   child.kill('SIGKILL');

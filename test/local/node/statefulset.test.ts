@@ -9,23 +9,20 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { startTestApiServer, openWatch, kubeConfigAs, type TestApiServer } from '../../support/kube.js';
-import { startLocalNode, type LocalNode } from '../../../local/node/run.js';
-import { createLogger } from '../../../lib/log.js';
-import { eventually, getJson, post, randomIpPrefix, refused, testImages } from './helpers.js';
+import { openWatch, kubeConfigAs } from '../../support/kube.js';
+import { eventually, getJson, httpPodContainer, isReady, post, randomIpPrefix, readyPod, refused, startNodeTestbed, statefulSetOf, type NodeTestbed } from './helpers.js';
 
 const ns = 'shop';
 const prefix = randomIpPrefix();
 const clusterIP = `${prefix}.200`;
 let dir: string;
-let server: TestApiServer;
-let node: LocalNode;
+let bed: NodeTestbed;
+let server: NodeTestbed['server'];
+let node: NodeTestbed['node'];
 let core: k8s.CoreV1Api;
 let apps: k8s.AppsV1Api;
 let podWatch: Awaited<ReturnType<typeof openWatch>>;
 let signalLog: string;
-
-const ready = (pod: k8s.V1Pod | undefined): boolean => pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 async function readPod(name: string): Promise<k8s.V1Pod | undefined> {
   try {
@@ -47,18 +44,8 @@ async function endpointIps(): Promise<{ ready: string[]; notReady: string[] }> {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'keelson-node-sts-'));
   signalLog = join(dir, 'signals.log');
-  server = await startTestApiServer();
-  core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
-  apps = server.kubeConfig.makeApiClient(k8s.AppsV1Api);
-  node = await startLocalNode({
-    kubeconfigPath: server.kubeconfigPath,
-    dir: join(dir, 'node'),
-    ipPrefix: prefix,
-    images: testImages,
-    backoff: { initialMs: 500, maxMs: 2000 },
-    logger: createLogger({ name: 'local-node-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-  });
-  await core.createNamespace({ body: { metadata: { name: ns } } });
+  bed = await startNodeTestbed({ dir, ns, ipPrefix: prefix, name: 'local-node-test', backoff: { initialMs: 500, maxMs: 2000 } });
+  ({ server, node, core, apps } = bed);
   podWatch = await openWatch(server, `/api/v1/namespaces/${ns}/pods?watch=true`);
   await core.createNamespacedService({
     namespace: ns,
@@ -70,48 +57,39 @@ before(async () => {
   });
   await apps.createNamespacedStatefulSet({
     namespace: ns,
-    body: {
-      metadata: { name: 'web' },
-      spec: {
-        replicas: 3,
-        serviceName: 'web-headless',
-        selector: { matchLabels: { app: 'web' } },
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: {
-            terminationGracePeriodSeconds: 3,
-            containers: [
+    body: statefulSetOf('web', {
+      replicas: 3,
+      serviceName: 'web-headless',
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          terminationGracePeriodSeconds: 3,
+          containers: [
+            httpPodContainer(
+              [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'DATA_DIR', value: '/data' },
+                { name: 'SIGNAL_LOG', value: signalLog },
+                { name: 'TERM_DELAY_MS', value: '1000' },
+              ],
               {
-                name: 'web',
-                image: 'registry.test/http-pod:1.0',
-                ports: [{ name: 'http', containerPort: 8080 }],
-                env: [
-                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-                  { name: 'DATA_DIR', value: '/data' },
-                  { name: 'SIGNAL_LOG', value: signalLog },
-                  { name: 'TERM_DELAY_MS', value: '1000' },
-                ],
                 volumeMounts: [{ name: 'data', mountPath: '/data' }],
                 startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 30 },
                 readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1, failureThreshold: 1 },
                 // Two failures in a row, 2 s timeout: a slow moment on a busy machine is not a restart.
                 livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 2 },
               },
-            ],
-          },
+            ),
+          ],
         },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
       },
-    },
+    }),
   });
 });
 
 after(async () => {
   podWatch?.stop();
-  await node?.close();
-  await server?.close();
+  await bed?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -135,7 +113,7 @@ test('the StatefulSet creates its pods in order, each on its own address with a 
   const events = podWatch.events.map((e) => ({ type: e.type, pod: e.object as unknown as k8s.V1Pod }));
   for (const ordinal of [1, 2]) {
     const added = events.findIndex((e) => e.type === 'ADDED' && e.pod.metadata?.name === `web-${ordinal}`);
-    const previousReady = events.findIndex((e) => e.pod.metadata?.name === `web-${ordinal - 1}` && ready(e.pod));
+    const previousReady = events.findIndex((e) => e.pod.metadata?.name === `web-${ordinal - 1}` && isReady(e.pod));
     assert.ok(added > 0 && previousReady >= 0 && previousReady < added, `web-${ordinal} was created after web-${ordinal - 1} became ready`);
   }
   const status = (await apps.readNamespacedStatefulSet({ name: 'web', namespace: ns })).status;
@@ -153,7 +131,7 @@ test('readiness gates Endpoints', async () => {
     const eps = await endpointIps();
     return eps.ready.length === 2 && !eps.ready.includes(ip) && eps.notReady.includes(ip);
   }, 'web-1 moved to notReadyAddresses');
-  assert.equal(ready(await readPod('web-1')), false);
+  assert.equal(isReady(await readPod('web-1')), false);
   await post(`http://${ip}:8080/ready`);
   await eventually(async () => (await endpointIps()).ready.includes(ip), 'web-1 ready again');
 });
@@ -215,7 +193,7 @@ test('a liveness failure restarts the container and the restart is counted', asy
   await post(`http://${ip}:8080/fail-liveness`);
   const restarted = await eventually(async () => {
     const current = await readPod('web-2');
-    return (current?.status?.containerStatuses?.[0]?.restartCount ?? 0) > restartsBefore && ready(current) ? current : undefined;
+    return (current?.status?.containerStatuses?.[0]?.restartCount ?? 0) > restartsBefore && isReady(current) ? current : undefined;
   }, 'web-2 restarted and ready');
   assert.equal(restarted.metadata?.uid, pod.metadata?.uid, 'the container restarted, not the pod');
   assert.equal(restarted.status?.podIP, ip);
@@ -235,7 +213,7 @@ test('deleting a pod runs SIGTERM with its grace period, then the StatefulSet re
   assert.equal((await getJson(`http://${ip}:8080/`)).status, 200);
   const replaced = await eventually(async () => {
     const current = await readPod('web-1');
-    return current && current.metadata?.uid !== pod.metadata?.uid && ready(current) ? current : undefined;
+    return current && current.metadata?.uid !== pod.metadata?.uid && isReady(current) ? current : undefined;
   }, 'web-1 recreated and ready', 30_000);
   assert.equal(replaced.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName, 'data-web-1');
   // The old object went away only after the kubelet side finished: a DELETED event for the old uid.
@@ -249,26 +227,15 @@ test('a container that ignores SIGTERM is killed when the grace period ends', as
       metadata: { name: 'stubborn' },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'web',
-            image: 'registry.test/http-pod:1.0',
-            env: [
-              { name: 'POD_NAME', value: 'stubborn' },
-              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-              { name: 'IGNORE_TERM', value: '1' },
-              { name: 'SIGNAL_LOG', value: signalLog },
-            ],
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
+        containers: [httpPodContainer([
+          { name: 'POD_NAME', value: 'stubborn' },
+          { name: 'IGNORE_TERM', value: '1' },
+          { name: 'SIGNAL_LOG', value: signalLog },
+        ])],
       },
     },
   });
-  const running = await eventually(async () => {
-    const pod = await readPod('stubborn');
-    return ready(pod) ? pod : undefined;
-  }, 'stubborn ready');
+  const running = await readyPod(core, ns, 'stubborn', 'stubborn ready');
   const ip = running.status!.podIP!;
   const started = Date.now();
   await core.deleteNamespacedPod({ name: 'stubborn', namespace: ns });
@@ -286,24 +253,11 @@ test('a pod deleted and recreated while the node was cut off is replaced, not le
     metadata: { name: 'phoenix' },
     spec: {
       terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'web',
-          image: 'registry.test/http-pod:1.0',
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
-            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-          ],
-          readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-        },
-      ],
+      containers: [httpPodContainer([{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } }])],
     },
   });
   await testCore.createNamespacedPod({ namespace: ns, body: podBody() });
-  const first = await eventually(async () => {
-    const pod = await readPod('phoenix');
-    return ready(pod) ? pod : undefined;
-  }, 'phoenix ready');
+  const first = await readyPod(core, ns, 'phoenix', 'phoenix ready');
   const oldIp = first.status!.podIP!;
   const undo = server.faults.refuse({ token: server.token });
   try {
@@ -313,10 +267,7 @@ test('a pod deleted and recreated while the node was cut off is replaced, not le
   } finally {
     undo();
   }
-  const second = await eventually(async () => {
-    const pod = await readPod('phoenix');
-    return pod && pod.metadata?.uid !== first.metadata?.uid && ready(pod) ? pod : undefined;
-  }, 'new phoenix ready', 30_000);
+  const second = await readyPod(core, ns, 'phoenix', 'new phoenix ready', 30_000, (pod) => pod.metadata?.uid !== first.metadata?.uid);
   assert.equal((await getJson(`http://${second.status!.podIP}:8080/`)).body.pod, second.metadata?.uid);
   if (oldIp !== second.status!.podIP) {
     await eventually(() => refused(`http://${oldIp}:8080/`), 'old phoenix process stopped', 15_000, 250);

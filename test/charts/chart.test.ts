@@ -34,7 +34,7 @@ describe('charts/keelson', () => {
     const crd = find<K8sDoc & { spec: unknown }>(defaults, 'CustomResourceDefinition', 'databaseclusters.keelson.io');
     assert.deepEqual(crd.spec, JSON.parse(JSON.stringify(databaseClusterCrd().spec)));
     assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
-    assert.ok(!kinds(renderChart({ crds: { install: false } })).some((k) => k.startsWith('CustomResourceDefinition')));
+    assert.ok(!kinds(renderChart({ crds: { install: false } })).some((k) => k.startsWith('CustomResourceDefinition')), 'crds.install=false leaves the CRD out');
   });
 
   it('runs the operator with the ports, paths and image version of the code', () => {
@@ -56,7 +56,7 @@ describe('charts/keelson', () => {
     assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     const single = find<V1Deployment>(renderChart({ operator: { leaderElection: { enabled: false }, replicas: 3 } }), 'Deployment', 'keelson-operator');
     assert.equal(single.spec?.replicas, 1);
-    assert.ok(single.spec?.template.spec?.containers[0]?.args?.includes('--no-leader-elect'));
+    assert.ok(single.spec?.template.spec?.containers[0]?.args?.includes('--no-leader-elect'), 'a single replica runs without election');
   });
 
   it('grants the operator exactly what it does and no cluster-wide rights when namespaces are listed', () => {
@@ -78,13 +78,13 @@ describe('charts/keelson', () => {
     const scoped = renderChart({ operator: { watchNamespaces: ['team-a', 'team-b'] } });
     const bindings = scoped.filter((d) => d.kind === 'RoleBinding' && d.metadata.name === 'keelson-operator');
     assert.deepEqual(bindings.map((b) => b.metadata.namespace), ['team-a', 'team-b']);
-    assert.ok(!scoped.some((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'keelson-operator'));
+    assert.ok(!scoped.some((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'keelson-operator'), 'no cluster-wide binding when namespaces are listed');
     const container = find<V1Deployment>(scoped, 'Deployment', 'keelson-operator').spec!.template.spec!.containers[0]!;
     assert.equal(container.env?.find((e) => e.name === 'WATCH_NAMESPACE')?.value, 'team-a,team-b');
   });
 
   it('adds the admin backend only when enabled, and requires its Secret', () => {
-    assert.ok(!kinds(defaults).some((k) => k.includes('admin')));
+    assert.ok(!kinds(defaults).some((k) => k.includes('admin')), 'no admin objects by default');
     assert.throws(() => renderChart({ admin: { enabled: true } }), /admin.existingSecret/);
     const docs = renderChart({ admin: { enabled: true, existingSecret: 'keelson-admin-env' } });
     const deployment = find<V1Deployment>(docs, 'Deployment', 'keelson-admin');
@@ -96,7 +96,7 @@ describe('charts/keelson', () => {
   });
 
   it('creates the ServiceMonitor from values', () => {
-    assert.ok(!kinds(defaults).some((k) => k.startsWith('ServiceMonitor')));
+    assert.ok(!kinds(defaults).some((k) => k.startsWith('ServiceMonitor')), 'no ServiceMonitor by default');
     const docs = renderChart({ serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } });
     const monitor = find<K8sDoc & { spec: { endpoints: Array<{ port: string; path: string; interval: string }> } }>(docs, 'ServiceMonitor', 'keelson-operator');
     assert.equal(monitor.metadata.labels?.release, 'prom');
@@ -107,10 +107,10 @@ describe('charts/keelson', () => {
     const configMap = find<K8sDoc & { data: Record<string, string> }>(defaults, 'ConfigMap', 'keelson-dashboard');
     assert.equal(configMap.metadata.labels?.grafana_dashboard, '1');
     const dashboard = JSON.parse(configMap.data['keelson.json']!) as { panels: Array<{ targets: Array<{ expr: string }> }> };
-    assert.ok(dashboard.panels.length >= 8);
+    assert.ok(dashboard.panels.length >= 8, `${dashboard.panels.length} panels`);
     const exported = new Set((await createOperatorMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
     const used = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)).join(' ').match(/keelson_operator_[a-z_]+/g) ?? [];
-    assert.ok(used.length >= 4);
+    assert.ok(used.length >= 4, `${used.length} operator metrics used`);
     for (const name of used) assert.ok(exported.has(name.replace(/_bucket$/, '')), `${name} is exported by the operator`);
   });
 });

@@ -36,8 +36,8 @@ describe('builders', () => {
   it('leave out the ServiceMonitor unless enabled and its CRD exists', () => {
     const kinds = (spec: Record<string, unknown>, available: boolean) =>
       desiredObjects(sampleContext(spec), { ...all, serviceMonitor: available }).map((o: KubernetesObject) => o.kind);
-    assert.ok(!kinds({}, true).includes('ServiceMonitor'));
-    assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'));
+    assert.ok(!kinds({}, true).includes('ServiceMonitor'), 'not without monitoring enabled');
+    assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'), 'not without the CRD');
   });
 
   it('write the PodDisruptionBudget in the version the server serves, or leave it out', () => {
@@ -142,7 +142,7 @@ describe('builders', () => {
     assert.equal(Buffer.from(secret.data!.password!, 'base64').toString(), 's3cret');
     assert.equal(Buffer.from(secret.data!.username!, 'base64').toString(), 'postgres');
     const a = generatePassword();
-    assert.ok(a.length >= 40 && a !== generatePassword());
+    assert.ok(a.length >= 40 && a !== generatePassword(), 'long and never repeated');
   });
 
   it('ConfigMap carries the HA timings and PostgreSQL parameters for ha-node', () => {

@@ -78,7 +78,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
       return s.switchover?.result === 'Succeeded' ? s : undefined;
     }, 60_000);
     assert.equal(done.currentPrimary, 'demo-4');
-    assert.ok((await demo.events()).some((e) => e.reason === 'SwitchoverSucceeded'));
+    assert.ok((await demo.events()).some((e) => e.reason === 'SwitchoverSucceeded'), 'a SwitchoverSucceeded Event');
     const [row] = await eventually('demo-rw on the new primary', async () => {
       const rows = await demo.query('demo-rw', 'SELECT pg_is_in_recovery() AS standby');
       return rows[0]?.standby === false ? rows : undefined;
@@ -126,7 +126,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
     assert.equal(last!.name, oldPrimary, 'the old primary last');
     assert.equal(last!.role, 'replica', 'the old primary was switched over before its pod went');
     assert.ok(last!.primaryThen && last!.primaryThen !== oldPrimary, `another pod was primary when ${oldPrimary} went`);
-    assert.ok((await demo.events()).some((e) => e.reason === 'Switchover' && /rolling update/.test(e.message ?? '')));
+    assert.ok((await demo.events()).some((e) => e.reason === 'Switchover' && /rolling update/.test(e.message ?? '')), 'the rollout switched over by itself');
     assert.ok(committed.length > 0, 'writes went on during the rollout');
     const present = new Set(await eventually('demo-rw answers', ids, 30_000));
     assert.deepEqual(committed.filter((id) => !present.has(id)), [], 'every committed write survived the rollout');

@@ -83,7 +83,7 @@ describe('operator against the API server stand-in', () => {
       return c?.status?.phase ? c : undefined;
     });
     assert.equal(withStatus.status?.phase, 'Creating');
-    assert.ok(withStatus.metadata?.finalizers?.includes(Finalizer));
+    assert.ok(withStatus.metadata?.finalizers?.includes(Finalizer), 'the finalizer is set');
     assert.equal(withStatus.status?.selector, 'keelson.io/cluster=demo,app.kubernetes.io/component=database');
   });
 
@@ -252,7 +252,7 @@ describe('operator against the API server stand-in', () => {
       });
       assert.match(refused.message, message);
       const events = await api.core.listNamespacedEvent({ namespace: ns });
-      assert.ok(events.items.some((e) => e.reason === 'InvalidSpec' && e.involvedObject.name === name && e.type === 'Warning'));
+      assert.ok(events.items.some((e) => e.reason === 'InvalidSpec' && e.involvedObject.name === name && e.type === 'Warning'), `an InvalidSpec Warning for ${name}`);
       assert.equal(await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } }), undefined, 'nothing built for an invalid spec');
       await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name });
     };

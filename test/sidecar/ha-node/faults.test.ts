@@ -21,6 +21,16 @@ interface Sampling {
   writersSeen: Set<string>;
 }
 
+/** Epoch ms of the first JSON log line after `since` whose text matches. */
+function logTime(log: string, pattern: RegExp, since: number): number | undefined {
+  for (const line of log.split('\n')) {
+    if (!pattern.test(line)) continue;
+    const time = Date.parse(String((JSON.parse(line) as { time?: string }).time));
+    if (time >= since) return time;
+  }
+  return undefined;
+}
+
 function startSampling(members: Member[]): { stop: () => Promise<Sampling> } {
   const result: Sampling = { rounds: 0, splitRounds: 0, writersSeen: new Set() };
   let running = true;
@@ -125,6 +135,32 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     old.killHaNode('SIGCONT');
     await kubelet.running(old.name);
     await cluster.waitFor('the frozen member back as a streaming replica', async () => (await old.status('/replica?replication_state=streaming')) === 200, 90_000);
+    assert.equal(await cluster.primary(), primary);
+  });
+
+  it('takes over only after the fencer stopped PostgreSQL when the primary ha-node alone is killed', async () => {
+    const old = primary;
+    const others = cluster.members.filter((m) => m !== old);
+    const sampling = startSampling(cluster.members);
+    const killedAt = Date.now();
+    // ha-node dies, PostgreSQL and the fencer live on: the kubelet and the API port say dead,
+    // PostgreSQL answers until the fencer stops it at its deadline, ttl minus a margin.
+    old.killHaNode('SIGKILL');
+    primary = await cluster.waitFor('a new primary', async () => {
+      for (const m of others) if (await m.isWritable()) return m;
+      return undefined;
+    }, 40_000);
+    const result = await sampling.stop();
+    assert.equal(result.splitRounds, 0, 'two writable primaries were seen in the same round');
+    await cluster.waitFor('the race logged', async () => /won the leader race/.test(primary.log()), 10_000);
+    const fencedAt = logTime(old.log(), /heartbeat overdue: stopping PostgreSQL/, killedAt);
+    const wonAt = logTime(primary.log(), /won the leader race/, killedAt);
+    assert.ok(fencedAt !== undefined, 'the fencer stopped the orphaned PostgreSQL');
+    assert.ok(wonAt !== undefined && wonAt > fencedAt, `lease taken at +${(wonAt ?? 0) - killedAt} ms, fence at +${fencedAt - killedAt} ms`);
+    const path = /took over the lock of crashed/.test(primary.log()) ? 'early takeover' : 'lease expiry';
+    process.stderr.write(`# ha-node alone killed: fenced at +${fencedAt - killedAt} ms, lease taken by ${path} at +${wonAt - killedAt} ms\n`);
+    old.start();
+    await cluster.waitFor('the old primary back as a streaming replica', async () => (await old.status('/replica?replication_state=streaming')) === 200, 90_000);
     assert.equal(await cluster.primary(), primary);
   });
 

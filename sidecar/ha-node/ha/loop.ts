@@ -75,6 +75,8 @@ export class HaLoop {
   /** Serialises loop cycles and operations that act on PostgreSQL (restart, reinitialize). */
   private exclusiveTail: Promise<unknown> = Promise.resolve();
   private exclusiveName: string | undefined;
+  /** The last crash evidence that fell short of a takeover (logged once). */
+  private lastDisputedEvidence: string | undefined;
 
   constructor(
     private readonly options: HaLoopOptions,
@@ -510,7 +512,12 @@ export class HaLoop {
     if (!judge || !member || !judge.kubeletSaysDead(member)) return undefined;
     const evidence = await judge.evidence(member);
     if (!leaderCrashed(evidence)) {
-      this.options.logger.info({ leader: leader.holder, evidence }, 'leader pod reported dead but not every source agrees; waiting for the lease to expire');
+      // Once per leader and verdict, not every loop until the lease lapses.
+      const seen = JSON.stringify([leader.holder, evidence]);
+      if (seen !== this.lastDisputedEvidence) {
+        this.lastDisputedEvidence = seen;
+        this.options.logger.info({ leader: leader.holder, evidence }, 'leader pod reported dead but not every source agrees; waiting for the lease to expire');
+      }
       return undefined;
     }
     return this.race(cluster, status, { leader, evidence });

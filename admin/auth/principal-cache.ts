@@ -40,7 +40,7 @@ export class PrincipalCache {
 
   constructor(
     private readonly maxAgeMs = 10_000,
-    private readonly maxEntries = 50_000,
+    private readonly maxEntries = 5_000,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -1,21 +1,21 @@
 import type { ServerResponse } from 'node:http';
-import { renderExposition, textContentType, type RenderedFamily } from './exposition.js';
+import { familiesOfText, renderExposition, textContentType, type RenderedFamily } from './exposition.js';
 
 /**
  * A scrape's body in two parts: the collectors' text, encoded once when a result changed, and the
- * text rendered for this scrape. Kept apart so a cached scrape neither copies nor re-encodes the
- * bulk of the body (that copy used to be most of what the garbage collector had to clean up).
+ * self and process metrics written for this scrape. Kept apart so a cached scrape neither copies
+ * nor re-encodes the bulk of the body (that copy used to be most of the garbage per scrape).
  */
 export interface ScrapeBody {
   cached: Buffer;
-  fresh: string;
+  fresh: Buffer;
 }
 
-export const bodyText = (body: ScrapeBody): string => body.cached.toString('utf8') + body.fresh;
+export const bodyText = (body: ScrapeBody): string => body.cached.toString('utf8') + body.fresh.toString('utf8');
 
 /** Sends a body as one 200 response with its length, both parts in one write. */
 export function sendBody(res: ServerResponse, body: ScrapeBody): void {
-  res.writeHead(200, { 'Content-Type': textContentType, 'Content-Length': body.cached.length + Buffer.byteLength(body.fresh) });
+  res.writeHead(200, { 'Content-Type': textContentType, 'Content-Length': body.cached.length + body.fresh.length });
   res.cork();
   res.write(body.cached);
   res.end(body.fresh);
@@ -42,16 +42,16 @@ export class BodyAssembler {
   private cached = empty;
   private clash = false;
 
-  /** @param reserved names of the families passed as `fresh` on every scrape */
+  /** @param reserved names of the families written into `fresh` on every scrape */
   constructor(private readonly reserved: ReadonlySet<string>) {}
 
-  assemble(collected: RenderedFamily[], fresh: RenderedFamily[]): ScrapeBody {
+  assemble(collected: RenderedFamily[], fresh: Buffer): ScrapeBody {
     if (!sameFamilies(collected, this.families)) {
       this.families = collected;
       this.clash = collected.some((family) => family.lines.length > 0 && this.reserved.has(family.name));
       this.cached = this.clash ? empty : Buffer.from(renderExposition(collected), 'utf8');
     }
-    if (this.clash) return { cached: empty, fresh: renderExposition([...collected, ...fresh]) };
-    return { cached: this.cached, fresh: renderExposition(fresh) };
+    if (this.clash) return { cached: empty, fresh: Buffer.from(renderExposition([...collected, ...familiesOfText(fresh.toString('utf8'))]), 'utf8') };
+    return { cached: this.cached, fresh };
   }
 }

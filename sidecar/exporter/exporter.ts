@@ -3,6 +3,7 @@ import { checkConstantLabels } from './config/validate.js';
 import type { CollectorSet } from './config/types.js';
 import { databaseOf, maskUrl, urlForDatabase } from './connection.js';
 import { BodyAssembler, bodyText, type ScrapeBody } from './body.js';
+import { ByteWriter } from './bytewriter.js';
 import type { RenderedFamily } from './exposition.js';
 import type { HealthProbe } from './health.js';
 import { ProcessMetrics } from './processmetrics.js';
@@ -49,6 +50,7 @@ export class Exporter {
   private readonly selfMetrics: SelfMetrics | undefined;
   private readonly processMetrics: ProcessMetrics | undefined;
   private readonly body: BodyAssembler;
+  private freshSize = 0;
 
   constructor(private readonly settings: ExporterSettings) {
     this.collectorSet = settings.loadCollectors();
@@ -123,23 +125,21 @@ export class Exporter {
     if (!main.up) this.scrapeErrorCount++;
     this.lastScrapeAtMs = startedMs;
     this.lastScrapeSeconds = (performance.now() - started) / 1000;
-    const fresh: RenderedFamily[] = [];
-    if (this.selfMetrics) {
-      fresh.push(
-        ...this.selfMetrics.render({
-          startedAtMs: this.startedAtMs,
-          lastScrapeAtMs: this.lastScrapeAtMs,
-          lastScrapeSeconds: this.lastScrapeSeconds,
-          scrapeCount: this.scrapeCount,
-          scrapeErrorCount: this.scrapeErrorCount,
-          lastScrapeFailed: this.lastScrapeFailed,
-          main: this.main,
-          servers: this.servers(),
-        }),
-      );
-    }
-    if (this.processMetrics) fresh.push(...this.processMetrics.render());
-    return this.body.assemble(families, fresh);
+    // Sized from the last scrape, so the buffer rarely grows (and copies) while it is written.
+    const fresh = new ByteWriter(this.freshSize + 512);
+    this.selfMetrics?.write(fresh, {
+      startedAtMs: this.startedAtMs,
+      lastScrapeAtMs: this.lastScrapeAtMs,
+      lastScrapeSeconds: this.lastScrapeSeconds,
+      scrapeCount: this.scrapeCount,
+      scrapeErrorCount: this.scrapeErrorCount,
+      lastScrapeFailed: this.lastScrapeFailed,
+      main: this.main,
+      servers: this.servers(),
+    });
+    this.processMetrics?.write(fresh);
+    this.freshSize = fresh.size;
+    return this.body.assemble(families, fresh.result());
   }
 
   /** Starts and stops forked servers so that they match the discovered databases; returns the new ones. */

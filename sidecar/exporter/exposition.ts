@@ -8,18 +8,10 @@ export interface RenderedFamily {
   name: string;
   help: string;
   type: FamilyType;
-  /**
-   * Complete sample lines without the trailing newline: `name{labels} value`. An entry may hold
-   * several lines joined by "\n" (see blockFamily); the merge splits them when it de-duplicates.
-   */
+  /** Complete sample lines without the trailing newline: `name{labels} value`. */
   lines: string[];
   /** Set when the lines themselves may repeat a series (otherwise producers guarantee uniqueness). */
   mayRepeat?: boolean;
-}
-
-/** A family whose sample lines are already one text block; its producer guarantees the series unique. */
-export function blockFamily(name: string, type: FamilyType, help: string, block: string): RenderedFamily {
-  return { name, type, help, lines: [block] };
 }
 
 export const textContentType = 'text/plain; version=0.0.4; charset=utf-8';
@@ -62,7 +54,7 @@ export function sampleLine(name: string, labels: string, value: number): string 
 const joinedLines = new WeakMap<string[], string>();
 
 function joined(lines: string[]): string {
-  // A one-entry array (a block, a single sample) needs no join and no WeakMap entry.
+  // A single sample needs no join and no WeakMap entry.
   if (lines.length === 1) return lines[0];
   let text = joinedLines.get(lines);
   if (text === undefined) {
@@ -109,14 +101,41 @@ export function renderExposition(families: Iterable<RenderedFamily>): string {
   }
   const parts: string[] = [];
   for (const [name, family] of merged) {
-    // HELP is optional; an empty one is left out because some parsers reject "# HELP name ".
-    if (family.help !== '') parts.push(`# HELP ${name} ${escapeHelp(family.help)}`);
-    parts.push(`# TYPE ${name} ${family.type}`);
-    if (!family.mayRepeat) {
-      parts.push(joined(family.chunks[0]));
-      continue;
-    }
-    parts.push(uniqueLines(family.chunks.flat().flatMap((entry) => (entry.includes('\n') ? entry.split('\n') : entry))).join('\n'));
+    parts.push(familyHead(name, family.type, family.help));
+    parts.push(family.mayRepeat ? uniqueLines(family.chunks.flat()).join('\n') : joined(family.chunks[0]));
+    parts.push('\n');
   }
-  return parts.length === 0 ? '' : `${parts.join('\n')}\n`;
+  return parts.join('');
+}
+
+/** HELP and TYPE lines of a family, each ending in a newline. */
+export function familyHead(name: string, type: FamilyType, help: string): string {
+  // HELP is optional; an empty one is left out because some parsers reject "# HELP name ".
+  return `${help === '' ? '' : `# HELP ${name} ${escapeHelp(help)}\n`}# TYPE ${name} ${type}\n`;
+}
+
+const unescapeHelp = (value: string): string => value.replace(/\\(\\|n)/g, (_, c: string) => (c === 'n' ? '\n' : '\\'));
+
+/**
+ * Families back from text this module rendered (one block per family). Used only when a
+ * collector's family must merge with one rendered as text for the scrape.
+ */
+export function familiesOfText(text: string): RenderedFamily[] {
+  const out: RenderedFamily[] = [];
+  let help = '';
+  let current: RenderedFamily | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# HELP ')) {
+      const rest = line.slice('# HELP '.length);
+      help = unescapeHelp(rest.slice(rest.indexOf(' ') + 1));
+    } else if (line.startsWith('# TYPE ')) {
+      const [name, type] = line.slice('# TYPE '.length).split(' ');
+      current = { name, type: type as FamilyType, help, lines: [] };
+      out.push(current);
+      help = '';
+    } else if (line !== '' && current) {
+      current.lines.push(line);
+    }
+  }
+  return out;
 }

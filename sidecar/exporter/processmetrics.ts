@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { blockFamily, formatValue, renderLabels, type FamilyType, type RenderedFamily } from './exposition.js';
+import type { ByteWriter } from './bytewriter.js';
+import { familyHead, formatValue, renderLabels, type FamilyType } from './exposition.js';
 
 const startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
 
@@ -29,27 +30,28 @@ const families: Array<readonly [string, FamilyType, string]> = [
  * of the cached-scrape budget, for series nobody alerts on.
  */
 export class ProcessMetrics {
-  private readonly labels: string;
+  private readonly heads: Buffer[];
+  private readonly prefixes: Buffer[];
 
   constructor(constantLabels: ReadonlyArray<readonly [string, string]>) {
-    this.labels = renderLabels(constantLabels);
+    const labels = renderLabels(constantLabels);
+    this.heads = families.map(([name, type, help]) => Buffer.from(familyHead(name, type, help)));
+    this.prefixes = families.map(([name]) => Buffer.from(`${name}${labels} `));
   }
 
   familyNames(): string[] {
     return families.map(([name]) => name);
   }
 
-  render(): RenderedFamily[] {
+  write(w: ByteWriter): void {
     const cpu = process.cpuUsage();
     const memory = process.memoryUsage();
     const values = [cpu.user / 1e6, cpu.system / 1e6, (cpu.user + cpu.system) / 1e6, startTimeSeconds, memory.rss, memory.heapTotal, memory.heapUsed, memory.external, openFds()];
-    const out: RenderedFamily[] = [];
     for (let i = 0; i < families.length; i++) {
       const value = values[i];
       if (value === undefined) continue;
-      const [name, type, help] = families[i];
-      out.push(blockFamily(name, type, help, `${name}${this.labels} ${formatValue(value)}`));
+      w.bytes(this.heads[i]);
+      w.sample(this.prefixes[i], formatValue(value));
     }
-    return out;
   }
 }

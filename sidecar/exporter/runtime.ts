@@ -32,6 +32,7 @@ export interface CollectOutcome {
 }
 
 const boolOid = 16;
+const noWarnings: string[] = [];
 
 /**
  * One installed collector on one server: its TTL cache, predicate caches and statistics.
@@ -46,6 +47,8 @@ export class CollectorRuntime {
   private lastError: string | undefined;
   private lastSkipped = false;
   private readonly predicateCache = new Map<number, { at: number; pass: boolean }>();
+  /** The outcome cached scrapes get, made once per result. */
+  private kept: CollectOutcome | undefined;
 
   constructor(
     readonly collector: Collector,
@@ -69,15 +72,28 @@ export class CollectorRuntime {
     return !disableCache && this.collector.ttl > 0 && scrapeStartMs - this.lastExecAt <= this.collector.ttl * 1000;
   }
 
-  async collect(lease: ClientLease, scrapeStartMs: number, disableCache: boolean): Promise<CollectOutcome> {
+  /**
+   * The cached outcome when the result is still fresh (counted as a hit), else undefined and
+   * nothing counted. Synchronous, and the outcome object is kept with the result, so a cached
+   * collector costs a scrape neither a promise nor an allocation.
+   */
+  cachedOutcome(scrapeStartMs: number, disableCache: boolean): CollectOutcome | undefined {
+    if (!this.isFresh(scrapeStartMs, disableCache)) return undefined;
     this.stats.total++;
     this.lastScrapeAt = scrapeStartMs;
-    if (this.isFresh(scrapeStartMs, disableCache)) {
-      this.stats.hit++;
-      if (this.lastError !== undefined) this.stats.error++;
-      return { families: this.families, ok: this.lastError === undefined, error: this.lastError, cached: true, skipped: this.lastSkipped, warnings: [] };
-    }
+    this.stats.hit++;
+    if (this.lastError !== undefined) this.stats.error++;
+    this.kept ??= { families: this.families, ok: this.lastError === undefined, error: this.lastError, cached: true, skipped: this.lastSkipped, warnings: noWarnings };
+    return this.kept;
+  }
+
+  async collect(lease: ClientLease, scrapeStartMs: number, disableCache: boolean): Promise<CollectOutcome> {
+    const cached = this.cachedOutcome(scrapeStartMs, disableCache);
+    if (cached) return cached;
+    this.stats.total++;
+    this.lastScrapeAt = scrapeStartMs;
     this.lastExecAt = scrapeStartMs;
+    this.kept = undefined;
     const started = performance.now();
     try {
       const passed = await this.checkPredicates(lease, scrapeStartMs, disableCache);

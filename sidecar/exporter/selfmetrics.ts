@@ -1,4 +1,5 @@
-import { blockFamily, formatValue, renderLabels, type FamilyType, type RenderedFamily } from './exposition.js';
+import type { ByteWriter } from './bytewriter.js';
+import { familyHead, formatValue, renderLabels, type FamilyType } from './exposition.js';
 import type { CollectorRuntime } from './runtime.js';
 import type { TargetServer } from './server.js';
 
@@ -66,20 +67,31 @@ function namespacesRepeat(runtimes: CollectorRuntime[]): boolean {
   return false;
 }
 
+interface KeptLabels {
+  /** Label text, the key for de-duplication. */
+  labels: string;
+  /** `name{labels} ` per family key, encoded once. */
+  prefixes: Map<FamilyKey, Buffer>;
+}
+
+const perServerKeys = ['serverDuration', 'serverTotalSeconds', 'serverTotal', 'serverErrors'] as const satisfies readonly FamilyKey[];
+const perQueryKeys = ['queryTtl', 'queryTotal', 'queryHits', 'queryErrors', 'querySkips', 'queryMetrics', 'queryDuration'] as const satisfies readonly FamilyKey[];
+
 /**
  * pg_up / pg_version / pg_in_recovery / build info and the exporter's own statistics, named as
  * pg_exporter names them (namespace configurable). Counts are gauges there, and stay gauges here.
  *
- * Rendered straight into text: label strings are built once per server and per installed
- * collector (the runtimes are replaced on every re-plan, so caching by identity stays correct),
- * so a scrape only appends values. The ~7 series per collector are most of a cached scrape's output.
+ * Written as bytes: headers and each series' `name{labels} ` are encoded once (per server and per
+ * installed collector, keyed by identity; runtimes are new objects after every re-plan), so a
+ * scrape only writes values. The ~7 series per collector are most of a cached scrape's output.
  */
 export class SelfMetrics {
   private readonly names: Record<FamilyKey, string>;
-  private readonly plainLabels: string;
-  private readonly buildLabels: string;
-  private readonly serverLabels = new WeakMap<TargetServer, string>();
-  private readonly queryLabels = new WeakMap<CollectorRuntime, string>();
+  private readonly heads: Record<FamilyKey, Buffer>;
+  private readonly plainPrefixes: Record<FamilyKey, Buffer>;
+  private readonly buildPrefix: Buffer;
+  private readonly serverLabels = new WeakMap<TargetServer, KeptLabels>();
+  private readonly queryLabels = new WeakMap<CollectorRuntime, KeptLabels>();
   private readonly repeats = new WeakMap<CollectorRuntime[], boolean>();
 
   constructor(
@@ -87,9 +99,13 @@ export class SelfMetrics {
     private readonly constantLabels: Pairs,
     build: BuildInfo,
   ) {
-    this.names = Object.fromEntries(Object.entries(families).map(([key, [suffix]]) => [key, `${namespace}_${suffix}`])) as Record<FamilyKey, string>;
-    this.plainLabels = renderLabels(constantLabels);
-    this.buildLabels = renderLabels([...Object.entries(build), ...constantLabels]);
+    const keys = Object.keys(families) as FamilyKey[];
+    const each = <T>(make: (key: FamilyKey, name: string) => T) => Object.fromEntries(keys.map((key) => [key, make(key, `${namespace}_${families[key][0]}`)])) as Record<FamilyKey, T>;
+    this.names = each((_key, name) => name);
+    this.heads = each((key, name) => Buffer.from(familyHead(name, families[key][1], families[key][2])));
+    const plain = renderLabels(constantLabels);
+    this.plainPrefixes = each((_key, name) => Buffer.from(`${name}${plain} `));
+    this.buildPrefix = Buffer.from(`${this.names.build}${renderLabels([...Object.entries(build), ...constantLabels])} `);
   }
 
   /** Every family name this renderer can emit (the exporter checks collector output against it). */
@@ -97,15 +113,15 @@ export class SelfMetrics {
     return Object.values(this.names);
   }
 
-  render(s: ExporterSnapshot): RenderedFamily[] {
-    const out: RenderedFamily[] = [];
-    const single = (key: FamilyKey, value: number, labels = this.plainLabels): void => {
-      out.push(this.family(key, `${this.names[key]}${labels} ${formatValue(value)}`));
+  write(w: ByteWriter, s: ExporterSnapshot): void {
+    const single = (key: FamilyKey, value: number, prefix = this.plainPrefixes[key]): void => {
+      w.bytes(this.heads[key]);
+      w.sample(prefix, formatValue(value));
     };
     single('up', s.main.up ? 1 : 0);
     single('version', s.main.version);
     single('inRecovery', s.main.inRecovery ? 1 : 0);
-    single('build', 1, this.buildLabels);
+    single('build', 1, this.buildPrefix);
     single('exporterUp', 1);
     single('uptime', (Date.now() - s.startedAtMs) / 1000);
     single('lastScrapeTime', s.lastScrapeAtMs / 1000);
@@ -113,24 +129,18 @@ export class SelfMetrics {
     single('scrapeTotal', s.scrapeCount);
     single('scrapeErrors', s.scrapeErrorCount);
     single('lastScrapeError', s.lastScrapeFailed ? 1 : 0);
-    this.perServer(out, s.servers, 'serverDuration', (x) => x.lastScrapeSeconds);
-    this.perServer(out, s.servers, 'serverTotalSeconds', (x) => x.scrapeTotalSeconds);
-    this.perServer(out, s.servers, 'serverTotal', (x) => x.scrapeCount);
-    this.perServer(out, s.servers, 'serverErrors', (x) => x.scrapeErrorCount);
+    this.perServer(w, s.servers, 'serverDuration', (x) => x.lastScrapeSeconds);
+    this.perServer(w, s.servers, 'serverTotalSeconds', (x) => x.scrapeTotalSeconds);
+    this.perServer(w, s.servers, 'serverTotal', (x) => x.scrapeCount);
+    this.perServer(w, s.servers, 'serverErrors', (x) => x.scrapeErrorCount);
     const repeat = s.servers.some((server) => this.repeatsOn(server.installed()));
-    this.perQuery(out, s.servers, repeat, 'queryTtl', (r) => r.remainingTtl());
-    this.perQuery(out, s.servers, repeat, 'queryTotal', (r) => r.stats.total);
-    this.perQuery(out, s.servers, repeat, 'queryHits', (r) => r.stats.hit);
-    this.perQuery(out, s.servers, repeat, 'queryErrors', (r) => r.stats.error);
-    this.perQuery(out, s.servers, repeat, 'querySkips', (r) => r.stats.skip, true);
-    this.perQuery(out, s.servers, repeat, 'queryMetrics', (r) => r.stats.metric);
-    this.perQuery(out, s.servers, repeat, 'queryDuration', (r) => r.stats.duration);
-    return out;
-  }
-
-  private family(key: FamilyKey, block: string): RenderedFamily {
-    const [, type, help] = families[key];
-    return blockFamily(this.names[key], type, help, block);
+    this.perQuery(w, s.servers, repeat, 'queryTtl', (r) => r.remainingTtl());
+    this.perQuery(w, s.servers, repeat, 'queryTotal', (r) => r.stats.total);
+    this.perQuery(w, s.servers, repeat, 'queryHits', (r) => r.stats.hit);
+    this.perQuery(w, s.servers, repeat, 'queryErrors', (r) => r.stats.error);
+    this.perQuery(w, s.servers, repeat, 'querySkips', (r) => r.stats.skip, true);
+    this.perQuery(w, s.servers, repeat, 'queryMetrics', (r) => r.stats.metric);
+    this.perQuery(w, s.servers, repeat, 'queryDuration', (r) => r.stats.duration);
   }
 
   private repeatsOn(runtimes: CollectorRuntime[]): boolean {
@@ -142,45 +152,46 @@ export class SelfMetrics {
     return known;
   }
 
-  private perServer(out: RenderedFamily[], servers: TargetServer[], key: FamilyKey, value: ServerValue): void {
-    const name = this.names[key];
-    let block = '';
+  private kept(labels: Pairs, keys: readonly FamilyKey[]): KeptLabels {
+    const text = renderLabels([...labels, ...this.constantLabels]);
+    return { labels: text, prefixes: new Map(keys.map((key) => [key, Buffer.from(`${this.names[key]}${text} `)])) };
+  }
+
+  private perServer(w: ByteWriter, servers: TargetServer[], key: FamilyKey, value: ServerValue): void {
+    if (servers.length === 0) return;
+    w.bytes(this.heads[key]);
     for (const server of servers) {
-      let labels = this.serverLabels.get(server);
-      if (labels === undefined) {
-        labels = renderLabels([['datname', server.settings.datname], ...this.constantLabels]);
-        this.serverLabels.set(server, labels);
+      let kept = this.serverLabels.get(server);
+      if (kept === undefined) {
+        kept = this.kept([['datname', server.settings.datname]], perServerKeys);
+        this.serverLabels.set(server, kept);
       }
-      block += `${block === '' ? '' : '\n'}${name}${labels} ${formatValue(value(server))}`;
+      w.sample(kept.prefixes.get(key) as Buffer, formatValue(value(server)));
     }
-    if (block !== '') out.push(this.family(key, block));
   }
 
   /** One series per installed collector and server; when namespaces repeat, the first series wins. */
-  private perQuery(out: RenderedFamily[], servers: TargetServer[], repeat: boolean, key: FamilyKey, value: RuntimeValue, onlyPredicates = false): void {
-    const name = this.names[key];
+  private perQuery(w: ByteWriter, servers: TargetServer[], repeat: boolean, key: FamilyKey, value: RuntimeValue, onlyPredicates = false): void {
     const seen = repeat ? new Set<string>() : undefined;
-    let block = '';
+    let started = false;
     for (const server of servers) {
       for (const runtime of server.installed()) {
         if (onlyPredicates && runtime.collector.predicateQueries.length === 0) continue;
-        const labels = this.queryLabelsOf(server, runtime);
-        if (seen) {
-          if (seen.has(labels)) continue;
-          seen.add(labels);
+        let kept = this.queryLabels.get(runtime);
+        if (kept === undefined) {
+          kept = this.kept([['datname', server.settings.datname], ['query', runtime.collector.name]], perQueryKeys);
+          this.queryLabels.set(runtime, kept);
         }
-        block += `${block === '' ? '' : '\n'}${name}${labels} ${formatValue(value(runtime))}`;
+        if (seen) {
+          if (seen.has(kept.labels)) continue;
+          seen.add(kept.labels);
+        }
+        if (!started) {
+          w.bytes(this.heads[key]);
+          started = true;
+        }
+        w.sample(kept.prefixes.get(key) as Buffer, formatValue(value(runtime)));
       }
     }
-    if (block !== '') out.push(this.family(key, block));
-  }
-
-  private queryLabelsOf(server: TargetServer, runtime: CollectorRuntime): string {
-    let labels = this.queryLabels.get(runtime);
-    if (labels === undefined) {
-      labels = renderLabels([['datname', server.settings.datname], ['query', runtime.collector.name], ...this.constantLabels]);
-      this.queryLabels.set(runtime, labels);
-    }
-    return labels;
   }
 }

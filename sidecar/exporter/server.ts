@@ -116,7 +116,7 @@ export class TargetServer {
       this.applyFacts(facts);
       const families: RenderedFamily[] = [];
       for (const runtime of this.runtimes) {
-        const outcome = await runtime.collect(lease, scrapeStartMs, this.settings.disableCache);
+        const outcome = runtime.cachedOutcome(scrapeStartMs, this.settings.disableCache) ?? (await runtime.collect(lease, scrapeStartMs, this.settings.disableCache));
         for (const warning of outcome.warnings) this.settings.logger.debug({ collector: runtime.collector.branch, datname: this.settings.datname }, warning);
         if (!outcome.ok) {
           if (runtime.collector.fatal) throw new Error(`fatal collector ${runtime.collector.branch} failed: ${outcome.error}`);

@@ -6,23 +6,25 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { BodyAssembler, bodyText } from '../../../sidecar/exporter/body.js';
-import type { RenderedFamily } from '../../../sidecar/exporter/exposition.js';
+import { renderExposition, type RenderedFamily } from '../../../sidecar/exporter/exposition.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { get, parseMetrics, startTestExporter, valueOf } from './helpers.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const family = (name: string, lines: string[], help = `${name} help`): RenderedFamily => ({ name, help, type: 'gauge', lines });
+/** The fresh part as the exporter writes it: rendered families as bytes. */
+const fresh = (...families: RenderedFamily[]): Buffer => Buffer.from(renderExposition(families));
 
 describe('scrape body assembly', () => {
   it('keeps the collectors’ encoded text while their results are the same objects, and re-renders when one changes', () => {
     const assembler = new BodyAssembler(new Set(['pg_up']));
     const steady = family('a_value', ['a_value{x="1"} 1', 'a_value{x="2"} 2']);
     const moving = family('b_value', ['b_value 1']);
-    const first = assembler.assemble([steady, moving], [family('pg_up', ['pg_up 1'])]);
-    const second = assembler.assemble([steady, moving], [family('pg_up', ['pg_up 0'])]);
+    const first = assembler.assemble([steady, moving], fresh(family('pg_up', ['pg_up 1'])));
+    const second = assembler.assemble([steady, moving], fresh(family('pg_up', ['pg_up 0'])));
     assert.equal(second.cached, first.cached, 'same buffer: nothing re-rendered or re-encoded');
     assert.equal(valueOf(parseMetrics(bodyText(second)), 'pg_up'), 0, 'fresh part follows the scrape');
-    const third = assembler.assemble([steady, family('b_value', ['b_value 2'])], [family('pg_up', ['pg_up 1'])]);
+    const third = assembler.assemble([steady, family('b_value', ['b_value 2'])], fresh(family('pg_up', ['pg_up 1'])));
     assert.notEqual(third.cached, first.cached);
     const parsed = parseMetrics(bodyText(third));
     assert.equal(valueOf(parsed, 'b_value'), 2);
@@ -31,7 +33,7 @@ describe('scrape body assembly', () => {
 
   it('merges a collector family that uses a self-metric name into one family (first wins)', () => {
     const assembler = new BodyAssembler(new Set(['pg_up']));
-    const body = assembler.assemble([family('pg_up', ['pg_up{from="collector"} 5'], 'from a collector')], [family('pg_up', ['pg_up 1\npg_up{from="collector"} 9'])]);
+    const body = assembler.assemble([family('pg_up', ['pg_up{from="collector"} 5'], 'from a collector')], fresh(family('pg_up', ['pg_up 1', 'pg_up{from="collector"} 9'])));
     assert.equal(body.cached.length, 0);
     const parsed = parseMetrics(bodyText(body));
     assert.equal(parsed.families.get('pg_up')?.help, 'from a collector');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseCollectorSources } from '../../../sidecar/exporter/config/load.js';
-import { escapeLabelValue, formatValue, renderExposition } from '../../../sidecar/exporter/exposition.js';
+import { escapeLabelValue, familiesOfText, formatValue, renderExposition } from '../../../sidecar/exporter/exposition.js';
 import { metricValue, transformRows, CollectorResultError } from '../../../sidecar/exporter/transform.js';
 import { parseMetrics } from './helpers.js';
 
@@ -28,6 +28,16 @@ describe('exposition text', () => {
     assert.equal(parsed.families.get('x_a')?.help, 'first');
     assert.deepEqual(parsed.families.get('x_a')?.metrics.map((m) => m.value), ['1', '3']);
     assert.equal(renderExposition([]), '');
+  });
+
+  it('reads its own text back into the same families (HELP escapes included)', () => {
+    const families = [
+      { name: 'x_a', help: 'back\\slash and\nnewline', type: 'gauge' as const, lines: ['x_a{d="1"} 1', 'x_a{d="2"} 2'] },
+      { name: 'x_b', help: '', type: 'counter' as const, lines: ['x_b 2'] },
+    ];
+    const text = renderExposition(families);
+    assert.deepEqual(familiesOfText(text), families);
+    assert.equal(renderExposition(familiesOfText(text)), text);
   });
 });
 

@@ -21,14 +21,22 @@ interface Sampling {
   writersSeen: Set<string>;
 }
 
-/** Epoch ms of the first JSON log line after `since` whose text matches. */
-function logTime(log: string, pattern: RegExp, since: number): number | undefined {
-  for (const line of log.split('\n')) {
-    if (!pattern.test(line)) continue;
-    const time = Date.parse(String((JSON.parse(line) as { time?: string }).time));
-    if (time >= since) return time;
+/** The first JSON log line after `since` (epoch ms) whose text matches, with its time. */
+function logLine(log: string, pattern: RegExp, since: number): { time: number; text: string } | undefined {
+  for (const text of log.split('\n')) {
+    if (!pattern.test(text)) continue;
+    const time = Date.parse(String((JSON.parse(text) as { time?: string }).time));
+    if (time >= since) return { time, text };
   }
   return undefined;
+}
+
+/** The winner's race line (logged once promotion is through, possibly after its first write). */
+function raceWon(cluster: TestCluster, winner: Member, since: number): Promise<{ time: number; text: string; early: boolean }> {
+  return cluster.waitFor(`${winner.name} to log its race`, async () => {
+    const line = logLine(winner.log(), /won the leader race/, since);
+    return line && { ...line, early: line.text.includes('"evidence"') };
+  }, 15_000);
 }
 
 function startSampling(members: Member[]): { stop: () => Promise<Sampling> } {
@@ -84,7 +92,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     const promotedAfterMs = Date.now() - stoppedAt;
     // A frozen process still completes TCP handshakes and its pod runs: no early takeover, the
     // lease had to lapse (its last renewal came at most about one loop before the freeze).
-    assert.doesNotMatch(primary.log(), /took over the lock of crashed/);
+    assert.equal((await raceWon(cluster, primary, stoppedAt)).early, false, 'won by lease expiry');
     assert.ok(promotedAfterMs > (ttl - 2 * loopWait - 1) * 1000, `promoted ${promotedAfterMs} ms after the freeze`);
     const fencedPostmaster = frozen.postmasterPid();
     // Keep the old leader frozen for a while with the new primary writing: the sampling window
@@ -127,6 +135,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
       return undefined;
     }, 40_000);
     const promotedAfterMs = Date.now() - frozenAt;
+    assert.equal((await raceWon(cluster, primary, frozenAt)).early, false, 'won by lease expiry');
     assert.doesNotMatch(replicaLogs(), /took over the lock of crashed/);
     assert.ok(promotedAfterMs > (ttl - 2 * loopWait - 1) * 1000, `promoted ${promotedAfterMs} ms after the freeze`);
     const transitionsAfter = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-leader`)?.spec?.leaseTransitions;
@@ -152,12 +161,12 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     }, 40_000);
     const result = await sampling.stop();
     assert.equal(result.splitRounds, 0, 'two writable primaries were seen in the same round');
-    await cluster.waitFor('the race logged', async () => /won the leader race/.test(primary.log()), 10_000);
-    const fencedAt = logTime(old.log(), /heartbeat overdue: stopping PostgreSQL/, killedAt);
-    const wonAt = logTime(primary.log(), /won the leader race/, killedAt);
+    const won = await raceWon(cluster, primary, killedAt);
+    const wonAt = won.time;
+    const fencedAt = logLine(old.log(), /heartbeat overdue: stopping PostgreSQL/, killedAt)?.time;
     assert.ok(fencedAt !== undefined, 'the fencer stopped the orphaned PostgreSQL');
-    assert.ok(wonAt !== undefined && wonAt > fencedAt, `lease taken at +${(wonAt ?? 0) - killedAt} ms, fence at +${fencedAt - killedAt} ms`);
-    const path = /took over the lock of crashed/.test(primary.log()) ? 'early takeover' : 'lease expiry';
+    assert.ok(wonAt > fencedAt, `lease taken at +${wonAt - killedAt} ms, fence at +${fencedAt - killedAt} ms`);
+    const path = won.early ? 'early takeover' : 'lease expiry';
     process.stderr.write(`# ha-node alone killed: fenced at +${fencedAt - killedAt} ms, lease taken by ${path} at +${wonAt - killedAt} ms\n`);
     old.start();
     await cluster.waitFor('the old primary back as a streaming replica', async () => (await old.status('/replica?replication_state=streaming')) === 200, 90_000);

@@ -15,6 +15,7 @@ export class ClusterPods {
   private readonly informer: Informer<k8s.V1Pod>;
   private readonly listeners: ((podName: string) => void)[] = [];
   private retry: NodeJS.Timeout | undefined;
+  private retryMs = 5000;
   private stopped = false;
 
   constructor(
@@ -49,13 +50,22 @@ export class ClusterPods {
 
   start(): void {
     this.stopped = false;
-    this.informer.start().catch((error: unknown) => {
-      this.informer.stop();
-      if (this.stopped) return;
-      this.logger.warn({ err: describeApiError(error) }, 'cannot watch the cluster pods; early takeover is off until it can');
-      this.retry = setTimeout(() => this.start(), 5000);
-      this.retry.unref();
-    });
+    this.informer.start().then(
+      () => {
+        if (this.retryMs > 5000) this.logger.info('watching the cluster pods again; early takeover is on');
+        this.retryMs = 5000;
+      },
+      (error: unknown) => {
+        this.informer.stop();
+        if (this.stopped) return;
+        // Warn on the first failure only; retries back off to 5 min (a missing RBAC rule stays missing).
+        const log = this.retryMs === 5000 ? this.logger.warn.bind(this.logger) : this.logger.debug.bind(this.logger);
+        log({ err: describeApiError(error), retryMs: this.retryMs }, 'cannot watch the cluster pods; early takeover is off until it can');
+        this.retry = setTimeout(() => this.start(), this.retryMs);
+        this.retry.unref();
+        this.retryMs = Math.min(this.retryMs * 2, 300_000);
+      },
+    );
   }
 
   stop(): void {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
@@ -132,6 +133,33 @@ describe('takeover writes and pod status on the API server stand-in', () => {
     assert.equal(replica.isLeader(), true);
     assert.equal(await old.updateLeader(120), false, 'the old holder lost the lock');
     assert.equal(old.isLeader(), false);
+  });
+
+  it('without access to pods it warns once and has no status (no early takeover)', async () => {
+    const closed = await freePort('127.0.0.1');
+    const unreachable = new k8s.KubeConfig();
+    unreachable.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${closed}` }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+    const pods = new ClusterPods(unreachable, 'default', 'tk', createLogger({ name: 'pods', level: 'info', destination }));
+    pods.start();
+    try {
+      const deadline = Date.now() + 5000;
+      while (!lines.some((l) => l.includes('cannot watch the cluster pods'))) {
+        if (Date.now() > deadline) throw new Error('no warning logged');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(pods.pod('tk-0'), undefined);
+      assert.equal(kubeletSignal(pods.pod('tk-0'), 'postgres'), 'unknown');
+    } finally {
+      pods.stop();
+    }
+    assert.equal(lines.filter((l) => l.includes('cannot watch the cluster pods')).length, 1);
   });
 
   it('caches pod status and reports changes', async () => {

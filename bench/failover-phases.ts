@@ -64,3 +64,38 @@ export function formatPhases(p: CrashPhases): string {
   const f = (v: number | undefined): string => (v === undefined ? '   -' : v.toFixed(2).padStart(5));
   return `expiry ${f(p.toExpiry)} | noticed ${f(p.toNoticed)} | race ${f(p.race)} | promote ${f(p.promote)} | promoted ${f(p.toPromoted)} | ${p.path ?? '?'}`;
 }
+
+/** A clean hand-over, in seconds from the last acknowledged write on the old primary. */
+export interface HandOverPhases {
+  /** The old primary's fast stop finished (shutdown checkpoint written). */
+  stopped?: number;
+  /** Its lease release landed. */
+  released?: number;
+  /** The winner's loop woke on the released lease. */
+  woke?: number;
+  /** Asking the peers' /ha and writing the lease. */
+  race?: number;
+  /** First acknowledged write on the new primary (the write gap). */
+  gap: number;
+}
+
+export function handOverPhases(oldLog: string, winnerLog: string, gapStart: number, gapEnd: number): HandOverPhases {
+  const old = parseLines(oldLog, gapStart - 5000);
+  const winner = parseLines(winnerLog, gapStart - 5000);
+  const at = (line: LogLine | undefined): number | undefined => (line ? (Number(line.time) - gapStart) / 1000 : undefined);
+  const released = old.find((l) => l.msg === 'released the leader lease');
+  const wokeLine = winner.find((l) => l.msg === 'loop woken' && l.reason === 'leader-changed' && released !== undefined && Number(l.time) >= Number(released.time));
+  const won = winner.find((l) => l.msg === 'won the leader race' && Number(l.time) >= gapStart);
+  return {
+    stopped: at(old.find((l) => l.msg === 'primary stopped; releasing the leader lease')),
+    released: at(released),
+    woke: at(wokeLine),
+    race: won ? ((won.askPeersMs ?? 0) + (won.acquireMs ?? 0)) / 1000 : undefined,
+    gap: (gapEnd - gapStart) / 1000,
+  };
+}
+
+export function formatHandOver(p: HandOverPhases): string {
+  const f = (v: number | undefined): string => (v === undefined ? '   -' : v.toFixed(2).padStart(5));
+  return `stopped ${f(p.stopped)} | released ${f(p.released)} | woke ${f(p.woke)} | race ${f(p.race)} | first write ${f(p.gap)}`;
+}

@@ -12,7 +12,7 @@
  */
 import pg from 'pg';
 import { startCluster, type Member, type TestCluster } from '../test/sidecar/ha-node/harness.js';
-import { crashPhases, formatPhases, type CrashPhases } from './failover-phases.js';
+import { crashPhases, formatHandOver, formatPhases, handOverPhases, type CrashPhases, type HandOverPhases } from './failover-phases.js';
 
 const runs = Number(process.env.RUNS ?? 5);
 const ttl = Number(process.env.TTL ?? 10);
@@ -79,16 +79,18 @@ async function crashRun(cluster: TestCluster): Promise<{ seconds: number; phases
   return { seconds, phases };
 }
 
-async function handOverRun(cluster: TestCluster): Promise<number> {
+async function handOverRun(cluster: TestCluster): Promise<{ seconds: number; phases: HandOverPhases }> {
   const primary = await settle(cluster);
-  let lastOk = performance.now();
+  let lastOk = Date.now();
   let maxGap = 0;
+  let gapStart = 0;
+  let gapEnd = 0;
   let running = true;
   const writer = (async () => {
     while (running) {
       if (await writeAnywhere(cluster.members)) {
-        const now = performance.now();
-        maxGap = Math.max(maxGap, now - lastOk);
+        const now = Date.now();
+        if (now - lastOk > maxGap) [maxGap, gapStart, gapEnd] = [now - lastOk, lastOk, now];
         lastOk = now;
       }
       await new Promise((r) => setTimeout(r, 10));
@@ -97,16 +99,17 @@ async function handOverRun(cluster: TestCluster): Promise<number> {
   await new Promise((r) => setTimeout(r, 500));
   const stopped = primary.stop();
   const others = cluster.members.filter((m) => m !== primary);
-  await cluster.waitFor('a new primary', async () => {
-    for (const m of others) if ((await m.status('/primary')) === 200) return true;
-    return false;
+  const winner = await cluster.waitFor('a new primary', async () => {
+    for (const m of others) if ((await m.status('/primary')) === 200) return m;
+    return undefined;
   }, 60_000);
   await new Promise((r) => setTimeout(r, 1500));
   running = false;
   await writer;
   await stopped;
+  const phases = handOverPhases(primary.log(), winner.log(), gapStart, gapEnd);
   primary.start();
-  return maxGap / 1000;
+  return { seconds: maxGap / 1000, phases };
 }
 
 function summary(values: number[]): string {
@@ -122,6 +125,7 @@ try {
   await primary.query('CREATE TABLE bench_writes (at timestamptz)');
   const crash: number[] = [];
   const phases: CrashPhases[] = [];
+  const handOverSteps: HandOverPhases[] = [];
   const handOver: number[] = [];
   for (let i = 0; i < runs; i += 1) {
     const run = await crashRun(cluster);
@@ -130,8 +134,10 @@ try {
     process.stderr.write(`crash run ${i + 1}: ${run.seconds.toFixed(2)} s  (${formatPhases(run.phases)})\n`);
   }
   for (let i = 0; i < runs; i += 1) {
-    handOver.push(await handOverRun(cluster));
-    process.stderr.write(`hand-over run ${i + 1}: ${handOver.at(-1)!.toFixed(2)} s\n`);
+    const run = await handOverRun(cluster);
+    handOver.push(run.seconds);
+    handOverSteps.push(run.phases);
+    process.stderr.write(`hand-over run ${i + 1}: ${run.seconds.toFixed(2)} s  (${formatHandOver(run.phases)})\n`);
   }
   const kubeletText = kubeletDelayMs >= 0 ? `kubelet reports after ${kubeletDelayMs} ms` : 'no kubelet status (lease expiry only)';
   console.log(`\nha-node failover, 3 members, ttl=${ttl} s, loop_wait=${loopWait} s, ${kubeletText}, stand-in API server, PostgreSQL 15\n`);
@@ -140,6 +146,8 @@ try {
   for (let i = 0; i < runs; i += 1) console.log(`${String(i + 1).padStart(3)} | ${crash[i]!.toFixed(2).padStart(45)} | ${handOver[i]!.toFixed(2).padStart(24)}`);
   console.log('\ncrash phases, seconds from the kill (race and promote are durations):');
   for (let i = 0; i < runs; i += 1) console.log(`${String(i + 1).padStart(3)} | ${formatPhases(phases[i]!)}`);
+  console.log('\nclean hand-over, seconds from the last write on the old primary:');
+  for (let i = 0; i < runs; i += 1) console.log(`${String(i + 1).padStart(3)} | ${formatHandOver(handOverSteps[i]!)}`);
   console.log(`\ncrash:     ${summary(crash)}   (target ≤ 10 s worst case)`);
   console.log(`hand-over: ${summary(handOver)}   (target ≤ 1 s write gap)`);
 } finally {

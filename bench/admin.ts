@@ -56,7 +56,7 @@ interface Targets {
   pids: { admin: number; postgres: number; redis: number };
 }
 
-/** CPU seconds used so far by the admin process, the PostgreSQL server (all its processes) and Redis. */
+/** CPU seconds (or µs per request) of the admin process, the PostgreSQL server (all its processes) and Redis. */
 type CpuSample = { admin: number; postgres: number; redis: number };
 
 const clockTicks = ((): number => {
@@ -78,15 +78,27 @@ function procStat(pid: number): { cpu: number; ppid: number } | undefined {
   }
 }
 
-function cpuSample(pids: Targets['pids']): CpuSample | undefined {
+/** CPU seconds per process: the admin process, Redis and every PostgreSQL process (server and backends). */
+function cpuSample(pids: Targets['pids']): Map<number, { cpu: number; role: keyof CpuSample }> | undefined {
   if (!existsSync('/proc/self/stat')) return undefined;
-  let postgres = procStat(pids.postgres)?.cpu ?? 0;
+  const sample = new Map<number, { cpu: number; role: keyof CpuSample }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(Number(entry));
-    if (stat?.ppid === pids.postgres) postgres += stat.cpu;
+    const pid = Number(entry);
+    const stat = procStat(pid);
+    if (!stat) continue;
+    if (pid === pids.admin) sample.set(pid, { cpu: stat.cpu, role: 'admin' });
+    else if (pid === pids.redis) sample.set(pid, { cpu: stat.cpu, role: 'redis' });
+    else if (pid === pids.postgres || stat.ppid === pids.postgres) sample.set(pid, { cpu: stat.cpu, role: 'postgres' });
   }
-  return { admin: procStat(pids.admin)?.cpu ?? 0, postgres, redis: procStat(pids.redis)?.cpu ?? 0 };
+  return sample;
+}
+
+/** CPU used between two samples by role; a process that ended in between is left out, not subtracted. */
+function cpuBetween(before: NonNullable<ReturnType<typeof cpuSample>>, after: NonNullable<ReturnType<typeof cpuSample>>): CpuSample {
+  const used: CpuSample = { admin: 0, postgres: 0, redis: 0 };
+  for (const [pid, { cpu, role }] of after) used[role] += cpu - (before.get(pid)?.cpu ?? 0);
+  return used;
 }
 
 interface Measured extends AutocannonResult {
@@ -107,11 +119,9 @@ async function measure(name: string, pids: Targets['pids'], options: Record<stri
   const before = cpuSample(pids);
   const result = await autocannon({ connections, duration: seconds, ...options });
   const after = cpuSample(pids);
-  const perRequest = (a: number, b: number): number => ((b - a) * 1e6) / Math.max(1, result.requests.total);
-  const cpuPerRequest =
-    before && after
-      ? { admin: perRequest(before.admin, after.admin), postgres: perRequest(before.postgres, after.postgres), redis: perRequest(before.redis, after.redis) }
-      : undefined;
+  const used = before && after ? cpuBetween(before, after) : undefined;
+  const perRequest = (cpuSeconds: number): number => (cpuSeconds * 1e6) / Math.max(1, result.requests.total);
+  const cpuPerRequest = used && { admin: perRequest(used.admin), postgres: perRequest(used.postgres), redis: perRequest(used.redis) };
   return { name, ...result, cpuPerRequest, targeted };
 }
 

@@ -56,3 +56,19 @@ function statusMessage(error: unknown): string | undefined {
 export function microTimeNow(now: Date = new Date()): k8s.V1MicroTime {
   return new k8s.V1MicroTime(now.getTime());
 }
+
+/** Request options that abort the call after `ms` (a frozen API server must not hang the caller). */
+export function withRequestTimeout(ms: number): k8s.ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(AbortSignal.timeout(ms));
+          return new k8s.Observable(Promise.resolve(context));
+        },
+        post: (response) => new k8s.Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}

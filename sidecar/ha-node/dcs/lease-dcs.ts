@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/log.js';
-import { describeApiError, isConflict, isNotFound, microTimeNow } from '../../../lib/kube/client.js';
+import { describeApiError, isConflict, isNotFound, microTimeNow, withRequestTimeout } from '../../../lib/kube/client.js';
 import { LeaderObserver, monotonicClock, type ObserverClock } from './leader-observer.js';
 import {
   Label, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
@@ -19,22 +19,6 @@ export interface LeaseDcsOptions {
   requestTimeoutMs: () => number;
   logger: Logger;
   clock?: ObserverClock;
-}
-
-/** Aborts every API request that takes longer than the bound, so a frozen API server cannot hang the loop. */
-function timeoutOptions(ms: number): k8s.ConfigurationOptions {
-  return {
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(AbortSignal.timeout(ms));
-          return new k8s.Observable(Promise.resolve(context));
-        },
-        post: (response) => new k8s.Observable(Promise.resolve(response)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
 }
 
 function rvNumber(lease: k8s.V1Lease | undefined): number {
@@ -324,7 +308,7 @@ export class LeaseDcs implements Dcs {
   // --- internals -------------------------------------------------------------------------
 
   private requestOptions(): k8s.ConfigurationOptions {
-    return timeoutOptions(this.options.requestTimeoutMs());
+    return withRequestTimeout(this.options.requestTimeoutMs());
   }
 
   private seen(): void {

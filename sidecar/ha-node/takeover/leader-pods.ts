@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { Informer } from '../../../lib/kube/informer.js';
 import type { Logger } from '../../../lib/log.js';
-import { describeApiError } from '../../../lib/kube/client.js';
+import { describeApiError, withRequestTimeout } from '../../../lib/kube/client.js';
 import { Labels } from '../../../operator/naming.js';
 
 /**
@@ -31,7 +31,8 @@ export class ClusterPods {
       path: `/api/v1/namespaces/${namespace}/pods`,
       labelSelector,
       list: async () => {
-        const list = await core.listNamespacedPod({ namespace, labelSelector });
+        // A list that hangs (API server frozen) must fail so the start is retried.
+        const list = await core.listNamespacedPod({ namespace, labelSelector }, withRequestTimeout(10_000));
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       },
       relistIntervalMs: 60_000,

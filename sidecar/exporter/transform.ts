@@ -92,10 +92,14 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
   }));
   const histogramGroups = histograms.map(() => new Map<string, { labels: Array<[string, string]>; counts: number[]; count: number; sum: number }>());
 
+  // Series repeat only when two rows have the same labels; knowing that per row saves the
+  // per-line de-duplication for the usual result.
+  const labelSets = new Set<string>();
   for (const row of rows) {
     const pairs: Array<[string, string]> = labels.map((l) => [l.column.rename ?? l.column.name, labelValue(row[l.index], l.typeOid)]);
     for (const c of constantLabels) pairs.push([c[0], c[1]]);
     const rendered = renderLabels(pairs);
+    labelSets.add(rendered);
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       families[i].lines.push(sampleLine(v.metric, rendered, metricValue(row[v.index], v.typeOid, v.column)));
@@ -133,7 +137,7 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
     families.push(bucket, count, sum);
   });
   // Rows with the same labels would repeat a series; keep the first, once, when the result is made.
-  for (const family of families) family.lines = uniqueLines(family.lines);
+  if (labelSets.size < rows.length) for (const family of families) family.lines = uniqueLines(family.lines);
   const sampleCount = families.reduce((n, family) => n + family.lines.length, 0);
   return { families, sampleCount, warnings };
 }

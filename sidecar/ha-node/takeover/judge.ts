@@ -1,7 +1,7 @@
 import type { MemberRecord } from '../dcs/types.js';
 import { apiEndpoint, kubeletSignal, type CrashEvidence } from './evidence.js';
-import { probePort } from './probe.js';
 import type { V1Pod } from '@kubernetes/client-node';
+import { probePort } from './probe.js';
 
 export interface PodSource {
   pod(name: string): V1Pod | undefined;
@@ -27,7 +27,8 @@ export class LeaderCrashJudge {
     if (kubelet !== 'dead') return { kubelet, postgres: 'unknown', api: 'unknown' };
     const api = apiEndpoint(member.api_url);
     const [postgres, apiSignal] = await Promise.all([
-      probePort(member.host, member.port, this.probeTimeoutMs),
+      // A record without an address proves nothing (an empty host would probe this machine).
+      member.host && member.port > 0 ? probePort(member.host, member.port, this.probeTimeoutMs) : Promise.resolve('unknown' as const),
       api ? probePort(api.host, api.port, this.probeTimeoutMs) : Promise.resolve('unknown' as const),
     ]);
     return { kubelet, postgres, api: apiSignal };

@@ -97,6 +97,8 @@ describe('crash probes on real sockets', () => {
     assert.equal(leaderCrashed(twoOfThree), false, 'PostgreSQL still listening: no takeover');
     const allDead = await judge.evidence({ ...member, port: closedPort });
     assert.equal(leaderCrashed(allDead), true);
+    const noAddress = await judge.evidence({ ...member, host: '', port: closedPort });
+    assert.equal(noAddress.postgres, 'unknown', 'a record without an address proves nothing');
   });
 });
 

@@ -8,10 +8,9 @@ export function queryFlag(query: URLSearchParams, name: string): boolean {
   return v === 'true' || v === '1';
 }
 
-/** Like a real server, an unnamed field manager is the User-Agent up to its first '/'. */
-function defaultManager(userAgent: string | undefined): string | undefined {
-  if (!userAgent) return undefined;
-  return userAgent.split('/')[0].slice(0, 128) || undefined;
+/** Like a real server, an unnamed field manager is the User-Agent up to its first '/', else "unknown". */
+function defaultManager(userAgent: string | undefined): string {
+  return (userAgent ?? '').split('/')[0].slice(0, 128) || 'unknown';
 }
 
 export function writeOptions(query: URLSearchParams, userAgent?: string): WriteOptions {

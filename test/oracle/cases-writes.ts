@@ -147,4 +147,14 @@ export const writeCases: CaseModule = (ctx) => {
     assert.equal((fresh.body.status as { phase: string }).phase, 'Running');
     await kubeJson(server, 'DELETE', `${podPath}/uid-pin`);
   });
+
+  it('a write without fieldManager or User-Agent is recorded under the manager "unknown"', async () => {
+    const { server } = ctx();
+    const created = await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'anonymous' }, data: { v: '1' } } });
+    assert.equal(created.status, 201, created.text);
+    const managers = (created.body.metadata as { managedFields?: Array<{ manager: string; operation: string; fieldsV1: Record<string, unknown> }> }).managedFields ?? [];
+    assert.deepEqual(managers.map((m) => [m.manager, m.operation]), [['unknown', 'Update']]);
+    // The real server also records `".": {}` for the data map itself; the stand-in tracks leaves only (ADR 0301).
+    assert.deepEqual((managers[0].fieldsV1['f:data'] as Record<string, unknown>)['f:v'], {});
+  });
 };

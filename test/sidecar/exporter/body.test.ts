@@ -54,6 +54,14 @@ moving:
   metrics:
     - value: { usage: COUNTER }
 
+sleepy:
+  query: SELECT pg_sleep(0.4) IS NULL AS slept, 1 AS v
+  ttl: 0
+  timeout: 2
+  metrics:
+    - slept: { usage: DISCARD }
+    - v: { usage: GAUGE }
+
 pg:
   desc: a collector whose namespace makes it emit pg_up next to the exporter's own pg_up
   query: SELECT 42 AS up
@@ -101,6 +109,15 @@ describe('/metrics served from cached and fresh parts (real PostgreSQL)', () => 
     const head = await get(`${exporter.url}/metrics`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
+  });
+
+  it('a scraper that hangs up before the answer is written does not hurt the exporter', async () => {
+    const hungUp = fetch(`${exporter.url}/metrics`, { signal: AbortSignal.timeout(100) });
+    await assert.rejects(hungUp);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const after = await get(`${exporter.url}/metrics`);
+    assert.equal(after.status, 200);
+    assert.equal(valueOf(parseMetrics(after.body), 'sleepy_v'), 1);
   });
 
   it('a collector family named like a self-metric is merged into one valid family', async () => {

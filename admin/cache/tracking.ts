@@ -42,6 +42,10 @@ export function createKeyTracker(url: string, kv: Kv, prefixes: readonly string[
   let active = false;
   let attempt = 0;
   let closed = false;
+  // The subscriber's client id while it stays subscribed: once subscribed it cannot run CLIENT ID,
+  // so a reconnect of the main connection alone reuses it.
+  let subscriberId: number | undefined;
+  subscriber.on('close', () => (subscriberId = undefined));
 
   const stop = (): void => {
     attempt++;
@@ -55,10 +59,13 @@ export function createKeyTracker(url: string, kv: Kv, prefixes: readonly string[
     const mine = attempt;
     if (closed || kv.redis.status !== 'ready' || subscriber.status !== 'ready') return;
     try {
-      const id = (await subscriber.client('ID')) as number;
-      await subscriber.subscribe(INVALIDATE_CHANNEL);
+      if (subscriberId === undefined) {
+        const id = (await subscriber.client('ID')) as number;
+        await subscriber.subscribe(INVALIDATE_CHANNEL);
+        subscriberId = id;
+      }
       await kv.redis.call('CLIENT', 'TRACKING', 'OFF');
-      await kv.redis.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'BCAST', ...prefixes.flatMap((p) => ['PREFIX', p]));
+      await kv.redis.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(subscriberId), 'BCAST', ...prefixes.flatMap((p) => ['PREFIX', p]));
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'redis key tracking not enabled; requests read Redis every time');
       return;

@@ -127,6 +127,20 @@ describe('in-process authorization cache (real Redis and PostgreSQL)', () => {
     assert.equal((await userInfo()).code, '0000', 'a write in this process takes effect on the next request');
   });
 
+  it('tracks again after only the main Redis connection reconnects', async () => {
+    await warm();
+    const synced = () => h.logs.filter((l) => l.msg === 'session versions synced to redis').length;
+    const syncsBefore = synced();
+    h.admin.services.kv.redis.disconnect(true);
+    // Each reconnection copies the database's versions into Redis; a write racing that copy is lost.
+    await until('the client to reconnect and sync', () => h.admin.services.kv.isReady() && synced() > syncsBefore);
+    await warm();
+    await outsider.set(`token_version:${userId}`, '98');
+    await until('the old token to be refused', async () => (await userInfo()).code === '2106', 2_000);
+    await outsider.set(`token_version:${userId}`, '0');
+    await until('the token to pass again', async () => (await userInfo()).code === '0000', 2_000);
+  });
+
   it('drops the cache while Redis is away and tracks again after it returns', async () => {
     await warm();
     await h.redis.stopServer();

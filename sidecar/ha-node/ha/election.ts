@@ -24,18 +24,20 @@ export type RaceVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
  * Whether this member may try to take the leader lock now (Patroni's is_healthiest_node):
- * honours a pending manual failover, nofailover, maximum_lag_on_failover against the last
+ * honours nofailover, a pending manual failover, maximum_lag_on_failover against the last
  * published leader optime, check_timeline, synchronous membership, and the peers' reports
  * (a live primary or a peer further ahead stops the race).
  */
 export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: EffectiveConfig, peers: PeerReport[]): RaceVerdict {
+  // nofailover first: as in Patroni, such a member never takes the lock, even when named.
+  if (self.nofailover) return { ok: false, reason: 'tagged nofailover' };
   const failover = cluster.failover;
   if (failover?.member) {
     if (failover.member === self.name) return { ok: true };
+    // A named candidate that cannot promote (unreachable, nofailover) leaves the race to the others.
     const candidate = peers.find((p) => p.name === failover.member);
-    if (candidate?.reachable) return { ok: false, reason: `manual failover to ${failover.member} pending` };
+    if (candidate?.reachable && !candidate.nofailover) return { ok: false, reason: `manual failover to ${failover.member} pending` };
   }
-  if (self.nofailover) return { ok: false, reason: 'tagged nofailover' };
   // In synchronous mode only the former leader and the published synchronous standbys may win,
   // and they only compare WAL positions among themselves (an async peer may be further ahead).
   let allowed: Set<string> | undefined;

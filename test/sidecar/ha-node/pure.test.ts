@@ -168,6 +168,8 @@ describe('leader race', () => {
     const withFailover = { ...cluster, failover: { member: 'c' } };
     assert.equal(raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0 }]).ok, false);
     assert.equal(raceVerdict({ ...self, name: 'c', walPosition: 0 }, withFailover, config, [{ name: 'b', reachable: true, walPosition: 9_990 }]).ok, true);
+    assert.deepEqual(raceVerdict({ ...self, name: 'c', nofailover: true }, withFailover, config, []), { ok: false, reason: 'tagged nofailover' }, 'named but tagged nofailover');
+    assert.equal(raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0, nofailover: true }]).ok, true, 'a named candidate that may not promote leaves the race open');
     const sync = { ...cluster, sync: { leader: 'a', sync_standby: ['c'] } };
     assert.equal(raceVerdict(self, sync, { ...config, synchronous_mode: true }, []).ok, false);
   });

@@ -9,7 +9,6 @@ import { databaseOf } from './connection.js';
 import { explainText } from './explain.js';
 import { Exporter } from './exporter.js';
 import { HealthProbe } from './health.js';
-import { keepYoungGenerationSmall } from './memory.js';
 import type { ExporterOptions } from './options.js';
 import { createExporterListener } from './routes.js';
 import type { BuildInfo } from './selfmetrics.js';
@@ -147,7 +146,6 @@ export async function explainPlanText(options: ExporterOptions, logger: Logger):
 
 /** The long-running process: serve until SIGTERM/SIGINT; SIGHUP and SIGUSR1 reload the collectors. */
 export async function runExporterProcess(options: ExporterOptions, logger: Logger): Promise<void> {
-  keepYoungGenerationSmall();
   const running = await startExporter(options, logger);
   const reload = (signal: NodeJS.Signals): void => {
     try {

@@ -132,8 +132,8 @@ describe('young generation of the exporter process', () => {
     // with some survivors, as scrapes do, and reports the size of V8's new space.
     const script = (limit: boolean) => `
       import v8 from 'node:v8';
-      import { keepYoungGenerationSmall } from './sidecar/exporter/memory.ts';
-      ${limit ? 'keepYoungGenerationSmall("", []);' : ''}
+      import { keepHeapSmall } from './sidecar/exporter/memory.ts';
+      ${limit ? 'keepHeapSmall("", []);' : ''}
       const keep = [];
       for (let i = 0; i < 20000; i++) { const a = []; for (let j = 0; j < 100; j++) a.push({ j, s: 'x' + j }); if (i % 50 === 0) keep.push(a); if (keep.length > 40) keep.shift(); }
       process.stdout.write(String(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;

@@ -45,6 +45,9 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
     allowed = new Set([...cluster.sync.sync_standby, cluster.sync.leader ?? '']);
     if (!allowed.has(self.name)) return { ok: false, reason: 'not a synchronous standby' };
   }
+  // Failsafe mode: only the members the last leader listed may race (they are the ones it asks).
+  const failsafe = cluster.leaderRecord?.failsafe;
+  if (config.failsafe_mode && failsafe && !(self.name in failsafe)) return { ok: false, reason: 'not in the failsafe member list' };
   const optime = cluster.leaderRecord?.optime;
   if (!self.isPrimary && optime !== undefined && optime - self.walPosition > config.maximum_lag_on_failover) {
     return { ok: false, reason: `my wal position exceeds maximum replication lag (${optime - self.walPosition} bytes)` };

@@ -170,6 +170,10 @@ describe('leader race', () => {
     assert.equal(raceVerdict({ ...self, name: 'c', walPosition: 0 }, withFailover, config, [{ name: 'b', reachable: true, walPosition: 9_990 }]).ok, true);
     assert.deepEqual(raceVerdict({ ...self, name: 'c', nofailover: true }, withFailover, config, []), { ok: false, reason: 'tagged nofailover' }, 'named but tagged nofailover');
     assert.equal(raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0, nofailover: true }]).ok, true, 'a named candidate that may not promote leaves the race open');
+    const failsafe = { ...cluster, leaderRecord: { ...cluster.leaderRecord!, failsafe: { a: 'http://a/ha', c: 'http://c/ha' } } };
+    assert.deepEqual(raceVerdict(self, failsafe, { ...config, failsafe_mode: true }, []), { ok: false, reason: 'not in the failsafe member list' });
+    assert.equal(raceVerdict({ ...self, name: 'c' }, failsafe, { ...config, failsafe_mode: true }, []).ok, true);
+    assert.equal(raceVerdict(self, failsafe, config, []).ok, true, 'the list matters only in failsafe mode');
     const sync = { ...cluster, sync: { leader: 'a', sync_standby: ['c'] } };
     assert.equal(raceVerdict(self, sync, { ...config, synchronous_mode: true }, []).ok, false);
   });

@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
-import { describeApiError, isNotFound } from '../../lib/kube/client.js';
+import { describeApiError, isNotFound, withRequestTimeout } from '../../lib/kube/client.js';
 
 export const RoleLabel = 'keelson.io/role';
 
@@ -25,17 +25,8 @@ export class PodLabeler {
 
   async set(role: 'primary' | 'replica'): Promise<void> {
     if (this.applied === role) return;
-    const options = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch, {
-      middleware: [
-        {
-          pre: (context) => {
-            context.setSignal(AbortSignal.timeout(this.timeoutMs()));
-            return new k8s.Observable(Promise.resolve(context));
-          },
-          post: (response) => new k8s.Observable(Promise.resolve(response)),
-        },
-      ],
-    });
+    // Merge patch, bounded by the same request timeout as the lease calls.
+    const options = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch, withRequestTimeout(this.timeoutMs()));
     try {
       await this.api.patchNamespacedPod({ name: this.podName, namespace: this.namespace, body: { metadata: { labels: { [RoleLabel]: role } } } }, options);
       this.applied = role;

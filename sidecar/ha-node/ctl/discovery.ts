@@ -1,6 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
+import { names, SecretKeys } from '../../../operator/naming.js';
 import { Label, memberFromLease } from '../dcs/lease-codec.js';
+import type { ApiCredentials } from '../ops/auth.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 
 /** The member list of GET /cluster as ctl uses it. */
@@ -52,6 +54,27 @@ export async function memberBases(target: TargetOptions): Promise<string[]> {
     .map((m) => apiBase(m.api_url));
   if (bases.length === 0) throw new UnreachableError(`no members of cluster "${target.scope}" found in namespace ${target.namespace}`);
   return bases;
+}
+
+/**
+ * The REST API credentials from the Secret the operator creates for the cluster, so that a user
+ * with a kubeconfig that may read it needs no --username/--password. Undefined when the Secret
+ * is absent or unreadable (RBAC): mutating calls then fail with the member's 401, which says why.
+ */
+export async function credentialsFromClusterSecret(target: TargetOptions): Promise<ApiCredentials | undefined> {
+  if (target.urls.length > 0 || !target.scope) return undefined;
+  try {
+    const api = loadKubeConfig({ kubeconfig: target.kubeconfig }).makeApiClient(k8s.CoreV1Api);
+    const secret = await api.readNamespacedSecret({ name: names(target.scope).apiSecret, namespace: target.namespace });
+    const decode = (key: string): string | undefined => {
+      const value = secret.data?.[key];
+      return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+    };
+    const password = decode(SecretKeys.password);
+    return password === undefined ? undefined : { username: decode(SecretKeys.username) ?? 'keelson', password };
+  } catch {
+    return undefined;
+  }
 }
 
 /** GET /cluster from the first member that answers. */

@@ -4,6 +4,7 @@ import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
 import { OperationError, UnreachableError } from './client.js';
+import { credentialsFromClusterSecret } from './discovery.js';
 import type { CtlFlags } from './options.js';
 import { parseFormat } from './render.js';
 
@@ -45,9 +46,11 @@ export async function execute(
     const timeout = Number(flags.requestTimeout ?? '10');
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
     const urls = flags.url ?? (env.KEELSON_CTL_URL ? env.KEELSON_CTL_URL.split(',').filter(Boolean) : []);
+    const target = { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig };
+    const credentials = credentialsFrom(flags, env) ?? (await credentialsFromClusterSecret(target));
     const ctx: CtlContext = {
-      target: { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig },
-      client: { credentials: credentialsFrom(flags, env), timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure },
+      target,
+      client: { credentials, timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure },
       format: parseFormat(flags.output),
       out: (text) => io.out(text),
       confirm: askTerminal,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import * as k8s from '@kubernetes/client-node';
 import { after, before, describe, it } from 'node:test';
 import type { Member, TestCluster } from '../harness.js';
 import { repoRoot } from '../harness.js';
@@ -136,6 +137,34 @@ describe('keelson ctl against a live 3-member cluster', () => {
       assert.match(missing.stderr, /no members of cluster "nope"/);
     } finally {
       urls = saved;
+    }
+  });
+
+  it('without credential flags, takes the API credentials from the cluster\'s Secret', bounded, async () => {
+    const saved = { urls, user: process.env.KEELSON_API_USERNAME, password: process.env.KEELSON_API_PASSWORD };
+    urls = [];
+    delete process.env.KEELSON_API_USERNAME;
+    delete process.env.KEELSON_API_PASSWORD;
+    const core = new k8s.KubeConfig();
+    core.loadFromFile(cluster.api.kubeconfigPath);
+    const secrets = core.makeApiClient(k8s.CoreV1Api);
+    const target = ['--cluster', 'ctl', '--namespace', 'default', '--kubeconfig', cluster.api.kubeconfigPath];
+    try {
+      const refused = await ctl([...target, 'reload', '--force']);
+      assert.equal(refused.code, 1, `no Secret yet, so no credentials: ${refused.stdout}${refused.stderr}`);
+      assert.match(refused.stdout, /Failed \(HTTP 401\)/);
+      await secrets.createNamespacedSecret({
+        namespace: 'default',
+        body: { metadata: { name: 'ctl-api' }, type: 'kubernetes.io/basic-auth', stringData: { username: user, password } },
+      });
+      const done = await ctl([...target, 'reload', '--force']);
+      assert.equal(done.code, 0, `credentials from Secret ctl-api: ${done.stdout}${done.stderr}`);
+      assert.doesNotMatch(done.stdout, /401/);
+    } finally {
+      urls = saved.urls;
+      process.env.KEELSON_API_USERNAME = saved.user;
+      process.env.KEELSON_API_PASSWORD = saved.password;
+      await secrets.deleteNamespacedSecret({ name: 'ctl-api', namespace: 'default' }).catch(() => undefined);
     }
   });
 

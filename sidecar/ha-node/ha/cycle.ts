@@ -1,0 +1,118 @@
+import type { ClusterView } from '../dcs/types.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
+import { bootstrapOrClone } from './bootstrap.js';
+import { handleDcsError } from './dcs-outage.js';
+import { keepLockWhileStarting, leadWithLock, restartCrashedPrimary } from './leader-duties.js';
+import type { LoopContext } from './loop-context.js';
+import { handOverDueFor } from './manual-failover.js';
+import { publish } from './member-record.js';
+import { race } from './race.js';
+import { followLeader, startStoppedReplica } from './replica-duties.js';
+import { effectiveConfig } from './settings.js';
+
+/**
+ * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
+ * noteAction logs the decision before the member record goes out.
+ */
+export async function runCycle(ctx: LoopContext, noteAction: (action: string) => void): Promise<string> {
+  const { dcs, pg, state } = ctx;
+  state.dcsUnreachable = false;
+  let cluster: ClusterView;
+  try {
+    cluster = await dcs.getCluster();
+  } catch (error) {
+    return handleDcsError(ctx, error);
+  }
+  state.snapshot.failsafeActive = false;
+  // The API answers again: failsafe confirmations from a cut-off leader no longer stand in for the lease.
+  state.failsafeContact = undefined;
+  applyConfig(ctx, cluster);
+  state.snapshot.cluster = cluster;
+
+  if (!pg.isInitialized()) {
+    // Publish first so the leader creates our replication slot while we clone.
+    await publish(ctx);
+    const action = await bootstrapOrClone(ctx, cluster);
+    noteAction(action);
+    await publish(ctx);
+    return action;
+  }
+
+  if (cluster.initialize && !(await sameSystem(ctx, cluster.initialize))) {
+    return `refusing to run: the data directory belongs to another cluster than ${cluster.initialize}`;
+  }
+
+  const running = pg.isRunning();
+  let status: ServerStatus | undefined;
+  if (running) status = await pg.status().catch(() => undefined);
+  state.snapshot.status = status;
+  if (status) {
+    await applyParameters(ctx, status);
+    // A due switchover skips this query: until the clean stop every millisecond delays the hand-over.
+    const pending = handOverDueFor(ctx, cluster) ? undefined : await readPendingRestart((sql) => pg.query(sql)).catch(() => undefined);
+    if (pending) {
+      state.snapshot.pendingRestart = pending.pending;
+      state.snapshot.pendingRestartReason = pending.pending ? pending.reason : undefined;
+    }
+    state.snapshot.systemIdentifier = status.systemIdentifier;
+    pg.state = 'running';
+    state.crashedSince = undefined;
+  }
+  if (!running && state.wasRunning && pg.state === 'running') pg.state = 'crashed';
+  state.wasRunning = running;
+
+  if (cluster.initialize === undefined && status && dcs.isLeader()) await dcs.setInitialize(status.systemIdentifier);
+
+  const action = !running ? await handleStopped(ctx, cluster) : !status ? await keepLockWhileStarting(ctx, cluster) : await handleRunning(ctx, cluster, status);
+  noteAction(action);
+  await publish(ctx);
+  return action;
+}
+
+/** The data directory's system identifier must match the cluster's initialize key (checked once). */
+async function sameSystem(ctx: LoopContext, initialize: string): Promise<boolean> {
+  if (ctx.state.checkedSystem === initialize) return true;
+  const control = await ctx.pg.controlData();
+  if (!control?.systemIdentifier) return true;
+  if (control.systemIdentifier !== initialize) {
+    ctx.options.logger.error({ local: control.systemIdentifier, cluster: initialize }, 'system identifier mismatch');
+    return false;
+  }
+  ctx.state.checkedSystem = initialize;
+  return true;
+}
+
+function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
+  const { pg, state } = ctx;
+  const next = effectiveConfig(ctx.options.baseConfig, cluster.config);
+  const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(state.config.parameters);
+  state.config = next;
+  state.snapshot.paused = isPaused(cluster.config);
+  pg.dynamicParameters = next.parameters;
+  if (paramsChanged) state.configDirty = true;
+}
+
+/** Applies changed parameters to a running server (once we know its role, so nothing is lost). */
+async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<void> {
+  const { pg, state } = ctx;
+  if (!state.configDirty) return;
+  state.configDirty = false;
+  const following = pg.followingLeader();
+  if (status.inRecovery) pg.writeConfig(following ?? undefined, true);
+  else pg.writeConfig(undefined, false);
+  await pg.reload().catch(() => undefined);
+}
+
+async function handleStopped(ctx: LoopContext, cluster: ClusterView): Promise<string> {
+  ctx.state.snapshot.status = undefined;
+  if (cluster.leader?.holder === ctx.options.name) return restartCrashedPrimary(ctx, cluster);
+  return startStoppedReplica(ctx, cluster);
+}
+
+async function handleRunning(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<string> {
+  const leader = cluster.leader;
+  if (leader?.holder === ctx.options.name) return leadWithLock(ctx, cluster, status);
+  if (leader) return followLeader(ctx, cluster, leader, status);
+  return race(ctx, cluster, status);
+}

@@ -1,0 +1,124 @@
+import type { Logger } from '../../../lib/log.js';
+import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
+import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
+import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { EffectiveConfig } from './settings.js';
+import type { NodeSnapshot } from './snapshot.js';
+import type { LeaderCrashJudge } from '../takeover/judge.js';
+
+export interface HaLoopOptions {
+  name: string;
+  scope: string;
+  version: string;
+  apiUrl: string;
+  tags: MemberTags;
+  /** Local defaults for the timers and failover rules (the dynamic configuration overrides them). */
+  baseConfig: EffectiveConfig;
+  /** The file the fencing process watches; undefined disables fencing. */
+  fenceFile?: string;
+  /** Called with the role the pod label should show (best effort). */
+  setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
+  /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
+  crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
+  logger: Logger;
+}
+
+/** What the HA loop remembers between cycles; the duty modules read and update it. */
+export interface LoopState {
+  config: EffectiveConfig;
+  snapshot: NodeSnapshot;
+  lastRenewMono: number;
+  crashedSince: number | undefined;
+  wasRunning: boolean;
+  /** The last POST /failsafe from a leader that could not reach the API server. */
+  failsafeContact: { name: string; at: number } | undefined;
+  /** Where the primary's WAL was when synchronous_standby_names last changed (0 = unknown). */
+  syncChangeLsn: number;
+  /** Since when this replica follows the current leader without streaming from it. */
+  notStreamingSince: number | undefined;
+  configDirty: boolean;
+  /** Set when this cycle could not reach the API: skip further API writes until the next cycle. */
+  dcsUnreachable: boolean;
+  /** When this member released the lock because its primary would not start (it sits out the next race). */
+  gaveUpLockAt: number | undefined;
+  /** The last crash evidence that fell short of a takeover (logged once). */
+  lastDisputedEvidence: string | undefined;
+  /** The initialize key the data directory was last checked against. */
+  checkedSystem: string | undefined;
+}
+
+/** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */
+export interface LoopContext {
+  readonly options: HaLoopOptions;
+  readonly dcs: Dcs;
+  readonly pg: PostgresInstance;
+  readonly state: LoopState;
+  wake(reason?: string): void;
+}
+
+export function scheduleSoon(ctx: LoopContext, ms: number): void {
+  setTimeout(() => ctx.wake('retry'), ms).unref();
+}
+
+export function renewed(ctx: LoopContext, startedEpoch = Date.now()): void {
+  ctx.state.lastRenewMono = performance.now() - (Date.now() - startedEpoch);
+  setFence(ctx, fenceDeadlineFor(startedEpoch, ctx.state.config.ttl));
+}
+
+export function setFence(ctx: LoopContext, epochMs: number): void {
+  if (!ctx.options.fenceFile) return;
+  try {
+    writeFenceDeadline(ctx.options.fenceFile, epochMs);
+  } catch (error) {
+    ctx.options.logger.warn({ err: (error as Error).message }, 'could not write the fence deadline');
+  }
+}
+
+/** 'lost': someone else holds the lock now; 'unreachable': the API did not answer (retry, failsafe or demote by time). */
+export async function renewLock(
+  ctx: LoopContext,
+  optime: number | undefined,
+  slots?: Record<string, number>,
+  failsafe?: Record<string, string> | null,
+): Promise<'ok' | 'lost' | 'unreachable'> {
+  const startedEpoch = Date.now();
+  try {
+    if (!(await ctx.dcs.updateLeader(optime, slots, failsafe))) return 'lost';
+  } catch {
+    return 'unreachable';
+  }
+  renewed(ctx, startedEpoch);
+  return 'ok';
+}
+
+/** From here on the API must not call us primary, even while PostgreSQL is still stopping. */
+export function markDemoted(ctx: LoopContext): void {
+  ctx.state.snapshot.status = undefined;
+  ctx.state.snapshot.offlineRole = 'demoted';
+}
+
+/** Where this member's PostgreSQL listens, as far as its published records go. */
+export interface ListenAddress {
+  settings: Pick<PostgresInstance['settings'], 'connectHost' | 'port'>;
+}
+
+/** The connection URL this member publishes and sends with failsafe confirmations. */
+export function connUrl(pg: ListenAddress): string {
+  return `postgres://${pg.settings.connectHost}:${pg.settings.port}/postgres`;
+}
+
+/** The timeline of the lock holder when it runs as primary (0 when it does not or is unknown). */
+export function leaderTimeline(cluster: ClusterView): number {
+  const holder = cluster.leader?.holder;
+  const member = cluster.members.find((m) => m.name === holder);
+  return member?.role === 'primary' && member.state === 'running' ? (member.timeline ?? 0) : 0;
+}
+
+/** Where the lock holder's PostgreSQL listens, from its member record. */
+export function leaderAddress(cluster: ClusterView): LeaderAddress | undefined {
+  const holder = cluster.leader?.holder;
+  if (!holder) return undefined;
+  const member = cluster.members.find((m) => m.name === holder);
+  if (!member) return undefined;
+  return { name: member.name, host: member.host, port: member.port };
+}

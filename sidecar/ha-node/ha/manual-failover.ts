@@ -1,0 +1,60 @@
+import type { ClusterView } from '../dcs/types.js';
+import { manualFailoverTiming } from '../ops/loop-decisions.js';
+import { markDemoted, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
+import { walPositionOf } from './snapshot.js';
+
+/**
+ * A failover key seen by the leader: step down now (switchover to the named member, or to any
+ * eligible member when none is named), later (scheduled_at), or clean up a key that is stale,
+ * names ourselves as the target, or names another leader.
+ */
+export async function manualFailoverOnLeader(ctx: LoopContext, cluster: ClusterView): Promise<string | undefined> {
+  const { dcs, state } = ctx;
+  const failover = cluster.failover;
+  if (!failover) return undefined;
+  const self = ctx.options.name;
+  if (failover.member === self || (failover.leader && failover.leader !== self) || (!failover.member && !failover.leader)) {
+    await dcs.setFailover(undefined);
+    return undefined;
+  }
+  const timing = manualFailoverTiming(failover, new Date(), state.config.loop_wait, state.snapshot.paused);
+  if (timing.kind === 'stale') {
+    await dcs.setFailover(undefined);
+    return 'removed a stale scheduled switchover';
+  }
+  if (timing.kind === 'wait') {
+    scheduleSoon(ctx, Math.min(timing.ms, state.config.loop_wait * 1000));
+    return `switchover to ${failover.member ?? 'any member'} scheduled at ${failover.scheduled_at}`;
+  }
+  if (failover.member && !cluster.members.some((m) => m.name === failover.member)) {
+    await dcs.setFailover(undefined);
+    return `removed a switchover to unknown member ${failover.member}`;
+  }
+  return handOver(ctx, cluster, failover.member ?? 'any eligible member');
+}
+
+/** Whether the leader self should hand over now: a failover key naming a known member, for us, due. */
+export function handOverDue(cluster: ClusterView, self: string, loopWait: number, paused: boolean, now = new Date()): boolean {
+  const failover = cluster.failover;
+  if (cluster.leader?.holder !== self || !failover?.member || failover.member === self) return false;
+  if (failover.leader && failover.leader !== self) return false;
+  if (!cluster.members.some((m) => m.name === failover.member)) return false;
+  return manualFailoverTiming(failover, now, loopWait, paused).kind === 'now';
+}
+
+/** handOverDue for this loop's member, timers and pause state. */
+export function handOverDueFor(ctx: LoopContext, cluster: ClusterView): boolean {
+  return handOverDue(cluster, ctx.options.name, ctx.state.config.loop_wait, ctx.state.snapshot.paused);
+}
+
+/** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */
+export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate: string): Promise<string> {
+  const status = await ctx.pg.status().catch(() => undefined);
+  markDemoted(ctx);
+  await ctx.pg.stop('fast');
+  await ctx.dcs.deleteLeader(walPositionOf(status) || undefined);
+  setFence(ctx, 0);
+  await ctx.options.setRoleLabel?.('replica');
+  void cluster;
+  return `stepped down for a switchover to ${candidate}`;
+}

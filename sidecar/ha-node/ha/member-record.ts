@@ -1,0 +1,44 @@
+import type { MemberRecord } from '../dcs/types.js';
+import type { PostgresInstance } from '../postgres/instance.js';
+import { dbStateText } from '../postgres/state.js';
+import { connUrl, type HaLoopOptions, type ListenAddress, type LoopContext } from './loop-context.js';
+import { walPositionOf, type NodeSnapshot } from './snapshot.js';
+
+/** The member record this node publishes, from its last observed status (or its offline role). */
+export function memberRecord(
+  options: Pick<HaLoopOptions, 'name' | 'apiUrl' | 'tags' | 'version'>,
+  pg: ListenAddress & Pick<PostgresInstance, 'state'>,
+  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart'>,
+  now: number,
+): MemberRecord {
+  const status = snapshot.status;
+  return {
+    name: options.name,
+    conn_url: connUrl(pg),
+    api_url: options.apiUrl,
+    host: pg.settings.connectHost,
+    port: pg.settings.port,
+    role: status ? (status.inRecovery ? 'replica' : 'primary') : snapshot.offlineRole,
+    state: status?.replicationState ?? dbStateText(pg.state),
+    timeline: status?.timeline,
+    xlog_location: status ? walPositionOf(status) : undefined,
+    receive_lsn: status?.receivedLocation,
+    replay_lsn: status?.replayedLocation,
+    replication_state: status?.replicationState,
+    tags: options.tags,
+    version: options.version,
+    heartbeat: now,
+    pending_restart: snapshot.pendingRestart || undefined,
+  };
+}
+
+/** Publishes the member record (skipped while the API is unreachable) and the pod role label. */
+export async function publish(ctx: LoopContext): Promise<void> {
+  const { dcs, state } = ctx;
+  if (state.dcsUnreachable) return;
+  const status = state.snapshot.status;
+  const role = status && !status.inRecovery && dcs.isLeader() ? 'primary' : 'replica';
+  const record = memberRecord(ctx.options, ctx.pg, state.snapshot, Date.now());
+  await dcs.touchMember(record).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not publish the member record'));
+  if (status) await ctx.options.setRoleLabel?.(role);
+}

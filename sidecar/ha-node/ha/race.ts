@@ -1,0 +1,98 @@
+import type { ClusterView, LeaderRecord } from '../dcs/types.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { raceAllowed } from '../ops/loop-decisions.js';
+import { quorumVerdict } from '../ops/quorum-race.js';
+import { leaderCrashed, type CrashEvidence } from '../takeover/evidence.js';
+import { otherMembers, raceVerdict } from './election.js';
+import { renewed, type LoopContext } from './loop-context.js';
+import { askPeers } from './peers.js';
+import { noFailover } from './settings.js';
+import { walPositionOf } from './snapshot.js';
+import { demoteAndFollow, promote } from './transitions.js';
+
+/** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
+interface Takeover {
+  leader: LeaderRecord;
+  evidence: CrashEvidence;
+}
+
+/**
+ * Early takeover (ADR 0404): the kubelet reports the leader's container dead and neither its
+ * PostgreSQL nor its REST API port accepts connections, so no writable primary can exist there
+ * and none can come back without a lease write; race now with a CAS on the version judged.
+ */
+export async function takeoverOnCrash(ctx: LoopContext, cluster: ClusterView, leader: LeaderRecord, status: ServerStatus): Promise<string | undefined> {
+  const judge = ctx.options.crashJudge;
+  const member = cluster.members.find((m) => m.name === leader.holder);
+  if (!judge || !member || !judge.kubeletSaysDead(member)) return undefined;
+  const evidence = await judge.evidence(member);
+  if (!leaderCrashed(evidence)) {
+    // Once per leader and verdict, not every loop until the lease lapses.
+    const seen = JSON.stringify([leader.holder, evidence]);
+    if (seen !== ctx.state.lastDisputedEvidence) {
+      ctx.state.lastDisputedEvidence = seen;
+      ctx.options.logger.info({ leader: leader.holder, evidence }, 'leader pod reported dead but not every source agrees; waiting for the lease to expire');
+    }
+    return undefined;
+  }
+  return race(ctx, cluster, status, { leader, evidence });
+}
+
+/** Whether a failsafe confirmation from another member, younger than ttl, keeps this replica out of the race. */
+export function failsafeHoldsOff(contact: { name: string; at: number }, self: string, isPrimary: boolean, ttlSeconds: number, now: number): boolean {
+  return !isPrimary && contact.name !== self && now - contact.at < ttlSeconds * 1000;
+}
+
+export async function race(ctx: LoopContext, cluster: ClusterView, status: ServerStatus, takeover?: Takeover): Promise<string> {
+  const { dcs, state, options } = ctx;
+  const isPrimary = !status.inRecovery;
+  if (!raceAllowed(cluster.config, cluster.failover)) return 'paused: no automatic failover';
+  const contact = state.failsafeContact;
+  if (contact && failsafeHoldsOff(contact, options.name, isPrimary, state.config.ttl, performance.now())) {
+    return `no race: ${contact.name} confirmed it is alive through failsafe`;
+  }
+  const started = performance.now();
+  // The named candidate of a manual failover wins without comparing positions (raceVerdict), so
+  // it skips the round trip to the peers; quorum mode and early takeover still need their answers.
+  const named = cluster.failover?.member === options.name && cluster.sync?.quorum === undefined && !takeover;
+  const peers = named ? [] : await askPeers(otherMembers(cluster, options.name), 2000);
+  const asked = performance.now();
+  if (state.gaveUpLockAt !== undefined && started - state.gaveUpLockAt < state.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
+    return 'no race: this member just gave up the lock because its primary did not start';
+  }
+  const self = { name: options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
+  const general = raceVerdict(self, cluster, state.config, peers);
+  // Quorum commit: also a named candidate must prove it holds every acknowledged commit.
+  const verdict = general.ok ? quorumVerdict(self, cluster.sync, peers) : general;
+  if (!verdict.ok && general.ok && cluster.failover?.member === self.name) {
+    // A named candidate without the quorum proof gives the manual failover up: otherwise every
+    // other member keeps waiting for it and nobody leads (the normal race still needs the proof).
+    await dcs.setFailover(undefined).catch(() => undefined);
+    return `gave up the manual failover to me: ${verdict.reason}`;
+  }
+  const acquireStartedEpoch = Date.now();
+  const acquire = (): Promise<boolean> =>
+    takeover ? dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : dcs.attemptToAcquireLeader(walPositionOf(status));
+  if (verdict.ok && (await acquire())) {
+    renewed(ctx, acquireStartedEpoch);
+    if (!isPrimary) {
+      const acquired = performance.now();
+      await promote(ctx, cluster, status);
+      options.logger.info(
+        { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired), evidence: takeover?.evidence },
+        'won the leader race',
+      );
+      if (cluster.failover) await dcs.setFailover(undefined).catch(() => undefined);
+      return takeover
+        ? `promoted self to leader: took over the lock of crashed ${takeover.leader.holder}`
+        : 'promoted self to leader by acquiring session lock';
+    }
+    return 'acquired session lock as a leader';
+  }
+  if (takeover) return `no early takeover of crashed ${takeover.leader.holder} (${verdict.ok ? 'lock changed' : verdict.reason})`;
+  if (isPrimary) {
+    await demoteAndFollow(ctx, undefined, cluster);
+    return `demoted self: lost the leader race (${verdict.ok ? 'lock taken' : verdict.reason})`;
+  }
+  return `following a new leader after a failed race (${verdict.ok ? 'lock taken' : verdict.reason})`;
+}

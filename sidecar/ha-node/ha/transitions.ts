@@ -1,0 +1,76 @@
+import type { ClusterView } from '../dcs/types.js';
+import type { LeaderAddress } from '../postgres/instance.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { maintainHistory } from './leader-history.js';
+import { markDemoted, setFence, type LoopContext } from './loop-context.js';
+
+/** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
+
+export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
+  const { pg, state } = ctx;
+  // The fence deadline was set by the lock write that preceded this call.
+  await pg.promote();
+  state.snapshot.offlineRole = 'primary';
+  // Show the new role at once: health checks and the pod label follow the writable server.
+  state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
+  await ctx.options.setRoleLabel?.('primary');
+  // pg_rewind on the old primary needs a checkpoint on the new timeline.
+  await pg.query('CHECKPOINT').catch(() => undefined);
+  await pg.dropInactiveSlots().catch(() => undefined);
+  const after = await pg.status().catch(() => undefined);
+  if (after) state.snapshot.status = after;
+  if (after) await maintainHistory(ctx, cluster, after).catch(() => undefined);
+  ctx.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
+}
+
+export async function demoteAndFollow(ctx: LoopContext, leader: LeaderAddress | undefined, cluster: ClusterView): Promise<void> {
+  markDemoted(ctx);
+  await ctx.pg.stop('immediate');
+  setFence(ctx, 0);
+  await ctx.options.setRoleLabel?.('replica');
+  await startAsReplica(ctx, leader, cluster, true);
+}
+
+/** DCS gone for retry_timeout: stop accepting writes but keep serving reads. */
+export async function demoteOffline(ctx: LoopContext): Promise<void> {
+  markDemoted(ctx);
+  await ctx.pg.stop('fast');
+  setFence(ctx, 0);
+  ctx.pg.writeConfig(undefined, true);
+  await ctx.pg.start(60);
+  ctx.state.snapshot.offlineRole = 'demoted';
+  ctx.options.setRoleLabel?.('replica').catch(() => undefined);
+}
+
+export async function lockLost(ctx: LoopContext, reason: string): Promise<string> {
+  const status = ctx.pg.isRunning() ? await ctx.pg.status().catch(() => undefined) : undefined;
+  if (status && !status.inRecovery) await demoteAndFollow(ctx, undefined, ctx.state.snapshot.cluster ?? { history: [], members: [] });
+  return `demoted self: ${reason}`;
+}
+
+/**
+ * Starts a stopped data directory as a replica. A former primary is first rewound against the
+ * leader (its timeline may have diverged); when rewind fails the data directory is re-cloned.
+ */
+export async function startAsReplica(ctx: LoopContext, leader: LeaderAddress | undefined, cluster: ClusterView, wasPrimary = false): Promise<void> {
+  const { pg, state } = ctx;
+  setFence(ctx, 0);
+  const control = await pg.controlData();
+  const formerPrimary = wasPrimary || control?.state === 'in production' || control?.state === 'shut down';
+  if (leader && formerPrimary && state.config.use_rewind) {
+    const ok = await pg.rewind(leader).catch((error: Error) => {
+      ctx.options.logger.error({ err: error.message }, 'rewind failed');
+      return false;
+    });
+    if (!ok) {
+      ctx.options.logger.warn('re-cloning the data directory from the leader');
+      await pg.basebackup(leader);
+    }
+  } else if (leader && formerPrimary && !state.config.use_rewind) {
+    await pg.basebackup(leader);
+  }
+  pg.writeConfig(leader, true);
+  await pg.start(60);
+  state.snapshot.offlineRole = 'replica';
+  void cluster;
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AdminServices } from '../services.js';
 import { prepared, withTransaction, type DbClient } from '../db/pool.js';
+import { textTimestamps } from '../db/timestamps.js';
 import { Code } from './codes.js';
 import { getCurrentUserId } from './context.js';
 import { BizError, success, successExtra } from './envelope.js';
@@ -80,6 +81,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const readList = [...new Set(['id', ...readColumns(fields), ...(options.tree ? [options.tree.parentColumn] : [])])];
   const rowColumns = hidesFields ? readList.map((column) => `${table}.${quoteIdent(column)}`).join(', ') : `${table}.*`;
   const columns = options.extraSelect ? `${rowColumns}, ${options.extraSelect}` : rowColumns;
+  // Reads below ask for timestamptz as text (textTimestamps): the mapper takes ms and display text from it.
   const toRecord = recordMapper(fields, ids);
 
   const records = async (rows: Row[]): Promise<Record<string, unknown>[]> => {
@@ -96,7 +98,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
 
   const loadOne = async (id: number): Promise<Row> => {
     const params: unknown[] = [id];
-    const { rows } = await db.query(prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params));
+    const { rows } = await db.query({ ...prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params), types: textTimestamps });
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
     return rows[0];
   };
@@ -122,7 +124,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const offset = (body.current - 1) * body.size;
       // One query gives the page and the total; only an empty page needs a separate count.
       const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
-      const page = await db.query(prepared(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]));
+      const page = await db.query({ ...prepared(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]), types: textTimestamps });
       const total = page.rows.length
         ? Number(page.rows[0].__total)
         : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
@@ -133,7 +135,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   if (options.tree) {
     router.get(`${options.path}/tree`, { summary: `${options.noun} tree`, tags }, async () => {
       const params: unknown[] = [];
-      const { rows } = await db.query(`SELECT ${columns} FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, params);
+      const { rows } = await db.query({ text: `SELECT ${columns} FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, values: params, types: textTimestamps });
       const nodes = await records(rows);
       return success(buildTree(rows, nodes, options.tree?.parentColumn ?? 'parent_id'));
     });

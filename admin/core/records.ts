@@ -1,3 +1,4 @@
+import { parseTimestamptz, utcTimestampParts } from '../db/timestamps.js';
 import type { IdCodec } from './ids.js';
 
 /** "YYYY-MM-DD HH:mm:ss" in UTC, the fmt* fields the front end shows. */
@@ -30,7 +31,7 @@ export const auditFields: Fields = {
   updatedAt: { column: 'updated_at', kind: 'time', writable: false, orderable: true },
 };
 
-/** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms. */
+/** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms (from a Date or timestamptz text). */
 export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCodec): Record<string, unknown> {
   return recordMapper(fields, ids)(row);
 }
@@ -49,8 +50,16 @@ export function recordMapper(fields: Fields, ids: IdCodec): (row: Record<string,
       const value = row[column];
       if (kind === 'id') record[name] = typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
       else if (kind === 'time') {
-        record[name] = value instanceof Date ? value.getTime() : null;
-        if (value instanceof Date) record[fmtName] = formatTime(value);
+        // Reads hand over PostgreSQL's text (db/timestamps.ts); rows returned by writes carry Dates.
+        const parts = typeof value === 'string' ? utcTimestampParts(value) : undefined;
+        if (parts) {
+          record[name] = parts.ms;
+          record[fmtName] = parts.text;
+          continue;
+        }
+        const date = typeof value === 'string' ? parseTimestamptz(value) : value;
+        record[name] = date instanceof Date ? date.getTime() : null;
+        if (date instanceof Date) record[fmtName] = formatTime(date);
       } else record[name] = value ?? null;
     }
     return record;

@@ -10,7 +10,9 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 // keeps re-planning them on every execution (custom plans), which costs more than running them.
 // The admin tables are small and evenly shaped, so one generic plan per statement is right (ADR 0205).
 // Sent as a startup option, so it costs no round trip; options in DATABASE_URL take precedence.
-const sessionOptions = '-c plan_cache_mode=force_generic_plan';
+// TimeZone=UTC: timestamptz text then arrives as UTC, which reads turn into records without a Date
+// (db/timestamps.ts, ADR 0206); no admin SQL depends on the session zone.
+const sessionOptions = '-c plan_cache_mode=force_generic_plan -c TimeZone=UTC';
 
 export function createPool(databaseUrl: string, max = 10): Db {
   const options = [process.env.PGOPTIONS, sessionOptions].filter(Boolean).join(' ');

@@ -263,6 +263,8 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     await cluster.waitFor('/primary 200 on the new leader only', async () => (await cluster.primary()) === primary, 10_000);
 
     // Make the old primary diverge: run it alone as a primary and write something the cluster never saw.
+    // The killed postmaster's backends must be gone first: they hold its shared memory, and a new postmaster refuses to start.
+    await cluster.waitFor('the killed postmaster\'s processes gone', async () => old.dataDirPids().length === 0, 15_000);
     const runAs = await resolveRunAs(undefined);
     await runToolOrThrow(join(pgBin, 'pg_ctl'), ['-D', old.dataDir, '-l', join(old.baseDir, 'splitbrain.log'), '-w', 'start'], { runAs });
     await old.query('CREATE TABLE splitbrain (id int)');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -116,17 +116,16 @@ export class Member {
   }
 
   fencerPids(): number[] {
-    const pids: number[] = [];
-    for (const entry of readdirSafe('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-        if (cmd.includes('fence') && cmd.includes(this.dataDir)) pids.push(Number(entry));
-      } catch {
-        // process went away
-      }
-    }
-    return pids;
+    return processIds((pid) => {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return cmd.includes('fence') && cmd.includes(this.dataDir);
+    });
+  }
+
+  /** Processes working in the data directory: backends of a SIGKILLed postmaster linger a moment and keep its shared memory. */
+  dataDirPids(): number[] {
+    const dir = realpathSync(this.dataDir);
+    return processIds((pid) => readlinkSync(`/proc/${pid}/cwd`) === dir);
   }
 
   /** Kill -9 of everything in the "pod": ha-node, postmaster and the fencing process. */
@@ -187,6 +186,20 @@ export class Member {
       return '';
     }
   }
+}
+
+/** The ids of the processes that match (a process that goes away meanwhile does not). */
+function processIds(matches: (pid: string) => boolean): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSafe('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (matches(entry)) pids.push(Number(entry));
+    } catch {
+      // process went away
+    }
+  }
+  return pids;
 }
 
 function readdirSafe(path: string): string[] {

@@ -122,13 +122,16 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const order = orderClause(body.orderBy, fields, fallbackOrder);
       const whereSql = where.join(' AND ');
       const offset = (body.current - 1) * body.size;
-      // One query gives the page and the total; only an empty page needs a separate count.
+      // One query gives the page and the total; only an empty page needs a separate count. The total
+      // is a scalar subquery (counted once, by aggregate) rather than count(*) OVER (), which makes
+      // PostgreSQL buffer every matching row before the LIMIT applies (ADR 0206).
       const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
-      const page = await db.query({ ...prepared(`SELECT ${columns}, count(*) OVER () AS __total FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]), types: textTimestamps });
-      const total = page.rows.length
+      const total = `(SELECT count(*) FROM ${table} WHERE ${whereSql}) AS __total`;
+      const page = await db.query({ ...prepared(`SELECT ${columns}, ${total} FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]), types: textTimestamps });
+      const count = page.rows.length
         ? Number(page.rows[0].__total)
         : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
-      return successExtra({ records: await records(page.rows), total, current: body.current, size: body.size });
+      return successExtra({ records: await records(page.rows), total: count, current: body.current, size: body.size });
     });
   }
 

@@ -61,12 +61,11 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
   const ctx = currentContext();
   if (route.guard !== 'public') {
     const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
-    const denials = [
-      route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined,
-      route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined,
-      route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined,
-    ];
-    const denial = denials.find((d) => d !== undefined);
+    // The first denial in this order counts: API permission, roles, buttons.
+    const denial =
+      (route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined) ??
+      (route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined) ??
+      (route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined);
     if (denial) {
       services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, resultCode: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
       throw new BizError(denial.code, denial.msg);
@@ -89,15 +88,23 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   app.use((req: Request, res: Response, next: NextFunction) => {
     const ctx = newContext(req.id ?? '');
     // Background tasks (CTX_BG_TASKS) run after the response has been sent; failures are logged only.
-    const tasks: (() => Promise<void> | void)[] = [];
-    ctx.CTX_BG_TASKS = { add: (task) => void tasks.push(task) };
-    res.on('finish', () => {
-      for (const task of tasks) {
-        Promise.resolve()
-          .then(task)
-          .catch((error: unknown) => req.log?.warn({ err: error }, 'background task failed'));
-      }
-    });
+    // The finish listener is added with the first task, so requests without tasks allocate nothing for them.
+    let tasks: (() => Promise<void> | void)[] | undefined;
+    ctx.CTX_BG_TASKS = {
+      add: (task) => {
+        if (!tasks) {
+          const queued: (() => Promise<void> | void)[] = (tasks = []);
+          res.on('finish', () => {
+            for (const queuedTask of queued) {
+              Promise.resolve()
+                .then(queuedTask)
+                .catch((error: unknown) => req.log?.warn({ err: error }, 'background task failed'));
+            }
+          });
+        }
+        tasks.push(task);
+      },
+    };
     runWithContext(ctx, () => next());
   });
   app.get(AdminPaths.health, (_req, res) => {

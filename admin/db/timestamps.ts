@@ -9,9 +9,11 @@ const defaultTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text:
  * turned into records: the record needs epoch ms and "YYYY-MM-DD HH:mm:ss", both cheaper to take
  * from the text than through a Date (ADR 0206). Every other type parses as usual.
  */
+const asText = (text: string): string => text;
 export const textTimestamps: pg.CustomTypesConfig = {
+  // pg asks for every column's parser on every query (pg/lib/result.js addFields): hand out one function.
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === TIMESTAMPTZ && format !== 'binary' ? (text: string) => text : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === TIMESTAMPTZ && format !== 'binary' ? asText : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 const digits = (text: string, start: number, length: number): number => {

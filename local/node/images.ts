@@ -37,7 +37,19 @@ export interface ContainerCommandInput {
   args?: string[];
 }
 
-export type ResolvedCommand = { ok: true; argv: string[] } | { ok: false; reason: string; message: string };
+/**
+ * `hostArgs` counts the leading argv entries that come from the node's image mapping (host paths
+ * such as this repository's CLI): they are used as they are, never rewritten like manifest values.
+ */
+export type ResolvedCommand = { ok: true; argv: string[]; hostArgs: number } | { ok: false; reason: string; message: string };
+
+/**
+ * The argv a container runs: manifest values go through `localize` (mount paths, loopback), the
+ * mapping's host entries do not (the repository may itself live under a path a pod mounts, e.g. /tmp).
+ */
+export function localizeArgv(resolved: { argv: string[]; hostArgs: number }, localize: (arg: string) => string): string[] {
+  return resolved.argv.map((arg, i) => (i < resolved.hostArgs ? arg : localize(arg)));
+}
 
 /** Splits `host:port/path/name:tag@sha256:…` into repository, tag and digest. */
 export function parseImageReference(image: string): ImageReference {
@@ -96,7 +108,7 @@ export function resolveContainerCommand(container: ContainerCommandInput, mappin
   const args = container.args ?? [];
   if (command.length > 0) {
     const alias = mapping?.aliases?.[command[0]];
-    return { ok: true, argv: alias ? [...alias, ...command.slice(1), ...args] : [...command, ...args] };
+    return alias ? { ok: true, argv: [...alias, ...command.slice(1), ...args], hostArgs: alias.length } : { ok: true, argv: [...command, ...args], hostArgs: 0 };
   }
   if (!mapping) {
     return {
@@ -106,5 +118,5 @@ export function resolveContainerCommand(container: ContainerCommandInput, mappin
     };
   }
   const cmd = container.args !== undefined ? args : (mapping.cmd ?? []);
-  return { ok: true, argv: [...mapping.entrypoint, ...cmd] };
+  return { ok: true, argv: [...mapping.entrypoint, ...cmd], hostArgs: mapping.entrypoint.length };
 }

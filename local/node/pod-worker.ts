@@ -11,7 +11,7 @@ import type { AddressPool } from './addresses.js';
 import type { BackoffPolicy } from './backoff.js';
 import { ContainerRunner, LaunchError } from './container.js';
 import { EnvResolutionError, expandVariables, resolveContainerEnv, type EnvSources } from './env.js';
-import { resolveContainerCommand, type ImageMapping } from './images.js';
+import { localizeArgv, resolveContainerCommand, type ImageMapping } from './images.js';
 import { buildPodStatus, type ContainerView } from './pod-status.js';
 import type { ProcessSpec } from './process.js';
 import type { ProbeTarget } from './probe-actions.js';
@@ -181,7 +181,7 @@ export class PodWorker {
     // Only values from the manifest are rewritten; the agent's own variables already fit the host.
     const localize = (value: string): string => rewriteLoopback(rewriteMountPaths(value, mounts), podIP);
     for (const [name, value] of Object.entries(env)) if (base[name] !== value) env[name] = localize(value);
-    const argv = resolved.argv.map((arg) => localize(expandVariables(arg, env)));
+    const argv = localizeArgv(resolved, (arg) => localize(expandVariables(arg, env)));
     const user = wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 ? this.deps.nonRootUser : undefined;
     if (wantsNonRoot(container, this.pod.spec?.securityContext) && process.getuid?.() === 0 && !user) {
       throw new LaunchError('container must not run as root and no local non-root account is configured (--run-as-user)', 'CreateContainerConfigError');

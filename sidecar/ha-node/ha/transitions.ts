@@ -1,8 +1,8 @@
 import type { ClusterView } from '../dcs/types.js';
-import type { LeaderAddress } from '../postgres/instance.js';
+import type { ControlData, LeaderAddress } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { maintainHistory } from './leader-history.js';
-import { markDemoted, setFence, type LoopContext } from './loop-context.js';
+import { leaderTimeline, markDemoted, setFence, type LoopContext } from './loop-context.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
@@ -52,12 +52,22 @@ export async function lockLost(ctx: LoopContext, reason: string): Promise<string
  * Starts a stopped data directory as a replica. A former primary is first rewound against the
  * leader (its timeline may have diverged); when rewind fails the data directory is re-cloned.
  */
+/**
+ * A stopped replica whose last checkpoint is on an older timeline than the leader's may hold WAL
+ * the new leader never received (it streamed the old primary's tail after the candidate had
+ * promoted): PostgreSQL then refuses to start ("requested timeline is not a child of this
+ * server's history"). pg_rewind settles it either way: it rewinds, or says no rewind is required.
+ */
+export function replicaMayHaveDiverged(control: ControlData | undefined, leaderTimelineId: number): boolean {
+  return control?.state === 'shut down in recovery' && control.timeline > 0 && leaderTimelineId > control.timeline;
+}
+
 export async function startAsReplica(ctx: LoopContext, leader: LeaderAddress | undefined, cluster: ClusterView, wasPrimary = false): Promise<void> {
   const { pg, state } = ctx;
   setFence(ctx, 0);
   const control = await pg.controlData();
   const formerPrimary = wasPrimary || control?.state === 'in production' || control?.state === 'shut down';
-  if (leader && formerPrimary && state.config.use_rewind) {
+  if (leader && (formerPrimary || replicaMayHaveDiverged(control, leaderTimeline(cluster))) && state.config.use_rewind) {
     const ok = await pg.rewind(leader).catch((error: Error) => {
       ctx.options.logger.error({ err: error.message }, 'rewind failed');
       return false;

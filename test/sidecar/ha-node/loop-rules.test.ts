@@ -9,6 +9,7 @@ import { memberRecord } from '../../../sidecar/ha-node/ha/member-record.js';
 import { failsafeHoldsOff } from '../../../sidecar/ha-node/ha/race.js';
 import { followsElsewhere, notStreamingOverdue } from '../../../sidecar/ha-node/ha/replica-duties.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';
+import { replicaMayHaveDiverged } from '../../../sidecar/ha-node/ha/transitions.js';
 
 /** The small decisions of the HA loop's duty modules, without processes. */
 
@@ -179,4 +180,13 @@ describe('member record', () => {
     assert.equal(record.xlog_location, undefined);
     assert.equal(record.pending_restart, true);
   });
+});
+
+it('a stopped replica behind the leader\'s timeline goes through pg_rewind before it follows', () => {
+  const stopped = (timeline: number, state = 'shut down in recovery') => ({ state, timeline, systemIdentifier: '1' });
+  assert.equal(replicaMayHaveDiverged(stopped(2), 3), true, 'checkpoint on timeline 2, leader on 3: may hold WAL the leader never had');
+  assert.equal(replicaMayHaveDiverged(stopped(3), 3), false, 'same timeline: follows as it is');
+  assert.equal(replicaMayHaveDiverged(stopped(2), 0), false, 'leader timeline unknown (leader not running): no rewind');
+  assert.equal(replicaMayHaveDiverged(stopped(2, 'in archive recovery'), 3), false, 'not cleanly shut down: pg_rewind would refuse');
+  assert.equal(replicaMayHaveDiverged(undefined, 3), false, 'no data directory');
 });

@@ -199,11 +199,7 @@ export class LeaseDcs implements Dcs {
     const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'config');
     body.metadata!.annotations!.initialize = '';
     try {
-      const result = current
-        ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
-        : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
-      this.seen();
-      this.remember(result);
+      await this.writeKey(name, current, body);
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
@@ -241,11 +237,7 @@ export class LeaseDcs implements Dcs {
     const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'config');
     body.metadata!.annotations!.config = JSON.stringify(config);
     try {
-      const result = current
-        ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
-        : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
-      this.seen();
-      this.remember(result);
+      await this.writeKey(name, current, body);
       return true;
     } catch (error) {
       if (isConflict(error) || isNotFound(error)) return false;
@@ -384,6 +376,15 @@ export class LeaseDcs implements Dcs {
   }
 
   /** Read-modify-write of one annotations-only key with CAS, retried on conflict. */
+  /** Writes a cluster key: a CAS replace of the version read (`current`), or a create when absent. */
+  private async writeKey(name: string, current: k8s.V1Lease | undefined, body: k8s.V1Lease): Promise<void> {
+    const result = current
+      ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
+      : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
+    this.seen();
+    this.remember(result);
+  }
+
   private async mutate(key: Exclude<DcsKey, 'member' | 'leader'>, change: (annotations: Record<string, string>) => boolean | void): Promise<boolean> {
     const name = leaseName(this.options.scope, key);
     for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -391,11 +392,7 @@ export class LeaseDcs implements Dcs {
       const body = current ? cloneLease(current) : baseLease(name, this.options.scope, key);
       if (change(body.metadata!.annotations!) === false) return false;
       try {
-        const result = current
-          ? await this.api.replaceNamespacedLease({ name, namespace: this.options.namespace, body }, this.requestOptions())
-          : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
-        this.seen();
-        this.remember(result);
+        await this.writeKey(name, current, body);
         return true;
       } catch (error) {
         if (!isConflict(error)) throw error;

@@ -28,6 +28,8 @@ export const defaultLeaderTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 
 export class LeaderElector {
   private leading = false;
   private stopped = false;
+  /** The acquire/renew in flight, so stop() releases only after it (else its write would 409). */
+  private attempt?: Promise<boolean>;
   private timer: NodeJS.Timeout | undefined;
   private observedRecord = '';
   private observedAt = 0;
@@ -63,6 +65,7 @@ export class LeaderElector {
     if (!this.leading) return;
     this.setLeading(false);
     if (options.release === false) return;
+    await this.attempt?.catch(() => undefined);
     try {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
@@ -76,7 +79,8 @@ export class LeaderElector {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     try {
-      const ok = await this.tryAcquireOrRenew();
+      this.attempt = this.tryAcquireOrRenew();
+      const ok = await this.attempt;
       // stop() may have run while this attempt was in flight: never start leading after it.
       if (this.stopped) return;
       if (ok) this.lastRenew = this.now();

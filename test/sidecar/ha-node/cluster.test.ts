@@ -266,7 +266,16 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     // The killed postmaster's backends must be gone first: they hold its shared memory, and a new postmaster refuses to start.
     await cluster.waitFor('the killed postmaster\'s processes gone', async () => old.dataDirPids().length === 0, 15_000);
     const runAs = await resolveRunAs(undefined);
-    await runToolOrThrow(join(pgBin, 'pg_ctl'), ['-D', old.dataDir, '-l', join(old.baseDir, 'splitbrain.log'), '-w', 'start'], { runAs });
+    // A killed postmaster's shared memory can outlive its processes for a moment: retry the start, bounded.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await runToolOrThrow(join(pgBin, 'pg_ctl'), ['-D', old.dataDir, '-l', join(old.baseDir, 'splitbrain.log'), '-w', 'start'], { runAs });
+        break;
+      } catch (error) {
+        if (attempt >= 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
     await old.query('CREATE TABLE splitbrain (id int)');
     await runToolOrThrow(join(pgBin, 'pg_ctl'), ['-D', old.dataDir, '-m', 'fast', '-w', 'stop'], { runAs });
 

@@ -27,6 +27,8 @@ export const adminConfigSpec = {
   loginLimitPerUser: positive({ env: 'LOGIN_RATE_LIMIT_PER_USER', default: 5 }),
   loginLimitPerAddress: positive({ env: 'LOGIN_RATE_LIMIT_PER_ADDRESS', default: 30 }),
   loginLimitWindowSeconds: positive({ env: 'LOGIN_RATE_LIMIT_WINDOW_SECONDS', default: 60 }),
+  // Connections that carry single statements pipelined, with one write per event-loop turn (ADR 0207); 0 sends them through the pool.
+  dbPipelineConnections: numberKey({ env: 'DB_PIPELINE_CONNECTIONS', default: 2, schema: z.number().int().min(0).max(16) }),
   redisTimeoutMs: positive({ env: 'REDIS_TIMEOUT_MS', default: 500 }),
   trustProxy: booleanKey({ env: 'TRUST_PROXY', default: false }),
   // Origins allowed to call the API from a browser (the front end on another origin); '*' allows any.

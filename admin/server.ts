@@ -41,7 +41,7 @@ export interface StartOptions {
 }
 
 export function createServices(config: AdminConfig, logger: Logger): AdminServices {
-  const db = createPool(config.databaseUrl);
+  const db = createPool(config.databaseUrl, { pipelineConnections: config.dbPipelineConnections });
   const kv = createKv(config.redisUrl, logger.child({ component: 'redis' }), config.redisTimeoutMs);
   const tokens = createTokenService({ secretKey: config.secretKey, algorithm: config.jwtAlgorithm, accessTokenMinutes: config.accessTokenMinutes, refreshTokenMinutes: config.refreshTokenMinutes });
   const tracker = createKeyTracker(config.redisUrl, kv, trackedKeyPrefixes, logger.child({ component: 'redis-tracking' }));

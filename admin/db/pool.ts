@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { createPipeline } from './pipeline.js';
 
 export type Db = pg.Pool;
 export type DbClient = pg.PoolClient;
@@ -14,11 +15,31 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 // (db/timestamps.ts, ADR 0206); no admin SQL depends on the session zone.
 const sessionOptions = '-c plan_cache_mode=force_generic_plan -c TimeZone=UTC';
 
-export function createPool(databaseUrl: string, max = 10): Db {
+export interface PoolOptions {
+  /** Pooled connections: transactions, and single statements when there is no pipeline (default 10). */
+  max?: number;
+  /** Pipelined connections for single statements outside transactions (default 2; 0: none). */
+  pipelineConnections?: number;
+}
+
+/**
+ * A pg pool whose `query` (single statements) goes over a few pipelined connections (ADR 0207);
+ * `connect` (transactions, migrations) hands out pooled connections as usual.
+ */
+export function createPool(databaseUrl: string, { max = 10, pipelineConnections = 2 }: PoolOptions = {}): Db {
   const options = [process.env.PGOPTIONS, sessionOptions].filter(Boolean).join(' ');
   const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, options });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  if (pipelineConnections > 0) {
+    const pipeline = createPipeline({ connectionString: databaseUrl, options, connectionTimeoutMillis: 5_000 }, pipelineConnections);
+    const endPool = pool.end.bind(pool);
+    pool.query = pipeline.query;
+    pool.end = (async () => {
+      await pipeline.end();
+      await endPool();
+    }) as typeof pool.end;
+  }
   return pool;
 }
 

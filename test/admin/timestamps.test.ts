@@ -25,7 +25,7 @@ describe('admin timestamps as text', () => {
 
   before(async () => {
     pg = await startPostgres();
-    db = createPool(pg.url, 2);
+    db = createPool(pg.url, { max: 2 });
   });
   after(async () => {
     await db?.end();

@@ -83,7 +83,7 @@ describe('admin pipelined statements', () => {
     for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
       answer = await db.query('SELECT 42 AS n').then(
         (r) => r.rows[0].n as number,
-        () => new Promise<undefined>((resolve) => setTimeout(resolve, 50)),
+        () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50)),
       );
     }
     assert.equal(answer, 42);

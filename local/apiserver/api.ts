@@ -130,6 +130,7 @@ export class ApiCore {
     else delete o.metadata.generation;
     if (type.statusSubresource && type.kind !== 'Node') delete o.status;
     type.prepareCreate?.(o);
+    type.admission?.onCreate?.(o, this.store);
     admit(type, o, undefined, options);
     if (type.plural === 'services' && type.group === '') this.serviceIps.allocate(o, new Set(this.store.list('/services').map((s) => (isJsonObject(s.spec) ? s.spec.clusterIP : undefined))));
     recordManager(o, undefined, options.fieldManager, 'Update', apiVersionOf(type));
@@ -245,6 +246,7 @@ export class ApiCore {
     }
     type.prepareUpdate?.(next, old);
     admit(type, next, old, options);
+    if (!subresource) type.admission?.onUpdate?.(next, old, this.store);
     if (type.tracksGeneration && !jsonEqual(specPart(old), specPart(next))) meta.generation = (old.metadata.generation ?? 0) + 1;
     recordManager(next, old, options.fieldManager, operation, apiVersionOf(type), subresource);
     if (jsonEqual(comparable(old), comparable(next))) return old;

@@ -17,6 +17,12 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/** Read access to other stored objects, for the admission plugins that look at them. */
+export interface ObjectReader {
+  get(typeKey: string, namespace: string | undefined, name: string): KubeObject | undefined;
+  list(typeKey: string, namespace?: string): KubeObject[];
+}
+
 export interface ResourceType {
   group: string;
   version: string;
@@ -42,6 +48,8 @@ export interface ResourceType {
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /** Table columns after NAME (AGE is appended unless `customColumns`). */
   columns?: PrinterColumn[];
+  /** Built-ins: the NAME cell when it says more than the name (a default StorageClass). */
+  nameCell?: (obj: KubeObject) => string;
   /** Built-ins: columns after AGE that `kubectl get -o wide` shows (priority 1). */
   wideColumns?: PrinterColumn[];
   customColumns?: boolean;
@@ -52,6 +60,14 @@ export interface ResourceType {
   /** Decoding checks (400) and validation (422). */
   decode?: (obj: KubeObject, old?: KubeObject) => void;
   validate?: (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
+  /**
+   * Admission plugins that read other objects: `onCreate` mutates before defaulting and
+   * validation, `onUpdate` checks after validation (main resource only) and throws its refusal.
+   */
+  admission?: {
+    onCreate?: (obj: KubeObject, objects: ObjectReader) => void;
+    onUpdate?: (obj: KubeObject, old: KubeObject, objects: ObjectReader) => void;
+  };
   /** Carries server-assigned values over on update when the client left them out (Service clusterIP). */
   prepareUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** Set for custom resources. */

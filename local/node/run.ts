@@ -12,6 +12,7 @@ import type { Logger } from '../../lib/log.js';
 import { startDeploymentController } from '../controllers/deployment-controller.js';
 import { startEndpointsController } from '../controllers/endpoints-controller.js';
 import { startStatefulSetController, type Controller } from '../controllers/statefulset-controller.js';
+import { ensureLocalStorageClass } from '../controllers/storage-class.js';
 import { startServiceProxy, type ServiceProxy } from '../proxy/proxy.js';
 import { AddressPool } from './addresses.js';
 import { startNodeAgent, type NodeAgent } from './agent.js';
@@ -171,6 +172,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   const orphanGuard = guardAgainstOrphans(markerPrefix);
   try {
     proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
+    await ensureLocalStorageClass(kc);
     controllers.push(await startStatefulSetController(kc, logger));
     controllers.push(await startDeploymentController(kc, logger));
     controllers.push(await startEndpointsController(kc, logger));

@@ -1,4 +1,5 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../api/types.js';
 import type { BuildContext } from '../builders/context.js';
 import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
@@ -20,14 +21,25 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Pro
   );
 }
 
-/** Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). */
+/**
+ * Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). The
+ * API server lets only Bound claims grow, so a Pending one waits for a later pass. A refusal (its
+ * StorageClass cannot expand: 403) is reported and does not fail the rest of the pass.
+ */
 export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
   const { name, namespace } = cluster.metadata;
   const claims = (await deps.api.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selectorString(podSelector(name)) })).items;
-  for (const claim of claimsToGrow(claims, cluster.spec.storage.size)) {
+  for (const claim of claimsToGrow(claims.filter((c) => c.status?.phase === 'Bound'), cluster.spec.storage.size)) {
     deps.recordWrite('PersistentVolumeClaim', 'update');
     claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };
-    await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
+    try {
+      await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
+    } catch (err) {
+      if (apiStatusCode(err) !== 403 && apiStatusCode(err) !== 422) throw err;
+      deps.logger.warn({ claim: claim.metadata!.name, err: describeApiError(err) }, 'volume growth refused');
+      await deps.events.record(cluster.metadata, 'Warning', 'VolumeResizeRefused', `${claim.metadata!.name}: ${describeApiError(err)}`);
+      continue;
+    }
     await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
   }
 }

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { KubernetesObject, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import { StorageV1Api, type KubernetesObject, type V1Secret, type V1StatefulSet } from '@kubernetes/client-node';
 import { createLogger } from '../../lib/log.js';
+import { mergePatch } from '../../local/controllers/kube.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { Finalizer } from '../../operator/naming.js';
@@ -24,6 +25,21 @@ describe('operator against the API server stand-in', () => {
   let celSupported = false;
 
   const getCluster = (name: string) => api.readCluster(ns, name);
+  const createClaim = async (ordinal: number, storageClassName?: string): Promise<string> => {
+    const name = `pgdata-demo-${ordinal}`;
+    await api.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name, labels: { 'keelson.io/cluster': 'demo', 'app.kubernetes.io/component': 'database' } },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName },
+      },
+    });
+    return name;
+  };
+  const bindClaim = async (name: string): Promise<string> => {
+    await api.core.patchNamespacedPersistentVolumeClaimStatus({ namespace: ns, name, body: { status: { phase: 'Bound' } } }, mergePatch);
+    return name;
+  };
   const createCluster = (name: string, spec: Record<string, unknown>) =>
     api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec } });
 
@@ -112,17 +128,13 @@ describe('operator against the API server stand-in', () => {
     assert.equal(await writesOf('Service', 'update'), svcBefore, 'no Service changed');
   });
 
-  it('grows data volumes in place when spec.storage.size goes up (the StatefulSet template stays)', async () => {
-    // Play the StatefulSet controller: one claim per instance, labelled like the template.
-    const claim = (ordinal: number) => api.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: {
-        metadata: { name: `pgdata-demo-${ordinal}`, labels: { 'keelson.io/cluster': 'demo', 'app.kubernetes.io/component': 'database' } },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-      },
-    });
-    await claim(0);
-    await claim(1);
+  it('grows Bound data volumes in place when spec.storage.size goes up (the StatefulSet template stays)', async () => {
+    // Play the cluster admin (an expandable default StorageClass) and the StatefulSet and volume
+    // controllers: one claim per instance, labelled like the template, bound through /status.
+    const storage = server.kubeConfig.makeApiClient(StorageV1Api);
+    await storage.createStorageClass({ body: { metadata: { name: 'expandable', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'example.com/disk', allowVolumeExpansion: true } });
+    await storage.createStorageClass({ body: { metadata: { name: 'fixed' }, provisioner: 'example.com/disk' } });
+    await Promise.all([0, 1].map(async (ordinal) => bindClaim(await createClaim(ordinal))));
     await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/storage/size', value: '5Gi' }] });
     await eventually('claims grown', async () => {
       const claims = (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items;
@@ -132,6 +144,25 @@ describe('operator against the API server stand-in', () => {
     assert.equal(sts?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi', 'immutable template untouched');
     const events = await api.core.listNamespacedEvent({ namespace: ns });
     assert.equal(events.items.filter((e) => e.reason === 'VolumeResize').length, 2);
+  });
+
+  it('leaves a Pending claim for a later pass and reports a refused growth, without failing reconciles', async () => {
+    const errors = () => metricValue(operator.metricsUrl, 'keelson_operator_reconcile_total', 'result="error"');
+    const errorsBefore = await errors();
+    const pending = await createClaim(2);
+    const refused = await bindClaim(await createClaim(3, 'fixed'));
+    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'replace', path: '/spec/storage/size', value: '6Gi' }] });
+    const sizeOf = async (claim: string) => (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: claim })).spec?.resources?.requests?.storage;
+    await eventually('bound claims at 6Gi', async () => (await sizeOf('pgdata-demo-0')) === '6Gi' && (await sizeOf('pgdata-demo-1')) === '6Gi');
+    const warning = await eventually('refusal reported', async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'VolumeResizeRefused'));
+    assert.match(warning.message ?? '', /^pgdata-demo-3: HTTP 403: .*storageclass that provisions the pvc must support resize/);
+    assert.equal(warning.type, 'Warning');
+    assert.deepEqual([await sizeOf(pending), await sizeOf(refused)], ['1Gi', '1Gi']);
+    assert.equal(await errors(), errorsBefore, 'no reconcile failed on either claim');
+    // Once bound, the waiting claim grows on a later pass; the refused one is left to the admin.
+    await bindClaim(pending);
+    await eventually('pending claim grown once bound', async () => (await sizeOf(pending)) === '6Gi');
+    await api.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: refused });
   });
 
   it('reports pods, primary and readiness in status and printer columns', async () => {

@@ -30,6 +30,7 @@ const samples: Record<string, Record<string, unknown>> = {
   pods: template,
   persistentvolumeclaims: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
   persistentvolumes: { spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/keelson-uncond' } } },
+  storageclasses: { provisioner: 'example.com/uncond' },
   serviceaccounts: {},
   nodes: {},
   deployments: { spec: workload },

@@ -16,6 +16,7 @@ import { immutableCases } from './cases-immutable.js';
 import { leaseCases } from './cases-lease.js';
 import { reconcileCases } from './cases-reconcile.js';
 import { standInOnlyCases } from './cases-standin-only.js';
+import { storageCases } from './cases-storage.js';
 import { updateRuleCases } from './cases-update-rules.js';
 import { watchCases } from './cases-watch.js';
 import { workloadCases } from './cases-workloads.js';
@@ -55,6 +56,7 @@ for (const target of targets) {
     describe('objects, errors, selectors, patches, finalizers', () => coreCases(ctx));
     describe('write semantics', () => writeCases(ctx));
     describe('pods and workloads', () => workloadCases(ctx));
+    describe('storage classes and claim growth', () => storageCases(ctx));
     describe('immutable fields', () => immutableCases(ctx));
     describe('watches', () => watchCases(ctx));
     describe('leases', () => leaseCases(ctx));

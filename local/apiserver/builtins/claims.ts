@@ -16,7 +16,7 @@ export function quantityValue(value: unknown): number {
   return Number(match[1]) * (suffix.endsWith('i') ? 1024 ** power : 1000 ** power);
 }
 
-const storageOf = (spec: JsonObject): unknown => obj(obj(spec.resources).requests).storage;
+export const storageOf = (spec: JsonObject): unknown => obj(obj(spec.resources).requests).storage;
 
 function validateNewSpec(spec: JsonObject): FieldError[] {
   const errors: FieldError[] = [];
@@ -31,9 +31,9 @@ function validateNewSpec(spec: JsonObject): FieldError[] {
 
 /**
  * On create: access modes and a storage request are required. On update the spec is immutable
- * except `volumeName` (set once, by binding) and the storage request, which may only grow. A
- * real server allows the growth only for a Bound claim whose StorageClass allows expansion; the
- * stand-in serves no StorageClasses and lets any claim grow (documented difference D7b).
+ * except `volumeName` (set once, by binding) and, for a Bound claim, the storage request, which
+ * may only grow (whether its StorageClass allows that is admission's check: storage-classes.ts).
+ * The phase is the stored one: a status in an update's body is ignored.
  */
 export function validateClaim(o: KubeObject, old: KubeObject | undefined): FieldError[] {
   const spec = obj(o.spec);
@@ -41,7 +41,8 @@ export function validateClaim(o: KubeObject, old: KubeObject | undefined): Field
   const before = obj(old.spec);
   const comparable = clone(spec);
   if (!before.volumeName) comparable.volumeName = before.volumeName;
-  if (isJsonObject(comparable.resources) && isJsonObject(comparable.resources.requests)) comparable.resources.requests.storage = storageOf(before);
+  const bound = obj(o.status).phase === 'Bound';
+  if (bound && isJsonObject(comparable.resources) && isJsonObject(comparable.resources.requests)) comparable.resources.requests.storage = storageOf(before);
   const errors: FieldError[] = [];
   if (!jsonEqual(comparable, before)) errors.push(forbidden('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
   if (quantityValue(storageOf(spec)) < quantityValue(storageOf(before))) errors.push(forbidden('spec.resources.requests.storage', 'field can not be less than previous value'));

@@ -9,6 +9,8 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { mergePatch } from '../../../local/controllers/kube.js';
+import { localStorageClass } from '../../../local/controllers/storage-class.js';
 import { openWatch, kubeConfigAs } from '../../support/kube.js';
 import { eventually, getJson, httpPodContainer, isReady, post, randomIpPrefix, readyPod, refused, startNodeTestbed, statefulSetOf, type NodeTestbed } from './helpers.js';
 
@@ -108,7 +110,11 @@ test('the StatefulSet creates its pods in order, each on its own address with a 
     assert.equal((body.env as Record<string, string>).DATA_DIR, join(dir, 'node', 'volumes', ns, `data-web-${i}`));
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `data-web-${i}`, namespace: ns });
     assert.equal(claim.status?.phase, 'Bound');
+    assert.equal(claim.spec?.storageClassName, localStorageClass.metadata?.name, 'the node\'s default class was filled in');
   }
+  // The local class allows expansion, so a bound claim can grow as on a cluster that supports it.
+  const grown = await core.patchNamespacedPersistentVolumeClaim({ name: 'data-web-0', namespace: ns, body: { spec: { resources: { requests: { storage: '2Gi' } } } } }, mergePatch);
+  assert.equal(grown.spec?.resources?.requests?.storage, '2Gi');
   // Ordered creation: each pod was ADDED only after the previous one had been seen Ready.
   const events = podWatch.events.map((e) => ({ type: e.type, pod: e.object as unknown as k8s.V1Pod }));
   for (const ordinal of [1, 2]) {

@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiCredentials } from '../ops/auth.js';
 import { mergePatch, type JsonObject } from '../ops/config-merge.js';
 import { apiBase, callMember, jsonOf, OperationError, type ApiReply, type ClientOptions } from './client.js';
 import { fromYaml, lineDiff, patchBetween, patchFromSets, toYaml } from './config-edit.js';
@@ -21,16 +20,6 @@ export interface CtlContext {
   out: (text: string) => void;
   /** Asks a yes/no question; undefined when nobody can answer (no terminal). */
   confirm: (question: string) => Promise<boolean | undefined>;
-}
-
-export interface CtlSetup {
-  urls: string[];
-  scope?: string;
-  namespace: string;
-  kubeconfig?: string;
-  credentials?: ApiCredentials;
-  timeoutMs: number;
-  format: OutputFormat;
 }
 
 async function load(ctx: CtlContext): Promise<{ cluster: ClusterDocument; via: string; scope: string }> {

@@ -18,8 +18,12 @@ export class OperationError extends Error {
   }
 }
 
+/** Credentials looked up only when a request needs them (e.g. read from a Kubernetes Secret). */
+export type CredentialSource = () => Promise<ApiCredentials | undefined>;
+
 export interface ClientOptions {
-  credentials?: ApiCredentials;
+  /** Sent on mutating requests only; a source is asked at the first such request. */
+  credentials?: ApiCredentials | CredentialSource;
   timeoutMs: number;
   /** PEM bundle to trust for https member URLs (the cluster's CA). */
   ca?: string;
@@ -33,15 +37,24 @@ export function apiBase(apiUrl: string): string {
   return `${url.protocol}//${url.host}`;
 }
 
+/** A source resolved once, however many requests ask (a Secret is read at most once per run). */
+export function onceSource(source: CredentialSource): CredentialSource {
+  let pending: Promise<ApiCredentials | undefined> | undefined;
+  return () => (pending ??= source());
+}
+
 /**
  * One HTTP(S) call to a member, with the credentials on mutating requests. node:http(s) rather
  * than fetch so an https API with the cluster's own CA works (--cacert).
  */
-export function callMember(base: string, method: string, path: string, body: unknown, options: ClientOptions): Promise<ApiReply> {
+export async function callMember(base: string, method: string, path: string, body: unknown, options: ClientOptions): Promise<ApiReply> {
   const url = new URL(path, `${base}/`);
   const headers: Record<string, string | number> = { Accept: 'application/json, text/plain' };
-  const auth = authorizationHeader(options.credentials);
-  if (auth && method !== 'GET') headers.Authorization = auth;
+  if (method !== 'GET') {
+    const credentials = typeof options.credentials === 'function' ? await options.credentials() : options.credentials;
+    const auth = authorizationHeader(credentials);
+    if (auth) headers.Authorization = auth;
+  }
   const payload = body === undefined ? undefined : JSON.stringify(body);
   if (payload !== undefined) {
     headers['Content-Type'] = 'application/json';

@@ -3,11 +3,10 @@ import { createInterface } from 'node:readline/promises';
 import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
-import { OperationError, UnreachableError } from './client.js';
+import { onceSource, OperationError, UnreachableError } from './client.js';
 import { credentialsFromClusterSecret } from './discovery.js';
 import type { CtlFlags } from './options.js';
 import { parseFormat } from './render.js';
-
 
 function credentialsFrom(flags: CtlFlags, env: NodeJS.ProcessEnv): ApiCredentials | undefined {
   if (flags.token) return { token: flags.token };
@@ -47,7 +46,9 @@ export async function execute(
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
     const urls = flags.url ?? (env.KEELSON_CTL_URL ? env.KEELSON_CTL_URL.split(',').filter(Boolean) : []);
     const target = { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig };
-    const credentials = credentialsFrom(flags, env) ?? (await credentialsFromClusterSecret(target));
+    // The cluster's Secret is read only if a mutating request needs credentials (read-only
+    // commands then work with a kubeconfig that may not read Secrets).
+    const credentials = credentialsFrom(flags, env) ?? onceSource(() => credentialsFromClusterSecret(target));
     const ctx: CtlContext = {
       target,
       client: { credentials, timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure },

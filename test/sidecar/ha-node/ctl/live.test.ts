@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Member, TestCluster } from '../harness.js';
 import { repoRoot } from '../harness.js';
 import { startOpsCluster } from '../ops/ops-cluster.js';
-import { createCtlCommand } from '../../../../sidecar/ha-node/ctl/command.js';
+import { runCtl } from './ctl-runner.js';
 
 const user = 'ops-admin';
 const password = 'ops-password';
@@ -28,22 +28,11 @@ describe('keelson ctl against a live 3-member cluster', () => {
   let cluster: TestCluster;
   let urls: string[] = [];
 
-  /**
-   * Runs `keelson ctl` in this process (the same commander tree and actions as the binary, minus
-   * a process start per call, which costs seconds on this machine) and captures its output.
-   */
+  /** `keelson ctl` in this process against the members' URLs (unless a test cleared them). */
   async function ctl(args: string[]): Promise<Result> {
     const started = performance.now();
-    let stdout = '';
-    let stderr = '';
-    const command = createCtlCommand({ out: (t) => (stdout += t), err: (t) => (stderr += t) });
-    command.exitOverride();
-    for (const sub of command.commands) sub.exitOverride();
-    process.exitCode = 0;
-    await command.parseAsync([...urls.flatMap((u) => ['--url', u]), ...args], { from: 'user' });
-    const code = Number(process.exitCode ?? 0);
-    process.exitCode = 0;
-    return { code, stdout, stderr, ms: performance.now() - started };
+    const result = await runCtl([...urls.flatMap((u) => ['--url', u]), ...args]);
+    return { ...result, ms: performance.now() - started };
   }
 
   /** The real binary, for exit codes as a shell sees them. */

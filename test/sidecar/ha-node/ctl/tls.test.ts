@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningServer } from '../../../../lib/http.js';
-import { createCtlCommand } from '../../../../sidecar/ha-node/ctl/command.js';
 import type { LeaseDcs } from '../../../../sidecar/ha-node/dcs/lease-dcs.js';
 import { startTestApiServer, type TestApiServer } from '../../../support/kube.js';
 import { dcsFor, memberRecord, serveOpsApp, snapshotFor } from '../ops/support.js';
+import { runCtl } from './ctl-runner.js';
 
 /**
  * `keelson ctl` against one member whose API is served over HTTPS with a self-signed certificate
@@ -21,18 +21,7 @@ describe('keelson ctl over https with a bearer token', () => {
   let dir: string;
   let base: string;
 
-  async function ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const command = createCtlCommand({ out: (t) => (stdout += t), err: (t) => (stderr += t) });
-    command.exitOverride();
-    for (const sub of command.commands) sub.exitOverride();
-    process.exitCode = 0;
-    await command.parseAsync(['--url', base, '--token', 'tls-token', ...args], { from: 'user' });
-    const code = Number(process.exitCode ?? 0);
-    process.exitCode = 0;
-    return { code, stdout, stderr };
-  }
+  const ctl = (args: string[]) => runCtl(['--url', base, '--token', 'tls-token', ...args]);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-ctl-tls-'));

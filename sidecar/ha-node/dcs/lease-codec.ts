@@ -36,17 +36,27 @@ function timeString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Annotation of the leader lease set by a clean release (see LeaderRecord.releasedCheckpoint). */
+export const RELEASED_CHECKPOINT = 'released-checkpoint';
+
+function numberAnnotation(value: string | undefined): number | undefined {
+  const number = value === undefined ? undefined : Number(value);
+  return number !== undefined && Number.isFinite(number) ? number : undefined;
+}
+
 export function leaderFromLease(lease: V1Lease | undefined): LeaderRecord | undefined {
   if (!lease) return undefined;
   const annotations = lease.metadata?.annotations ?? {};
-  const optime = annotations.optime === undefined ? undefined : Number(annotations.optime);
+  const optime = numberAnnotation(annotations.optime);
+  const holder = lease.spec?.holderIdentity ?? '';
   return {
-    holder: lease.spec?.holderIdentity ?? '',
+    holder,
     ttl: lease.spec?.leaseDurationSeconds ?? 30,
     acquireTime: timeString(lease.spec?.acquireTime),
     renewTime: timeString(lease.spec?.renewTime),
     transitions: lease.spec?.leaseTransitions ?? 0,
-    optime: optime !== undefined && Number.isFinite(optime) ? optime : undefined,
+    optime,
+    releasedCheckpoint: holder === '' ? numberAnnotation(annotations[RELEASED_CHECKPOINT]) : undefined,
     slots: parseJson<Record<string, number>>(annotations.slots),
     failsafe: parseJson<Record<string, string>>(annotations.failsafe),
     resourceVersion: lease.metadata?.resourceVersion,

@@ -3,7 +3,7 @@ import type { Logger } from '../../../lib/log.js';
 import { describeApiError, isConflict, isNotFound, microTimeNow, withRequestTimeout } from '../../../lib/kube/client.js';
 import { LeaderObserver, monotonicClock, type ObserverClock } from './leader-observer.js';
 import {
-  Label, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
+  Label, RELEASED_CHECKPOINT, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
   type DcsKey,
 } from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
@@ -172,12 +172,13 @@ export class LeaseDcs implements Dcs {
     return this.writeLeader(retry, false, started, again.toISOString(), 'renew-retry');
   }
 
-  async deleteLeader(lastOptime: number | undefined): Promise<boolean> {
+  async deleteLeader(lastOptime: number | undefined, options: { shutdownCheckpoint?: boolean } = {}): Promise<boolean> {
     const current = this.leases.get(this.leaderName);
     if (!current || leaderFromLease(current)?.holder !== this.options.name) return false;
     const body = cloneLease(current);
     body.spec = { ...body.spec, holderIdentity: undefined, acquireTime: undefined, renewTime: microTimeNow() };
     this.setOptime(body, lastOptime);
+    if (options.shutdownCheckpoint && lastOptime !== undefined) body.metadata!.annotations![RELEASED_CHECKPOINT] = String(lastOptime);
     try {
       const result = await this.api.replaceNamespacedLease({ name: this.leaderName, namespace: this.options.namespace, body }, this.requestOptions());
       this.seen();
@@ -320,7 +321,9 @@ export class LeaseDcs implements Dcs {
     this.leases.set(name, lease);
   }
 
+  /** Also drops the released checkpoint: it describes one release, never a held lock. */
   private setOptime(body: k8s.V1Lease, optime: number | undefined): void {
+    delete body.metadata!.annotations![RELEASED_CHECKPOINT];
     if (optime !== undefined) body.metadata!.annotations!.optime = String(optime);
   }
 

@@ -32,6 +32,11 @@ export interface LeaderRecord {
   transitions: number;
   /** Last WAL position the leader published (bytes). */
   optime?: number;
+  /**
+   * Set only on a record released after a clean stop: the start of the old primary's shutdown
+   * checkpoint record. Whoever lacks WAL up to here would lose commits by promoting.
+   */
+  releasedCheckpoint?: number;
   /** Replication slot positions the leader published. */
   slots?: Record<string, number>;
   /** Failsafe members (name → api_url) the leader must reach when the API server is gone. */
@@ -116,8 +121,11 @@ export interface Dcs {
   takeOverLeader(expected: LeaderRecord, optime: number | undefined): Promise<boolean>;
   /** CAS renew of our own leader record; false when someone else holds it; throws when the API cannot be reached. */
   updateLeader(optime: number | undefined, slots?: Record<string, number>, failsafe?: Record<string, string> | null): Promise<boolean>;
-  /** Clears the holder of our own record so others need not wait for expiry. */
-  deleteLeader(lastOptime: number | undefined): Promise<boolean>;
+  /**
+   * Clears the holder of our own record so others need not wait for expiry. shutdownCheckpoint:
+   * lastOptime is the shutdown checkpoint of a clean stop (published as releasedCheckpoint).
+   */
+  deleteLeader(lastOptime: number | undefined, options?: { shutdownCheckpoint?: boolean }): Promise<boolean>;
   /** True while this member holds the leader record and its own renewal has not expired. */
   isLeader(): boolean;
   /** Takes the initialize key for bootstrap (only one member wins). */

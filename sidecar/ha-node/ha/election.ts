@@ -20,17 +20,23 @@ export interface SelfFacts {
   isPrimary: boolean;
 }
 
-export type RaceVerdict = { ok: true } | { ok: false; reason: string };
+export type RaceVerdict = { ok: true } | { ok: false; reason: string; missingReleasedWal?: true };
 
 /**
  * Whether this member may try to take the leader lock now (Patroni's is_healthiest_node):
  * honours nofailover, a pending manual failover, maximum_lag_on_failover against the last
- * published leader optime, check_timeline, synchronous membership, and the peers' reports
+ * published leader optime, the shutdown checkpoint of a clean release (releasedFloor),
+ * check_timeline, synchronous membership, and the peers' reports
  * (a live primary or a peer further ahead stops the race).
  */
-export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: EffectiveConfig, peers: PeerReport[]): RaceVerdict {
+export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: EffectiveConfig, peers: PeerReport[], releasedFloor?: number): RaceVerdict {
   // nofailover first: as in Patroni, such a member never takes the lock, even when named.
   if (self.nofailover) return { ok: false, reason: 'tagged nofailover' };
+  // After a clean release even a named candidate needs the old primary's WAL up to its shutdown
+  // checkpoint (releasedWalFloor): promoting without it would drop acknowledged commits.
+  if (!self.isPrimary && releasedFloor !== undefined && self.walPosition < releasedFloor) {
+    return { ok: false, reason: `missing WAL the last leader released (${self.walPosition} < ${releasedFloor})`, missingReleasedWal: true };
+  }
   const failover = cluster.failover;
   if (failover?.member) {
     if (failover.member === self.name) return { ok: true };

@@ -2,6 +2,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import type { NodeSnapshot } from './snapshot.js';
 import type { LeaderCrashJudge } from '../takeover/judge.js';
@@ -45,6 +46,8 @@ export interface LoopState {
   lastDisputedEvidence: string | undefined;
   /** The initialize key the data directory was last checked against. */
   checkedSystem: string | undefined;
+  /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
+  releaseSeen: ReleaseSighting | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

@@ -3,6 +3,7 @@ import type { PostgresInstance } from '../postgres/instance.js';
 import { runCycle } from './cycle.js';
 import { receiveFailsafe } from './dcs-outage.js';
 import { markDemoted, setFence, type HaLoopOptions, type LoopContext, type LoopState } from './loop-context.js';
+import { releaseAfterStop } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 
@@ -62,6 +63,7 @@ export class HaLoop {
       gaveUpLockAt: undefined,
       lastDisputedEvidence: undefined,
       checkedSystem: undefined,
+      releaseSeen: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));
@@ -110,9 +112,8 @@ export class HaLoop {
     await this.pg.stop('fast');
     if (wasLeader) {
       // The shutdown checkpoint is the last WAL a replica needs; publish it with the release.
-      const control = await this.pg.controlData().catch(() => undefined);
-      this.options.logger.info({ state: control?.state }, 'primary stopped; releasing the leader lease');
-      await this.dcs.deleteLeader(lastLsn);
+      const released = await releaseAfterStop(this.pg, this.dcs, lastLsn);
+      this.options.logger.info(released, 'primary stopped; released the leader lease');
     }
     setFence(this.context, 0);
     this.dcs.stop();

@@ -1,6 +1,7 @@
 import type { ClusterView } from '../dcs/types.js';
 import { manualFailoverTiming } from '../ops/loop-decisions.js';
 import { markDemoted, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
+import { releaseAfterStop } from './release.js';
 import { walPositionOf } from './snapshot.js';
 
 /**
@@ -47,12 +48,15 @@ export function handOverDueFor(ctx: LoopContext, cluster: ClusterView): boolean 
   return handOverDue(cluster, ctx.options.name, ctx.state.config.loop_wait, ctx.state.snapshot.paused);
 }
 
-/** Switchover: stop cleanly (shutdown checkpoint), release the lock; the loop then follows the candidate. */
+/**
+ * Switchover: stop cleanly, release the lock with the shutdown checkpoint's position (the
+ * candidate must hold WAL up to it before promoting); the loop then follows the candidate.
+ */
 export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate: string): Promise<string> {
   const status = await ctx.pg.status().catch(() => undefined);
   markDemoted(ctx);
   await ctx.pg.stop('fast');
-  await ctx.dcs.deleteLeader(walPositionOf(status) || undefined);
+  await releaseAfterStop(ctx.pg, ctx.dcs, walPositionOf(status));
   setFence(ctx, 0);
   await ctx.options.setRoleLabel?.('replica');
   void cluster;

@@ -4,8 +4,9 @@ import { raceAllowed } from '../ops/loop-decisions.js';
 import { quorumVerdict } from '../ops/quorum-race.js';
 import { leaderCrashed, type CrashEvidence } from '../takeover/evidence.js';
 import { otherMembers, raceVerdict } from './election.js';
-import { renewed, type LoopContext } from './loop-context.js';
+import { renewed, scheduleSoon, type LoopContext } from './loop-context.js';
 import { askPeers } from './peers.js';
+import { releasedWalFloor } from './release.js';
 import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { demoteAndFollow, promote } from './transitions.js';
@@ -43,6 +44,25 @@ export function failsafeHoldsOff(contact: { name: string; at: number }, self: st
   return !isPrimary && contact.name !== self && now - contact.at < ttlSeconds * 1000;
 }
 
+/**
+ * The named candidate of a switchover lacks the WAL the old primary released. A streaming replica
+ * has it before the release (a fast shutdown waits for the walsenders to deliver everything), so
+ * allow a moment for a status read from before the release, then hand the choice back to the
+ * normal race, where only members holding that WAL (the old primary among them) can win.
+ */
+async function waitOrGiveUpMissingWal(ctx: LoopContext, reason: string, sinceMs: number): Promise<string> {
+  if (sinceMs < MISSING_WAL_SETTLE_MS) {
+    scheduleSoon(ctx, 100);
+    return `waiting before promoting: ${reason}`;
+  }
+  await ctx.dcs.setFailover(undefined).catch(() => undefined);
+  ctx.options.logger.warn({ reason }, 'gave up the manual failover to me: I lack WAL the old primary released');
+  return `gave up the manual failover to me: ${reason}`;
+}
+
+/** How long a named candidate waits for WAL it lacks at a clean release before giving the switchover up. */
+export const MISSING_WAL_SETTLE_MS = 2000;
+
 export async function race(ctx: LoopContext, cluster: ClusterView, status: ServerStatus, takeover?: Takeover): Promise<string> {
   const { dcs, state, options } = ctx;
   const isPrimary = !status.inRecovery;
@@ -61,7 +81,12 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     return 'no race: this member just gave up the lock because its primary did not start';
   }
   const self = { name: options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
-  const general = raceVerdict(self, cluster, state.config, peers);
+  const released = releasedWalFloor(cluster, state.releaseSeen, state.config.ttl, performance.now());
+  state.releaseSeen = released.seen;
+  const general = raceVerdict(self, cluster, state.config, peers, released.floor);
+  if (!general.ok && general.missingReleasedWal && cluster.failover?.member === self.name) {
+    return waitOrGiveUpMissingWal(ctx, general.reason, released.sinceMs);
+  }
   // Quorum commit: also a named candidate must prove it holds every acknowledged commit.
   const verdict = general.ok ? quorumVerdict(self, cluster.sync, peers) : general;
   if (!verdict.ok && general.ok && cluster.failover?.member === self.name) {

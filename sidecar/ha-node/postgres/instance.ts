@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import { buildHba, buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
 import type { DbState } from './state.js';
 import { readServerStatus, type ServerStatus } from './status.js';
@@ -42,6 +43,8 @@ export interface ControlData {
   state: string;
   timeline: number;
   systemIdentifier: string;
+  /** Start of the latest checkpoint record (after a clean stop: the shutdown checkpoint). */
+  checkpointLocation?: number;
 }
 
 /**
@@ -151,6 +154,7 @@ export class PostgresInstance {
       state: field('Database cluster state'),
       timeline: Number(field("Latest checkpoint's TimeLineID")) || 0,
       systemIdentifier: field('Database system identifier'),
+      checkpointLocation: parseLsn(field('Latest checkpoint location')),
     };
   }
 

@@ -1,26 +1,21 @@
 /** Unmodified clients against both servers: kubectl verbs and a client-node informer. */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { kubectl } from './cases-crd.js';
-import { type CaseModule, cmPath, eventually, NS } from './context.js';
+import { caseTempDir, type CaseModule, cmPath, eventually, NS } from './context.js';
 import { kubeJson } from '../support/kube.js';
 
 export const clientCases: CaseModule = (ctx) => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-contract-clients-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tempDir = caseTempDir('keelson-contract-clients-');
 
   it('kubectl apply --server-side, describe, and delete', async () => {
     const { server } = ctx();
-    const file = join(dir, 'cm.yaml');
+    const file = join(tempDir(), 'cm.yaml');
     writeFileSync(file, stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kc-ssa', namespace: NS }, data: { mode: 'enabled' } }));
     assert.match(await kubectl(server, 'apply', '--server-side', '-f', file), /configmap\/kc-ssa serverside-applied/);
     const applied = await kubeJson(server, 'GET', cmPath('kc-ssa'));
@@ -37,7 +32,7 @@ export const clientCases: CaseModule = (ctx) => {
   it('kubectl client-side apply twice: removed list entries and fields disappear (three-way strategic merge)', async () => {
     const { server } = ctx();
     // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted yes/on is a boolean.
-    const file = join(dir, 'deploy.json');
+    const file = join(tempDir(), 'deploy.json');
     const deployment = (env: Array<{ name: string; value: string }>, extraContainer: boolean, annotations: Record<string, string>, replicas?: number) => ({
       apiVersion: 'apps/v1',
       kind: 'Deployment',

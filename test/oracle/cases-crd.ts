@@ -4,13 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { type CaseModule, eventually, NS } from './context.js';
+import { caseTempDir, type CaseModule, eventually, NS } from './context.js';
 import type { ContractServer } from './targets.js';
 import { databaseCrd } from '../local/apiserver/fixtures.js';
 import { kubeJson } from '../support/kube.js';
@@ -39,16 +38,12 @@ export async function installWidgetCrd(server: ContractServer, dir: string): Pro
 }
 
 export const crdCases: CaseModule = (ctx) => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-contract-crd-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tempDir = caseTempDir('keelson-contract-crd-');
 
   it('kubectl apply registers a CRD and a custom resource; kubectl get shows the printer columns', async () => {
     const { server } = ctx();
-    await installWidgetCrd(server, dir);
-    const cr = join(dir, 'cr.yaml');
+    await installWidgetCrd(server, tempDir());
+    const cr = join(tempDir(), 'cr.yaml');
     writeFileSync(cr, stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: NS }, spec: { instances: 3 } }));
     assert.match(await kubectl(server, 'apply', '-f', cr), /widget.contract.keelson.io\/w1 created/);
     const table = await kubectl(server, 'get', 'widgets', '-n', NS);

@@ -15,6 +15,14 @@ async function ownerWithDependent(server: ContractServer, owner: string, depende
   assert.equal(dep.status, 201, dep.text);
 }
 
+/** Creates PREFIX-owner with dependent PREFIX-dep, then deletes the owner with the policy (200). */
+async function deleteOwner(server: ContractServer, prefix: string, propagationPolicy: string) {
+  await ownerWithDependent(server, `${prefix}-owner`, `${prefix}-dep`);
+  const del = await kubeJson(server, 'DELETE', cmPath(`${prefix}-owner`), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy } });
+  assert.equal(del.status, 200, del.text);
+  return del;
+}
+
 const absent = (server: ContractServer, name: string) => async () => ((await kubeJson(server, 'GET', cmPath(name))).status === 404 ? true : undefined);
 
 // The real garbage collector first syncs its informers; 60 s leaves room on a loaded machine.
@@ -23,18 +31,14 @@ const GC_WAIT_MS = 60_000;
 export const gcCases: CaseModule = (ctx) => {
   it('background deletion removes dependents after the owner', async () => {
     const { server } = ctx();
-    await ownerWithDependent(server, 'gc-bg-owner', 'gc-bg-dep');
-    const del = await kubeJson(server, 'DELETE', cmPath('gc-bg-owner'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
-    assert.equal(del.status, 200);
+    await deleteOwner(server, 'gc-bg', 'Background');
     assert.equal((await kubeJson(server, 'GET', cmPath('gc-bg-owner'))).status, 404);
     await eventually('dependent collected', absent(server, 'gc-bg-dep'), GC_WAIT_MS);
   });
 
   it('foreground deletion keeps the owner (foregroundDeletion finalizer) until dependents are gone', async () => {
     const { server } = ctx();
-    await ownerWithDependent(server, 'gc-fg-owner', 'gc-fg-dep');
-    const del = await kubeJson(server, 'DELETE', cmPath('gc-fg-owner'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' } });
-    assert.equal(del.status, 200);
+    const del = await deleteOwner(server, 'gc-fg', 'Foreground');
     const meta = (del.body.metadata ?? {}) as { finalizers?: string[]; deletionTimestamp?: string };
     assert.deepEqual(meta.finalizers, ['foregroundDeletion']);
     assert.ok(meta.deletionTimestamp);
@@ -44,9 +48,7 @@ export const gcCases: CaseModule = (ctx) => {
 
   it('orphan deletion strips the ownerReference and keeps the dependent', async () => {
     const { server } = ctx();
-    await ownerWithDependent(server, 'gc-or-owner', 'gc-or-dep');
-    const del = await kubeJson(server, 'DELETE', cmPath('gc-or-owner'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Orphan' } });
-    assert.equal(del.status, 200);
+    await deleteOwner(server, 'gc-or', 'Orphan');
     await eventually('owner removed', absent(server, 'gc-or-owner'), GC_WAIT_MS);
     const dep = await kubeJson(server, 'GET', cmPath('gc-or-dep'));
     assert.equal(dep.status, 200);

@@ -1,4 +1,8 @@
 /** What each contract case module gets: the running server of the current target. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { ContractServer, ContractTarget } from './targets.js';
 
 export interface CaseContext {
@@ -29,4 +33,19 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** A temp folder (manifests for kubectl) for one case module's cases, removed after them. */
+export function caseTempDir(prefix: string): () => string {
+  let dir: string | undefined;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!dir) throw new Error(`${prefix}: the temp folder exists only while the cases run`);
+    return dir;
+  };
 }

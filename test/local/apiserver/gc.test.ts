@@ -29,6 +29,16 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     }
   };
 
+  const namespaceGone = (name: string): Promise<void> =>
+    eventually(async () => {
+      try {
+        await core.readNamespace({ name });
+        return false;
+      } catch (err) {
+        return codeOf(err) === 404;
+      }
+    }, `namespace ${name} removed`);
+
   const owned = async (name: string, owner: k8s.V1ConfigMap, extra: Partial<k8s.V1OwnerReference> = {}): Promise<k8s.V1ConfigMap> =>
     core.createNamespacedConfigMap({
       namespace: 'default',
@@ -127,14 +137,7 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     assert.equal((await core.readNamespace({ name: 'with-pods' })).status?.phase, 'Terminating');
     // The node agent's part: after stopping the containers it deletes with grace 0.
     await core.deleteNamespacedPod({ name: 'bound', namespace: 'with-pods', gracePeriodSeconds: 0 });
-    await eventually(async () => {
-      try {
-        await core.readNamespace({ name: 'with-pods' });
-        return false;
-      } catch (err) {
-        return codeOf(err) === 404;
-      }
-    }, 'namespace removed');
+    await namespaceGone('with-pods');
   });
 
   it('terminates a namespace: Terminating, contents removed, then the namespace', async () => {
@@ -147,13 +150,6 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     await eventually(async () => !(await exists('inside', 'doomed')), 'contents deleted');
     assert.equal((await core.readNamespace({ name: 'doomed' })).status?.phase, 'Terminating', 'waits for finalizers of its contents');
     await core.patchNamespacedConfigMap({ name: 'held', namespace: 'doomed', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
-    await eventually(async () => {
-      try {
-        await core.readNamespace({ name: 'doomed' });
-        return false;
-      } catch (err) {
-        return codeOf(err) === 404;
-      }
-    }, 'namespace removed');
+    await namespaceGone('doomed');
   });
 });

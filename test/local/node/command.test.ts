@@ -26,8 +26,18 @@ function runCli(args: string[]): ChildProcess {
   return proc;
 }
 
+/** Starts `keelson local node` in DIR/FOLDER on its own /24 with the test images (killed in `after`). */
+function startNode(folder: string, extra: string[] = []): { prefix: string; node: ChildProcess } {
+  const prefix = randomIpPrefix();
+  output = '';
+  const node = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, folder), '--ip-prefix', prefix, '--image-map', join(dir, 'images.yaml'), ...extra]);
+  child = node;
+  return { prefix, node };
+}
+
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'keelson-node-cli-'));
+  await writeFile(join(dir, 'images.yaml'), YAML.stringify(testImages));
   server = await startTestApiServer();
   core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: ns } } });
@@ -50,11 +60,7 @@ test('usage errors exit 2 and name the missing option', async () => {
 });
 
 test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGTERM', async () => {
-  const imageMap = join(dir, 'images.yaml');
-  await writeFile(imageMap, YAML.stringify(testImages));
-  const prefix = randomIpPrefix();
-  output = '';
-  child = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, 'node'), '--ip-prefix', prefix, '--image-map', imageMap, '--shutdown-grace', '5']);
+  const { prefix, node: cli } = startNode('node', ['--shutdown-grace', '5']);
   await core.createNamespacedPod({
     namespace: ns,
     body: {
@@ -78,23 +84,20 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
   const node = await core.readNode({ name: 'keelson-local' });
   assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
 
-  child.kill('SIGTERM');
-  const [code] = (await once(child, 'exit')) as [number];
+  cli.kill('SIGTERM');
+  const [code] = (await once(cli, 'exit')) as [number];
   assert.equal(code, 0, output);
   assert.equal(await refused(`http://${ip}:8080/`), true);
 });
 
 test('pods do not outlive a node agent that is killed outright', async () => {
-  const imageMap = join(dir, 'images.yaml');
-  const prefix = randomIpPrefix();
-  output = '';
-  child = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, 'node-killed'), '--ip-prefix', prefix, '--image-map', imageMap]);
+  const { node: cli } = startNode('node-killed');
   await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'orphan' }, spec: { containers: [httpPodContainer()] } } });
   const pod = await readyPod(core, ns, 'orphan', `orphan pod ready (cli output: ${output})`);
   const ip = pod.status!.podIP!;
   assert.equal((await getJson(`http://${ip}:8080/`)).body.pod, 'orphan');
-  child.kill('SIGKILL');
-  await once(child, 'exit');
+  cli.kill('SIGKILL');
+  await once(cli, 'exit');
   // The watchdog notices within about a second and kills the container processes.
   await eventually(() => refused(`http://${ip}:8080/`), 'orphaned pod process killed', 10_000, 250);
 });

@@ -6,7 +6,7 @@
  */
 import { forbidden, forbiddenRequest, invalidValue, required, type FieldError } from '../errors.js';
 import type { ObjectReader } from '../resources.js';
-import { jsonEqual, type KubeObject } from '../types.js';
+import { isJsonObject, jsonEqual, type KubeObject } from '../types.js';
 import { quantityValue, storageOf } from './claims.js';
 import { computedColumn, define, obj } from './define.js';
 
@@ -50,6 +50,7 @@ export const storageClassType = define({
  * one. With several defaults the newest wins, as on servers since 1.26 (1.20 refused the claim).
  */
 export function assignDefaultClass(claim: KubeObject, objects: ObjectReader): void {
+  if (claim.spec !== undefined && !isJsonObject(claim.spec)) return; // decoding refuses it next
   const spec = obj(claim.spec);
   if (spec.storageClassName !== undefined && spec.storageClassName !== null) return;
   if (claim.metadata.annotations?.[betaClaimClassAnnotation] !== undefined) return;

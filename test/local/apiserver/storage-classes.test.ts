@@ -51,6 +51,8 @@ describe('API server stand-in: StorageClasses and claim growth', () => {
     assert.equal(((await newClaim('picks-newest')).spec as { storageClassName: string }).storageClassName, 'newer');
     const annotated = await newClaim('by-annotation', { annotations: { 'volume.beta.kubernetes.io/storage-class': 'older' } });
     assert.equal((annotated.spec as { storageClassName?: string }).storageClassName, undefined);
+    const malformed = await kubeJson(server, 'POST', claims, { body: { metadata: { name: 'malformed' }, spec: 'fast' } });
+    assert.equal(malformed.status, 400, `a spec that is no object is a decoding error, default class or not: ${malformed.text}`);
   });
 
   it('refuses growth once the class is gone or when the claim names its class only by annotation', async () => {

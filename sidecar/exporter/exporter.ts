@@ -6,23 +6,19 @@ import { BodyAssembler, bodyText, type ScrapeBody } from './body.js';
 import { ByteWriter } from './bytewriter.js';
 import type { RenderedFamily } from './exposition.js';
 import type { HealthProbe } from './health.js';
+import type { ExporterOptions } from './options.js';
 import { ProcessMetrics } from './processmetrics.js';
 import { SelfMetrics, type BuildInfo } from './selfmetrics.js';
 import { TargetServer } from './server.js';
 
-export interface ExporterSettings {
-  url: string;
+/** The parsed options the core uses (declared once, in options.ts) plus what the command builds. */
+export interface ExporterSettings
+  extends Pick<
+    ExporterOptions,
+    'url' | 'constantLabels' | 'serverTags' | 'autoDiscovery' | 'excludeDatabases' | 'includeDatabases' | 'namespace' | 'disableCache' | 'disableIntro' | 'connectTimeoutMs'
+  > {
   /** Loads the collector definitions; called at start and on every reload. */
   loadCollectors: () => CollectorSet;
-  constantLabels: Record<string, string>;
-  serverTags: string[];
-  autoDiscovery: boolean;
-  excludeDatabases: string[];
-  includeDatabases: string[];
-  namespace: string;
-  disableCache: boolean;
-  disableIntro: boolean;
-  connectTimeoutMs: number;
   build: BuildInfo;
   logger: Logger;
   /** Include Node process metrics (process_*, nodejs_*), like the Go runtime metrics upstream. */

@@ -1,11 +1,14 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { createApp } from '../lib/http.js';
 import { AdminPaths } from '../lib/ports.js';
 import { Code } from './core/codes.js';
 import { cors } from './core/cors.js';
 import { currentContext, newContext, runWithContext } from './core/context.js';
 import { BizError, failure } from './core/envelope.js';
+import { jsonBody } from './core/json-body.js';
 import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
+import { sendJson } from './core/respond.js';
+import { staticRoutes, type StaticRoute } from './core/static-routes.js';
 import { toExpressPath, type ApiRouter, type MountedRoute } from './core/router.js';
 import type { AdminServices } from './services.js';
 
@@ -72,7 +75,7 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
     }
   }
   const result = await route.handler(req, res);
-  if (!res.headersSent) res.json(result ?? { code: Code.OK, msg: 'OK', data: null });
+  if (!res.headersSent) sendJson(res, result ?? { code: Code.OK, msg: 'OK', data: null });
 }
 
 export interface BuiltApp {
@@ -85,6 +88,9 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   const app = createApp(services.logger);
   if (services.config.trustProxy) app.set('trust proxy', true);
   if (services.config.corsOrigins.length) app.use(cors(services.config.corsOrigins));
+  // Bodies are read before the request context is entered: the context then covers everything after,
+  // with no need to carry it across the body's stream events.
+  app.use(jsonBody(1024 * 1024));
   app.use((req: Request, res: Response, next: NextFunction) => {
     const ctx = newContext(req.id ?? '');
     // Background tasks (CTX_BG_TASKS) run after the response has been sent; failures are logged only.
@@ -114,7 +120,6 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
     res.setHeader('Content-Type', services.metrics.registry.contentType);
     res.send(await services.metrics.registry.metrics());
   });
-  app.use(express.json({ limit: '1mb', strict: false }));
   const routes: MountedRoute[] = [];
   const seen = new Set<string>();
   for (const router of routers) {
@@ -127,13 +132,15 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   }
   // Static templates first across all routers, so a parameter route never shadows a static one.
   const ordered = [...routes.filter((r) => !r.template.includes('{')), ...routes.filter((r) => r.template.includes('{'))];
-  for (const route of ordered) app[route.method](toExpressPath(route.template), guarded(route, services));
+  const handlers = new Map(ordered.map((route) => [route, guarded(route, services)]));
+  app.use(staticRoutes(ordered.filter((route) => !route.template.includes('{')).map((route) => ({ method: route.method, template: route.template, handle: handlers.get(route) as StaticRoute['handle'] }))));
+  for (const [route, handle] of handlers) app[route.method](toExpressPath(route.template), handle);
   app.use((req: Request, res: Response) => {
-    res.status(404).json(failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`));
+    sendJson(res, failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`), 404);
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { status, body } = errorToEnvelope(error, req);
-    if (!res.headersSent) res.status(status).json(body);
+    if (!res.headersSent) sendJson(res, body, status);
   });
   return { app, routes: ordered };
 }

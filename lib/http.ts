@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpServer, IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -23,18 +23,36 @@ export function requestIdFrom(req: IncomingMessage): string {
   return value && requestIdPattern.test(value) ? value : randomUUID();
 }
 
-/** Express middleware: request id (echoed as X-Request-ID), child logger, one log line per request. */
+const parentLogger = Symbol('parentLogger');
+const childLogger = Symbol('childLogger');
+type LoggedRequest = IncomingMessage & { [parentLogger]?: Logger; [childLogger]?: Logger };
+
+// `req.log` is made on first use: most requests never log, and a pino child costs a serialization of
+// its bindings (with redaction) each time. Requests that requestContext did not see have none, as before.
+Object.defineProperty(IncomingMessage.prototype, 'log', {
+  configurable: true,
+  get(this: LoggedRequest): Logger | undefined {
+    return (this[childLogger] ??= this[parentLogger]?.child({ reqId: this.id }));
+  },
+  set(this: LoggedRequest, value: Logger | undefined) {
+    this[childLogger] = value;
+  },
+});
+
+/** Express middleware: request id (echoed as X-Request-ID), child logger, one log line per request at debug level. */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestIdFrom(req);
     req.id = id;
-    req.log = logger.child({ reqId: id });
+    (req as LoggedRequest)[parentLogger] = logger;
     res.setHeader('X-Request-ID', id);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      req.log?.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 100) / 100 }, 'request');
-    });
+    if (logger.isLevelEnabled('debug')) {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        req.log?.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 100) / 100 }, 'request');
+      });
+    }
     next();
   };
 }

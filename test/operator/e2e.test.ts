@@ -151,6 +151,10 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   });
 
   it('deleting the primary pod elects a new primary; status and demo-rw follow', async () => {
+    // The previous case may end right after a switchover. A replica that has not yet streamed
+    // from the new primary lacks its last WAL and must not take over (ADR 0606): the old primary
+    // would then win again when its pod returns, which is right but not what this case tests.
+    await eventually('the replica streaming from the primary', async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1, 30_000);
     const { old, next } = await failOver(api, ns, demo, 'e2e', 2);
     assert.notEqual(next, old);
     const rows = await ids();

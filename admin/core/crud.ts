@@ -103,15 +103,18 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
     return rows[0];
   };
 
+  // Worked out once: the fields a search body may filter by.
+  const filterFields = Object.entries(fields).filter(([, field]) => field.filter);
+
   if (actions.has('search')) {
     router.post(`${options.path}/search`, { summary: `Search ${options.noun} records`, tags }, async (req) => {
       const body = parseBody(searchSchema, req.body) as Record<string, unknown> & { current: number; size: number; orderBy: string[] | null };
       const params: unknown[] = [];
       const p: AddParam = (value) => `$${params.push(value)}`;
       const where = visibleWhere(params);
-      for (const [name, field] of Object.entries(fields)) {
+      for (const [name, field] of filterFields) {
         const value = body[name];
-        if (!field.filter || value === undefined || value === null || value === '') continue;
+        if (value === undefined || value === null || value === '') continue;
         const column = quoteIdent(field.column);
         if (field.filter === 'anyOf' && Array.isArray(value)) {
           if (value.length) where.push(`${column} && ${p(value)}::text[]`);

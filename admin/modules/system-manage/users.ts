@@ -58,7 +58,8 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
     createSchema: createUser,
     updateSchema: updateUser,
     searchShape: { byUserRoleCodeList: roleCodes.nullish() },
-    extraSelect: `ARRAY(SELECT r.role_code FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id ORDER BY r.id) AS __role_codes`,
+    // json (parsed by JSON.parse) rather than text[] (pg's array parser allocates per element, ADR 0207).
+    extraSelect: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]') AS __role_codes`,
     buttons: { create: 'B_SYSTEM_USER_CREATE', update: 'B_SYSTEM_USER_UPDATE', delete: 'B_SYSTEM_USER_DELETE', batchDelete: 'B_SYSTEM_USER_BATCH_DELETE' },
     hooks: {
       async beforeWrite(input) {

@@ -44,7 +44,7 @@ export class Controller {
     this.deps = {
       api: options.api,
       haNode: options.haNode ?? new HaNodeClient(),
-      events: new EventRecorder(options.api.core, options.logger, () => recordWrite('Event', 'create')),
+      events: new EventRecorder(options.api.core, options.logger, (verb) => recordWrite('Event', verb)),
       recordWrite,
       logger: options.logger,
       operatorVersion: options.operatorVersion,

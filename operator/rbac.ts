@@ -16,7 +16,7 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'update'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'create', 'update'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'create', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'delete'] },

@@ -162,6 +162,12 @@ describe('operator against the API server stand-in', () => {
     // Once bound, the waiting claim grows on a later pass; the refused one is left to the admin.
     await bindClaim(pending);
     await eventually('pending claim grown once bound', async () => (await sizeOf(pending)) === '6Gi');
+    // That later pass met the same refusal again: counted on the one Event, not a new Event per pass.
+    const refusals = await eventually('the repeated refusal counted', async () => {
+      const found = (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'VolumeResizeRefused');
+      return found.length === 1 && (found[0]!.count ?? 0) >= 2 ? found : undefined;
+    });
+    assert.ok(new Date(refusals[0]!.lastTimestamp!).getTime() > new Date(refusals[0]!.firstTimestamp!).getTime(), 'lastTimestamp moves on');
     await api.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: refused });
   });
 

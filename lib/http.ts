@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -29,7 +29,9 @@ type LoggedRequest = IncomingMessage & { [parentLogger]?: Logger; [childLogger]?
 
 // `req.log` is made on first use: most requests never log, and a pino child costs a serialization of
 // its bindings (with redaction) each time. Requests that requestContext did not see have none, as before.
-Object.defineProperty(IncomingMessage.prototype, 'log', {
+// Defined on express.request, the prototype express documents for extending its requests (every
+// app's request prototype inherits from it), rather than on Node's IncomingMessage.
+Object.defineProperty(express.request, 'log', {
   configurable: true,
   get(this: LoggedRequest): Logger | undefined {
     return (this[childLogger] ??= this[parentLogger]?.child({ reqId: this.id }));

@@ -54,12 +54,14 @@ export function createPipeline(config: pg.ClientConfig, size: number): Pipeline 
   /** Holds the socket's writes until the end of this event-loop turn (setImmediate runs after I/O callbacks). */
   const cork = (lane: Lane, client: pg.Client): void => {
     if (lane.corked) return;
-    const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    // pg keeps its socket on the client's connection (not a public API): without it, just no corking.
+    const stream = (client as unknown as { connection?: { stream?: Partial<Socket> } }).connection?.stream;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
     lane.corked = true;
     stream.cork();
     setImmediate(() => {
       lane.corked = false;
-      stream.uncork();
+      stream.uncork!();
     });
   };
 

@@ -52,7 +52,7 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
     };
   }
 
-  it('the candidate does not promote; no committed row is lost', async () => {
+  it('the candidate does not promote without the old primary\'s last WAL; no committed row is lost', async () => {
     const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     const candidate = cluster.members.find((m) => m !== primary)!;
     await cluster.waitFor('two streaming replicas', async () => (await streaming(primary)).length === 2, 90_000);

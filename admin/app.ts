@@ -1,11 +1,10 @@
-import type { Express, NextFunction, Request, Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../lib/http.js';
 import { AdminPaths } from '../lib/ports.js';
 import { Code } from './core/codes.js';
 import { cors } from './core/cors.js';
 import { currentContext, newContext, runWithContext } from './core/context.js';
 import { BizError, failure } from './core/envelope.js';
-import { jsonBody } from './core/json-body.js';
 import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
 import { sendJson } from './core/respond.js';
 import { staticRoutes, type StaticRoute } from './core/static-routes.js';
@@ -90,7 +89,7 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   if (services.config.corsOrigins.length) app.use(cors(services.config.corsOrigins));
   // Bodies are read before the request context is entered: the context then covers everything after,
   // with no need to carry it across the body's stream events.
-  app.use(jsonBody(1024 * 1024));
+  app.use(express.json({ limit: '1mb', strict: false }));
   app.use((req: Request, res: Response, next: NextFunction) => {
     const ctx = newContext(req.id ?? '');
     // Background tasks (CTX_BG_TASKS) run after the response has been sent; failures are logged only.

@@ -7,7 +7,7 @@ import { currentContext, newContext, runWithContext } from './core/context.js';
 import { BizError, failure } from './core/envelope.js';
 import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
 import { sendJson } from './core/respond.js';
-import { staticRoutes, type StaticRoute } from './core/static-routes.js';
+import { staticRoutes } from './core/static-routes.js';
 import { toExpressPath, type ApiRouter, type MountedRoute } from './core/router.js';
 import type { AdminServices } from './services.js';
 
@@ -130,10 +130,11 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
     }
   }
   // Static templates first across all routers, so a parameter route never shadows a static one.
-  const ordered = [...routes.filter((r) => !r.template.includes('{')), ...routes.filter((r) => r.template.includes('{'))];
-  const handlers = new Map(ordered.map((route) => [route, guarded(route, services)]));
-  app.use(staticRoutes(ordered.filter((route) => !route.template.includes('{')).map((route) => ({ method: route.method, template: route.template, handle: handlers.get(route) as StaticRoute['handle'] }))));
-  for (const [route, handle] of handlers) app[route.method](toExpressPath(route.template), handle);
+  const exact = routes.filter((r) => !r.template.includes('{')).map((route) => ({ route, handle: guarded(route, services) }));
+  const withParams = routes.filter((r) => r.template.includes('{')).map((route) => ({ route, handle: guarded(route, services) }));
+  app.use(staticRoutes(exact.map(({ route, handle }) => ({ method: route.method, template: route.template, handle }))));
+  for (const { route, handle } of [...exact, ...withParams]) app[route.method](toExpressPath(route.template), handle);
+  const ordered = [...exact, ...withParams].map(({ route }) => route);
   app.use((req: Request, res: Response) => {
     sendJson(res, failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`), 404);
   });

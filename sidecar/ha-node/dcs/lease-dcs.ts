@@ -378,7 +378,6 @@ export class LeaseDcs implements Dcs {
     this.ownExpiry = started + record.ttl * 1000;
   }
 
-  /** Read-modify-write of one annotations-only key with CAS, retried on conflict. */
   /** Writes a cluster key: a CAS replace of the version read (`current`), or a create when absent. */
   private async writeKey(name: string, current: k8s.V1Lease | undefined, body: k8s.V1Lease): Promise<void> {
     const result = current
@@ -388,6 +387,7 @@ export class LeaseDcs implements Dcs {
     this.remember(result);
   }
 
+  /** Read-modify-write of one annotations-only key with CAS, retried on conflict. */
   private async mutate(key: Exclude<DcsKey, 'member' | 'leader'>, change: (annotations: Record<string, string>) => boolean | void): Promise<boolean> {
     const name = leaseName(this.options.scope, key);
     for (let attempt = 0; attempt < 4; attempt += 1) {

@@ -76,7 +76,17 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
           await new Promise((r) => setTimeout(r, 25));
         }
       })();
-      const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, client);
+      // Under a loaded CI machine the eligibility check may find the candidate's API slow (412):
+      // ask again; what this case is about starts once the switchover is accepted.
+      const refusals: string[] = [];
+      let reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, client);
+      while ((reply.status === 412 || reply.status === 503) && refusals.length < 5) {
+        refusals.push(`${reply.status} ${reply.text}`);
+        await new Promise((r) => setTimeout(r, 1000));
+        reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, client);
+      }
+      if (refusals.length) process.stderr.write(`# switchover refused before it was accepted: ${refusals.join(' | ')}\n`);
+      assert.equal(reply.status, 200, `reply: ${reply.status} ${reply.text} (earlier: ${refusals.join(' | ')})`);
       const newPrimary = await cluster.waitFor('a new writable primary', async () => {
         for (const m of cluster.members) if (m !== primary && (await m.isWritable())) return m;
         return undefined;
@@ -84,7 +94,6 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
       watching = false;
       await watch;
 
-      assert.equal(reply.status, 200, `reply: ${reply.status} ${reply.text}`);
       assert.ok(releasedCheckpoint !== undefined, 'the old primary published its shutdown checkpoint with the release');
       assert.ok(releasedCheckpoint >= committedUpTo, `the released checkpoint ${releasedCheckpoint} covers the commits up to ${committedUpTo}`);
       const rows = await newPrimary.query<{ n: string }>('SELECT count(*) AS n FROM items');

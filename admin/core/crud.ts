@@ -8,6 +8,8 @@ import { BizError, success, successExtra } from './envelope.js';
 import { auditFields, quoteIdent, readColumns, recordMapper, toColumns, type Fields } from './records.js';
 import { param, type ApiRouter } from './router.js';
 import { parseBody } from './validate.js';
+import { jsonRecordQuery, jsonRecordWriter, pageEnvelopeText } from './json-records.js';
+import { JsonText } from './respond.js';
 import { buildTree, escapeLike, orderClause, searchSchemaFor, type Row } from './crud-helpers.js';
 
 export { buildTree, orderClause, type Row } from './crud-helpers.js';
@@ -53,8 +55,11 @@ export interface ResourceOptions {
   /** Adds GET <path>/tree nesting rows by this parent column (0 = root). */
   tree?: { parentColumn: string };
   defaultOrder?: string;
-  /** Extra select expressions for reads (for example an aggregated link list), saving a query per page. */
-  extraSelect?: string;
+  /**
+   * Read-only fields computed by SQL expressions of type json (for example an aggregated link
+   * list): part of every read and of the record a write returns, without a query per page.
+   */
+  computed?: Record<string, string>;
   hooks?: ResourceHooks;
 }
 
@@ -80,12 +85,19 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const hidesFields = Object.values(fields).some((field) => field.output === false);
   const readList = [...new Set(['id', ...readColumns(fields), ...(options.tree ? [options.tree.parentColumn] : [])])];
   const rowColumns = hidesFields ? readList.map((column) => `${table}.${quoteIdent(column)}`).join(', ') : `${table}.*`;
-  const columns = options.extraSelect ? `${rowColumns}, ${options.extraSelect}` : rowColumns;
+  const computed = Object.entries(options.computed ?? {});
+  const columns = [rowColumns, ...computed.map(([name, expression]) => `(${expression}) AS ${quoteIdent(name)}`)].join(', ');
+  const readSelect = columns;
   // Reads below ask for timestamptz as text (textTimestamps): the mapper takes ms and display text from it.
   const toRecord = recordMapper(fields, ids);
+  // Without a decorate hook, PostgreSQL renders search pages as JSON text (ADR 0208).
+  const rendered = hooks.decorate ? undefined : { query: jsonRecordQuery(table, fields, options.computed), write: jsonRecordWriter(fields, ids) };
+  // Search statements by their WHERE and ORDER BY, so a repeated search builds no SQL text.
+  const searchStatements = new Map<string, string>();
 
   const records = async (rows: Row[]): Promise<Record<string, unknown>[]> => {
     const out = rows.map(toRecord);
+    for (const [name] of computed) out.forEach((record, i) => (record[name] = rows[i][name]));
     if (hooks.decorate) await hooks.decorate(out, rows);
     return out;
   };
@@ -128,12 +140,23 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       // One query gives the page and the total; only an empty page needs a separate count. The total
       // is a scalar subquery (counted once, by aggregate) rather than count(*) OVER (), which makes
       // PostgreSQL buffer every matching row before the LIMIT applies (ADR 0206).
-      const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
-      const total = `(SELECT count(*) FROM ${table} WHERE ${whereSql}) AS __total`;
-      const page = await db.query({ ...prepared(`SELECT ${columns}, ${total} FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`, [...params, body.size, offset]), types: textTimestamps });
-      const count = page.rows.length
-        ? Number(page.rows[0].__total)
-        : Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
+      const statementKey = `${whereSql}\u0000${order}`;
+      let statement = searchStatements.get(statementKey);
+      if (statement === undefined) {
+        const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
+        const total = `(SELECT count(*) FROM ${table} WHERE ${whereSql}) AS __total`;
+        statement = `SELECT ${rendered ? rendered.query.select : columns}, ${total} FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`;
+        if (searchStatements.size < 1000) searchStatements.set(statementKey, statement);
+      }
+      const values = [...params, body.size, offset];
+      const countAll = async (): Promise<number> => Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
+      if (rendered) {
+        const { rows } = await db.query<unknown[]>({ ...prepared(statement, values), rowMode: 'array' });
+        const count = rows.length ? Number(rows[0][rendered.query.columnCount]) : await countAll();
+        return new JsonText(pageEnvelopeText(rows.map(rendered.write), count, body.current, body.size));
+      }
+      const page = await db.query({ ...prepared(statement, values), types: textTimestamps });
+      const count = page.rows.length ? Number(page.rows[0].__total) : await countAll();
       return successExtra({ records: await records(page.rows), total: count, current: body.current, size: body.size });
     });
   }
@@ -173,6 +196,8 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       }
       if (!result) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
       if (hooks.afterWrite) await hooks.afterWrite(client, result.id as number, input, action);
+      // Computed fields reflect what afterWrite linked: read the row again inside the transaction.
+      if (computed.length) result = (await client.query({ text: `SELECT ${readSelect} FROM ${table} WHERE id = $1`, values: [result.id], types: textTimestamps })).rows[0] as Row;
       return result;
     });
     await hooks.afterCommit?.([row.id as number], action, input);

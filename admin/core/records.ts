@@ -6,6 +6,7 @@ export function formatTime(date: Date): string {
   return date.toISOString().replace('T', ' ').slice(0, 19);
 }
 
+/** How a column is shown: `int` is a 32-bit integer column, `time` a timestamptz, `id` an integer shown as a sqid. */
 export type FieldKind = 'text' | 'int' | 'bool' | 'id' | 'json' | 'time' | 'textArray';
 
 export interface FieldDef {

@@ -1,5 +1,10 @@
 import type { Response } from 'express';
 
+/** A response body that is JSON text already (for example a search page rendered by PostgreSQL). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /**
  * Sends a JSON body the way `res.json` does (status, `application/json; charset=utf-8`, length) but
  * without express's per-response extras: no ETag (a SHA-1 of every body; API answers are per user
@@ -7,7 +12,7 @@ import type { Response } from 'express';
  * buffer copy to measure the body (ADR 0207). HEAD requests get the headers only (node drops the body).
  */
 export function sendJson(res: Response, body: unknown, status = 200): void {
-  const text = JSON.stringify(body);
+  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Envelope } from './envelope.js';
+import type { JsonText } from './respond.js';
 
 /** public: no token; auth: token only; permission: token plus the API permission check. */
 export type Guard = 'public' | 'auth' | 'permission';
@@ -10,7 +11,8 @@ export interface CodeRequirement {
   requireAll?: boolean;
 }
 
-export type RouteHandler = (req: Request, res: Response) => Promise<Envelope | undefined>;
+/** An envelope, envelope text already rendered, or undefined when the handler answered itself. */
+export type RouteHandler = (req: Request, res: Response) => Promise<Envelope | JsonText | undefined>;
 
 export interface RouteDef {
   method: Method;

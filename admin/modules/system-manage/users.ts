@@ -59,7 +59,7 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
     updateSchema: updateUser,
     searchShape: { byUserRoleCodeList: roleCodes.nullish() },
     // json (parsed by JSON.parse) rather than text[] (pg's array parser allocates per element, ADR 0207).
-    extraSelect: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]') AS __role_codes`,
+    computed: { byUserRoleCodeList: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]')` },
     buttons: { create: 'B_SYSTEM_USER_CREATE', update: 'B_SYSTEM_USER_UPDATE', delete: 'B_SYSTEM_USER_DELETE', batchDelete: 'B_SYSTEM_USER_BATCH_DELETE' },
     hooks: {
       async beforeWrite(input) {
@@ -74,18 +74,6 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
           await sessions.invalidate(changed);
           audit.record('session.invalidate', 'info', { userIds: changed, reason: input.password !== undefined ? 'password changed by administrator' : 'account disabled' });
         }
-      },
-      async decorate(records, rows) {
-        // Reads carry the codes already (extraSelect); rows returned by writes need one query.
-        if (rows.length && '__role_codes' in rows[0]) {
-          rows.forEach((row, i) => (records[i].byUserRoleCodeList = row.__role_codes));
-          return;
-        }
-        const { rows: links } = await db.query<{ user_id: number; role_code: string }>(
-          'SELECT ur.user_id, r.role_code FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ANY($1) ORDER BY r.id',
-          [rows.map((r) => r.id)],
-        );
-        rows.forEach((row, i) => (records[i].byUserRoleCodeList = links.filter((l) => l.user_id === row.id).map((l) => l.role_code)));
       },
       async beforeDelete(targets) {
         if (targets.includes(getCurrentUserId())) throw new BizError(Code.FAIL, 'you cannot delete your own account');

@@ -84,5 +84,9 @@ export function jsonRecordWriter(fields: Fields, ids: IdCodec): (row: readonly u
 
 /** The envelope of a search page around records already rendered as JSON text. */
 export function pageEnvelopeText(records: readonly string[], total: number, current: number, size: number): string {
-  return `{"code":${JSON.stringify(Code.OK)},"msg":"OK","data":{"records":[${records.join(',')}],"total":${total},"current":${current},"size":${size}}}`;
+  // One join copies every piece once into a flat string (nested templates would copy it again).
+  const parts: string[] = [`{"code":${JSON.stringify(Code.OK)},"msg":"OK","data":{"records":[`];
+  for (let i = 0; i < records.length; i++) parts.push(i ? `,${records[i]}` : records[i]);
+  parts.push(`],"total":${total},"current":${current},"size":${size}}}`);
+  return parts.join('');
 }

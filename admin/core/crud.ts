@@ -87,7 +87,6 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const rowColumns = hidesFields ? readList.map((column) => `${table}.${quoteIdent(column)}`).join(', ') : `${table}.*`;
   const computed = Object.entries(options.computed ?? {});
   const columns = [rowColumns, ...computed.map(([name, expression]) => `(${expression}) AS ${quoteIdent(name)}`)].join(', ');
-  const readSelect = columns;
   // Reads below ask for timestamptz as text (textTimestamps): the mapper takes ms and display text from it.
   const toRecord = recordMapper(fields, ids);
   // Without a decorate hook, PostgreSQL renders search pages as JSON text (ADR 0208).
@@ -179,25 +178,25 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
 
   const write = async (action: 'create' | 'update', input: Record<string, unknown>, id?: number): Promise<Row> => {
     const extra = hooks.beforeWrite ? await hooks.beforeWrite(input, action, id) : {};
-    const columns = { ...toColumns(input, fields, ids), ...extra };
+    const changes = { ...toColumns(input, fields, ids), ...extra };
     const actor = getCurrentUserId();
     const row = await withTransaction(db, async (client): Promise<Row> => {
       const params: unknown[] = [];
       const p: AddParam = (value) => `$${params.push(value)}`;
       let result: Row | undefined;
       if (action === 'create') {
-        const names = [...Object.keys(columns), 'created_by', 'updated_by'];
-        const values = [...Object.values(columns).map((v) => p(v)), p(actor), p(actor)];
+        const names = [...Object.keys(changes), 'created_by', 'updated_by'];
+        const values = [...Object.values(changes).map((v) => p(v)), p(actor), p(actor)];
         result = (await client.query(`INSERT INTO ${table} (${names.map(quoteIdent).join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params)).rows[0] as Row;
       } else {
-        const sets = Object.entries(columns).map(([column, value]) => `${quoteIdent(column)} = ${p(value)}`);
+        const sets = Object.entries(changes).map(([column, value]) => `${quoteIdent(column)} = ${p(value)}`);
         sets.push(`updated_at = now()`, `updated_by = ${p(actor)}`);
         result = (await client.query(`UPDATE ${table} SET ${sets.join(', ')} WHERE id = ${p(id)} AND ${live} RETURNING *`, params)).rows[0];
       }
       if (!result) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
       if (hooks.afterWrite) await hooks.afterWrite(client, result.id as number, input, action);
       // Computed fields reflect what afterWrite linked: read the row again inside the transaction.
-      if (computed.length) result = (await client.query({ text: `SELECT ${readSelect} FROM ${table} WHERE id = $1`, values: [result.id], types: textTimestamps })).rows[0] as Row;
+      if (computed.length) result = (await client.query({ text: `SELECT ${columns} FROM ${table} WHERE id = $1`, values: [result.id], types: textTimestamps })).rows[0] as Row;
       return result;
     });
     await hooks.afterCommit?.([row.id as number], action, input);

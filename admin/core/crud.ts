@@ -8,7 +8,7 @@ import { BizError, success, successExtra } from './envelope.js';
 import { auditFields, quoteIdent, readColumns, recordMapper, toColumns, type Fields } from './records.js';
 import { param, type ApiRouter } from './router.js';
 import { parseBody } from './validate.js';
-import { jsonRecordQuery, jsonRecordWriter, pageEnvelopeText } from './json-records.js';
+import { jsonRecords, pageEnvelopeText } from './json-records.js';
 import { JsonText } from './respond.js';
 import { buildTree, escapeLike, orderClause, searchSchemaFor, type Row } from './crud-helpers.js';
 
@@ -90,7 +90,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   // Reads below ask for timestamptz as text (textTimestamps): the mapper takes ms and display text from it.
   const toRecord = recordMapper(fields, ids);
   // Without a decorate hook, PostgreSQL renders search pages as JSON text (ADR 0208).
-  const rendered = hooks.decorate ? undefined : { query: jsonRecordQuery(table, fields, options.computed), write: jsonRecordWriter(fields, ids) };
+  const rendered = hooks.decorate ? undefined : jsonRecords(table, fields, ids, options.computed);
   // Search statements by their WHERE and ORDER BY, so a repeated search builds no SQL text.
   const searchStatements = new Map<string, string>();
 
@@ -106,6 +106,10 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
     const scope = hooks.scope?.(p);
     return [live, ...(scope ? [scope] : [])];
   };
+
+  /** The total of an empty page (past the last one), which the page query cannot carry. */
+  const countWhere = async (whereSql: string, params: unknown[]): Promise<number> =>
+    Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
 
   const loadOne = async (id: number): Promise<Row> => {
     const params: unknown[] = [id];
@@ -144,18 +148,17 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       if (statement === undefined) {
         const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
         const total = `(SELECT count(*) FROM ${table} WHERE ${whereSql}) AS __total`;
-        statement = `SELECT ${rendered ? rendered.query.select : columns}, ${total} FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`;
+        statement = `SELECT ${rendered ? rendered.select : columns}, ${total} FROM ${table} WHERE ${whereSql} ORDER BY ${order} ${limits}`;
         if (searchStatements.size < 1000) searchStatements.set(statementKey, statement);
       }
       const values = [...params, body.size, offset];
-      const countAll = async (): Promise<number> => Number((await db.query<{ total: string }>(`SELECT count(*) AS total FROM ${table} WHERE ${whereSql}`, params)).rows[0].total);
       if (rendered) {
         const { rows } = await db.query<unknown[]>({ ...prepared(statement, values), rowMode: 'array' });
-        const count = rows.length ? Number(rows[0][rendered.query.columnCount]) : await countAll();
-        return new JsonText(pageEnvelopeText(rows.map(rendered.write), count, body.current, body.size));
+        const count = rows.length ? Number(rows[0][rendered.columnCount]) : await countWhere(whereSql, params);
+        return new JsonText(pageEnvelopeText(rows.map((row) => rendered.write(row)), count, body.current, body.size));
       }
       const page = await db.query({ ...prepared(statement, values), types: textTimestamps });
-      const count = page.rows.length ? Number(page.rows[0].__total) : await countAll();
+      const count = page.rows.length ? Number(page.rows[0].__total) : await countWhere(whereSql, params);
       return successExtra({ records: await records(page.rows), total: count, current: body.current, size: body.size });
     });
   }

@@ -1,6 +1,6 @@
 import { Code } from './codes.js';
 import type { IdCodec } from './ids.js';
-import { quoteIdent, type Fields } from './records.js';
+import { fmtNameOf, idValue, quoteIdent, type Fields } from './records.js';
 
 /**
  * Search pages whose records PostgreSQL renders as JSON text (ADR 0208). The admin process then
@@ -9,17 +9,19 @@ import { quoteIdent, type Fields } from './records.js';
  * whose single event loop is what limits throughput, for some more in PostgreSQL.
  *
  * The records are the ones `recordMapper` makes (records.ts), key for key; only the key order
- * differs. Per row the query returns, in this order:
+ * differs. Per row the query (`jsonRecords`) returns, in this order:
  * - each shown `id` field's column: Node encodes it as a sqid (0 stays 0, anything else null);
  * - one text column holding the time fields as a JSON fragment, `"name":<ms>,"fmtName":"…"`, the
  *   fmt key left out when the time is null or ±infinity (then `"name":null`), as the mapper does;
  * - `row_to_json` of every other shown field and of the computed (json) fields, camelCase keys.
  */
-export interface JsonRecordQuery {
+export interface JsonRecords {
   /** The select list for `SELECT <select> FROM <table> …`, read with rowMode 'array'. */
   select: string;
   /** How many columns the select list has (a caller may append more after them). */
   columnCount: number;
+  /** Turns one row of that select into the record's JSON text. */
+  write(row: readonly unknown[]): string;
 }
 
 const fieldName = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -34,7 +36,7 @@ const keyLiteral = (name: string): string => `'"${checkedName(name)}":'`;
 
 /** Milliseconds and display text of one time column, as `recordMapper` gives them. */
 function timeFragment(name: string, column: string): string {
-  const fmtName = `fmt${name[0].toUpperCase()}${name.slice(1)}`;
+  const fmtName = fmtNameOf(name);
   // date_trunc first: the epoch is then a whole number of milliseconds, so the cast's rounding of
   // the double is exact (to within 1e-4 ms up to year ~280000), and truncating below a millisecond
   // is what a Date does. date_part's double is cheaper than extract's numeric.
@@ -45,40 +47,38 @@ function timeFragment(name: string, column: string): string {
 
 /**
  * The select list rendering `fields` (plus `computed`: name → SQL expression of type json) of
- * rows of `table`. Tables are referred to as given (already quoted by the caller).
+ * rows of `table` (already quoted by the caller), and the writer of its rows: one column layout.
  */
-export function jsonRecordQuery(table: string, fields: Fields, computed: Record<string, string> = {}): JsonRecordQuery {
+export function jsonRecords(table: string, fields: Fields, ids: IdCodec, computed: Record<string, string> = {}): JsonRecords {
   const shown = Object.entries(fields).filter(([, field]) => field.output !== false);
   const column = (name: string): string => `${table}.${quoteIdent(name)}`;
-  const select: string[] = [];
-  for (const [, field] of shown) if (field.kind === 'id') select.push(column(field.column));
+  const idFields = shown.filter(([, field]) => field.kind === 'id');
   const times = shown.filter(([, field]) => field.kind === 'time').map(([name, field]) => timeFragment(name, column(field.column)));
-  select.push(times.length ? times.join(` || ',' || `) : `''`);
   const others = shown
     .filter(([, field]) => field.kind !== 'id' && field.kind !== 'time')
     .map(([name, field]) => `${column(field.column)} AS ${quoteIdent(checkedName(name))}`)
     .concat(Object.entries(computed).map(([name, expression]) => `(${expression}) AS ${quoteIdent(checkedName(name))}`));
-  select.push(others.length ? `(SELECT row_to_json(__r)::text FROM (SELECT ${others.join(', ')}) __r)` : `'{}'`);
-  return { select: select.join(', '), columnCount: select.length };
-}
-
-/** Turns one row of a `jsonRecordQuery` select (rowMode 'array') into the record's JSON text. */
-export function jsonRecordWriter(fields: Fields, ids: IdCodec): (row: readonly unknown[]) => string {
-  const idKeys = Object.entries(fields)
-    .filter(([, field]) => field.output !== false && field.kind === 'id')
-    .map(([name]) => `"${checkedName(name)}":`);
-  const idJson = (value: unknown): string => (typeof value === 'number' && value > 0 ? JSON.stringify(ids.encode(value)) : value === 0 ? '0' : 'null');
+  const select = [
+    ...idFields.map(([, field]) => column(field.column)),
+    times.length ? times.join(` || ',' || `) : `''`,
+    others.length ? `(SELECT row_to_json(__r)::text FROM (SELECT ${others.join(', ')}) __r)` : `'{}'`,
+  ];
+  const idKeys = idFields.map(([name]) => `"${checkedName(name)}":`);
   const timesAt = idKeys.length;
   const objectAt = timesAt + 1;
-  return (row) => {
-    let text = '{';
-    for (let i = 0; i < idKeys.length; i++) text += `${i ? ',' : ''}${idKeys[i]}${idJson(row[i])}`;
-    const times = row[timesAt] as string;
-    if (times) text += text.length > 1 ? `,${times}` : times;
-    const object = row[objectAt] as string;
-    if (object.length > 2) text += text.length > 1 ? `,${object.slice(1)}` : object.slice(1);
-    else text += '}';
-    return text;
+  return {
+    select: select.join(', '),
+    columnCount: select.length,
+    write(row) {
+      let text = '{';
+      for (let i = 0; i < idKeys.length; i++) text += `${i ? ',' : ''}${idKeys[i]}${JSON.stringify(idValue(row[i], ids))}`;
+      const times = row[timesAt] as string;
+      if (times) text += text.length > 1 ? `,${times}` : times;
+      const object = row[objectAt] as string;
+      if (object.length > 2) text += text.length > 1 ? `,${object.slice(1)}` : object.slice(1);
+      else text += '}';
+      return text;
+    },
   };
 }
 

@@ -32,6 +32,16 @@ export const auditFields: Fields = {
   updatedAt: { column: 'updated_at', kind: 'time', writable: false, orderable: true },
 };
 
+/** The display-text key of a time field: lastLogin → fmtLastLogin. */
+export function fmtNameOf(name: string): string {
+  return `fmt${name[0].toUpperCase()}${name.slice(1)}`;
+}
+
+/** How an id column is shown: a sqid, except that 0 stays 0; anything else (null) is null. */
+export function idValue(value: unknown, ids: IdCodec): string | 0 | null {
+  return typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
+}
+
 /** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms (from a Date or timestamptz text). */
 export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCodec): Record<string, unknown> {
   return recordMapper(fields, ids)(row);
@@ -44,12 +54,12 @@ export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCo
 export function recordMapper(fields: Fields, ids: IdCodec): (row: Record<string, unknown>) => Record<string, unknown> {
   const shown = Object.entries(fields)
     .filter(([, field]) => field.output !== false)
-    .map(([name, field]) => ({ name, column: field.column, kind: field.kind, fmtName: `fmt${name[0].toUpperCase()}${name.slice(1)}` }));
+    .map(([name, field]) => ({ name, column: field.column, kind: field.kind, fmtName: fmtNameOf(name) }));
   return (row) => {
     const record: Record<string, unknown> = {};
     for (const { name, column, kind, fmtName } of shown) {
       const value = row[column];
-      if (kind === 'id') record[name] = typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
+      if (kind === 'id') record[name] = idValue(value, ids);
       else if (kind === 'time') {
         // Reads hand over PostgreSQL's text (db/timestamps.ts); rows returned by writes carry Dates.
         const parts = typeof value === 'string' ? utcTimestampParts(value) : undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createIdCodec } from '../../admin/core/ids.js';
-import { jsonRecordQuery, jsonRecordWriter, pageEnvelopeText } from '../../admin/core/json-records.js';
+import { jsonRecords, pageEnvelopeText } from '../../admin/core/json-records.js';
 import { auditFields, recordMapper, type FieldDef, type FieldKind, type Fields } from '../../admin/core/records.js';
 import { createPool, type Db } from '../../admin/db/pool.js';
 import { textTimestamps } from '../../admin/db/timestamps.js';
@@ -81,8 +81,8 @@ describe('admin records rendered as JSON by PostgreSQL', () => {
   });
 
   it('renders every row as the mapper would make it', async () => {
-    const query = jsonRecordQuery('items', fields, computed);
-    const write = jsonRecordWriter(fields, ids);
+    const query = jsonRecords('items', fields, ids, computed);
+    const write = (row: unknown[]): string => query.write(row);
     const rendered = await db.query<unknown[]>({ text: `SELECT ${query.select} FROM items ORDER BY id`, rowMode: 'array' });
     const mapper = recordMapper(fields, ids);
     const objects = await db.query({ text: `SELECT items.*, (${computed.linkCodes}) AS "linkCodes" FROM items ORDER BY id`, types: textTimestamps });
@@ -97,17 +97,18 @@ describe('admin records rendered as JSON by PostgreSQL', () => {
 
   it('a row with no time or other fields is still an object', async () => {
     const idsOnly: Fields = { id: { column: 'id', kind: 'id' } };
-    const query = jsonRecordQuery('items', idsOnly);
+    const query = jsonRecords('items', idsOnly, ids);
     const { rows } = await db.query<unknown[]>({ text: `SELECT ${query.select} FROM items ORDER BY id LIMIT 1`, rowMode: 'array' });
-    assert.deepEqual(JSON.parse(jsonRecordWriter(idsOnly, ids)(rows[0])), { id: ids.encode(1) });
+    assert.deepEqual(JSON.parse(query.write(rows[0])), { id: ids.encode(1) });
     const nameOnly: Fields = { name: { column: 'name', kind: 'text' } };
-    const named = await db.query<unknown[]>({ text: `SELECT ${jsonRecordQuery('items', nameOnly).select} FROM items ORDER BY id LIMIT 1`, rowMode: 'array' });
-    assert.deepEqual(JSON.parse(jsonRecordWriter(nameOnly, ids)(named.rows[0])), { name: null });
+    const nameQuery = jsonRecords('items', nameOnly, ids);
+    const named = await db.query<unknown[]>({ text: `SELECT ${nameQuery.select} FROM items ORDER BY id LIMIT 1`, rowMode: 'array' });
+    assert.deepEqual(JSON.parse(nameQuery.write(named.rows[0])), { name: null });
   });
 
   it('refuses field names SQL could not render as plain JSON keys', () => {
-    assert.throws(() => jsonRecordQuery('items', { 'bad"name': { column: 'name', kind: 'text' } }), /cannot be rendered/);
-    assert.throws(() => jsonRecordQuery('items', { when: { column: 'last_seen', kind: 'time' } }, { "x'y": 'null' }), /cannot be rendered/);
+    assert.throws(() => jsonRecords('items', { 'bad"name': { column: 'name', kind: 'text' } }, ids), /cannot be rendered/);
+    assert.throws(() => jsonRecords('items', { when: { column: 'last_seen', kind: 'time' } }, ids, { "x'y": 'null' }), /cannot be rendered/);
   });
 
   it('wraps rendered records in the page envelope', () => {

@@ -94,7 +94,11 @@ function exporterContainer(ctx: BuildContext): V1Container {
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
-    livenessProbe: httpProbe(ExporterPaths.liveness, Ports.exporter, 10, 3),
+    // A sidecar must never lengthen a database outage. The exporter's /liveness and /readiness
+    // follow PostgreSQL (503 while it is down), so liveness asks /version, which the exporter
+    // answers itself, and there is no readiness probe: a pod is Ready only when every container
+    // is, and the exporter's view of PostgreSQL must not take a healthy primary out of -rw.
+    livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     volumeMounts: [{ name: VolumeNames.tmp, mountPath: MountPaths.tmp }, ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [])],
     securityContext: containerSecurity,
   };

@@ -111,7 +111,10 @@ describe('builders', () => {
     assert.equal(exporter!.name, 'exporter');
     assert.equal(exporter!.args?.[0], 'exporter');
     assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
-    assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.liveness, port: Ports.exporter });
+    // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.
+    assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.version, port: Ports.exporter });
+    assert.equal(exporter!.readinessProbe, undefined, 'no exporter readiness: it would follow PostgreSQL and remove a primary from -rw');
+    assert.equal(exporter!.startupProbe, undefined);
     assert.equal(sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi');
     assert.equal(pod.serviceAccountName, 'demo');
   });

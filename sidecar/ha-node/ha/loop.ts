@@ -70,7 +70,14 @@ export class HaLoop {
   }
 
   snapshot(): NodeSnapshot {
-    return { ...this.state.snapshot, isLeader: this.dcs.isLeader(), dcsLastSeen: this.dcs.lastSeen(), dbState: this.pg.state, config: this.state.config };
+    return {
+      ...this.state.snapshot,
+      isLeader: this.dcs.isLeader(),
+      dcsLastSeen: this.dcs.lastSeen(),
+      dbState: this.pg.state,
+      config: this.state.config,
+      lastProgressAt: this.pg.activity.lastProgressAt(),
+    };
   }
 
   effective(): EffectiveConfig {

@@ -5,6 +5,7 @@ import type { Logger } from '../../../lib/log.js';
 import { buildHba, buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
+import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { readServerStatus, type ServerStatus } from './status.js';
 
@@ -61,6 +62,8 @@ export class PostgresInstance {
    * (say after an ha-node restart) would release commits that no standby has confirmed.
    */
   syncStandbyNames: string | undefined;
+  /** The tools running for this instance: liveness counts a long step in progress as alive. */
+  readonly activity = new ToolActivity();
   private following: LeaderAddress | undefined | null = null;
   private readonly logFile: string;
 
@@ -147,7 +150,7 @@ export class PostgresInstance {
 
   async controlData(): Promise<ControlData | undefined> {
     if (!this.isInitialized()) return undefined;
-    const result = await runTool(this.bin('pg_controldata'), ['-D', this.settings.dataDir], { runAs: this.runAs, env: { LC_ALL: 'C' } });
+    const result = await runTool(this.bin('pg_controldata'), ['-D', this.settings.dataDir], { runAs: this.runAs, activity: this.activity, env: { LC_ALL: 'C' }, timeoutMs: 30_000 });
     if (result.code !== 0) return undefined;
     const field = (label: string): string => new RegExp(`^${label}:\\s*(.*)$`, 'm').exec(result.output)?.[1]?.trim() ?? '';
     return {
@@ -169,7 +172,7 @@ export class PostgresInstance {
       await runToolOrThrow(
         this.bin('initdb'),
         ['-D', this.settings.dataDir, '-U', this.settings.superuser.username, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '-k', '--no-sync'],
-        { runAs: this.runAs, timeoutMs: 120_000 },
+        { runAs: this.runAs, activity: this.activity, timeoutMs: 120_000 },
       );
     } catch (error) {
       this.state = 'initdb_failed';
@@ -212,7 +215,7 @@ export class PostgresInstance {
     rmSync(target, { recursive: true, force: true });
     const conn = connInfo({ host: from.host, port: from.port, user: this.settings.replication.username, password: this.settings.replication.password, applicationName: this.settings.name });
     try {
-      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
+      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, activity: this.activity, timeoutMs: 600_000 });
     } catch (error) {
       rmSync(target, { recursive: true, force: true });
       this.state = previousState === 'creating_replica' ? 'stopped' : previousState;
@@ -289,7 +292,7 @@ export class PostgresInstance {
   }
 
   async reload(): Promise<void> {
-    await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, 'reload', '-s'], { runAs: this.runAs, timeoutMs: 30_000 });
+    await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, 'reload', '-s'], { runAs: this.runAs, activity: this.activity, timeoutMs: 30_000 });
   }
 
   // --- start / stop --------------------------------------------------------------------
@@ -299,6 +302,7 @@ export class PostgresInstance {
     this.state = 'starting';
     const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-l', this.logFile, '-w', '-t', String(timeoutSeconds), 'start'], {
       runAs: this.runAs,
+      activity: this.activity,
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     if (result.code === 0) {
@@ -318,6 +322,7 @@ export class PostgresInstance {
     this.state = 'stopping';
     const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-m', mode, '-w', '-t', String(timeoutSeconds), 'stop'], {
       runAs: this.runAs,
+      activity: this.activity,
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     if (result.code !== 0 && this.isRunning()) {
@@ -347,7 +352,7 @@ export class PostgresInstance {
       }
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'SQL promotion failed; using pg_ctl promote');
-      await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, timeoutMs: 70_000 });
+      await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, activity: this.activity, timeoutMs: 70_000 });
     } finally {
       await client?.end().catch(() => undefined);
     }
@@ -360,6 +365,7 @@ export class PostgresInstance {
   async crashRecoverSingleUser(): Promise<void> {
     const result = await runTool(this.bin('postgres'), ['--single', '-D', this.settings.dataDir, '-c', 'archive_mode=off', 'postgres'], {
       runAs: this.runAs,
+      activity: this.activity,
       stdin: '',
       timeoutMs: 300_000,
     });
@@ -375,7 +381,7 @@ export class PostgresInstance {
       await this.crashRecoverSingleUser();
     }
     const source = connInfo({ host: leader.host, port: leader.port, user: this.settings.superuser.username, password: this.settings.superuser.password, applicationName: `${this.settings.name}-rewind` }, 'postgres');
-    const result = await runTool(this.bin('pg_rewind'), ['-D', this.settings.dataDir, `--source-server=${source}`, '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
+    const result = await runTool(this.bin('pg_rewind'), ['-D', this.settings.dataDir, `--source-server=${source}`, '--no-sync'], { runAs: this.runAs, activity: this.activity, timeoutMs: 600_000 });
     if (result.code !== 0) {
       this.logger.error({ output: result.output.slice(-400) }, 'pg_rewind failed');
       return false;

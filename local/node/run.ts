@@ -19,7 +19,7 @@ import { startNodeAgent, type NodeAgent } from './agent.js';
 import { kubeletBackoff, type BackoffPolicy } from './backoff.js';
 import { builtinImageMappings, type ImageMapping } from './images.js';
 import type { LocalUser } from './pod-worker.js';
-import { killMarkedProcesses } from './process.js';
+import { killContainerProcesses } from './process.js';
 import { guardAgainstOrphans } from './watchdog.js';
 
 export interface LocalNodeOptions {
@@ -147,7 +147,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
 
   // Processes of a previous run of this node (same --dir) that outlived it.
   const markerPrefix = `${createHash('sha256').update(dir).digest('hex').slice(0, 12)}/`;
-  const leftovers = killMarkedProcesses(markerPrefix, 'SIGKILL', true);
+  const leftovers = killContainerProcesses(markerPrefix, 'SIGKILL', true);
   if (leftovers > 0) logger.info({ killed: leftovers }, 'killed processes left over by a previous run');
 
   const server = new URL(kc.getCurrentCluster()?.server ?? 'https://127.0.0.1:6443');

@@ -152,6 +152,9 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg },
     options.apiModules ?? [],
   );
+  // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
+  // crash or restart would otherwise route -rw clients here once the restarted member turns ready.
+  await labeler.set('replica');
   const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
   await dcs.start();
   pods.onChange((name) => haLoop.podChanged(name));

@@ -66,6 +66,7 @@ export async function restartCrashedPrimary(ctx: LoopContext, cluster: ClusterVi
   if (state.snapshot.paused) return 'paused: not releasing the lock of the primary that does not start';
   await ctx.dcs.deleteLeader(cluster.leader?.optime);
   setFence(ctx, 0);
+  await ctx.options.setRoleLabel?.('replica');
   state.crashedSince = undefined;
   state.gaveUpLockAt = performance.now();
   return 'released the leader lock: the primary did not start within primary_start_timeout';

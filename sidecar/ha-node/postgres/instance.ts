@@ -309,8 +309,14 @@ export class PostgresInstance {
       this.state = 'running';
       return true;
     }
-    this.logger.error({ output: result.output.slice(-500) }, 'PostgreSQL did not start');
-    this.state = this.isRunning() ? 'starting' : 'start_failed';
+    if (this.isRunning()) {
+      // pg_ctl stopped waiting, the server did not: crash recovery or WAL replay still running.
+      this.logger.warn({ waitedSeconds: timeoutSeconds }, 'PostgreSQL is still starting (recovery in progress)');
+      this.state = 'starting';
+    } else {
+      this.logger.error({ output: result.output.slice(-500) }, 'PostgreSQL did not start');
+      this.state = 'start_failed';
+    }
     return false;
   }
 

@@ -4,6 +4,9 @@ import { apiVersion, databaseClusterSpecSchema, databaseClusterStatusSchema, kin
 /** Longest cluster name: leaves room for "-<ordinal>" pods and "-headless"/"-replication" names within 63. */
 export const maxClusterNameLength = 40;
 
+/** Cluster names are RFC 1035 labels: they prefix Service names, which must be RFC 1035 labels too. */
+export const clusterNamePattern = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+
 export class InvalidSpecError extends Error {
   constructor(readonly issues: string[]) {
     super(`invalid DatabaseCluster: ${issues.join('; ')}`);
@@ -28,6 +31,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (!metadata.name || !metadata.namespace || !metadata.uid) throw new InvalidSpecError(['metadata.name, namespace and uid are required']);
   const issues: string[] = [];
   if (metadata.name.length > maxClusterNameLength) issues.push(`metadata.name: must be at most ${maxClusterNameLength} characters`);
+  if (!new RegExp(clusterNamePattern).test(metadata.name)) issues.push(`metadata.name: must be an RFC 1035 label (lower-case letters, digits and "-", starting with a letter): ${clusterNamePattern}`);
   const parsed = databaseClusterSpecSchema.safeParse(object.spec ?? {});
   if (!parsed.success) throw new InvalidSpecError([...issues, ...parsed.error.issues.map(formatIssue)]);
   const spec = parsed.data;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configPatch, desiredDynamicConfig, planDeclarativeSwitchover, planRollout, planScale } from '../../operator/reconcile/day2.js';
-import { claimsToGrow, keepImmutableFields, quantityBytes } from '../../operator/reconcile/storage.js';
+import { quantityBytes } from '../../operator/api/quantity.js';
+import { claimsToGrow, keepImmutableFields } from '../../operator/reconcile/storage.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
 import { pod } from './pods.js';

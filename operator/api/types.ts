@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -34,7 +35,17 @@ const resourcesSchema = z
 const postgresqlSchema = z
   .object({
     parameters: z.record(z.string(), z.string()).default({}).meta({ description: 'postgresql.conf parameters, applied through ha-node /config.' }),
-    pg_hba: z.array(z.string()).default([]).meta({ description: 'Extra pg_hba.conf lines, placed before the defaults.' }),
+    pg_hba: z
+      .array(z.string().max(maxHbaLineLength))
+      .max(500)
+      .default([])
+      .meta({
+        description:
+          'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and replace the defaults (password for every network client) when given.',
+      }),
+  })
+  .superRefine((value, ctx) => {
+    for (const problem of hbaProblems(value.pg_hba, { ssl: sslOn(value.parameters) })) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
   })
   .meta({ description: 'PostgreSQL configuration.' });
 
@@ -91,7 +102,11 @@ const bootstrapSchema = z
     database: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
     owner: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
   })
-  .meta({ description: 'The application database and its owner created at bootstrap.' });
+  .meta({
+    description:
+      'The application database and its owner role. The primary creates them when missing (at bootstrap, after a failover, on a restored cluster) and keeps the role password equal to the <name>-app Secret.',
+    'x-kubernetes-validations': [{ rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' }],
+  });
 
 const schedulingSchema = z
   .object({

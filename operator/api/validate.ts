@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RoleNames } from '../naming.js';
 import { apiVersion, databaseClusterSpecSchema, databaseClusterStatusSchema, kind, type ClusterMetadata, type DatabaseCluster } from './types.js';
 
 /** Longest cluster name: leaves room for "-<ordinal>" pods and "-headless"/"-replication" names within 63. */
@@ -39,6 +40,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (spec.ha.synchronousMode !== 'off' && spec.ha.synchronousNodeCount >= spec.instances) {
     issues.push('spec.ha.synchronousNodeCount must be less than instances when synchronousMode is not off');
   }
+  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner)) issues.push('spec.bootstrap: bootstrap.owner must not be postgres or replicator');
   if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }

@@ -26,8 +26,12 @@ function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: 
   return { name, valueFrom: { secretKeyRef: { name: credentialSecretName(ctx, which), key } } };
 }
 
+/**
+ * Credentials ha-node uses itself. The application owner's password is not among them: it comes
+ * from the mounted Secret (appCredentialsVolume), whose file follows a changed Secret.
+ */
 function credentialEnv(ctx: BuildContext): V1EnvVar[] {
-  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['APP', 'app'], ['API', 'api']];
+  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['API', 'api']];
   return kinds.flatMap(([prefix, which]) => [
     secretEnv(ctx, `KEELSON_${prefix}_USERNAME`, which, SecretKeys.username),
     secretEnv(ctx, `KEELSON_${prefix}_PASSWORD`, which, SecretKeys.password),
@@ -58,6 +62,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'PGDATA', value: pgdataPath },
       { name: 'KEELSON_API_LISTEN', value: `$(POD_IP):${Ports.haNodeApi}` },
       { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
+      { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
     ],
     ports: [
@@ -74,6 +79,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
       { name: VolumeNames.run, mountPath: MountPaths.run },
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
+      { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
     ],
     securityContext: containerSecurity,
   };
@@ -115,6 +121,11 @@ function volumes(ctx: BuildContext): V1Volume[] {
     { name: VolumeNames.config, configMap: { name: clusterNames(ctx).configMap } },
     { name: VolumeNames.run, emptyDir: {} },
     { name: VolumeNames.tmp, emptyDir: {} },
+    // Only the password, readable by the database group (fsGroup) alone; no subPath, so the kubelet keeps it current.
+    {
+      name: VolumeNames.appCredentials,
+      secret: { secretName: credentialSecretName(ctx, 'app'), items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
+    },
   ];
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({

@@ -13,6 +13,7 @@ import { writeFenceDeadline } from './fence/deadline.js';
 import { HaLoop } from './ha/loop.js';
 import { defaultConfig, type EffectiveConfig } from './ha/settings.js';
 import { PodLabeler } from './pod-labeler.js';
+import { AppOwnerKeeper } from './postgres/app-owner.js';
 import { PostgresInstance } from './postgres/instance.js';
 import { resolveRunAs } from './postgres/runner.js';
 import { ClusterPods } from './takeover/leader-pods.js';
@@ -101,7 +102,6 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       socketDir: settings.socketDir,
       superuser: settings.superuser,
       replication: settings.replication,
-      database: settings.database,
       runAs,
       parameters: settings.pgParameters,
     },
@@ -142,6 +142,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
+      appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       logger: logger.child({ component: 'ha' }),
     },
     dcs,

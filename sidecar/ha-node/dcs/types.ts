@@ -19,6 +19,7 @@ export interface DynamicConfig {
     use_slots?: boolean;
     use_rewind?: boolean;
     parameters?: Record<string, string | number | boolean>;
+    pg_hba?: unknown;
   };
   [key: string]: unknown;
 }

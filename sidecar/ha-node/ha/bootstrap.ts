@@ -1,4 +1,5 @@
 import type { ClusterView } from '../dcs/types.js';
+import { keepAppOwner } from './app-owner-upkeep.js';
 import { leaderAddress, renewed, setFence, type LoopContext } from './loop-context.js';
 import { initialDynamicConfig, noFailover } from './settings.js';
 
@@ -17,6 +18,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
       await pg.createRoles();
       const status = await pg.status();
+      await keepAppOwner(ctx, status);
       if (!(await dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
       renewed(ctx);
       await dcs.setConfig(initialDynamicConfig(state.config), { onlyIfMissing: true });

@@ -9,7 +9,7 @@ import { handOverDueFor } from './manual-failover.js';
 import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
-import { effectiveConfig } from './settings.js';
+import { effectiveConfig, validHbaLines } from './settings.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -86,11 +86,19 @@ async function sameSystem(ctx: LoopContext, initialize: string): Promise<boolean
 function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   const { pg, state } = ctx;
   const next = effectiveConfig(ctx.options.baseConfig, cluster.config);
+  const stored = cluster.config?.db?.pg_hba;
+  const hbaRefused = stored !== undefined && validHbaLines(stored, next.parameters) === undefined;
+  // A hand-edited DCS object with a bad line: keep the rules in force rather than fall back to the defaults.
+  if (hbaRefused) next.pg_hba = state.config.pg_hba;
+  if (hbaRefused && !state.hbaRefused) ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
+  state.hbaRefused = hbaRefused;
   const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(state.config.parameters);
+  const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   state.config = next;
   state.snapshot.paused = isPaused(cluster.config);
   pg.dynamicParameters = next.parameters;
-  if (paramsChanged) state.configDirty = true;
+  pg.hbaLines = next.pg_hba;
+  if (paramsChanged || hbaChanged) state.configDirty = true;
 }
 
 /** Applies changed parameters to a running server (once we know its role, so nothing is lost). */

@@ -1,5 +1,6 @@
 import type { ClusterView, MemberRecord } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
+import { keepAppOwner } from './app-owner-upkeep.js';
 import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from './leader-history.js';
 import { renewLock, setFence, type LoopContext } from './loop-context.js';
@@ -43,6 +44,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
     return 'promoted self to leader because I had the lock';
   }
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
+  await keepAppOwner(ctx, status);
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
   const manual = await manualFailoverOnLeader(ctx, cluster);
   if (manual) return manual;

@@ -1,6 +1,7 @@
 import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
+import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
@@ -21,6 +22,8 @@ export interface HaLoopOptions {
   setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
   /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
+  /** Keeps the application role and database in place on the primary; undefined: none is managed. */
+  appOwner?: AppOwnerKeeper;
   logger: Logger;
 }
 
@@ -48,6 +51,8 @@ export interface LoopState {
   checkedSystem: string | undefined;
   /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
   releaseSeen: ReleaseSighting | undefined;
+  /** The DCS holds a db.pg_hba with lines PostgreSQL would refuse (logged once, rules in force kept). */
+  hbaRefused: boolean;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

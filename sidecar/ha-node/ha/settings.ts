@@ -1,3 +1,4 @@
+import { hbaProblems, sslOn } from '../../../lib/pg-hba.js';
 import type { DynamicConfig, MemberTags } from '../dcs/types.js';
 
 /** Timers and failover rules in force: local defaults overlaid by the cluster's dynamic configuration. */
@@ -15,6 +16,8 @@ export interface EffectiveConfig {
   use_slots: boolean;
   use_rewind: boolean;
   parameters: Record<string, string | number | boolean>;
+  /** db.pg_hba: client rules written after the ones ha-node needs (empty: the defaults). */
+  pg_hba: string[];
 }
 
 export const defaultConfig: EffectiveConfig = {
@@ -31,6 +34,7 @@ export const defaultConfig: EffectiveConfig = {
   use_slots: true,
   use_rewind: true,
   parameters: {},
+  pg_hba: [],
 };
 
 function numberOr(value: unknown, fallback: number, min: number): number {
@@ -66,12 +70,24 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     use_slots: booleanOr(d.db?.use_slots, base.use_slots),
     use_rewind: booleanOr(d.db?.use_rewind, base.use_rewind),
     parameters: { ...base.parameters, ...(d.db?.parameters && typeof d.db.parameters === 'object' ? d.db.parameters : {}) },
+    pg_hba: [],
   };
+  config.pg_hba = validHbaLines(d.db?.pg_hba, config.parameters) ?? base.pg_hba;
   if (config.loop_wait + 2 * config.retry_timeout > config.ttl) {
     config.loop_wait = Math.max(1, config.ttl - 2 * config.retry_timeout);
     if (config.loop_wait + 2 * config.retry_timeout > config.ttl) config.retry_timeout = Math.max(1, Math.floor((config.ttl - config.loop_wait) / 2));
   }
   return config;
+}
+
+/**
+ * db.pg_hba when it is a list of lines PostgreSQL accepts; otherwise undefined. PATCH /config
+ * refuses bad lines, so this only guards against a hand-edited DCS object: one bad line would
+ * make PostgreSQL keep its old rules on reload and refuse to start on restart.
+ */
+export function validHbaLines(value: unknown, parameters: Record<string, unknown>): string[] | undefined {
+  if (!Array.isArray(value) || !value.every((line): line is string => typeof line === 'string')) return undefined;
+  return hbaProblems(value, { ssl: sslOn(parameters) }).length === 0 ? value : undefined;
 }
 
 /** The dynamic configuration a bootstrapping member writes from its local settings. */

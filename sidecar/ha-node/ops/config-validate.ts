@@ -1,4 +1,5 @@
 import { isPlainObject, type JsonObject } from './config-merge.js';
+import { hbaConfigProblems } from './hba-validate.js';
 
 /**
  * Validation of a complete dynamic configuration document before it is written to the DCS.
@@ -101,6 +102,7 @@ function validateDb(value: unknown): ConfigProblem[] {
     const message = check(inner);
     if (message) problems.push({ field: `db.${key}`, message: `${message} (got ${JSON.stringify(inner)})` });
     else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject));
+    else if (key === 'pg_hba') problems.push(...hbaConfigProblems(inner as string[], value.parameters));
   }
   return problems;
 }

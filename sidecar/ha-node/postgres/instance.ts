@@ -2,7 +2,8 @@ import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
-import { buildHba, buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { buildHba } from './hba.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
 import { ToolActivity } from './tool-activity.js';
@@ -26,8 +27,6 @@ export interface PostgresSettings {
   socketDir: string;
   superuser: Credentials;
   replication: Credentials;
-  /** Application database created at bootstrap (owned by the superuser), if any. */
-  database?: string;
   runAs?: RunAs;
   /** Local parameters (lowest precedence below the dynamic configuration's). */
   parameters: Record<string, ParameterValue>;
@@ -56,6 +55,8 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
+  hbaLines: readonly string[] = [];
   /**
    * synchronous_standby_names of the primary, set by the HA loop in synchronous mode. Undefined
    * until known: then it is read back from the file we wrote last, because silently dropping it
@@ -183,7 +184,7 @@ export class PostgresInstance {
     this.writeConfig(undefined);
   }
 
-  /** Creates the replication role (and the application database) once the new primary accepts connections. */
+  /** Creates the replication role once the new primary accepts connections (the application's: app-owner.ts). */
   async createRoles(): Promise<void> {
     const { username, password } = this.settings.replication;
     const client = await this.connect();
@@ -193,11 +194,6 @@ export class PostgresInstance {
       const quotedPassword = client.escapeLiteral(password);
       if (exists.rowCount === 0) await client.query(`CREATE ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
       else await client.query(`ALTER ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
-      const database = this.settings.database;
-      if (database && database !== 'postgres') {
-        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-        if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-      }
     } finally {
       await client.end().catch(() => undefined);
     }
@@ -251,7 +247,7 @@ export class PostgresInstance {
       standby,
     });
     writePrivateFile(join(this.settings.dataDir, 'postgresql.conf'), conf, this.runAs);
-    writePrivateFile(join(this.settings.dataDir, 'pg_hba.conf'), buildHba(this.settings.replication.username), this.runAs);
+    writePrivateFile(join(this.settings.dataDir, 'pg_hba.conf'), buildHba({ superuser: this.settings.superuser.username, replication: this.settings.replication.username, userLines: this.hbaLines }), this.runAs);
     // pg_basebackup and pg_rewind copy the source's auto.conf; ha-node owns every setting itself.
     writePrivateFile(join(this.settings.dataDir, 'postgresql.auto.conf'), '', this.runAs);
     const signal = join(this.settings.dataDir, 'standby.signal');

@@ -234,6 +234,7 @@ describe('restart requests and conditions', () => {
     assert.deepEqual(failure(parse({ postgres_version: 'abc' })), [400, 'Invalid PostgreSQL version: abc']);
     assert.deepEqual(failure(parse({ db_version: '1.x' })), [400, 'Invalid PostgreSQL version: 1.x']);
     assert.deepEqual(failure(parse({ timeout: -1 })), [400, 'Timeout should be a positive number of seconds']);
+    assert.deepEqual(failure(parse({ timeout: 1e12 })), [400, 'Timeout should be at most 86400 seconds'], 'a timer beyond 2^31 ms would fire at once');
     assert.deepEqual(failure(parse({ foo: 1 })), [400, 'Unknown filter for the scheduled restart: foo']);
     assert.deepEqual(failure(parse({ schedule: '2026-11-22T11:00:00Z' }, true)), [400, "Can't schedule restart in the paused state"]);
     assert.deepEqual(failure(parse({ schedule: '2026-11-22T09:00:00Z' })), [422, 'Cannot schedule restart in the past']);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
+import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -51,12 +52,12 @@ const postgresqlSchema = z
 
 const haSchema = z
   .object({
-    ttl: z.number().int().min(5).max(3600).default(30).meta({ description: 'Leader lease duration in seconds.' }),
-    loopWait: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds between HA loop runs.' }),
-    retryTimeout: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
-    maximumLagOnFailover: z.number().int().min(0).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
+    ttl: z.number().int().min(haTimingBounds.ttl.min).max(haTimingBounds.ttl.max).default(30).meta({ description: 'Leader lease duration in seconds.' }),
+    loopWait: z.number().int().min(haTimingBounds.loop_wait.min).max(haTimingBounds.loop_wait.max).default(10).meta({ description: 'Seconds between HA loop runs.' }),
+    retryTimeout: z.number().int().min(haTimingBounds.retry_timeout.min).max(haTimingBounds.retry_timeout.max).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
+    maximumLagOnFailover: z.number().int().min(0).max(haCountBounds.maximum_lag_on_failover.max).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
     synchronousMode: z.enum(['off', 'on', 'strict', 'quorum']).default('off'),
-    synchronousNodeCount: z.number().int().min(1).default(1),
+    synchronousNodeCount: z.number().int().min(1).max(haCountBounds.synchronous_node_count.max).default(1),
     failsafeMode: z.boolean().default(false).meta({ description: 'Keep the primary when the API server is unreachable but all members confirm it.' }),
   })
   .meta({

@@ -9,6 +9,7 @@ import { createHaNodeApp } from './api/app.js';
 import type { ApiModule } from './api/context.js';
 import type { HaNodeSettings } from './config.js';
 import { LeaseDcs } from './dcs/lease-dcs.js';
+import { authorizationHeader, loadApiCredentials, type ApiCredentials } from './ops/auth.js';
 import { writeFenceDeadline } from './fence/deadline.js';
 import { HaLoop } from './ha/loop.js';
 import { defaultConfig, type EffectiveConfig } from './ha/settings.js';
@@ -30,8 +31,10 @@ export interface RunningHaNode {
 
 export interface RunOptions {
   logger?: Logger;
-  /** Extra API modules (the operations API of issue 7). */
+  /** Extra API modules (the operations API). */
   apiModules?: ApiModule[];
+  /** Credentials of the authenticated endpoints; default: KEELSON_API_* from the environment; null: none. */
+  credentials?: ApiCredentials | null;
   /** Command that starts the fencing process; default: this same CLI with `ha-node fence`. */
   fencerCommand?: string[];
 }
@@ -89,6 +92,8 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   const runAs = await resolveRunAs(settings.runAs);
   const baseConfig = baseConfigFrom(settings);
   const version = packageVersion();
+  // One read of the API credentials: this member's endpoints check them, and it sends them to its peers.
+  const credentials = options.credentials === undefined ? (loadApiCredentials() ?? null) : options.credentials;
 
   const pg = new PostgresInstance(
     {
@@ -137,6 +142,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       scope: settings.scope,
       version,
       apiUrl,
+      apiAuthorization: authorizationHeader(credentials ?? undefined),
       tags: settings.tags,
       baseConfig,
       fenceFile: settings.fencing ? fenceFile : undefined,
@@ -150,7 +156,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

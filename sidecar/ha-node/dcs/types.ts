@@ -116,6 +116,8 @@ export interface ClusterView {
 export interface Dcs {
   /** Reads every key of the cluster. Throws when the API cannot be reached. */
   getCluster(): Promise<ClusterView>;
+  /** The cluster from the watch cache without an API request; undefined when the cache cannot be trusted now. */
+  cachedCluster(): ClusterView | undefined;
   /** CAS acquire of an empty or expired leader record. */
   attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
   /** CAS acquire of a live-looking record at exactly the expected resourceVersion (early takeover after a crash). */

@@ -36,7 +36,7 @@ async function failsafeConfirmed(ctx: LoopContext): Promise<boolean> {
     name: ctx.options.name,
     api_url: ctx.options.apiUrl,
     conn_url: connUrl(ctx.pg),
-  });
+  }, { authorization: ctx.options.apiAuthorization });
   if (!confirmed) {
     state.snapshot.failsafeActive = false;
     return false;

@@ -13,6 +13,8 @@ export interface HaLoopOptions {
   scope: string;
   version: string;
   apiUrl: string;
+  /** Authorization header for calls to other members' authenticated endpoints (POST /failsafe). */
+  apiAuthorization?: string;
   tags: MemberTags;
   /** Local defaults for the timers and failover rules (the dynamic configuration overrides them). */
   baseConfig: EffectiveConfig;

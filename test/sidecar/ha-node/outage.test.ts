@@ -11,6 +11,7 @@ import { startCluster, type Member, type TestCluster } from './harness.js';
  * The API server stops answering for 30 s. Two clusters share it, so one outage covers both
  * cases: without failsafe the primary demotes within retry_timeout and nobody writes for the rest
  * of the outage; with failsafe, every member confirming over the REST API, writes never stop.
+ * The failsafe cluster's API requires credentials, so the confirmations carry the members' own.
  */
 const ttl = 8;
 const loopWait = 1;
@@ -93,7 +94,7 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     const common = { ttl, loopWait, retryTimeout, api };
     [plain, safe] = await Promise.all([
       startCluster({ ...common, members: 2, scope: 'plain' }),
-      startCluster({ ...common, members: 3, scope: 'safe', env: { KEELSON_FAILSAFE_MODE: 'true' } }),
+      startCluster({ ...common, members: 3, scope: 'safe', env: { KEELSON_FAILSAFE_MODE: 'true', KEELSON_API_USERNAME: 'keelson', KEELSON_API_PASSWORD: 'failsafe-members-secret' } }),
     ]);
     [plainPrimary, safePrimary] = await Promise.all([settled(plain, 1), settled(safe, 2)]);
     await safe.waitFor('failsafe members published on the leader lease', async () => {

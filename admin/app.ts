@@ -33,6 +33,8 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
   if (e.type === 'entity.parse.failed') return { status: 200, body: failure(Code.VALIDATION, 'request body is not valid JSON') };
   if (e.type === 'entity.too.large') return { status: 200, body: failure(Code.VALIDATION, 'request body too large') };
   if (typeof e.type === 'string' && e.status && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, e.message ?? 'bad request') };
+  // A path parameter that is not valid percent-encoding (the router's decode throws a URIError).
+  if (error instanceof URIError) return { status: 200, body: failure(Code.VALIDATION, 'path: a parameter is not valid percent-encoding') };
   // body-parser turns a stream error (a body that does not decode as its Content-Encoding says) into a 400.
   if (e.expose === true && e.status && e.status >= 400 && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, 'request body could not be decoded as its Content-Encoding says') };
   if (e.code === '23505') {

@@ -27,3 +27,23 @@ describe('admin request bodies with a wrong Content-Encoding', () => {
     assert.equal(reply.code, '1200', reply.msg);
   });
 });
+
+describe('admin path parameters that are not valid percent-encoding', () => {
+  let h: Harness;
+  let token: string;
+
+  before(async () => {
+    h = await startHarness();
+    token = (await h.login('admin', ADMIN_PASSWORD)).token;
+  });
+  after(async () => h?.stop());
+
+  for (const segment of ['%zz', '%c0%af%2e%2e', '%']) {
+    it(`/users/${segment} answers 1200, not an internal error`, async () => {
+      const reply = await h.call('GET', `/api/v1/system-manage/users/${segment}`, { token });
+      assert.equal(reply.status, 200);
+      assert.equal(reply.code, '1200', reply.msg);
+      assert.match(reply.msg, /^path:/);
+    });
+  }
+});

@@ -35,6 +35,8 @@ export interface FuzzTarget {
   judge?(request: FuzzRequest, answer: RawAnswer): string | undefined;
   /** A fingerprint of the state a request could change. */
   state(): Promise<string>;
+  /** Whether a request can reach the state at all (default: every request); others skip the read. */
+  canChangeState?(request: FuzzRequest): boolean;
   /** Puts state back after an accepted write, so the campaign keeps a healthy server. */
   afterAccepted?(request: FuzzRequest): Promise<void>;
   /** Problems found after the campaign (e.g. the node lost its leadership). */
@@ -126,7 +128,7 @@ export async function runCampaign(target: FuzzTarget, options: CampaignOptions):
       const verdict = target.profile.knownCases.find((c) => c.name === name)?.judge(answer);
       if (verdict) note(index, request, `${name}: ${verdict}`, `answered ${answer.status}: ${answer.body.slice(0, 100)}`);
     }
-    const mutating = !readOnly.has(request.method);
+    const mutating = !readOnly.has(request.method) && (target.canChangeState?.(request) ?? true);
     if (target.refused(request, answer)) {
       if (mutating || request.kind.startsWith('case:')) {
         const now = await state();

@@ -72,6 +72,8 @@ export async function startExporterTarget(): Promise<FuzzTarget> {
       ],
       profile,
       allows5xx: (request, status) => (status === 503 && healthPaths.includes(pathOf(request.target))) || (status === 500 && pathOf(request.target) === '/reload'),
+      // Only a reload re-reads the collector definitions; reading /explain costs more than a request.
+      canChangeState: (request) => pathOf(request.target).startsWith('/reload'),
       refused: (_request, answer) => typeof answer.status !== 'number' || answer.status >= 400,
       async state() {
         const response = await fetch(`${base}/explain`, { headers: { authorization: auth[1] } });

@@ -89,7 +89,9 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       allows5xx: (request, status) => {
         const path = pathOf(request.target);
         if (status === 503 && healthPaths.includes(path)) return true;
-        if (status === 503 && request.method === 'POST' && (path === '/switchover' || path === '/failover')) return true;
+        if (status === 503 && request.method === 'POST' && (path === '/switchover' || path === '/failover' || path === '/reinitialize')) return true;
+        // As Patroni: a method no route serves answers 501 "Unsupported method".
+        if (status === 501) return true;
         return status === 502 && path === '/failsafe' && request.method === 'GET';
       },
       refused: (_request, answer) => typeof answer.status !== 'number' || answer.status >= 400,

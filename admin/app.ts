@@ -29,10 +29,14 @@ interface PgError {
 /** Turns any thrown value into an envelope; only unexpected errors are logged with their stack. */
 export function errorToEnvelope(error: unknown, req: Request): { status: number; body: ReturnType<typeof failure> } {
   if (error instanceof BizError) return { status: error.httpStatus, body: failure(error.code, error.message) };
-  const e = error as PgError & { type?: string; status?: number; message?: string };
+  const e = error as PgError & { type?: string; status?: number; expose?: boolean; message?: string };
   if (e.type === 'entity.parse.failed') return { status: 200, body: failure(Code.VALIDATION, 'request body is not valid JSON') };
   if (e.type === 'entity.too.large') return { status: 200, body: failure(Code.VALIDATION, 'request body too large') };
   if (typeof e.type === 'string' && e.status && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, e.message ?? 'bad request') };
+  // A path parameter that is not valid percent-encoding (the router's decode throws a URIError).
+  if (error instanceof URIError) return { status: 200, body: failure(Code.VALIDATION, 'path: a parameter is not valid percent-encoding') };
+  // body-parser turns a stream error (a body that does not decode as its Content-Encoding says) into a 400.
+  if (e.expose === true && e.status && e.status >= 400 && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, 'request body could not be decoded as its Content-Encoding says') };
   if (e.code === '23505') {
     const code = (e.constraint && duplicateCodes[e.constraint]) ?? Code.DUPLICATE_RESOURCE;
     return { status: 200, body: failure(code, e.detail ? `already exists: ${e.detail.replace(/^Key /, '')}` : undefined) };

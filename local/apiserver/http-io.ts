@@ -66,6 +66,14 @@ export function parseBody(raw: Buffer, contentType: string): unknown {
   if (contentType.includes('cbor')) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   const text = raw.toString('utf8');
   if (contentType.includes('yaml')) {
+    // JSON is YAML too, and clients send apply bodies as JSON: the JSON parser takes deeper nesting.
+    if (/^\s*[[{]/.test(text)) {
+      try {
+        return boundedDepth(JSON.parse(text));
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+      }
+    }
     try {
       return boundedDepth(parseYaml(text, { maxAliasCount: 100 }));
     } catch (err) {

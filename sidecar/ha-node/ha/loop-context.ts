@@ -2,6 +2,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import type { NodeSnapshot } from './snapshot.js';
@@ -48,6 +49,8 @@ export interface LoopState {
   checkedSystem: string | undefined;
   /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
   releaseSeen: ReleaseSighting | undefined;
+  /** The local server's last answer as primary (hang-watch.ts judges silence against it). */
+  primaryAnswer: PrimaryAnswer | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

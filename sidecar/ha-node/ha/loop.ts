@@ -64,6 +64,7 @@ export class HaLoop {
       lastDisputedEvidence: undefined,
       checkedSystem: undefined,
       releaseSeen: undefined,
+      primaryAnswer: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));

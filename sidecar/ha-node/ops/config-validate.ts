@@ -1,3 +1,4 @@
+import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
 
 /**
@@ -36,6 +37,7 @@ const topLevel: Record<string, Check> = {
   maximum_lag_on_syncnode: lagLimit,
   check_timeline: boolean,
   primary_start_timeout: nonNegativeNumber,
+  primary_hang_timeout: (v) => (validPrimaryHangTimeout(v) ? undefined : `must be 0 (never) or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
   primary_stop_timeout: nonNegativeNumber,
   primary_race_backoff: nonNegativeNumber,
   failsafe_mode: boolean,

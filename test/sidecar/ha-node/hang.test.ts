@@ -78,6 +78,7 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
     const result = await sampler.stop();
     process.stderr.write(`# all of PostgreSQL stopped: new primary writable after ${takeoverMs} ms (bound ${boundMs} ms)\n`);
     assert.ok(takeoverMs <= boundMs, `new primary after ${takeoverMs} ms, documented bound ${boundMs} ms`);
+    assert.ok(result.rounds > 100, `sampled ${result.rounds} times`);
     assert.deepEqual(overlappingWriters(result.writable), [], 'two members writable at a sampled instant');
     assert.ok(result.writable.some((s) => s.member === primary.name), 'the new primary was sampled writable');
     assert.equal(result.writable.filter((s) => s.member === old.name && s.end > stoppedAt).length, 0, 'the old primary was never writable after the freeze');

@@ -23,7 +23,7 @@ describe('charts/keelson applied with kubectl', () => {
   });
 
   it('creates every object, then re-applies as unchanged (CRD included)', async () => {
-    const docs = renderChart({ admin: { enabled: true, existingSecret: 'keelson-admin-env' }, operator: { watchNamespaces: ['default'] }, crds: { keep: false } });
+    const docs = renderChart({ admin: { enabled: true, existingSecret: 'keelson-admin-env', secretKey: 'apply-test-secret-key-0123456789' }, operator: { watchNamespaces: ['default'] }, crds: { keep: false } });
     const file = join(dir, 'chart.yaml');
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'keelson-system' } };
     writeFileSync(file, [namespace, ...docs].map((doc) => stringify(doc, { version: '1.1' })).join('---\n'));

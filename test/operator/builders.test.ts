@@ -7,9 +7,11 @@ import { buildCredentialSecret, generatePassword } from '../../operator/builders
 import { buildService } from '../../operator/builders/services.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
+import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servicemonitor.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
-import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { ConfigKeys, Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { parse } from 'yaml';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
 
@@ -38,6 +40,24 @@ describe('builders', () => {
       desiredObjects(sampleContext(spec), { ...all, serviceMonitor: available }).map((o: KubernetesObject) => o.kind);
     assert.ok(!kinds({}, true).includes('ServiceMonitor'), 'not without monitoring enabled');
     assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'), 'not without the CRD');
+  });
+
+  it('label every scraped member sample with its cluster (scope) and pod (name), as ha-node labels its own', () => {
+    const ctx = sampleContext({ monitoring: { serviceMonitor: { enabled: true } } });
+    const podLabels = buildStatefulSet(ctx).spec!.template.metadata!.labels!;
+    // What Prometheus's Kubernetes discovery gives a target of the headless Service's endpoints.
+    const discovered: Record<string, string> = { __meta_kubernetes_pod_name: 'demo-1' };
+    for (const [key, value] of Object.entries(podLabels)) discovered[podLabelMeta(key)] = value;
+    const scope = (parse(buildConfigMap(ctx).data![ConfigKeys.haNode]!) as { scope: string }).scope;
+    const monitor = buildServiceMonitor(ctx);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['ha', 'exporter']);
+    for (const endpoint of monitor.spec.endpoints) {
+      const target: Record<string, string> = {};
+      for (const rule of endpoint.relabelings) target[rule.targetLabel] = rule.sourceLabels.map((l) => discovered[l] ?? '').join(';');
+      assert.deepEqual(target, { scope, name: 'demo-1' }, `${endpoint.port} endpoint`);
+    }
+    assert.equal(monitor.spec.endpoints[0]!.honorLabels, true, "ha-node's own scope and name are kept, not renamed exported_*");
+    assert.equal(monitor.spec.endpoints[1]!.honorLabels, false, "a collector's column never replaces the pod's name");
   });
 
   it('write the PodDisruptionBudget in the version the server serves, or leave it out', () => {

@@ -4,11 +4,12 @@ import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
 import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
 import { keepLockWhileStarting, leadWithLock, restartCrashedPrimary } from './leader-duties.js';
-import type { LoopContext } from './loop-context.js';
+import { scheduleSoon, type LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
 import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
+import { nextStreamingLook } from './streaming-watch.js';
 import { effectiveConfig } from './settings.js';
 
 /**
@@ -67,6 +68,8 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   const action = !running ? await handleStopped(ctx, cluster) : !status ? await keepLockWhileStarting(ctx, cluster) : await handleRunning(ctx, cluster, status);
   noteAction(action);
   await publish(ctx);
+  const look = nextStreamingLook(state, status, performance.now());
+  if (look !== undefined) scheduleSoon(ctx, look);
   return action;
 }
 

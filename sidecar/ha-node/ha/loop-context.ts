@@ -48,6 +48,10 @@ export interface LoopState {
   checkedSystem: string | undefined;
   /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
   releaseSeen: ReleaseSighting | undefined;
+  /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
+  startedAt: number;
+  /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
+  watchStreamingUntil: number | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

@@ -64,6 +64,8 @@ export class HaLoop {
       lastDisputedEvidence: undefined,
       checkedSystem: undefined,
       releaseSeen: undefined,
+      startedAt: performance.now(),
+      watchStreamingUntil: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));

@@ -69,10 +69,11 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
       { name: 'ha', containerPort: Ports.haNodeApi, protocol: 'TCP' },
     ],
-    // liveness never runs SQL (heartbeat freshness); the startup probe's 1 h budget covers WAL replay.
-    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 360),
+    // liveness never runs SQL (heartbeat freshness). The startup probe asks every second, so a pod
+    // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.
+    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600),
     livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
-    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 5, 3),
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 2, 3),
     resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [
       { name: VolumeNames.data, mountPath: MountPaths.data },
@@ -153,9 +154,10 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
     spec: {
       serviceName: n.headlessService,
       replicas: spec.instances,
-      // Ordinal 0 starts alone and bootstraps, so a new cluster's first primary is predictable;
-      // later members clone one after another.
-      podManagementPolicy: 'OrderedReady',
+      // Every member starts at once: the initialize key decides who creates the cluster, with a
+      // head start for ordinal 0 (ha-node's bootstrap-order.ts); the others clone as soon as a
+      // leader exists. Immutable: clusters created with OrderedReady keep it (keepImmutableFields).
+      podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       selector: { matchLabels: selector },

@@ -121,6 +121,9 @@ describe('builders', () => {
     assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi });
     assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
+    assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
+    assert.ok((postgres!.readinessProbe?.periodSeconds ?? 99) <= 2, 'readiness follows a replica that starts streaming within 2 s');
+    assert.equal(sts.spec?.podManagementPolicy, 'Parallel', 'members start at once; bootstrap order is ha-node\'s');
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));
     for (const name of ['KEELSON_CLUSTER', 'KEELSON_NAMESPACE', 'POD_NAME', 'POD_IP', 'PGDATA', 'KEELSON_SUPERUSER_PASSWORD', 'KEELSON_REPLICATION_PASSWORD']) {

@@ -5,12 +5,13 @@ import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
 import { handleSilentServer, noteProbe } from './hang-watch.js';
 import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
-import type { LoopContext } from './loop-context.js';
+import { scheduleSoon, type LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
 import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
+import { nextStreamingLook } from './streaming-watch.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -75,6 +76,8 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   const action = !running ? await handleStopped(ctx, cluster) : !status ? await handleSilentServer(ctx, cluster) : await handleRunning(ctx, cluster, status);
   noteAction(action);
   await publish(ctx);
+  const look = nextStreamingLook(state, status, performance.now());
+  if (look !== undefined) scheduleSoon(ctx, look);
   return action;
 }
 

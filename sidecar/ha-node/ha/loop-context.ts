@@ -58,6 +58,10 @@ export interface LoopState {
   hbaRefused: boolean;
   /** The local server's last answer as primary (hang-watch.ts judges silence against it). */
   primaryAnswer: PrimaryAnswer | undefined;
+  /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
+  startedAt: number;
+  /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
+  watchStreamingUntil: number | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

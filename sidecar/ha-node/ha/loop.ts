@@ -66,6 +66,8 @@ export class HaLoop {
       releaseSeen: undefined,
       hbaRefused: false,
       primaryAnswer: undefined,
+      startedAt: performance.now(),
+      watchStreamingUntil: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));

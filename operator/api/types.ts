@@ -59,11 +59,20 @@ const haSchema = z
     synchronousMode: z.enum(['off', 'on', 'strict', 'quorum']).default('off'),
     synchronousNodeCount: z.number().int().min(1).max(haCountBounds.synchronous_node_count.max).default(1),
     failsafeMode: z.boolean().default(false).meta({ description: 'Keep the primary when the API server is unreachable but all members confirm it.' }),
+    primaryHangTimeout: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .refine((v) => v === 0 || v >= 5, 'must be 0 (never) or 5 to 3600')
+      .default(30)
+      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600).' }),
   })
   .meta({
     description: 'High-availability timings and replication mode (Patroni semantics).',
     'x-kubernetes-validations': [
       { rule: 'self.loopWait + 2 * self.retryTimeout <= self.ttl', message: 'ha: loopWait + 2*retryTimeout must be <= ttl' },
+      { rule: '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5', message: 'ha: primaryHangTimeout must be 0 or 5 to 3600' },
     ],
   });
 
@@ -137,6 +146,7 @@ export const databaseClusterSpecSchema = z
       synchronousMode: 'off',
       synchronousNodeCount: 1,
       failsafeMode: false,
+      primaryHangTimeout: 30,
     }),
     exporter: exporterSchema.default({ enabled: true }),
     monitoring: monitoringSchema.default({ serviceMonitor: { enabled: false, labels: {}, interval: '30s' } }),

@@ -19,6 +19,7 @@ export function haNodeConfig(ctx: BuildContext): Record<string, unknown> {
     retryTimeout: spec.ha.retryTimeout,
     maximumLagOnFailover: spec.ha.maximumLagOnFailover,
     failsafeMode: spec.ha.failsafeMode,
+    primaryHangTimeout: spec.ha.primaryHangTimeout,
     synchronousMode: spec.ha.synchronousMode !== 'off',
     pgPort: Ports.postgres,
     dataDir: pgdataPath,

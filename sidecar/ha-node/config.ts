@@ -4,6 +4,7 @@ import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from
 import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
 import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js';
+import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {
@@ -34,6 +35,12 @@ export const haNodeConfigSpec = {
   retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
   maximumLagOnFailover: numberKey({ env: 'KEELSON_MAXIMUM_LAG_ON_FAILOVER', default: 1_048_576, schema: z.number().int().min(0) }),
   primaryStartTimeout: numberKey({ env: 'KEELSON_PRIMARY_START_TIMEOUT', default: 300, schema: z.number().min(0) }),
+  primaryHangTimeout: numberKey({
+    env: 'KEELSON_PRIMARY_HANG_TIMEOUT',
+    default: defaultConfig.primary_hang_timeout,
+    schema: z.number().refine(validPrimaryHangTimeout, `must be 0 or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
+    description: 'seconds a primary that stopped answering keeps the lock before it is fenced (0: never)',
+  }),
   checkTimeline: booleanKey({ env: 'KEELSON_CHECK_TIMELINE', default: false }),
   failsafeMode: booleanKey({ env: 'KEELSON_FAILSAFE_MODE', default: false }),
   synchronousMode: booleanKey({ env: 'KEELSON_SYNCHRONOUS_MODE', default: false }),
@@ -68,6 +75,7 @@ export interface HaNodeSettings {
   retryTimeout: number;
   maximumLagOnFailover: number;
   primaryStartTimeout: number;
+  primaryHangTimeout: number;
   checkTimeline: boolean;
   failsafeMode: boolean;
   synchronousMode: boolean;
@@ -118,6 +126,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     retryTimeout: c.retryTimeout,
     maximumLagOnFailover: c.maximumLagOnFailover,
     primaryStartTimeout: c.primaryStartTimeout,
+    primaryHangTimeout: c.primaryHangTimeout,
     checkTimeline: c.checkTimeline,
     failsafeMode: c.failsafeMode,
     synchronousMode: c.synchronousMode,

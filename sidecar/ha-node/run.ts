@@ -47,6 +47,7 @@ function baseConfigFrom(settings: HaNodeSettings): EffectiveConfig {
     retry_timeout: settings.retryTimeout,
     maximum_lag_on_failover: settings.maximumLagOnFailover,
     primary_start_timeout: settings.primaryStartTimeout,
+    primary_hang_timeout: settings.primaryHangTimeout,
     check_timeline: settings.checkTimeline,
     failsafe_mode: settings.failsafeMode,
     synchronous_mode: settings.synchronousMode,

@@ -177,7 +177,10 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
       child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       try {
-        for (let i = 0; i < 300 && !output.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 50));
+        // Wait for the listening line (tsx compiles the CLI first: slow on a loaded machine); a SIGTERM
+        // before the handlers are installed would end it with the signal instead of exit code 0.
+        for (let i = 0; i < 1200 && !output.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 50));
+        assert.match(output, /"listening"/, 'the admin process came up');
         const reply = (await (await fetch(`http://127.0.0.1:${port}/api/v1/route/constant-routes`)).json()) as { code: string };
         assert.equal(reply.code, '0000');
         const generated = /generated password (\S+)/.exec(output)?.[1];

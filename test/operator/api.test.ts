@@ -15,7 +15,7 @@ describe('DatabaseCluster spec', () => {
     assert.deepEqual(spec.storage, { size: '1Gi' });
     assert.deepEqual(spec.ha, {
       ttl: 30, loopWait: 10, retryTimeout: 10, maximumLagOnFailover: 1048576,
-      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false,
+      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false, primaryHangTimeout: 30,
     });
     assert.equal(spec.exporter.enabled, true);
     assert.deepEqual(spec.monitoring.serviceMonitor, { enabled: false, labels: {}, interval: '30s' });
@@ -27,6 +27,8 @@ describe('DatabaseCluster spec', () => {
   it('rejects invalid fields with the path in the message', () => {
     assert.throws(() => parseSpec({ instances: 0 }), (err: unknown) => err instanceof InvalidSpecError && /spec\.instances/.test(err.message));
     assert.throws(() => parseSpec({ instances: 'three' }), /spec\.instances/);
+    assert.throws(() => parseSpec({ ha: { primaryHangTimeout: 3 } }), /spec\.ha\.primaryHangTimeout: must be 0 \(never\) or 5 to 3600/);
+    assert.equal(parseSpec({ ha: { primaryHangTimeout: 0 } }).spec.ha.primaryHangTimeout, 0);
     assert.throws(() => parseSpec({ storage: { size: 'lots' } }), /spec\.storage\.size: must be a storage size/);
     assert.throws(() => parseSpec({ ha: { synchronousMode: 'sometimes' } }), /spec\.ha\.synchronousMode/);
     assert.throws(() => parseSpec({ resources: { limits: { cpu: 'fast' } } }), /spec\.resources\.limits\.cpu/);

@@ -11,6 +11,7 @@ export interface DynamicConfig {
   maximum_lag_on_failover?: number;
   check_timeline?: boolean;
   primary_start_timeout?: number;
+  primary_hang_timeout?: number;
   failsafe_mode?: boolean;
   synchronous_mode?: boolean | 'on' | 'off' | 'quorum';
   synchronous_mode_strict?: boolean;

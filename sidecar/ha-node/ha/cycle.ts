@@ -3,7 +3,8 @@ import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
 import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
-import { keepLockWhileStarting, leadWithLock, restartCrashedPrimary } from './leader-duties.js';
+import { handleSilentServer, noteProbe } from './hang-watch.js';
+import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
 import type { LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
 import { publish } from './member-record.js';
@@ -45,7 +46,14 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
 
   const running = pg.isRunning();
   let status: ServerStatus | undefined;
-  if (running) status = await pg.status().catch(() => undefined);
+  let probeError: unknown;
+  if (running) {
+    status = await pg.status().catch((error: unknown) => {
+      probeError = error;
+      return undefined;
+    });
+    noteProbe(ctx, status, probeError);
+  }
   state.snapshot.status = status;
   if (status) {
     await applyParameters(ctx, status);
@@ -64,7 +72,7 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
 
   if (cluster.initialize === undefined && status && dcs.isLeader()) await dcs.setInitialize(status.systemIdentifier);
 
-  const action = !running ? await handleStopped(ctx, cluster) : !status ? await keepLockWhileStarting(ctx, cluster) : await handleRunning(ctx, cluster, status);
+  const action = !running ? await handleStopped(ctx, cluster) : !status ? await handleSilentServer(ctx, cluster) : await handleRunning(ctx, cluster, status);
   noteAction(action);
   await publish(ctx);
   return action;

@@ -74,15 +74,15 @@ export async function restartCrashedPrimary(ctx: LoopContext, cluster: ClusterVi
   return 'released the leader lock: the primary did not start within primary_start_timeout';
 }
 
-/** Running but not answering SQL (starting, recovering). Hold the lock if we have it. */
-export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterView): Promise<string> {
+/** Running but not answering SQL (starting, recovering, or not yet judged hung). Hold the lock if we have it. */
+export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterView, why = 'PostgreSQL is starting'): Promise<string> {
   if (cluster.leader?.holder === ctx.options.name) {
     const renewal = await renewLock(ctx, undefined);
     if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock');
     if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
-    return 'PostgreSQL is starting; keeping the leader lock';
+    return `${why}; keeping the leader lock`;
   }
-  return 'PostgreSQL is starting';
+  return why;
 }
 
 async function maintainSync(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {

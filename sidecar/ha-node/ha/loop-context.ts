@@ -3,6 +3,7 @@ import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import type { NodeSnapshot } from './snapshot.js';
@@ -55,6 +56,8 @@ export interface LoopState {
   releaseSeen: ReleaseSighting | undefined;
   /** The DCS holds a db.pg_hba with lines PostgreSQL would refuse (logged once, rules in force kept). */
   hbaRefused: boolean;
+  /** The local server's last answer as primary (hang-watch.ts judges silence against it). */
+  primaryAnswer: PrimaryAnswer | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

@@ -65,6 +65,7 @@ export class HaLoop {
       checkedSystem: undefined,
       releaseSeen: undefined,
       hbaRefused: false,
+      primaryAnswer: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));

@@ -9,6 +9,8 @@ export interface EffectiveConfig {
   maximum_lag_on_failover: number;
   check_timeline: boolean;
   primary_start_timeout: number;
+  /** Seconds a primary that answered may stay silent before it is fenced and the lock released (0: never). */
+  primary_hang_timeout: number;
   failsafe_mode: boolean;
   synchronous_mode: boolean;
   synchronous_mode_strict: boolean;
@@ -27,6 +29,7 @@ export const defaultConfig: EffectiveConfig = {
   maximum_lag_on_failover: 1_048_576,
   check_timeline: false,
   primary_start_timeout: 300,
+  primary_hang_timeout: 30,
   failsafe_mode: false,
   synchronous_mode: false,
   synchronous_mode_strict: false,
@@ -36,6 +39,16 @@ export const defaultConfig: EffectiveConfig = {
   parameters: {},
   pg_hba: [],
 };
+
+/**
+ * primary_hang_timeout is 0 (never hand over a hung primary) or 5 to 3600 seconds: shorter would
+ * fail over a server that is merely slow to accept one connection.
+ */
+export const primaryHangTimeoutRange = { min: 5, max: 3600 } as const;
+
+export function validPrimaryHangTimeout(value: unknown): boolean {
+  return typeof value === 'number' && (value === 0 || (value >= primaryHangTimeoutRange.min && value <= primaryHangTimeoutRange.max));
+}
 
 function numberOr(value: unknown, fallback: number, min: number): number {
   const n = typeof value === 'string' ? Number(value) : value;
@@ -63,6 +76,7 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     maximum_lag_on_failover: numberOr(d.maximum_lag_on_failover, base.maximum_lag_on_failover, 0),
     check_timeline: booleanOr(d.check_timeline, base.check_timeline),
     primary_start_timeout: numberOr(d.primary_start_timeout, base.primary_start_timeout, 0),
+    primary_hang_timeout: numberOr(d.primary_hang_timeout, base.primary_hang_timeout, 0),
     failsafe_mode: booleanOr(d.failsafe_mode, base.failsafe_mode),
     synchronous_mode: booleanOr(d.synchronous_mode, base.synchronous_mode),
     synchronous_mode_strict: booleanOr(d.synchronous_mode_strict, base.synchronous_mode_strict),
@@ -99,6 +113,7 @@ export function initialDynamicConfig(config: EffectiveConfig): DynamicConfig {
     maximum_lag_on_failover: config.maximum_lag_on_failover,
     check_timeline: config.check_timeline,
     primary_start_timeout: config.primary_start_timeout,
+    primary_hang_timeout: config.primary_hang_timeout,
     failsafe_mode: config.failsafe_mode,
     synchronous_mode: config.synchronous_mode,
     db: { use_slots: config.use_slots, use_rewind: config.use_rewind, parameters: config.parameters },

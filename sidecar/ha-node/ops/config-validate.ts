@@ -1,4 +1,5 @@
 import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../operator/api/ha-bounds.js';
+import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
 import { hbaConfigProblems } from './hba-validate.js';
 
@@ -39,6 +40,7 @@ const topLevel: Record<string, Check> = {
   maximum_lag_on_syncnode: bounded(haCountBounds.maximum_lag_on_syncnode),
   check_timeline: boolean,
   primary_start_timeout: bounded(haTimingBounds.primary_start_timeout),
+  primary_hang_timeout: (v) => (validPrimaryHangTimeout(v) ? undefined : `must be 0 (never) or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
   primary_stop_timeout: bounded(haTimingBounds.primary_stop_timeout),
   primary_race_backoff: bounded(haTimingBounds.primary_race_backoff),
   failsafe_mode: boolean,

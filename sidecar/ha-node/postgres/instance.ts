@@ -10,6 +10,10 @@ import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { readServerStatus, type ServerStatus } from './status.js';
 
+/** Bounds of one connection to the local server: a hung server answers neither (statement_timeout is enforced by the server, so a frozen one never applies it). */
+export const probeConnectTimeoutMs = 3000;
+export const probeQueryTimeoutMs = 6000;
+
 export interface Credentials {
   username: string;
   password: string;
@@ -122,8 +126,9 @@ export class PostgresInstance {
       port: this.settings.port,
       user: this.settings.superuser.username,
       database,
-      connectionTimeoutMillis: 3000,
+      connectionTimeoutMillis: probeConnectTimeoutMs,
       statement_timeout: 5000,
+      query_timeout: probeQueryTimeoutMs,
       application_name: 'keelson-ha-node',
     });
     client.on('error', () => undefined);

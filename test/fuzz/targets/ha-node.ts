@@ -28,7 +28,9 @@ function knownCases(): KnownCase[] {
     {
       name: 'failsafe-post-refused',
       build: (rng) => ({ method: 'POST', target: '/failsafe', headers: rng.chance(0.5) ? [['Content-Type', 'application/json']] : auth, body: Buffer.from(rng.pick(['{"name":"x","api_url":"http://127.0.0.1:1/ha"}', 'null', `{"a":"${'x'.repeat(100_000)}"}`])), authenticated: false }),
-      judge: (answer) => (refused4xx(answer) ? undefined : `failsafe mode is off: expected a 4xx refusal, got ${answer.status}`),
+      // Refused: 401 without credentials, 400/413 for a bad body, and with credentials 502, Patroni's
+      // answer while failsafe mode is off. Never 200: that would record a failsafe contact.
+      judge: (answer) => (refused4xx(answer) || answer.status === 502 ? undefined : `failsafe mode is off: expected a refusal, got ${answer.status}`),
     },
     { name: 'reinitialize-wrong-types', build: (rng) => ({ method: 'POST', target: '/reinitialize', headers: auth, body: Buffer.from(rng.pick(['{"force":1}', '"yes"', '{"from-leader":"x"}', '{"force":"true"}'])), authenticated: true }), judge: expect400 },
     { name: 'config-deep-nesting', build: () => ({ method: 'PATCH', target: '/config', headers: auth, body: Buffer.from(`{"postgresql":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`), authenticated: true }), judge: (answer) => (refused4xx(answer) ? undefined : `expected 400 or 413, got ${answer.status}`) },
@@ -89,10 +91,14 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       allows5xx: (request, status) => {
         const path = pathOf(request.target);
         if (status === 503 && healthPaths.includes(path)) return true;
+        // As Patroni: a GET no route serves is the generic health check, 503 with the status body;
+        // OPTIONS (load balancers' checks) and HEAD answer the same code.
+        if (status === 503 && ['GET', 'HEAD', 'OPTIONS'].includes(request.method)) return true;
         if (status === 503 && request.method === 'POST' && (path === '/switchover' || path === '/failover' || path === '/reinitialize')) return true;
         // As Patroni: a method no route serves answers 501 "Unsupported method".
         if (status === 501) return true;
-        return status === 502 && path === '/failsafe' && request.method === 'GET';
+        // POST /failsafe answers 502 while failsafe mode is off (Patroni), GET /failsafe likewise.
+        return status === 502 && path === '/failsafe';
       },
       refused: (_request, answer) => typeof answer.status !== 'number' || answer.status >= 400,
       state,

@@ -70,8 +70,12 @@ describe('API server stand-in: protobuf DeleteOptions', () => {
     assert.ok(await exists(), 'a dry run deletes nothing');
 
     const badPolicy = await send({ propagationPolicy: 'Sometimes' });
-    assert.equal(badPolicy.status, 400, badPolicy.text);
+    assert.equal(badPolicy.status, 422, badPolicy.text);
     assert.match(String(badPolicy.body.message), /propagationPolicy: Unsupported value: "Sometimes"/);
+    const badDryRun = await send({ dryRun: ['Some'] });
+    assert.ok(badDryRun.status >= 400 && badDryRun.status < 500, badDryRun.text);
+    assert.match(String(badDryRun.body.message), /dryRun/);
+    assert.ok(await exists(), 'refused deletes delete nothing');
 
     const deleted = await send({ preconditions: { uid: meta.uid, resourceVersion: meta.resourceVersion }, propagationPolicy: 'Background', gracePeriodSeconds: 0 });
     assert.equal(deleted.status, 200, deleted.text);

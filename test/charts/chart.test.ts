@@ -16,11 +16,11 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 describe('charts/keelson', () => {
   const defaults = renderChart();
 
-  it('renders the operator, its RBAC, the CRD and the dashboard by default', () => {
+  it('renders the operator, its RBAC, PDB and test hook, the CRD and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
       'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/databaseclusters.keelson.io',
-      'Deployment/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election', 'Service/keelson-operator-metrics',
-      'ServiceAccount/keelson',
+      'Deployment/keelson-operator', 'Pod/keelson-test-operator', 'PodDisruptionBudget/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election',
+      'Service/keelson-operator-metrics', 'ServiceAccount/keelson',
     ]);
     for (const doc of defaults) {
       assert.ok(doc.apiVersion && doc.kind && doc.metadata.name, 'every object has apiVersion, kind and name');

@@ -74,6 +74,11 @@ export class LeaseDcs implements Dcs {
     return record?.holder === this.options.name && this.clock.now() < this.ownExpiry;
   }
 
+  holdLeadershipInFailsafe(elapsedMs: number): void {
+    if (leaderFromLease(this.leases.get(this.leaderName))?.holder !== this.options.name) return;
+    this.ownExpiry = Math.max(this.ownExpiry, this.clock.now() - elapsedMs + this.options.ttl() * 1000);
+  }
+
   async getCluster(): Promise<ClusterView> {
     const list = await this.api.listNamespacedLease(
       { namespace: this.options.namespace, labelSelector: `${Label.cluster}=${this.options.scope}` },

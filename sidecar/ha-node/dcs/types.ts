@@ -128,6 +128,12 @@ export interface Dcs {
   deleteLeader(lastOptime: number | undefined, options?: { shutdownCheckpoint?: boolean }): Promise<boolean>;
   /** True while this member holds the leader record and its own renewal has not expired. */
   isLeader(): boolean;
+  /**
+   * Failsafe mode with the API server gone: every member confirmed over the REST API, a round that
+   * started `elapsedMs` ago, so our leadership holds for ttl from then although no Lease write
+   * could record it (Patroni's set_is_leader in failsafe). No effect unless we hold the record.
+   */
+  holdLeadershipInFailsafe(elapsedMs: number): void;
   /** Takes the initialize key for bootstrap (only one member wins). */
   takeInitialize(): Promise<boolean>;
   /** Stores the system identifier after bootstrap (or clears the key when bootstrap failed). */

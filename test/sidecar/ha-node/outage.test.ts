@@ -28,18 +28,32 @@ async function settled(cluster: TestCluster, replicas: number): Promise<Member> 
   return primary;
 }
 
-/** Writes every 50 ms until `until`; counts attempts and failures. */
-async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean }> {
+/**
+ * Writes every 50 ms until `until`; counts attempts and failures. Every tenth round it also asks
+ * what the kubelet and the -rw Service ask (/primary, /readiness): any other answer than 200 would
+ * take the primary out of -rw, a client-visible outage although PostgreSQL still takes writes.
+ */
+async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean; probes: number; notPrimary: string[] }> {
   let attempts = 0;
   let failures = 0;
   let sawActive = false;
+  let probes = 0;
+  const notPrimary: string[] = [];
+  const startedAt = Date.now();
   while (Date.now() < until) {
     attempts += 1;
     await member.query('INSERT INTO beats VALUES (now())').catch(() => (failures += 1));
     if (!sawActive && attempts % 20 === 0) sawActive = (await member.get('/ha').catch(() => undefined))?.json().failsafe_mode_is_active === true;
+    if (attempts % 10 === 0) {
+      probes += 1;
+      for (const path of ['/primary', '/readiness']) {
+        const code = await member.status(path).catch(() => 0);
+        if (code !== 200) notPrimary.push(`${path} ${code} at ${Date.now() - startedAt} ms`);
+      }
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { attempts, failures, sawActive };
+  return { attempts, failures, sawActive, probes, notPrimary };
 }
 
 /** Samples writability of every member every 50 ms until `until`: when the old primary stopped, and who wrote after. */
@@ -96,7 +110,7 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('demotes the plain primary within retry_timeout while the failsafe primary keeps writing', async () => {
+  it('demotes the plain primary within retry_timeout while the failsafe primary keeps writing and stays in -rw', async () => {
     const timelineBefore = await timelineOf(safePrimary);
     const startedAt = Date.now();
     api.faults.pause('hang');
@@ -113,6 +127,8 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     assert.ok(writes.attempts > 200, `${writes.attempts} writes attempted`);
     assert.equal(writes.failures, 0, `${writes.failures} of ${writes.attempts} writes failed during the outage`);
     assert.ok(writes.sawActive, 'failsafe_mode_is_active was shown during the outage');
+    assert.ok(writes.probes > 20, `${writes.probes} probe rounds`);
+    assert.deepEqual(writes.notPrimary.slice(0, 5), [], `the failsafe primary stayed /primary and ready (${writes.notPrimary.length} other answers)`);
     assert.match(safePrimary.log(), /failsafe mode is enabled and all members are accessible/);
 
     // Without failsafe: demoted once retry_timeout had passed since the last renewal (renewals

@@ -92,7 +92,8 @@ export function identityOf(req: IncomingMessage): ClientIdentity {
   const token = auth && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '').trim() : undefined;
   let commonName: string | undefined;
   const socket = req.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate === 'function') {
+  // Only a certificate signed by the stand-in's CA names its client (the TLS layer asks for one but lets anyone in).
+  if (typeof socket.getPeerCertificate === 'function' && socket.authorized) {
     const cert = socket.getPeerCertificate();
     if (cert && cert.subject && typeof cert.subject.CN === 'string') commonName = cert.subject.CN;
   }

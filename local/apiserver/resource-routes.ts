@@ -10,6 +10,7 @@ import { bindPod } from './pod-binding.js';
 import { answerReview } from './reviews.js';
 import { deleteOptions, getParams, listParams, writeOptions } from './request-options.js';
 import type { ResourceType } from './resources.js';
+import { requestToken } from './service-account-tokens.js';
 import { getScale, updateScale } from './scale.js';
 import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
@@ -72,7 +73,7 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
           bookmarkIntervalMs: ctx.bookmarkIntervalMs,
           defaultTimeoutSeconds: ctx.defaultWatchTimeoutSeconds,
           deliver: (write) => ctx.faults.whenRunning(write),
-          track: (id, stop) => ctx.faults.trackWatch(id, stop),
+          track: (_label, stop) => ctx.faults.trackWatch(identity, stop),
         });
         return;
       }
@@ -109,6 +110,10 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       return sendJson(res, 200, updateScale(core, type, namespace, name, parseBody(raw, parsed.contentType), patchType, writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : method === 'PATCH' ? 'patch' : 'update')));
     }
     throw methodNotSupported(type.plural, type.group, method);
+  }
+  if (subresource === 'token' && type.group === '' && type.plural === 'serviceaccounts') {
+    if (method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
+    return sendJson(res, 201, requestToken(core, ctx.tokens, namespace ?? 'default', name, parseBody(raw, parsed.contentType)));
   }
   if (subresource === 'binding' && type.group === '' && type.plural === 'pods') {
     if (method !== 'POST') throw methodNotSupported(type.plural, type.group, method);

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startApiServer, type RunningApiServer } from '../../../local/apiserver/server.js';
 import { createLogger } from '../../../lib/log.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
+import { keepWriting, settled, timelineOf } from './traffic.js';
 
 /**
  * The API server stops answering for 30 s. Two clusters share it, so one outage covers both
@@ -19,43 +20,6 @@ const retryTimeout = 3;
 /** ha-node bounds each API request to retry_timeout / 2 (at least 1 s). */
 const requestBoundMs = Math.max(1000, (retryTimeout * 1000) / 2);
 const outageMs = 30_000;
-
-async function settled(cluster: TestCluster, replicas: number): Promise<Member> {
-  const primary = await cluster.waitFor(`a primary in ${cluster.scope}`, () => cluster.primary(), 120_000);
-  await cluster.waitFor(`${replicas} streaming replicas in ${cluster.scope}`, async () => {
-    const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-    return codes.filter((c) => c === 200).length === replicas;
-  }, 90_000);
-  return primary;
-}
-
-/**
- * Writes every 50 ms until `until`; counts attempts and failures. Every tenth round it also asks
- * what the kubelet and the -rw Service ask (/primary, /readiness): any other answer than 200 would
- * take the primary out of -rw, a client-visible outage although PostgreSQL still takes writes.
- */
-async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean; probes: number; notPrimary: string[] }> {
-  let attempts = 0;
-  let failures = 0;
-  let sawActive = false;
-  let probes = 0;
-  const notPrimary: string[] = [];
-  const startedAt = Date.now();
-  while (Date.now() < until) {
-    attempts += 1;
-    await member.query('INSERT INTO beats VALUES (now())').catch(() => (failures += 1));
-    if (!sawActive && attempts % 20 === 0) sawActive = (await member.get('/ha').catch(() => undefined))?.json().failsafe_mode_is_active === true;
-    if (attempts % 10 === 0) {
-      probes += 1;
-      for (const path of ['/primary', '/readiness']) {
-        const code = await member.status(path).catch(() => 0);
-        if (code !== 200) notPrimary.push(`${path} ${code} at ${Date.now() - startedAt} ms`);
-      }
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { attempts, failures, sawActive, probes, notPrimary };
-}
 
 /** Samples writability of every member every 50 ms until `until`: when the old primary stopped, and who wrote after. */
 async function watchWriters(members: Member[], old: Member, startedAt: number, until: number): Promise<{ demotedAfterMs?: number; writersAfterDemotion: Set<string>; rounds: number }> {
@@ -71,12 +35,6 @@ async function watchWriters(members: Member[], old: Member, startedAt: number, u
     await new Promise((r) => setTimeout(r, Math.max(0, 50 - (Date.now() - round))));
   }
   return { demotedAfterMs, writersAfterDemotion, rounds };
-}
-
-function timelineOf(member: Member): Promise<number> {
-  return member
-    .query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli")
-    .then((rows) => rows[0]!.tli);
 }
 
 describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () => {

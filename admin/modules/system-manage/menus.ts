@@ -65,15 +65,16 @@ const createMenu = z.object({ menuName: z.string().trim().min(1).max(100), route
 const updateMenu = z.object({ menuName: z.string().trim().min(1).max(100).optional(), routeName: routeName.optional(), routePath: routePath.optional(), ...menuShape });
 
 /**
- * The menu list's toggles as the current client sends them: constant pages and hidden menus are
- * listed only while their toggle is on. An absent toggle lists them (older clients send none and
- * expect every menu); includeBusiness is accepted, business menus are always listed.
+ * The menu list's toggles as the current client sends them: constant pages are listed only while
+ * includeConstant is on, other hidden menus only while includeHidden is on (constant pages are
+ * hidden too, but only their own toggle counts). An absent toggle lists them (older clients send
+ * none and expect every menu); includeBusiness is accepted, business menus are always listed.
  */
 const menuSearchShape = { includeConstant: z.boolean().nullish(), includeHidden: z.boolean().nullish(), includeBusiness: z.boolean().nullish() };
 function menuSearchWhere(body: Record<string, unknown>): string[] {
   const where: string[] = [];
   if (body.includeConstant === false) where.push('constant = false');
-  if (body.includeHidden === false) where.push('hide_in_menu = false');
+  if (body.includeHidden === false) where.push('(constant OR hide_in_menu = false)');
   return where;
 }
 

@@ -72,7 +72,7 @@ function assertAuthTree(tree: TreeNode[], what: string): void {
   assert.equal(new Set(keys).size, keys.length, `${what}: keys are unique`);
 }
 
-describe('admin answers as the Soybean clients read them', () => {
+describe('admin answers as the Soybean clients read them', { timeout: 120_000 }, () => {
   let h: Harness;
   let token: string;
   const call = <T = Rec>(method: string, path: string, body?: unknown, as = token, headers?: Record<string, string>) => h.call<T>(method, SM + path, { token: as, body, headers });
@@ -159,7 +159,7 @@ describe('admin answers as the Soybean clients read them', () => {
     });
   });
 
-  describe('menu grants and pages', () => {
+  describe('menu grants and pages', { timeout: 20_000 }, () => {
     it('the menu tree has both clients\' fields, no constant page, and ticks what the role holds', async () => {
       const tree = (await call<TreeNode[]>('GET', '/menus/tree?includeHidden=true')).data;
       assertAuthTree(tree, 'menu tree');
@@ -202,7 +202,7 @@ describe('admin answers as the Soybean clients read them', () => {
       const pages = (await call<{ key: string; value: string }[]>('GET', '/menus/pages')).data;
       const about = (await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name = 'manage_role'`))[0];
       const homeId = h.admin.services.ids.encode(about.id);
-      assert.ok(pages.some((p) => p.value === homeId));
+      assert.ok(pages.some((p) => p.value === homeId), 'the page is offered as a home page');
       const created = await call('POST', '/roles', { roleName: 'viewer', roleCode: 'R_VIEWER', byRoleHomeId: homeId });
       assert.equal(created.code, '0000');
       const read = (await call<{ byRoleHomeId: string; byRoleMenuIds: string[] }>('GET', `/roles/${created.data.id as string}/menus`)).data;
@@ -217,7 +217,7 @@ describe('admin answers as the Soybean clients read them', () => {
 
     it('pages are {key: menuName, value: id} of grantable pages', async () => {
       const pages = (await call<{ key: string; value: string }[]>('GET', '/menus/pages')).data;
-      assert.ok(pages.length >= 5);
+      assert.ok(pages.length >= 5, 'the seeded pages are listed');
       const menus = await h.sql<{ id: number; menu_name: string; constant: boolean; menu_type: string }>('SELECT id, menu_name, constant, menu_type FROM menus');
       for (const page of pages) {
         const menu = menus.find((m) => h.admin.services.ids.encode(m.id) === page.value);
@@ -238,11 +238,11 @@ describe('admin answers as the Soybean clients read them', () => {
       assert.ok(all.some((m) => m.constant === true) && all.some((m) => m.hideInMenu === true), 'no toggles: every menu');
       const plain = await call<Page>('POST', '/menus/search', { size: 100, includeConstant: false, includeHidden: false, includeBusiness: false });
       assert.equal(plain.code, '0000');
-      assert.ok(plain.data.records.length > 0 && plain.data.records.every((m) => m.constant === false && m.hideInMenu === false));
+      assert.ok(plain.data.records.length > 0 && plain.data.records.every((m) => m.constant === false && m.hideInMenu === false), 'toggles off: neither constant nor hidden menus');
       const constants = (await call<Page>('POST', '/menus/search', { size: 100, includeConstant: true, includeHidden: false })).data.records;
-      assert.ok(constants.some((m) => m.routeName === 'login') && !constants.some((m) => m.hideInMenu === true && m.constant === false));
+      assert.ok(constants.some((m) => m.routeName === 'login') && !constants.some((m) => m.hideInMenu === true && m.constant === false), 'includeConstant alone: constant pages, no other hidden menu');
       const hidden = (await call<Page>('POST', '/menus/search', { size: 100, includeConstant: false, includeHidden: true })).data.records;
-      assert.ok(hidden.some((m) => m.routeName === 'manage_user-detail') && !hidden.some((m) => m.constant === true));
+      assert.ok(hidden.some((m) => m.routeName === 'manage_user-detail') && !hidden.some((m) => m.constant === true), 'includeHidden alone: hidden menus, no constant page');
     });
 
     it('writes answer with the record and createdId/updatedId; createdBy/updatedBy name the acting user', async () => {

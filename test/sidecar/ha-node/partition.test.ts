@@ -43,7 +43,8 @@ describe('ha-node failsafe: only the primary cut from the API server', { timeout
     assert.ok(Date.now() - startedAt >= outageMs, 'the cut lasted 30 s');
     assert.match(primary.log(), /failsafe mode is enabled and all members are accessible/, 'the primary did lose the API server');
 
-    assert.ok(writes.attempts > 200, `${writes.attempts} writes attempted`);
+    // Enough samples to mean something (every 50 ms, fewer on a loaded machine: each round also probes).
+    assert.ok(writes.attempts > 100, `${writes.attempts} writes attempted`);
     assert.equal(writes.failures, 0, `${writes.failures} of ${writes.attempts} writes failed while the primary was cut off`);
     assert.ok(writes.sawActive, 'failsafe_mode_is_active was shown');
     assert.ok(writes.probes > 20, `${writes.probes} probe rounds`);

@@ -78,6 +78,10 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
   const ctx = currentContext();
   if (route.guard !== 'public') {
     const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
+    // An impersonator is not the account holder: the password they would have to change is not theirs.
+    if (principal.user.mustChangePassword && ctx.CTX_IMPERSONATOR_ID === undefined && !route.openDuringPasswordChange) {
+      throw new BizError(Code.PASSWORD_CHANGE_REQUIRED, 'the password must be changed before anything else');
+    }
     // The first denial in this order counts: API permission, roles, buttons.
     const denial =
       (route.guard === 'permission' ? checkApiPermission(ctx.CTX_ROLE_CODES, principal.grants, route.method, route.template) : undefined) ??

@@ -23,6 +23,8 @@ export interface RouteDef {
   guard: Guard;
   buttons?: CodeRequirement;
   roles?: CodeRequirement;
+  /** Answered even while the caller must change their password (2108 otherwise). */
+  openDuringPasswordChange?: boolean;
   handler: RouteHandler;
 }
 
@@ -32,6 +34,7 @@ export interface RouteOptions {
   buttons?: CodeRequirement;
   roles?: CodeRequirement;
   tags?: string[];
+  openDuringPasswordChange?: boolean;
 }
 
 /** A registered route with its full template, as the permission check and the API table see it. */
@@ -61,6 +64,7 @@ export class ApiRouter {
       guard: options.guard ?? this.defaults.guard,
       buttons: options.buttons,
       roles: options.roles,
+      openDuringPasswordChange: options.openDuringPasswordChange,
       handler,
     });
     return this;

@@ -28,6 +28,8 @@ export const seedMenus: SeedMenu[] = [
   { routeName: '404', menuName: '404', routePath: '/404', component: 'layout.blank$view.404', order: 0, constant: true, hideInMenu: true },
   { routeName: '500', menuName: '500', routePath: '/500', component: 'layout.blank$view.500', order: 0, constant: true, hideInMenu: true },
   { routeName: 'home', menuName: 'home', routePath: '/home', component: 'layout.base$view.home', icon: 'mdi:monitor-dashboard', order: 1 },
+  // The avatar menu's "user center" (profile and password); hidden from the side menu, as in fast-soy-admin.
+  { routeName: 'user-center', menuName: 'user center', routePath: '/user-center', component: 'layout.base$view.user-center', order: 99, hideInMenu: true },
   { routeName: 'manage', menuName: 'system manage', routePath: '/manage', component: 'layout.base', menuType: '1', icon: 'carbon:cloud-service-management', order: 9 },
   { routeName: 'manage_user', menuName: 'user manage', routePath: '/manage/user', component: 'view.manage_user', parent: 'manage', icon: 'ic:round-manage-accounts', order: 1, buttons: crudButtons('USER', 'user') },
   { routeName: 'manage_role', menuName: 'role manage', routePath: '/manage/role', component: 'view.manage_role', parent: 'manage', icon: 'carbon:user-role', order: 2, buttons: crudButtons('ROLE', 'role') },
@@ -53,6 +55,6 @@ export const seedRoles = [
 
 /** Menus each non-super role sees; R_SUPER sees every menu anyway. */
 export const seedRoleMenus: Record<string, string[]> = {
-  R_ADMIN: ['home', 'manage', 'manage_user', 'manage_role', 'manage_menu', 'manage_api', 'manage_user-detail'],
-  R_USER: ['home'],
+  R_ADMIN: ['home', 'user-center', 'manage', 'manage_user', 'manage_role', 'manage_menu', 'manage_api', 'manage_user-detail'],
+  R_USER: ['home', 'user-center'],
 };

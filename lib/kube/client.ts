@@ -1,24 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 
-/**
- * Loads the KubeConfig a program should use, in the order kubectl users expect: an explicit
- * --kubeconfig path, then $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.
- */
-export function loadKubeConfig(options: { kubeconfig?: string; env?: NodeJS.ProcessEnv } = {}): k8s.KubeConfig {
-  const env = options.env ?? process.env;
-  const kc = new k8s.KubeConfig();
-  if (options.kubeconfig) {
-    kc.loadFromFile(options.kubeconfig);
-  } else if (env.KUBECONFIG) {
-    kc.loadFromFile(env.KUBECONFIG.split(':')[0] ?? env.KUBECONFIG);
-  } else if (env.KUBERNETES_SERVICE_HOST) {
-    kc.loadFromCluster();
-  } else {
-    kc.loadFromDefault();
-  }
-  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured (give --kubeconfig, KUBECONFIG or run in a pod)');
-  return kc;
-}
+export { KubeNotConfiguredError, loadKubeConfig, SERVICE_ACCOUNT_DIR, type KubeSources } from './kube-config.js';
 
 /** HTTP status of a failed client-node call, or undefined for network-level errors. */
 export function apiStatusCode(error: unknown): number | undefined {

@@ -76,6 +76,49 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
     assert.equal((await call('POST', '/clusters', { name: 'by-admin', spec: { instances: 1 } }, admin)).code, '0000');
   });
 
+  it('shows members with lag and switches over only to a ready replica', async () => {
+    assert.equal((await call('POST', '/clusters', { name: 'ha', spec: { instances: 3 } })).code, '0000');
+    const early = await call('POST', '/clusters/default/ha/switchover', { targetInstance: 'ha-7' });
+    assert.equal(early.code, '1200', 'before members are reported the spec names the instances');
+    assert.match(early.msg, /ha-0, ha-1, ha-2/);
+    const status = {
+      phase: 'Healthy',
+      currentPrimary: 'ha-0',
+      readyInstances: 2,
+      members: [
+        { name: 'ha-0', role: 'primary', ready: true, state: 'running', timeline: 2 },
+        { name: 'ha-1', role: 'replica', ready: true, state: 'streaming', lagBytes: 1536, timeline: 2 },
+        { name: 'ha-2', role: 'replica', ready: false, state: 'starting' },
+      ],
+    };
+    const put = await kubeRequest(kube, 'PATCH', '/apis/keelson.io/v1/namespaces/default/databaseclusters/ha/status', { body: { status }, contentType: 'application/merge-patch+json' });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const page = await call<{ records: Rec[] }>('POST', '/clusters/search', { name: 'ha' });
+    const record = page.data.records.find((r) => r.name === 'ha') as Rec;
+    assert.deepEqual(record.members, [
+      { name: 'ha-0', role: 'primary', ready: true, state: 'running', lagBytes: null, timeline: 2 },
+      { name: 'ha-1', role: 'replica', ready: true, state: 'streaming', lagBytes: 1536, timeline: 2 },
+      { name: 'ha-2', role: 'replica', ready: false, state: 'starting', lagBytes: null, timeline: null },
+    ]);
+    const refusals: [unknown, RegExp][] = [
+      [{ targetInstance: 'ha-0' }, /already the primary/],
+      [{ targetInstance: 'ha-2' }, /not ready/],
+      [{ targetInstance: 'other-1' }, /not an instance of ha/],
+      [{ targetInstance: 'Bad Name' }, /targetInstance/],
+      [{}, /targetInstance/],
+    ];
+    for (const [body, why] of refusals) {
+      const reply = await call('POST', '/clusters/default/ha/switchover', body);
+      assert.equal(reply.code, '1200', JSON.stringify(body));
+      assert.match(reply.msg, why);
+    }
+    const done = await call('POST', '/clusters/default/ha/switchover', { targetInstance: 'ha-1' });
+    assert.equal(done.code, '0000', done.msg);
+    const object = await kubeRequest(kube, 'GET', '/apis/keelson.io/v1/namespaces/default/databaseclusters/ha');
+    assert.deepEqual((object.body as { spec: Rec }).spec.switchover, { targetInstance: 'ha-1' }, 'the request is in Kubernetes for the operator');
+    assert.equal((await call('DELETE', '/clusters/default/ha')).code, '0000');
+  });
+
   it('reports an unreachable Kubernetes API as 4001 while the rest keeps working', async () => {
     await kube.close();
     const reply = await call('POST', '/clusters/search', {});

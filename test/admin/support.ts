@@ -41,8 +41,16 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+export interface HarnessOptions {
+  /**
+   * Keep the seeded administrator's pending password change (mustChangePassword). Off by default:
+   * tests of everything else act as an administrator who has already changed it.
+   */
+  keepSeededPasswordChange?: boolean;
+}
+
 /** Starts PostgreSQL, Redis and the admin (cheap argon2, high login limits unless overridden). */
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const pg = await startPostgres();
   const redis = await startRedis();
   const logs: Record<string, unknown>[] = [];
@@ -113,5 +121,6 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       await pg.stop();
     },
   };
+  if (!options.keepSeededPasswordChange) await harness.sql('UPDATE users SET must_change_password = false WHERE user_name = $1', [env.ADMIN_INITIAL_USERNAME ?? 'admin']);
   return harness;
 }

@@ -325,7 +325,7 @@ describe('admin system-manage resources', () => {
       assert.equal((await call('POST', '/users', { userName: 'made-by-admin', password: 'pass-123' }, a)).code, '0000');
       assert.equal((await call('POST', '/users/search', {}, u)).code, '2201');
       const routes = await h.call<{ routes: Rec[] }>('GET', '/api/v1/route/user-routes', { token: u });
-      assert.deepEqual(routes.data.routes.map((r) => r.name), ['home']);
+      assert.deepEqual(routes.data.routes.map((r) => r.name), ['home', 'user-center'], 'R_USER sees the home page and its own user center');
     });
   });
 });

@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { KvKeys, type Kv } from '../../cache/kv.js';
+import { KvKeys, KvUnavailableError, type Kv } from '../../cache/kv.js';
+import { Code } from '../../core/codes.js';
+import { BizError } from '../../core/envelope.js';
 
 export const CAPTCHA_TTL_SECONDS = 300;
 
@@ -20,4 +22,16 @@ return 0`;
 export async function consumeCaptcha(kv: Kv, phone: string, code: string): Promise<boolean> {
   const result = await kv.run((r) => r.eval(consumeScript, 1, KvKeys.captcha(phone), code));
   return result === 1;
+}
+
+/** Uses up the code or fails with 2402 (also when Redis cannot be asked: no code is accepted unchecked). */
+export async function verifyCaptcha(kv: Kv, phone: string, code: string): Promise<void> {
+  let ok: boolean;
+  try {
+    ok = await consumeCaptcha(kv, phone, code);
+  } catch (error) {
+    if (error instanceof KvUnavailableError) throw new BizError(Code.CAPTCHA_INVALID, 'captcha cannot be checked right now, try again later');
+    throw error;
+  }
+  if (!ok) throw new BizError(Code.CAPTCHA_INVALID, 'captcha wrong or expired');
 }

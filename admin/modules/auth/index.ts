@@ -2,6 +2,8 @@ import { AdminPaths } from '../../../lib/ports.js';
 import { ApiRouter } from '../../core/router.js';
 import type { AdminServices } from '../../services.js';
 import { addLoginRoutes } from './login.js';
+import { addPasswordRoutes } from './password.js';
+import { addProfileRoutes } from './profile.js';
 import { addSessionRoutes } from './session.js';
 
 /** /api/v1/auth: public unless a route says otherwise. */
@@ -9,5 +11,7 @@ export function createAuthRouter(services: AdminServices): ApiRouter {
   const router = new ApiRouter(`${AdminPaths.apiPrefix}/auth`, { guard: 'public', tags: ['auth'] });
   addLoginRoutes(router, services);
   addSessionRoutes(router, services);
+  addPasswordRoutes(router, services);
+  addProfileRoutes(router, services);
   return router;
 }

@@ -7,7 +7,7 @@ import { KvUnavailableError } from '../../cache/kv.js';
 import type { AdminServices } from '../../services.js';
 import { withTransaction } from '../../db/pool.js';
 import { createFailureLock } from '../../core/rate-limit.js';
-import { consumeCaptcha, issueCaptcha } from './captcha.js';
+import { issueCaptcha, verifyCaptcha as verifyCaptchaCode } from './captcha.js';
 import { captchaBody, codeLoginBody, loginBody, refreshBody, registerBody } from './schemas.js';
 import { issueTokensFor } from './tokens.js';
 
@@ -18,16 +18,7 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
   const failures = createFailureLock(config.loginLimitWindowSeconds, config.loginLimitPerUser);
   const nameKey = (userName: string): string => userName.toLowerCase();
 
-  const verifyCaptcha = async (phone: string, code: string): Promise<void> => {
-    let ok: boolean;
-    try {
-      ok = await consumeCaptcha(services.kv, phone, code);
-    } catch (error) {
-      if (error instanceof KvUnavailableError) throw new BizError(Code.CAPTCHA_INVALID, 'captcha cannot be checked right now, try again later');
-      throw error;
-    }
-    if (!ok) throw new BizError(Code.CAPTCHA_INVALID, 'captcha wrong or expired');
-  };
+  const verifyCaptcha = (phone: string, code: string): Promise<void> => verifyCaptchaCode(services.kv, phone, code);
 
   router.post('/login', { summary: 'Log in with user name and password' }, async (req) => {
     const body = parseBody(loginBody, req.body);

@@ -32,7 +32,8 @@ export function createRouteRouter(services: AdminServices): ApiRouter {
 
   router.get('/constant-routes', { summary: 'Public routes (login and error pages)', guard: 'public' }, async () => success(await constantRoutes(services)));
 
-  router.get('/user-routes', { summary: 'Menu tree of the current user' }, async () => {
+  // Open while a password change is pending: the client needs its routes to show the password page.
+  router.get('/user-routes', { summary: 'Menu tree of the current user', openDuringPasswordChange: true }, async () => {
     const userId = getCurrentUserId();
     const menus = isSuperAdmin()
       ? await db.query<MenuRow>(`SELECT * FROM menus WHERE constant = false AND status_type = '1'`)
@@ -54,7 +55,7 @@ export function createRouteRouter(services: AdminServices): ApiRouter {
     return success({ home: home.rows[0]?.route_name ?? 'home', routes: buildRouteTree(menus.rows) });
   });
 
-  router.get('/exists', { summary: 'Whether a route name exists' }, async (req) => {
+  router.get('/exists', { summary: 'Whether a route name exists', openDuringPasswordChange: true }, async (req) => {
     const name = z.string().min(1).max(100).safeParse(req.query.name);
     if (!name.success) throw new BizError(Code.VALIDATION, 'name: a route name is required');
     refuseUnstorableText(name.data, 'name');

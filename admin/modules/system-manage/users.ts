@@ -25,11 +25,15 @@ export const userFields: Fields = {
 
 const gender = z.enum(['1', '2', '3']);
 const roleCodes = z.array(z.string().min(1).max(20)).max(100);
-const userShape = {
+/** What a user may change about themselves (PATCH /auth/profile) and an administrator too. */
+export const userProfileShape = {
   nickName: optionalText(30),
   userGender: gender.optional(),
   userEmail: z.union([z.literal(''), z.email().max(255)]).nullish().transform((v) => (v === '' ? null : v)),
   userPhone: z.union([z.literal(''), z.string().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number')]).nullish().transform((v) => (v === '' ? null : v)),
+};
+const userShape = {
+  ...userProfileShape,
   statusType: statusSchema.optional(),
   mustChangePassword: z.boolean().optional(),
   byUserRoleCodeList: roleCodes.optional(),

@@ -5,8 +5,9 @@ import { BizError, success, successExtra } from '../../../core/envelope.js';
 import { param, type ApiRouter } from '../../../core/router.js';
 import { pageQuerySchema, parseBody } from '../../../core/validate.js';
 import type { AdminServices } from '../../../services.js';
-import { createClusterApi, loadKubeConfig, toBizError, type ClusterApi } from './kube.js';
-import { toClusterDetail, toClusterRecord } from './records.js';
+import { createClusterApi, toBizError, type ClusterApi } from './kube.js';
+import { loadKubeConfig } from '../../../../lib/kube/client.js';
+import { switchoverRefusal, toClusterDetail, toClusterRecord } from './records.js';
 
 /**
  * Business module: DatabaseClusters (keelson.io/v1) through the Kubernetes API. Mounted at
@@ -26,6 +27,7 @@ const searchBody = pageQuerySchema.extend({ namespace: dnsLabel.nullish(), name:
 const createBody = z.object({ namespace: dnsLabel.default('default'), name: dnsLabel, spec: specBody.default({}) });
 const updateBody = z.object({ spec: specBody });
 const scaleBody = z.object({ instances: z.number().int().min(1).max(64) });
+const switchoverBody = z.object({ targetInstance: dnsLabel });
 
 const sortable = new Set(['name', 'namespace', 'instances', 'phase', 'createdAt']);
 
@@ -35,7 +37,7 @@ export function register(router: ApiRouter, services: AdminServices): void {
   const clusters = (): ClusterApi => {
     if (!api) {
       try {
-        api = createClusterApi(loadKubeConfig(services.config.kubeconfig));
+        api = createClusterApi(loadKubeConfig({ kubeconfig: services.config.kubeconfig }));
       } catch (error) {
         throw toBizError(error, 'kubeconfig');
       }
@@ -89,6 +91,17 @@ export function register(router: ApiRouter, services: AdminServices): void {
     return success(toClusterDetail(await clusters().patchSpec(namespace, name, { instances })), 'scaled');
   });
 
+  router.post('/clusters/{namespace}/{name}/switchover', { summary: 'Switch the primary over to another instance', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
+    const { namespace, name } = target(req);
+    const { targetInstance } = parseBody(switchoverBody, req.body);
+    const current = await clusters().get(namespace, name);
+    const refusal = switchoverRefusal(current, targetInstance);
+    if (refusal) throw new BizError(Code.VALIDATION, `targetInstance: ${refusal}`);
+    const patched = await clusters().patchSpec(namespace, name, { switchover: { targetInstance } });
+    services.audit.record('cluster.switchover', 'warn', { userId: getCurrentUser()?.id, namespace, name, targetInstance });
+    return success(toClusterDetail(patched), 'switchover requested');
+  });
+
   router.delete('/clusters/{namespace}/{name}', { summary: 'Delete a DatabaseCluster', buttons: { codes: [ClusterButtons.delete] } }, async (req) => {
     const { namespace, name } = target(req);
     await clusters().remove(namespace, name);
@@ -97,9 +110,35 @@ export function register(router: ApiRouter, services: AdminServices): void {
   });
 }
 
-/** Makes the module's button codes grantable to roles. */
+/** The module's pages as the Soybean front end names them (web/src/views/business/database-clusters). */
+export const ClusterMenus = {
+  catalog: { routeName: 'business', routePath: '/business', component: 'layout.base', menuName: 'business', icon: 'mdi:briefcase-outline', order: 5 },
+  page: { routeName: 'business_database-clusters', routePath: '/business/database-clusters', component: 'view.business_database-clusters', menuName: 'database clusters', icon: 'mdi:database-outline', order: 1 },
+} as const;
+
+/**
+ * Makes the module grantable to roles: its page under the business catalog (R_SUPER sees it at
+ * once; other roles once granted) and its button codes attached to that page, so the role
+ * dialog's button tree offers them there. Idempotent: runs at every start.
+ */
 export async function init(services: AdminServices): Promise<void> {
+  const { db } = services;
+  const { catalog, page } = ClusterMenus;
+  // ON CONFLICT without a target: an existing route name or path (an administrator's own) wins.
+  await db.query(
+    `INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, icon, "order") VALUES ($1, '1', $2, $3, 0, $4, $5, $6) ON CONFLICT DO NOTHING`,
+    [catalog.menuName, catalog.routeName, catalog.routePath, catalog.component, catalog.icon, catalog.order],
+  );
+  await db.query(
+    `INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, icon, "order")
+     SELECT $1, '2', $2, $3, id, $4, $5, $6 FROM menus WHERE route_name = $7 ON CONFLICT DO NOTHING`,
+    [page.menuName, page.routeName, page.routePath, page.component, page.icon, page.order, catalog.routeName],
+  );
   for (const [action, code] of Object.entries(ClusterButtons)) {
-    await services.db.query('INSERT INTO buttons (button_code, button_desc) VALUES ($1, $2) ON CONFLICT (button_code) DO NOTHING', [code, `${action} database cluster`]);
+    await db.query(
+      `INSERT INTO buttons (button_code, button_desc, menu_id) VALUES ($1, $2, (SELECT id FROM menus WHERE route_name = $3))
+       ON CONFLICT (button_code) DO UPDATE SET menu_id = COALESCE(buttons.menu_id, EXCLUDED.menu_id)`,
+      [code, `${action} database cluster`, page.routeName],
+    );
   }
 }

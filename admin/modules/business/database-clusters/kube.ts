@@ -2,11 +2,13 @@ import * as k8s from '@kubernetes/client-node';
 import { apiVersion, group, kind, plural, version } from '../../../../operator/api/types.js';
 import { Code } from '../../../core/codes.js';
 import { BizError } from '../../../core/envelope.js';
+import { KubeNotConfiguredError } from '../../../../lib/kube/client.js';
 
 /** Business codes of this module (4000–9999 are reserved for business modules). */
 export const ClusterCode = {
   KUBE_UNAVAILABLE: '4001',
   KUBE_REFUSED: '4002',
+  KUBE_NOT_CONFIGURED: '4003',
 } as const;
 
 /** The raw DatabaseCluster object as the API server returns it. */
@@ -47,6 +49,7 @@ export function toBizError(error: unknown, what: string): BizError {
     if (error.code === 401 || error.code === 403) return new BizError(ClusterCode.KUBE_REFUSED, `kubernetes refused the request: ${message}`);
     return new BizError(ClusterCode.KUBE_UNAVAILABLE, `kubernetes API error ${error.code}: ${message}`);
   }
+  if (error instanceof KubeNotConfiguredError) return new BizError(ClusterCode.KUBE_NOT_CONFIGURED, error.message);
   return new BizError(ClusterCode.KUBE_UNAVAILABLE, `kubernetes API unavailable: ${error instanceof Error ? error.message : String(error)}`);
 }
 
@@ -91,10 +94,3 @@ export function createClusterApi(kubeConfig: k8s.KubeConfig): ClusterApi {
   };
 }
 
-/** KUBECONFIG when configured, otherwise the in-cluster service account or ~/.kube/config. */
-export function loadKubeConfig(path: string | undefined): k8s.KubeConfig {
-  const kubeConfig = new k8s.KubeConfig();
-  if (path) kubeConfig.loadFromFile(path);
-  else kubeConfig.loadFromDefault();
-  return kubeConfig;
-}

@@ -2,7 +2,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
 import { Labels, Roles } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
-import { configPatch, desiredDynamicConfig, switchoverCandidate } from './day2.js';
+import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';
+import { switchoverCandidate } from './day2.js';
 import { hashOf } from './hash.js';
 import { isPodReady } from './status.js';
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
+import { managedParameters, managedParametersRule, parameterNameProblem } from '../../lib/pg-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
@@ -42,9 +43,20 @@ const resourcesSchema = z
   })
   .meta({ description: 'Compute resources of the postgres container.' });
 
+/** More than PostgreSQL has: bounds the spec and the CEL rule's cost. */
+const maxParameters = 500;
+
 const postgresqlSchema = z
   .object({
-    parameters: z.record(z.string(), z.string()).default({}).meta({ description: 'postgresql.conf parameters, applied through ha-node /config.' }),
+    parameters: z
+      .record(z.string(), z.string())
+      .refine((value) => Object.keys(value).length <= maxParameters, `at most ${maxParameters} parameters`)
+      .default({})
+      .meta({
+        description: 'postgresql.conf parameters, applied through ha-node /config. Those ha-node sets itself (port, listen_addresses, hot_standby, primary_conninfo, …) are refused.',
+        maxProperties: maxParameters,
+        'x-kubernetes-validations': [{ rule: managedParametersRule, message: `postgresql.parameters: ${managedParameters.join(', ')} are managed by ha-node and cannot be set here` }],
+      }),
     pg_hba: z
       .array(z.string().max(maxHbaLineLength))
       .max(500)
@@ -55,6 +67,10 @@ const postgresqlSchema = z
       }),
   })
   .superRefine((value, ctx) => {
+    for (const name of Object.keys(value.parameters)) {
+      const problem = parameterNameProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['parameters', name], message: problem });
+    }
     for (const problem of hbaProblems(value.pg_hba, { ssl: sslOn(value.parameters) })) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
   })
   .meta({ description: 'PostgreSQL configuration.' });

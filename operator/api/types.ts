@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
+import { managedParameters, managedParametersRule, parameterNameProblem } from '../../lib/pg-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
@@ -22,9 +23,18 @@ export const apiVersion = `${group}/${version}`;
 const storageSchema = z
   .object({
     size: storageQuantity.default('1Gi').meta({ description: 'Size of each instance data volume.' }),
-    storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset.' }),
+    storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset. Fixed at creation.' }),
   })
-  .meta({ description: 'Persistent storage of each instance.' });
+  .meta({
+    description: 'Persistent storage of each instance.',
+    // Volume claim templates cannot change: a new class would be silently ignored, so it is refused.
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
+        message: 'storage.storageClass cannot change after creation',
+      },
+    ],
+  });
 
 const resourcesSchema = z
   .object({
@@ -33,9 +43,20 @@ const resourcesSchema = z
   })
   .meta({ description: 'Compute resources of the postgres container.' });
 
+/** More than PostgreSQL has: bounds the spec and the CEL rule's cost. */
+const maxParameters = 500;
+
 const postgresqlSchema = z
   .object({
-    parameters: z.record(z.string(), z.string()).default({}).meta({ description: 'postgresql.conf parameters, applied through ha-node /config.' }),
+    parameters: z
+      .record(z.string(), z.string())
+      .refine((value) => Object.keys(value).length <= maxParameters, `at most ${maxParameters} parameters`)
+      .default({})
+      .meta({
+        description: 'postgresql.conf parameters, applied through ha-node /config. Those ha-node sets itself (port, listen_addresses, hot_standby, primary_conninfo, …) are refused.',
+        maxProperties: maxParameters,
+        'x-kubernetes-validations': [{ rule: managedParametersRule, message: `postgresql.parameters: ${managedParameters.join(', ')} are managed by ha-node and cannot be set here` }],
+      }),
     pg_hba: z
       .array(z.string().max(maxHbaLineLength))
       .max(500)
@@ -46,6 +67,10 @@ const postgresqlSchema = z
       }),
   })
   .superRefine((value, ctx) => {
+    for (const name of Object.keys(value.parameters)) {
+      const problem = parameterNameProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['parameters', name], message: problem });
+    }
     for (const problem of hbaProblems(value.pg_hba, { ssl: sslOn(value.parameters) })) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
   })
   .meta({ description: 'PostgreSQL configuration.' });
@@ -114,8 +139,12 @@ const bootstrapSchema = z
   })
   .meta({
     description:
-      'The application database and its owner role. The primary creates them when missing (at bootstrap, after a failover, on a restored cluster) and keeps the role password equal to the <name>-app Secret.',
-    'x-kubernetes-validations': [{ rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' }],
+      'The application database and its owner role, fixed at creation. The primary creates them when missing (at bootstrap, after a failover, on a restored cluster) and keeps the role password equal to the <name>-app Secret.',
+    'x-kubernetes-validations': [
+      { rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' },
+      // ha-node reads the names when its pod starts; a rename would leave the old role and database behind.
+      { rule: 'self.database == oldSelf.database && self.owner == oldSelf.owner', message: 'bootstrap.database and bootstrap.owner cannot change after creation' },
+    ],
   });
 
 const schedulingSchema = z
@@ -134,7 +163,13 @@ export const databaseClusterSpecSchema = z
   .object({
     instances: z.number().int().min(1).max(64).default(3).meta({ description: 'Number of PostgreSQL instances (one primary, the rest replicas).' }),
     image: z.string().min(1).optional().meta({ description: 'Container image; the operator image when unset.' }),
-    postgresVersion: z.number().int().min(13).max(18).default(15),
+    postgresVersion: z
+      .number()
+      .int()
+      .min(13)
+      .max(18)
+      .default(15)
+      .meta({ description: "PostgreSQL major version: ha-node runs the image's /usr/lib/postgresql/<version>/bin. Fixed at creation (a major upgrade needs pg_upgrade)." }),
     storage: storageSchema.default({ size: '1Gi' }),
     resources: resourcesSchema.default({}),
     postgresql: postgresqlSchema.default({ parameters: {}, pg_hba: [] }),
@@ -161,6 +196,7 @@ export const databaseClusterSpecSchema = z
         rule: "self.ha.synchronousMode == 'off' || self.ha.synchronousNodeCount < self.instances",
         message: 'ha.synchronousNodeCount must be less than instances when synchronousMode is not off',
       },
+      { rule: 'self.postgresVersion == oldSelf.postgresVersion', message: 'postgresVersion cannot change after creation (a major upgrade needs pg_upgrade)' },
     ],
   });
 

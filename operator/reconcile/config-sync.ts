@@ -2,7 +2,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
 import { Labels, Roles } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
-import { configPatch, desiredDynamicConfig, switchoverCandidate } from './day2.js';
+import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';
+import { switchoverCandidate } from './day2.js';
 import { hashOf } from './hash.js';
 import { isPodReady } from './status.js';
 
@@ -28,7 +29,11 @@ export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCl
   try {
     const current = await deps.haNode.getConfig(host);
     const result = await deps.haNode.patchConfig(host, configPatch(desired, current));
-    if (result.status !== 200) return { pending: true };
+    if (result.status !== 200) {
+      // ha-node's 400 names the field; without this Event the change would wait unexplained.
+      if (result.status === 400) await deps.events.record(cluster.metadata, 'Warning', 'ConfigurationRefused', result.body.slice(0, 1000));
+      return { pending: true };
+    }
   } catch {
     return { pending: true };
   }

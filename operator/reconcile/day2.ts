@@ -107,32 +107,3 @@ export function planDeclarativeSwitchover(
   const state: SwitchoverState = { targetInstance: target, result: 'Pending', message: `switching over from ${primary}`, time: sameTarget && previous?.time ? previous.time : stamp };
   return { step: { type: 'switchover', leader: primary, candidate: target, reason: 'spec.switchover.targetInstance' }, state };
 }
-
-/**
- * The dynamic configuration ha-node should hold (Patroni key names, spec/ha-node-api.md, where
- * the database section is `db`). "strict" is Patroni's synchronous_mode plus synchronous_mode_strict.
- */
-export function desiredDynamicConfig(cluster: DatabaseCluster): Record<string, unknown> {
-  const { ha, postgresql } = cluster.spec;
-  return {
-    ttl: ha.ttl,
-    loop_wait: ha.loopWait,
-    retry_timeout: ha.retryTimeout,
-    maximum_lag_on_failover: ha.maximumLagOnFailover,
-    synchronous_mode: ha.synchronousMode === 'strict' ? 'on' : ha.synchronousMode,
-    synchronous_mode_strict: ha.synchronousMode === 'strict',
-    synchronous_node_count: ha.synchronousNodeCount,
-    failsafe_mode: ha.failsafeMode,
-    primary_hang_timeout: ha.primaryHangTimeout,
-    db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
-  };
-}
-
-/** A /config PATCH body turning `current` into `desired`: parameters no longer wanted are set to null. */
-export function configPatch(desired: Record<string, unknown>, current: Record<string, unknown>): Record<string, unknown> {
-  const wantedParams = (desired.db as { parameters?: Record<string, unknown> } | undefined)?.parameters ?? {};
-  const currentParams = (current.db as { parameters?: Record<string, unknown> } | undefined)?.parameters ?? {};
-  const parameters: Record<string, unknown> = { ...wantedParams };
-  for (const key of Object.keys(currentParams)) if (!(key in wantedParams)) parameters[key] = null;
-  return { ...desired, db: { ...(desired.db as object), parameters } };
-}

@@ -5,7 +5,7 @@ import type { BuildContext } from '../builders/context.js';
 import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
 import { podSelector, SecretKeys, selectorString } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
-import { claimsToGrow } from './storage.js';
+import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 /** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */
 
@@ -24,7 +24,8 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Pro
 /**
  * Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). The
  * API server lets only Bound claims grow, so a Pending one waits for a later pass. A refusal (its
- * StorageClass cannot expand: 403) is reported and does not fail the rest of the pass.
+ * StorageClass cannot expand: 403) is reported and does not fail the rest of the pass, as is a
+ * size below a claim's (a Warning Event: volumes never shrink).
  */
 export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
   const { name, namespace } = cluster.metadata;
@@ -41,6 +42,11 @@ export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster)
       continue;
     }
     await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
+  }
+  // A smaller size cannot be applied; say so rather than leave the spec silently unmet.
+  for (const claim of claimsAboveSize(claims, cluster.spec.storage.size)) {
+    const message = `${claim.metadata!.name} keeps ${String(claim.spec?.resources?.requests?.storage)}: volumes never shrink (spec.storage.size ${cluster.spec.storage.size})`;
+    await deps.events.record(cluster.metadata, 'Warning', 'VolumeShrinkIgnored', message);
   }
 }
 

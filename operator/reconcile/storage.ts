@@ -30,3 +30,13 @@ export function claimsToGrow(claims: V1PersistentVolumeClaim[], wanted: string):
     return current !== undefined && current < target;
   });
 }
+
+/** PVCs of the cluster larger than the wanted size: volumes never shrink, so these keep their size. */
+export function claimsAboveSize(claims: V1PersistentVolumeClaim[], wanted: string): V1PersistentVolumeClaim[] {
+  const target = quantityBytes(wanted);
+  if (target === undefined) return [];
+  return claims.filter((claim) => {
+    const current = quantityBytes(claim.spec?.resources?.requests?.storage as string | undefined);
+    return current !== undefined && current > target;
+  });
+}

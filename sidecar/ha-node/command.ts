@@ -23,6 +23,7 @@ export function createHaNodeCommand(): Command {
     .option('--ttl <seconds>', 'leader lease duration (default 30, env KEELSON_TTL)')
     .option('--loop-wait <seconds>', 'HA loop interval (default 10, env KEELSON_LOOP_WAIT)')
     .option('--retry-timeout <seconds>', 'DCS and PostgreSQL retry bound (default 10, env KEELSON_RETRY_TIMEOUT)')
+    .option('--bootstrap-config <json>', "dynamic configuration a new cluster starts with, as JSON (Patroni's bootstrap.dcs; env KEELSON_BOOTSTRAP_CONFIG)")
     .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, in-cluster, ~/.kube/config)')
     .addHelpText('after', '\nEvery setting, also those without a flag (environment and file only): docs/ha-node-settings.md')
     .action(async (opts: Record<string, string | undefined>) => {
@@ -44,6 +45,7 @@ export function createHaNodeCommand(): Command {
             ttl: opts.ttl,
             loopWait: opts.loopWait,
             retryTimeout: opts.retryTimeout,
+            bootstrapConfig: opts.bootstrapConfig,
             kubeconfig: opts.kubeconfig,
           },
         });

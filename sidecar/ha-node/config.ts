@@ -5,6 +5,8 @@ import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
 import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js';
 import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
+import { describeProblems, validateDynamicConfig } from './ops/config-validate.js';
+import type { DynamicConfig } from './dcs/types.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {
@@ -49,6 +51,11 @@ export const haNodeConfigSpec = {
   fencing: booleanKey({ env: 'KEELSON_FENCING', default: true, description: 'run the fencing process beside ha-node' }),
   tags: stringKey({ env: 'KEELSON_TAGS', default: '{}', description: 'JSON object of member tags (nofailover, noloadbalance, ...)' }),
   pgParameters: stringKey({ env: 'KEELSON_PG_PARAMETERS', default: '{}', description: 'JSON object of local postgresql.conf parameters' }),
+  bootstrapConfig: stringKey({
+    env: 'KEELSON_BOOTSTRAP_CONFIG',
+    default: '{}',
+    description: "JSON dynamic configuration (Patroni's bootstrap.dcs) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
+  }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
   apiCertFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_CERTFILE', description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS' },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
@@ -84,6 +91,8 @@ export interface HaNodeSettings {
   fencing: boolean;
   tags: MemberTags;
   pgParameters: Record<string, string | number | boolean>;
+  /** The first dynamic configuration of a new cluster (checked like a PATCH /config body). */
+  bootstrapConfig: DynamicConfig;
   kubeconfig?: string;
   /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
   apiTls?: { certFile: string; keyFile: string };
@@ -135,9 +144,17 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     fencing: c.fencing,
     tags: jsonObject('tags', c.tags) as MemberTags,
     pgParameters: parameters as Record<string, string | number | boolean>,
+    bootstrapConfig: bootstrapConfigFrom(c.bootstrapConfig),
     kubeconfig: c.kubeconfig,
     apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
   };
+}
+
+function bootstrapConfigFrom(text: string): DynamicConfig {
+  const config = jsonObject('bootstrapConfig', text);
+  const problems = validateDynamicConfig(config);
+  if (problems.length > 0) throw new Error(`invalid configuration key "bootstrapConfig": ${describeProblems(problems)}`);
+  return config as DynamicConfig;
 }
 
 function appOwnerFrom(owner: string | undefined, database: string | undefined, passwordFile: string | undefined, reserved: string[]): AppOwnerSettings {

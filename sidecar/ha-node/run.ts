@@ -146,6 +146,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       apiAuthorization: authorizationHeader(credentials ?? undefined),
       tags: settings.tags,
       baseConfig,
+      bootstrapConfig: settings.bootstrapConfig,
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),

@@ -55,6 +55,12 @@ describe('DatabaseCluster spec', () => {
     assert.doesNotThrow(() => parseSpec({}, 'a-1'));
   });
 
+  it('refuses parameters ha-node sets itself and names PostgreSQL would not parse, naming the parameter', () => {
+    assert.throws(() => parseSpec({ postgresql: { parameters: { Listen_Addresses: '*' } } }), /spec\.postgresql\.parameters\.Listen_Addresses: is managed by ha-node/);
+    assert.throws(() => parseSpec({ postgresql: { parameters: { 'work-mem': '8MB' } } }), /spec\.postgresql\.parameters\.work-mem: is not a valid parameter name/);
+    assert.doesNotThrow(() => parseSpec({ postgresql: { parameters: { work_mem: '8MB', 'auto_explain.log_min_duration': '1s' } } }));
+  });
+
   it('applies the cross-field rules the CRD states in CEL', () => {
     assert.throws(() => parseSpec({ ha: { ttl: 20, loopWait: 10, retryTimeout: 10 } }), /loopWait \+ 2\*retryTimeout must be <= ttl/);
     assert.doesNotThrow(() => parseSpec({ ha: { ttl: 30, loopWait: 10, retryTimeout: 10 } }));

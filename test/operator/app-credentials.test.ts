@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { InvalidSpecError, parseDatabaseCluster } from '../../operator/api/validate.js';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
+import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { ConfigKeys, ContainerNames } from '../../operator/naming.js';
 import { loadHaNodeSettings } from '../../sidecar/ha-node/config.js';
@@ -27,6 +28,9 @@ describe('application owner and pg_hba from the spec', () => {
       const fromSecrets = { KEELSON_SUPERUSER_PASSWORD: 's', KEELSON_REPLICATION_PASSWORD: 'r', POD_NAME: 'demo-0' };
       const settings = loadHaNodeSettings({ file, env: { ...literal, ...fromSecrets } });
       assert.equal(settings.app.owner, 'shopper');
+      // The first dynamic configuration: what PATCH /config would send, checked as ha-node checks a PATCH.
+      assert.deepEqual(settings.bootstrapConfig, desiredDynamicConfig(ctx.cluster));
+      assert.equal(settings.pgBin, '/usr/lib/postgresql/15/bin');
       assert.equal(settings.app.database, 'shop');
       assert.ok(settings.app.passwordFile, 'a password file is named');
 
@@ -40,6 +44,14 @@ describe('application owner and pg_hba from the spec', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('ha-node refuses a bootstrapConfig it would refuse as a PATCH /config, naming the key', () => {
+    const load = (bootstrapConfig: string) => loadHaNodeSettings({ env: { POD_NAME: 'demo-0', KEELSON_CLUSTER: 'demo', KEELSON_SUPERUSER_PASSWORD: 's', KEELSON_REPLICATION_PASSWORD: 'r', KEELSON_BOOTSTRAP_CONFIG: bootstrapConfig } });
+    assert.throws(() => load('{"ttl": 10, "loop_wait": 10}'), /invalid configuration key "bootstrapConfig": invalid configuration: "loop_wait" violates loop_wait \+ 2\*retry_timeout <= ttl/);
+    assert.throws(() => load('{"db": {"parameters": {"port": "1"}}}'), /"db\.parameters\.port" is managed by ha-node/);
+    assert.throws(() => load('[1]'), /"bootstrapConfig": must be a JSON object/);
+    assert.deepEqual(load('{"ttl": 40}').bootstrapConfig, { ttl: 40 });
   });
 
   it('refuses an owner named like the roles ha-node uses', () => {

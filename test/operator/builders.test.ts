@@ -6,12 +6,13 @@ import { desiredObjects } from '../../operator/builders/index.js';
 import { buildCredentialSecret, generatePassword } from '../../operator/builders/secrets.js';
 import { buildService } from '../../operator/builders/services.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
+import { parse } from 'yaml';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
 import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servicemonitor.js';
+import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
 import { ConfigKeys, Labels, Roles, ordinalOf } from '../../operator/naming.js';
-import { parse } from 'yaml';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
 
@@ -171,10 +172,15 @@ describe('builders', () => {
     assert.ok(a.length >= 40 && a !== generatePassword(), 'long and never repeated');
   });
 
-  it('ConfigMap carries the HA timings and PostgreSQL parameters for ha-node', () => {
-    const cm = buildConfigMap(sampleContext({ postgresql: { parameters: { max_connections: '200' } }, ha: { ttl: 40 } }));
-    assert.match(cm.data!['ha-node.yaml']!, /ttl: 40/);
-    assert.match(cm.data!['ha-node.yaml']!, /pgParameters: '\{"max_connections":"200"\}'/);
+  it('ConfigMap seeds the dynamic settings only as bootstrapConfig, equal to what PATCH /config sends', () => {
+    const ctx = sampleContext({ postgresql: { parameters: { max_connections: '200' }, pg_hba: ['host all all 10.0.0.0/8 scram-sha-256'] }, ha: { ttl: 40, synchronousMode: 'strict' }, postgresVersion: 16 });
+    const file = parse(buildConfigMap(ctx).data!['ha-node.yaml']!) as Record<string, unknown>;
+    assert.deepEqual(JSON.parse(file.bootstrapConfig as string), desiredDynamicConfig(ctx.cluster));
+    assert.equal(file.pgBin, '/usr/lib/postgresql/16/bin');
+    // No second, local copy of a dynamic setting: a restarted pod must not bring back a value the spec dropped.
+    for (const key of ['ttl', 'loopWait', 'retryTimeout', 'maximumLagOnFailover', 'failsafeMode', 'primaryHangTimeout', 'synchronousMode', 'pgParameters']) {
+      assert.ok(!(key in file), `${key} is not a local setting`);
+    }
   });
 
   it('names map pods to ordinals', () => {

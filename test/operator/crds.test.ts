@@ -59,6 +59,9 @@ describe('generated CRDs', () => {
       '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5',
     ]);
     assert.match(JSON.stringify(spec['x-kubernetes-validations']), /synchronousNodeCount < self.instances/);
+    // Fields fixed at creation are transition rules: the operator could not act on a change.
+    assert.match(JSON.stringify(spec['x-kubernetes-validations']), /self\.postgresVersion == oldSelf\.postgresVersion/);
+    assert.match(JSON.stringify((props.storage as Node)['x-kubernetes-validations']), /self\.storageClass == oldSelf\.storageClass/);
     assert.deepEqual((((props.ha as Node).properties as Record<string, Node>).synchronousMode as Node).enum, ['off', 'on', 'strict', 'quorum']);
     const limits = ((props.resources as Node).properties as Record<string, Node>).limits as Node;
     assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0 });

@@ -3,7 +3,7 @@ import { keepAppOwner } from './app-owner-upkeep.js';
 import { bootstrapDeferral } from './bootstrap-order.js';
 import { leaderAddress, renewed, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
-import { initialDynamicConfig, noFailover } from './settings.js';
+import { effectiveConfig, noFailover, seedDynamicConfig } from './settings.js';
 
 /** No data directory yet: create the cluster (initdb, first leader) or clone a replica from the leader. */
 export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): Promise<string> {
@@ -20,7 +20,11 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
       await pg.initdb();
+      // The first server already runs with the bootstrap document's parameters and client rules.
+      const seed = seedDynamicConfig(state.config, ctx.options.bootstrapConfig);
+      state.config = effectiveConfig(ctx.options.baseConfig, seed);
       pg.dynamicParameters = state.config.parameters;
+      pg.hbaLines = state.config.pg_hba;
       pg.writeConfig(undefined, false);
       if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
       await pg.createRoles();
@@ -28,7 +32,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       await keepAppOwner(ctx, status);
       if (!(await dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
       renewed(ctx);
-      await dcs.setConfig(initialDynamicConfig(state.config), { onlyIfMissing: true });
+      await dcs.setConfig(seed, { onlyIfMissing: true });
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = 'primary';
       return 'initialized a new cluster';

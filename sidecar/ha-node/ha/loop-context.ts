@@ -1,5 +1,5 @@
 import type { Logger } from '../../../lib/log.js';
-import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
+import type { ClusterView, Dcs, DynamicConfig, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
@@ -19,6 +19,8 @@ export interface HaLoopOptions {
   tags: MemberTags;
   /** Local defaults for the timers and failover rules (the dynamic configuration overrides them). */
   baseConfig: EffectiveConfig;
+  /** Dynamic configuration written to the DCS when this member initialises a new cluster (bootstrap.dcs). */
+  bootstrapConfig?: DynamicConfig;
   /** The file the fencing process watches; undefined disables fencing. */
   fenceFile?: string;
   /** Called with the role the pod label should show (best effort). */

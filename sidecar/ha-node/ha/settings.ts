@@ -120,6 +120,16 @@ export function initialDynamicConfig(config: EffectiveConfig): DynamicConfig {
   };
 }
 
+/**
+ * What a bootstrapping member writes to the DCS: its local settings overlaid by the bootstrap
+ * document (the `db` section merged key by key), so a new cluster starts with the values its
+ * owner asked for instead of defaults that a later PATCH /config would have to restart away.
+ */
+export function seedDynamicConfig(config: EffectiveConfig, bootstrap: DynamicConfig = {}): DynamicConfig {
+  const initial = initialDynamicConfig(config);
+  return { ...initial, ...bootstrap, db: { ...initial.db, ...bootstrap.db } };
+}
+
 export function isTrue(value: unknown): boolean {
   return value === true || value === 'true' || value === 'True' || value === 'on';
 }

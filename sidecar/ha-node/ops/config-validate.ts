@@ -2,6 +2,7 @@ import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
 import { hbaConfigProblems } from './hba-validate.js';
+import { parameterNameProblem } from '../../../lib/pg-parameters.js';
 
 /**
  * Validation of a complete dynamic configuration document before it is written to the DCS.
@@ -64,8 +65,6 @@ const dbKeys: Record<string, Check> = {
 };
 
 /** Parameters ha-node owns; letting the dynamic configuration change them would break replication. */
-const managedParameters = new Set(['port', 'listen_addresses', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'data_directory', 'hba_file', 'ident_file', 'config_file']);
-const parameterName = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
 
 export function knownConfigKeys(): string[] {
   return [...Object.keys(topLevel), 'db'];
@@ -115,8 +114,8 @@ function validateParameters(parameters: JsonObject): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const [name, value] of Object.entries(parameters)) {
     const field = `db.parameters.${name}`;
-    if (!parameterName.test(name)) problems.push({ field, message: 'is not a valid parameter name' });
-    else if (managedParameters.has(name.toLowerCase())) problems.push({ field, message: 'is managed by ha-node and cannot be set here' });
+    const nameProblem = parameterNameProblem(name);
+    if (nameProblem) problems.push({ field, message: nameProblem });
     else if (!['string', 'number', 'boolean'].includes(typeof value)) problems.push({ field, message: `must be a string, number or boolean (got ${JSON.stringify(value)})` });
     else if (typeof value === 'number' && !Number.isFinite(value)) problems.push({ field, message: 'must be a finite number' });
   }

@@ -1,0 +1,413 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { ApiextensionsV1Api, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../lib/kube/client.js';
+import { createLogger } from '../../lib/log.js';
+import { Ports } from '../../lib/ports.js';
+import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import { databaseClusterSpecSchema } from '../../operator/api/types.js';
+import { HaNodeClient } from '../../operator/hanode-client.js';
+import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { clusterDriver, type ClusterDriver } from './e2e-support.js';
+import { specFieldPaths } from './spec-paths.js';
+import { eventually } from './support.js';
+
+/**
+ * Every field of DatabaseCluster.spec, changed on one running cluster (stand-in, local node, real
+ * PostgreSQL), with the effect it must have, or the refusal at apply time for a value the
+ * operator could not act on. The table's keys must equal the schema's leaf fields, and the field
+ * table of docs/operator.md must list the same ones: a new field fails here until it has both.
+ */
+const ns = 'default';
+const name = 'spec';
+const run = promisify(execFile);
+const logger = createLogger({ name: 'spec-fields', level: process.env.LOG_LEVEL ?? 'silent' });
+
+interface Probe {
+  driver: ClusterDriver;
+  api: OperatorKubeApi;
+  /** ha-node's dynamic configuration, read from the primary. */
+  haConfig(): Promise<Record<string, unknown>>;
+  /** One SHOW on every instance. */
+  showEverywhere(parameter: string): Promise<string[]>;
+  /** The running pods, once every one is ready, on the StatefulSet's newest revision, and one is primary. */
+  settledPods(): Promise<V1Pod[] | undefined>;
+  primaryIp(): Promise<string>;
+  custom(plural: string, group: string, objectName: string): Promise<Record<string, unknown> | undefined>;
+}
+
+type Check = (probe: Probe) => Promise<boolean>;
+
+/**
+ * One change of a field: a merge patch of the spec and what must follow; or the API server's
+ * refusal; or, for a check CEL cannot state, the operator's (Ready=False, InvalidSpec, then the
+ * patch is undone with `revert`).
+ */
+type Step =
+  | { patch?: Record<string, unknown>; effect: Check; timeoutMs?: number }
+  | { patch: Record<string, unknown>; refused: RegExp }
+  | { patch: Record<string, unknown>; invalid: RegExp; revert: Record<string, unknown> };
+
+interface FieldCase {
+  field: string;
+  /** A pod template field: its changes roll out together with the other ones (one rollout, not one per field). */
+  podTemplate?: true;
+  steps: Step[];
+}
+
+const everyPod = (check: (pod: V1Pod) => boolean): Check => async (p) => {
+  const pods = await p.settledPods();
+  return !!pods && pods.every(check);
+};
+const postgresOf = (pod: V1Pod) => pod.spec!.containers.find((c) => c.name === 'postgres')!;
+const haKey = (key: string, value: unknown): Check => async (p) => JSON.stringify((await p.haConfig())[key]) === JSON.stringify(value);
+const rollout = 120_000;
+const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
+
+/** JSON merge of two spec patches (objects merge key by key; anything else replaces). */
+function mergePatch(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    const prior = out[key];
+    const bothObjects = [prior, value].every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+    out[key] = bothObjects ? mergePatch(prior as Record<string, unknown>, value as Record<string, unknown>) : value;
+  }
+  return out;
+}
+
+const collectorFiles = {
+  'answer.yml': 'keelson_spec:\n  query: SELECT 42 AS answer\n  ttl: 0\n  metrics:\n    - answer: { usage: GAUGE, description: a fixed answer }\n',
+  'other.yml': 'keelson_other:\n  query: SELECT 7 AS value\n  ttl: 0\n  metrics:\n    - value: { usage: GAUGE, description: another collector }\n',
+};
+const metricsOf = async (p: Probe): Promise<string[]> => {
+  const pods = await p.settledPods();
+  if (!pods) return [];
+  return Promise.all(pods.map(async (pod) => (await fetch(`http://${pod.status!.podIP!}:${Ports.exporter}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()));
+};
+
+/** In order: dynamic settings (two instances), day-2 and fixed fields, then pod template fields on one instance. */
+const table: FieldCase[] = [
+  { field: 'ha.ttl', steps: [{ patch: { ha: { ttl: 12 } }, effect: haKey('ttl', 12) }, { patch: { ha: { ttl: 1 } }, refused: /spec\.ha\.ttl/ }] },
+  { field: 'ha.loopWait', steps: [{ patch: { ha: { loopWait: 3 } }, effect: haKey('loop_wait', 3) }, { patch: { ha: { loopWait: 5 } }, refused: /loopWait \+ 2\*retryTimeout must be <= ttl/ }] },
+  { field: 'ha.retryTimeout', steps: [{ patch: { ha: { retryTimeout: 3 } }, effect: haKey('retry_timeout', 3) }] },
+  { field: 'ha.maximumLagOnFailover', steps: [{ patch: { ha: { maximumLagOnFailover: 2097152 } }, effect: haKey('maximum_lag_on_failover', 2097152) }] },
+  {
+    field: 'ha.synchronousMode',
+    steps: [
+      {
+        patch: { ha: { synchronousMode: 'strict' } },
+        effect: async (p) => (await haKey('synchronous_mode_strict', true)(p)) && (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names !== '',
+      },
+      { patch: { ha: { synchronousMode: 'off' } }, effect: async (p) => (await haKey('synchronous_mode', 'off')(p)) && (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names === '' },
+    ],
+  },
+  { field: 'ha.synchronousNodeCount', steps: [{ patch: { ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }, refused: /synchronousNodeCount must be less than instances/ }] },
+  { field: 'ha.failsafeMode', steps: [{ patch: { ha: { failsafeMode: true } }, effect: haKey('failsafe_mode', true) }] },
+  { field: 'ha.primaryHangTimeout', steps: [{ patch: { ha: { primaryHangTimeout: 45 } }, effect: haKey('primary_hang_timeout', 45) }, { patch: { ha: { primaryHangTimeout: 3 } }, refused: /primaryHangTimeout must be 0 or 5 to 3600/ }] },
+  {
+    field: 'postgresql.parameters',
+    steps: [
+      // work_mem was set at creation: a dropped parameter goes back to PostgreSQL's default on every instance.
+      {
+        patch: { postgresql: { parameters: { work_mem: null, log_min_duration_statement: '250' } } },
+        effect: async (p) => (await p.showEverywhere('work_mem')).every((v) => v === '4MB') && (await p.showEverywhere('log_min_duration_statement')).every((v) => v === '250ms'),
+        timeoutMs: 30_000,
+      },
+      { patch: { postgresql: { parameters: { port: '6000' } } }, refused: /port, listen_addresses.* are managed by ha-node/ },
+    ],
+  },
+  {
+    field: 'postgresql.pg_hba',
+    steps: [
+      {
+        patch: { postgresql: { pg_hba: ['host all all 127.0.0.0/8 scram-sha-256', 'host all all 0.0.0.0/0 reject'] } },
+        effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT 1 FROM pg_hba_file_rules WHERE address = '0.0.0.0' AND auth_method = 'reject'")).length === 1,
+      },
+      {
+        patch: { postgresql: { pg_hba: ['host all all 0.0.0.0/0 magic'] } },
+        invalid: /spec\.postgresql\.pg_hba: line 1 "host all all 0\.0\.0\.0\/0 magic" has an unknown authentication method/,
+        revert: { postgresql: { pg_hba: ['host all all 127.0.0.0/8 scram-sha-256', 'host all all 0.0.0.0/0 reject'] } },
+      },
+    ],
+  },
+  {
+    field: 'switchover.targetInstance',
+    steps: [
+      { patch: { switchover: { targetInstance: `${name}-1` } }, effect: async (p) => (await p.driver.status()).switchover?.result === 'Succeeded' && (await p.driver.status()).currentPrimary === `${name}-1`, timeoutMs: 60_000 },
+      { patch: { switchover: { targetInstance: 'other-1' } }, refused: /must name an instance of this cluster/ },
+    ],
+  },
+  {
+    field: 'storage.size',
+    steps: [
+      {
+        patch: { storage: { size: '2Gi' } },
+        effect: async (p) => {
+          const claims = (await p.api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.filter((c) => c.metadata!.name!.endsWith(`-${name}-0`) || c.metadata!.name!.endsWith(`-${name}-1`));
+          return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '2Gi');
+        },
+      },
+      // Volumes never shrink: the claims keep their size and a Warning says so.
+      { patch: { storage: { size: '1Gi' } }, effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeShrinkIgnored' && /data-spec-0 keeps 2Gi/.test(e.message ?? '')) },
+    ],
+  },
+  { field: 'storage.storageClass', steps: [{ patch: { storage: { storageClass: 'fast' } }, refused: /storage\.storageClass cannot change after creation/ }] },
+  {
+    field: 'postgresVersion',
+    steps: [
+      { effect: async (p) => (await p.showEverywhere('server_version_num')).every((v) => v.startsWith('15')) },
+      { patch: { postgresVersion: 16 }, refused: /postgresVersion cannot change after creation/ },
+    ],
+  },
+  {
+    field: 'bootstrap.database',
+    steps: [
+      { effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'shop'"))[0]?.owner === 'shopper' },
+      { patch: { bootstrap: { database: 'other' } }, refused: /bootstrap\.database and bootstrap\.owner cannot change after creation/ },
+    ],
+  },
+  {
+    field: 'bootstrap.owner',
+    steps: [
+      { effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'shopper'"))[0]?.rolcanlogin === true },
+      { patch: { bootstrap: { owner: 'someone' } }, refused: /bootstrap\.database and bootstrap\.owner cannot change after creation/ },
+    ],
+  },
+  {
+    field: 'instances',
+    steps: [
+      { patch: { instances: 1 }, effect: async (p) => (await p.settledPods())?.length === 1 && (await p.driver.status()).readyInstances === 1, timeoutMs: 60_000 },
+      { patch: { instances: 0 }, refused: /spec\.instances/ },
+    ],
+  },
+  {
+    field: 'monitoring.serviceMonitor.enabled',
+    steps: [{ patch: { monitoring: { serviceMonitor: { enabled: true } } }, effect: async (p) => (await p.custom('servicemonitors', 'monitoring.coreos.com', name)) !== undefined }],
+  },
+  {
+    field: 'monitoring.serviceMonitor.labels',
+    steps: [{ patch: { monitoring: { serviceMonitor: { labels: { release: 'prom' } } } }, effect: async (p) => ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.metadata as { labels?: Record<string, string> })?.labels?.release === 'prom' }],
+  },
+  {
+    field: 'monitoring.serviceMonitor.interval',
+    steps: [
+      {
+        patch: { monitoring: { serviceMonitor: { interval: '15s' } } },
+        effect: async (p) => ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.spec as { endpoints?: Array<{ interval?: string }> })?.endpoints?.every((e) => e.interval === '15s') === true,
+      },
+      { patch: { monitoring: { serviceMonitor: { interval: 'often' } } }, refused: /interval/ },
+    ],
+  },
+  {
+    field: 'exporter.collectors.configMapName', podTemplate: true,
+    steps: [
+      {
+        patch: { exporter: { collectors: { configMapName: 'spec-collectors' } } },
+        effect: async (p) => (await metricsOf(p)).some((text) => /^keelson_spec_answer 42$/m.test(text)),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'exporter.collectors.key', podTemplate: true,
+    steps: [
+      {
+        patch: { exporter: { collectors: { key: 'answer.yml' } } },
+        effect: async (p) => (await metricsOf(p)).some((text) => /^keelson_spec_answer 42$/m.test(text) && !/^keelson_other_value/m.test(text)),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  { field: 'image', podTemplate: true, steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }] },
+  { field: 'resources.requests', podTemplate: true, steps: [{ patch: { resources: { requests: { cpu: '100m' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'), timeoutMs: rollout }] },
+  { field: 'resources.limits', podTemplate: true, steps: [{ patch: { resources: { limits: { memory: '1Gi' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.limits?.memory === '1Gi'), timeoutMs: rollout }, { patch: { resources: { limits: { memory: '-1' } } }, refused: /limits/ }] },
+  { field: 'scheduling.podAntiAffinity', podTemplate: true, steps: [{ patch: { scheduling: { podAntiAffinity: 'none' } }, effect: everyPod((pod) => pod.spec?.affinity?.podAntiAffinity === undefined), timeoutMs: rollout }] },
+  {
+    field: 'scheduling.affinity', podTemplate: true,
+    steps: [
+      {
+        patch: { scheduling: { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } }] } } } },
+        effect: everyPod((pod) => pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference.matchExpressions?.[0]?.key === 'disk'),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'scheduling.tolerations', podTemplate: true,
+    steps: [
+      {
+        patch: { scheduling: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] } },
+        effect: everyPod((pod) => pod.spec?.tolerations?.some((t) => t.key === 'dedicated' && t.value === 'db') === true),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  { field: 'scheduling.nodeSelector', podTemplate: true, steps: [{ patch: { scheduling: { nodeSelector: { 'kubernetes.io/os': 'linux' } } }, effect: everyPod((pod) => pod.spec?.nodeSelector?.['kubernetes.io/os'] === 'linux'), timeoutMs: rollout }] },
+  {
+    field: 'scheduling.topologySpreadConstraints', podTemplate: true,
+    steps: [
+      {
+        patch: { scheduling: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'keelson.io/cluster': name } } }] } },
+        effect: everyPod((pod) => pod.spec?.topologySpreadConstraints?.[0]?.topologyKey === 'kubernetes.io/hostname'),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'exporter.enabled',
+    steps: [
+      {
+        patch: { exporter: { enabled: false } },
+        effect: async (p) => {
+          const pods = await p.settledPods();
+          const headless = await p.api.core.readNamespacedService({ namespace: ns, name: `${name}-headless` });
+          const monitor = (await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.spec as { endpoints?: Array<{ port?: string }> } | undefined;
+          return (
+            !!pods &&
+            pods.every((pod) => pod.spec!.containers.every((c) => c.name !== 'exporter')) &&
+            !headless.spec?.ports?.some((port) => port.name === 'exporter') &&
+            monitor?.endpoints?.map((e) => e.port).join() === 'ha'
+          );
+        },
+        timeoutMs: rollout,
+      },
+    ],
+  },
+];
+
+describe('every DatabaseCluster.spec field has a test entry and a row in docs/operator.md', () => {
+  const fields = specFieldPaths(databaseClusterSpecSchema);
+
+  it('the table changes every field of the schema, and only those', () => {
+    assert.deepEqual(table.map((c) => c.field).sort(), [...fields].sort());
+  });
+
+  it('the field table of docs/operator.md lists every field', () => {
+    const doc = readFileSync(new URL('../../docs/operator.md', import.meta.url), 'utf8');
+    const documented = new Set([...doc.matchAll(/^\| `spec\.([A-Za-z_.]+)` \|/gm)].map((m) => m[1]!));
+    assert.deepEqual(fields.filter((f) => !documented.has(f)), [], 'every field has its row');
+  });
+});
+
+describe('every DatabaseCluster.spec field takes effect on a running cluster (stand-in, real PostgreSQL)', { timeout: 600_000 }, () => {
+  let dir: string;
+  let stack: LocalStack;
+  let api: OperatorKubeApi;
+  let driver: ClusterDriver;
+  let probe: Probe;
+  const haNode = new HaNodeClient();
+
+  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
+  const patchSpec = (spec: Record<string, unknown>) => kubectl('patch', `dbc/${name}`, '--type=merge', '-p', JSON.stringify({ spec }));
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'keelson-spec-'));
+    chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
+    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.52' });
+    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    driver = clusterDriver(api, ns, name, async () => undefined);
+    const apps = api.kubeConfig.makeApiClient(AppsV1Api);
+    probe = {
+      driver,
+      api,
+      primaryIp: async () => {
+        const primary = (await driver.status()).currentPrimary;
+        const ip = (await driver.pods()).find((pod) => pod.metadata?.name === primary)?.status?.podIP;
+        if (!ip) throw new Error('no primary address yet');
+        return ip;
+      },
+      haConfig: async () => haNode.getConfig(await probe.primaryIp()),
+      showEverywhere: async (parameter) => {
+        const pods = await driver.pods();
+        return Promise.all(pods.map(async (pod) => String((await driver.sql(pod.status!.podIP!, `SHOW ${parameter}`))[0]?.[parameter])));
+      },
+      settledPods: async () => {
+        const revision = (await apps.readNamespacedStatefulSet({ namespace: ns, name })).status?.updateRevision;
+        const pods = await driver.pods();
+        const s = await driver.status();
+        const ready = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+        const settled = pods.every((pod) => ready(pod) && !pod.metadata?.deletionTimestamp && pod.metadata?.labels?.['controller-revision-hash'] === revision);
+        return settled && s.phase === 'Healthy' && pods.length === s.readyInstances ? pods : undefined;
+      },
+      custom: async (plural, group, objectName) =>
+        (await api.custom.getNamespacedCustomObject({ group, version: 'v1', namespace: ns, plural, name: objectName }).catch(() => undefined)) as Record<string, unknown> | undefined,
+    };
+    // The Prometheus Operator's API, so spec.monitoring has an object to write (ServiceMonitor).
+    await api.kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({
+      body: {
+        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+        spec: {
+          group: 'monitoring.coreos.com',
+          scope: 'Namespaced',
+          names: { kind: 'ServiceMonitor', plural: 'servicemonitors', singular: 'servicemonitor', listKind: 'ServiceMonitorList' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+        },
+      },
+    });
+    await api.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'spec-collectors' }, data: collectorFiles } });
+  });
+
+  after(async () => {
+    await stack?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a new cluster starts with the spec it was created with: the DCS is seeded from it, no restart needed', async () => {
+    await driver.create({
+      instances: 2,
+      ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
+      postgresql: { parameters: { work_mem: '8MB', max_connections: '90' } },
+      bootstrap: { database: 'shop', owner: 'shopper' },
+    });
+    await driver.healthyWith(2, 120_000);
+    await driver.readPassword();
+    const config = await eventually('ha-node /config', () => probe.haConfig(), 30_000);
+    assert.equal(config.ttl, 10);
+    assert.deepEqual((config.db as { parameters?: unknown }).parameters, { work_mem: '8MB', max_connections: '90' });
+    assert.deepEqual(await probe.showEverywhere('max_connections'), ['90', '90']);
+    assert.ok(!(await driver.events()).some((e) => e.reason === 'Restarted'), 'no instance restarted for a parameter it was created with');
+  });
+
+  for (const entry of table) {
+    if (entry === table.find((e) => e.podTemplate)) {
+      it('the pod template fields roll out together', async () => {
+        const patches = table.filter((e) => e.podTemplate).flatMap((e) => e.steps.flatMap((step) => ('effect' in step && step.patch ? [step.patch] : [])));
+        await patchSpec(patches.reduce((all, patch) => mergePatch(all, patch), {}));
+        await eventually('one rollout of every pod template change', async () => (await probe.settledPods())?.every((pod) => postgresOf(pod).image === podImage), rollout);
+      });
+    }
+    it(`spec.${entry.field}`, async () => {
+      for (const step of entry.steps) {
+        if ('refused' in step) {
+          const refusal = await patchSpec(step.patch).then(
+            () => undefined,
+            (error: { stderr?: string }) => error.stderr ?? String(error),
+          );
+          assert.ok(refusal, `the API server accepted ${JSON.stringify(step.patch)}`);
+          assert.match(refusal, step.refused);
+          continue;
+        }
+        if ('invalid' in step) {
+          await patchSpec(step.patch);
+          const ready = await eventually('Ready=False, InvalidSpec', async () => (await driver.status()).conditions?.find((c) => c.type === 'Ready' && c.reason === 'InvalidSpec'), 20_000);
+          assert.match(ready.message, step.invalid);
+          assert.ok((await driver.events()).some((e) => e.reason === 'InvalidSpec' && step.invalid.test(e.message ?? '')), 'an InvalidSpec Warning Event');
+          await patchSpec(step.revert);
+          await eventually('Healthy again', async () => (await driver.status()).phase === 'Healthy', 30_000);
+          continue;
+        }
+        if (step.patch) await patchSpec(step.patch);
+        await eventually(`spec.${entry.field} ${JSON.stringify(step.patch ?? 'as created')} in effect`, () => step.effect(probe), step.timeoutMs ?? 20_000);
+      }
+    });
+  }
+
+  it('no PATCH /config was refused along the way', async () => {
+    assert.deepEqual((await driver.events()).filter((e) => e.reason === 'ConfigurationRefused'), []);
+  });
+});

@@ -12,7 +12,7 @@ import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servi
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
-import { ConfigKeys, Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
 
@@ -49,7 +49,8 @@ describe('builders', () => {
     // What Prometheus's Kubernetes discovery gives a target of the headless Service's endpoints.
     const discovered: Record<string, string> = { __meta_kubernetes_pod_name: 'demo-1' };
     for (const [key, value] of Object.entries(podLabels)) discovered[podLabelMeta(key)] = value;
-    const scope = (parse(buildConfigMap(ctx).data![ConfigKeys.haNode]!) as { scope: string }).scope;
+    // ha-node's scope: the cluster name its pod environment gives it.
+    const scope = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'KEELSON_CLUSTER')?.value;
     const monitor = buildServiceMonitor(ctx);
     assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['ha', 'exporter']);
     for (const endpoint of monitor.spec.endpoints) {

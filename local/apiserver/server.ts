@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -46,6 +46,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Serve the /_keelson/faults admin endpoint (tests and demos only; default false). */
   faultInjection?: boolean;
+  /** Sees every request before it is served (benchmarks count requests and connections with it). */
+  onRequest?: (request: IncomingMessage) => void;
   logger?: Logger;
 }
 
@@ -107,7 +109,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   const stopGc = startGarbageCollector(core, logger);
   const faults = new Faults(() => store.compact());
 
-  const handler = createHandler({
+  const serve = createHandler({
     core,
     openapi: new OpenApiDocuments(registry),
     faults,
@@ -116,6 +118,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
     defaultWatchTimeoutSeconds: 1800,
     faultAdmin: options.faultInjection ?? false,
   });
+  const observe = options.onRequest;
+  const handler: typeof serve = observe
+    ? (request, response) => {
+        observe(request);
+        return serve(request, response);
+      }
+    : serve;
 
   const hosts = [...new Set([host, '127.0.0.1', 'localhost'])];
   const certs = useHttps ? generateCertificates(hosts) : undefined;

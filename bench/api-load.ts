@@ -4,7 +4,9 @@
  * state (a primary, two streaming replicas) the stand-in counts every request for DURATION seconds,
  * by client (each member has its own bearer token), verb and resource, plus the new TCP/TLS
  * connections each client opened. Printed next to Patroni's figures on Kubernetes (from its code).
- * Run: node --import tsx bench/api-load.ts   (DURATION=120, SETTINGS=30/10,10/2)
+ * SETTLE seconds pass first: PostgreSQL's own post-bootstrap WAL (autovacuum, standby snapshots)
+ * moves WAL positions and so member records for a while after start.
+ * Run: node --import tsx bench/api-load.ts   (DURATION=120, SETTLE=60, SETTINGS=30/10,10/2)
  */
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
@@ -16,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { classifyRequest, emptyTally, formatLoad, type LoadTally, type Setting } from './api-load-table.js';
 
 const durationSeconds = Number(process.env.DURATION ?? 120);
+const settleSeconds = Number(process.env.SETTLE ?? 60);
 const settings: Setting[] = (process.env.SETTINGS ?? '30/10,10/2').split(',').map((pair) => {
   const [ttl, loopWait] = pair.split('/').map(Number);
   return { ttl: ttl ?? 30, loopWait: loopWait ?? 10 };
@@ -63,7 +66,7 @@ async function measure(setting: Setting): Promise<Map<string, LoadTally>> {
   try {
     await settle(cluster);
     // Let the last bootstrap writes (slots, sync, member records) land before counting.
-    await new Promise((r) => setTimeout(r, 2 * setting.loopWait * 1000 + 2000));
+    await new Promise((r) => setTimeout(r, Math.max(settleSeconds, 2 * setting.loopWait) * 1000));
     counter.counting = true;
     await new Promise((r) => setTimeout(r, durationSeconds * 1000));
     counter.counting = false;

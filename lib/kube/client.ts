@@ -39,8 +39,11 @@ export function microTimeNow(now: Date = new Date()): k8s.V1MicroTime {
   return new k8s.V1MicroTime(now.getTime());
 }
 
-/** Request options that abort the call after `ms` (a frozen API server must not hang the caller). */
-export function withRequestTimeout(ms: number): k8s.ConfigurationOptions {
+/**
+ * Request options that abort the call after `ms` (a frozen API server must not hang the caller),
+ * plus any further middleware (connection reuse, see keep-alive.ts).
+ */
+export function withRequestTimeout(ms: number, ...more: k8s.ObservableMiddleware[]): k8s.ConfigurationOptions {
   return {
     middleware: [
       {
@@ -50,6 +53,7 @@ export function withRequestTimeout(ms: number): k8s.ConfigurationOptions {
         },
         post: (response) => new k8s.Observable(Promise.resolve(response)),
       },
+      ...more,
     ],
     middlewareMergeStrategy: 'append',
   };

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,6 +47,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Serve the /_keelson/faults admin endpoint (tests and demos only; default false). */
   faultInjection?: boolean;
+  /** Sees every request before it is served (benchmarks count requests and connections with it). */
+  onRequest?: (request: IncomingMessage) => void;
   logger?: Logger;
 }
 
@@ -113,7 +115,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   const token = randomBytes(16).toString('hex');
   const adminCommonName = 'keelson-admin';
 
-  const handler = createHandler({
+  const serve = createHandler({
     core,
     openapi: new OpenApiDocuments(registry),
     faults,
@@ -124,6 +126,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
     admin: { token, commonName: adminCommonName },
     tokens: new TokenRegistry(),
   });
+  const observe = options.onRequest;
+  const handler: typeof serve = observe
+    ? (request, response) => {
+        observe(request);
+        return serve(request, response);
+      }
+    : serve;
 
   const hosts = [...new Set([host, '127.0.0.1', 'localhost'])];
   const certs = useHttps ? generateCertificates(hosts, adminCommonName) : undefined;

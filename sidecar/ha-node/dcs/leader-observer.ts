@@ -26,6 +26,23 @@ function fingerprint(record: LeaderRecord | undefined): string {
   return JSON.stringify([record.holder, record.renewTime, record.transitions, record.ttl, record.resourceVersion]);
 }
 
+/**
+ * Whether a new leader record is news the HA loop must act on now: another holder, a new term
+ * (acquire, transitions), another ttl or a release. A renewal by the same live holder is not: the
+ * expiry timer already covers its absence. A record that had expired by our observation wakes
+ * the loop whatever changed (the holder is back).
+ */
+export function leaderChangeWakes(previous: LeaderRecord | undefined, next: LeaderRecord | undefined, previousExpired: boolean): boolean {
+  if (!previous || !next || previousExpired) return true;
+  return (
+    previous.holder !== next.holder ||
+    previous.transitions !== next.transitions ||
+    previous.ttl !== next.ttl ||
+    previous.acquireTime !== next.acquireTime ||
+    previous.releasedCheckpoint !== next.releasedCheckpoint
+  );
+}
+
 export class LeaderObserver {
   private lastFingerprint = '';
   private observedAt = 0;

@@ -1,9 +1,11 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/log.js';
 import { describeApiError, isConflict, isNotFound, microTimeNow, withRequestTimeout } from '../../../lib/kube/client.js';
-import { LeaderObserver, monotonicClock, type ObserverClock } from './leader-observer.js';
+import { SharedAgents } from '../../../lib/kube/keep-alive.js';
+import { LeaderObserver, leaderChangeWakes, monotonicClock, type ObserverClock } from './leader-observer.js';
+import { MEMBER_SLOTS_TTL_MS, memberWriteNeeded } from './member-refresh.js';
 import { clusterViewOf } from './cluster-view.js';
-import { Label, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberLeaseName, type DcsKey } from './lease-codec.js';
+import { Label, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, type DcsKey } from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
 
 export interface LeaseDcsOptions {
@@ -17,7 +19,16 @@ export interface LeaseDcsOptions {
   requestTimeoutMs: () => number;
   logger: Logger;
   clock?: ObserverClock;
+  /** How long the HA loop may go on the watch cache before a fresh LIST (default LOOP_RESYNC_MS). */
+  loopResyncMs?: number;
 }
+
+/**
+ * The HA loop's safety net under the watch cache: a fresh LIST at least this often. A watch
+ * delivers every change in order or ends (and an ended watch is relisted at once), so this only
+ * guards against a change lost some other way.
+ */
+export const LOOP_RESYNC_MS = 5 * 60 * 1000;
 
 function rvNumber(lease: k8s.V1Lease | undefined): number {
   const value = Number(lease?.metadata?.resourceVersion);
@@ -38,6 +49,12 @@ export class LeaseDcs implements Dcs {
   private readonly leaderName: string;
   private ownExpiry = 0;
   private lastSeenEpoch = 0;
+  /** Date.now() of the last answer from the API server (a response or a watch event). */
+  private lastContactMs = 0;
+  /** clock.now() of the last completed LIST. */
+  private lastListAt = Number.NEGATIVE_INFINITY;
+  /** One keep-alive connection pool instead of a TLS handshake per request. */
+  private readonly agents = new SharedAgents();
   private watchAbort: AbortController | undefined;
   /** The watch is open; with a LIST since it opened, the cache follows every change. */
   private watchActive = false;
@@ -69,6 +86,7 @@ export class LeaseDcs implements Dcs {
     this.watchActive = false;
     this.observer.stop();
     this.watchAbort?.abort();
+    this.agents.destroy();
   }
 
   isLeader(): boolean {
@@ -96,6 +114,7 @@ export class LeaseDcs implements Dcs {
     }
     for (const name of [...this.leases.keys()]) if (!listed.has(name)) this.leases.delete(name);
     if (this.watchActive) this.listedSinceWatch = true;
+    this.lastListAt = this.clock.now();
     this.observer.observe(leaderFromLease(this.leases.get(this.leaderName)));
     return this.viewOfCache();
   }
@@ -110,6 +129,19 @@ export class LeaseDcs implements Dcs {
     if (!this.watchActive || !this.listedSinceWatch) return undefined;
     if (Date.now() / 1000 - this.lastSeenEpoch > this.options.ttl()) return undefined;
     return this.viewOfCache();
+  }
+
+  /**
+   * The cluster for one HA cycle: the watch cache while it is sound (watch open, relisted since,
+   * the API server heard from within `silentMs`, the last LIST younger than the resync interval)
+   * and shows a live leader; otherwise a fresh LIST. Anything that leads to a race or a write of
+   * the lock without a live leader thus still starts from a LIST.
+   */
+  async clusterForLoop(silentMs: number): Promise<ClusterView> {
+    const cached = Date.now() - this.lastContactMs <= silentMs ? this.cachedCluster() : undefined;
+    const resyncMs = this.options.loopResyncMs ?? LOOP_RESYNC_MS;
+    if (cached?.leader && this.clock.now() - this.lastListAt < resyncMs) return cached;
+    return this.getCluster();
   }
 
   private viewOfCache(): ClusterView {
@@ -278,12 +310,15 @@ export class LeaseDcs implements Dcs {
     });
   }
 
-  async touchMember(record: MemberRecord): Promise<void> {
+  async touchMember(record: MemberRecord): Promise<boolean> {
     const name = memberLeaseName(this.options.scope, this.options.name);
+    const stored = this.leases.get(name);
+    if (stored && !memberWriteNeeded(memberFromLease(stored), record)) return false;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const current = attempt === 0 ? this.leases.get(name) : await this.read(name);
       const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'member');
-      body.spec = { holderIdentity: this.options.name, leaseDurationSeconds: this.options.ttl(), renewTime: microTimeNow() };
+      // The record stands until a member silent for member_slots_ttl loses its slot (see member-refresh.ts).
+      body.spec = { holderIdentity: this.options.name, leaseDurationSeconds: MEMBER_SLOTS_TTL_MS / 1000, renewTime: microTimeNow() };
       body.metadata!.annotations!.status = JSON.stringify(record);
       try {
         const result = current
@@ -291,22 +326,24 @@ export class LeaseDcs implements Dcs {
           : await this.api.createNamespacedLease({ namespace: this.options.namespace, body }, this.requestOptions());
         this.seen();
         this.leases.set(name, result);
-        return;
+        return true;
       } catch (error) {
         if (!isConflict(error) && !isNotFound(error)) throw error;
         this.leases.delete(name);
       }
     }
+    return false;
   }
 
   // --- internals -------------------------------------------------------------------------
 
   private requestOptions(): k8s.ConfigurationOptions {
-    return withRequestTimeout(this.options.requestTimeoutMs());
+    return withRequestTimeout(this.options.requestTimeoutMs(), this.agents.middleware());
   }
 
   private seen(): void {
-    this.lastSeenEpoch = Math.floor(Date.now() / 1000);
+    this.lastContactMs = Date.now();
+    this.lastSeenEpoch = Math.floor(this.lastContactMs / 1000);
   }
 
   private wake(reason: string): void {
@@ -440,8 +477,11 @@ export class LeaseDcs implements Dcs {
     // Member heartbeats only keep the cache current; the loop reads them on its own schedule.
     if (lease.metadata.labels?.[Label.dcsKey] === 'member') return;
     if (lease.metadata.name === this.leaderName) {
-      const changed = this.observer.observe(leaderFromLease(this.leases.get(this.leaderName)));
-      if (changed) this.wake('leader-changed');
+      const previous = this.observer.raw();
+      const wasExpired = this.observer.isExpired();
+      const next = leaderFromLease(this.leases.get(this.leaderName));
+      // A renewal by the same live holder only restarts the expiry timer; the loop need not run for it.
+      if (this.observer.observe(next) && leaderChangeWakes(previous, next, wasExpired)) this.wake('leader-changed');
       return;
     }
     this.wake(`${lease.metadata.labels?.[Label.dcsKey] ?? 'key'}-changed`);

@@ -119,6 +119,11 @@ export interface Dcs {
   getCluster(): Promise<ClusterView>;
   /** The cluster from the watch cache without an API request; undefined when the cache cannot be trusted now. */
   cachedCluster(): ClusterView | undefined;
+  /**
+   * The cluster for one HA cycle: the watch cache while it is sound, the API server was heard from
+   * within silentMs and it shows a live leader; otherwise (and at least every few minutes) a LIST.
+   */
+  clusterForLoop(silentMs: number): Promise<ClusterView>;
   /** CAS acquire of an empty or expired leader record. */
   attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
   /** CAS acquire of a live-looking record at exactly the expected resourceVersion (early takeover after a crash). */
@@ -147,7 +152,8 @@ export interface Dcs {
   setHistory(history: HistoryEntry[]): Promise<void>;
   setFailover(failover: FailoverRecord | undefined): Promise<boolean>;
   setSync(sync: SyncRecord | undefined): Promise<boolean>;
-  touchMember(record: MemberRecord): Promise<void>;
+  /** Publishes this member's record when it changed or its heartbeat needs a refresh; true when written. */
+  touchMember(record: MemberRecord): Promise<boolean>;
   /** Epoch seconds of the last successful API call. */
   lastSeen(): number;
   /** Called when something in the DCS changed or the leader record expired. */

@@ -22,7 +22,8 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   state.dcsUnreachable = false;
   let cluster: ClusterView;
   try {
-    cluster = await dcs.getCluster();
+    // The watch cache unless the API server has been silent for two loop_waits (a renewal is due every one).
+    cluster = await dcs.clusterForLoop(2 * state.config.loop_wait * 1000 + 1000);
   } catch (error) {
     return handleDcsError(ctx, error);
   }

@@ -1,3 +1,4 @@
+import { MEMBER_SLOTS_TTL_MS } from '../dcs/member-refresh.js';
 import type { ClusterView, MemberRecord } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { keepAppOwner } from './app-owner-upkeep.js';
@@ -8,12 +9,9 @@ import { handOver, handOverDueFor, manualFailoverOnLeader } from './manual-failo
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { lockLost, promote } from './transitions.js';
 
-/** Patroni's member_slots_ttl default: how long a silent member keeps its replication slot. */
-const memberSlotsTtlMs = 30 * 60 * 1000;
-
 /** Members heard from within member_slots_ttl: the others' slots are dropped so WAL cannot pile up for ever. */
 export function slotMembers(members: MemberRecord[], now: number): string[] {
-  return members.filter((m) => now - m.heartbeat < memberSlotsTtlMs).map((m) => m.name);
+  return members.filter((m) => now - m.heartbeat < MEMBER_SLOTS_TTL_MS).map((m) => m.name);
 }
 
 /** The failsafe list the leader publishes with each renewal (null turns failsafe off). */

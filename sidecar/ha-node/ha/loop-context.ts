@@ -50,6 +50,8 @@ export interface LoopState {
   dcsUnreachable: boolean;
   /** When this member released the lock because its primary would not start (it sits out the next race). */
   gaveUpLockAt: number | undefined;
+  /** When this member stepped down for a switchover (it waits up to ttl for the candidate's lock before it starts). */
+  handedOverAt: number | undefined;
   /** The last crash evidence that fell short of a takeover (logged once). */
   lastDisputedEvidence: string | undefined;
   /** The initialize key the data directory was last checked against. */

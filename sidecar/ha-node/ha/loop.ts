@@ -61,6 +61,7 @@ export class HaLoop {
       configDirty: false,
       dcsUnreachable: false,
       gaveUpLockAt: undefined,
+      handedOverAt: undefined,
       lastDisputedEvidence: undefined,
       checkedSystem: undefined,
       releaseSeen: undefined,

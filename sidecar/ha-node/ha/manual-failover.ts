@@ -59,6 +59,7 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
   await releaseAfterStop(ctx.pg, ctx.dcs, walPositionOf(status));
   setFence(ctx, 0);
   await ctx.options.setRoleLabel?.('replica');
+  ctx.state.handedOverAt = performance.now();
   void cluster;
   return `stepped down for a switchover to ${candidate}`;
 }

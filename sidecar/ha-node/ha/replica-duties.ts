@@ -60,6 +60,14 @@ export async function followLeader(ctx: LoopContext, cluster: ClusterView, leade
 /** PostgreSQL is down and the lock is not ours: start as a replica of the leader (if any). */
 export async function startStoppedReplica(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const leader = leaderAddress(cluster);
+  // Just stepped down for a switchover: start once the candidate holds the lock, so the former
+  // primary starts against it (rewound when needed) rather than on its own; the lock's watch
+  // event wakes the loop. A candidate that never takes it leaves us to start alone after ttl.
+  const handedOverAt = ctx.state.handedOverAt;
+  if (!leader && handedOverAt !== undefined && performance.now() - handedOverAt < ctx.state.config.ttl * 1000) {
+    return 'stopped after a switchover: waiting for the candidate to take the leader lock';
+  }
+  ctx.state.handedOverAt = undefined;
   await startAsReplica(ctx, leader, cluster);
   return leader ? `started as a replica of ${leader.name}` : 'started as a replica without a leader';
 }

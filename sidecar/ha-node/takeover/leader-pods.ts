@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Informer } from '../../../lib/kube/informer.js';
 import type { Logger } from '../../../lib/log.js';
 import { describeApiError, withRequestTimeout } from '../../../lib/kube/client.js';
+import { SharedAgents } from '../../../lib/kube/keep-alive.js';
 import { Labels } from '../../../operator/naming.js';
 
 /**
@@ -13,6 +14,7 @@ import { Labels } from '../../../operator/naming.js';
  */
 export class ClusterPods {
   private readonly informer: Informer<k8s.V1Pod>;
+  private readonly agents = new SharedAgents();
   private readonly listeners: ((podName: string) => void)[] = [];
   private retry: NodeJS.Timeout | undefined;
   private retryMs = 5000;
@@ -32,10 +34,10 @@ export class ClusterPods {
       labelSelector,
       list: async () => {
         // A list that hangs (API server frozen) must fail so the start is retried.
-        const list = await core.listNamespacedPod({ namespace, labelSelector }, withRequestTimeout(10_000));
+        const list = await core.listNamespacedPod({ namespace, labelSelector }, withRequestTimeout(10_000, this.agents.middleware()));
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       },
-      relistIntervalMs: 60_000,
+      // The watch delivers every pod change; the relist (the informer's default 5 min) is only a safety net.
       onEvent: (_event, pod) => this.changed(pod),
       logger,
     });
@@ -73,6 +75,7 @@ export class ClusterPods {
     this.stopped = true;
     clearTimeout(this.retry);
     this.informer.stop();
+    this.agents.destroy();
   }
 
   private changed(pod: k8s.V1Pod): void {

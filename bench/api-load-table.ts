@@ -1,0 +1,84 @@
+/**
+ * Pure parts of the API load benchmark: naming a request by verb and resource, and the printed
+ * tables (per cluster next to Patroni's figures, per member, per verb/resource).
+ */
+
+export interface Setting {
+  ttl: number;
+  loopWait: number;
+}
+
+export interface LoadTally {
+  /** "VERB resource" → count. */
+  requests: Map<string, number>;
+  /** Requests that arrived on a connection not seen before (a new TCP/TLS handshake). */
+  connections: number;
+}
+
+export const emptyTally = (): LoadTally => ({ requests: new Map(), connections: 0 });
+
+/** Patroni on Kubernetes at these settings, from its code (watch caches; member writes only on change). */
+const patroni: Record<string, string> = {
+  '30/10': '≈0 reads, 0.1 writes/s idle … 0.4 busy',
+  '10/2': '≈0 reads, 0.5 … 2.0 writes/s',
+};
+
+const verbs: Record<string, string> = { POST: 'CREATE', PUT: 'UPDATE', PATCH: 'PATCH', DELETE: 'DELETE' };
+
+/** "LIST leases", "UPDATE leases", "WATCH pods", "GET pods/status" … */
+export function classifyRequest(method: string, url: string): string {
+  const parsed = new URL(url, 'http://stand-in');
+  const parts = parsed.pathname.split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [resource = parsed.pathname, name, sub] = rest;
+  const watch = parsed.searchParams.get('watch');
+  const verb = method === 'GET' ? (watch === 'true' || watch === '1' ? 'WATCH' : name ? 'GET' : 'LIST') : (verbs[method] ?? method);
+  return `${verb} ${sub ? `${resource}/${sub}` : resource}`;
+}
+
+const isWrite = (key: string): boolean => !/^(GET|LIST|WATCH) /.test(key);
+const isWatch = (key: string): boolean => key.startsWith('WATCH ');
+
+function sums(tally: LoadTally): { requests: number; writes: number; watches: number } {
+  let requests = 0;
+  let writes = 0;
+  let watches = 0;
+  for (const [key, count] of tally.requests) {
+    if (isWatch(key)) watches += count;
+    else requests += count;
+    if (isWrite(key)) writes += count;
+  }
+  return { requests, writes, watches };
+}
+
+const rate = (count: number, seconds: number): string => (count / seconds).toFixed(3);
+
+export function formatLoad(results: { setting: Setting; tallies: Map<string, LoadTally> }[], seconds: number): string {
+  const lines: string[] = [];
+  lines.push(`\nha-node API load per 3-member cluster at steady state (${seconds} s; requests exclude watch opens)`);
+  lines.push('| ttl / loop_wait | req/s | writes/s | watch opens/s | new connections/s | Patroni on Kubernetes |');
+  lines.push('|---|---|---|---|---|---|');
+  for (const { setting, tallies } of results) {
+    const members = [...tallies.entries()].filter(([client]) => client !== 'other');
+    const total = members.reduce((acc, [, t]) => {
+      const s = sums(t);
+      return { requests: acc.requests + s.requests, writes: acc.writes + s.writes, watches: acc.watches + s.watches, connections: acc.connections + t.connections };
+    }, { requests: 0, writes: 0, watches: 0, connections: 0 });
+    const key = `${setting.ttl}/${setting.loopWait}`;
+    lines.push(`| ${key} | ${rate(total.requests, seconds)} | ${rate(total.writes, seconds)} | ${rate(total.watches, seconds)} | ${rate(total.connections, seconds)} | ${patroni[key] ?? '-'} |`);
+  }
+  for (const { setting, tallies } of results) {
+    lines.push(`\nttl ${setting.ttl} / loop_wait ${setting.loopWait}: per client (/s)`);
+    lines.push('| client | req/s | writes/s | new connections/s | by verb and resource (/s) |');
+    lines.push('|---|---|---|---|---|');
+    for (const [client, tally] of [...tallies.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+      const s = sums(tally);
+      const detail = [...tally.requests.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${rate(n, seconds)}`).join(', ');
+      lines.push(`| ${client} | ${rate(s.requests, seconds)} | ${rate(s.writes, seconds)} | ${rate(tally.connections, seconds)} | ${detail} |`);
+    }
+  }
+  lines.push('\n"other" is the benchmark harness (its kubelet stand-in), not counted in the cluster figures.');
+  return lines.join('\n');
+}

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../lib/pg.js';
 
 /**
  * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
@@ -14,7 +14,7 @@ export const exporterTypes = {
     if (timestampOids.has(oid)) return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
     return keepText;
   },
-} as unknown as pg.CustomTypesConfig;
+} as unknown as CustomTypesConfig;
 
 /** Adds sslmode=disable when the URL names no sslmode, like pg_exporter. */
 export function normalizeUrl(url: string): string {
@@ -71,7 +71,7 @@ export interface PoolSettings {
   applicationName: string;
 }
 
-export function createPool(settings: PoolSettings): pg.Pool {
+export function createPool(settings: PoolSettings): Pool {
   const pool = new pg.Pool({
     connectionString: settings.url,
     max: settings.max,
@@ -110,11 +110,11 @@ const backstopGraceMs = 1_000;
  * does not answer within timeout + grace (network gone), the connection is destroyed.
  * timeoutMs <= 0 means no timeout.
  */
-export async function timedQuery(client: pg.PoolClient, text: string, timeoutMs: number, useStatementTimeout = true): Promise<QueryOutput> {
+export async function timedQuery(client: PoolClient, text: string, timeoutMs: number, useStatementTimeout = true): Promise<QueryOutput> {
   const bounded = timeoutMs > 0;
   const ms = bounded ? Math.max(1, Math.round(timeoutMs)) : 0;
   const sql = useStatementTimeout ? `SET statement_timeout = ${ms};\n${text}` : text;
-  const run = client.query({ text: sql, rowMode: 'array' }) as unknown as Promise<pg.QueryResult | pg.QueryResult[]>;
+  const run = client.query({ text: sql, rowMode: 'array' }) as unknown as Promise<QueryResult | QueryResult[]>;
   let timer: NodeJS.Timeout | undefined;
   const backstop = bounded
     ? new Promise<never>((_, reject) => {

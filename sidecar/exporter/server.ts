@@ -4,6 +4,7 @@ import type { Collector } from './config/types.js';
 import { createPool, databaseOf, isServerError, timedQuery } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
+import { collectBatch } from './batch.js';
 import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
 
 export interface TargetSettings {
@@ -144,9 +145,9 @@ export class TargetServer {
 
   /**
    * Every installed collector's outcome, in plan order. Cached ones answer at once; the rest run
-   * on as many connections as the pool allows (two for the main server), each connection taking
-   * the next collector when it is done, so the round trips of one overlap the other's. Fatal
-   * collectors run first, alone: when one fails, nothing else runs.
+   * on as many connections as the pool allows (two for the main server), batched where they can
+   * be (batch.ts), so the round trips of one connection overlap the other's. Fatal collectors
+   * run first, alone: when one fails, nothing else runs.
    */
   private async runCollectors(scrapeStartMs: number, first: PooledLease, newLease: () => PooledLease): Promise<CollectOutcome[]> {
     const disableCache = this.settings.disableCache;
@@ -162,15 +163,27 @@ export class TargetServer {
       outcomes[i] = outcome;
       if (!outcome.ok) return outcomes.map((o) => o ?? skippedOutcome);
     }
+    // Each connection sends its share of the batchable collectors as one batch, then takes the
+    // others one at a time from a shared queue.
+    const batchable = pending.filter((i) => this.runtimes[i].batchable());
+    const single = pending.filter((i) => !this.runtimes[i].batchable());
+    const lanes = Math.max(1, Math.min(this.settings.poolSize, Math.max(single.length, Math.ceil(batchable.length / 2))));
     let next = 0;
-    const lane = async (lease: PooledLease): Promise<void> => {
-      while (next < pending.length) {
-        const i = pending[next++];
+    const lane = async (n: number, lease: PooledLease): Promise<void> => {
+      const mine = batchable.filter((_, k) => k % lanes === n);
+      const batched = await collectBatch(
+        mine.map((i) => this.runtimes[i]),
+        lease,
+        scrapeStartMs,
+        disableCache,
+      );
+      mine.forEach((i, k) => (outcomes[i] = batched[k]));
+      while (next < single.length) {
+        const i = single[next++];
         outcomes[i] = await this.runtimes[i].collect(lease, scrapeStartMs, disableCache);
       }
     };
-    const lanes = Math.max(1, Math.min(this.settings.poolSize, pending.length));
-    await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n === 0 ? first : newLease())));
+    await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n, n === 0 ? first : newLease())));
     return outcomes.map((o) => o ?? skippedOutcome);
   }
 

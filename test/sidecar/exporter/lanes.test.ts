@@ -51,6 +51,34 @@ describe('exporter runs uncached collectors on the pool’s connections side by 
     }
   });
 
+  it('collectors without predicates share one round trip per connection, and a failing one fails alone', async () => {
+    // now() is the transaction's start: statements sent in one message share one implicit transaction.
+    const stamped = (name: string): string => `
+${name}:
+  query: SELECT extract(epoch FROM now())::text AS started, 1 AS v
+  ttl: 0
+  metrics:
+    - started: { usage: LABEL }
+    - v:       { usage: GAUGE }
+`;
+    const names = ['t1', 't2', 't3', 't4', 't5', 't6'];
+    const file = join(dir, 'stamped.yml');
+    writeFileSync(file, `${names.map(stamped).join('')}\nbroken:\n  query: SELECT 1/0 AS v\n  ttl: 0\n  metrics:\n    - v: { usage: GAUGE }\n`);
+    const running = await startTestExporter({ url: pg.url, config: file, 'auto-discovery': 'false' });
+    try {
+      for (let scrape = 0; scrape < 3; scrape++) {
+        const m = parseMetrics((await get(`${running.url}/metrics`)).body);
+        assert.equal(valueOf(m, 'pg_up'), 1);
+        const starts = names.map((name) => m.families.get(`${name}_v`)?.metrics[0]?.labels?.started);
+        assert.ok(starts.every((s) => s !== undefined), `scrape ${scrape}: every collector reports despite the broken one`);
+        assert.ok(!m.families.has('broken_v'));
+        if (scrape > 0) assert.ok(new Set(starts).size <= 2, `scrape ${scrape}: ${new Set(starts).size} transactions for ${names.length} collectors`);
+      }
+    } finally {
+      await running.close();
+    }
+  });
+
   it('a failing fatal collector stops the scrape before any other collector runs', async () => {
     const file = join(dir, 'fatal.yml');
     writeFileSync(

@@ -2,6 +2,9 @@
  * Exporter benchmark (not a test): Keelson's exporter next to Debian's prometheus-postgres-exporter
  * against the same PostgreSQL 15, in one run. Prints a table of scrape times, samples per scrape
  * and memory. Run: node --import tsx bench/exporter.ts   (SCRAPES=rounds, RSS_SCRAPES=length of the RSS series)
+ *
+ * The memory floor is a bare Node process serving one HTTP endpoint, scraped in the same rounds:
+ * whatever the exporter uses above it is the exporter's own doing.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -157,6 +160,8 @@ function compileKeelson(): void {
 
 interface Target {
   name: string;
+  /** Sample counts of the first and the last measured round (series that grow with workload show here). */
+  firstSamples?: number;
   /** Runs one scrape (or one round of direct queries) and returns its sample count. */
   once(): Promise<number>;
   pid?: number;
@@ -176,6 +181,14 @@ async function goTarget(db: TestPostgres): Promise<Target | undefined> {
   const port = await freePort();
   const child = await startProcess(goExporterBin, [`--web.listen-address=127.0.0.1:${port}`], { DATA_SOURCE_NAME: `${db.url}?sslmode=disable` }, port);
   return httpTarget('prometheus-postgres-exporter (Debian)', `http://127.0.0.1:${port}/metrics`, child);
+}
+
+/** The memory floor: a bare Node process that answers one HTTP endpoint with a fixed body. */
+async function bareNodeTarget(): Promise<Target> {
+  const port = await freePort();
+  const source = `require('node:http').createServer((q, r) => r.end('up 1\\n')).listen(${port}, '127.0.0.1')`;
+  const child = await startProcess(process.execPath, ['-e', source], {}, port);
+  return httpTarget('bare Node HTTP server (floor)', `http://127.0.0.1:${port}/`, child);
 }
 
 function httpTarget(name: string, url: string, child: ChildProcess): Target {
@@ -228,6 +241,7 @@ async function interleaved(targets: Target[], rounds: number): Promise<void> {
       const samples = await target.once();
       if (r >= 5) {
         target.times.push(performance.now() - started);
+        target.firstSamples ??= samples;
         target.samples = samples;
       }
     }
@@ -265,15 +279,19 @@ async function main(): Promise<void> {
     targets.push(direct);
     const go = await goTarget(db);
     if (go) targets.push(go);
+    const floor = await bareNodeTarget();
+    targets.push(floor);
     await interleaved(targets, scrapes);
 
     process.stdout.write(`\nExporter benchmark: PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds); load average at the start ${loadAtStart}\n\n`);
-    process.stdout.write(`${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`);
+    process.stdout.write(`${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples first→last'.padStart(19)} ${'RSS MB'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`);
+    const rssAtEnd = new Map<Target, { rss: number; hwm: number }>();
+    for (const t of targets) if (t.pid) rssAtEnd.set(t, memory(t.pid));
     for (const t of targets) {
       const sorted = [...t.times].sort((a, b) => a - b);
-      const rss = t.pid ? fmt(memory(t.pid).hwm) : '-';
-      const samples = t === direct ? `${t.samples} rows` : String(t.samples);
-      process.stdout.write(`${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(8)} ${rss.padStart(12)}\n`);
+      const mem = rssAtEnd.get(t);
+      const samples = t === direct ? `${t.samples} rows` : `${t.firstSamples}→${t.samples}`;
+      process.stdout.write(`${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(19)} ${(mem ? fmt(mem.rss) : '-').padStart(8)} ${(mem ? fmt(mem.hwm) : '-').padStart(12)}\n`);
     }
     const verdicts: Verdict[] = [];
     const cachedBudgetMs = 3;
@@ -283,9 +301,15 @@ async function main(): Promise<void> {
     if (go) {
       const cachedRatio = median(targets[0]) / median(go);
       verdicts.push(verdict('built-in set (cached, the default) median ≤ Go exporter median', `${cachedRatio.toFixed(2)}x`, cachedRatio <= 1));
-      process.stdout.write(`(for information: built-in set with --disable-cache / Go exporter: ${(median(targets[1]) / median(go)).toFixed(2)}x)\n`);
+      const uncachedRatio = median(targets[1]) / median(go);
+      verdicts.push(verdict('built-in set with --disable-cache median ≤ Go exporter median', `${uncachedRatio.toFixed(2)}x`, uncachedRatio <= 1));
     } else {
       verdicts.push({ line: 'built-in set median ≤ Go exporter median: prometheus-postgres-exporter not available (apt-get install failed)', pass: false });
+    }
+    const floorPeak = rssAtEnd.get(floor)?.hwm ?? 0;
+    for (const t of [targets[0], targets[1]]) {
+      const over = (rssAtEnd.get(t)?.hwm ?? 0) - floorPeak;
+      verdicts.push(verdict(`${t.name}: peak RSS ≤ bare Node floor + 10 MB (floor ${floorPeak.toFixed(1)} MB)`, `+${over.toFixed(1)} MB`, over <= 10));
     }
     for (const t of targets) await t.stop();
     targets.length = 0;

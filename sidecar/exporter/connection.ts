@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../lib/pg.js';
 
 /**
  * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
@@ -14,7 +14,7 @@ export const exporterTypes = {
     if (timestampOids.has(oid)) return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
     return keepText;
   },
-} as unknown as pg.CustomTypesConfig;
+} as unknown as CustomTypesConfig;
 
 /** Adds sslmode=disable when the URL names no sslmode, like pg_exporter. */
 export function normalizeUrl(url: string): string {
@@ -71,7 +71,7 @@ export interface PoolSettings {
   applicationName: string;
 }
 
-export function createPool(settings: PoolSettings): pg.Pool {
+export function createPool(settings: PoolSettings): Pool {
   const pool = new pg.Pool({
     connectionString: settings.url,
     max: settings.max,
@@ -110,21 +110,41 @@ const backstopGraceMs = 1_000;
  * does not answer within timeout + grace (network gone), the connection is destroyed.
  * timeoutMs <= 0 means no timeout.
  */
-export async function timedQuery(client: pg.PoolClient, text: string, timeoutMs: number, useStatementTimeout = true): Promise<QueryOutput> {
+export async function timedQuery(client: PoolClient, text: string, timeoutMs: number, useStatementTimeout = true): Promise<QueryOutput> {
   const bounded = timeoutMs > 0;
   const ms = bounded ? Math.max(1, Math.round(timeoutMs)) : 0;
   const sql = useStatementTimeout ? `SET statement_timeout = ${ms};\n${text}` : text;
-  const run = client.query({ text: sql, rowMode: 'array' }) as unknown as Promise<pg.QueryResult | pg.QueryResult[]>;
+  const results = await boundedRun(client, sql, bounded ? ms + (useStatementTimeout ? backstopGraceMs : 0) : 0);
+  return results[results.length - 1];
+}
+
+/**
+ * Runs several statements in one round trip (one simple-query message), each under its own
+ * statement_timeout, and returns every statement's answer in order. The server runs them as one
+ * implicit transaction: the first error ends the batch and nothing is returned.
+ */
+export async function timedBatch(client: PoolClient, statements: Array<{ text: string; timeoutMs: number }>): Promise<QueryOutput[]> {
+  const timeouts = statements.map((s) => (s.timeoutMs > 0 ? Math.max(1, Math.round(s.timeoutMs)) : 0));
+  const sql = statements.map((s, i) => `SET statement_timeout = ${timeouts[i]};\n${s.text}\n;`).join('\n');
+  const backstopMs = timeouts.includes(0) ? 0 : timeouts.reduce((a, b) => a + b, 0) + backstopGraceMs;
+  const results = await boundedRun(client, sql, backstopMs);
+  if (results.length !== statements.length * 2) throw new Error(`a batch of ${statements.length} statements returned ${results.length} results`);
+  return statements.map((_, i) => results[i * 2 + 1]);
+}
+
+/** Runs a query text and returns each statement's answer; no answer within backstopMs (> 0) rejects. */
+async function boundedRun(client: PoolClient, sql: string, backstopMs: number): Promise<QueryOutput[]> {
+  const run = client.query({ text: sql, rowMode: 'array' }) as unknown as Promise<QueryResult | QueryResult[]>;
   let timer: NodeJS.Timeout | undefined;
-  const backstop = bounded
-    ? new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new QueryTimeoutError(`no answer within ${ms + backstopGraceMs} ms`)), ms + (useStatementTimeout ? backstopGraceMs : 0));
-      })
-    : undefined;
+  const backstop =
+    backstopMs > 0
+      ? new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new QueryTimeoutError(`no answer within ${backstopMs} ms`)), backstopMs);
+        })
+      : undefined;
   try {
     const result = backstop ? await Promise.race([run, backstop]) : await run;
-    const last = Array.isArray(result) ? result[result.length - 1] : result;
-    return { fields: last.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rows: (last.rows ?? []) as unknown[][] };
+    return (Array.isArray(result) ? result : [result]).map((r) => ({ fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rows: (r.rows ?? []) as unknown[][] }));
   } catch (error) {
     if (error instanceof QueryTimeoutError) run.catch(() => undefined);
     throw error;

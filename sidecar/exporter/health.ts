@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { pg, type Client } from '../../lib/pg.js';
 import type { Logger } from '../../lib/log.js';
 import { exporterTypes } from './connection.js';
 
@@ -24,7 +24,7 @@ export interface HealthProbeSettings {
  */
 export class HealthProbe {
   private current: TargetState = 'unknown';
-  private client: pg.Client | undefined;
+  private client: Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private stopped = false;

@@ -1,5 +1,5 @@
 import { packageVersion } from '../../lib/cli/version.js';
-import { serve, type RunningServer } from '../../lib/http.js';
+import { serve, type RunningServer } from '../../lib/httpserver.js';
 import type { Logger } from '../../lib/log.js';
 import { parseListenAddress } from '../../lib/ports.js';
 import { builtinCollectorSources, builtinOrigin } from './collectors/index.js';

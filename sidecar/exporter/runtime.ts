@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Collector } from './config/types.js';
-import { isServerError, timedQuery } from './connection.js';
+import { isServerError, timedQuery, type QueryOutput } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { transformRows, type Cell } from './transform.js';
 
@@ -90,10 +90,7 @@ export class CollectorRuntime {
   async collect(lease: ClientLease, scrapeStartMs: number, disableCache: boolean): Promise<CollectOutcome> {
     const cached = this.cachedOutcome(scrapeStartMs, disableCache);
     if (cached) return cached;
-    this.stats.total++;
-    this.lastScrapeAt = scrapeStartMs;
-    this.lastExecAt = scrapeStartMs;
-    this.kept = undefined;
+    this.begin(scrapeStartMs);
     const started = performance.now();
     try {
       const passed = await this.checkPredicates(lease, scrapeStartMs, disableCache);
@@ -105,23 +102,49 @@ export class CollectorRuntime {
         this.stats.metric = 0;
         return { families: [], ok: true, cached: false, skipped: true, warnings: [] };
       }
-      const output = await this.query(lease, this.collector.query);
-      const transformed = transformRows(this.collector, output.fields, output.rows as Cell[][], this.constantLabels);
-      this.families = transformed.families;
-      this.lastError = undefined;
-      this.lastSkipped = false;
-      this.stats.metric = transformed.sampleCount;
-      return { families: this.families, ok: true, cached: false, skipped: false, warnings: transformed.warnings };
+      return this.succeed(await this.query(lease, this.collector.query));
     } catch (error) {
-      this.families = [];
-      this.lastError = describeError(error);
-      this.lastSkipped = false;
-      this.stats.error++;
-      this.stats.metric = 0;
-      return { families: [], ok: false, error: this.lastError, cached: false, skipped: false, warnings: [] };
+      return this.fail(error);
     } finally {
       this.stats.duration = (performance.now() - started) / 1000;
     }
+  }
+
+  /**
+   * True when the collector's query may share a round trip with others (see batch.ts): one
+   * statement, no predicate query to run first, a server that takes statement_timeout, and no
+   * error the last time, so that a failing collector does not keep failing a whole batch.
+   */
+  batchable(): boolean {
+    return this.useStatementTimeout && this.collector.predicateQueries.length === 0 && this.lastError === undefined && !this.collector.query.replace(/[\s;]+$/, '').includes(';');
+  }
+
+  /** Counts an execution that starts now (not a cache hit). */
+  begin(scrapeStartMs: number): void {
+    this.stats.total++;
+    this.lastScrapeAt = scrapeStartMs;
+    this.lastExecAt = scrapeStartMs;
+    this.kept = undefined;
+  }
+
+  /** Takes a query's answer as this execution's result. */
+  succeed(output: QueryOutput): CollectOutcome {
+    const transformed = transformRows(this.collector, output.fields, output.rows as Cell[][], this.constantLabels);
+    this.families = transformed.families;
+    this.lastError = undefined;
+    this.lastSkipped = false;
+    this.stats.metric = transformed.sampleCount;
+    return { families: this.families, ok: true, cached: false, skipped: false, warnings: transformed.warnings };
+  }
+
+  /** Takes an error as this execution's result. */
+  fail(error: unknown): CollectOutcome {
+    this.families = [];
+    this.lastError = describeError(error);
+    this.lastSkipped = false;
+    this.stats.error++;
+    this.stats.metric = 0;
+    return { families: [], ok: false, error: this.lastError, cached: false, skipped: false, warnings: [] };
   }
 
   private async query(lease: ClientLease, text: string) {

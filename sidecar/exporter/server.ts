@@ -1,10 +1,11 @@
-import type pg from 'pg';
+import type { Pool, PoolClient } from '../../lib/pg.js';
 import type { Logger } from '../../lib/log.js';
 import type { Collector } from './config/types.js';
 import { createPool, databaseOf, isServerError, timedQuery } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
-import { CollectorRuntime, describeError, type ClientLease } from './runtime.js';
+import { collectBatch } from './batch.js';
+import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
 
 export interface TargetSettings {
   url: string;
@@ -38,7 +39,7 @@ const factsQuery = `SELECT current_setting('server_version_num')::int AS version
  * runs fatal collectors first and the rest one after another on one connection.
  */
 export class TargetServer {
-  readonly pool: pg.Pool;
+  readonly pool: Pool;
   readonly pgbouncer: boolean;
   private collectors: Collector[];
   private runtimes: CollectorRuntime[] = [];
@@ -100,23 +101,24 @@ export class TargetServer {
   async scrape(scrapeStartMs: number): Promise<ServerScrape> {
     const started = performance.now();
     this.scrapeCount++;
-    let current: pg.PoolClient | undefined;
-    const lease: ClientLease = {
-      get: async () => (current ??= await this.pool.connect()),
-      discard: () => {
-        current?.release(true);
-        current = undefined;
-      },
+    const leases: PooledLease[] = [];
+    const newLease = (): PooledLease => {
+      const lease = pooledLease(this.pool);
+      leases.push(lease);
+      return lease;
     };
+    const first = newLease();
     try {
       // A discovered database whose collectors are all cached needs no precheck round trip;
       // the main server always runs one, since pg_up and the role come from it.
       const cachedOnly = this.settings.forked && this.planned && this.lastFacts !== undefined && this.runtimes.every((r) => r.isFresh(scrapeStartMs, this.settings.disableCache));
-      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.precheck(lease);
+      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.precheck(first);
       this.applyFacts(facts);
+      const outcomes = await this.runCollectors(scrapeStartMs, first, newLease);
       const families: RenderedFamily[] = [];
-      for (const runtime of this.runtimes) {
-        const outcome = runtime.cachedOutcome(scrapeStartMs, this.settings.disableCache) ?? (await runtime.collect(lease, scrapeStartMs, this.settings.disableCache));
+      for (let i = 0; i < this.runtimes.length; i++) {
+        const runtime = this.runtimes[i];
+        const outcome = outcomes[i];
         for (const warning of outcome.warnings) this.settings.logger.debug({ collector: runtime.collector.branch, datname: this.settings.datname }, warning);
         if (!outcome.ok) {
           if (runtime.collector.fatal) throw new Error(`fatal collector ${runtime.collector.branch} failed: ${outcome.error}`);
@@ -129,16 +131,60 @@ export class TargetServer {
       this.lastError = undefined;
       return { up: true, families, facts };
     } catch (error) {
-      if (!isServerError(error)) lease.discard();
+      if (!isServerError(error)) first.discard();
       this.up = false;
       this.scrapeErrorCount++;
       this.lastError = describeError(error);
       return { up: false, families: [], error: this.lastError };
     } finally {
-      current?.release();
+      for (const lease of leases) lease.release();
       this.lastScrapeSeconds = (performance.now() - started) / 1000;
       this.scrapeTotalSeconds += this.lastScrapeSeconds;
     }
+  }
+
+  /**
+   * Every installed collector's outcome, in plan order. Cached ones answer at once; the rest run
+   * on as many connections as the pool allows (two for the main server), batched where they can
+   * be (batch.ts), so the round trips of one connection overlap the other's. Fatal collectors
+   * run first, alone: when one fails, nothing else runs.
+   */
+  private async runCollectors(scrapeStartMs: number, first: PooledLease, newLease: () => PooledLease): Promise<CollectOutcome[]> {
+    const disableCache = this.settings.disableCache;
+    const outcomes: Array<CollectOutcome | undefined> = this.runtimes.map((r) => r.cachedOutcome(scrapeStartMs, disableCache));
+    const pending: number[] = [];
+    for (let i = 0; i < outcomes.length; i++) {
+      if (outcomes[i] !== undefined) continue;
+      if (!this.runtimes[i].collector.fatal) {
+        pending.push(i);
+        continue;
+      }
+      const outcome = await this.runtimes[i].collect(first, scrapeStartMs, disableCache);
+      outcomes[i] = outcome;
+      if (!outcome.ok) return outcomes.map((o) => o ?? skippedOutcome);
+    }
+    // Each connection sends its share of the batchable collectors as one batch, then takes the
+    // others one at a time from a shared queue.
+    const batchable = pending.filter((i) => this.runtimes[i].batchable());
+    const single = pending.filter((i) => !this.runtimes[i].batchable());
+    const lanes = Math.max(1, Math.min(this.settings.poolSize, Math.max(single.length, Math.ceil(batchable.length / 2))));
+    let next = 0;
+    const lane = async (n: number, lease: PooledLease): Promise<void> => {
+      const mine = batchable.filter((_, k) => k % lanes === n);
+      const batched = await collectBatch(
+        mine.map((i) => this.runtimes[i]),
+        lease,
+        scrapeStartMs,
+        disableCache,
+      );
+      mine.forEach((i, k) => (outcomes[i] = batched[k]));
+      while (next < single.length) {
+        const i = single[next++];
+        outcomes[i] = await this.runtimes[i].collect(lease, scrapeStartMs, disableCache);
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n, n === 0 ? first : newLease())));
+    return outcomes.map((o) => o ?? skippedOutcome);
   }
 
   /**
@@ -155,7 +201,7 @@ export class TargetServer {
     }
   }
 
-  private async readFacts(client: pg.PoolClient): Promise<ServerFacts> {
+  private async readFacts(client: PoolClient): Promise<ServerFacts> {
     if (this.pgbouncer) return this.readPgbouncerFacts(client);
     const output = await timedQuery(client, factsQuery, this.settings.connectTimeoutMs);
     const row = output.rows[0] as string[];
@@ -176,7 +222,7 @@ export class TargetServer {
   }
 
   /** The pgbouncer admin console has no catalog: only its version (SHOW VERSION) matters for planning. */
-  private async readPgbouncerFacts(client: pg.PoolClient): Promise<ServerFacts> {
+  private async readPgbouncerFacts(client: PoolClient): Promise<ServerFacts> {
     const output = await timedQuery(client, 'SHOW VERSION', this.settings.connectTimeoutMs, false);
     const text = String((output.rows[0] as unknown[] | undefined)?.[0] ?? '');
     return {
@@ -225,3 +271,26 @@ export function pgbouncerVersion(text: string): number {
   const match = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
   return match ? Number(match[1]) * 10000 + Number(match[2]) * 100 + Number(match[3] ?? 0) : 0;
 }
+
+/** A lease that connects on first use and is released (or discarded) by the scrape that made it. */
+interface PooledLease extends ClientLease {
+  release(): void;
+}
+
+function pooledLease(pool: Pool): PooledLease {
+  let current: PoolClient | undefined;
+  return {
+    get: async () => (current ??= await pool.connect()),
+    discard: () => {
+      current?.release(true);
+      current = undefined;
+    },
+    release: () => {
+      current?.release();
+      current = undefined;
+    },
+  };
+}
+
+/** Stands in for collectors left out after a fatal collector failed; the scrape fails anyway. */
+const skippedOutcome: CollectOutcome = { families: [], ok: true, cached: false, skipped: true, warnings: [] };

@@ -99,7 +99,7 @@ pg_table:
 
 pg_query:
   name: pg_query
-  desc: the 128 statements with the most execution time (pg_stat_statements), calls > 4
+  desc: the 64 statements with the most execution time (pg_stat_statements), calls > 4
   query: |-
     SELECT d.datname, r.rolname AS username, s.queryid::text AS queryid,
            s.calls, s.rows, s.total_exec_time AS exec_time, s.total_plan_time AS plan_time,
@@ -109,7 +109,7 @@ pg_query:
     JOIN pg_database d ON d.oid = s.dbid
     JOIN pg_roles r ON r.oid = s.userid
     WHERE s.calls > 4
-    ORDER BY s.total_exec_time DESC LIMIT 128
+    ORDER BY s.total_exec_time DESC LIMIT 64
   ttl: 10
   timeout: 2
   min_version: 130000

@@ -143,4 +143,18 @@ describe('young generation of the exporter process', () => {
     assert.ok(limited <= 4 * 1024 * 1024, `limited new space ${limited} bytes`);
     assert.ok(free > limited, `without the limit V8 grows it (${free} bytes), so the test would notice if the flag stopped working`);
   });
+
+  it('leaves hot functions unoptimised (TurboFan off) once the exporter has set its limits', () => {
+    const script = (limit: boolean) => `
+      import { keepHeapSmall } from './sidecar/exporter/memory.ts';
+      ${limit ? 'keepHeapSmall("", []);' : ''}
+      function hot(a, b) { return (a * 31 + b) % 1000003; }
+      let x = 0;
+      for (let i = 0; i < 3000000; i++) x = hot(x, i);
+      const status = new Function('f', 'return %GetOptimizationStatus(f)')(hot);
+      process.stdout.write(String(status & 16));`;
+    const optimised = (limit: boolean) => Number(execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script(limit)], { cwd: repoRoot, env: { ...process.env, NODE_OPTIONS: '' } }).toString());
+    assert.equal(optimised(true), 0, 'hot function optimised despite the limit');
+    assert.equal(optimised(false), 16, 'without the limit V8 optimises it, so the test would notice if the flag stopped working');
+  });
 });

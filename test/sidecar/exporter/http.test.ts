@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '../../../lib/http.js';
 import { HealthProbe } from '../../../sidecar/exporter/health.js';
-import { createExporterApp } from '../../../sidecar/exporter/routes.js';
+import { createExporterApp } from '../../../sidecar/exporter/app.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { get, parseMetrics, quietLogger, startTestExporter, valueOf, type ParsedMetrics } from './helpers.js';
 

@@ -4,6 +4,7 @@ import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from
 import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
 import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js';
+import { parseBackupConfig, type BackupConfig } from './backup/settings.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {
@@ -42,6 +43,12 @@ export const haNodeConfigSpec = {
   fencing: booleanKey({ env: 'KEELSON_FENCING', default: true, description: 'run the fencing process beside ha-node' }),
   tags: stringKey({ env: 'KEELSON_TAGS', default: '{}', description: 'JSON object of member tags (nofailover, noloadbalance, ...)' }),
   pgParameters: stringKey({ env: 'KEELSON_PG_PARAMETERS', default: '{}', description: 'JSON object of local postgresql.conf parameters' }),
+  backup: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_BACKUP',
+    description: 'JSON of the pgBackRest settings (stanza, repositories, retention, recovery source); WAL archiving and backups are off when unset',
+  },
+  pgbackrestBin: stringKey({ env: 'KEELSON_PGBACKREST', default: 'pgbackrest', description: 'the pgbackrest executable' }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
   apiCertFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_CERTFILE', description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS' },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
@@ -76,6 +83,9 @@ export interface HaNodeSettings {
   fencing: boolean;
   tags: MemberTags;
   pgParameters: Record<string, string | number | boolean>;
+  /** WAL archiving, backups and the restore bootstrap with pgBackRest; off when undefined. */
+  backup?: BackupConfig;
+  pgbackrestBin: string;
   kubeconfig?: string;
   /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
   apiTls?: { certFile: string; keyFile: string };
@@ -126,6 +136,8 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     fencing: c.fencing,
     tags: jsonObject('tags', c.tags) as MemberTags,
     pgParameters: parameters as Record<string, string | number | boolean>,
+    backup: c.backup === undefined ? undefined : parseBackupConfig(c.backup),
+    pgbackrestBin: c.pgbackrestBin,
     kubeconfig: c.kubeconfig,
     apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
   };

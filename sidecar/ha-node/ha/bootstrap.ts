@@ -1,4 +1,6 @@
+import { restoreFromRepository } from '../backup/restore.js';
 import type { ClusterView } from '../dcs/types.js';
+import type { PostgresInstance } from '../postgres/instance.js';
 import { keepAppOwner } from './app-owner-upkeep.js';
 import { leaderAddress, renewed, setFence, type LoopContext } from './loop-context.js';
 import { initialDynamicConfig, noFailover } from './settings.js';
@@ -11,11 +13,11 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     // waits (with every member tagged so, the cluster waits) for an eligible one to bootstrap.
     if (noFailover(ctx.options.tags)) return 'waiting: tagged nofailover, so this member may not bootstrap the cluster';
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
+    const restoring = ctx.options.backup?.engine.config.recovery !== undefined;
     try {
-      await pg.initdb();
       pg.dynamicParameters = state.config.parameters;
-      pg.writeConfig(undefined, false);
-      if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
+      if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
+      else await initdbAndStart(pg);
       await pg.createRoles();
       const status = await pg.status();
       await keepAppOwner(ctx, status);
@@ -24,14 +26,16 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       await dcs.setConfig(initialDynamicConfig(state.config), { onlyIfMissing: true });
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = 'primary';
-      return 'initialized a new cluster';
+      if (restoring) ctx.options.backup!.restoreOutcome = { at: new Date().toISOString(), ok: true, message: 'restored from the repository' };
+      return restoring ? 'restored a new cluster from the repository' : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
+      if (restoring) ctx.options.backup!.restoreOutcome = { at: new Date().toISOString(), ok: false, message: (error as Error).message };
       await pg.stop('immediate');
       pg.removeDataDirectory();
       pg.state = 'initdb_failed';
       await dcs.setInitialize(undefined).catch(() => undefined);
-      return 'bootstrap failed';
+      return restoring ? `restore from the repository failed: ${(error as Error).message}` : 'bootstrap failed';
     }
   }
   const leader = leaderAddress(cluster);
@@ -43,4 +47,10 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
   await pg.start(60);
   state.snapshot.offlineRole = 'replica';
   return `created a replica from ${leader.name}`;
+}
+
+async function initdbAndStart(pg: PostgresInstance): Promise<void> {
+  await pg.initdb();
+  pg.writeConfig(undefined, false);
+  if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
 }

@@ -4,7 +4,7 @@
  * cluster archives into its OWN stanza from its first WAL on; the source is only ever read.
  */
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import type { Logger } from '../../../lib/log.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import { writePrivateFile } from '../postgres/runner.js';
@@ -52,19 +52,38 @@ export function backupForTarget(source: StanzaInfo, recovery: RecoveryConfig): s
   return before.sort((a, b) => a.stoppedAt.localeCompare(b.stoppedAt)).at(-1)?.label;
 }
 
+/**
+ * An ISO 8601 time as recovery_target_time takes it: the server checks it before loading the
+ * time zone abbreviations, so "Z" is refused there; a numeric offset is not.
+ */
+export function postgresTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/[zZ]$/, '+00');
+}
+
 /** postgresql.conf settings for the replay: the source's archive, the target, promote at the end. */
 export function recoveryParameters(restoreCommand: string, recovery: RecoveryConfig): Record<string, string> {
   const parameters: Record<string, string> = { restore_command: restoreCommand, recovery_target_action: 'promote' };
   if (recovery.target.time) {
-    parameters.recovery_target_time = recovery.target.time;
+    parameters.recovery_target_time = postgresTime(recovery.target.time);
     parameters.recovery_target_inclusive = 'false';
   }
   return parameters;
 }
 
-function logTail(pg: PostgresInstance): string {
+function logSize(pg: PostgresInstance): number {
   try {
-    const lines = readFileSync(join(pg.settings.dataDir, '..', 'postgresql.log'), 'utf8').split('\n');
+    return statSync(logPath(pg)).size;
+  } catch {
+    return 0;
+  }
+}
+
+const logPath = (pg: PostgresInstance): string => join(pg.settings.dataDir, '..', 'postgresql.log');
+
+/** The server's errors since `from` (this attempt only: the log file is shared by every start). */
+function logTail(pg: PostgresInstance, from: number): string {
+  try {
+    const lines = readFileSync(logPath(pg)).subarray(from).toString('utf8').split('\n');
     return lines.filter((l) => /FATAL|PANIC|ERROR/.test(l)).slice(-3).join(' | ');
   } catch {
     return '';
@@ -85,6 +104,8 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   logger.info({ source: recovery.stanza, backup: label, targetTime: recovery.target.time ?? 'latest' }, 'restoring from the repository');
   pg.prepareDirectories();
   pg.removeDataDirectory();
+  mkdirSync(pg.settings.dataDir, { mode: 0o700 });
+  if (pg.settings.runAs) chownSync(pg.settings.dataDir, pg.settings.runAs.uid, pg.settings.runAs.gid);
   pg.state = 'creating_replica';
   await engine.restore(label);
   pg.state = 'stopped';
@@ -92,9 +113,10 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.sourceRestoreCommand(), recovery) };
   pg.writeConfig(undefined, false);
   writePrivateFile(join(pg.settings.dataDir, 'recovery.signal'), '', pg.settings.runAs);
+  const logFrom = logSize(pg);
   try {
     await pg.start(120);
-    await waitForPromotion(pg, timeoutMs);
+    await waitForPromotion(pg, timeoutMs, logFrom);
   } finally {
     pg.enforcedParameters = kept;
   }
@@ -104,7 +126,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   engine.removeSourceConfig();
 }
 
-async function waitForPromotion(pg: PostgresInstance, timeoutMs: number): Promise<void> {
+async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const postmaster = pg.postmasterPid();
   // Replay may take long: liveness counts the running postmaster as a tool making progress.
@@ -113,7 +135,7 @@ async function waitForPromotion(pg: PostgresInstance, timeoutMs: number): Promis
     for (;;) {
       if (!pg.isRunning()) {
         pg.state = 'start_failed';
-        throw new Error(`recovery stopped before promotion: ${logTail(pg) || 'see postgresql.log'}`);
+        throw new Error(`recovery stopped before promotion: ${logTail(pg, logFrom) || 'see postgresql.log'}`);
       }
       const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);
       if (rows?.[0]?.r === false) return;

@@ -5,6 +5,9 @@ import { keepAppOwner } from './app-owner-upkeep.js';
 import { leaderAddress, renewed, setFence, type LoopContext } from './loop-context.js';
 import { initialDynamicConfig, noFailover } from './settings.js';
 
+/** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
+const restoreRetryMs = 30_000;
+
 /** No data directory yet: create the cluster (initdb, first leader) or clone a replica from the leader. */
 export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const { dcs, pg, state } = ctx;
@@ -12,8 +15,10 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     // As in Patroni, a member that may never lead may not create the cluster either: it
     // waits (with every member tagged so, the cluster waits) for an eligible one to bootstrap.
     if (noFailover(ctx.options.tags)) return 'waiting: tagged nofailover, so this member may not bootstrap the cluster';
-    if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     const restoring = ctx.options.backup?.engine.config.recovery !== undefined;
+    const failed = ctx.options.backup?.restoreOutcome;
+    if (restoring && failed && !failed.ok && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
+    if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
       pg.dynamicParameters = state.config.parameters;
       if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);

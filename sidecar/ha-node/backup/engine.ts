@@ -79,7 +79,9 @@ export class PgBackRest {
 
   /** Writes this cluster's pgbackrest.conf (and the restore source's, when given) and the folders. */
   writeConfig(): void {
-    for (const dir of [this.paths.root, this.paths.spool, this.paths.log, this.paths.lock]) {
+    // A filesystem repository's folder for this cluster may not exist yet on a fresh volume.
+    const posix = this.options.config.repositories.flatMap((r) => (r.kind === 'posix' ? [r.path] : []));
+    for (const dir of [this.paths.root, this.paths.spool, this.paths.log, this.paths.lock, ...posix]) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (this.options.runAs) chownSync(dir, this.options.runAs.uid, this.options.runAs.gid);
     }

@@ -62,7 +62,7 @@ describe('pgbackrest.conf rendering', () => {
 });
 
 const infoText = (backups: unknown[], code = 0): string =>
-  JSON.stringify([{ name: 'src', status: { code, message: 'ok' }, archive: [{ id: '15-1', min: '000000010000000000000001', max: '000000010000000000000009', database: { id: 1, 'repo-key': 1 } }], backup: backups, db: [{ id: 1, 'repo-key': 1, 'system-id': 7300000000000000001, version: '15' }], repo: [{ key: 1, status: { code: 0, message: 'ok' } }] }]);
+  JSON.stringify([{ name: 'src', status: { code, message: 'ok' }, archive: [{ id: '15-1', min: '000000010000000000000001', max: '000000010000000000000009', database: { id: 1, 'repo-key': 1 } }], backup: backups, db: [{ id: 1, 'repo-key': 1, 'system-id': 7300000000000000, version: '15' }], repo: [{ key: 1, status: { code: 0, message: 'ok' } }] }]);
 const fullSet = { label: '20260101-100000F', type: 'full', prior: null, archive: { start: '000000010000000000000003', stop: '000000010000000000000003' }, database: { id: 1, 'repo-key': 1 }, info: { size: 100, repository: { size: 10, delta: 10 } }, lsn: { start: '0/3000028', stop: '0/3000100' }, timestamp: { start: 1767261600, stop: 1767261660 } };
 const incrSet = { ...fullSet, label: '20260101-100000F_20260101-110000I', type: 'incr', prior: '20260101-100000F', timestamp: { start: 1767265200, stop: 1767265260 } };
 

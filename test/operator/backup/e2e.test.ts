@@ -14,7 +14,8 @@ import { eventually } from '../support.js';
  * Backups through the operator on the stand-in with real PostgreSQL and pgBackRest: a cluster
  * with a filesystem repository gets BackupReady=True and its schedule's backup; a cluster whose
  * S3 credentials Secret does not exist gets BackupReady=False naming the Secret, and an Event,
- * while the operator keeps serving both.
+ * while the operator keeps serving both; a new cluster restored from the first one's repository
+ * has its rows.
  */
 const ns = 'default';
 const logger = createLogger({ name: 'e2e-backup', level: process.env.LOG_LEVEL ?? 'silent' });
@@ -82,5 +83,32 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     assert.ok(status.backup?.lastScheduled?.incremental, 'the schedule recorded its run');
     const brokenCondition = backupReady((await broken.status()) as BackupStatus);
     assert.equal(brokenCondition?.reason, 'SecretMissing', 'the other cluster still reports its own problem');
+  });
+
+  it('bootstrap.recovery: a new cluster restored from the repository has the rows, and archives on its own', async () => {
+    await vault.readPassword();
+    await vault.query('vault-rw', 'CREATE TABLE kept AS SELECT generate_series(1, 42) AS id');
+    const [switched] = await vault.query('vault-rw', 'SELECT pg_walfile_name(pg_switch_wal()) AS wal');
+    await eventually('the switched WAL archived', async () => {
+      const [row] = await vault.query('vault-rw', 'SELECT last_archived_wal AS last FROM pg_stat_archiver');
+      return row?.last !== null && String(row!.last) >= String(switched!.wal) ? row : undefined;
+    }, 60_000);
+    const copy = clusterDriver(api, ns, 'vault-copy', viaClusterIp);
+    await copy.create({
+      instances: 1,
+      ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
+      backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] },
+      bootstrap: { recovery: { source: { cluster: 'vault' }, repository: 'local' } },
+    });
+    await copy.healthyWith(1, 150_000);
+    await copy.readPassword();
+    // The Service address may route a moment after the pod turns Ready.
+    const rows = await eventually('the restored rows through vault-copy-rw', () => copy.query('vault-copy-rw', 'SELECT count(*)::int AS n FROM kept'), 30_000);
+    assert.equal(rows[0]?.n, 42);
+    const ready = await eventually('the copy archives into its own stanza', async () => {
+      const c = backupReady((await copy.status()) as BackupStatus);
+      return c?.status === 'True' ? c : undefined;
+    }, 90_000);
+    assert.equal(ready.reason, 'ArchivingWorks');
   });
 });

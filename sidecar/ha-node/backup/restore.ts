@@ -84,7 +84,7 @@ const logPath = (pg: PostgresInstance): string => join(pg.settings.dataDir, '..'
 function logTail(pg: PostgresInstance, from: number): string {
   try {
     const lines = readFileSync(logPath(pg)).subarray(from).toString('utf8').split('\n');
-    return lines.filter((l) => /FATAL|PANIC|ERROR/.test(l)).slice(-3).join(' | ');
+    return lines.filter((l) => /FATAL|PANIC|ERROR|last completed transaction was at log time/.test(l)).slice(-4).join('\n');
   } catch {
     return '';
   }
@@ -126,6 +126,18 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   engine.removeSourceConfig();
 }
 
+/**
+ * Why replay stopped, from the server's log. A target beyond the end of the archive is refused by
+ * the server (it does not promote at the end); the message then gives the last restorable time.
+ */
+export function recoveryFailure(tail: string): string {
+  if (/recovery ended before configured recovery target was reached/.test(tail)) {
+    const last = /last completed transaction was at log time (.+)$/m.exec(tail)?.[1]?.trim();
+    return `recovery.target.time: beyond the end of the archive${last ? `; the last restorable time is ${last}` : ''}`;
+  }
+  return `recovery stopped before promotion: ${tail.replace(/\n/g, ' | ') || 'see postgresql.log'}`;
+}
+
 async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const postmaster = pg.postmasterPid();
@@ -135,7 +147,7 @@ async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom
     for (;;) {
       if (!pg.isRunning()) {
         pg.state = 'start_failed';
-        throw new Error(`recovery stopped before promotion: ${logTail(pg, logFrom) || 'see postgresql.log'}`);
+        throw new Error(recoveryFailure(logTail(pg, logFrom)));
       }
       const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);
       if (rows?.[0]?.r === false) return;

@@ -85,6 +85,21 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
     }
   });
 
+  it('refuses a target beyond the end of the archive instead of promoting at its end, giving the last restorable time', async () => {
+    const late = new Date(Date.now() + 3_600_000).toISOString();
+    const cluster = await startRestored('late', 'late', { target: { time: late } });
+    try {
+      const status = await cluster.waitFor('the restore refused', async () => {
+        const s = await backupStatus(cluster.members[0]!);
+        return s.restore && !s.restore.ok ? s : undefined;
+      }, 90_000);
+      assert.match(status.restore!.message, /recovery\.target\.time: beyond the end of the archive; the last restorable time is 20\d\d-/);
+      assert.equal(await cluster.primary(), undefined, 'no silent promotion at the end of the archive');
+    } finally {
+      await cluster.stop();
+    }
+  });
+
   it('refuses to restore into a stanza that already holds an archive (two clusters never share one)', async () => {
     const cluster = await startRestored('again', 'restored', { target: { time: target } });
     try {

@@ -4,7 +4,7 @@ import { parseBackupRequest } from '../../../../sidecar/ha-node/api/ops/backup-r
 import { archiveParameters, backupPaths, renderPgBackRestConf } from '../../../../sidecar/ha-node/backup/conf.js';
 import { errorSummary } from '../../../../sidecar/ha-node/backup/engine.js';
 import { parseInfo } from '../../../../sidecar/ha-node/backup/info.js';
-import { backupForTarget, postgresTime, restoreProblem } from '../../../../sidecar/ha-node/backup/restore.js';
+import { backupForTarget, postgresTime, recoveryFailure, restoreProblem } from '../../../../sidecar/ha-node/backup/restore.js';
 import { parseBackupConfig } from '../../../../sidecar/ha-node/backup/settings.js';
 
 const s3 = { kind: 's3', bucket: 'backups', endpoint: 'minio.example', region: 'eu-1', path: '/prod', uriStyle: 'path', keyFile: '/secrets/key', secretKeyFile: '/secrets/secret' };
@@ -94,6 +94,12 @@ describe('pgbackrest info and restore checks', () => {
   it('writes the target time the way the server accepts it at startup', () => {
     assert.equal(postgresTime('2026-01-01T10:30:00.123456Z'), '2026-01-01 10:30:00.123456+00');
     assert.equal(postgresTime('2026-01-01T10:30:00+02:00'), '2026-01-01 10:30:00+02:00');
+  });
+
+  it('reads why replay stopped from the server log', () => {
+    const tail = '2026-01-01 10:00:01 GMT [1] LOG:  last completed transaction was at log time 2026-01-01 09:59:58.123+00\n2026-01-01 10:00:01 GMT [1] FATAL:  recovery ended before configured recovery target was reached';
+    assert.equal(recoveryFailure(tail), 'recovery.target.time: beyond the end of the archive; the last restorable time is 2026-01-01 09:59:58.123+00');
+    assert.equal(recoveryFailure('FATAL:  x\nFATAL:  y'), 'recovery stopped before promotion: FATAL:  x | FATAL:  y');
   });
 
   it('summarises pgBackRest errors without the request dump', () => {

@@ -85,6 +85,16 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     assert.ok(sets.some((b) => b.label === last.prior), 'the incremental names a listed backup as its prior');
   });
 
+  it('retention keeps the configured count of full backups (2) and drops the oldest with what depends on it', async () => {
+    const before = (await backupStatus(primary)).info!.backups.filter((b) => b.repository === 1);
+    const oldestFull = before.find((b) => b.type === 'full')!;
+    await takeBackup(cluster, primary, 'full');
+    await takeBackup(cluster, primary, 'full');
+    const after = (await backupStatus(primary)).info!.backups.filter((b) => b.repository === 1);
+    assert.equal(after.filter((b) => b.type === 'full').length, 2);
+    assert.ok(!after.some((b) => b.label === oldestFull.label || b.prior === oldestFull.label), 'the oldest full and its incremental are expired');
+  });
+
   it('takes a full backup into the S3 repository on request', async () => {
     const listed = await takeBackup(cluster, primary, 'full', 2);
     assert.ok(listed.info!.backups.some((b) => b.repository === 2 && b.type === 'full'));

@@ -22,7 +22,7 @@ export interface BackupListing {
   stanzaReady: boolean;
   archive?: { ok: boolean; message: string };
   running?: { type: string };
-  lastBackup?: { ok: boolean; type: string; message: string };
+  lastBackup?: { ok: boolean; type: string; message: string; at: string };
   restore?: { ok: boolean; message: string };
   info?: {
     code: number;
@@ -48,17 +48,16 @@ export async function postBackup(member: Member, body: unknown, auth = true): Pr
   return { status: response.status, text: await response.text() };
 }
 
-/** Starts a backup and waits until pgBackRest lists one more backup of that type. */
+/** Starts a backup and waits until it finished (its outcome is newer than the start). */
 export async function takeBackup(cluster: TestCluster, primary: Member, type: 'full' | 'diff' | 'incr', repository = 1): Promise<BackupListing> {
-  const before = (await backupStatus(primary)).info?.backups.length ?? 0;
   const started = await postBackup(primary, { type, repository });
   if (started.status !== 202) throw new Error(`POST /backup: ${started.status} ${started.text}`);
+  const { startedAt } = JSON.parse(started.text) as { startedAt: string };
   const done = await cluster.waitFor(`a ${type} backup`, async () => {
     const status = await backupStatus(primary);
-    if (status.running) return undefined;
-    return status.lastBackup?.ok === false || (status.info?.backups.length ?? 0) > before ? status : undefined;
+    return !status.running && status.lastBackup && status.lastBackup.at >= startedAt ? status : undefined;
   }, 90_000);
-  if (done.lastBackup?.ok === false) throw new Error(`backup failed: ${done.lastBackup.message}`);
+  if (!done.lastBackup!.ok) throw new Error(`backup failed: ${done.lastBackup!.message}`);
   return done;
 }
 

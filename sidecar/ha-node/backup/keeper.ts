@@ -21,6 +21,8 @@ export interface KeeperStatus {
   archive?: Outcome;
   running?: { type: BackupType; repository: number; startedAt: string };
   lastBackup?: Outcome & { type: BackupType; repository: number };
+  /** When the last successful backup finished. */
+  lastSuccessAt?: string;
   /** Set while bootstrapping from a repository failed (the reason). */
   restore?: Outcome;
 }
@@ -37,6 +39,7 @@ export class BackupKeeper {
   private nextTryAt = 0;
   private running: KeeperStatus['running'];
   private lastBackup: KeeperStatus['lastBackup'];
+  private lastSuccessAt: string | undefined;
   restoreOutcome: Outcome | undefined;
 
   constructor(
@@ -81,6 +84,7 @@ export class BackupKeeper {
       .catch((error: Error) => ({ ok: false, message: error.message }))
       .then((result) => {
         this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, ...result };
+        if (result.ok) this.lastSuccessAt = this.lastBackup.at;
         this.running = undefined;
         if (result.ok) this.logger.info({ type, repository }, 'backup finished');
         else this.logger.error({ type, repository, err: result.message }, 'backup failed');
@@ -95,6 +99,7 @@ export class BackupKeeper {
       ...(this.archive ? { archive: this.archive } : {}),
       ...(this.running ? { running: this.running } : {}),
       ...(this.lastBackup ? { lastBackup: this.lastBackup } : {}),
+      ...(this.lastSuccessAt ? { lastSuccessAt: this.lastSuccessAt } : {}),
       ...(this.restoreOutcome ? { restore: this.restoreOutcome } : {}),
     };
   }

@@ -95,6 +95,15 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     assert.ok(!after.some((b) => b.label === oldestFull.label || b.prior === oldestFull.label), 'the oldest full and its incremental are expired');
   });
 
+  it('publishes ha_backup_* metrics: stanza ready, last success, nothing failing', async () => {
+    const text = (await primary.get('/metrics')).body;
+    const value = (name: string): number => Number(new RegExp(`^${name}\\{scope="arch",name="${primary.name}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    assert.equal(value('ha_backup_stanza_ready'), 1);
+    assert.equal(value('ha_backup_archive_check_failing'), 0);
+    assert.equal(value('ha_backup_last_failed'), 0);
+    assert.ok(Math.abs(value('ha_backup_last_success_timestamp_seconds') - Date.now() / 1000) < 600, 'a recent successful backup');
+  });
+
   it('takes a full backup into the S3 repository on request', async () => {
     const listed = await takeBackup(cluster, primary, 'full', 2);
     assert.ok(listed.info!.backups.some((b) => b.repository === 2 && b.type === 'full'));

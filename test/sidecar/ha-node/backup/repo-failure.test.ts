@@ -38,6 +38,9 @@ describe('ha-node with an unusable repository', { timeout: 180_000 }, () => {
     }, 60_000);
     assert.equal(status.stanzaReady, false);
     assert.match(status.archive!.message, /403|Forbidden|InvalidAccessKeyId/);
+    const metrics = (await primary.get('/metrics')).body;
+    assert.match(metrics, /^ha_backup_archive_check_failing\{scope="refused",name="refused-0"\} 1$/m);
+    assert.match(metrics, /^ha_backup_stanza_ready\{scope="refused",name="refused-0"\} 0$/m);
     assert.equal(await primary.isWritable(), true, 'the cluster keeps serving');
     await primary.query('CREATE TABLE t AS SELECT generate_series(1, 10) AS id');
     const [{ wal }] = (await primary.query<{ wal: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS wal')) as [{ wal: string }];

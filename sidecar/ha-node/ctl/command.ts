@@ -22,6 +22,9 @@ export function createCtlCommand(io?: CtlIo): Command {
       process.exitCode = await execute(command.optsWithGlobals<CtlFlags>(), action, process.env, io);
     };
 
+  const runBackup = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./backup-actions.js')) => Promise<number>) =>
+    run(async (ctx) => action(ctx, await import('./backup-actions.js')));
+
   ctl.command('list').description('members with role, state, timeline, lag, pending restart and tags').action(run((ctx, a) => a.listCommand(ctx, false)));
   ctl.command('topology').description('members as a tree under the leader').action(run((ctx, a) => a.listCommand(ctx, true)));
   ctl.command('history').description('timeline history (failovers and switchovers)').action(run((ctx, a) => a.historyCommand(ctx)));
@@ -69,5 +72,9 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('--force', 'do not ask for confirmation (also lets a node stuck in recovery be reinitialized)')
     .option('--from-leader', 'take the base backup from the leader');
   reinit.action(run((ctx, a) => a.reinitCommand(ctx, reinit.processedArgs[0] as string[], reinit.opts())));
+
+  const backup = ctl.command('backup').description('start a backup on the primary (pgBackRest)').addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
+  backup.action(runBackup((ctx, b) => b.backupCommand(ctx, backup.opts<{ type: string }>().type)));
+  ctl.command('backups').description('backups in the repository, their WAL range and the restorable window').action(runBackup((ctx, b) => b.backupsCommand(ctx)));
   return ctl;
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startS3, type TestS3 } from '../../../support/s3.js';
+import { runCtl } from '../ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
-import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, postBackup, takeBackup } from './support.js';
+import { apiPassword, apiUser, archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, postBackup, takeBackup } from './support.js';
 
 /**
  * WAL archiving and base backups with real pgBackRest into two repositories at once: a filesystem
@@ -102,6 +103,20 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     assert.equal(value('ha_backup_archive_check_failing'), 0);
     assert.equal(value('ha_backup_last_failed'), 0);
     assert.ok(Math.abs(value('ha_backup_last_success_timestamp_seconds') - Date.now() / 1000) < 600, 'a recent successful backup');
+  });
+
+  it('keelson ctl backups lists them with the restorable window; ctl backup starts one, authenticated', async () => {
+    const listed = await runCtl(['--url', primary.apiUrl, 'backups']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const labels = (await backupStatus(primary)).info!.backups.map((b) => b.label);
+    for (const label of labels) assert.ok(listed.stdout.includes(label), `${label} listed`);
+    assert.match(listed.stdout, /Restorable from 20\d\d-/);
+    const refused = await runCtl(['--url', replica.apiUrl, '--url', primary.apiUrl, 'backup', '--type', 'incr']);
+    assert.notEqual(refused.code, 0, 'no credentials: refused');
+    const started = await runCtl(['--url', primary.apiUrl, '--username', apiUser, '--password', apiPassword, 'backup', '--type', 'incr']);
+    assert.equal(started.code, 0, started.stderr);
+    assert.match(started.stdout, /incr backup started/);
+    await cluster.waitFor('the backup finished', async () => !(await backupStatus(primary)).running, 90_000);
   });
 
   it('takes a full backup into the S3 repository on request', async () => {

@@ -41,7 +41,16 @@ export function restoreProblem(source: StanzaInfo, own: StanzaInfo, recovery: Re
       if (Date.parse(time) < Date.parse(chosen.stoppedAt)) return `recovery.target.time: ${time} is before the end of backup ${backup} (${chosen.stoppedAt})`;
     }
   }
+  const chosen = usable.find((b) => b.label === backupForTarget(source, recovery));
+  if (chosen?.walStart && !walArchived(source, chosen.repository, chosen.walStart)) {
+    return `recovery: the first WAL segment of backup ${chosen.label} (${chosen.walStart}) is not in the source archive`;
+  }
   return undefined;
+}
+
+/** Whether a segment lies in the archived range of a repository (names order as their positions do). */
+function walArchived(info: StanzaInfo, repository: number, segment: string): boolean {
+  return info.wal.some((w) => w.repository === repository && w.min !== undefined && w.max !== undefined && w.min.slice(8) <= segment.slice(8) && segment.slice(8) <= w.max.slice(8));
 }
 
 /** The newest backup that ended before the target time (pgBackRest picks likewise; named here for the log). */

@@ -87,6 +87,8 @@ describe('pgbackrest info and restore checks', () => {
     assert.match(restoreProblem(source, empty, recovery({ time: '2026-01-01T09:00:00Z' }))!, /recovery\.target\.time.*2026-01-01T10:01:00/);
     assert.match(restoreProblem(source, empty, recovery({ backup: '20991231-000000F' }))!, /recovery\.target\.backup/);
     assert.match(restoreProblem(parseInfo(infoText([]), 'src'), empty, recovery({}))!, /has no backup/);
+    const gap = parseInfo(infoText([fullSet]).replace('"min":"000000010000000000000001"', '"min":"000000010000000000000005"'), 'src');
+    assert.match(restoreProblem(gap, empty, recovery({}))!, /first WAL segment of backup 20260101-100000F \(000000010000000000000003\) is not in the source archive/);
     const used = parseInfo(infoText([fullSet]).replace('"src"', '"own"'), 'own');
     assert.match(restoreProblem(source, used, recovery({}))!, /own archive \(stanza own\) is not empty/);
   });

@@ -2,7 +2,7 @@
  * The pgBackRest commands ha-node runs, as the PostgreSQL account. Writes the configuration files
  * (credentials read from their mounted files on every write, so a rotated Secret is followed).
  */
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { runTool, writePrivateFile, type RunAs, type RunResult } from '../postgres/runner.js';
 import { archiveParameters, backupPaths, renderPgBackRestConf, type BackupPaths, type LocalServer, type S3Credentials } from './conf.js';
 import { parseInfo, type StanzaInfo } from './info.js';
@@ -77,7 +77,7 @@ export class PgBackRest {
     return archiveParameters(this.bin, this.paths.conf, this.stanza, this.config.archiveTimeout);
   }
 
-  /** Writes this cluster's pgbackrest.conf (and the restore source's, when given) and the folders. */
+  /** Writes this cluster's pgbackrest.conf and the folders pgBackRest uses. */
   writeConfig(): void {
     // A filesystem repository's folder for this cluster may not exist yet on a fresh volume.
     const posix = this.options.config.repositories.flatMap((r) => (r.kind === 'posix' ? [r.path] : []));
@@ -91,8 +91,13 @@ export class PgBackRest {
       renderPgBackRestConf({ stanza: config.stanza, repositories: config.repositories, credentials: config.repositories.map(readCredentials), config, server, paths: this.paths }),
       this.options.runAs,
     );
-    if (config.recovery) {
-      const source = config.recovery;
+  }
+
+  /** The restore source's configuration, only while restoring: it holds the source's credentials. */
+  writeSourceConfig(): void {
+    const { config, server } = this.options;
+    const source = config.recovery;
+    if (source) {
       writePrivateFile(
         this.paths.sourceConf,
         renderPgBackRestConf({ stanza: source.stanza, repositories: [source.repository], credentials: [readCredentials(source.repository)], config, server, paths: this.paths }),
@@ -101,7 +106,6 @@ export class PgBackRest {
     }
   }
 
-  /** The source configuration is only needed while restoring; it holds the source's credentials. */
   removeSourceConfig(): void {
     rmSync(this.paths.sourceConf, { force: true });
   }
@@ -147,9 +151,5 @@ export class PgBackRest {
   /** restore_command reading the source's archive (used until the restored cluster promotes). */
   sourceRestoreCommand(): string {
     return archiveParameters(this.bin, this.paths.sourceConf, this.config.recovery!.stanza, 0).restore_command as string;
-  }
-
-  spoolExists(): boolean {
-    return existsSync(this.paths.spool);
   }
 }

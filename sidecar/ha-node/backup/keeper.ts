@@ -40,7 +40,7 @@ export class BackupKeeper {
   private running: KeeperStatus['running'];
   private lastBackup: KeeperStatus['lastBackup'];
   private lastSuccessAt: string | undefined;
-  restoreOutcome: Outcome | undefined;
+  private restoreOutcome: Outcome | undefined;
 
   constructor(
     readonly engine: PgBackRest,
@@ -90,6 +90,16 @@ export class BackupKeeper {
         else this.logger.error({ type, repository, err: result.message }, 'backup failed');
       });
     return { started: true, startedAt };
+  }
+
+  /** The outcome of bootstrapping from a repository (a failure is retried after a pause). */
+  recordRestore(ok: boolean, message: string): void {
+    this.restoreOutcome = { at: new Date(this.now()).toISOString(), ok, message };
+  }
+
+  /** The last restore failure, if the last attempt failed. */
+  restoreFailure(): Outcome | undefined {
+    return this.restoreOutcome && !this.restoreOutcome.ok ? this.restoreOutcome : undefined;
   }
 
   status(): KeeperStatus {

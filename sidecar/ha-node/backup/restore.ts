@@ -106,6 +106,7 @@ function logTail(pg: PostgresInstance, from: number): string {
 export async function restoreFromRepository(pg: PostgresInstance, engine: PgBackRest, logger: Logger, timeoutMs = 6 * 3600_000): Promise<void> {
   const recovery = engine.config.recovery!;
   engine.writeConfig();
+  engine.writeSourceConfig();
   const [source, own] = await Promise.all([engine.info({ source: true }), engine.info()]);
   const problem = restoreProblem(source, own, recovery);
   if (problem) throw new RestoreRefused(problem);

@@ -16,8 +16,8 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     // waits (with every member tagged so, the cluster waits) for an eligible one to bootstrap.
     if (noFailover(ctx.options.tags)) return 'waiting: tagged nofailover, so this member may not bootstrap the cluster';
     const restoring = ctx.options.backup?.engine.config.recovery !== undefined;
-    const failed = ctx.options.backup?.restoreOutcome;
-    if (restoring && failed && !failed.ok && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
+    const failed = ctx.options.backup?.restoreFailure();
+    if (restoring && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
       pg.dynamicParameters = state.config.parameters;
@@ -31,11 +31,11 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       await dcs.setConfig(initialDynamicConfig(state.config), { onlyIfMissing: true });
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = 'primary';
-      if (restoring) ctx.options.backup!.restoreOutcome = { at: new Date().toISOString(), ok: true, message: 'restored from the repository' };
+      if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
       return restoring ? 'restored a new cluster from the repository' : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
-      if (restoring) ctx.options.backup!.restoreOutcome = { at: new Date().toISOString(), ok: false, message: (error as Error).message };
+      if (restoring) ctx.options.backup!.recordRestore(false, (error as Error).message);
       await pg.stop('immediate');
       pg.removeDataDirectory();
       pg.state = 'initdb_failed';

@@ -15,9 +15,9 @@ COPY local ./local
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
 FROM node:22.12.0-bookworm-slim AS runtime
-# PostgreSQL 15 server binaries: ha-node runs them in the database pod.
+# PostgreSQL 15 server binaries: ha-node runs them in the database pod; pgBackRest archives WAL and takes backups there.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 ca-certificates \
+ && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 26 keelson \
  && useradd --system --uid 26 --gid 26 --home-dir /var/lib/keelson --create-home keelson

@@ -29,6 +29,7 @@ export const HaNodePaths = {
   reinitialize: '/reinitialize',
   ha: '/ha',
   failsafe: '/failsafe',
+  backup: '/backup',
 } as const;
 
 export const ExporterPaths = {

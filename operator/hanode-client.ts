@@ -12,6 +12,17 @@ export interface HaClusterMember {
   lag?: number | string;
 }
 
+/** What GET /backup answers (sidecar/ha-node/backup/keeper.ts), as far as the operator reads it. */
+export interface HaBackupStatus {
+  stanzaReady?: boolean;
+  archive?: { ok: boolean; message: string; at: string };
+  running?: { type: string; startedAt: string };
+  lastBackup?: { ok: boolean; message: string; at: string; type: string };
+  restore?: { ok: boolean; message: string; at: string };
+  info?: { backups?: { label: string; type: string; stoppedAt: string; error?: boolean }[] };
+  infoError?: string;
+}
+
 export interface HaNodeResult {
   status: number;
   body: string;
@@ -81,6 +92,18 @@ export class HaNodeClient {
 
   async switchover(host: string, leader: string, candidate: string): Promise<HaNodeResult> {
     return this.call(host, 'POST', HaNodePaths.switchover, { leader, candidate });
+  }
+
+  /** pgBackRest status and backups of a member (GET /backup). */
+  async backupStatus(host: string): Promise<HaBackupStatus> {
+    const result = await this.call(host, 'GET', HaNodePaths.backup);
+    if (result.status !== 200) throw new Error(`ha-node ${host} /backup answered ${result.status}`);
+    return JSON.parse(result.body) as HaBackupStatus;
+  }
+
+  /** Starts a backup on the primary (202), or says why not (409 one runs, 503 not ready). */
+  async startBackup(host: string, type: 'full' | 'diff' | 'incr'): Promise<HaNodeResult> {
+    return this.call(host, 'POST', HaNodePaths.backup, { type });
   }
 
   /** Restarts PostgreSQL on one member only when a configuration change is pending. */

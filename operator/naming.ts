@@ -46,7 +46,16 @@ export const MountPaths = {
   appCredentials: '/etc/keelson-app',
   run: '/var/run/postgresql',
   tmp: '/tmp',
+  /** One folder per S3 repository's credentials (and CA) Secret: <mount>/<repository>[-ca]/<key>. */
+  backupSecrets: '/etc/keelson-backup',
+  /** One folder per filesystem repository's volume: <mount>/<repository>/<namespace>/<cluster>. */
+  backupRepositories: '/var/lib/keelson-backup',
 } as const;
+
+/** The PersistentVolumeClaim of a filesystem backup repository: shared by the namespace's clusters, kept when one is deleted. */
+export function backupClaimName(repository: string): string {
+  return `keelson-backup-${repository}`;
+}
 
 /** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */
 export const pgdataPath = `${MountPaths.data}/pgdata`;

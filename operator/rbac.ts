@@ -15,7 +15,7 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'update'] },
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'create', 'update'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'create', 'update'] },

@@ -31,6 +31,7 @@ describe('Dockerfile', () => {
     const text = lines.join('\n');
     assert.match(text, /npm prune --omit=dev|npm ci --omit=dev/);
     assert.match(text, /postgresql-15/);
+    assert.match(text, /pgbackrest/, 'the backup engine ships in the runtime image');
     assert.doesNotMatch(text, /(PASSWORD|SECRET|TOKEN)\s*=/i);
     assert.doesNotMatch(text, /^ADD\s+https?:/im);
     assert.match(text, /^ENTRYPOINT \["keelson"\]$/m);

@@ -80,8 +80,20 @@ async function ensureCluster(api: OperatorKubeApi, instances: number): Promise<v
   if (await api.readCluster(namespace, clusterName)) return;
   await api.custom.createNamespacedCustomObject({
     group, version, namespace, plural,
-    body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: clusterName }, spec: { instances } },
+    body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: clusterName }, spec: demoSpec(instances) },
   });
+}
+
+/** The demo cluster: backups into a filesystem repository, so it has them with nothing else installed. */
+export function demoSpec(instances: number): Record<string, unknown> {
+  return {
+    instances,
+    backup: {
+      repositories: [{ name: 'local', volume: { size: '2Gi' } }],
+      schedules: { full: '0 3 * * *', incremental: '0 */6 * * *' },
+      retention: { fullCount: 2 },
+    },
+  };
 }
 
 async function waitReady(api: OperatorKubeApi, instances: number, out: (line: string) => void, timeoutMs: number): Promise<void> {

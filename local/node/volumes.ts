@@ -8,7 +8,7 @@
  *   hostPath               the path itself
  *
  * The mapping reaches the process two ways: every `command`/`args`/env value that contains a
- * mountPath (at the start or after `=`, `:`, `,` or a space) is rewritten to the host folder, and
+ * mountPath (at the start or after `=`, `:`, `,`, a space or a double quote, as in a JSON value) is rewritten to the host folder, and
  * KEELSON_LOCAL_MOUNTS holds the JSON map {mountPath: hostFolder} for programs that read paths
  * from elsewhere. Manifests therefore stay exactly as they would be on a real cluster.
  */
@@ -70,7 +70,7 @@ function escapeRegExp(text: string): string {
 export function rewriteMountPaths(value: string, mounts: MountMapping[]): string {
   const ordered = [...mounts].filter((m) => m.mountPath !== '/').sort((a, b) => b.mountPath.length - a.mountPath.length);
   if (ordered.length === 0) return value;
-  const pattern = new RegExp(`(^|[=:,\\s])(${ordered.map((m) => escapeRegExp(m.mountPath)).join('|')})(?=$|[/\\s,:;"'])`, 'g');
+  const pattern = new RegExp(`(^|[=:,\\s"])(${ordered.map((m) => escapeRegExp(m.mountPath)).join('|')})(?=$|[/\\s,:;"'])`, 'g');
   const byPath = new Map(ordered.map((m) => [m.mountPath, m.hostPath]));
   return value.replace(pattern, (_match, lead: string, path: string) => `${lead}${byPath.get(path) ?? path}`);
 }

@@ -3,6 +3,7 @@ import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kube
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
 import { managedParameters, managedParametersRule, parameterNameProblem } from '../../lib/pg-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
+import { backupSchema, recoverySchema } from './backup-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -136,6 +137,7 @@ const bootstrapSchema = z
   .object({
     database: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
     owner: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
+    recovery: recoverySchema.optional(),
   })
   .meta({
     description:
@@ -188,6 +190,7 @@ export const databaseClusterSpecSchema = z
     switchover: switchoverSchema.default({}),
     bootstrap: bootstrapSchema.default({ database: 'app', owner: 'app' }),
     scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
+    backup: backupSchema.optional(),
   })
   .meta({
     description: 'Desired state of a highly available PostgreSQL cluster.',
@@ -197,6 +200,10 @@ export const databaseClusterSpecSchema = z
         message: 'ha.synchronousNodeCount must be less than instances when synchronousMode is not off',
       },
       { rule: 'self.postgresVersion == oldSelf.postgresVersion', message: 'postgresVersion cannot change after creation (a major upgrade needs pg_upgrade)' },
+      {
+        rule: '!has(self.bootstrap.recovery) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.bootstrap.recovery.repository))',
+        message: 'bootstrap.recovery.repository must name one of backup.repositories',
+      },
     ],
   });
 
@@ -233,6 +240,16 @@ export const databaseClusterStatusSchema = z
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
     appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),
     members: z.array(memberStatusSchema).optional(),
+    backup: z
+      .object({
+        lastScheduled: z
+          .object({ full: z.string().optional(), differential: z.string().optional(), incremental: z.string().optional() })
+          .default({})
+          .meta({ description: 'The cron time each schedule last started a backup for.' }),
+        backups: z.number().int().optional().meta({ description: 'Backups in the first repository.' }),
+        lastBackupTime: z.string().optional(),
+      })
+      .optional(),
     switchover: z
       .object({
         targetInstance: z.string(),

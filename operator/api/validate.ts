@@ -44,6 +44,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }
+  issues.push(...backupIssues(spec, metadata.name, metadata.namespace));
   if (issues.length > 0) throw new InvalidSpecError(issues);
   const status = databaseClusterStatusSchema.safeParse(object.status ?? {});
   return {
@@ -53,4 +54,18 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
     spec,
     status: status.success ? status.data : {},
   };
+}
+
+/** Rules across spec.backup and spec.bootstrap.recovery (the first is also CEL in the CRD). */
+function backupIssues(spec: DatabaseCluster['spec'], name: string, namespace: string): string[] {
+  const issues: string[] = [];
+  const names = (spec.backup?.repositories ?? []).map((r) => r.name);
+  if (new Set(names).size !== names.length) issues.push('spec.backup.repositories: names must be unique');
+  const recovery = spec.bootstrap.recovery;
+  if (!recovery) return issues;
+  if (!names.includes(recovery.repository)) issues.push('spec.bootstrap.recovery.repository must name one of backup.repositories');
+  if (recovery.source.cluster === name && (recovery.source.namespace ?? namespace) === namespace) {
+    issues.push('spec.bootstrap.recovery.source.cluster: a cluster cannot be restored from its own stanza; restore into a new cluster name');
+  }
+  return issues;
 }

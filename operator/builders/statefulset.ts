@@ -2,6 +2,7 @@ import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@k
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
+import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
 
@@ -64,6 +65,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
       { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
+      ...backupEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -81,9 +83,16 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.run, mountPath: MountPaths.run },
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
+      ...backupMounts(ctx),
     ],
     securityContext: containerSecurity,
   };
+}
+
+/** pgBackRest settings as one JSON value (no secrets: those are files from the mounted Secrets). */
+function backupEnv(ctx: BuildContext): V1EnvVar[] {
+  const settings = haNodeBackupSettings(ctx);
+  return settings ? [{ name: 'KEELSON_BACKUP', value: JSON.stringify(settings) }] : [];
 }
 
 function exporterContainer(ctx: BuildContext): V1Container {
@@ -128,6 +137,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
       secret: { secretName: credentialSecretName(ctx, 'app'), items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
     },
   ];
+  list.push(...backupVolumes(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
       name: VolumeNames.collectors,

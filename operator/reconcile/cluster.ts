@@ -18,6 +18,7 @@ import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
+import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -37,6 +38,7 @@ export interface ReconcileResult {
 }
 
 const convergingRequeueMs = 5_000;
+const backupRequeueMs = 20_000;
 
 function primaryOf(pods: V1Pod[]): string | undefined {
   const primaries = pods.filter((pod) => pod.metadata?.labels?.[Labels.role] === Roles.primary && !pod.metadata?.deletionTimestamp);
@@ -174,10 +176,21 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     now,
   });
   await reportFallbacks(deps, cluster, status);
+  const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
+    log.warn({ err: error.message }, 'backup upkeep failed');
+    return undefined;
+  });
+  if (backup) {
+    const previous = cluster.status?.conditions?.find((c) => c.type === BackupReadyCondition);
+    status.conditions = [...(status.conditions ?? []), backupCondition(backup.condition, previous, cluster.metadata.generation, now)];
+    status.backup = { lastScheduled: backup.lastScheduled, ...(backup.backups !== undefined ? { backups: backup.backups } : {}), ...(backup.lastBackupTime ? { lastBackupTime: backup.lastBackupTime } : {}) };
+  }
   if (configPending.appliedHash) status.appliedConfigHash = configPending.appliedHash;
   else if (cluster.status?.appliedConfigHash) status.appliedConfigHash = cluster.status.appliedConfigHash;
   await writeStatus(deps, raw, status);
 
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
-  return converging ? { requeueAfterMs: convergingRequeueMs } : {};
+  if (converging) return { requeueAfterMs: convergingRequeueMs };
+  // Schedules are checked on every pass: come back often enough to start a backup within its minute.
+  return cluster.spec.backup ? { requeueAfterMs: backupRequeueMs } : {};
 }

@@ -7,6 +7,7 @@ import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js'
 import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 import { describeProblems, validateDynamicConfig } from './ops/config-validate.js';
 import type { DynamicConfig } from './dcs/types.js';
+import { parseBackupConfig, type BackupConfig } from './backup/settings.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {
@@ -56,6 +57,12 @@ export const haNodeConfigSpec = {
     default: '{}',
     description: "JSON dynamic configuration (Patroni's bootstrap.dcs) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
   }),
+  backup: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_BACKUP',
+    description: 'JSON of the pgBackRest settings (stanza, repositories, retention, recovery source); WAL archiving and backups are off when unset',
+  },
+  pgbackrestBin: stringKey({ env: 'KEELSON_PGBACKREST', default: 'pgbackrest', description: 'the pgbackrest executable' }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
   apiCertFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_CERTFILE', description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS' },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
@@ -93,6 +100,9 @@ export interface HaNodeSettings {
   pgParameters: Record<string, string | number | boolean>;
   /** The first dynamic configuration of a new cluster (checked like a PATCH /config body). */
   bootstrapConfig: DynamicConfig;
+  /** WAL archiving, backups and the restore bootstrap with pgBackRest; off when undefined. */
+  backup?: BackupConfig;
+  pgbackrestBin: string;
   kubeconfig?: string;
   /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
   apiTls?: { certFile: string; keyFile: string };
@@ -145,6 +155,8 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     tags: jsonObject('tags', c.tags) as MemberTags,
     pgParameters: parameters as Record<string, string | number | boolean>,
     bootstrapConfig: bootstrapConfigFrom(c.bootstrapConfig),
+    backup: c.backup === undefined ? undefined : parseBackupConfig(c.backup),
+    pgbackrestBin: c.pgbackrestBin,
     kubeconfig: c.kubeconfig,
     apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
   };

@@ -20,6 +20,8 @@ import { resolveRunAs } from './postgres/runner.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
 import { ContainerNames } from '../../operator/naming.js';
+import { PgBackRest } from './backup/engine.js';
+import { BackupKeeper } from './backup/keeper.js';
 
 export interface RunningHaNode {
   url: string;
@@ -85,6 +87,29 @@ function readApiTls(settings: HaNodeSettings): TlsFiles | undefined {
   return { cert: read('certificate', settings.apiTls.certFile), key: read('key', settings.apiTls.keyFile) };
 }
 
+/**
+ * pgBackRest for this member: archive settings every start writes, the configuration files (a
+ * missing credentials file is reported by GET /backup, never fatal: WAL then stays until it can be
+ * archived), and the keeper that creates the stanza on the primary.
+ */
+function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logger: Logger): BackupKeeper {
+  const engine = new PgBackRest({
+    config: settings.backup!,
+    server: { dataDir: settings.dataDir, port: settings.pgPort, socketDir: settings.socketDir, user: settings.superuser.username },
+    bin: settings.pgbackrestBin,
+    runAs: pg.settings.runAs,
+    activity: pg.activity,
+  });
+  pg.enforcedParameters = engine.archiveParameters();
+  const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
+  try {
+    engine.writeConfig();
+  } catch (error) {
+    logger.error({ err: (error as Error).message }, 'cannot write the pgBackRest configuration; WAL is kept until it can be archived');
+  }
+  return keeper;
+}
+
 /** Starts one member: API server, DCS watch, fencing process and the HA loop. */
 export async function runHaNode(settings: HaNodeSettings, options: RunOptions = {}): Promise<RunningHaNode> {
   const logger = options.logger ?? createLogger({ name: 'ha-node' }).child({ member: settings.name, scope: settings.scope });
@@ -114,6 +139,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     logger.child({ component: 'postgres' }),
   );
   pg.prepareDirectories();
+  const backup = settings.backup ? startBackupKeeper(settings, pg, logger) : undefined;
 
   const ref: { loop?: HaLoop } = {};
   const currentConfig = (): EffectiveConfig => ref.loop?.effective() ?? baseConfig;
@@ -150,6 +176,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
+      backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       logger: logger.child({ component: 'ha' }),
     },
@@ -158,7 +185,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

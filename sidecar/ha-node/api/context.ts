@@ -5,6 +5,7 @@ import type { Dcs } from '../dcs/types.js';
 import type { HaLoop } from '../ha/loop.js';
 import type { NodeSnapshot } from '../ha/snapshot.js';
 import type { PostgresInstance } from '../postgres/instance.js';
+import type { BackupKeeper } from '../backup/keeper.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -15,6 +16,8 @@ export interface ApiContext {
   wake(reason: string): void;
   loop?: HaLoop;
   pg?: PostgresInstance;
+  /** pgBackRest (GET/POST /backup); undefined when backups are off. */
+  backup?: BackupKeeper;
   /**
    * Credentials of the authenticated endpoints. Undefined: read from the environment when the
    * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).

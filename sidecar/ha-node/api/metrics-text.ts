@@ -20,9 +20,14 @@ function epochSeconds(timestamp: string | null | undefined): number {
   return Number.isFinite(ms) ? ms / 1000 : 0;
 }
 
+/** The labels every ha_* sample carries. */
+export function metricLabels(scope: string, name: string): string {
+  return `{scope="${labelValue(scope)}",name="${labelValue(name)}"}`;
+}
+
 /** Prometheus text for every ha_* metric of the spec, labels scope and name on every sample. */
 export function renderMetrics(snapshot: NodeSnapshot): string {
-  const labels = `{scope="${labelValue(snapshot.scope)}",name="${labelValue(snapshot.name)}"}`;
+  const labels = metricLabels(snapshot.scope, snapshot.name);
   const status = snapshot.status;
   const role = roleOf(snapshot);
   const replica = status !== undefined && status.inRecovery;

@@ -3,7 +3,8 @@ import { describeApiError } from '../../../lib/kube/client.js';
 import { HaNodePaths } from '../../../lib/ports.js';
 import { clusterDocument, historyDocument } from './cluster-document.js';
 import type { ApiContext } from './context.js';
-import { renderMetrics } from './metrics-text.js';
+import { metricLabels, renderMetrics } from './metrics-text.js';
+import { renderBackupMetrics } from '../backup/metrics.js';
 
 /**
  * GET /metrics, /cluster, /history. The last two are open to anyone who can reach the pod, so they
@@ -12,7 +13,9 @@ import { renderMetrics } from './metrics-text.js';
  */
 export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   router.get(HaNodePaths.metrics, (_req, res) => {
-    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(context.snapshot()));
+    const snapshot = context.snapshot();
+    const backup = context.backup ? renderBackupMetrics(context.backup.status(), metricLabels(snapshot.scope, snapshot.name)) : '';
+    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + backup);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();

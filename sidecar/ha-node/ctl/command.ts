@@ -24,6 +24,9 @@ export function createCtlCommand(io?: CtlIo): Command {
       process.exitCode = await execute(command.optsWithGlobals<CtlFlags>(), action, process.env, io);
     };
 
+  const runBackup = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./backup-actions.js')) => Promise<number>) =>
+    run(async (ctx) => action(ctx, await import('./backup-actions.js')));
+
   for (const topology of [false, true]) {
     const list = ctl
       .command(topology ? 'topology' : 'list')
@@ -111,5 +114,9 @@ export function createCtlCommand(io?: CtlIo): Command {
     .command('remove')
     .description('delete the cluster\'s whole DCS state (its Leases) after typed confirmations; stop its members first')
     .action(run((ctx, a) => a.removeCommand(ctx)));
+
+  const backup = ctl.command('backup').description('start a backup on the primary (pgBackRest)').addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
+  backup.action(runBackup((ctx, b) => b.backupCommand(ctx, backup.opts<{ type: string }>().type)));
+  ctl.command('backups').description('backups in the repository, their WAL range and the restorable window').action(runBackup((ctx, b) => b.backupsCommand(ctx)));
   return ctl;
 }

@@ -1,11 +1,16 @@
+import { restoreFromRepository } from '../backup/restore.js';
 import type { ClusterView } from '../dcs/types.js';
+import type { PostgresInstance } from '../postgres/instance.js';
 import { keepAppOwner } from './app-owner-upkeep.js';
 import { bootstrapDeferral } from './bootstrap-order.js';
 import { leaderAddress, renewed, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
 import { effectiveConfig, noFailover, seedDynamicConfig } from './settings.js';
 
-/** No data directory yet: create the cluster (initdb, first leader) or clone a replica from the leader. */
+/** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
+const restoreRetryMs = 30_000;
+
+/** No data directory yet: create the cluster (initdb or restore, first leader) or clone a replica from the leader. */
 export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const { dcs, pg, state } = ctx;
   if (cluster.initialize === undefined && !cluster.leader) {
@@ -17,16 +22,18 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       scheduleSoon(ctx, 1000);
       return deferral;
     }
+    const restoring = ctx.options.backup?.engine.config.recovery !== undefined;
+    const failed = ctx.options.backup?.restoreFailure();
+    if (restoring && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
-      await pg.initdb();
       // The first server already runs with the bootstrap document's parameters and client rules.
       const seed = seedDynamicConfig(state.config, ctx.options.bootstrapConfig);
       state.config = effectiveConfig(ctx.options.baseConfig, seed);
       pg.dynamicParameters = state.config.parameters;
       pg.hbaLines = state.config.pg_hba;
-      pg.writeConfig(undefined, false);
-      if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
+      if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
+      else await initdbAndStart(pg);
       await pg.createRoles();
       const status = await pg.status();
       await keepAppOwner(ctx, status);
@@ -35,14 +42,16 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       await dcs.setConfig(seed, { onlyIfMissing: true });
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = 'primary';
-      return 'initialized a new cluster';
+      if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
+      return restoring ? 'restored a new cluster from the repository' : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
+      if (restoring) ctx.options.backup!.recordRestore(false, (error as Error).message);
       await pg.stop('immediate');
       pg.removeDataDirectory();
       pg.state = 'initdb_failed';
       await dcs.setInitialize(undefined).catch(() => undefined);
-      return 'bootstrap failed';
+      return restoring ? `restore from the repository failed: ${(error as Error).message}` : 'bootstrap failed';
     }
   }
   const leader = leaderAddress(cluster);
@@ -55,4 +64,10 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
   state.snapshot.offlineRole = 'replica';
   watchForStreaming(state, performance.now());
   return `created a replica from ${leader.name}`;
+}
+
+async function initdbAndStart(pg: PostgresInstance): Promise<void> {
+  await pg.initdb();
+  pg.writeConfig(undefined, false);
+  if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
 }

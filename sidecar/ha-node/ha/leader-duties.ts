@@ -43,6 +43,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   }
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
+  ctx.options.backup?.onPrimary();
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
   const manual = await manualFailoverOnLeader(ctx, cluster);
   if (manual) return manual;

@@ -2,6 +2,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, DynamicConfig, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
+import type { BackupKeeper } from '../backup/keeper.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
@@ -29,6 +30,8 @@ export interface HaLoopOptions {
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
   /** Keeps the application role and database in place on the primary; undefined: none is managed. */
   appOwner?: AppOwnerKeeper;
+  /** pgBackRest beside the loop (stanza upkeep, restore bootstrap); undefined: backups are off. */
+  backup?: BackupKeeper;
   logger: Logger;
 }
 

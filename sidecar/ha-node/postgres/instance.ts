@@ -59,6 +59,8 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /** Parameters no configuration may override (WAL archiving while backups are on). */
+  enforcedParameters: Record<string, ParameterValue> = {};
   /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
   hbaLines: readonly string[] = [];
   /**
@@ -189,11 +191,17 @@ export class PostgresInstance {
     this.writeConfig(undefined);
   }
 
-  /** Creates the replication role once the new primary accepts connections (the application's: app-owner.ts). */
+  /**
+   * Creates the replication role once the new primary accepts connections (the application's:
+   * app-owner.ts), and sets the superuser's password: a cluster restored from a backup carries
+   * the source cluster's.
+   */
   async createRoles(): Promise<void> {
     const { username, password } = this.settings.replication;
     const client = await this.connect();
     try {
+      const superuser = this.settings.superuser;
+      await client.query(`ALTER ROLE ${client.escapeIdentifier(superuser.username)} WITH PASSWORD ${client.escapeLiteral(superuser.password)}`);
       const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
       const quotedName = client.escapeIdentifier(username);
       const quotedPassword = client.escapeLiteral(password);
@@ -248,7 +256,7 @@ export class PostgresInstance {
       port: this.settings.port,
       socketDir: this.settings.socketDir,
       clusterName: this.settings.scope,
-      parameters: { ...this.settings.parameters, ...this.dynamicParameters, synchronous_standby_names: asReplica ? '' : this.currentSyncNames() },
+      parameters: { ...this.settings.parameters, ...this.dynamicParameters, ...this.enforcedParameters, synchronous_standby_names: asReplica ? '' : this.currentSyncNames() },
       standby,
     });
     writePrivateFile(join(this.settings.dataDir, 'postgresql.conf'), conf, this.runAs);

@@ -74,6 +74,8 @@ test('volume mounts map to node folders and mount paths in values are rewritten'
   assert.equal(rewriteMountPaths('--data-dir=/var/lib/postgresql/data/pgdata', mounts), '--data-dir=/n/volumes/shop/data-web-0/pgdata');
   assert.equal(rewriteMountPaths('/var/lib/postgresql/data/tmp/x', mounts), '/n/pods/u1/volumes/scratch/x');
   assert.equal(rewriteMountPaths('a:/etc/sub,b', mounts), 'a:/n/volumes/shop/data-web-0/conf,b');
+  // Paths inside a JSON value (settings passed as one JSON environment variable).
+  assert.equal(rewriteMountPaths('{"path":"/etc/sub/repo","n":1}', mounts), '{"path":"/n/volumes/shop/data-web-0/conf/repo","n":1}');
   // Only whole path components: /var/lib/postgresql/database is not under the mount.
   assert.equal(rewriteMountPaths('/var/lib/postgresql/database', mounts), '/var/lib/postgresql/database');
   assert.throws(() => containerMounts('/n', pod, [{ name: 'nope', mountPath: '/x' }]), /names no volume/);

@@ -3,6 +3,7 @@ import type { ApiModule } from '../context.js';
 import { configRoutes } from './config-routes.js';
 import { failoverRoutes, type FailoverRouteOptions } from './failover-routes.js';
 import { restartRoutes } from './restart-routes.js';
+import { backupRoutes } from './backup-routes.js';
 
 export interface OpsModuleOptions extends FailoverRouteOptions {
   /** Credentials for the mutating endpoints; default: the app's (ApiContext.credentials). */
@@ -20,7 +21,7 @@ export function createOpsModules(options: OpsModuleOptions = {}): ApiModule[] {
     if (!credentials) context.logger.warn('no API credentials configured: mutating endpoints are open');
   };
   const late = (factory: (c: ApiCredentials | undefined) => ApiModule): ApiModule => (router, context) => factory(credentials)(router, context);
-  return [resolve, late(configRoutes), late((c) => failoverRoutes(c, options)), late(restartRoutes)];
+  return [resolve, late(configRoutes), late((c) => failoverRoutes(c, options)), late(restartRoutes), late(backupRoutes)];
 }
 
 /** The modules with credentials from KEELSON_API_USERNAME/PASSWORD/TOKEN (or their *_FILE variants). */

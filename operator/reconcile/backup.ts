@@ -1,0 +1,122 @@
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import { lastDue, parseCron } from '../../lib/cron.js';
+import type { BackupSpec } from '../api/backup-types.js';
+import type { Condition, DatabaseCluster } from '../api/types.js';
+import { backupSecretRefs, buildBackupClaims } from '../builders/backup.js';
+import type { BuildContext } from '../builders/context.js';
+import type { HaBackupStatus } from '../hanode-client.js';
+import type { ReconcileDeps } from './cluster.js';
+
+/**
+ * The operator's half of backups: the filesystem repositories' claims, the BackupReady condition
+ * (missing Secret, unreachable repository, failed restore: each a reason, an Event, never a
+ * crash loop), and the schedules, which it runs itself by asking the primary's ha-node for a
+ * backup when a cron time has passed (see the ADR on operator-driven schedules).
+ */
+
+export const BackupReadyCondition = 'BackupReady';
+
+export type ScheduleKind = 'full' | 'differential' | 'incremental';
+const backupTypeOf: Record<ScheduleKind, 'full' | 'diff' | 'incr'> = { full: 'full', differential: 'diff', incremental: 'incr' };
+
+export interface BackupVerdict {
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/** The condition from what was observed; pure. */
+export function backupVerdict(missingSecrets: string[], primary: string | undefined, observed: HaBackupStatus | undefined, observeError: string | undefined): BackupVerdict {
+  if (missingSecrets.length > 0) return { status: 'False', reason: 'SecretMissing', message: missingSecrets.join('; ') };
+  if (observed?.restore && !observed.restore.ok) return { status: 'False', reason: 'RestoreFailed', message: observed.restore.message };
+  if (!primary) return { status: 'Unknown', reason: 'NoPrimary', message: 'no primary to archive WAL yet' };
+  if (!observed) return { status: 'Unknown', reason: 'HaNodeUnreachable', message: observeError ?? 'the primary did not report its backup status' };
+  if (observed.stanzaReady) {
+    if (observed.lastBackup && !observed.lastBackup.ok) return { status: 'False', reason: 'BackupFailed', message: observed.lastBackup.message };
+    return { status: 'True', reason: 'ArchivingWorks', message: 'WAL archiving checked; backups can run' };
+  }
+  if (observed.archive && !observed.archive.ok) return { status: 'False', reason: 'RepositoryUnreachable', message: observed.archive.message };
+  return { status: 'Unknown', reason: 'StanzaPending', message: 'creating the stanza and checking archiving' };
+}
+
+/** The condition object, keeping its transition time while the status stays the same. */
+export function backupCondition(verdict: BackupVerdict, previous: Condition | undefined, generation: number | undefined, now: Date): Condition {
+  const lastTransitionTime = previous && previous.status === verdict.status ? previous.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { type: BackupReadyCondition, status: verdict.status, reason: verdict.reason, message: verdict.message.slice(0, 1000), lastTransitionTime, observedGeneration: generation };
+}
+
+/** The schedule whose latest cron time has passed since it last ran (full first); pure. */
+export function dueSchedule(backup: BackupSpec, lastRuns: Partial<Record<ScheduleKind, string>>, since: Date, now: Date): { kind: ScheduleKind; dueAt: string } | undefined {
+  for (const kind of ['full', 'differential', 'incremental'] as const) {
+    const expression = backup.schedules[kind];
+    if (!expression) continue;
+    const due = lastDue(parseCron(expression), now);
+    if (!due) continue;
+    const last = lastRuns[kind] ? new Date(lastRuns[kind]) : since;
+    if (due.getTime() > last.getTime()) return { kind, dueAt: due.toISOString() };
+  }
+  return undefined;
+}
+
+async function missingSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<string[]> {
+  const problems: string[] = [];
+  for (const ref of backupSecretRefs(ctx)) {
+    const secret = await deps.api.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: ctx.cluster.metadata.namespace } });
+    if (!secret) problems.push(`Secret ${ref.name} (${ref.field}) not found`);
+    else for (const key of ref.keys) if (secret.data?.[key] === undefined && secret.stringData?.[key] === undefined) problems.push(`Secret ${ref.name} has no key ${key} (${ref.field})`);
+  }
+  return problems;
+}
+
+async function ensureClaims(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
+  for (const claim of buildBackupClaims(ctx)) {
+    if (await deps.api.read(claim)) continue; // shared and kept: created once, never rewritten
+    deps.recordWrite('PersistentVolumeClaim', 'create');
+    await deps.api.create(claim);
+    await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedBackupVolume', `created ${claim.metadata!.name} for the filesystem backup repository`);
+  }
+}
+
+export interface BackupPass {
+  condition: BackupVerdict;
+  lastScheduled: Partial<Record<ScheduleKind, string>>;
+  backups?: number;
+  lastBackupTime?: string;
+}
+
+/** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
+export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date): Promise<BackupPass | undefined> {
+  const cluster: DatabaseCluster = ctx.cluster;
+  const backup = cluster.spec.backup;
+  if (!backup) return undefined;
+  await ensureClaims(deps, ctx);
+  const missing = await missingSecrets(deps, ctx);
+  const host = pods.find((pod) => pod.metadata?.name === primary)?.status?.podIP;
+  // Before a primary exists, a failed restore shows on the member that tried it.
+  const asked = host ?? pods.find((pod) => pod.status?.podIP)?.status?.podIP;
+  let observed: HaBackupStatus | undefined;
+  let observeError: string | undefined;
+  if (asked && missing.length === 0) {
+    observed = await deps.haNode.backupStatus(asked).catch((error: Error) => {
+      observeError = error.message;
+      return undefined;
+    });
+  }
+  const condition = backupVerdict(missing, host ? primary : undefined, observed, observeError);
+  const previous = cluster.status?.conditions?.find((c: Condition) => c.type === BackupReadyCondition);
+  if (condition.status === 'False' && (previous?.reason !== condition.reason || previous.message !== condition.message)) {
+    await deps.events.record(cluster.metadata, 'Warning', condition.reason, condition.message);
+  }
+  const lastScheduled = { ...(cluster.status?.backup?.lastScheduled ?? {}) };
+  const created = cluster.metadata.creationTimestamp ? new Date(cluster.metadata.creationTimestamp) : now;
+  const due = dueSchedule(backup, lastScheduled, created, now);
+  if (due && host && observed?.stanzaReady && !observed.running) {
+    const result = await deps.haNode.startBackup(host, backupTypeOf[due.kind]).catch((error: Error) => ({ status: 0, body: error.message }));
+    if (result.status === 202) {
+      lastScheduled[due.kind] = due.dueAt;
+      await deps.events.record(cluster.metadata, 'Normal', 'BackupStarted', `${due.kind} backup started on ${primary} (schedule ${backup.schedules[due.kind]})`);
+    }
+  }
+  const good = (observed?.info?.backups ?? []).filter((b) => !b.error);
+  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt };
+}

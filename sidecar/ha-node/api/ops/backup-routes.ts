@@ -1,0 +1,52 @@
+import type { Router } from 'express';
+import { HaNodePaths } from '../../../../lib/ports.js';
+import { roleOf } from '../../ha/snapshot.js';
+import type { ApiCredentials } from '../../ops/auth.js';
+import type { ApiContext } from '../context.js';
+import { readJsonBody } from '../json-body.js';
+import { handle, requireAuth, sendReply } from './http.js';
+
+/** POST /backup {type, repository}: the body, checked field by field (400 names the field). */
+export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | 'diff' | 'incr'; repository: number } | { ok: false; text: string } {
+  const body = value === undefined ? {} : value;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, text: 'Bad request: the body must be a JSON object' };
+  const { type = 'full', repository = 1, ...rest } = body as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) return { ok: false, text: `Bad request: unknown field "${unknown.slice(0, 64)}"` };
+  if (type !== 'full' && type !== 'diff' && type !== 'incr') return { ok: false, text: 'Bad request: "type" must be full, diff or incr' };
+  if (typeof repository !== 'number' || !Number.isInteger(repository) || repository < 1 || repository > 4) return { ok: false, text: 'Bad request: "repository" must be an integer from 1 to 4' };
+  return { ok: true, type, repository };
+}
+
+/**
+ * GET /backup: the keeper's status and the backups pgBackRest lists (open, like the other reads);
+ * POST /backup: starts a backup on the primary (202), one at a time (409 while one runs).
+ */
+export function backupRoutes(credentials: ApiCredentials | undefined) {
+  return (router: Router, context: ApiContext): void => {
+    const keeper = context.backup;
+    router.get(HaNodePaths.backup, handle(async (_req, res) => {
+      if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
+      const status = keeper.status();
+      const info = await keeper.info().then(
+        (value) => ({ ok: true as const, value }),
+        (error: Error) => ({ ok: false as const, error: error.message }),
+      );
+      res.status(200).json({ ...status, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
+    }));
+    router.post(HaNodePaths.backup, requireAuth(credentials), handle(async (req, res) => {
+      const body = await readJsonBody(req, 4096);
+      if (!body.ok) return sendReply(res, body.reply);
+      if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
+      const parsed = parseBackupRequest(body.value);
+      if (!parsed.ok) return sendReply(res, { code: 400, text: parsed.text });
+      const snapshot = context.snapshot();
+      if (!snapshot.isLeader || roleOf(snapshot) !== 'primary') return sendReply(res, { code: 503, text: 'backups run on the primary; this member is not the primary' });
+      const result = keeper.startBackup(parsed.type, parsed.repository);
+      if (!result.started) {
+        return sendReply(res, result.reason === 'busy' ? { code: 409, text: 'a backup is already running' } : { code: 503, text: 'the stanza is not ready yet (see GET /backup)' });
+      }
+      res.status(202).json({ started: true, type: parsed.type, repository: parsed.repository, startedAt: result.startedAt });
+    }));
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * Runs pgBackRest beside the HA loop without ever blocking it: the stanza is created (and the
+ * archive checked) on the primary in the background, backups run one at a time, and the outcome
+ * of each is kept for GET /backup, where the operator reads it for its BackupReady condition.
+ */
+import type { Logger } from '../../../lib/log.js';
+import type { BackupType, PgBackRest } from './engine.js';
+import type { StanzaInfo } from './info.js';
+
+export interface Outcome {
+  at: string;
+  ok: boolean;
+  message: string;
+}
+
+export interface KeeperStatus {
+  stanza: string;
+  /** The stanza exists in every repository and this primary's archiving into it was checked. */
+  stanzaReady: boolean;
+  /** The last stanza-create/check attempt (its error when it failed). */
+  archive?: Outcome;
+  running?: { type: BackupType; repository: number; startedAt: string };
+  lastBackup?: Outcome & { type: BackupType; repository: number };
+  /** When the last successful backup finished. */
+  lastSuccessAt?: string;
+  /** Set while bootstrapping from a repository failed (the reason). */
+  restore?: Outcome;
+}
+
+export type StartResult = { started: true; startedAt: string } | { started: false; reason: 'busy' | 'stanza-not-ready' };
+
+const retryAfterMs = (failures: number): number => Math.min(60_000, 2000 * 2 ** Math.min(failures, 5));
+
+export class BackupKeeper {
+  private stanzaReady = false;
+  private archive: Outcome | undefined;
+  private inFlight: Promise<void> | undefined;
+  private failures = 0;
+  private nextTryAt = 0;
+  private running: KeeperStatus['running'];
+  private lastBackup: KeeperStatus['lastBackup'];
+  private lastSuccessAt: string | undefined;
+  private restoreOutcome: Outcome | undefined;
+
+  constructor(
+    readonly engine: PgBackRest,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Each cycle on the primary: create the stanza and check archiving until that succeeded once. */
+  onPrimary(): void {
+    if (this.stanzaReady || this.inFlight || this.now() < this.nextTryAt) return;
+    this.inFlight = this.ensureStanza().finally(() => (this.inFlight = undefined));
+  }
+
+  private async ensureStanza(): Promise<void> {
+    try {
+      this.engine.writeConfig();
+      await this.engine.stanzaCreate();
+      await this.engine.check();
+      this.stanzaReady = true;
+      this.failures = 0;
+      this.archive = { at: new Date(this.now()).toISOString(), ok: true, message: `stanza ${this.engine.stanza} ready, WAL archiving checked` };
+      this.logger.info({ stanza: this.engine.stanza }, 'pgBackRest stanza ready and archiving checked');
+    } catch (error) {
+      this.failures += 1;
+      this.nextTryAt = this.now() + retryAfterMs(this.failures);
+      const message = (error as Error).message;
+      if (this.archive?.message !== message) this.logger.warn({ err: message }, 'pgBackRest stanza or archive check failed; retrying');
+      this.archive = { at: new Date(this.now()).toISOString(), ok: false, message };
+    }
+  }
+
+  /** Starts a backup in the background; at most one runs at a time. */
+  startBackup(type: BackupType, repository = 1): StartResult {
+    if (this.running) return { started: false, reason: 'busy' };
+    if (!this.stanzaReady) return { started: false, reason: 'stanza-not-ready' };
+    const startedAt = new Date(this.now()).toISOString();
+    this.running = { type, repository, startedAt };
+    void this.engine
+      .backup(type, repository)
+      .then(() => ({ ok: true, message: `${type} backup finished` }))
+      .catch((error: Error) => ({ ok: false, message: error.message }))
+      .then((result) => {
+        this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, ...result };
+        if (result.ok) this.lastSuccessAt = this.lastBackup.at;
+        this.running = undefined;
+        if (result.ok) this.logger.info({ type, repository }, 'backup finished');
+        else this.logger.error({ type, repository, err: result.message }, 'backup failed');
+      });
+    return { started: true, startedAt };
+  }
+
+  /** The outcome of bootstrapping from a repository (a failure is retried after a pause). */
+  recordRestore(ok: boolean, message: string): void {
+    this.restoreOutcome = { at: new Date(this.now()).toISOString(), ok, message };
+  }
+
+  /** The last restore failure, if the last attempt failed. */
+  restoreFailure(): Outcome | undefined {
+    return this.restoreOutcome && !this.restoreOutcome.ok ? this.restoreOutcome : undefined;
+  }
+
+  status(): KeeperStatus {
+    return {
+      stanza: this.engine.stanza,
+      stanzaReady: this.stanzaReady,
+      ...(this.archive ? { archive: this.archive } : {}),
+      ...(this.running ? { running: this.running } : {}),
+      ...(this.lastBackup ? { lastBackup: this.lastBackup } : {}),
+      ...(this.lastSuccessAt ? { lastSuccessAt: this.lastSuccessAt } : {}),
+      ...(this.restoreOutcome ? { restore: this.restoreOutcome } : {}),
+    };
+  }
+
+  info(): Promise<StanzaInfo> {
+    return this.engine.info();
+  }
+
+  /** Waits for the background stanza work (tests and a clean shutdown). */
+  async settle(): Promise<void> {
+    await this.inFlight;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Bootstrap of a NEW cluster from a repository (instead of initdb): checks, pgbackrest restore,
+ * WAL replay from the source's archive to the target, promotion onto a new timeline. The restored
+ * cluster archives into its OWN stanza from its first WAL on; the source is only ever read.
+ */
+import { join } from 'node:path';
+import { chownSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import type { Logger } from '../../../lib/log.js';
+import type { PostgresInstance } from '../postgres/instance.js';
+import { writePrivateFile } from '../postgres/runner.js';
+import type { PgBackRest } from './engine.js';
+import type { StanzaInfo } from './info.js';
+import type { RecoveryConfig } from './settings.js';
+
+/** A restore refused before anything was written (wrong target, no backup, archive in use). */
+export class RestoreRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RestoreRefused';
+  }
+}
+
+/**
+ * What must hold before restoring: the source has a usable backup for the target, and this
+ * cluster's own stanza holds nothing (two clusters must never archive into one stanza).
+ */
+export function restoreProblem(source: StanzaInfo, own: StanzaInfo, recovery: RecoveryConfig): string | undefined {
+  if (own.code !== 1 && (own.backups.length > 0 || own.wal.some((w) => w.max))) {
+    return `the cluster's own archive (stanza ${own.stanza}) is not empty: a restored cluster must archive into a new stanza or path`;
+  }
+  if (source.code === 1) return `recovery.stanza: no stanza ${source.stanza} in the source repository`;
+  const usable = source.backups.filter((b) => !b.error);
+  if (usable.length === 0) return `recovery: the source stanza ${source.stanza} has no backup`;
+  const { time, backup } = recovery.target;
+  if (backup && !usable.some((b) => b.label === backup)) return `recovery.target.backup: no backup ${backup} in stanza ${source.stanza}`;
+  if (time) {
+    const first = usable.map((b) => b.stoppedAt).sort()[0]!;
+    if (Date.parse(time) < Date.parse(first)) return `recovery.target.time: ${time} is before the end of the first backup (${first}); the earliest restorable time is ${first}`;
+    if (backup) {
+      const chosen = usable.find((b) => b.label === backup)!;
+      if (Date.parse(time) < Date.parse(chosen.stoppedAt)) return `recovery.target.time: ${time} is before the end of backup ${backup} (${chosen.stoppedAt})`;
+    }
+  }
+  const chosen = usable.find((b) => b.label === backupForTarget(source, recovery));
+  if (chosen?.walStart && !walArchived(source, chosen.repository, chosen.walStart)) {
+    return `recovery: the first WAL segment of backup ${chosen.label} (${chosen.walStart}) is not in the source archive`;
+  }
+  return undefined;
+}
+
+/** Whether a segment lies in the archived range of a repository (names order as their positions do). */
+function walArchived(info: StanzaInfo, repository: number, segment: string): boolean {
+  return info.wal.some((w) => w.repository === repository && w.min !== undefined && w.max !== undefined && w.min.slice(8) <= segment.slice(8) && segment.slice(8) <= w.max.slice(8));
+}
+
+/** The newest backup that ended before the target time (pgBackRest picks likewise; named here for the log). */
+export function backupForTarget(source: StanzaInfo, recovery: RecoveryConfig): string | undefined {
+  if (recovery.target.backup) return recovery.target.backup;
+  const usable = source.backups.filter((b) => !b.error);
+  const before = recovery.target.time ? usable.filter((b) => Date.parse(b.stoppedAt) <= Date.parse(recovery.target.time!)) : usable;
+  return before.sort((a, b) => a.stoppedAt.localeCompare(b.stoppedAt)).at(-1)?.label;
+}
+
+/**
+ * An ISO 8601 time as recovery_target_time takes it: the server checks it before loading the
+ * time zone abbreviations, so "Z" is refused there; a numeric offset is not.
+ */
+export function postgresTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/[zZ]$/, '+00');
+}
+
+/** postgresql.conf settings for the replay: the source's archive, the target, promote at the end. */
+export function recoveryParameters(restoreCommand: string, recovery: RecoveryConfig): Record<string, string> {
+  const parameters: Record<string, string> = { restore_command: restoreCommand, recovery_target_action: 'promote' };
+  if (recovery.target.time) {
+    parameters.recovery_target_time = postgresTime(recovery.target.time);
+    parameters.recovery_target_inclusive = 'false';
+  }
+  return parameters;
+}
+
+function logSize(pg: PostgresInstance): number {
+  try {
+    return statSync(logPath(pg)).size;
+  } catch {
+    return 0;
+  }
+}
+
+const logPath = (pg: PostgresInstance): string => join(pg.settings.dataDir, '..', 'postgresql.log');
+
+/** The server's errors since `from` (this attempt only: the log file is shared by every start). */
+function logTail(pg: PostgresInstance, from: number): string {
+  try {
+    const lines = readFileSync(logPath(pg)).subarray(from).toString('utf8').split('\n');
+    return lines.filter((l) => /FATAL|PANIC|ERROR|last completed transaction was at log time/.test(l)).slice(-4).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Restores, replays and promotes; returns with PostgreSQL running as a primary. On error the data
+ * directory is left for the caller to remove (the bootstrap gives the initialize key back).
+ */
+export async function restoreFromRepository(pg: PostgresInstance, engine: PgBackRest, logger: Logger, timeoutMs = 6 * 3600_000): Promise<void> {
+  const recovery = engine.config.recovery!;
+  engine.writeConfig();
+  engine.writeSourceConfig();
+  const [source, own] = await Promise.all([engine.info({ source: true }), engine.info()]);
+  const problem = restoreProblem(source, own, recovery);
+  if (problem) throw new RestoreRefused(problem);
+  const label = backupForTarget(source, recovery);
+  logger.info({ source: recovery.stanza, backup: label, targetTime: recovery.target.time ?? 'latest' }, 'restoring from the repository');
+  pg.prepareDirectories();
+  pg.removeDataDirectory();
+  mkdirSync(pg.settings.dataDir, { mode: 0o700 });
+  if (pg.settings.runAs) chownSync(pg.settings.dataDir, pg.settings.runAs.uid, pg.settings.runAs.gid);
+  pg.state = 'creating_replica';
+  await engine.restore(label);
+  pg.state = 'stopped';
+  const kept = pg.enforcedParameters;
+  pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.sourceRestoreCommand(), recovery) };
+  pg.writeConfig(undefined, false);
+  writePrivateFile(join(pg.settings.dataDir, 'recovery.signal'), '', pg.settings.runAs);
+  const logFrom = logSize(pg);
+  try {
+    await pg.start(120);
+    await waitForPromotion(pg, timeoutMs, logFrom);
+  } finally {
+    pg.enforcedParameters = kept;
+  }
+  // Back to this cluster's own settings: restore_command reads its own stanza from now on.
+  pg.writeConfig(undefined, false);
+  await pg.reload();
+  engine.removeSourceConfig();
+}
+
+/**
+ * Why replay stopped, from the server's log. A target beyond the end of the archive is refused by
+ * the server (it does not promote at the end); the message then gives the last restorable time.
+ */
+export function recoveryFailure(tail: string): string {
+  if (/recovery ended before configured recovery target was reached/.test(tail)) {
+    const last = /last completed transaction was at log time (.+)$/m.exec(tail)?.[1]?.trim();
+    return `recovery.target.time: beyond the end of the archive${last ? `; the last restorable time is ${last}` : ''}`;
+  }
+  return `recovery stopped before promotion: ${tail.replace(/\n/g, ' | ') || 'see postgresql.log'}`;
+}
+
+async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const postmaster = pg.postmasterPid();
+  // Replay may take long: liveness counts the running postmaster as a tool making progress.
+  pg.activity.started(postmaster);
+  try {
+    for (;;) {
+      if (!pg.isRunning()) {
+        pg.state = 'start_failed';
+        throw new Error(recoveryFailure(logTail(pg, logFrom)));
+      }
+      const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);
+      if (rows?.[0]?.r === false) return;
+      if (Date.now() > deadline) throw new Error('recovery did not reach its target in time');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    pg.activity.finished(postmaster);
+  }
+}

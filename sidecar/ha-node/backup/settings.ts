@@ -1,0 +1,108 @@
+/**
+ * Backups, WAL archiving and restore with pgBackRest: settings, pgbackrest.conf rendering, the
+ * engine's commands, `pgbackrest info` parsing, the keeper that runs them beside the HA loop, and
+ * the restore bootstrap. This module: the backup settings ha-node reads from KEELSON_BACKUP (JSON).
+ */
+import { z } from 'zod';
+
+const absolutePath = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute path');
+const fileName = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute file path');
+/** A stanza name pgBackRest accepts and that is safe on a command line and in a repository path. */
+export const stanzaName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" and "-" (at most 63)');
+
+const posixRepository = z.object({
+  kind: z.literal('posix'),
+  /** Folder of the repository (a mounted volume). */
+  path: absolutePath,
+});
+
+const s3Repository = z.object({
+  kind: z.literal('s3'),
+  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name'),
+  /** Host name of the S3 endpoint (no scheme); pgBackRest always speaks HTTPS. */
+  endpoint: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name without scheme or port'),
+  port: z.number().int().min(1).max(65535).optional(),
+  region: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
+  /** Path prefix inside the bucket. */
+  path: absolutePath.default('/'),
+  uriStyle: z.enum(['host', 'path']).default('host'),
+  verifyTls: z.boolean().default(true),
+  /** PEM bundle the endpoint's certificate is checked against (system store when unset). */
+  caFile: fileName.optional(),
+  /** Files holding the access key id and the secret access key (a mounted Secret). */
+  keyFile: fileName,
+  secretKeyFile: fileName,
+});
+
+export const repositorySchema = z.discriminatedUnion('kind', [posixRepository, s3Repository]);
+
+const retentionSchema = z
+  .object({
+    /** Full backups kept (pgBackRest repo-retention-full, type count). */
+    fullCount: z.number().int().min(1).max(9999).optional(),
+    /** Days of recovery window kept (pgBackRest repo-retention-full, type time). */
+    windowDays: z.number().int().min(1).max(9999).optional(),
+  })
+  .refine((r) => r.fullCount === undefined || r.windowDays === undefined, { message: 'give fullCount or windowDays, not both' });
+
+const recoveryTargetSchema = z.object({
+  /** Recover to this moment (ISO 8601 with a zone); latest (end of the archive) when unset. */
+  time: z.string().refine((t) => /[zZ]|[+-]\d\d:?\d\d$/.test(t) && Number.isFinite(Date.parse(t)), 'an ISO 8601 time with a zone').optional(),
+  /** Restore this backup set (pgBackRest label); the newest before the target when unset. */
+  backup: z.string().regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'a pgBackRest backup label').optional(),
+});
+
+const recoverySchema = z.object({
+  /** The source cluster's stanza and repository; never this cluster's own. */
+  stanza: stanzaName,
+  repository: repositorySchema,
+  target: recoveryTargetSchema.default({}),
+});
+
+export const backupConfigSchema = z.object({
+  /** This cluster's stanza. */
+  stanza: stanzaName,
+  repositories: z.array(repositorySchema).min(1).max(4),
+  processMax: z.number().int().min(1).max(32).default(2),
+  compressType: z.enum(['lz4', 'zst']).default('lz4'),
+  retention: retentionSchema.default({}),
+  /** archive_timeout in seconds: the most WAL time a quiet primary may hold back from the archive. */
+  archiveTimeout: z.number().int().min(0).max(86_400).default(60),
+  /** Bootstrap a new cluster from this repository instead of initdb. */
+  recovery: recoverySchema.optional(),
+});
+
+export type Repository = z.infer<typeof repositorySchema>;
+export type S3Repository = z.infer<typeof s3Repository>;
+export type BackupConfig = z.infer<typeof backupConfigSchema>;
+export type RecoveryConfig = z.infer<typeof recoverySchema>;
+
+/** Parses KEELSON_BACKUP; the error names the field, as every configuration error does. */
+export function parseBackupConfig(text: string): BackupConfig {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error('invalid configuration key "backup": not valid JSON');
+  }
+  const parsed = backupConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`invalid configuration key "backup": ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const config = parsed.data;
+  if (config.recovery && sameLocation(config.recovery.stanza, config.recovery.repository, config.stanza, config.repositories)) {
+    throw new Error('invalid configuration key "backup": recovery: the source is this cluster\'s own stanza and repository; a restored cluster must archive elsewhere');
+  }
+  return config;
+}
+
+/** Where a stanza lives: two clusters with the same location would archive into one stanza. */
+export function repositoryLocation(repository: Repository): string {
+  return repository.kind === 'posix' ? `posix:${repository.path}` : `s3:${repository.endpoint}:${repository.port ?? 443}/${repository.bucket}${repository.path}`;
+}
+
+function sameLocation(stanza: string, repository: Repository, ownStanza: string, own: Repository[]): boolean {
+  const where = repositoryLocation(repository).replace(/\/+$/, '');
+  return stanza === ownStanza && own.some((r) => repositoryLocation(r).replace(/\/+$/, '') === where);
+}

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { apiVersion, kind } from '../../../operator/api/types.js';
+import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { applyCrds, kubectl } from '../support.js';
+
+const ns = 'backups';
+const s3 = { bucket: 'backups', endpoint: 'minio.example', credentialsSecret: { name: 's3-creds' } };
+
+/** spec.backup and spec.bootstrap.recovery as `kubectl apply` meets them: refusals name the field. */
+describe('DatabaseCluster backup admission through kubectl apply (generated CRD on the stand-in)', () => {
+  let server: TestApiServer;
+  let dir: string;
+
+  before(async () => {
+    server = await startTestApiServer();
+    dir = mkdtempSync(join(tmpdir(), 'keelson-backup-admission-'));
+    assert.equal(await applyCrds(server.kubeconfigPath, dir), true);
+    await kubectl(server.kubeconfigPath, dir, 'create', 'namespace', ns);
+  });
+
+  after(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function apply(name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
+    const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec }));
+    try {
+      return { ok: true, output: await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file) };
+    } catch (err) {
+      return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
+    }
+  }
+
+  it('refuses a bad cron schedule at apply time, naming the field', async () => {
+    for (const [field, value] of [['full', '0 25 * * *'], ['incremental', '@hourly'], ['differential', '* * * *']] as const) {
+      const result = await apply('cron', { backup: { repositories: [{ name: 'main', s3 }], schedules: { [field]: value } } });
+      assert.equal(result.ok, false, `${field}=${value} accepted`);
+      assert.match(result.output, new RegExp(`spec\\.backup\\.schedules\\.${field}`));
+    }
+  });
+
+  it('refuses a repository with both or neither kind, and retention with both count and window', async () => {
+    const both = await apply('kinds', { backup: { repositories: [{ name: 'main', s3, volume: { size: '1Gi' } }] } });
+    assert.equal(both.ok, false);
+    assert.match(both.output, /spec\.backup\.repositories\[0\].*set exactly one of s3 or volume/);
+    const neither = await apply('kinds', { backup: { repositories: [{ name: 'main' }] } });
+    assert.equal(neither.ok, false);
+    assert.match(neither.output, /set exactly one of s3 or volume/);
+    const retention = await apply('kinds', { backup: { repositories: [{ name: 'main', s3 }], retention: { fullCount: 2, windowDays: 7 } } });
+    assert.equal(retention.ok, false);
+    assert.match(retention.output, /spec\.backup\.retention.*set fullCount or windowDays, not both/);
+  });
+
+  it('refuses a recovery from a repository that is not listed, and a target time without a zone', async () => {
+    const unknown = await apply('restored', { backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'old' }, repository: 'other' } } });
+    assert.equal(unknown.ok, false);
+    assert.match(unknown.output, /bootstrap\.recovery\.repository must name one of backup\.repositories/);
+    const zoneless = await apply('restored', { backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'old' }, repository: 'main', targetTime: '2026-01-01 10:00' } } });
+    assert.equal(zoneless.ok, false);
+    assert.match(zoneless.output, /spec\.bootstrap\.recovery\.targetTime/);
+  });
+
+  it('accepts a complete backup and recovery spec', async () => {
+    const good = await apply('restored', {
+      backup: { repositories: [{ name: 'main', s3: { ...s3, caSecret: { name: 's3-ca' } } }, { name: 'local', volume: { size: '1Gi' } }], schedules: { full: '0 3 * * 0', incremental: '*/30 * * * *' }, retention: { fullCount: 2 } },
+      bootstrap: { recovery: { source: { cluster: 'old' }, repository: 'main', targetTime: '2026-01-01T10:00:00Z' } },
+    });
+    assert.equal(good.ok, true, good.output);
+  });
+});

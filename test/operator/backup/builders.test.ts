@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/validate.js';
+import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
+import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
+import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
+import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
+import { demoSpec } from '../../../local/cluster/up.js';
+
+const s3 = { bucket: 'backups', endpoint: 'minio.example', port: 9000, uriStyle: 'path', credentialsSecret: { name: 's3-creds' }, caSecret: { name: 's3-ca' } };
+
+function cluster(spec: Record<string, unknown>, name = 'shop') {
+  return parseDatabaseCluster({ apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name, namespace: 'prod', uid: 'u1' }, spec });
+}
+
+describe('backup builders', () => {
+  it('gives ha-node settings it accepts: own stanza per cluster under <path>/<namespace>/<cluster>, files from the mounted Secrets', () => {
+    const ctx = { cluster: cluster({ backup: { repositories: [{ name: 'main', s3 }, { name: 'local', volume: { size: '1Gi' } }], retention: { fullCount: 3 }, processMax: 4 } }), operatorVersion: '1.0.0' };
+    const settings = haNodeBackupSettings(ctx)!;
+    const parsed = parseBackupConfig(JSON.stringify(settings));
+    assert.equal(parsed.stanza, 'shop');
+    assert.deepEqual(parsed.repositories[0], { kind: 's3', bucket: 'backups', endpoint: 'minio.example', port: 9000, region: 'us-east-1', path: '/keelson/prod/shop', uriStyle: 'path', verifyTls: true, caFile: '/etc/keelson-backup/main-ca/ca.crt', keyFile: '/etc/keelson-backup/main/accessKeyId', secretKeyFile: '/etc/keelson-backup/main/secretAccessKey' });
+    assert.deepEqual(parsed.repositories[1], { kind: 'posix', path: '/var/lib/keelson-backup/local/prod/shop' });
+    assert.equal(parsed.processMax, 4);
+    const sts = buildStatefulSet(ctx);
+    const container = sts.spec!.template.spec!.containers[0]!;
+    assert.equal(container.env!.find((e) => e.name === 'KEELSON_BACKUP')?.value, JSON.stringify(settings));
+    assert.doesNotMatch(JSON.stringify(container.env), /secretAccessKey"?:\s*"[^/]/, 'no credential value in the environment');
+    const volumes = sts.spec!.template.spec!.volumes!;
+    assert.equal(volumes.find((v) => v.name === 'backup-main')?.secret?.secretName, 's3-creds');
+    assert.equal(volumes.find((v) => v.name === 'backup-main-ca')?.secret?.secretName, 's3-ca');
+    assert.equal(volumes.find((v) => v.name === 'backup-local')?.persistentVolumeClaim?.claimName, 'keelson-backup-local');
+    assert.ok(container.volumeMounts!.some((m) => m.mountPath === '/var/lib/keelson-backup/local'));
+    const [claim] = buildBackupClaims(ctx);
+    assert.equal(claim!.metadata!.ownerReferences, undefined, 'the repository outlives the cluster');
+    assert.deepEqual(claim!.spec!.accessModes, ['ReadWriteMany']);
+  });
+
+  it('points a restored cluster at the source stanza in the named repository, and its own stanza elsewhere', () => {
+    const ctx = { cluster: cluster({ backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'shop' }, repository: 'main', targetTime: '2026-01-01T10:00:00Z' } } }, 'shop-restored'), operatorVersion: '1.0.0' };
+    const parsed = parseBackupConfig(JSON.stringify(haNodeBackupSettings(ctx)));
+    assert.equal(parsed.stanza, 'shop-restored');
+    assert.equal(parsed.repositories[0]!.path, '/keelson/prod/shop-restored');
+    assert.equal(parsed.recovery?.stanza, 'shop');
+    assert.equal(parsed.recovery?.repository.path, '/keelson/prod/shop');
+    assert.equal(parsed.recovery?.target.time, '2026-01-01T10:00:00Z');
+  });
+
+  it('refuses a recovery into the source cluster itself and duplicate repository names, naming the field', () => {
+    assert.throws(() => cluster({ backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'shop' }, repository: 'main' } } }), (e: unknown) => e instanceof InvalidSpecError && /spec\.bootstrap\.recovery\.source\.cluster/.test(e.message));
+    assert.throws(() => cluster({ backup: { repositories: [{ name: 'main', s3 }, { name: 'main', volume: {} }] } }), /names must be unique/);
+    assert.throws(() => cluster({ backup: { repositories: [{ name: 'main', s3 }], schedules: { full: '61 * * * *' } } }), /spec\.backup\.schedules\.full/);
+  });
+
+  it('gives the local demo a filesystem repository that parses', () => {
+    const parsed = cluster(demoSpec(2), 'demo');
+    assert.equal(parsed.spec.backup?.repositories[0]?.volume?.size, '2Gi');
+  });
+});
+
+describe('BackupReady and schedules', () => {
+  it('names the reason: missing Secret, failed restore, unreachable repository, pending, ready', () => {
+    assert.deepEqual(backupVerdict(['Secret s3-creds (spec.backup.repositories[0].s3.credentialsSecret) not found'], 'shop-0', undefined, undefined).reason, 'SecretMissing');
+    assert.equal(backupVerdict([], undefined, { restore: { ok: false, message: 'recovery.target.time: too early', at: '' } }, undefined).reason, 'RestoreFailed');
+    const unreachable = backupVerdict([], 'shop-0', { stanzaReady: false, archive: { ok: false, message: 'HTTP 403', at: '' } }, undefined);
+    assert.deepEqual([unreachable.status, unreachable.reason, unreachable.message], ['False', 'RepositoryUnreachable', 'HTTP 403']);
+    assert.equal(backupVerdict([], 'shop-0', { stanzaReady: false }, undefined).status, 'Unknown');
+    assert.equal(backupVerdict([], 'shop-0', undefined, 'timeout').reason, 'HaNodeUnreachable');
+    assert.equal(backupVerdict([], 'shop-0', { stanzaReady: true }, undefined).status, 'True');
+    assert.equal(backupVerdict([], 'shop-0', { stanzaReady: true, lastBackup: { ok: false, message: 'disk full', at: '', type: 'full' } }, undefined).reason, 'BackupFailed');
+  });
+
+  it('runs a schedule once per cron time, full before incremental', () => {
+    const spec = cluster({ backup: { repositories: [{ name: 'main', s3 }], schedules: { full: '0 3 * * *', incremental: '*/10 * * * *' } } }).spec.backup!;
+    const created = new Date('2026-01-01T00:00:00Z');
+    assert.deepEqual(dueSchedule(spec, {}, created, new Date('2026-01-01T03:05:00Z')), { kind: 'full', dueAt: '2026-01-01T03:00:00.000Z' });
+    assert.deepEqual(dueSchedule(spec, { full: '2026-01-01T03:00:00.000Z' }, created, new Date('2026-01-01T03:05:00Z')), { kind: 'incremental', dueAt: '2026-01-01T03:00:00.000Z' });
+    assert.equal(dueSchedule(spec, { full: '2026-01-01T03:00:00.000Z', incremental: '2026-01-01T03:00:00.000Z' }, created, new Date('2026-01-01T03:09:59Z')), undefined);
+    assert.equal(dueSchedule(spec, {}, new Date('2026-01-01T03:06:00Z'), new Date('2026-01-01T03:09:00Z')), undefined, 'nothing due from before the cluster existed');
+  });
+});

@@ -4,9 +4,11 @@ import { AdminPaths } from '../lib/ports.js';
 import { Code } from './core/codes.js';
 import { cors } from './core/cors.js';
 import { currentContext, newContext, runWithContext } from './core/context.js';
-import { BizError, failure } from './core/envelope.js';
+import { BizError, failure, type Envelope } from './core/envelope.js';
 import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
-import { sendJson } from './core/respond.js';
+import { JsonText, sendJson } from './core/respond.js';
+import { pickLocale } from './i18n/locale.js';
+import { localiseMessage } from './i18n/messages.js';
 import { staticRoutes } from './core/static-routes.js';
 import { toExpressPath, type ApiRouter, type MountedRoute } from './core/router.js';
 import type { AdminServices } from './services.js';
@@ -29,10 +31,14 @@ interface PgError {
 /** Turns any thrown value into an envelope; only unexpected errors are logged with their stack. */
 export function errorToEnvelope(error: unknown, req: Request): { status: number; body: ReturnType<typeof failure> } {
   if (error instanceof BizError) return { status: error.httpStatus, body: failure(error.code, error.message) };
-  const e = error as PgError & { type?: string; status?: number; message?: string };
+  const e = error as PgError & { type?: string; status?: number; expose?: boolean; message?: string };
   if (e.type === 'entity.parse.failed') return { status: 200, body: failure(Code.VALIDATION, 'request body is not valid JSON') };
   if (e.type === 'entity.too.large') return { status: 200, body: failure(Code.VALIDATION, 'request body too large') };
   if (typeof e.type === 'string' && e.status && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, e.message ?? 'bad request') };
+  // A path parameter that is not valid percent-encoding (the router's decode throws a URIError).
+  if (error instanceof URIError) return { status: 200, body: failure(Code.VALIDATION, 'path: a parameter is not valid percent-encoding') };
+  // body-parser turns a stream error (a body that does not decode as its Content-Encoding says) into a 400.
+  if (e.expose === true && e.status && e.status >= 400 && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, 'request body could not be decoded as its Content-Encoding says') };
   if (e.code === '23505') {
     const code = (e.constraint && duplicateCodes[e.constraint]) ?? Code.DUPLICATE_RESOURCE;
     return { status: 200, body: failure(code, e.detail ? `already exists: ${e.detail.replace(/^Key /, '')}` : undefined) };
@@ -41,6 +47,15 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
   if (e.code === '22P02' || e.code === '22001' || e.code === '22003') return { status: 200, body: failure(Code.VALIDATION, 'a value has the wrong format or is too long') };
   req.log?.error({ err: error }, 'unhandled error');
   return { status: 200, body: failure(Code.INTERNAL, 'internal server error') };
+}
+
+/** The envelope with its `msg` in the request's language (Accept-Language); other bodies as they are. */
+export function inRequestLocale<T>(body: T, req: Request): T {
+  if (body instanceof JsonText || typeof body !== 'object' || body === null) return body;
+  const envelope = body as unknown as Envelope;
+  if (typeof envelope.msg !== 'string' || typeof envelope.code !== 'string') return body;
+  const msg = localiseMessage(envelope.msg, envelope.code, pickLocale(req.headers['accept-language']));
+  return msg === envelope.msg ? body : ({ ...envelope, msg } as T);
 }
 
 /** Wraps a route's handler with its guards: authentication, API permission, roles, buttons. */
@@ -74,7 +89,7 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
     }
   }
   const result = await route.handler(req, res);
-  if (!res.headersSent) sendJson(res, result ?? { code: Code.OK, msg: 'OK', data: null });
+  if (!res.headersSent) sendJson(res, inRequestLocale(result ?? { code: Code.OK, msg: 'OK', data: null }, req));
 }
 
 export interface BuiltApp {
@@ -112,9 +127,12 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
     };
     runWithContext(ctx, () => next());
   });
-  app.get(AdminPaths.health, (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  // /healthz for Kubernetes probes, /health where fast-soy-admin's tooling looks.
+  for (const path of [AdminPaths.health, AdminPaths.healthAlias]) {
+    app.get(path, (_req, res) => {
+      res.json({ status: 'ok' });
+    });
+  }
   app.get(AdminPaths.metrics, async (_req, res) => {
     res.setHeader('Content-Type', services.metrics.registry.contentType);
     res.send(await services.metrics.registry.metrics());
@@ -136,11 +154,11 @@ export function buildApp(services: AdminServices, routers: ApiRouter[]): BuiltAp
   for (const { route, handle } of [...exact, ...withParams]) app[route.method](toExpressPath(route.template), handle);
   const ordered = [...exact, ...withParams].map(({ route }) => route);
   app.use((req: Request, res: Response) => {
-    sendJson(res, failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`), 404);
+    sendJson(res, inRequestLocale(failure(Code.NOT_FOUND, `no route ${req.method} ${req.path}`), req), 404);
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { status, body } = errorToEnvelope(error, req);
-    if (!res.headersSent) sendJson(res, body, status);
+    if (!res.headersSent) sendJson(res, inRequestLocale(body, req), status);
   });
   return { app, routes: ordered };
 }

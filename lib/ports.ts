@@ -57,6 +57,7 @@ export const OperatorPaths = {
 export const AdminPaths = {
   apiPrefix: '/api/v1',
   health: '/healthz',
+  healthAlias: '/health',
   metrics: '/metrics',
 } as const;
 

@@ -35,6 +35,7 @@ export class Controller {
   private readonly informers: Array<Informer<KubernetesObject>> = [];
   private readonly deps: ReconcileDeps;
   private running = false;
+  private started = false;
   private workers: Array<Promise<void>> = [];
 
   constructor(private readonly options: ControllerOptions) {
@@ -83,7 +84,13 @@ export class Controller {
     return informer;
   }
 
+  /**
+   * Starts the informers and workers. A controller runs once: stop() shuts its queue down for
+   * good, so every leadership term (and every retry after a failed start) needs a new one.
+   */
   async start(): Promise<void> {
+    if (this.started) throw new Error('a Controller runs once; create a new one to start again');
+    this.started = true;
     const { api } = this.options;
     const scopes: Array<string | undefined> = this.options.namespaces.length > 0 ? this.options.namespaces : [undefined];
     const clusterKey = (object: KubernetesObject) => `${object.metadata?.namespace}/${object.metadata?.name}`;

@@ -23,6 +23,12 @@ export interface LeaderElectionOptions {
   now?: () => number;
 }
 
+export interface LeaderTimings {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
 export const defaultLeaderTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
 
 export class LeaderElector {

@@ -36,12 +36,14 @@ export const Roles = { primary: 'primary', replica: 'replica' } as const;
 
 export const ContainerNames = { postgres: 'postgres', exporter: 'exporter' } as const;
 
-export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp' } as const;
+export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp', appCredentials: 'app-credentials' } as const;
 
 export const MountPaths = {
   data: '/var/lib/postgresql/data',
   config: '/etc/keelson',
   collectors: '/etc/keelson/collectors',
+  /** The <cluster>-app Secret's password (a Secret volume: the kubelet refreshes it when the Secret changes). */
+  appCredentials: '/etc/keelson-app',
   run: '/var/run/postgresql',
   tmp: '/tmp',
 } as const;
@@ -52,6 +54,9 @@ export const pgdataPath = `${MountPaths.data}/pgdata`;
 export const ConfigKeys = { haNode: 'ha-node.yaml' } as const;
 
 export const SecretKeys = { username: 'username', password: 'password' } as const;
+
+/** PostgreSQL roles ha-node itself uses; the application owner may be neither (the CRD's CEL rule repeats them). */
+export const RoleNames = { superuser: 'postgres', replication: 'replicator' } as const;
 
 export function names(clusterName: string) {
   return {

@@ -3,7 +3,7 @@ import { loadKubeConfig } from '../lib/kube/client.js';
 import type { Logger } from '../lib/log.js';
 import { Controller } from './controller.js';
 import { OperatorKubeApi } from './kube-api.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type LeaderTimings } from './leader-election.js';
 import { createOperatorMetrics } from './metrics.js';
 import { startOperatorServers } from './server.js';
 
@@ -15,12 +15,18 @@ export interface OperatorSettings {
   leaseNamespace: string;
   leaseName: string;
   identity?: string;
+  /** Lease timings (default: client-go's 15 s / 10 s / 2 s). */
+  leaderTimings?: Partial<LeaderTimings>;
   health: { host: string; port: number };
   metrics: { host: string; port: number };
   relistIntervalMs: number;
   operatorVersion: string;
   logger: Logger;
-  /** Called when leadership is lost; the command exits so a fresh process starts clean (client-go practice). */
+  /**
+   * Called when leadership is lost. The command exits so a fresh process starts clean (client-go
+   * practice); without it (embedded, e.g. `keelson local up`) the instance stands by and builds a
+   * new controller (fresh queue and informers) when it leads again.
+   */
   onLostLeadership?: () => void;
 }
 
@@ -40,6 +46,8 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
   const newController = () =>
     new Controller({ api, metrics, logger, operatorVersion: settings.operatorVersion, namespaces: settings.namespaces, relistIntervalMs: settings.relistIntervalMs });
   let controller = newController();
+  /** The previous term's controller stopping: a new one starts only after its workers finished. */
+  let previousStop: Promise<void> = Promise.resolve();
   let retryTimer: NodeJS.Timeout | undefined;
   let leading = false;
   let stopping = false;
@@ -62,26 +70,36 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
     },
   });
 
-  // A start fails when the first list fails (API down, CRD not installed yet): report it in
-  // /readyz and try again with a fresh controller every 5 s while still leading.
+  const stopController = () => {
+    const current = controller;
+    previousStop = previousStop.then(() => current.stop()).catch((err: unknown) => logger.warn({ err }, 'controller did not stop cleanly'));
+  };
+
+  // Every start uses a new controller: a stopped one's queue is shut down for good. A start fails
+  // when the first list fails (API down, CRD not installed yet): report it in /readyz and try
+  // again every 5 s while still leading.
   const startController = () => {
     leading = true;
     metrics.isLeader.set(1);
-    controller.start().then(
-      () => {
-        controllerError = undefined;
-      },
-      (err: unknown) => {
+    const current = newController();
+    controller = current;
+    previousStop
+      .then(() => {
+        if (controller !== current || !leading || stopping) return;
+        return current.start().then(() => {
+          if (controller === current) controllerError = undefined;
+        });
+      })
+      .catch((err: unknown) => {
+        if (controller !== current || !leading) return;
         controllerError = `controller failed to start: ${err instanceof Error ? err.message : String(err)}`;
         logger.error({ err: controllerError }, 'controller failed to start; retrying in 5 s');
-        void controller.stop();
+        stopController();
         retryTimer = setTimeout(() => {
-          if (!leading || stopping) return;
-          controller = newController();
+          if (!leading || stopping || controller !== current) return;
           startController();
         }, 5_000);
-      },
-    );
+      });
   };
 
   let elector: LeaderElector | undefined;
@@ -91,12 +109,15 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
       namespace: settings.leaseNamespace,
       name: settings.leaseName,
       identity: settings.identity ?? `${hostname()}-${process.pid}`,
+      ...settings.leaderTimings,
       logger,
       onStartedLeading: startController,
       onStoppedLeading: () => {
         leading = false;
         metrics.isLeader.set(0);
-        void controller.stop();
+        clearTimeout(retryTimer);
+        controllerError = undefined;
+        stopController();
         if (!stopping) settings.onLostLeadership?.();
       },
     });
@@ -113,7 +134,8 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
       stopping = true;
       clearTimeout(retryTimer);
       await elector?.stop();
-      await controller.stop();
+      stopController();
+      await previousStop;
       await servers.close();
     },
   };

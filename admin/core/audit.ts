@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/log.js';
 
-export type AuditAction = 'cluster.create' | 'cluster.delete' | 'login.success' | 'login.failure' | 'login.rate_limited' | 'permission.denied' | 'impersonation.start' | 'impersonation.exit' | 'password.change' | 'session.invalidate';
+export type AuditAction = 'cluster.create' | 'cluster.delete' | 'login.success' | 'login.failure' | 'login.rate_limited' | 'permission.denied' | 'impersonation.start' | 'impersonation.exit' | 'password.change' | 'session.invalidate' | 'role.grants.emptied';
 
 // Keys whose values never reach an audit record, whatever the caller passes.
 const secretKey = /password|secret|authorization|captcha|^code$|token$/i;

@@ -5,7 +5,7 @@ import { textTimestamps } from '../db/timestamps.js';
 import { Code } from './codes.js';
 import { getCurrentUserId } from './context.js';
 import { BizError, success, successExtra } from './envelope.js';
-import { auditFields, quoteIdent, readColumns, recordMapper, toColumns, type Fields } from './records.js';
+import { actorNameFields, auditFields, quoteIdent, readColumns, recordMapper, toColumns, type Fields } from './records.js';
 import { param, type ApiRouter } from './router.js';
 import { parseBody } from './validate.js';
 import { jsonRecords, pageEnvelopeText } from './json-records.js';
@@ -85,12 +85,13 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   const hidesFields = Object.values(fields).some((field) => field.output === false);
   const readList = [...new Set(['id', ...readColumns(fields), ...(options.tree ? [options.tree.parentColumn] : [])])];
   const rowColumns = hidesFields ? readList.map((column) => `${table}.${quoteIdent(column)}`).join(', ') : `${table}.*`;
-  const computed = Object.entries(options.computed ?? {});
+  const computedSql = { ...actorNameFields(table), ...options.computed };
+  const computed = Object.entries(computedSql);
   const columns = [rowColumns, ...computed.map(([name, expression]) => `(${expression}) AS ${quoteIdent(name)}`)].join(', ');
   // Reads below ask for timestamptz as text (textTimestamps): the mapper takes ms and display text from it.
   const toRecord = recordMapper(fields, ids);
   // Without a decorate hook, PostgreSQL renders search pages as JSON text (ADR 0208).
-  const rendered = hooks.decorate ? undefined : jsonRecords(table, fields, ids, options.computed);
+  const rendered = hooks.decorate ? undefined : jsonRecords(table, fields, ids, computedSql);
   // Search statements by their WHERE and ORDER BY, so a repeated search builds no SQL text.
   const searchStatements = new Map<string, string>();
 
@@ -199,7 +200,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       if (!result) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
       if (hooks.afterWrite) await hooks.afterWrite(client, result.id as number, input, action);
       // Computed fields reflect what afterWrite linked: read the row again inside the transaction.
-      if (computed.length) result = (await client.query({ text: `SELECT ${columns} FROM ${table} WHERE id = $1`, values: [result.id], types: textTimestamps })).rows[0] as Row;
+      result = (await client.query({ text: `SELECT ${columns} FROM ${table} WHERE id = $1`, values: [result.id], types: textTimestamps })).rows[0] as Row;
       return result;
     });
     await hooks.afterCommit?.([row.id as number], action, input);
@@ -211,7 +212,8 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
     const schema = options.createSchema;
     router.post(options.path, { summary: `Create a ${options.noun}`, tags, buttons: buttonsFor('create') }, async (req) => {
       const row = await write('create', parseBody(schema, req.body));
-      return success((await records([row]))[0], 'created');
+      // The record, plus the createdId fast-soy-admin's clients read.
+      return success({ ...(await records([row]))[0], createdId: ids.encode(row.id as number) }, 'created');
     });
   }
 
@@ -221,7 +223,7 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       const id = ids.decode(param(req, 'id'));
       await loadOne(id);
       const row = await write('update', parseBody(schema, req.body), id);
-      return success((await records([row]))[0], 'updated');
+      return success({ ...(await records([row]))[0], updatedId: ids.encode(id) }, 'updated');
     });
   }
 

@@ -64,6 +64,7 @@ export function jsonRecords(table: string, fields: Fields, ids: IdCodec, compute
     others.length ? `(SELECT row_to_json(__r)::text FROM (SELECT ${others.join(', ')}) __r)` : `'{}'`,
   ];
   const idKeys = idFields.map(([name]) => `"${checkedName(name)}":`);
+  const idRootAsNull = idFields.map(([, field]) => field.rootAsNull === true);
   const timesAt = idKeys.length;
   const objectAt = timesAt + 1;
   return {
@@ -71,7 +72,7 @@ export function jsonRecords(table: string, fields: Fields, ids: IdCodec, compute
     columnCount: select.length,
     write(row) {
       let text = '{';
-      for (let i = 0; i < idKeys.length; i++) text += `${i ? ',' : ''}${idKeys[i]}${JSON.stringify(idValue(row[i], ids))}`;
+      for (let i = 0; i < idKeys.length; i++) text += `${i ? ',' : ''}${idKeys[i]}${JSON.stringify(idValue(row[i], ids, idRootAsNull[i]))}`;
       const times = row[timesAt] as string;
       if (times) text += text.length > 1 ? `,${times}` : times;
       const object = row[objectAt] as string;

@@ -20,17 +20,27 @@ export interface FieldDef {
   orderable?: boolean;
   /** Accepted on create/update (default true except id and audit columns). */
   writable?: boolean;
+  /** An id field whose 0 (a root's parent) is shown as null. */
+  rootAsNull?: boolean;
 }
 
 export type Fields = Record<string, FieldDef>;
 
-/** Audit columns every table has; shown as createdBy/At, updatedBy/At plus fmt* strings. */
+/** Audit times every table has; shown as createdAt, updatedAt plus fmt* strings. */
 export const auditFields: Fields = {
-  createdBy: { column: 'created_by', kind: 'id', writable: false },
   createdAt: { column: 'created_at', kind: 'time', writable: false, orderable: true },
-  updatedBy: { column: 'updated_by', kind: 'id', writable: false },
   updatedAt: { column: 'updated_at', kind: 'time', writable: false, orderable: true },
 };
+
+/**
+ * createdBy and updatedBy as the acting users' names (what the list pages show), from the user ids
+ * every table keeps in created_by / updated_by: SQL expressions of type json for a resource's
+ * computed fields. A user deleted since, or a seeded row, gives null.
+ */
+export function actorNameFields(table: string): Record<string, string> {
+  const name = (column: string): string => `to_json((SELECT u.user_name FROM users u WHERE u.id = ${table}.${quoteIdent(column)}))`;
+  return { createdBy: name('created_by'), updatedBy: name('updated_by') };
+}
 
 /** The display-text key of a time field: lastLogin → fmtLastLogin. */
 export function fmtNameOf(name: string): string {
@@ -38,8 +48,8 @@ export function fmtNameOf(name: string): string {
 }
 
 /** How an id column is shown: a sqid, except that 0 stays 0; anything else (null) is null. */
-export function idValue(value: unknown, ids: IdCodec): string | 0 | null {
-  return typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 ? 0 : null;
+export function idValue(value: unknown, ids: IdCodec, rootAsNull = false): string | 0 | null {
+  return typeof value === 'number' && value > 0 ? ids.encode(value) : value === 0 && !rootAsNull ? 0 : null;
 }
 
 /** Converts one database row to a camelCase record: ids become sqids (0 and null stay), times ms (from a Date or timestamptz text). */
@@ -54,12 +64,12 @@ export function toRecord(row: Record<string, unknown>, fields: Fields, ids: IdCo
 export function recordMapper(fields: Fields, ids: IdCodec): (row: Record<string, unknown>) => Record<string, unknown> {
   const shown = Object.entries(fields)
     .filter(([, field]) => field.output !== false)
-    .map(([name, field]) => ({ name, column: field.column, kind: field.kind, fmtName: fmtNameOf(name) }));
+    .map(([name, field]) => ({ name, column: field.column, kind: field.kind, fmtName: fmtNameOf(name), rootAsNull: field.rootAsNull === true }));
   return (row) => {
     const record: Record<string, unknown> = {};
-    for (const { name, column, kind, fmtName } of shown) {
+    for (const { name, column, kind, fmtName, rootAsNull } of shown) {
       const value = row[column];
-      if (kind === 'id') record[name] = idValue(value, ids);
+      if (kind === 'id') record[name] = idValue(value, ids, rootAsNull);
       else if (kind === 'time') {
         // Reads hand over PostgreSQL's text (db/timestamps.ts); rows returned by writes carry Dates.
         const parts = typeof value === 'string' ? utcTimestampParts(value) : undefined;

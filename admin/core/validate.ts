@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { camelizeBody } from './case.js';
 import { Code } from './codes.js';
 import { BizError } from './envelope.js';
+import { findUnstorableText } from './storable-text.js';
 
 /** "field: message; field2: message" from the zod issues, so a client can show one clear line. */
 export function describeZodError(error: z.ZodError): string {
@@ -11,11 +12,23 @@ export function describeZodError(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Validates a request body (snake_case accepted) and throws BizError 1200 on failure. */
+/**
+ * Validates a request body (snake_case accepted) and throws BizError 1200 on failure, also for a
+ * string PostgreSQL cannot store (NUL, lone surrogate) anywhere in what the schema kept.
+ */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const checked = schema.safeParse(camelizeBody(body ?? {}));
   if (!checked.success) throw new BizError(Code.VALIDATION, describeZodError(checked.error));
+  refuseUnstorableText(checked.data);
   return checked.data;
+}
+
+/** Throws BizError 1200 "field: reason" when a string in value cannot be stored (see storable-text). */
+export function refuseUnstorableText(value: unknown, field = ''): void {
+  const found = findUnstorableText(value);
+  if (!found) return;
+  const path = [field, found.path].filter(Boolean).join('.');
+  throw new BizError(Code.VALIDATION, `${path || 'body'}: ${found.reason}`);
 }
 
 /** Page query (PageQueryBase): current ≥ 1 (default 1), size 1–1000 (default 10), orderBy list or null. */

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../lib/log.js';
+import { generatePassword } from '../auth/generated-password.js';
 import type { PasswordHasher } from '../core/passwords.js';
 import { withTransaction, type Db } from './pool.js';
 import { seedDictionaries, seedLooseButtons, seedMenus, seedRoleMenus, seedRoles } from './seed-data.js';
@@ -21,7 +21,7 @@ export interface SeedResult {
  * a database that has roles is left alone. Call after the API table has been reconciled.
  */
 export async function seedIfEmpty(db: Db, passwords: PasswordHasher, options: SeedOptions, logger: Logger): Promise<SeedResult> {
-  const generated = options.initialPassword ? undefined : randomBytes(12).toString('base64url');
+  const generated = options.initialPassword ? undefined : generatePassword();
   const password = options.initialPassword ?? (generated as string);
   const hash = await passwords.hash(password);
   const seeded = await withTransaction(db, async (client) => {

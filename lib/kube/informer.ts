@@ -124,7 +124,7 @@ export class Informer<T extends KubernetesObject> {
     };
     if (this.options.labelSelector) params.labelSelector = this.options.labelSelector;
     let expired = false;
-    this.abort = await watch.watch(
+    const abort = await watch.watch(
       this.options.path,
       params,
       (phase: string, object: T & { code?: number }) => {
@@ -141,6 +141,9 @@ export class Informer<T extends KubernetesObject> {
       },
       (err: unknown) => this.onWatchEnd(err, expired),
     );
+    // stop() may have run while the watch was being opened: it must not outlive the informer.
+    if (this.stopped) abort.abort();
+    else this.abort = abort;
   }
 
   private apply(phase: string, object: T): void {

@@ -4,7 +4,7 @@ import type { WriteOptions } from './api-types.js';
 import { badRequest, forbiddenRequest, invalid, notFound, type FieldError } from './errors.js';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from './resources.js';
 import type { ObjectStore } from './store.js';
-import { clone, isJsonObject, type KubeObject } from './types.js';
+import { clone, isJsonObject, type JsonObject, type KubeObject } from './types.js';
 import { decodeMetadata, validateMetadata, validateName } from './validation.js';
 
 /** Type checks of the body: apiVersion/kind must match the URL, metadata must decode. */
@@ -26,11 +26,42 @@ export function decodeBody(registry: ResourceRegistry, type: ResourceType, body:
   return o;
 }
 
+/** A server-side apply body must name its own apiVersion and kind (it is a whole intent, not a diff). */
 export function applyBody(registry: ResourceRegistry, type: ResourceType, patch: unknown, name: string): KubeObject {
+  if (isJsonObject(patch)) {
+    const expected = apiVersionOf(type);
+    const version = typeof patch.apiVersion === 'string' ? patch.apiVersion : '';
+    if (version !== expected) throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${version}, expected: ${expected}`);
+    if (typeof patch.kind !== 'string' || patch.kind === '') {
+      const gvk = `${type.group}/${type.version}, Kind=`;
+      throw badRequest(`failed to create typed patch object (${gvk}): no corresponding type for ${gvk}`);
+    }
+  }
   const o = decodeBody(registry, type, patch);
   if (o.metadata.name !== undefined && o.metadata.name !== name) throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
   o.metadata.name = name;
   return o;
+}
+
+/**
+ * A patched object must still decode and still name the object on the URL (a real server's
+ * checkName): a patch that removes or replaces metadata is refused, not applied.
+ */
+export function checkPatchedName(type: ResourceType, patched: JsonObject, name: string, namespace: string | undefined): KubeObject {
+  const meta = patched.metadata;
+  if (meta !== undefined && meta !== null && !isJsonObject(meta)) {
+    throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: json: cannot unmarshal ${Array.isArray(meta) ? 'array' : typeof meta} into Go struct field ${type.kind}.metadata of type v1.ObjectMeta`);
+  }
+  const candidate = patched as KubeObject;
+  if (!isJsonObject(meta)) candidate.metadata = {};
+  const patchedName = typeof candidate.metadata.name === 'string' ? candidate.metadata.name : '';
+  if (patchedName === '') throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
+  if (patchedName !== name) throw badRequest(`the name of the object (${patchedName}) does not match the name on the URL (${name})`);
+  const patchedNamespace = candidate.metadata.namespace;
+  if (namespace && typeof patchedNamespace === 'string' && patchedNamespace !== '' && patchedNamespace !== namespace) {
+    throw badRequest(`the namespace of the object (${patchedNamespace}) does not match the namespace on the request (${namespace})`);
+  }
+  return candidate;
 }
 
 /** Defaulting, decoding rules and validation, in the order a real server runs them. */
@@ -44,7 +75,8 @@ export function admit(type: ResourceType, o: KubeObject, old: KubeObject | undef
   type.defaults?.(o);
   const errors: FieldError[] = [];
   if (!old) errors.push(...validateName(o.metadata.name as string, nameRuleOf(type)));
-  errors.push(...validateMetadata(o));
+  // Kinds validated by the core API's rules (not custom resources, not CRDs) want qualified finalizers.
+  errors.push(...validateMetadata(o, !type.crdName && type.group !== 'apiextensions.k8s.io'));
   errors.push(...(type.validate?.(o, old) ?? []));
   const strictErrors = (o as { __strict?: string[] }).__strict;
   if (strictErrors) {

@@ -4,7 +4,7 @@
  * deletion. HTTP concerns live in handler.ts; this module works on JSON objects only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { admit, applyBody, checkNamespace, checkNamespaceWritable, decodeBody } from './admission.js';
+import { admit, applyBody, checkNamespace, checkNamespaceWritable, checkPatchedName, decodeBody } from './admission.js';
 import { applyServerSideApply } from './apply.js';
 import { ApiError, alreadyExists, badRequest, forbidden, invalid, notFound, required, unsupportedMediaType } from './errors.js';
 import { patchContentTypes, typeKeyOf, type DeleteOptions, type DeleteResult, type ListQuery, type ListResult, type PatchType, type WriteOptions } from './api-types.js';
@@ -181,12 +181,8 @@ export class ApiCore {
         next = applyServerSideApply(old, applyBody(this.registry, type, patch, name), options.fieldManager, Boolean(options.force), apiVersionOf(type), subresource);
         break;
     }
-    const candidate = next as KubeObject;
-    if (!isJsonObject(candidate.metadata)) candidate.metadata = {};
+    const candidate = checkPatchedName(type, next, name, namespace);
     checkPatchPreconditions(type, old, candidate, name);
-    if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
-      throw badRequest(`metadata.name: Invalid value: "${String(candidate.metadata.name)}": field is immutable`);
-    }
     const operation = patchType === 'apply' ? 'Apply' : 'Update';
     return { object: this.commitUpdate(type, old, candidate, subresource, options, operation), created: false };
   }

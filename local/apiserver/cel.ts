@@ -93,6 +93,12 @@ function describeType(value: unknown): string {
   return typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value;
 }
 
+/** Where a failed rule is reported: its node, or `fieldPath` below it ("spec.x", not ".spec.x", at the root). */
+function fieldOf(path: string, fieldPath: string | undefined): string {
+  if (!fieldPath) return path || '<nil>';
+  return path ? `${path}${fieldPath}` : fieldPath.replace(/^\./, '');
+}
+
 function evaluateNode(value: unknown, old: unknown, schema: SchemaNode, path: string, errors: FieldError[]): void {
   const rules = schema['x-kubernetes-validations'] ?? [];
   for (const rule of rules) {
@@ -107,7 +113,7 @@ function evaluateNode(value: unknown, old: unknown, schema: SchemaNode, path: st
     if (transition && old === undefined && !rule.optionalOldSelf) continue;
     const context: Record<string, unknown> = { self: toCel(value, schema) };
     if (transition) context.oldSelf = toCel(old, schema);
-    const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path || '<nil>';
+    const field = fieldOf(path, rule.fieldPath);
     let ok: unknown;
     try {
       ok = compiled(context);

@@ -32,6 +32,7 @@ function resourceEntries(type: ResourceType): Array<Record<string, unknown>> {
   if (type.scale) entries.push({ name: `${type.plural}/scale`, singularName: '', namespaced: type.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
   if (type.plural === 'namespaces' && type.group === '') entries.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
   if (type.plural === 'pods' && type.group === '') entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+  if (type.plural === 'serviceaccounts' && type.group === '') entries.push({ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
   return entries;
 }
 
@@ -115,6 +116,7 @@ function aggregatedResource(type: ResourceType): Record<string, unknown> {
   const subresources: Array<Record<string, unknown>> = [];
   if (type.statusSubresource) subresources.push({ subresource: 'status', responseKind: { group: type.group, version: type.version, kind: type.kind }, verbs: ['get', 'patch', 'update'] });
   if (type.scale) subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
+  if (type.plural === 'serviceaccounts' && type.group === '') subresources.push({ subresource: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] });
   return {
     resource: type.plural,
     responseKind: { group: type.group, version: type.version, kind: type.kind },

@@ -1,8 +1,10 @@
 /** What the HTTP layer shares between its modules. */
 import type { Logger } from '../../lib/log.js';
 import type { ApiCore } from './api.js';
+import type { FaultAdminCredentials } from './fault-admin.js';
 import type { Faults } from './faults.js';
 import type { OpenApiDocuments } from './openapi.js';
+import type { TokenRegistry } from './service-account-tokens.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -13,6 +15,10 @@ export interface HandlerContext {
   defaultWatchTimeoutSeconds: number;
   /** Serves /_keelson/faults (test-only admin hook). */
   faultAdmin: boolean;
+  /** Who may use the fault hook. */
+  admin: FaultAdminCredentials;
+  /** ServiceAccount tokens issued through TokenRequest, and whom they name. */
+  tokens: TokenRegistry;
 }
 
 export interface Parsed {

@@ -12,7 +12,7 @@ export type { HandlerContext } from './handler-context.js';
 
 export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const identity = identityOf(req);
+    const identity = ctx.tokens.identify(identityOf(req));
     if (ctx.logger.isLevelEnabled('debug')) {
       // One line per request at debug level (no tokens: only the URL, status and time).
       const started = process.hrtime.bigint();
@@ -21,7 +21,9 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
         ctx.logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 100) / 100, userAgent: req.headers['user-agent'] }, 'request');
       });
     }
-    const refusal = ctx.faults.refusalFor(identity);
+    const isFaultAdmin = ctx.faultAdmin && (req.url ?? '').startsWith('/_keelson/faults');
+    // The hook itself is never refused: a refusal must stay liftable.
+    const refusal = isFaultAdmin ? undefined : ctx.faults.refusalFor(identity);
     if (refusal !== undefined) {
       if (refusal === 'reset') {
         req.socket.destroy();
@@ -32,7 +34,6 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
       sendJson(res, refusal, status.toStatus());
       return;
     }
-    const isFaultAdmin = ctx.faultAdmin && (req.url ?? '').startsWith('/_keelson/faults');
     if (ctx.faults.mode === 'unavailable' && !isFaultAdmin) {
       sendJson(res, 503, new ApiError(503, 'ServiceUnavailable', 'the server is paused by fault injection').toStatus());
       return;
@@ -71,7 +72,7 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   const raw = await readBody(req);
   const [first] = segments;
 
-  if (first === '_keelson' && segments[1] === 'faults' && ctx.faultAdmin) return faultAdmin(ctx.faults, parsed.method, segments[2], raw, res);
+  if (first === '_keelson' && segments[1] === 'faults' && ctx.faultAdmin) return faultAdmin(ctx.faults, ctx.admin, identity, parsed.method, segments[2], raw, res);
   if (parsed.method === 'GET' && segments.length === 1 && ['healthz', 'readyz', 'livez'].includes(first)) return sendText(res, 200, 'ok');
   if (parsed.method === 'GET' && segments.length >= 2 && ['healthz', 'readyz', 'livez'].includes(first)) return sendText(res, 200, 'ok');
   if (parsed.method === 'GET' && first === 'version' && segments.length === 1) return sendJson(res, 200, serverVersion);

@@ -8,6 +8,32 @@ import { decodeProtobuf } from './protobuf.js';
 
 const maxBodyBytes = 3 * 1024 * 1024;
 
+/**
+ * How deep a body may nest. Go's decoders stop at 10,000 levels; the stand-in's recursive
+ * object code (clone, merge, schema walks) is only safe well below that, and no Kubernetes
+ * object comes near 100 levels, so deeper bodies are refused with a 400 before any of it runs.
+ */
+export const maxNestingDepth = 1000;
+
+/** The nesting depth of parsed JSON, walked with an explicit stack (no recursion). */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > maxNestingDepth) return deepest;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+function boundedDepth(value: unknown): unknown {
+  if (nestingDepth(value) > maxNestingDepth) throw badRequest(`the request body nests deeper than ${maxNestingDepth} levels: exceeded max depth`);
+  return value;
+}
+
 export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
   if (res.headersSent) {
     res.end();
@@ -40,14 +66,22 @@ export function parseBody(raw: Buffer, contentType: string): unknown {
   if (contentType.includes('cbor')) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   const text = raw.toString('utf8');
   if (contentType.includes('yaml')) {
+    // JSON is YAML too, and clients send apply bodies as JSON: the JSON parser takes deeper nesting.
+    if (/^\s*[[{]/.test(text)) {
+      try {
+        return boundedDepth(JSON.parse(text));
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+      }
+    }
     try {
-      return parseYaml(text) as unknown;
+      return boundedDepth(parseYaml(text, { maxAliasCount: 100 }));
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
   }
   try {
-    return JSON.parse(text) as unknown;
+    return boundedDepth(JSON.parse(text));
   } catch (err) {
     throw badRequest(`error decoding from json: ${(err as Error).message}`);
   }
@@ -58,7 +92,8 @@ export function identityOf(req: IncomingMessage): ClientIdentity {
   const token = auth && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '').trim() : undefined;
   let commonName: string | undefined;
   const socket = req.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate === 'function') {
+  // Only a certificate signed by the stand-in's CA names its client (the TLS layer asks for one but lets anyone in).
+  if (typeof socket.getPeerCertificate === 'function' && socket.authorized) {
     const cert = socket.getPeerCertificate();
     if (cert && cert.subject && typeof cert.subject.CN === 'string') commonName = cert.subject.CN;
   }

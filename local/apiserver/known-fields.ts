@@ -100,7 +100,9 @@ function visit(value: unknown, typeName: string, format: string, path: string, w
   }
   if (typeName === 'number') {
     const integral = format === 'int32' || format === 'int64';
-    if (typeof value !== 'number' || (integral && !Number.isInteger(value))) {
+    // An int32 field cannot hold more than 32 bits: Go's decoder refuses the number outright.
+    const outOfRange = format === 'int32' && typeof value === 'number' && (value > 2147483647 || value < -2147483648);
+    if (typeof value !== 'number' || (integral && !Number.isInteger(value)) || outOfRange) {
       walk.typeError = `json: cannot unmarshal ${typeof value === 'number' ? `number ${value}` : jsonType(value)} into Go struct field ${path} of type ${format || 'float64'}`;
     }
   } else if (typeName === 'boolean' && typeof value !== 'boolean') {

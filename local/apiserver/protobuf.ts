@@ -1,7 +1,8 @@
 /**
  * Just enough Kubernetes protobuf to accept what kubectl's imperative generators send
- * (`kubectl create configmap|secret|namespace|serviceaccount`): the `k8s\0` envelope and the
- * fields of those kinds. Everything else in protobuf stays a 415.
+ * (`kubectl create configmap|secret|namespace|serviceaccount`) and the DeleteOptions body of
+ * client-go deletes (helm uninstall): the `k8s\0` envelope and the fields of those kinds.
+ * Everything else in protobuf stays a 415.
  */
 import { ApiError } from './errors.js';
 import type { JsonObject } from './types.js';
@@ -106,6 +107,25 @@ const decoders: Record<string, Decoder> = {
   }),
 };
 
+/** meta/v1 DeleteOptions: no ObjectMeta, its own field numbers (generated.proto). */
+function deleteOptionsBody(list: Field[]): JsonObject {
+  const body: JsonObject = {};
+  for (const f of list) {
+    if (f.number === 1) body.gracePeriodSeconds = Number(BigInt.asIntN(64, f.value as bigint));
+    else if (f.number === 2) {
+      const pre: JsonObject = {};
+      for (const p of fields(bytes(f))) {
+        if (p.number === 1) pre.uid = text(p);
+        else if (p.number === 2) pre.resourceVersion = text(p);
+      }
+      body.preconditions = pre;
+    } else if (f.number === 3) body.orphanDependents = flag(f);
+    else if (f.number === 4) body.propagationPolicy = text(f);
+    else if (f.number === 5) body.dryRun = [...((body.dryRun as string[] | undefined) ?? []), text(f)];
+  }
+  return body;
+}
+
 /** Decodes a `k8s\0`-prefixed protobuf body of a supported kind into JSON, or answers 415. */
 export function decodeProtobuf(raw: Buffer): JsonObject {
   const unsupported = (why: string): ApiError =>
@@ -119,6 +139,9 @@ export function decodeProtobuf(raw: Buffer): JsonObject {
     const apiVersion = tm.find((f) => f.number === 1);
     const kind = tm.find((f) => f.number === 2);
     const kindName = kind ? text(kind) : '';
+    if (kindName === 'DeleteOptions') {
+      return { apiVersion: apiVersion ? text(apiVersion) : 'meta.k8s.io/v1', kind: kindName, ...deleteOptionsBody(payload ? fields(bytes(payload)) : []) };
+    }
     const decoder = decoders[kindName];
     if (!decoder || !payload) throw unsupported(`kind ${kindName || '(none)'} is not supported`);
     const list = fields(bytes(payload));

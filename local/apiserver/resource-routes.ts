@@ -5,10 +5,12 @@ import { ApiError, methodNotSupported, pathNotFound } from './errors.js';
 import { identityLabel, type ClientIdentity } from './faults.js';
 import type { HandlerContext, Parsed } from './handler-context.js';
 import { parseBody, sendJson } from './http-io.js';
+import { decodeContinue } from './paging.js';
 import { bindPod } from './pod-binding.js';
 import { answerReview } from './reviews.js';
-import { deleteOptions, nonNegativeInteger, queryFlag, writeOptions } from './request-options.js';
+import { deleteOptions, getParams, listParams, writeOptions } from './request-options.js';
 import type { ResourceType } from './resources.js';
+import { requestToken } from './service-account-tokens.js';
 import { getScale, updateScale } from './scale.js';
 import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
@@ -54,31 +56,28 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
 
   if (!name) {
     if (method === 'GET') {
-      if (queryFlag(query, 'watch')) {
+      const params = listParams(query);
+      if (params.watch) {
         serveWatch(core, res, {
           type,
           namespace,
-          resourceVersion: query.get('resourceVersion') ?? undefined,
-          labelSelector: query.get('labelSelector') ?? undefined,
-          fieldSelector: query.get('fieldSelector') ?? undefined,
-          allowBookmarks: queryFlag(query, 'allowWatchBookmarks'),
-          timeoutSeconds: nonNegativeInteger(query, 'timeoutSeconds'),
+          resourceVersion: params.resourceVersion,
+          labelSelector: params.labelSelector,
+          fieldSelector: params.fieldSelector,
+          allowBookmarks: params.allowBookmarks,
+          // 0 or less means the server's default; the cap keeps the timer in Node's 32-bit range.
+          timeoutSeconds: params.timeoutSeconds !== undefined && params.timeoutSeconds > 0 ? Math.min(params.timeoutSeconds, 2_000_000) : undefined,
           table: wantsTable(parsed.accept),
           identity: identityLabel(identity),
         }, {
           bookmarkIntervalMs: ctx.bookmarkIntervalMs,
           defaultTimeoutSeconds: ctx.defaultWatchTimeoutSeconds,
           deliver: (write) => ctx.faults.whenRunning(write),
-          track: (id, stop) => ctx.faults.trackWatch(id, stop),
+          track: (_label, stop) => ctx.faults.trackWatch(identity, stop),
         });
         return;
       }
-      const result = core.list(type, namespace, {
-        labelSelector: query.get('labelSelector') ?? undefined,
-        fieldSelector: query.get('fieldSelector') ?? undefined,
-        limit: nonNegativeInteger(query, 'limit'),
-        continue: query.get('continue') ?? undefined,
-      });
+      const result = core.list(type, namespace, { labelSelector: params.labelSelector, fieldSelector: params.fieldSelector, limit: params.limit, continue: params.continue });
       const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
       if (result.continue) listMeta.continue = result.continue;
       if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;
@@ -86,14 +85,17 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       return sendJson(res, 200, { kind: `${type.kind}List`, apiVersion: group ? `${group}/${version}` : version, metadata: listMeta, items: result.items });
     }
     if (method === 'POST') {
-      const options = writeOptions(query, parsed.userAgent);
+      const options = writeOptions(query, parsed.userAgent, 'create');
       const created = core.create(type, namespace, parseBody(raw, parsed.contentType), options);
       setWarnings(res, options.warnings);
       return sendJson(res, 201, created);
     }
     if (method === 'DELETE') {
+      // Every option is decoded and validated (and the selectors parsed) before the first delete.
+      const params = listParams(query);
+      if (params.continue) decodeContinue(params.continue);
       const options = deleteOptions(query, parseBody(raw, parsed.contentType));
-      const matching = core.list(type, namespace, { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined });
+      const matching = core.list(type, namespace, { labelSelector: params.labelSelector, fieldSelector: params.fieldSelector });
       const deleted = matching.items.map((o) => core.delete(type, o.metadata.namespace, o.metadata.name as string, { ...options }).object);
       return sendJson(res, 200, { kind: `${type.kind}List`, apiVersion: group ? `${group}/${version}` : version, metadata: { resourceVersion: String(core.store.currentRevision) }, items: deleted });
     }
@@ -105,9 +107,13 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     if (method === 'PUT' || method === 'PATCH') {
       const patchType = method === 'PATCH' ? patchContentTypes[parsed.contentType] : undefined;
       if (method === 'PATCH' && !patchType) throw new ApiError(415, 'UnsupportedMediaType', `unsupported patch type ${parsed.contentType}`);
-      return sendJson(res, 200, updateScale(core, type, namespace, name, parseBody(raw, parsed.contentType), patchType, writeOptions(query, parsed.userAgent)));
+      return sendJson(res, 200, updateScale(core, type, namespace, name, parseBody(raw, parsed.contentType), patchType, writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : method === 'PATCH' ? 'patch' : 'update')));
     }
     throw methodNotSupported(type.plural, type.group, method);
+  }
+  if (subresource === 'token' && type.group === '' && type.plural === 'serviceaccounts') {
+    if (method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
+    return sendJson(res, 201, requestToken(core, ctx.tokens, namespace ?? 'default', name, parseBody(raw, parsed.contentType)));
   }
   if (subresource === 'binding' && type.group === '' && type.plural === 'pods') {
     if (method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
@@ -118,12 +124,13 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
 
   switch (method) {
     case 'GET': {
+      getParams(query);
       const o = core.get(type, namespace, name);
       if (wantsTable(parsed.accept)) return sendJson(res, 200, toTable(type, [o], { resourceVersion: o.metadata.resourceVersion }));
       return sendJson(res, 200, o);
     }
     case 'PUT': {
-      const options = writeOptions(query, parsed.userAgent);
+      const options = writeOptions(query, parsed.userAgent, 'update');
       const { object, created } = core.update(type, namespace, name, parseBody(raw, parsed.contentType), subresource, options);
       setWarnings(res, options.warnings);
       return sendJson(res, created ? 201 : 200, object);
@@ -131,8 +138,8 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     case 'PATCH': {
       const patchType = patchContentTypes[parsed.contentType];
       if (!patchType) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+      const options = writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : 'patch');
       const body = patchType === 'apply' ? parseBody(raw, 'application/yaml') : parseBody(raw, 'application/json');
-      const options = writeOptions(query, parsed.userAgent);
       const { object, created } = core.patch(type, namespace, name, patchType, body, subresource, options);
       setWarnings(res, options.warnings);
       return sendJson(res, created ? 201 : 200, object);

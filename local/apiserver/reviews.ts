@@ -20,6 +20,12 @@ export const reviewTypes: ResourceType[] = [
 ];
 
 function userInfo(identity: ClientIdentity): JsonObject {
+  if (identity.serviceAccount) {
+    // As a real server names a ServiceAccount token's user, with the bound pod as an extra.
+    const [namespace, name] = identity.serviceAccount.split('/');
+    const extra = identity.pod ? { 'authentication.kubernetes.io/pod-name': [identity.pod.split('/')[1]] } : undefined;
+    return { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], ...(extra ? { extra } : {}) };
+  }
   const username = identity.commonName ?? (identity.token ? `token:${identity.token.slice(0, 8)}` : 'system:anonymous');
   return { username, groups: identity.commonName || identity.token ? ['system:masters', 'system:authenticated'] : ['system:unauthenticated'] };
 }

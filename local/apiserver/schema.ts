@@ -211,6 +211,17 @@ export function validateValue(value: unknown, schema: Schema, path: string): Fie
   return errors;
 }
 
+/** A CRD schema may restrict metadata.name and generateName only (checkStructural); a real server validates them like any field. */
+function validateMetadataName(o: KubeObject, schema: Schema): FieldError[] {
+  const declared = schema.properties?.metadata?.properties ?? {};
+  const errors: FieldError[] = [];
+  for (const key of ['name', 'generateName'] as const) {
+    const value = o.metadata[key];
+    if (declared[key] && value !== undefined) errors.push(...validateValue(value, declared[key], `metadata.${key}`));
+  }
+  return errors;
+}
+
 /**
  * Decode-time processing of a custom resource: prune, default, validate (schema and CEL rules).
  * Unknown field paths are handed to the caller (400 under fieldValidation=Strict).
@@ -222,6 +233,7 @@ export function admitCustomResource(o: KubeObject, schema: Schema, _statusSubres
   Object.assign(o, pruned);
   applyDefaults(o, schema);
   const errors = validateValue({ ...o, metadata: undefined, apiVersion: undefined, kind: undefined }, { ...schema, properties: { ...(schema.properties ?? {}), metadata: undefined as unknown as Schema, apiVersion: undefined as unknown as Schema, kind: undefined as unknown as Schema } }, '');
+  errors.push(...validateMetadataName(o, schema));
   // As on a real server, type errors block CEL evaluation (rules would see values of the wrong type).
   if (!errors.some((e) => e.type === 'FieldValueTypeInvalid')) errors.push(...evaluateRules(o, old, schema, ''));
   if (errors.length > 0) throw invalid(o.kind, String(o.apiVersion).split('/')[0], String(o.metadata.name ?? ''), errors);

@@ -22,6 +22,7 @@ import { OpenApiDocuments } from './openapi.js';
 import { loadState, persistState } from './persistence.js';
 import { ResourceRegistry } from './resources.js';
 import { reviewTypes } from './reviews.js';
+import { TokenRegistry } from './service-account-tokens.js';
 import { ObjectStore } from './store.js';
 import { nowTime } from './validation.js';
 
@@ -52,7 +53,10 @@ export interface ApiServerOptions {
 export interface RunningApiServer {
   url: string;
   kubeconfigPath: string;
-  /** The bearer token in the kubeconfig (any token is accepted; this one names the default client). */
+  /**
+   * The bearer token in the kubeconfig (any token is accepted; this one names the admin, the only
+   * client besides the admin certificate that may use the fault hook).
+   */
   token: string;
   /** Fault injection, for tests. */
   faults: FaultControl;
@@ -106,6 +110,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   const persistence = options.stateFile ? persistState(store, options.stateFile, (err) => logger.error({ err, stateFile: options.stateFile }, 'cannot save state')) : undefined;
   const stopGc = startGarbageCollector(core, logger);
   const faults = new Faults(() => store.compact());
+  const token = randomBytes(16).toString('hex');
+  const adminCommonName = 'keelson-admin';
 
   const handler = createHandler({
     core,
@@ -115,10 +121,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
     defaultWatchTimeoutSeconds: 1800,
     faultAdmin: options.faultInjection ?? false,
+    admin: { token, commonName: adminCommonName },
+    tokens: new TokenRegistry(),
   });
 
   const hosts = [...new Set([host, '127.0.0.1', 'localhost'])];
-  const certs = useHttps ? generateCertificates(hosts) : undefined;
+  const certs = useHttps ? generateCertificates(hosts, adminCommonName) : undefined;
   const server: Server = certs
     ? createHttpsServer({ cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requestCert: true, rejectUnauthorized: false }, handler)
     : createHttpServer(handler);
@@ -134,7 +142,6 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   });
   const port = (server.address() as AddressInfo).port;
   const url = `${useHttps ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const token = randomBytes(16).toString('hex');
   const kubeconfigPath = options.kubeconfigPath ?? join(dir, 'kubeconfig');
   const writeKubeconfig = (path: string, identity: { token: string } | { commonName: string }): void => {
     if ('commonName' in identity) {

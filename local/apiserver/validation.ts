@@ -7,6 +7,8 @@ const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
+const subdomainRule = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
 export type NameRule = 'subdomain' | 'label' | 'path';
 
 export function validateName(name: string, rule: NameRule, field = 'metadata.name'): FieldError[] {
@@ -21,17 +23,61 @@ export function validateName(name: string, rule: NameRule, field = 'metadata.nam
     return [];
   }
   if (name.length > 253 || !dns1123Subdomain.test(name)) {
-    return [invalidValue(field, name, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")];
+    return [invalidValue(field, name, subdomainRule)];
   }
   return [];
 }
 
-function validQualifiedName(key: string): boolean {
-  const parts = key.split('/');
-  if (parts.length > 2) return false;
+const qualifiedNameRule = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/** apimachinery's IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63 characters. */
+export function qualifiedNameErrors(value: string): string[] {
+  const parts = value.split('/');
+  if (parts.length > 2) return [`a qualified name ${qualifiedNameRule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  const errors: string[] = [];
   const name = parts[parts.length - 1];
-  if (parts.length === 2 && (parts[0].length === 0 || parts[0].length > 253 || !dns1123Subdomain.test(parts[0]))) return false;
-  return name.length > 0 && name.length <= 63 && qualifiedNamePart.test(name);
+  if (parts.length === 2) {
+    const prefix = parts[0];
+    if (prefix.length === 0) errors.push('prefix part must be non-empty');
+    else {
+      if (Buffer.byteLength(prefix) > 253) errors.push('prefix part must be no more than 253 characters');
+      if (!dns1123Subdomain.test(prefix)) errors.push(`prefix part ${subdomainRule}`);
+    }
+  }
+  if (name.length === 0) errors.push('name part must be non-empty');
+  else if (Buffer.byteLength(name) > 63) errors.push('name part must be no more than 63 characters');
+  if (!qualifiedNamePart.test(name)) errors.push(`name part ${qualifiedNameRule}`);
+  return errors;
+}
+
+/** All annotations together (keys and values, in bytes) may hold at most 256 KiB. */
+const totalAnnotationBytes = 256 * 1024;
+
+function annotationErrors(annotations: Record<string, string>): FieldError[] {
+  const errors: FieldError[] = [];
+  let total = 0;
+  for (const [key, value] of Object.entries(annotations)) {
+    for (const message of qualifiedNameErrors(key.toLowerCase())) errors.push(invalidValue('metadata.annotations', key, message));
+    total += Buffer.byteLength(key) + Buffer.byteLength(value);
+  }
+  if (total > totalAnnotationBytes) errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', message: `Too long: must have at most ${totalAnnotationBytes} bytes` });
+  return errors;
+}
+
+const standardFinalizers = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+/** Finalizers are qualified names; built-in kinds also want a domain unless the name is a standard one. */
+function finalizerErrors(finalizers: string[], builtIn: boolean): FieldError[] {
+  const errors = finalizers.flatMap((f) => qualifiedNameErrors(f).map((message) => invalidValue('metadata.finalizers', f, message)));
+  if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
+    errors.push(invalidValue('metadata.finalizers', finalizers, 'finalizer orphan and foregroundDeletion cannot be both set'));
+  }
+  if (builtIn) {
+    finalizers.forEach((f, i) => {
+      if (!f.includes('/') && !standardFinalizers.has(f)) errors.push(invalidValue(`metadata.finalizers[${i}]`, f, 'name is neither a standard finalizer name nor is it fully qualified'));
+    });
+  }
+  return errors;
 }
 
 /** Decoding rules for metadata: wrong JSON types are 400s, as Go's decoder reports them. */
@@ -50,15 +96,13 @@ export function decodeMetadata(obj: KubeObject): void {
   }
 }
 
-export function validateMetadata(obj: KubeObject): FieldError[] {
+export function validateMetadata(obj: KubeObject, builtIn: boolean): FieldError[] {
   const errors: FieldError[] = [];
   for (const [key, value] of Object.entries(obj.metadata.labels ?? {})) {
-    if (!validQualifiedName(key)) errors.push(invalidValue('metadata.labels', key, 'name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character'));
+    for (const message of qualifiedNameErrors(key)) errors.push(invalidValue('metadata.labels', key, message));
     if (value.length > 63 || !labelValue.test(value)) errors.push(invalidValue('metadata.labels', value, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"));
   }
-  for (const key of Object.keys(obj.metadata.annotations ?? {})) {
-    if (!validQualifiedName(key.toLowerCase())) errors.push(invalidValue('metadata.annotations', key, 'name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\''));
-  }
+  errors.push(...annotationErrors(obj.metadata.annotations ?? {}), ...finalizerErrors(obj.metadata.finalizers ?? [], builtIn));
   const owners = obj.metadata.ownerReferences ?? [];
   owners.forEach((o, i) => {
     for (const f of ['apiVersion', 'kind', 'name', 'uid'] as const) if (!o[f]) errors.push(required(`metadata.ownerReferences[${i}].${f}`));

@@ -7,6 +7,7 @@ interface UpFlags {
   instances: string;
   detach?: boolean;
   timeout: string;
+  faultInjection?: boolean;
 }
 
 export function createClusterCommands(): Command[] {
@@ -17,6 +18,7 @@ export function createClusterCommands(): Command[] {
     .option('--detach', 'run in the background and return once Ready (stop with keelson local down)')
     .option('--timeout <seconds>', 'how long to wait for Ready', '300')
     .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses', '127.0.0')
+    .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
     .addOption(new Option('--foreground-child').hideHelp())
     .action(async (flags: UpFlags & { foregroundChild?: boolean }) => {
       try {
@@ -27,7 +29,7 @@ export function createClusterCommands(): Command[] {
         if (!/^127\.\d{1,3}\.\d{1,3}$/.test(flags.ipPrefix)) throw new Error('--ip-prefix must look like 127.0.0');
         const { packageVersion } = await import('../../lib/cli/version.js');
         const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
-        const options = { dir: flags.dir, instances, detach: Boolean(flags.detach), out: (line: string) => process.stdout.write(`${line}\n`), operatorVersion: packageVersion(), readyTimeoutMs: timeout * 1000, ipPrefix: flags.ipPrefix };
+        const options = { dir: flags.dir, instances, detach: Boolean(flags.detach), out: (line: string) => process.stdout.write(`${line}\n`), operatorVersion: packageVersion(), readyTimeoutMs: timeout * 1000, ipPrefix: flags.ipPrefix, faultInjection: Boolean(flags.faultInjection) };
         if (flags.detach) {
           const argv = process.argv.slice(1).filter((arg) => arg !== '--detach');
           await runLocalUpDetached(options, [...argv, '--foreground-child']);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
@@ -22,6 +23,8 @@ export interface LocalStackOptions {
   /** /24 for pod and Service addresses (default 127.0.0). */
   ipPrefix?: string;
   operatorVersion: string;
+  /** Serve the stand-in's /_keelson/faults hook (to the admin credentials only). */
+  faultInjection?: boolean;
 }
 
 const defaultIpPrefix = '127.0.0';
@@ -80,6 +83,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stateFile: options.persist ? join(dir, 'state.json') : undefined,
     // Service IPs from the node's own /24, so stacks with different prefixes never share one.
     serviceCidr: serviceCidrOfPrefix(options.ipPrefix ?? defaultIpPrefix),
+    faultInjection: options.faultInjection ?? false,
     logger: logger.child({ component: 'apiserver' }),
   });
   const closers: Array<() => Promise<void>> = [() => apiServer.close()];
@@ -89,7 +93,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     const { loadKubeConfig } = await import('../../lib/kube/client.js');
     await installCrds(loadKubeConfig({ kubeconfig: kubeconfigPath }), logger);
-    const node = await startLocalNode({ kubeconfigPath, dir: join(dir, 'node'), ipPrefix: options.ipPrefix ?? defaultIpPrefix, logger: logger.child({ component: 'node' }) });
+    // The node has its own identity, so a pod that falls back to the node's kubeconfig never holds the admin's.
+    const nodeKubeconfig = join(dir, 'apiserver', 'node.kubeconfig');
+    apiServer.writeKubeconfig(nodeKubeconfig, { token: `node-${randomBytes(16).toString('hex')}` });
+    const node = await startLocalNode({ kubeconfigPath: nodeKubeconfig, dir: join(dir, 'node'), ipPrefix: options.ipPrefix ?? defaultIpPrefix, logger: logger.child({ component: 'node' }) });
     closers.push(() => node.close());
     const operator = await runOperator({
       kubeconfig: kubeconfigPath,

@@ -23,6 +23,8 @@ export interface UpOptions {
   readyTimeoutMs?: number;
   /** /24 for pod and Service addresses (default 127.0.0). */
   ipPrefix?: string;
+  /** Serve the stand-in's fault injection hook (docs/local-kubernetes.md). */
+  faultInjection?: boolean;
 }
 
 const clusterName = 'demo';
@@ -52,7 +54,7 @@ interface ClusterView {
   members?: Array<{ name: string; role: string; ready: boolean }>;
 }
 
-async function connectionInfo(api: OperatorKubeApi, dir: string): Promise<string[]> {
+async function connectionInfo(api: OperatorKubeApi, dir: string, server: string, faultInjection: boolean): Promise<string[]> {
   const kubeconfig = join(dir, 'kubeconfig');
   const service = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
   const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: `keelson.io/cluster=${clusterName}` })).items;
@@ -69,6 +71,7 @@ async function connectionInfo(api: OperatorKubeApi, dir: string): Promise<string
     const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
     lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics`);
   }
+  if (faultInjection) lines.push(`  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`);
   lines.push(`  stop:        keelson local down --dir ${dir}`);
   return lines;
 }
@@ -108,7 +111,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   writeFileSync(pidFile(dir), `${process.pid}\n`);
   const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
   options.out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
-  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix });
+  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -126,7 +129,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   await ensureCluster(api, options.instances);
   options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
   await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
-  const info = await connectionInfo(api, dir);
+  const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false);
   for (const line of info) options.out(line);
   writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);
   return stack;

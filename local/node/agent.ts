@@ -11,6 +11,7 @@ import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type Run
 import type { AddressPool } from './addresses.js';
 import type { BackoffPolicy } from './backoff.js';
 import type { ImageMapping } from './images.js';
+import { PodCredentials } from './pod-kubeconfig.js';
 import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
 import { EventRecorder } from './events.js';
@@ -48,6 +49,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const hostIP = options.hostIP ?? '127.0.0.1';
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const sources = apiEnvSources(core);
+  const credentials = new PodCredentials(core, kubeConfig, options.nonRootUser, logger);
   const workers = new Map<string, PodWorker>();
   const terminating = new Map<string, Promise<void>>();
   const statusWriter = new StatusWriter(core, logger);
@@ -151,6 +153,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       markerPrefix: options.markerPrefix,
       logger,
       ensureClaim: (namespace, claim) => ensureClaimBound(core, namespace, claim),
+      kubeconfigFor: (p, dir) => credentials.kubeconfigFor(p, dir),
       onStatus: (w) => statusWriter.schedule(w),
       onEvent: (p, eventType, reason, message) => events.record(p, eventType, reason, message),
     });

@@ -40,6 +40,8 @@ export interface PodWorkerDeps {
   /** Prefix of the per-container process marker (unique per node). */
   markerPrefix: string;
   logger: Logger;
+  /** Writes the pod's own kubeconfig into its directory; undefined when containers use baseEnv's. */
+  kubeconfigFor(pod: V1Pod, podDir: string): Promise<string | undefined>;
   /** Returns why a claim is not usable yet, or undefined once it is bound. */
   ensureClaim(namespace: string, claimName: string): Promise<string | undefined>;
   onStatus(worker: PodWorker): void;
@@ -66,6 +68,7 @@ export class PodWorker {
   private readonly stopController = new AbortController();
   private running?: Promise<void>;
   private terminated = false;
+  private kubeconfig?: string;
 
   constructor(
     public pod: V1Pod,
@@ -125,6 +128,7 @@ export class PodWorker {
     await mkdir(this.directory, { recursive: true });
     await mkdir(this.logDirectory, { recursive: true });
     if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
+    this.kubeconfig = await this.deps.kubeconfigFor(this.pod, this.directory);
     this.deps.onStatus(this);
     for (;;) {
       const waiting = await this.volumesWaiting().catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
@@ -167,6 +171,7 @@ export class PodWorker {
     const mounts = containerMounts(this.deps.nodeDir, this.pod, container.volumeMounts);
     const base: Record<string, string> = {
       ...this.deps.baseEnv,
+      ...(this.kubeconfig ? { KUBECONFIG: this.kubeconfig } : {}),
       HOSTNAME: this.pod.spec?.hostname ?? this.pod.metadata?.name ?? '',
       KEELSON_LOCAL_POD_IP: podIP,
       KEELSON_LOCAL_MOUNTS: JSON.stringify(Object.fromEntries(mounts.map((m) => [m.mountPath, m.hostPath]))),

@@ -2,7 +2,8 @@
  * One container run as a local process. The process leads its own process group; stdout and
  * stderr are appended to a log file. Processes carry a marker variable so that everything they
  * spawn (even daemons that start a new session, like pg_ctl's postmaster) can be found in /proc and
- * killed when the container stops, which is what tearing down a container's cgroup does.
+ * killed, with their descendants, when the container stops, which is what tearing down a
+ * container's cgroup does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
@@ -58,7 +59,7 @@ export class ContainerProcess {
         if (this.done) return;
         this.done = true;
         // Like the container runtime: the whole container goes when its main process exits.
-        killMarkedProcesses(spec.marker, 'SIGKILL');
+        killContainerProcesses(spec.marker, 'SIGKILL');
         resolve({ exitCode: code ?? 128 + signalNumber(signal), signal, finishedAt: new Date() });
       });
     });
@@ -92,7 +93,7 @@ export class ContainerProcess {
         // group already gone
       }
     }
-    killMarkedProcesses(this.spec.marker, 'SIGKILL');
+    killContainerProcesses(this.spec.marker, 'SIGKILL');
   }
 
   private signal(signal: NodeJS.Signals): void {
@@ -109,39 +110,83 @@ function signalNumber(signal: NodeJS.Signals | null): number {
   return signal ? (numbers[signal] ?? 1) : 0;
 }
 
-/** pids whose environment holds `KEELSON_LOCAL_CONTAINER=<marker>` (or starts with markerPrefix). */
-export function findMarkedProcesses(marker: string, prefix = false): number[] {
-  const found: number[] = [];
+/** One /proc entry as teardown needs it. */
+interface ProcEntry {
+  pid: number;
+  ppid: number;
+  marked: boolean;
+}
+
+function readProcessTable(needle: string, prefix: boolean): ProcEntry[] {
+  const table: ProcEntry[] = [];
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return found;
+    return table;
   }
-  const needle = `${markerVariable}=${marker}`;
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let stat: string;
     let environ: string;
     try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
       environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
     } catch {
       continue;
     }
-    const hit = environ.split('\0').some((item) => (prefix ? item.startsWith(needle) : item === needle));
-    if (hit) found.push(Number(entry));
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const marked = environ.split('\0').some((item) => (prefix ? item.startsWith(needle) : item === needle));
+    table.push({ pid: Number(entry), ppid, marked });
   }
-  return found;
+  return table;
 }
 
-export function killMarkedProcesses(marker: string, signal: NodeJS.Signals, prefix = false): number {
-  let killed = 0;
-  for (const pid of findMarkedProcesses(marker, prefix)) {
+/**
+ * pids of a container: every process whose environment holds `KEELSON_LOCAL_CONTAINER=<marker>`
+ * (or starts with the prefix), and all their descendants. Descendants count because a daemon's
+ * children may drop the marker: PostgreSQL backends call setsid() and overwrite their environment
+ * area with the process title, so only their parent, the postmaster, still shows it.
+ */
+export function findContainerProcesses(marker: string, prefix = false): number[] {
+  const table = readProcessTable(`${markerVariable}=${marker}`, prefix);
+  const children = new Map<number, number[]>();
+  for (const entry of table) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry.pid]);
+  const found = new Set<number>();
+  const pending = table.filter((entry) => entry.marked).map((entry) => entry.pid);
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    if (found.has(pid)) continue;
+    found.add(pid);
+    pending.push(...(children.get(pid) ?? []));
+  }
+  return [...found];
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): number {
+  let signalled = 0;
+  for (const pid of pids) {
     try {
       process.kill(pid, signal);
-      killed += 1;
+      signalled += 1;
     } catch {
       // raced with its exit
     }
   }
-  return killed;
+  return signalled;
+}
+
+/**
+ * Kills a container's processes as a cgroup teardown would: all of them, none left to run on.
+ * SIGKILL first freezes them with SIGSTOP, then looks again: a parent that forked (a postmaster
+ * accepting a connection) between the scan and the kill cannot leave a child behind, and a child
+ * killed after its parent is still found (a stopped parent does not reap it, so the tree holds).
+ */
+export function killContainerProcesses(marker: string, signal: NodeJS.Signals, prefix = false): number {
+  if (signal !== 'SIGKILL') return signalAll(findContainerProcesses(marker, prefix), signal);
+  const frozen = findContainerProcesses(marker, prefix);
+  signalAll(frozen, 'SIGSTOP');
+  const all = new Set([...frozen, ...findContainerProcesses(marker, prefix)]);
+  return signalAll([...all], 'SIGKILL');
 }

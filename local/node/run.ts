@@ -3,9 +3,9 @@
  * node agent and the service proxy, all against one API server reached through a kubeconfig.
  */
 import { createHash } from 'node:crypto';
-import { chown, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, chmod, mkdir, readFile } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import YAML from 'yaml';
 import type { Logger } from '../../lib/log.js';
@@ -19,7 +19,8 @@ import { startNodeAgent, type NodeAgent } from './agent.js';
 import { kubeletBackoff, type BackoffPolicy } from './backoff.js';
 import { builtinImageMappings, type ImageMapping } from './images.js';
 import type { LocalUser } from './pod-worker.js';
-import { killMarkedProcesses } from './process.js';
+import { kubeconfigDocument, writeKubeconfigFile } from './pod-kubeconfig.js';
+import { killContainerProcesses } from './process.js';
 import { guardAgainstOrphans } from './watchdog.js';
 
 export interface LocalNodeOptions {
@@ -86,47 +87,6 @@ export async function loadImageMappings(file: string): Promise<ImageMapping[]> {
   });
 }
 
-/**
- * Containers get their own copy of the kubeconfig with certificates inlined, readable by the
- * non-root account, because the original may be private to root or point at private files.
- */
-async function writePodKubeconfig(kc: k8s.KubeConfig, dir: string, user: LocalUser | undefined): Promise<string> {
-  const inline = (file: string | undefined, data: string | undefined): string | undefined => data ?? (file ? readFileSync(file).toString('base64') : undefined);
-  const cluster = kc.getCurrentCluster();
-  const current = kc.getCurrentUser();
-  const doc = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    'current-context': 'local',
-    clusters: [
-      {
-        name: 'local',
-        cluster: {
-          server: cluster?.server,
-          'certificate-authority-data': inline(cluster?.caFile, cluster?.caData),
-          'insecure-skip-tls-verify': cluster?.skipTLSVerify || undefined,
-        },
-      },
-    ],
-    users: [
-      {
-        name: 'local',
-        user: {
-          token: current?.token,
-          'client-certificate-data': inline(current?.certFile, current?.certData),
-          'client-key-data': inline(current?.keyFile, current?.keyData),
-        },
-      },
-    ],
-    contexts: [{ name: 'local', context: { cluster: 'local', user: 'local' } }],
-  };
-  const path = join(dir, 'kubeconfig');
-  await writeFile(path, YAML.stringify(doc), { mode: 0o640 });
-  await chmod(path, 0o640);
-  if (user) await chown(path, 0, user.gid);
-  return path;
-}
-
 export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNode> {
   const dir = resolve(options.dir);
   await mkdir(dir, { recursive: true });
@@ -147,11 +107,13 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
 
   // Processes of a previous run of this node (same --dir) that outlived it.
   const markerPrefix = `${createHash('sha256').update(dir).digest('hex').slice(0, 12)}/`;
-  const leftovers = killMarkedProcesses(markerPrefix, 'SIGKILL', true);
+  const leftovers = killContainerProcesses(markerPrefix, 'SIGKILL', true);
   if (leftovers > 0) logger.info({ killed: leftovers }, 'killed processes left over by a previous run');
 
   const server = new URL(kc.getCurrentCluster()?.server ?? 'https://127.0.0.1:6443');
-  const podKubeconfig = await writePodKubeconfig(kc, dir, nonRootUser);
+  // Containers get a copy with certificates inlined, readable by the non-root account, because the
+  // original may be private to root or point at private files (pods with a token get their own).
+  const podKubeconfig = await writeKubeconfigFile(dir, kubeconfigDocument(kc), nonRootUser);
   const baseEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     KUBECONFIG: podKubeconfig,

@@ -5,18 +5,22 @@
  * - an `exit` hook that kills every process carrying this node's marker (synchronous, so it runs
  *   even on process.exit() and uncaught exceptions);
  * - a tiny detached shell watchdog that polls the agent's pid once a second and, when the agent is
- *   gone without having stopped it, kills every process whose environment holds the marker.
+ *   gone without having stopped it, kills every process whose environment holds the marker, and
+ *   their children.
  */
 import { spawn } from 'node:child_process';
-import { killMarkedProcesses, markerVariable } from './process.js';
+import { killContainerProcesses, markerVariable } from './process.js';
 
 const script = `
 while kill -0 "$KEELSON_WATCH_PID" 2>/dev/null; do sleep 1; done
+pids=""
 for env in /proc/[0-9]*/environ; do
   if grep -qzx "${markerVariable}=$KEELSON_WATCH_PREFIX.*" "$env" 2>/dev/null; then
-    pid=\${env#/proc/}; kill -9 "\${pid%/environ}" 2>/dev/null
+    pid=\${env#/proc/}; pid=\${pid%/environ}; kill -STOP "$pid" 2>/dev/null; pids="$pids $pid"
   fi
 done
+# Children that dropped the marker (PostgreSQL backends) go with their stopped parents.
+for pid in $pids; do pkill -9 -P "$pid" 2>/dev/null; kill -9 "$pid" 2>/dev/null; done
 `;
 
 export interface OrphanGuard {
@@ -26,7 +30,7 @@ export interface OrphanGuard {
 export function guardAgainstOrphans(markerPrefix: string): OrphanGuard {
   if (!/^[0-9a-f]+\/$/.test(markerPrefix)) throw new Error(`marker prefix "${markerPrefix}" must be hex followed by /`);
   const onExit = (): void => {
-    killMarkedProcesses(markerPrefix, 'SIGKILL', true);
+    killContainerProcesses(markerPrefix, 'SIGKILL', true);
   };
   process.on('exit', onExit);
   const watchdog = spawn('/bin/sh', ['-c', script], {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { databaseClusterSpecSchema, databaseClusterStatusSchema, group, kind, plural, shortNames, singular, version } from './types.js';
-import { maxClusterNameLength } from './validate.js';
+import { clusterNamePattern, maxClusterNameLength } from './validate.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -46,15 +46,17 @@ export function databaseClusterCrd(): V1CustomResourceDefinition {
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
-      metadata: { type: 'object' },
+      // Schema restrictions on metadata.name are checked by every API server (1.20 included), with the field's path.
+      metadata: { type: 'object', properties: { name: { type: 'string', maxLength: maxClusterNameLength, pattern: clusterNamePattern } } },
       spec: { ...schemaOf(databaseClusterSpecSchema), default: {} },
       status: schemaOf(databaseClusterStatusSchema),
     },
     'x-kubernetes-validations': [
-      { rule: `size(self.metadata.name) <= ${maxClusterNameLength}`, message: `metadata.name must be at most ${maxClusterNameLength} characters` },
       {
         rule: "!has(self.spec.switchover) || !has(self.spec.switchover.targetInstance) || self.spec.switchover.targetInstance.startsWith(self.metadata.name + '-')",
         message: 'spec.switchover.targetInstance must name an instance of this cluster (<name>-N)',
+        // The rule reads metadata.name, so it lives at the root; fieldPath still reports the field.
+        fieldPath: '.spec.switchover.targetInstance',
       },
     ],
   };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resourceQuantityPattern, storageSizeInRange, storageSizeMaxLength, storageSizePattern, storageSizeRangeMessage, storageSizeRangeRule } from './quantity.js';
 
 /**
  * Zod helpers for fields whose CRD schema cannot be derived from a plain zod type: embedded
@@ -18,15 +19,24 @@ export function embeddedList<T extends object>(description: string) {
   return z.array(embeddedObject<T>(description)).meta({ description });
 }
 
-const quantityPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE])?$/;
-
-/** A Kubernetes resource quantity ("500m", "1Gi", 2). */
+/**
+ * A non-negative resource quantity ("500m", "1Gi", 2). The pattern applies to strings and the
+ * minimum to integers, on every API server (CRD value validations of an int-or-string field).
+ */
 export const quantity = z
-  .union([z.string().regex(quantityPattern, 'must be a Kubernetes quantity such as 500m or 1Gi'), z.number()])
-  .meta({ 'x-kubernetes-int-or-string': true });
+  .union([z.string().regex(new RegExp(resourceQuantityPattern), 'must be a non-negative Kubernetes quantity such as 500m or 1Gi'), z.number().int().min(0)])
+  .meta({ 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0 });
 
-/** A Kubernetes quantity that must be a string (storage sizes). */
-export const storageQuantity = z.string().regex(/^(\d+(\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'must be a storage size such as 10Gi');
+/**
+ * A storage size (a string): the pattern and length every API server checks, the range as CEL
+ * for servers that evaluate it, and both again in zod for the operator's own parse.
+ */
+export const storageQuantity = z
+  .string()
+  .max(storageSizeMaxLength)
+  .regex(new RegExp(storageSizePattern), 'must be a storage size such as 10Gi')
+  .refine((size) => !new RegExp(storageSizePattern).test(size) || storageSizeInRange(size), storageSizeRangeMessage)
+  .meta({ 'x-kubernetes-validations': [{ rule: storageSizeRangeRule(), message: storageSizeRangeMessage }] });
 
 /** A Go-style duration as Prometheus takes it ("30s", "1m"). */
 export const duration = z.string().regex(/^(\d+(ms|s|m|h))+$/, 'must be a duration such as 30s or 1m');

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
+import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -34,24 +36,43 @@ const resourcesSchema = z
 const postgresqlSchema = z
   .object({
     parameters: z.record(z.string(), z.string()).default({}).meta({ description: 'postgresql.conf parameters, applied through ha-node /config.' }),
-    pg_hba: z.array(z.string()).default([]).meta({ description: 'Extra pg_hba.conf lines, placed before the defaults.' }),
+    pg_hba: z
+      .array(z.string().max(maxHbaLineLength))
+      .max(500)
+      .default([])
+      .meta({
+        description:
+          'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and replace the defaults (password for every network client) when given.',
+      }),
+  })
+  .superRefine((value, ctx) => {
+    for (const problem of hbaProblems(value.pg_hba, { ssl: sslOn(value.parameters) })) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
   })
   .meta({ description: 'PostgreSQL configuration.' });
 
 const haSchema = z
   .object({
-    ttl: z.number().int().min(5).max(3600).default(30).meta({ description: 'Leader lease duration in seconds.' }),
-    loopWait: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds between HA loop runs.' }),
-    retryTimeout: z.number().int().min(1).max(600).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
-    maximumLagOnFailover: z.number().int().min(0).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
+    ttl: z.number().int().min(haTimingBounds.ttl.min).max(haTimingBounds.ttl.max).default(30).meta({ description: 'Leader lease duration in seconds.' }),
+    loopWait: z.number().int().min(haTimingBounds.loop_wait.min).max(haTimingBounds.loop_wait.max).default(10).meta({ description: 'Seconds between HA loop runs.' }),
+    retryTimeout: z.number().int().min(haTimingBounds.retry_timeout.min).max(haTimingBounds.retry_timeout.max).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
+    maximumLagOnFailover: z.number().int().min(0).max(haCountBounds.maximum_lag_on_failover.max).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
     synchronousMode: z.enum(['off', 'on', 'strict', 'quorum']).default('off'),
-    synchronousNodeCount: z.number().int().min(1).default(1),
+    synchronousNodeCount: z.number().int().min(1).max(haCountBounds.synchronous_node_count.max).default(1),
     failsafeMode: z.boolean().default(false).meta({ description: 'Keep the primary when the API server is unreachable but all members confirm it.' }),
+    primaryHangTimeout: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .refine((v) => v === 0 || v >= 5, 'must be 0 (never) or 5 to 3600')
+      .default(30)
+      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600).' }),
   })
   .meta({
     description: 'High-availability timings and replication mode (Patroni semantics).',
     'x-kubernetes-validations': [
       { rule: 'self.loopWait + 2 * self.retryTimeout <= self.ttl', message: 'ha: loopWait + 2*retryTimeout must be <= ttl' },
+      { rule: '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5', message: 'ha: primaryHangTimeout must be 0 or 5 to 3600' },
     ],
   });
 
@@ -91,7 +112,11 @@ const bootstrapSchema = z
     database: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
     owner: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
   })
-  .meta({ description: 'The application database and its owner created at bootstrap.' });
+  .meta({
+    description:
+      'The application database and its owner role. The primary creates them when missing (at bootstrap, after a failover, on a restored cluster) and keeps the role password equal to the <name>-app Secret.',
+    'x-kubernetes-validations': [{ rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' }],
+  });
 
 const schedulingSchema = z
   .object({
@@ -121,6 +146,7 @@ export const databaseClusterSpecSchema = z
       synchronousMode: 'off',
       synchronousNodeCount: 1,
       failsafeMode: false,
+      primaryHangTimeout: 30,
     }),
     exporter: exporterSchema.default({ enabled: true }),
     monitoring: monitoringSchema.default({ serviceMonitor: { enabled: false, labels: {}, interval: '30s' } }),

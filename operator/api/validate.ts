@@ -1,8 +1,12 @@
 import { z } from 'zod';
+import { RoleNames } from '../naming.js';
 import { apiVersion, databaseClusterSpecSchema, databaseClusterStatusSchema, kind, type ClusterMetadata, type DatabaseCluster } from './types.js';
 
 /** Longest cluster name: leaves room for "-<ordinal>" pods and "-headless"/"-replication" names within 63. */
 export const maxClusterNameLength = 40;
+
+/** Cluster names are RFC 1035 labels: they prefix Service names, which must be RFC 1035 labels too. */
+export const clusterNamePattern = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 
 export class InvalidSpecError extends Error {
   constructor(readonly issues: string[]) {
@@ -28,6 +32,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (!metadata.name || !metadata.namespace || !metadata.uid) throw new InvalidSpecError(['metadata.name, namespace and uid are required']);
   const issues: string[] = [];
   if (metadata.name.length > maxClusterNameLength) issues.push(`metadata.name: must be at most ${maxClusterNameLength} characters`);
+  if (!new RegExp(clusterNamePattern).test(metadata.name)) issues.push(`metadata.name: must be an RFC 1035 label (lower-case letters, digits and "-", starting with a letter): ${clusterNamePattern}`);
   const parsed = databaseClusterSpecSchema.safeParse(object.spec ?? {});
   if (!parsed.success) throw new InvalidSpecError([...issues, ...parsed.error.issues.map(formatIssue)]);
   const spec = parsed.data;
@@ -35,6 +40,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (spec.ha.synchronousMode !== 'off' && spec.ha.synchronousNodeCount >= spec.instances) {
     issues.push('spec.ha.synchronousNodeCount must be less than instances when synchronousMode is not off');
   }
+  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner)) issues.push('spec.bootstrap: bootstrap.owner must not be postgres or replicator');
   if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }

@@ -7,7 +7,8 @@ import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 /**
  * The settings file of `keelson ha-node --config` (sidecar/ha-node/config.ts: camelCase keys as
  * its flags; unknown keys are rejected there, so only known keys go in). Identity and credentials
- * come from the pod environment, not from here.
+ * come from the pod environment, not from here; the application owner's password from the mounted
+ * <cluster>-app Secret (statefulset.ts).
  */
 export function haNodeConfig(ctx: BuildContext): Record<string, unknown> {
   const { spec, metadata } = ctx.cluster;
@@ -18,10 +19,13 @@ export function haNodeConfig(ctx: BuildContext): Record<string, unknown> {
     retryTimeout: spec.ha.retryTimeout,
     maximumLagOnFailover: spec.ha.maximumLagOnFailover,
     failsafeMode: spec.ha.failsafeMode,
+    primaryHangTimeout: spec.ha.primaryHangTimeout,
     synchronousMode: spec.ha.synchronousMode !== 'off',
     pgPort: Ports.postgres,
     dataDir: pgdataPath,
     pgParameters: JSON.stringify(spec.postgresql.parameters),
+    database: spec.bootstrap.database,
+    appOwner: spec.bootstrap.owner,
   };
 }
 

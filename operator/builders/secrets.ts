@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { Annotations, SecretKeys } from '../naming.js';
+import { Annotations, RoleNames, SecretKeys } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /** superuser/replication/app are PostgreSQL roles; api guards ha-node's mutating REST endpoints. */
@@ -12,8 +12,8 @@ export function generatePassword(): string {
 }
 
 export function credentialUsername(ctx: BuildContext, which: CredentialKind): string {
-  if (which === 'superuser') return 'postgres';
-  if (which === 'replication') return 'replicator';
+  if (which === 'superuser') return RoleNames.superuser;
+  if (which === 'replication') return RoleNames.replication;
   if (which === 'api') return 'keelson';
   return ctx.cluster.spec.bootstrap.owner;
 }

@@ -12,9 +12,38 @@ export interface ServiceMonitor {
   spec: {
     selector: { matchLabels: Record<string, string> };
     namespaceSelector: { matchNames: string[] };
-    endpoints: Array<{ port: string; path: string; interval: string }>;
+    endpoints: ServiceMonitorEndpoint[];
   };
 }
+
+export interface RelabelConfig {
+  sourceLabels: string[];
+  targetLabel: string;
+}
+
+export interface ServiceMonitorEndpoint {
+  port: string;
+  path: string;
+  interval: string;
+  honorLabels: boolean;
+  relabelings: RelabelConfig[];
+}
+
+/** Prometheus's name for a pod label in service discovery: every character outside [a-zA-Z0-9_] becomes "_". */
+export function podLabelMeta(label: string): string {
+  return `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/**
+ * Every sample of a member carries scope (the cluster) and name (the pod), the two labels ha-node
+ * puts on its own samples, so one dashboard variable and one alert rule select a cluster across ha_*,
+ * pg_* and `up`. ha-node's own labels win on its endpoint (honorLabels); on the exporter's they are
+ * the target's, and a custom collector's column of the same name is kept as exported_<name>.
+ */
+export const memberRelabelings: readonly RelabelConfig[] = [
+  { sourceLabels: [podLabelMeta(Labels.cluster)], targetLabel: 'scope' },
+  { sourceLabels: ['__meta_kubernetes_pod_name'], targetLabel: 'name' },
+];
 
 export const serviceMonitorGroup = 'monitoring.coreos.com';
 
@@ -22,8 +51,9 @@ export const serviceMonitorGroup = 'monitoring.coreos.com';
 export function buildServiceMonitor(ctx: BuildContext): ServiceMonitor {
   const { spec, metadata } = ctx.cluster;
   const interval = spec.monitoring.serviceMonitor.interval;
-  const endpoints = [{ port: 'ha', path: HaNodePaths.metrics, interval }];
-  if (spec.exporter.enabled) endpoints.push({ port: 'exporter', path: ExporterPaths.metrics, interval });
+  const relabelings = memberRelabelings.map((r) => ({ ...r, sourceLabels: [...r.sourceLabels] }));
+  const endpoints: ServiceMonitorEndpoint[] = [{ port: 'ha', path: HaNodePaths.metrics, interval, honorLabels: true, relabelings }];
+  if (spec.exporter.enabled) endpoints.push({ port: 'exporter', path: ExporterPaths.metrics, interval, honorLabels: false, relabelings });
   return {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'ServiceMonitor',

@@ -26,8 +26,12 @@ function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: 
   return { name, valueFrom: { secretKeyRef: { name: credentialSecretName(ctx, which), key } } };
 }
 
+/**
+ * Credentials ha-node uses itself. The application owner's password is not among them: it comes
+ * from the mounted Secret (appCredentialsVolume), whose file follows a changed Secret.
+ */
 function credentialEnv(ctx: BuildContext): V1EnvVar[] {
-  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['APP', 'app'], ['API', 'api']];
+  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['API', 'api']];
   return kinds.flatMap(([prefix, which]) => [
     secretEnv(ctx, `KEELSON_${prefix}_USERNAME`, which, SecretKeys.username),
     secretEnv(ctx, `KEELSON_${prefix}_PASSWORD`, which, SecretKeys.password),
@@ -58,22 +62,25 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'PGDATA', value: pgdataPath },
       { name: 'KEELSON_API_LISTEN', value: `$(POD_IP):${Ports.haNodeApi}` },
       { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
+      { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
       { name: 'ha', containerPort: Ports.haNodeApi, protocol: 'TCP' },
     ],
-    // liveness never runs SQL (heartbeat freshness); the startup probe's 1 h budget covers WAL replay.
-    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 360),
+    // liveness never runs SQL (heartbeat freshness). The startup probe asks every second, so a pod
+    // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.
+    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600),
     livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
-    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 5, 3),
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 2, 3),
     resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [
       { name: VolumeNames.data, mountPath: MountPaths.data },
       { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
       { name: VolumeNames.run, mountPath: MountPaths.run },
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
+      { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
     ],
     securityContext: containerSecurity,
   };
@@ -94,7 +101,11 @@ function exporterContainer(ctx: BuildContext): V1Container {
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
-    livenessProbe: httpProbe(ExporterPaths.liveness, Ports.exporter, 10, 3),
+    // A sidecar must never lengthen a database outage. The exporter's /liveness and /readiness
+    // follow PostgreSQL (503 while it is down), so liveness asks /version, which the exporter
+    // answers itself, and there is no readiness probe: a pod is Ready only when every container
+    // is, and the exporter's view of PostgreSQL must not take a healthy primary out of -rw.
+    livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     volumeMounts: [{ name: VolumeNames.tmp, mountPath: MountPaths.tmp }, ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [])],
     securityContext: containerSecurity,
   };
@@ -111,6 +122,11 @@ function volumes(ctx: BuildContext): V1Volume[] {
     { name: VolumeNames.config, configMap: { name: clusterNames(ctx).configMap } },
     { name: VolumeNames.run, emptyDir: {} },
     { name: VolumeNames.tmp, emptyDir: {} },
+    // Only the password, readable by the database group (fsGroup) alone; no subPath, so the kubelet keeps it current.
+    {
+      name: VolumeNames.appCredentials,
+      secret: { secretName: credentialSecretName(ctx, 'app'), items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
+    },
   ];
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
@@ -138,9 +154,10 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
     spec: {
       serviceName: n.headlessService,
       replicas: spec.instances,
-      // Ordinal 0 starts alone and bootstraps, so a new cluster's first primary is predictable;
-      // later members clone one after another.
-      podManagementPolicy: 'OrderedReady',
+      // Every member starts at once: the initialize key decides who creates the cluster, with a
+      // head start for ordinal 0 (ha-node's bootstrap-order.ts); the others clone as soon as a
+      // leader exists. Immutable: clusters created with OrderedReady keep it (keepImmutableFields).
+      podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       selector: { matchLabels: selector },

@@ -5,7 +5,6 @@ import { apiFallbacks } from '../capabilities.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
 import { desiredObjects } from '../builders/index.js';
 import type { BuildContext } from '../builders/context.js';
-import { buildStatefulSet } from '../builders/statefulset.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
@@ -17,6 +16,7 @@ import { syncDynamicConfig } from './config-sync.js';
 import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
+import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 
 export interface ReconcileDeps {
@@ -91,6 +91,23 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
     return {};
   }
 
+  try {
+    return await reconcileValid(deps, raw, cluster, now);
+  } catch (err) {
+    if (!isRefusal(err)) throw err;
+    // The next pass repeats the write after the controller's back-off; until then status and an Event say why.
+    const message = describeRefusal(err);
+    const current = (await deps.api.readCluster(namespace, name)) ?? raw;
+    await reportRefusal(deps, cluster.metadata, current.status as DatabaseClusterStatus | undefined, message);
+    await writeStatus(deps, current, refusedStatus(current.status as DatabaseClusterStatus | undefined, message, cluster.metadata.generation, now));
+    throw err;
+  }
+}
+
+/** The pass for a spec that parsed: owned objects, day-2 step, status. */
+async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: DatabaseCluster, now: Date): Promise<ReconcileResult> {
+  const { name, namespace } = cluster.metadata;
+  const log = deps.logger.child({ cluster: `${namespace}/${name}` });
   if (!raw.metadata?.finalizers?.includes(Finalizer)) {
     deps.recordWrite('DatabaseCluster', 'update');
     raw = await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: [...(raw.metadata?.finalizers ?? []), Finalizer] } });
@@ -104,11 +121,11 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
   const primary = primaryOf(pods);
   await useApiCredentials(deps, ctx, pods);
-  const observedSts = await deps.api.read(buildStatefulSet(ctx));
+  const desired = build(() => desiredObjects(ctx, capabilities));
+  const observedSts = await deps.api.read(desired.find((object) => object.kind === 'StatefulSet') as V1StatefulSet);
   const scale = planScale(cluster, pods, primary, observedSts?.spec?.replicas);
 
   // Owned objects do not depend on each other at the API level, so they are applied concurrently.
-  const desired = desiredObjects(ctx, capabilities);
   const results = await Promise.all(
     desired.map(async (object) => {
       if (object.kind === 'StatefulSet') {
@@ -153,6 +170,7 @@ export async function reconcileCluster(deps: ReconcileDeps, raw: RawCluster): Pr
     switchover: switchover.state,
     targetPrimary: step?.type === 'switchover' ? step.candidate : undefined,
     apiFallbacks: fallbacks,
+    applied: true,
     now,
   });
   await reportFallbacks(deps, cluster, status);

@@ -123,6 +123,7 @@ export function desiredDynamicConfig(cluster: DatabaseCluster): Record<string, u
     synchronous_mode_strict: ha.synchronousMode === 'strict',
     synchronous_node_count: ha.synchronousNodeCount,
     failsafe_mode: ha.failsafeMode,
+    primary_hang_timeout: ha.primaryHangTimeout,
     db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
   };
 }

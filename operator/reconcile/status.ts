@@ -3,6 +3,7 @@ import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, P
 import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { canonicalJson } from './hash.js';
+import { AppliedCondition } from './refusals.js';
 
 export interface StatusInput {
   cluster: DatabaseCluster;
@@ -17,6 +18,8 @@ export interface StatusInput {
   targetPrimary?: string;
   /** What this API server cannot give the cluster (operator/capabilities.ts); adds the ApiFallback condition. */
   apiFallbacks?: string[];
+  /** Every owned object was written: adds condition Applied=True (refusals set it False, reconcile/refusals.ts). */
+  applied?: boolean;
   now: Date;
 }
 
@@ -96,6 +99,7 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
     const fallbacks = input.apiFallbacks;
     conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served', previous, input));
   }
+  if (input.applied) conditions.push(condition(AppliedCondition, true, 'AllObjectsApplied', 'every owned object matches the spec', previous, input));
 
   const status: DatabaseClusterStatus = {
     phase,

@@ -24,6 +24,7 @@ export function createHaNodeCommand(): Command {
     .option('--loop-wait <seconds>', 'HA loop interval (default 10, env KEELSON_LOOP_WAIT)')
     .option('--retry-timeout <seconds>', 'DCS and PostgreSQL retry bound (default 10, env KEELSON_RETRY_TIMEOUT)')
     .option('--kubeconfig <path>', 'kubeconfig file (else KUBECONFIG, in-cluster, ~/.kube/config)')
+    .addHelpText('after', '\nEvery setting, also those without a flag (environment and file only): docs/ha-node-settings.md')
     .action(async (opts: Record<string, string | undefined>) => {
       try {
         const { loadHaNodeSettings } = await import('./config.js');

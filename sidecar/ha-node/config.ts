@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
 import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
+import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js';
+import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {
@@ -21,12 +23,24 @@ export const haNodeConfigSpec = {
   superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
   replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
   replicationPassword: stringKey({ env: 'KEELSON_REPLICATION_PASSWORD' }),
-  database: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_DATABASE', description: 'application database created at bootstrap' },
+  database: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_DATABASE', description: 'application database the primary keeps in place (created when missing)' },
+  appOwner: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_APP_OWNER', description: 'role owning the application database; the primary creates it when missing' },
+  appPasswordFile: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_APP_PASSWORD_FILE',
+    description: "file with the application owner's password (the mounted Secret); re-read every cycle, the role's password follows it",
+  },
   ttl: numberKey({ env: 'KEELSON_TTL', default: 30, schema: z.number().int().min(2) }),
   loopWait: numberKey({ env: 'KEELSON_LOOP_WAIT', default: 10, schema: z.number().min(0.2) }),
   retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
   maximumLagOnFailover: numberKey({ env: 'KEELSON_MAXIMUM_LAG_ON_FAILOVER', default: 1_048_576, schema: z.number().int().min(0) }),
   primaryStartTimeout: numberKey({ env: 'KEELSON_PRIMARY_START_TIMEOUT', default: 300, schema: z.number().min(0) }),
+  primaryHangTimeout: numberKey({
+    env: 'KEELSON_PRIMARY_HANG_TIMEOUT',
+    default: defaultConfig.primary_hang_timeout,
+    schema: z.number().refine(validPrimaryHangTimeout, `must be 0 or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
+    description: 'seconds a primary that stopped answering keeps the lock before it is fenced (0: never)',
+  }),
   checkTimeline: booleanKey({ env: 'KEELSON_CHECK_TIMELINE', default: false }),
   failsafeMode: booleanKey({ env: 'KEELSON_FAILSAFE_MODE', default: false }),
   synchronousMode: booleanKey({ env: 'KEELSON_SYNCHRONOUS_MODE', default: false }),
@@ -54,12 +68,14 @@ export interface HaNodeSettings {
   socketDir: string;
   superuser: { username: string; password: string };
   replication: { username: string; password: string };
-  database?: string;
+  /** The application role and database the primary keeps in place. */
+  app: AppOwnerSettings;
   ttl: number;
   loopWait: number;
   retryTimeout: number;
   maximumLagOnFailover: number;
   primaryStartTimeout: number;
+  primaryHangTimeout: number;
   checkTimeline: boolean;
   failsafeMode: boolean;
   synchronousMode: boolean;
@@ -104,12 +120,13 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     socketDir: c.socketDir ?? join(dirname(c.dataDir), 'run'),
     superuser: { username: c.superuserName, password: c.superuserPassword },
     replication: { username: c.replicationName, password: c.replicationPassword },
-    database: c.database,
+    app: appOwnerFrom(c.appOwner, c.database, c.appPasswordFile, [c.superuserName, c.replicationName]),
     ttl: c.ttl,
     loopWait: c.loopWait,
     retryTimeout: c.retryTimeout,
     maximumLagOnFailover: c.maximumLagOnFailover,
     primaryStartTimeout: c.primaryStartTimeout,
+    primaryHangTimeout: c.primaryHangTimeout,
     checkTimeline: c.checkTimeline,
     failsafeMode: c.failsafeMode,
     synchronousMode: c.synchronousMode,
@@ -121,6 +138,12 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     kubeconfig: c.kubeconfig,
     apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
   };
+}
+
+function appOwnerFrom(owner: string | undefined, database: string | undefined, passwordFile: string | undefined, reserved: string[]): AppOwnerSettings {
+  const problem = appOwnerProblem(owner, reserved);
+  if (problem) throw new Error(`invalid configuration key "appOwner": ${problem}`);
+  return { owner, database, passwordFile };
 }
 
 function apiTlsFrom(certFile: string | undefined, keyFile: string | undefined): HaNodeSettings['apiTls'] {

@@ -9,10 +9,12 @@ import { createHaNodeApp } from './api/app.js';
 import type { ApiModule } from './api/context.js';
 import type { HaNodeSettings } from './config.js';
 import { LeaseDcs } from './dcs/lease-dcs.js';
+import { authorizationHeader, loadApiCredentials, type ApiCredentials } from './ops/auth.js';
 import { writeFenceDeadline } from './fence/deadline.js';
 import { HaLoop } from './ha/loop.js';
 import { defaultConfig, type EffectiveConfig } from './ha/settings.js';
 import { PodLabeler } from './pod-labeler.js';
+import { AppOwnerKeeper } from './postgres/app-owner.js';
 import { PostgresInstance } from './postgres/instance.js';
 import { resolveRunAs } from './postgres/runner.js';
 import { ClusterPods } from './takeover/leader-pods.js';
@@ -29,8 +31,10 @@ export interface RunningHaNode {
 
 export interface RunOptions {
   logger?: Logger;
-  /** Extra API modules (the operations API of issue 7). */
+  /** Extra API modules (the operations API). */
   apiModules?: ApiModule[];
+  /** Credentials of the authenticated endpoints; default: KEELSON_API_* from the environment; null: none. */
+  credentials?: ApiCredentials | null;
   /** Command that starts the fencing process; default: this same CLI with `ha-node fence`. */
   fencerCommand?: string[];
 }
@@ -43,6 +47,7 @@ function baseConfigFrom(settings: HaNodeSettings): EffectiveConfig {
     retry_timeout: settings.retryTimeout,
     maximum_lag_on_failover: settings.maximumLagOnFailover,
     primary_start_timeout: settings.primaryStartTimeout,
+    primary_hang_timeout: settings.primaryHangTimeout,
     check_timeline: settings.checkTimeline,
     failsafe_mode: settings.failsafeMode,
     synchronous_mode: settings.synchronousMode,
@@ -88,6 +93,8 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   const runAs = await resolveRunAs(settings.runAs);
   const baseConfig = baseConfigFrom(settings);
   const version = packageVersion();
+  // One read of the API credentials: this member's endpoints check them, and it sends them to its peers.
+  const credentials = options.credentials === undefined ? (loadApiCredentials() ?? null) : options.credentials;
 
   const pg = new PostgresInstance(
     {
@@ -101,7 +108,6 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       socketDir: settings.socketDir,
       superuser: settings.superuser,
       replication: settings.replication,
-      database: settings.database,
       runAs,
       parameters: settings.pgParameters,
     },
@@ -137,11 +143,13 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       scope: settings.scope,
       version,
       apiUrl,
+      apiAuthorization: authorizationHeader(credentials ?? undefined),
       tags: settings.tags,
       baseConfig,
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
+      appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       logger: logger.child({ component: 'ha' }),
     },
     dcs,
@@ -149,9 +157,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, credentials },
     options.apiModules ?? [],
   );
+  // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
+  // crash or restart would otherwise route -rw clients here once the restarted member turns ready.
+  await labeler.set('replica');
   const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
   await dcs.start();
   pods.onChange((name) => haLoop.podChanged(name));

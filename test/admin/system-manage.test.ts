@@ -176,8 +176,8 @@ describe('admin system-manage resources', () => {
       const clusterNode = manageButtons?.children.find((c) => c.label === 'cluster manage');
       assert.deepEqual(clusterNode?.children?.map((b) => b.kind), ['button'], 'buttons hang under their menu');
       assert.ok(buttonTree.data.some((n) => n.label === 'other buttons'), 'buttons without a menu are grouped');
-      const pages = await call<string[]>('GET', '/menus/pages');
-      assert.ok(pages.data.includes('manage_cluster') && pages.data.includes('home'));
+      const pages = await call<{ key: string; value: string; routeName: string }[]>('GET', '/menus/pages');
+      assert.ok(pages.data.some((p) => p.routeName === 'manage_cluster' && p.value === created.data.id) && pages.data.some((p) => p.routeName === 'home'));
       const updated = await call('PATCH', `/menus/${created.data.id as string}`, { hide_in_menu: true, byMenuButtons: [] });
       assert.equal(updated.data.hideInMenu, true);
       assert.deepEqual(updated.data.buttons, []);
@@ -207,7 +207,7 @@ describe('admin system-manage resources', () => {
       const tags = await call<string[]>('GET', '/apis/tags');
       assert.ok(tags.data.includes('users') && tags.data.includes('auth'));
       const tree = await call<Rec[]>('GET', '/apis/tree');
-      assert.ok(tree.data.some((g) => g.id === 'users'));
+      assert.ok(tree.data.some((g) => g.key === 'api-tag:users'));
       const byTag = await call<Page>('POST', '/apis/search', { tags: ['dictionaries'], size: 100 });
       assert.ok(byTag.data.total > 0 && byTag.data.records.every((r) => (r.tags as string[]).includes('dictionaries')));
     });

@@ -16,11 +16,11 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 describe('charts/keelson', () => {
   const defaults = renderChart();
 
-  it('renders the operator, its RBAC, the CRD and the dashboard by default', () => {
+  it('renders the operator, its RBAC, PDB and test hook, the CRD and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
       'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/databaseclusters.keelson.io',
-      'Deployment/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election', 'Service/keelson-operator-metrics',
-      'ServiceAccount/keelson',
+      'Deployment/keelson-operator', 'Pod/keelson-test-operator', 'PodDisruptionBudget/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election',
+      'Service/keelson-operator-metrics', 'ServiceAccount/keelson',
     ]);
     for (const doc of defaults) {
       assert.ok(doc.apiVersion && doc.kind && doc.metadata.name, 'every object has apiVersion, kind and name');
@@ -86,7 +86,7 @@ describe('charts/keelson', () => {
   it('adds the admin backend only when enabled, and requires its Secret', () => {
     assert.ok(!kinds(defaults).some((k) => k.includes('admin')), 'no admin objects by default');
     assert.throws(() => renderChart({ admin: { enabled: true } }), /admin.existingSecret/);
-    const docs = renderChart({ admin: { enabled: true, existingSecret: 'keelson-admin-env' } });
+    const docs = renderChart({ admin: { enabled: true, existingSecret: 'keelson-admin-env', secretKey: 'chart-test-secret-key-0123456789' } });
     const deployment = find<V1Deployment>(docs, 'Deployment', 'keelson-admin');
     const container = deployment.spec!.template.spec!.containers[0]!;
     assert.deepEqual(container.args, ['admin', `--listen=:${Ports.admin}`]);

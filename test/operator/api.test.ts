@@ -15,7 +15,7 @@ describe('DatabaseCluster spec', () => {
     assert.deepEqual(spec.storage, { size: '1Gi' });
     assert.deepEqual(spec.ha, {
       ttl: 30, loopWait: 10, retryTimeout: 10, maximumLagOnFailover: 1048576,
-      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false,
+      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false, primaryHangTimeout: 30,
     });
     assert.equal(spec.exporter.enabled, true);
     assert.deepEqual(spec.monitoring.serviceMonitor, { enabled: false, labels: {}, interval: '30s' });
@@ -27,9 +27,32 @@ describe('DatabaseCluster spec', () => {
   it('rejects invalid fields with the path in the message', () => {
     assert.throws(() => parseSpec({ instances: 0 }), (err: unknown) => err instanceof InvalidSpecError && /spec\.instances/.test(err.message));
     assert.throws(() => parseSpec({ instances: 'three' }), /spec\.instances/);
+    assert.throws(() => parseSpec({ ha: { primaryHangTimeout: 3 } }), /spec\.ha\.primaryHangTimeout: must be 0 \(never\) or 5 to 3600/);
+    assert.equal(parseSpec({ ha: { primaryHangTimeout: 0 } }).spec.ha.primaryHangTimeout, 0);
     assert.throws(() => parseSpec({ storage: { size: 'lots' } }), /spec\.storage\.size: must be a storage size/);
     assert.throws(() => parseSpec({ ha: { synchronousMode: 'sometimes' } }), /spec\.ha\.synchronousMode/);
     assert.throws(() => parseSpec({ resources: { limits: { cpu: 'fast' } } }), /spec\.resources\.limits\.cpu/);
+  });
+
+  it('refuses storage sizes outside 64Mi..64Ti and accepts the usual forms', () => {
+    for (const size of ['0', '0Gi', '1k', '63Mi', '65Ti', '99999999999999999999Ei']) {
+      assert.throws(() => parseSpec({ storage: { size } }), /spec\.storage\.size: must be between 64Mi and 64Ti/, size);
+    }
+    for (const size of ['-1Gi', '1e9', '10 Gi', '1'.repeat(30)]) assert.throws(() => parseSpec({ storage: { size } }), /spec\.storage\.size/, size);
+    for (const size of ['64Mi', '67108864', '1.5Gi', '10G', '500Gi', '64Ti']) assert.equal(parseSpec({ storage: { size } }).spec.storage.size, size);
+  });
+
+  it('refuses resource quantities that are not non-negative quantities', () => {
+    for (const [field, value] of [['cpu', 'lots'], ['memory', '-1Gi'], ['cpu', -1], ['cpu', 0.5]] as const) {
+      assert.throws(() => parseSpec({ resources: { requests: { [field]: value } } }), new RegExp(`spec\\.resources\\.requests\\.${field}`), String(value));
+    }
+    const good = parseSpec({ resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: 2, memory: '1.5e9', 'hugepages-2Mi': 0 } } });
+    assert.deepEqual(good.spec.resources.limits, { cpu: 2, memory: '1.5e9', 'hugepages-2Mi': 0 });
+  });
+
+  it('refuses cluster names that are not RFC 1035 labels (they prefix Service names)', () => {
+    for (const name of ['a.b', '1abc', 'ab-', 'Upper']) assert.throws(() => parseSpec({}, name), /metadata\.name: must be an RFC 1035 label/, name);
+    assert.doesNotThrow(() => parseSpec({}, 'a-1'));
   });
 
   it('applies the cross-field rules the CRD states in CEL', () => {

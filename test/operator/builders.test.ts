@@ -7,9 +7,11 @@ import { buildCredentialSecret, generatePassword } from '../../operator/builders
 import { buildService } from '../../operator/builders/services.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
+import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servicemonitor.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
-import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { ConfigKeys, Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { parse } from 'yaml';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
 
@@ -38,6 +40,24 @@ describe('builders', () => {
       desiredObjects(sampleContext(spec), { ...all, serviceMonitor: available }).map((o: KubernetesObject) => o.kind);
     assert.ok(!kinds({}, true).includes('ServiceMonitor'), 'not without monitoring enabled');
     assert.ok(!kinds({ monitoring: { serviceMonitor: { enabled: true } } }, false).includes('ServiceMonitor'), 'not without the CRD');
+  });
+
+  it('label every scraped member sample with its cluster (scope) and pod (name), as ha-node labels its own', () => {
+    const ctx = sampleContext({ monitoring: { serviceMonitor: { enabled: true } } });
+    const podLabels = buildStatefulSet(ctx).spec!.template.metadata!.labels!;
+    // What Prometheus's Kubernetes discovery gives a target of the headless Service's endpoints.
+    const discovered: Record<string, string> = { __meta_kubernetes_pod_name: 'demo-1' };
+    for (const [key, value] of Object.entries(podLabels)) discovered[podLabelMeta(key)] = value;
+    const scope = (parse(buildConfigMap(ctx).data![ConfigKeys.haNode]!) as { scope: string }).scope;
+    const monitor = buildServiceMonitor(ctx);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['ha', 'exporter']);
+    for (const endpoint of monitor.spec.endpoints) {
+      const target: Record<string, string> = {};
+      for (const rule of endpoint.relabelings) target[rule.targetLabel] = rule.sourceLabels.map((l) => discovered[l] ?? '').join(';');
+      assert.deepEqual(target, { scope, name: 'demo-1' }, `${endpoint.port} endpoint`);
+    }
+    assert.equal(monitor.spec.endpoints[0]!.honorLabels, true, "ha-node's own scope and name are kept, not renamed exported_*");
+    assert.equal(monitor.spec.endpoints[1]!.honorLabels, false, "a collector's column never replaces the pod's name");
   });
 
   it('write the PodDisruptionBudget in the version the server serves, or leave it out', () => {
@@ -101,6 +121,9 @@ describe('builders', () => {
     assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi });
     assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
+    assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
+    assert.ok((postgres!.readinessProbe?.periodSeconds ?? 99) <= 2, 'readiness follows a replica that starts streaming within 2 s');
+    assert.equal(sts.spec?.podManagementPolicy, 'Parallel', 'members start at once; bootstrap order is ha-node\'s');
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));
     for (const name of ['KEELSON_CLUSTER', 'KEELSON_NAMESPACE', 'POD_NAME', 'POD_IP', 'PGDATA', 'KEELSON_SUPERUSER_PASSWORD', 'KEELSON_REPLICATION_PASSWORD']) {
@@ -111,7 +134,10 @@ describe('builders', () => {
     assert.equal(exporter!.name, 'exporter');
     assert.equal(exporter!.args?.[0], 'exporter');
     assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
-    assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.liveness, port: Ports.exporter });
+    // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.
+    assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.version, port: Ports.exporter });
+    assert.equal(exporter!.readinessProbe, undefined, 'no exporter readiness: it would follow PostgreSQL and remove a primary from -rw');
+    assert.equal(exporter!.startupProbe, undefined);
     assert.equal(sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi');
     assert.equal(pod.serviceAccountName, 'demo');
   });

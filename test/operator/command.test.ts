@@ -30,6 +30,38 @@ describe('keelson operator (CLI)', () => {
     assert.match(stderr, /--relist-interval must be a number of seconds/);
   });
 
+  it('refuses Lease timings a leader could not keep (renew deadline not shorter than the lease)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--leader-election-lease-duration', '5', '--leader-election-renew-deadline', '5'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 1);
+    assert.match(stderr, /--leader-election-renew-deadline must be shorter than --leader-election-lease-duration/);
+  });
+
+  it('exits non-zero when an API outage outlasts its renew deadline, so the Deployment starts a fresh process', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--health-address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0',
+        '--leader-election-name', 'cli-lost', '--leader-election-lease-duration', '2', '--leader-election-renew-deadline', '1.5', '--leader-election-retry-period', '0.2'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, POD_NAMESPACE: 'default', POD_NAME: 'cli-lost', LOG_LEVEL: 'info' } },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await eventually('leading', async () => /became leader/.test(output), 20_000);
+      server.faults.pause('unavailable');
+      const code = await Promise.race([exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 10_000))]);
+      assert.equal(code, 1, 'exit code after the lost Lease');
+      assert.match(output, /leadership lost; exiting/);
+    } finally {
+      server.faults.resume();
+      child.kill('SIGKILL');
+    }
+  });
+
   it('serves /healthz and /readyz, leads, and exits 0 on SIGTERM after releasing the Lease', async () => {
     const child = spawn(
       process.execPath,

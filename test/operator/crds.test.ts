@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { crdFiles } from '../../operator/api/crd-files.js';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { resourceQuantityPattern } from '../../operator/api/quantity.js';
 
 const crdDir = new URL('../../crds/', import.meta.url);
 const chartCrdDir = new URL('../../charts/keelson/files/crds/', import.meta.url);
@@ -53,10 +54,16 @@ describe('generated CRDs', () => {
     const props = spec.properties as Record<string, Node>;
     assert.equal((props.instances as Node).default, 3);
     const ha = props.ha as Node;
-    assert.deepEqual((ha['x-kubernetes-validations'] as Array<{ rule: string }>).map((r) => r.rule), ['self.loopWait + 2 * self.retryTimeout <= self.ttl']);
+    assert.deepEqual((ha['x-kubernetes-validations'] as Array<{ rule: string }>).map((r) => r.rule), [
+      'self.loopWait + 2 * self.retryTimeout <= self.ttl',
+      '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5',
+    ]);
     assert.match(JSON.stringify(spec['x-kubernetes-validations']), /synchronousNodeCount < self.instances/);
     assert.deepEqual((((props.ha as Node).properties as Record<string, Node>).synchronousMode as Node).enum, ['off', 'on', 'strict', 'quorum']);
     const limits = ((props.resources as Node).properties as Record<string, Node>).limits as Node;
-    assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true });
+    assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0 });
+    const root = v1.schema?.openAPIV3Schema as Node;
+    assert.deepEqual((root.properties as Record<string, Node>).metadata, { type: 'object', properties: { name: { type: 'string', maxLength: 40, pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$' } } });
+    assert.deepEqual((root['x-kubernetes-validations'] as Array<{ fieldPath?: string }>).map((r) => r.fieldPath), ['.spec.switchover.targetInstance'], 'every root rule names its field');
   });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configPatch, desiredDynamicConfig, planDeclarativeSwitchover, planRollout, planScale } from '../../operator/reconcile/day2.js';
-import { claimsToGrow, keepImmutableFields, quantityBytes } from '../../operator/reconcile/storage.js';
+import { quantityBytes } from '../../operator/api/quantity.js';
+import { claimsToGrow, keepImmutableFields } from '../../operator/reconcile/storage.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
 import { pod } from './pods.js';
@@ -60,6 +61,7 @@ describe('day-2 planning', () => {
     const desired = desiredDynamicConfig(cluster);
     assert.equal(desired.loop_wait, 10);
     assert.equal(desired.synchronous_mode, 'off');
+    assert.equal(desired.primary_hang_timeout, 30);
     const patch = configPatch(desired, { db: { parameters: { work_mem: '4MB', max_connections: '300' } } });
     assert.deepEqual((patch.db as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
     const strict = desiredDynamicConfig(sampleCluster({ ha: { synchronousMode: 'strict' } }));

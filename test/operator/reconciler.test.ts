@@ -298,8 +298,38 @@ describe('operator against the API server stand-in', () => {
       if (celSupported) await assert.rejects(createCluster(name, spec), (err: Error) => message.test(String((err as { body?: string }).body ?? err.message)));
       else await refusedByOperator(name, spec, message);
     }
-    // What the schema cannot say (a quantity's format inside int-or-string) the operator refuses.
-    await refusedByOperator('bad-quantity', { resources: { limits: { cpu: 'fast' } } }, /spec\.resources\.limits\.cpu/);
+    // Schema patterns hold on every server, CEL or not: quantities and names are refused at admission, naming the field.
+    const refusedBody = (field: RegExp) => (err: Error) => field.test(String((err as { body?: string }).body ?? err.message));
+    await assert.rejects(createCluster('bad-quantity', { resources: { limits: { cpu: 'fast' } } }), refusedBody(/spec\.resources\.limits\.cpu/));
+    await assert.rejects(createCluster('a.b', {}), refusedBody(/metadata\.name: Invalid value: \\"a\.b\\"/));
+  });
+
+  it('shows a write the API server refuses in status (Applied=False) and as one Warning Event, and recovers', async () => {
+    type Conditions = { conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
+    const appliedOf = async (name: string) => ((await getCluster(name))?.status as Conditions | undefined)?.conditions?.find((c) => c.type === 'Applied');
+    // An immutable ConfigMap already holds the name the cluster's configuration needs: every replace is refused (422).
+    await api.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'locked-config' }, immutable: true, data: { stale: 'yes' } } });
+    await createCluster('locked', { instances: 1 });
+    const refused = await eventually('Applied=False', async () => {
+      const applied = await appliedOf('locked');
+      return applied?.status === 'False' ? applied : undefined;
+    });
+    assert.equal(refused.reason, 'Refused');
+    assert.match(refused.message, /^HTTP 422: ConfigMap "locked-config" is invalid: .*immutable/);
+    assert.equal((await getCluster('locked'))?.status?.phase, 'Pending');
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // a few more refused passes
+    const warnings = (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'ApplyRefused' && e.involvedObject.name === 'locked');
+    assert.equal(warnings.length, 1, 'one Event however often the pass is refused');
+    assert.equal(warnings[0]?.type, 'Warning');
+    assert.equal(warnings[0]?.message, refused.message);
+    await api.core.deleteNamespacedConfigMap({ namespace: ns, name: 'locked-config' });
+    const recovered = await eventually('Applied=True', async () => {
+      const applied = await appliedOf('locked');
+      return applied?.status === 'True' ? applied : undefined;
+    }, 30_000);
+    assert.equal(recovered.reason, 'AllObjectsApplied');
+    assert.ok(await api.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked-config', namespace: ns } }), 'the ConfigMap is written once the cause is gone');
+    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'locked' });
   });
 
   it('deletion removes the cluster\'s DCS Leases and nothing else', async () => {

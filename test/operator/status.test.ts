@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { build, describeRefusal, isRefusal, refusedStatus } from '../../operator/reconcile/refusals.js';
 import { computeStatus, statusDiffers } from '../../operator/reconcile/status.js';
 import { sampleCluster } from './fixtures.js';
 import { pod } from './pods.js';
@@ -60,5 +61,20 @@ describe('status', () => {
     const modern = computeStatus({ ...base, apiFallbacks: [] }).conditions?.find((c) => c.type === 'ApiFallback');
     assert.deepEqual([modern?.status, modern?.reason], ['False', 'AllApisServed']);
     for (const c of computeStatus({ ...base, apiFallbacks: [] }).conditions ?? []) assert.ok(c.message.length > 0, `${c.type} has a message`);
+  });
+
+  it('a refusal sets Applied=False on the stored status, keeps the rest, and a builder failure counts as one', () => {
+    const previous = { phase: 'Healthy' as const, readyInstances: 3, conditions: [{ type: 'Ready', status: 'True' as const, reason: 'AllInstancesReady', message: '3/3', lastTransitionTime: '2026-01-01T00:00:00Z' }] };
+    const refused = refusedStatus(previous, 'HTTP 422: ConfigMap "demo-config" is invalid', 4, now);
+    assert.equal(refused.phase, 'Healthy');
+    assert.equal(refused.readyInstances, 3);
+    assert.deepEqual(refused.conditions?.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'AllInstancesReady'], ['Applied', 'False', 'Refused']]);
+    const later = refusedStatus(refused, 'HTTP 422: another', 5, new Date('2026-11-22T21:00:00Z'));
+    assert.equal(later.conditions?.find((c) => c.type === 'Applied')?.lastTransitionTime, '2026-11-22T20:00:00Z', 'still False: the transition time stays');
+    assert.equal(refusedStatus(undefined, 'x', 1, now).phase, 'Pending', 'a cluster that never had a status says Pending, not nothing');
+    assert.throws(() => build(() => { throw new Error('no port for x'); }), (err: unknown) => isRefusal(err) && /^build: no port for x$/.test(describeRefusal(err)));
+    assert.equal(isRefusal(Object.assign(new Error('conflict'), { code: 409 })), false, 'a conflict is retried, not reported');
+    const applied = computeStatus({ cluster: sampleCluster(), now, statefulSetReplicas: 3, outdatedPods: 0, pods: [], applied: true }).conditions?.find((c) => c.type === 'Applied');
+    assert.deepEqual([applied?.status, applied?.reason], ['True', 'AllObjectsApplied']);
   });
 });

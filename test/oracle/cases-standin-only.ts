@@ -37,6 +37,14 @@ export const standInOnlyCases: CaseModule = (ctx) => {
     assert.match(String(strict.body.message), /unknown field "bogus"/);
   });
 
+  it('fieldValidation must be Ignore, Warn or Strict [stand-in only: 1.20 ignores fieldValidation]', async () => {
+    const { server } = ctx();
+    const res = await kubeJson(server, 'POST', `${cmPath()}?fieldValidation=bogus`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict-bogus' } } });
+    assert.equal(res.status, 422, res.text);
+    assert.equal(res.body.message, 'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "bogus": supported values: "", "Ignore", "Strict", "Warn"');
+    assert.equal((await kubeJson(server, 'GET', cmPath('strict-bogus'))).status, 404);
+  });
+
   it('aggregated discovery and OpenAPI v3 [stand-in only: 1.20 has neither]', async () => {
     const { server } = ctx();
     const aggregated = await kubeJson(server, 'GET', '/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' });

@@ -12,6 +12,7 @@ import { coreCases } from './cases-core.js';
 import { crdCases } from './cases-crd.js';
 import { gapCases } from './cases-gaps.js';
 import { gcCases } from './cases-gc.js';
+import { hostileCases } from './cases-hostile.js';
 import { immutableCases } from './cases-immutable.js';
 import { leaseCases } from './cases-lease.js';
 import { reconcileCases } from './cases-reconcile.js';
@@ -65,6 +66,7 @@ for (const target of targets) {
     describe('reconcile-loop semantics', () => reconcileCases(ctx));
     describe('unmodified clients: kubectl verbs, client-node informer', () => clientCases(ctx));
     describe('garbage collection and namespace deletion', () => gcCases(ctx));
+    describe('hostile and malformed requests', () => hostileCases(ctx));
     if (target.real) describe('1.20 gaps (oracle only)', () => gapCases(ctx));
     else describe('beyond 1.20 (stand-in only)', () => standInOnlyCases(ctx));
   });

@@ -68,7 +68,7 @@ function send(server: KubeEndpoint, method: string, path: string, token: string 
 
 /** One raw HTTP request (to send exact content types, bodies and headers). */
 export async function kubeRequest(server: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  const payload = options.body === undefined ? undefined : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
   const headers = {
     Accept: options.accept ?? 'application/json',
     ...(payload !== undefined ? { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),

@@ -5,6 +5,7 @@ import { Code } from '../../core/codes.js';
 import { getCurrentUserId, isSuperAdmin } from '../../core/context.js';
 import { BizError, success } from '../../core/envelope.js';
 import { ApiRouter } from '../../core/router.js';
+import { refuseUnstorableText } from '../../core/validate.js';
 import type { AdminServices } from '../../services.js';
 import { buildRouteTree, toRouteNode, type MenuRow } from './routes.js';
 
@@ -56,6 +57,7 @@ export function createRouteRouter(services: AdminServices): ApiRouter {
   router.get('/exists', { summary: 'Whether a route name exists' }, async (req) => {
     const name = z.string().min(1).max(100).safeParse(req.query.name);
     if (!name.success) throw new BizError(Code.VALIDATION, 'name: a route name is required');
+    refuseUnstorableText(name.data, 'name');
     const { rowCount } = await db.query(`SELECT 1 FROM menus WHERE route_name = $1 AND status_type = '1'`, [name.data]);
     return success((rowCount ?? 0) > 0);
   });

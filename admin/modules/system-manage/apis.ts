@@ -7,6 +7,7 @@ import { parseBody } from '../../core/validate.js';
 import type { Fields } from '../../core/records.js';
 import { param, type ApiRouter } from '../../core/router.js';
 import type { AdminServices } from '../../services.js';
+import { apiGrantTree } from './auth-trees.js';
 
 export const apiFields: Fields = {
   id: { column: 'id', kind: 'id', orderable: true },
@@ -19,7 +20,7 @@ export const apiFields: Fields = {
 };
 
 /** Non-super users see only the APIs their own roles grant. */
-const grantedOnly = (p: (v: unknown) => string): string | undefined =>
+export const grantedOnly = (p: (v: unknown) => string): string | undefined =>
   isSuperAdmin() ? undefined : `id IN (SELECT ra.api_id FROM role_apis ra JOIN user_roles ur ON ur.role_id = ra.role_id WHERE ur.user_id = ${p(getCurrentUserId())})`;
 
 /** /apis: read-only (search, get, tree, tags) apart from a status switch; rows come from the route reconciliation. */
@@ -44,16 +45,9 @@ export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
     );
   };
 
-  router.get('/apis/tree', { summary: 'APIs grouped by tag', tags: ['apis'] }, async () => {
+  router.get('/apis/tree', { summary: 'APIs grouped by tag, as a grant tree', tags: ['apis'] }, async () => {
     const { rows } = await visible();
-    const groups = new Map<string, Record<string, unknown>[]>();
-    for (const row of rows) {
-      const tag = row.tags[0] ?? 'other';
-      const list = groups.get(tag) ?? [];
-      list.push({ id: ids.encode(row.id), summary: row.summary, apiMethod: row.api_method, apiPath: row.api_path, statusType: row.status_type });
-      groups.set(tag, list);
-    }
-    return success([...groups].map(([tag, children]) => ({ id: tag, summary: tag, children })));
+    return success(apiGrantTree(rows.map((r) => ({ id: r.id, apiPath: r.api_path, apiMethod: r.api_method, summary: r.summary, tags: r.tags, statusType: r.status_type })), (id) => ids.encode(id)));
   });
 
   // The one write on APIs: enabling or disabling one for everybody (a disabled grant answers 2200).

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { KvKeys } from '../../cache/kv.js';
 import { addResourceRoutes } from '../../core/crud.js';
 import { Code } from '../../core/codes.js';
-import { BizError, success } from '../../core/envelope.js';
+import { BizError } from '../../core/envelope.js';
 import type { Fields } from '../../core/records.js';
 import type { ApiRouter } from '../../core/router.js';
 import { optionalText, statusSchema } from '../../core/validate.js';
 import type { AdminServices } from '../../services.js';
+import { addMenuTreeRoutes } from './menu-trees.js';
 
 export const menuFields: Fields = {
   id: { column: 'id', kind: 'id', orderable: true },
@@ -14,7 +15,8 @@ export const menuFields: Fields = {
   menuType: { column: 'menu_type', kind: 'text', filter: 'eq' },
   routeName: { column: 'route_name', kind: 'text', filter: 'contains', orderable: true },
   routePath: { column: 'route_path', kind: 'text', filter: 'contains', orderable: true },
-  parentId: { column: 'parent_id', kind: 'id', filter: 'eq' },
+  // 0 in the table (root), null in records: what the clients test for a root menu.
+  parentId: { column: 'parent_id', kind: 'id', filter: 'eq', rootAsNull: true },
   pathParam: { column: 'path_param', kind: 'text' },
   routeParam: { column: 'route_param', kind: 'json' },
   component: { column: 'component', kind: 'text' },
@@ -62,9 +64,24 @@ const routePath = z.string().trim().regex(/^\/[^\s]{0,199}$/, 'must start with /
 const createMenu = z.object({ menuName: z.string().trim().min(1).max(100), routeName, routePath, ...menuShape });
 const updateMenu = z.object({ menuName: z.string().trim().min(1).max(100).optional(), routeName: routeName.optional(), routePath: routePath.optional(), ...menuShape });
 
-/** /menus: the standard routes, the menu tree, the page list, and buttons kept on their menu. */
+/**
+ * The menu list's toggles as the current client sends them: constant pages are listed only while
+ * includeConstant is on, other hidden menus only while includeHidden is on (constant pages are
+ * hidden too, but only their own toggle counts). An absent toggle lists them (older clients send
+ * none and expect every menu); includeBusiness is accepted, business menus are always listed.
+ */
+const menuSearchShape = { includeConstant: z.boolean().nullish(), includeHidden: z.boolean().nullish(), includeBusiness: z.boolean().nullish() };
+function menuSearchWhere(body: Record<string, unknown>): string[] {
+  const where: string[] = [];
+  if (body.includeConstant === false) where.push('constant = false');
+  if (body.includeHidden === false) where.push('(constant OR hide_in_menu = false)');
+  return where;
+}
+
+/** /menus: the standard routes and buttons kept on their menu (the grant trees: menu-trees.ts). */
 export function addMenuRoutes(router: ApiRouter, services: AdminServices): void {
   const { db, ids } = services;
+  addMenuTreeRoutes(router, services);
   addResourceRoutes(router, services, {
     path: '/menus',
     table: 'menus',
@@ -72,10 +89,11 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
     fields: menuFields,
     createSchema: createMenu,
     updateSchema: updateMenu,
-    tree: { parentColumn: 'parent_id' },
+    searchShape: menuSearchShape,
     defaultOrder: '"order" ASC',
     buttons: { create: 'B_SYSTEM_MENU_CREATE', update: 'B_SYSTEM_MENU_UPDATE', delete: 'B_SYSTEM_MENU_DELETE', batchDelete: 'B_SYSTEM_MENU_BATCH_DELETE' },
     hooks: {
+      searchWhere: menuSearchWhere,
       async beforeDelete(targets) {
         // Deleting a parent would leave its children pointing at nothing.
         const { rows } = await db.query<{ route_name: string }>('SELECT route_name FROM menus WHERE parent_id = ANY($1) AND NOT (id = ANY($1)) LIMIT 5', [targets]);
@@ -107,33 +125,5 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
         });
       },
     },
-  });
-
-  // For granting buttons to a role: menus nested as in the menu tree, each with its buttons as leaves.
-  router.get('/menus/buttons/tree', { summary: 'Menus with their buttons, as a tree', tags: ['menus'] }, async () => {
-    const menus = await db.query<{ id: number; parent_id: number; menu_name: string }>(`SELECT id, parent_id, menu_name FROM menus WHERE constant = false ORDER BY "order", id`);
-    const buttons = await db.query<{ id: number; menu_id: number | null; button_code: string; button_desc: string }>('SELECT id, menu_id, button_code, button_desc FROM buttons ORDER BY id');
-    type Node = { id: string; label: string; kind: 'menu' | 'button'; children?: Node[] };
-    const nodes = new Map<number, Node>(menus.rows.map((m) => [m.id, { id: ids.encode(m.id), label: m.menu_name, kind: 'menu' }]));
-    const roots: Node[] = [];
-    for (const m of menus.rows) {
-      const node = nodes.get(m.id) as Node;
-      const parent = nodes.get(m.parent_id);
-      if (parent) (parent.children ??= []).push(node);
-      else roots.push(node);
-    }
-    const loose: Node = { id: '0', label: 'other buttons', kind: 'menu' };
-    for (const b of buttons.rows) {
-      const owner = (b.menu_id !== null ? nodes.get(b.menu_id) : undefined) ?? loose;
-      (owner.children ??= []).push({ id: ids.encode(b.id), label: b.button_desc ? `${b.button_code} (${b.button_desc})` : b.button_code, kind: 'button' });
-    }
-    const hasButtons = (node: Node): boolean => node.kind === 'button' || (node.children ?? []).some(hasButtons);
-    const prune = (list: Node[]): Node[] => list.filter(hasButtons).map((n) => (n.children ? { ...n, children: prune(n.children) } : n));
-    return success(prune(loose.children ? [...roots, loose] : roots));
-  });
-
-  router.get('/menus/pages', { summary: 'Route names of pages (for choosing a home page)', tags: ['menus'] }, async () => {
-    const { rows } = await db.query<{ route_name: string }>(`SELECT route_name FROM menus WHERE constant = false AND menu_type = '2' AND status_type = '1' ORDER BY "order", id`);
-    return success(rows.map((r) => r.route_name));
   });
 }

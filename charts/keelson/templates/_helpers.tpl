@@ -31,3 +31,30 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The DatabaseCluster CRD's name. */}}
+{{- define "keelson.crdName" -}}databaseclusters.keelson.io{{- end -}}
+
+{{/*
+"true" when the CRD exists in the cluster but not as part of this release (so the chart must not
+template it), "" otherwise. Empty under `helm template`, where lookup sees no cluster.
+*/}}
+{{- define "keelson.crdOwnedElsewhere" -}}
+{{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" (include "keelson.crdName" .) -}}
+{{- if $existing -}}
+{{- $annotations := default (dict) $existing.metadata.annotations -}}
+{{- if not (and (eq (index $annotations "meta.helm.sh/release-name" | default "") .Release.Name) (eq (index $annotations "meta.helm.sh/release-namespace" | default "") .Release.Namespace)) -}}
+true
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Removes every x-kubernetes-validations from a CRD (a map from fromYaml), in place. Prints nothing. */}}
+{{- define "keelson.withoutCel" -}}
+{{- if kindIs "map" . -}}
+{{- $_ := unset . "x-kubernetes-validations" -}}
+{{- range $key, $value := . }}{{ include "keelson.withoutCel" $value }}{{ end -}}
+{{- else if kindIs "slice" . -}}
+{{- range . }}{{ include "keelson.withoutCel" . }}{{ end -}}
+{{- end -}}
+{{- end -}}

@@ -3,7 +3,7 @@ import { badRequest, forbidden, invalidValue, required, type FieldError } from '
 import { isJsonObject, jsonEqual, type KubeObject } from '../types.js';
 import { computedColumn, define, obj, specOf, type BuiltinType } from './define.js';
 import { validateEvent } from './events.js';
-import { validateClaim } from './claims.js';
+import { decodeClaim, validateClaim } from './claims.js';
 import { assignDefaultClass, checkClaimResize, storageClassType } from './storage-classes.js';
 
 function servicePorts(o: KubeObject): string {
@@ -148,7 +148,7 @@ export const storageAndNodeTypes: BuiltinType[] = [
   define({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], statusSubresource: true,
     columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }, { name: 'Volume', type: 'string', jsonPath: '.spec.volumeName' }],
     defaults: (o) => { specOf(o).volumeMode ??= 'Filesystem'; if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending' }; },
-    validate: validateClaim, admission: { onCreate: assignDefaultClass, onUpdate: checkClaimResize } }),
+    decode: decodeClaim, validate: validateClaim, admission: { onCreate: assignDefaultClass, onUpdate: checkClaimResize } }),
   storageClassType,
   define({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'], statusSubresource: true }),
   define({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'] }),

@@ -1,5 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../../../lib/http.js';
+import { loadApiCredentials } from '../ops/auth.js';
 import type { ApiContext, ApiModule } from './context.js';
 import { failsafeRoutes } from './failsafe.js';
 import { healthFallback, healthRoutes } from './health.js';
@@ -12,7 +13,8 @@ export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes, failsaf
  * The REST API on 8008: the given route modules in order (read side first, then any mutating
  * modules), then the catch-all health check for GET/HEAD/OPTIONS and 501 for other methods.
  */
-export function createHaNodeApp(context: ApiContext, extraModules: ApiModule[] = []): Express {
+export function createHaNodeApp(given: ApiContext, extraModules: ApiModule[] = []): Express {
+  const context: ApiContext = { ...given, credentials: given.credentials === undefined ? (loadApiCredentials() ?? null) : given.credentials };
   const app = createApp(context.logger);
   app.set('etag', false);
   const router = express.Router();

@@ -1,11 +1,12 @@
 import type { Router } from 'express';
 import type { Logger } from '../../../lib/log.js';
+import type { ApiCredentials } from '../ops/auth.js';
 import type { Dcs } from '../dcs/types.js';
 import type { HaLoop } from '../ha/loop.js';
 import type { NodeSnapshot } from '../ha/snapshot.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 
-/** What route modules may use. Mutating modules (issue 7) get the same context. */
+/** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
   snapshot(): NodeSnapshot;
   dcs: Dcs;
@@ -14,6 +15,11 @@ export interface ApiContext {
   wake(reason: string): void;
   loop?: HaLoop;
   pg?: PostgresInstance;
+  /**
+   * Credentials of the authenticated endpoints. Undefined: read from the environment when the
+   * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).
+   */
+  credentials?: ApiCredentials | null;
 }
 
 /** A group of routes; the app factory mounts modules in order, before the catch-all health route. */

@@ -106,10 +106,15 @@ function readiness(snapshot: NodeSnapshot, query: Query): number {
   return replicationLag(snapshot, modeRaw) <= limit ? 200 : 503;
 }
 
-/** /liveness: the loop ran within ttl (running primary) or 2*ttl (everyone else); never runs SQL. */
+/**
+ * /liveness: the loop completed a cycle, or the cycle in progress made progress (a PostgreSQL tool
+ * such as pg_rewind running), within ttl (running primary) or 2*ttl (everyone else); never runs
+ * SQL. Demotion, crash recovery and rewind run inside one cycle that may last far longer than ttl.
+ */
 export function livenessStatus(snapshot: NodeSnapshot, nowMs = performance.now()): number {
   if (snapshot.paused) return 200;
   const primary = snapshot.isLeader && snapshot.status !== undefined && !snapshot.status.inRecovery;
   const limit = (primary ? 1 : 2) * snapshot.config.ttl * 1000;
-  return nowMs - snapshot.lastLoopAt > limit ? 503 : 200;
+  const aliveAt = Math.max(snapshot.lastLoopAt, snapshot.lastProgressAt ?? 0);
+  return nowMs - aliveAt > limit ? 503 : 200;
 }

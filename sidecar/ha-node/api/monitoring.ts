@@ -5,7 +5,11 @@ import { clusterDocument, historyDocument } from './cluster-document.js';
 import type { ApiContext } from './context.js';
 import { renderMetrics } from './metrics-text.js';
 
-/** GET /metrics, /cluster (fresh DCS read), /history. */
+/**
+ * GET /metrics, /cluster, /history. The last two are open to anyone who can reach the pod, so they
+ * come from the DCS watch cache and cost the API server nothing (a fresh read only when the cache
+ * is not current, e.g. before the first LIST or while the watch reconnects).
+ */
 export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   router.get(HaNodePaths.metrics, (_req, res) => {
     res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(context.snapshot()));
@@ -13,7 +17,7 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();
     try {
-      const cluster = await context.dcs.getCluster();
+      const cluster = context.dcs.cachedCluster() ?? (await context.dcs.getCluster());
       res.status(200).json(clusterDocument(cluster, snapshot.scope));
     } catch (error) {
       req.log?.warn({ err: describeApiError(error) }, 'cluster read failed');
@@ -22,7 +26,7 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
     }
   });
   router.get(HaNodePaths.history, async (_req, res) => {
-    const cluster = await context.dcs.getCluster().catch(() => context.snapshot().cluster);
+    const cluster = context.dcs.cachedCluster() ?? (await context.dcs.getCluster().catch(() => context.snapshot().cluster));
     res.status(200).json(historyDocument(cluster?.history ?? []));
   });
 };

@@ -3,57 +3,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mergePatch, type JsonObject } from '../ops/config-merge.js';
-import { apiBase, callMember, jsonOf, OperationError, type ApiReply, type ClientOptions } from './client.js';
+import { apiBase, callMember, jsonOf, OperationError } from './client.js';
 import { fromYaml, lineDiff, patchBetween, patchFromSets, toYaml } from './config-edit.js';
-import { leaderOf, memberBases, memberNamed, readCluster, type ClusterDocument, type TargetOptions } from './discovery.js';
-import { machine, renderHistory, renderList, renderTopology, type HistoryRow, type OutputFormat } from './render.js';
+import { CtlExit, confirmed, load, report, UsageError, type CtlContext } from './context.js';
+import { leaderOf, memberNamed, type ClusterDocument } from './discovery.js';
+import { machine, renderHistory, type HistoryRow } from './render.js';
 
-/** Exit codes of `keelson ctl`. */
-export const CtlExit = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
-
-export class UsageError extends Error {}
-
-export interface CtlContext {
-  target: TargetOptions;
-  client: ClientOptions;
-  format: OutputFormat;
-  out: (text: string) => void;
-  /** Asks a yes/no question; undefined when nobody can answer (no terminal). */
-  confirm: (question: string) => Promise<boolean | undefined>;
-}
-
-async function load(ctx: CtlContext): Promise<{ cluster: ClusterDocument; via: string; scope: string }> {
-  const bases = await memberBases(ctx.target);
-  const { cluster, via } = await readCluster(bases, ctx.client);
-  return { cluster, via, scope: cluster.scope ?? ctx.target.scope ?? '' };
-}
-
-async function confirmed(ctx: CtlContext, force: boolean | undefined, question: string): Promise<void> {
-  if (force) return;
-  const answer = await ctx.confirm(question);
-  if (answer === undefined) throw new UsageError('refusing to act without confirmation: stdin is not a terminal (use --force)');
-  if (!answer) throw new OperationError(0, 'Aborted');
-}
-
-/** Prints the outcome of one or more mutating calls; non-2xx makes the command fail. */
-function report(ctx: CtlContext, results: Array<{ member: string; reply: ApiReply }>): number {
-  if (ctx.format === 'table') {
-    for (const { member, reply } of results) {
-      const ok = reply.status < 300;
-      ctx.out(`${results.length > 1 || !ok ? `${member}: ` : ''}${ok ? '' : `Failed (HTTP ${reply.status}): `}${reply.text}\n`);
-    }
-  } else {
-    ctx.out(machine(results.map(({ member, reply }) => ({ member, status: reply.status, message: reply.text })), ctx.format));
-  }
-  return results.every((r) => r.reply.status < 300) ? CtlExit.ok : CtlExit.failed;
-}
-
-export async function listCommand(ctx: CtlContext, topology: boolean): Promise<number> {
-  const { cluster, scope } = await load(ctx);
-  if (ctx.format !== 'table') ctx.out(machine(cluster, ctx.format));
-  else ctx.out(topology ? renderTopology(cluster, scope) : renderList(cluster, scope));
-  return CtlExit.ok;
-}
+export { CtlExit, UsageError, type CtlContext } from './context.js';
+export { listCommand } from './list-command.js';
+export { dsnCommand, queryCommand } from './query.js';
+export { flushCommand, removeCommand } from './maintenance.js';
 
 export async function historyCommand(ctx: CtlContext): Promise<number> {
   const { via } = await load(ctx);

@@ -5,6 +5,8 @@ import { addGlobalOptions, collect, type CtlFlags } from './options.js';
 export interface CtlIo {
   out(text: string): void;
   err(text: string): void;
+  /** Typed answers (remove's confirmation); without it they are read from stdin. */
+  ask?(question: string): Promise<string | undefined>;
 }
 
 /**
@@ -22,8 +24,19 @@ export function createCtlCommand(io?: CtlIo): Command {
       process.exitCode = await execute(command.optsWithGlobals<CtlFlags>(), action, process.env, io);
     };
 
-  ctl.command('list').description('members with role, state, timeline, lag, pending restart and tags').action(run((ctx, a) => a.listCommand(ctx, false)));
-  ctl.command('topology').description('members as a tree under the leader').action(run((ctx, a) => a.listCommand(ctx, true)));
+  for (const topology of [false, true]) {
+    const list = ctl
+      .command(topology ? 'topology' : 'list')
+      .description(topology ? 'members as a tree under the leader' : 'members with role, state, timeline, lag, pending restart and tags')
+      .option('-e, --extended', 'add receive/replay LSN and lag and the scheduled restart of each member')
+      .option('-w, --watch <seconds>', 'refresh every so many seconds until interrupted')
+      .option('-W', 'refresh every 2 seconds (--watch 2)')
+      .option('--count <n>', 'with --watch: stop after n refreshes');
+    list.action(run((ctx, a) => {
+      const o = list.opts<{ extended?: boolean; watch?: string; W?: boolean; count?: string }>();
+      return a.listCommand(ctx, topology, { extended: o.extended, watch: o.watch ?? (o.W ? '2' : undefined), count: o.count });
+    }));
+  }
   ctl.command('history').description('timeline history (failovers and switchovers)').action(run((ctx, a) => a.historyCommand(ctx)));
   ctl.command('show-config').description('the dynamic configuration (YAML, or -o json)').action(run((ctx, a) => a.showConfigCommand(ctx)));
   const editConfig = ctl
@@ -69,5 +82,34 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('--force', 'do not ask for confirmation (also lets a node stuck in recovery be reinitialized)')
     .option('--from-leader', 'take the base backup from the leader');
   reinit.action(run((ctx, a) => a.reinitCommand(ctx, reinit.processedArgs[0] as string[], reinit.opts())));
+
+  const roleOption = () => new Option('-r, --role <role>', 'member of this role (default leader)').choices(['leader', 'primary', 'replica', 'any']);
+  const dsn = ctl.command('dsn').description('connection string (host, port) of a member\'s PostgreSQL').argument('[member]').addOption(roleOption());
+  dsn.action(run((ctx, a) => a.dsnCommand(ctx, { member: dsn.processedArgs[0] as string | undefined, role: dsn.opts<{ role?: string }>().role })));
+
+  const query = ctl
+    .command('query')
+    .description('run SQL on a member (the leader by default) and print the rows; password from PGPASSWORD or ~/.pgpass')
+    .option('--command <sql>', 'the SQL to run')
+    .option('-f, --file <path>', 'read the SQL from a file ("-" for stdin)')
+    .option('-m, --member <name>', 'member to run it on')
+    .addOption(roleOption())
+    .option('-d, --dbname <name>', 'database (default PGDATABASE or postgres)')
+    .option('-U, --db-user <name>', 'PostgreSQL user (default PGUSER or postgres)');
+  query.action(run((ctx, a) => a.queryCommand(ctx, query.opts())));
+
+  const flush = ctl
+    .command('flush')
+    .description('cancel a scheduled restart (of the named members, all by default) or the scheduled switchover')
+    .argument('<what>', 'restart or switchover')
+    .argument('[members...]')
+    .addOption(new Option('--role <role>', 'only members with this role').choices(['leader', 'primary', 'replica', 'any']))
+    .option('--force', 'do not ask for confirmation');
+  flush.action(run((ctx, a) => a.flushCommand(ctx, flush.processedArgs[0] as string, flush.processedArgs[1] as string[], flush.opts())));
+
+  ctl
+    .command('remove')
+    .description('delete the cluster\'s whole DCS state (its Leases) after typed confirmations; stop its members first')
+    .action(run((ctx, a) => a.removeCommand(ctx)));
   return ctl;
 }

@@ -1,4 +1,5 @@
 import { parse as parseYaml, stringify } from 'yaml';
+import { findUnsafeJson, forbiddenJsonKeys } from '../../../lib/json-guard.js';
 import { isPlainObject, sameDocument, type JsonObject } from '../ops/config-merge.js';
 
 /**
@@ -6,7 +7,11 @@ import { isPlainObject, sameDocument, type JsonObject } from '../ops/config-merg
  * one document into another (null removes), and a line diff for the confirmation prompt.
  */
 
-/** "db.parameters.work_mem=8MB" → {db: {parameters: {work_mem: "8MB"}}}; the value is read as YAML, "null" removes. */
+/**
+ * "db.parameters.work_mem=8MB" → {db: {parameters: {work_mem: "8MB"}}}; the value is read as YAML,
+ * "null" removes. Only own keys are followed; a prototype key or a value JSON cannot carry
+ * (YAML's .inf, which would travel as null and remove the key) is refused naming the --set.
+ */
 export function patchFromSets(sets: string[]): JsonObject {
   const patch: JsonObject = {};
   for (const item of sets) {
@@ -14,6 +19,8 @@ export function patchFromSets(sets: string[]): JsonObject {
     if (eq <= 0) throw new Error(`--set ${item}: expected key=value`);
     const path = item.slice(0, eq).trim().split('.');
     if (path.some((p) => p.length === 0)) throw new Error(`--set ${item}: empty key segment`);
+    const forbidden = path.find((p) => forbiddenJsonKeys.has(p));
+    if (forbidden) throw new Error(`--set ${item}: key "${forbidden}" is not allowed`);
     const raw = item.slice(eq + 1);
     let value: unknown;
     try {
@@ -21,9 +28,11 @@ export function patchFromSets(sets: string[]): JsonObject {
     } catch {
       value = raw;
     }
+    const unsafe = findUnsafeJson(value);
+    if (unsafe) throw new Error(`--set ${item}: the value ${unsafe.replace('the top level', 'itself')}`);
     let node = patch;
     for (const key of path.slice(0, -1)) {
-      const next = node[key];
+      const next = Object.hasOwn(node, key) ? node[key] : undefined;
       if (!isPlainObject(next)) node[key] = {};
       node = node[key] as JsonObject;
     }
@@ -52,11 +61,13 @@ export function toYaml(config: JsonObject): string {
   return stringify(config, { sortMapEntries: true });
 }
 
-/** Reads an edited YAML document; an empty file means "no change". */
+/** Reads an edited YAML document; an empty file means "no change". Prototype keys and .inf/.nan are refused. */
 export function fromYaml(text: string): JsonObject {
   const value = parseYaml(text) as unknown;
   if (value === null || value === undefined) return {};
   if (!isPlainObject(value)) throw new Error('the edited configuration must be a YAML mapping');
+  const unsafe = findUnsafeJson(value);
+  if (unsafe) throw new Error(`the edited configuration is refused: ${unsafe}`);
   return value;
 }
 

@@ -15,6 +15,10 @@ export interface ClusterMember {
   port?: number;
   timeline?: number;
   lag?: number | string;
+  receive_lag?: number | string;
+  receive_lsn?: string;
+  replay_lag?: number | string;
+  replay_lsn?: string;
   pending_restart?: boolean;
   tags?: Record<string, unknown>;
 }

@@ -54,10 +54,20 @@ function footer(cluster: ClusterDocument): string {
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }
 
-/** `keelson ctl list`: one row per member, sorted by name. */
-export function renderList(cluster: ClusterDocument, scope: string): string {
-  const rows = [...cluster.members].sort((a, b) => a.name.localeCompare(b.name)).map((m) => memberRow(m));
-  return `+ Cluster: ${scope}\n${table(listHeaders, rows)}${footer(cluster)}`;
+/** Columns `list --extended` adds: WAL received and replayed by each replica, and its scheduled restart. */
+export const extendedHeaders = ['Receive LSN', 'Receive lag in MB', 'Replay LSN', 'Replay lag in MB', 'Scheduled restart'];
+
+function extendedCells(m: ClusterMember, scheduledRestart: string | undefined): string[] {
+  const leader = m.role === 'leader';
+  return [leader ? '' : (m.receive_lsn ?? ''), leader ? '' : lagText(m.receive_lag), leader ? '' : (m.replay_lsn ?? ''), leader ? '' : lagText(m.replay_lag), scheduledRestart ?? ''];
+}
+
+/** `keelson ctl list`: one row per member, sorted by name; `scheduledRestarts` (member → time) makes it extended. */
+export function renderList(cluster: ClusterDocument, scope: string, scheduledRestarts?: ReadonlyMap<string, string>): string {
+  const members = [...cluster.members].sort((a, b) => a.name.localeCompare(b.name));
+  const headers = scheduledRestarts ? [...listHeaders, ...extendedHeaders] : listHeaders;
+  const rows = members.map((m) => (scheduledRestarts ? [...memberRow(m), ...extendedCells(m, scheduledRestarts.get(m.name))] : memberRow(m)));
+  return `+ Cluster: ${scope}\n${table(headers, rows)}${footer(cluster)}`;
 }
 
 /** `keelson ctl topology`: the leader first, every other member indented under it. */

@@ -34,13 +34,35 @@ async function askTerminal(question: string): Promise<boolean | undefined> {
   }
 }
 
+/** One line reader over stdin for every typed answer of a run (piped answers work too), closed at the end. */
+class StdinAnswers {
+  private lines: AsyncIterator<string> | undefined;
+  private close: (() => void) | undefined;
+
+  readonly ask = async (question: string): Promise<string | undefined> => {
+    process.stderr.write(`${question} `);
+    if (!this.lines) {
+      const rl = createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
+      this.close = () => rl.close();
+      this.lines = rl[Symbol.asyncIterator]();
+    }
+    const next = await this.lines.next();
+    return next.done ? undefined : next.value;
+  };
+
+  done(): void {
+    this.close?.();
+  }
+}
+
 /** Builds the context from flags and environment, runs one action and maps errors to exit codes. */
 export async function execute(
   flags: CtlFlags,
   action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>,
   env: NodeJS.ProcessEnv = process.env,
-  io: { out(text: string): void; err(text: string): void } = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+  io: { out(text: string): void; err(text: string): void; ask?(question: string): Promise<string | undefined> } = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
 ): Promise<number> {
+  const stdinAnswers = new StdinAnswers();
   try {
     const timeout = Number(flags.requestTimeout ?? '10');
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
@@ -55,6 +77,7 @@ export async function execute(
       format: parseFormat(flags.output),
       out: (text) => io.out(text),
       confirm: askTerminal,
+      ask: io.ask ? (question) => io.ask!(question) : stdinAnswers.ask,
     };
     const impl = await import('./actions.js');
     return await action(ctx, impl);
@@ -65,5 +88,7 @@ export async function execute(
     if (error instanceof UnreachableError) return CtlExit.unreachable;
     if (error instanceof OperationError) return CtlExit.failed;
     return CtlExit.failed;
+  } finally {
+    stdinAnswers.done();
   }
 }

@@ -2,10 +2,8 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/log.js';
 import { describeApiError, isConflict, isNotFound, microTimeNow, withRequestTimeout } from '../../../lib/kube/client.js';
 import { LeaderObserver, monotonicClock, type ObserverClock } from './leader-observer.js';
-import {
-  Label, RELEASED_CHECKPOINT, baseLease, cloneLease, configFromLease, failoverFromLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, syncFromLease,
-  type DcsKey,
-} from './lease-codec.js';
+import { clusterViewOf } from './cluster-view.js';
+import { Label, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberLeaseName, type DcsKey } from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
 
 export interface LeaseDcsOptions {
@@ -41,6 +39,9 @@ export class LeaseDcs implements Dcs {
   private ownExpiry = 0;
   private lastSeenEpoch = 0;
   private watchAbort: AbortController | undefined;
+  /** The watch is open; with a LIST since it opened, the cache follows every change. */
+  private watchActive = false;
+  private listedSinceWatch = false;
   private stopped = false;
 
   constructor(private readonly options: LeaseDcsOptions) {
@@ -65,6 +66,7 @@ export class LeaseDcs implements Dcs {
 
   stop(): void {
     this.stopped = true;
+    this.watchActive = false;
     this.observer.stop();
     this.watchAbort?.abort();
   }
@@ -74,45 +76,44 @@ export class LeaseDcs implements Dcs {
     return record?.holder === this.options.name && this.clock.now() < this.ownExpiry;
   }
 
+  holdLeadershipInFailsafe(elapsedMs: number): void {
+    if (leaderFromLease(this.leases.get(this.leaderName))?.holder !== this.options.name) return;
+    this.ownExpiry = Math.max(this.ownExpiry, this.clock.now() - elapsedMs + this.options.ttl() * 1000);
+  }
+
   async getCluster(): Promise<ClusterView> {
     const list = await this.api.listNamespacedLease(
       { namespace: this.options.namespace, labelSelector: `${Label.cluster}=${this.options.scope}` },
       this.requestOptions(),
     );
     this.seen();
-    const byKey = new Map<string, k8s.V1Lease>();
-    const members: MemberRecord[] = [];
+    // The LIST is the whole truth: anything cached and absent from it is gone (a missed DELETED event).
+    const listed = new Set<string>();
     for (const lease of list.items) {
       const name = lease.metadata?.name ?? '';
-      if (lease.metadata?.labels?.[Label.dcsKey] === 'member') {
-        const member = memberFromLease(lease);
-        if (member) members.push(member);
-        this.leases.set(name, lease);
-        continue;
-      }
-      byKey.set(name, lease);
+      listed.add(name);
       this.remember(lease);
     }
-    for (const key of ['leader', 'config', 'failover', 'sync'] as const) {
-      const name = leaseName(this.options.scope, key);
-      if (!byKey.has(name)) this.leases.delete(name);
-    }
-    const leaderLease = this.leases.get(this.leaderName);
-    this.observer.observe(leaderFromLease(leaderLease));
-    const configLease = this.leases.get(leaseName(this.options.scope, 'config'));
-    const { config, initialize, history } = configFromLease(configLease);
-    members.sort((a, b) => a.name.localeCompare(b.name));
-    return {
-      leader: this.observer.current(),
-      leaderRecord: this.observer.raw(),
-      config,
-      configVersion: configLease?.metadata?.resourceVersion ?? '',
-      initialize,
-      history,
-      failover: failoverFromLease(this.leases.get(leaseName(this.options.scope, 'failover'))),
-      sync: syncFromLease(this.leases.get(leaseName(this.options.scope, 'sync'))),
-      members,
-    };
+    for (const name of [...this.leases.keys()]) if (!listed.has(name)) this.leases.delete(name);
+    if (this.watchActive) this.listedSinceWatch = true;
+    this.observer.observe(leaderFromLease(this.leases.get(this.leaderName)));
+    return this.viewOfCache();
+  }
+
+  /**
+   * The cluster from the watch cache, with no API request: undefined unless the watch is open,
+   * a LIST has completed since it opened and the API server answered within ttl. Reads that can
+   * tolerate a view a watch event old (GET /cluster, /config, /history) use it; the HA loop and
+   * every write path read fresh.
+   */
+  cachedCluster(): ClusterView | undefined {
+    if (!this.watchActive || !this.listedSinceWatch) return undefined;
+    if (Date.now() / 1000 - this.lastSeenEpoch > this.options.ttl()) return undefined;
+    return this.viewOfCache();
+  }
+
+  private viewOfCache(): ClusterView {
+    return clusterViewOf(this.leases.values(), this.options.scope, { current: this.observer.current(), raw: this.observer.raw() });
   }
 
   async attemptToAcquireLeader(optime: number | undefined): Promise<boolean> {
@@ -409,6 +410,7 @@ export class LeaseDcs implements Dcs {
     const watch = new k8s.Watch(this.options.kubeConfig);
     const path = `/apis/coordination.k8s.io/v1/namespaces/${this.options.namespace}/leases`;
     const restart = (reason: unknown): void => {
+      this.watchActive = false;
       if (this.stopped) return;
       if (reason) this.options.logger.debug({ err: describeApiError(reason) }, 'lease watch ended; restarting');
       setTimeout(() => void this.startWatch().catch(() => undefined), 1000).unref();
@@ -420,19 +422,23 @@ export class LeaseDcs implements Dcs {
         (phase: string, object: k8s.V1Lease) => this.onWatchEvent(phase, object),
         restart,
       );
+      this.watchActive = !this.stopped;
+      this.listedSinceWatch = false;
     } catch (error) {
       restart(error);
     }
   }
 
   private onWatchEvent(phase: string, lease: k8s.V1Lease): void {
-    if (!lease?.metadata?.name || lease.metadata.labels?.[Label.dcsKey] === 'member') return;
+    if (!lease?.metadata?.name) return;
     this.seen();
     if (phase === 'DELETED') {
       this.leases.delete(lease.metadata.name);
     } else {
       this.remember(lease);
     }
+    // Member heartbeats only keep the cache current; the loop reads them on its own schedule.
+    if (lease.metadata.labels?.[Label.dcsKey] === 'member') return;
     if (lease.metadata.name === this.leaderName) {
       const changed = this.observer.observe(leaderFromLease(this.leases.get(this.leaderName)));
       if (changed) this.wake('leader-changed');

@@ -11,6 +11,7 @@ export interface DynamicConfig {
   maximum_lag_on_failover?: number;
   check_timeline?: boolean;
   primary_start_timeout?: number;
+  primary_hang_timeout?: number;
   failsafe_mode?: boolean;
   synchronous_mode?: boolean | 'on' | 'off' | 'quorum';
   synchronous_mode_strict?: boolean;
@@ -19,6 +20,7 @@ export interface DynamicConfig {
     use_slots?: boolean;
     use_rewind?: boolean;
     parameters?: Record<string, string | number | boolean>;
+    pg_hba?: unknown;
   };
   [key: string]: unknown;
 }
@@ -115,6 +117,8 @@ export interface ClusterView {
 export interface Dcs {
   /** Reads every key of the cluster. Throws when the API cannot be reached. */
   getCluster(): Promise<ClusterView>;
+  /** The cluster from the watch cache without an API request; undefined when the cache cannot be trusted now. */
+  cachedCluster(): ClusterView | undefined;
   /** CAS acquire of an empty or expired leader record. */
   attemptToAcquireLeader(optime: number | undefined): Promise<boolean>;
   /** CAS acquire of a live-looking record at exactly the expected resourceVersion (early takeover after a crash). */
@@ -128,6 +132,12 @@ export interface Dcs {
   deleteLeader(lastOptime: number | undefined, options?: { shutdownCheckpoint?: boolean }): Promise<boolean>;
   /** True while this member holds the leader record and its own renewal has not expired. */
   isLeader(): boolean;
+  /**
+   * Failsafe mode with the API server gone: every member confirmed over the REST API, a round that
+   * started `elapsedMs` ago, so our leadership holds for ttl from then although no Lease write
+   * could record it (Patroni's set_is_leader in failsafe). No effect unless we hold the record.
+   */
+  holdLeadershipInFailsafe(elapsedMs: number): void;
   /** Takes the initialize key for bootstrap (only one member wins). */
   takeInitialize(): Promise<boolean>;
   /** Stores the system identifier after bootstrap (or clears the key when bootstrap failed). */

@@ -3,13 +3,15 @@ import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
 import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
-import { keepLockWhileStarting, leadWithLock, restartCrashedPrimary } from './leader-duties.js';
-import type { LoopContext } from './loop-context.js';
+import { handleSilentServer, noteProbe } from './hang-watch.js';
+import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
+import { scheduleSoon, type LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
 import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
-import { effectiveConfig } from './settings.js';
+import { effectiveConfig, validHbaLines } from './settings.js';
+import { nextStreamingLook } from './streaming-watch.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -45,7 +47,14 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
 
   const running = pg.isRunning();
   let status: ServerStatus | undefined;
-  if (running) status = await pg.status().catch(() => undefined);
+  let probeError: unknown;
+  if (running) {
+    status = await pg.status().catch((error: unknown) => {
+      probeError = error;
+      return undefined;
+    });
+    noteProbe(ctx, status, probeError);
+  }
   state.snapshot.status = status;
   if (status) {
     await applyParameters(ctx, status);
@@ -64,9 +73,11 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
 
   if (cluster.initialize === undefined && status && dcs.isLeader()) await dcs.setInitialize(status.systemIdentifier);
 
-  const action = !running ? await handleStopped(ctx, cluster) : !status ? await keepLockWhileStarting(ctx, cluster) : await handleRunning(ctx, cluster, status);
+  const action = !running ? await handleStopped(ctx, cluster) : !status ? await handleSilentServer(ctx, cluster) : await handleRunning(ctx, cluster, status);
   noteAction(action);
   await publish(ctx);
+  const look = nextStreamingLook(state, status, performance.now());
+  if (look !== undefined) scheduleSoon(ctx, look);
   return action;
 }
 
@@ -86,11 +97,19 @@ async function sameSystem(ctx: LoopContext, initialize: string): Promise<boolean
 function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   const { pg, state } = ctx;
   const next = effectiveConfig(ctx.options.baseConfig, cluster.config);
+  const stored = cluster.config?.db?.pg_hba;
+  const hbaRefused = stored !== undefined && validHbaLines(stored, next.parameters) === undefined;
+  // A hand-edited DCS object with a bad line: keep the rules in force rather than fall back to the defaults.
+  if (hbaRefused) next.pg_hba = state.config.pg_hba;
+  if (hbaRefused && !state.hbaRefused) ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
+  state.hbaRefused = hbaRefused;
   const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(state.config.parameters);
+  const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   state.config = next;
   state.snapshot.paused = isPaused(cluster.config);
   pg.dynamicParameters = next.parameters;
-  if (paramsChanged) state.configDirty = true;
+  pg.hbaLines = next.pg_hba;
+  if (paramsChanged || hbaChanged) state.configDirty = true;
 }
 
 /** Applies changed parameters to a running server (once we know its role, so nothing is lost). */

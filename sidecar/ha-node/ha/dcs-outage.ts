@@ -31,16 +31,19 @@ export async function handleDcsError(ctx: LoopContext, error: unknown): Promise<
 async function failsafeConfirmed(ctx: LoopContext): Promise<boolean> {
   const { state } = ctx;
   const startedEpoch = Date.now();
+  const startedMono = performance.now();
   const confirmed = await confirmFailsafe(state.snapshot.cluster, {
     name: ctx.options.name,
     api_url: ctx.options.apiUrl,
     conn_url: connUrl(ctx.pg),
-  });
+  }, { authorization: ctx.options.apiAuthorization });
   if (!confirmed) {
     state.snapshot.failsafeActive = false;
     return false;
   }
   state.snapshot.failsafeActive = true;
+  // The API keeps calling us primary (/primary, /readiness 200): the -rw Service keeps its endpoint.
+  ctx.dcs.holdLeadershipInFailsafe(performance.now() - startedMono);
   renewed(ctx, startedEpoch);
   scheduleSoon(ctx, 500);
   return true;

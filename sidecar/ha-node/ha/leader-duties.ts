@@ -1,5 +1,6 @@
 import type { ClusterView, MemberRecord } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
+import { keepAppOwner } from './app-owner-upkeep.js';
 import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from './leader-history.js';
 import { renewLock, setFence, type LoopContext } from './loop-context.js';
@@ -43,6 +44,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
     return 'promoted self to leader because I had the lock';
   }
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
+  await keepAppOwner(ctx, status);
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
   const manual = await manualFailoverOnLeader(ctx, cluster);
   if (manual) return manual;
@@ -66,20 +68,21 @@ export async function restartCrashedPrimary(ctx: LoopContext, cluster: ClusterVi
   if (state.snapshot.paused) return 'paused: not releasing the lock of the primary that does not start';
   await ctx.dcs.deleteLeader(cluster.leader?.optime);
   setFence(ctx, 0);
+  await ctx.options.setRoleLabel?.('replica');
   state.crashedSince = undefined;
   state.gaveUpLockAt = performance.now();
   return 'released the leader lock: the primary did not start within primary_start_timeout';
 }
 
-/** Running but not answering SQL (starting, recovering). Hold the lock if we have it. */
-export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterView): Promise<string> {
+/** Running but not answering SQL (starting, recovering, or not yet judged hung). Hold the lock if we have it. */
+export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterView, why = 'PostgreSQL is starting'): Promise<string> {
   if (cluster.leader?.holder === ctx.options.name) {
     const renewal = await renewLock(ctx, undefined);
     if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock');
     if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
-    return 'PostgreSQL is starting; keeping the leader lock';
+    return `${why}; keeping the leader lock`;
   }
-  return 'PostgreSQL is starting';
+  return why;
 }
 
 async function maintainSync(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {

@@ -1,7 +1,9 @@
 import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
+import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import type { NodeSnapshot } from './snapshot.js';
@@ -12,6 +14,8 @@ export interface HaLoopOptions {
   scope: string;
   version: string;
   apiUrl: string;
+  /** Authorization header for calls to other members' authenticated endpoints (POST /failsafe). */
+  apiAuthorization?: string;
   tags: MemberTags;
   /** Local defaults for the timers and failover rules (the dynamic configuration overrides them). */
   baseConfig: EffectiveConfig;
@@ -21,6 +25,8 @@ export interface HaLoopOptions {
   setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
   /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
+  /** Keeps the application role and database in place on the primary; undefined: none is managed. */
+  appOwner?: AppOwnerKeeper;
   logger: Logger;
 }
 
@@ -48,6 +54,14 @@ export interface LoopState {
   checkedSystem: string | undefined;
   /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
   releaseSeen: ReleaseSighting | undefined;
+  /** The DCS holds a db.pg_hba with lines PostgreSQL would refuse (logged once, rules in force kept). */
+  hbaRefused: boolean;
+  /** The local server's last answer as primary (hang-watch.ts judges silence against it). */
+  primaryAnswer: PrimaryAnswer | undefined;
+  /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
+  startedAt: number;
+  /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
+  watchStreamingUntil: number | undefined;
 }
 
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */

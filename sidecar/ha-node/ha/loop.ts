@@ -64,13 +64,24 @@ export class HaLoop {
       lastDisputedEvidence: undefined,
       checkedSystem: undefined,
       releaseSeen: undefined,
+      hbaRefused: false,
+      primaryAnswer: undefined,
+      startedAt: performance.now(),
+      watchStreamingUntil: undefined,
     };
     this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));
   }
 
   snapshot(): NodeSnapshot {
-    return { ...this.state.snapshot, isLeader: this.dcs.isLeader(), dcsLastSeen: this.dcs.lastSeen(), dbState: this.pg.state, config: this.state.config };
+    return {
+      ...this.state.snapshot,
+      isLeader: this.dcs.isLeader(),
+      dcsLastSeen: this.dcs.lastSeen(),
+      dbState: this.pg.state,
+      config: this.state.config,
+      lastProgressAt: this.pg.activity.lastProgressAt(),
+    };
   }
 
   effective(): EffectiveConfig {

@@ -4,6 +4,7 @@ import type { ServerStatus } from '../postgres/status.js';
 import { leaderAddress, leaderTimeline, markDemoted, type LoopContext } from './loop-context.js';
 import { askPeer } from './peers.js';
 import { takeoverOnCrash } from './race.js';
+import { watchForStreaming } from './streaming-watch.js';
 import { demoteAndFollow, startAsReplica } from './transitions.js';
 
 /** Whether PostgreSQL follows another address than the leader's (or none): then it must re-point. */
@@ -33,6 +34,7 @@ export async function followLeader(ctx: LoopContext, cluster: ClusterView, leade
   if (address && followsElsewhere(current, address)) {
     await pg.follow(address);
     state.notStreamingSince = performance.now();
+    watchForStreaming(state, performance.now());
     return `now following ${address.name}`;
   }
   if (status.replicationState === 'streaming') {

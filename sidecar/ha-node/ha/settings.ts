@@ -1,3 +1,4 @@
+import { hbaProblems, sslOn } from '../../../lib/pg-hba.js';
 import type { DynamicConfig, MemberTags } from '../dcs/types.js';
 
 /** Timers and failover rules in force: local defaults overlaid by the cluster's dynamic configuration. */
@@ -8,6 +9,8 @@ export interface EffectiveConfig {
   maximum_lag_on_failover: number;
   check_timeline: boolean;
   primary_start_timeout: number;
+  /** Seconds a primary that answered may stay silent before it is fenced and the lock released (0: never). */
+  primary_hang_timeout: number;
   failsafe_mode: boolean;
   synchronous_mode: boolean;
   synchronous_mode_strict: boolean;
@@ -15,6 +18,8 @@ export interface EffectiveConfig {
   use_slots: boolean;
   use_rewind: boolean;
   parameters: Record<string, string | number | boolean>;
+  /** db.pg_hba: client rules written after the ones ha-node needs (empty: the defaults). */
+  pg_hba: string[];
 }
 
 export const defaultConfig: EffectiveConfig = {
@@ -24,6 +29,7 @@ export const defaultConfig: EffectiveConfig = {
   maximum_lag_on_failover: 1_048_576,
   check_timeline: false,
   primary_start_timeout: 300,
+  primary_hang_timeout: 30,
   failsafe_mode: false,
   synchronous_mode: false,
   synchronous_mode_strict: false,
@@ -31,7 +37,18 @@ export const defaultConfig: EffectiveConfig = {
   use_slots: true,
   use_rewind: true,
   parameters: {},
+  pg_hba: [],
 };
+
+/**
+ * primary_hang_timeout is 0 (never hand over a hung primary) or 5 to 3600 seconds: shorter would
+ * fail over a server that is merely slow to accept one connection.
+ */
+export const primaryHangTimeoutRange = { min: 5, max: 3600 } as const;
+
+export function validPrimaryHangTimeout(value: unknown): boolean {
+  return typeof value === 'number' && (value === 0 || (value >= primaryHangTimeoutRange.min && value <= primaryHangTimeoutRange.max));
+}
 
 function numberOr(value: unknown, fallback: number, min: number): number {
   const n = typeof value === 'string' ? Number(value) : value;
@@ -59,6 +76,7 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     maximum_lag_on_failover: numberOr(d.maximum_lag_on_failover, base.maximum_lag_on_failover, 0),
     check_timeline: booleanOr(d.check_timeline, base.check_timeline),
     primary_start_timeout: numberOr(d.primary_start_timeout, base.primary_start_timeout, 0),
+    primary_hang_timeout: numberOr(d.primary_hang_timeout, base.primary_hang_timeout, 0),
     failsafe_mode: booleanOr(d.failsafe_mode, base.failsafe_mode),
     synchronous_mode: booleanOr(d.synchronous_mode, base.synchronous_mode),
     synchronous_mode_strict: booleanOr(d.synchronous_mode_strict, base.synchronous_mode_strict),
@@ -66,12 +84,24 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     use_slots: booleanOr(d.db?.use_slots, base.use_slots),
     use_rewind: booleanOr(d.db?.use_rewind, base.use_rewind),
     parameters: { ...base.parameters, ...(d.db?.parameters && typeof d.db.parameters === 'object' ? d.db.parameters : {}) },
+    pg_hba: [],
   };
+  config.pg_hba = validHbaLines(d.db?.pg_hba, config.parameters) ?? base.pg_hba;
   if (config.loop_wait + 2 * config.retry_timeout > config.ttl) {
     config.loop_wait = Math.max(1, config.ttl - 2 * config.retry_timeout);
     if (config.loop_wait + 2 * config.retry_timeout > config.ttl) config.retry_timeout = Math.max(1, Math.floor((config.ttl - config.loop_wait) / 2));
   }
   return config;
+}
+
+/**
+ * db.pg_hba when it is a list of lines PostgreSQL accepts; otherwise undefined. PATCH /config
+ * refuses bad lines, so this only guards against a hand-edited DCS object: one bad line would
+ * make PostgreSQL keep its old rules on reload and refuse to start on restart.
+ */
+export function validHbaLines(value: unknown, parameters: Record<string, unknown>): string[] | undefined {
+  if (!Array.isArray(value) || !value.every((line): line is string => typeof line === 'string')) return undefined;
+  return hbaProblems(value, { ssl: sslOn(parameters) }).length === 0 ? value : undefined;
 }
 
 /** The dynamic configuration a bootstrapping member writes from its local settings. */
@@ -83,6 +113,7 @@ export function initialDynamicConfig(config: EffectiveConfig): DynamicConfig {
     maximum_lag_on_failover: config.maximum_lag_on_failover,
     check_timeline: config.check_timeline,
     primary_start_timeout: config.primary_start_timeout,
+    primary_hang_timeout: config.primary_hang_timeout,
     failsafe_mode: config.failsafe_mode,
     synchronous_mode: config.synchronous_mode,
     db: { use_slots: config.use_slots, use_rewind: config.use_rewind, parameters: config.parameters },

@@ -26,6 +26,8 @@ export interface NodeSnapshot {
   pendingRestartReason?: Record<string, { old_value: string; new_value: string }>;
   /** performance.now() when the HA loop last finished a cycle. */
   lastLoopAt: number;
+  /** When a long step of the cycle in progress (a PostgreSQL tool running) last showed progress (monotonic ms). */
+  lastProgressAt?: number;
   config: EffectiveConfig;
 }
 

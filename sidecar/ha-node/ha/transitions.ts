@@ -3,6 +3,7 @@ import type { ControlData, LeaderAddress } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { maintainHistory } from './leader-history.js';
 import { leaderTimeline, markDemoted, setFence, type LoopContext } from './loop-context.js';
+import { watchForStreaming } from './streaming-watch.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
@@ -82,5 +83,6 @@ export async function startAsReplica(ctx: LoopContext, leader: LeaderAddress | u
   pg.writeConfig(leader, true);
   await pg.start(60);
   state.snapshot.offlineRole = 'replica';
+  watchForStreaming(state, performance.now());
   void cluster;
 }

@@ -1,9 +1,13 @@
+import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../operator/api/ha-bounds.js';
+import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
+import { hbaConfigProblems } from './hba-validate.js';
 
 /**
  * Validation of a complete dynamic configuration document before it is written to the DCS.
  * Patroni stores anything and then every member logs ValueError on each loop; we refuse with a
- * 400 that names the field instead. Every check returns all problems, first one first.
+ * 400 that names the field instead. Every check returns all problems, first one first. Timings
+ * and counts have the bounds of the DatabaseCluster CRD (operator/api/ha-bounds.ts).
  */
 export interface ConfigProblem {
   /** Dotted path of the offending key, e.g. "ttl" or "db.parameters.max_connections". */
@@ -13,38 +17,39 @@ export interface ConfigProblem {
 
 type Check = (value: unknown) => string | undefined;
 
-const positiveInteger: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? undefined : 'must be a positive integer');
-const positiveNumber: Check = (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'must be a positive number');
-const nonNegativeNumber: Check = (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'must be a number >= 0');
-const nonNegativeInteger: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? undefined : 'must be an integer >= 0');
+const bounded = (bound: Bound): Check => (v) => checkBound(v, bound);
 const boolean: Check = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
-const lagLimit: Check = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= -1 ? undefined : 'must be an integer >= -1 (bytes, -1 disables)');
 const synchronousMode: Check = (v) =>
   typeof v === 'boolean' || v === 'on' || v === 'off' || v === 'quorum' ? undefined : 'must be true, false, "on", "off" or "quorum"';
-const durationOrSeconds: Check = (v) =>
-  (typeof v === 'number' && Number.isFinite(v) && v >= 0) || (typeof v === 'string' && /^\d+\s*(s|min|h|d)?$/.test(v))
-    ? undefined
-    : 'must be seconds or a duration such as "30min"';
+const durationUnits: Record<string, number> = { '': 1, s: 1, min: 60, h: 3600, d: 86400 };
+/** Seconds, or a duration such as "30min"; bounded like a number of seconds. */
+const durationOrSeconds = (bound: Bound): Check => (v) => {
+  const match = typeof v === 'string' ? /^(\d+)\s*(s|min|h|d)?$/.exec(v) : null;
+  const seconds = match ? Number(match[1]) * durationUnits[match[2] ?? '']! : v;
+  if (typeof v !== 'number' && !match) return 'must be seconds or a duration such as "30min"';
+  return checkBound(seconds, bound) ? `must be from ${bound.min} to ${bound.max} seconds` : undefined;
+};
 const anyObject: Check = (v) => (isPlainObject(v) ? undefined : 'must be an object');
 
 /** Top-level keys we know, with their checks. `db` is checked separately. */
 const topLevel: Record<string, Check> = {
-  ttl: positiveInteger,
-  loop_wait: positiveNumber,
-  retry_timeout: positiveNumber,
-  maximum_lag_on_failover: nonNegativeInteger,
-  maximum_lag_on_syncnode: lagLimit,
+  ttl: bounded(haTimingBounds.ttl),
+  loop_wait: bounded(haTimingBounds.loop_wait),
+  retry_timeout: bounded(haTimingBounds.retry_timeout),
+  maximum_lag_on_failover: bounded(haCountBounds.maximum_lag_on_failover),
+  maximum_lag_on_syncnode: bounded(haCountBounds.maximum_lag_on_syncnode),
   check_timeline: boolean,
-  primary_start_timeout: nonNegativeNumber,
-  primary_stop_timeout: nonNegativeNumber,
-  primary_race_backoff: nonNegativeNumber,
+  primary_start_timeout: bounded(haTimingBounds.primary_start_timeout),
+  primary_hang_timeout: (v) => (validPrimaryHangTimeout(v) ? undefined : `must be 0 (never) or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
+  primary_stop_timeout: bounded(haTimingBounds.primary_stop_timeout),
+  primary_race_backoff: bounded(haTimingBounds.primary_race_backoff),
   failsafe_mode: boolean,
   pause: boolean,
   synchronous_mode: synchronousMode,
   synchronous_mode_strict: boolean,
-  synchronous_node_count: positiveInteger,
-  member_slots_ttl: durationOrSeconds,
-  max_timelines_history: nonNegativeInteger,
+  synchronous_node_count: bounded(haCountBounds.synchronous_node_count),
+  member_slots_ttl: durationOrSeconds(haTimingBounds.member_slots_ttl),
+  max_timelines_history: bounded(haCountBounds.max_timelines_history),
   slots: anyObject,
   ignore_slots: (v) => (Array.isArray(v) ? undefined : 'must be an array'),
   standby_cluster: anyObject,
@@ -77,7 +82,7 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
       problems.push(...validateDb(value));
       continue;
     }
-    const check = topLevel[key];
+    const check = Object.hasOwn(topLevel, key) ? topLevel[key] : undefined;
     if (!check) {
       problems.push({ field: key, message: 'is not a known configuration key' });
       continue;
@@ -93,7 +98,7 @@ function validateDb(value: unknown): ConfigProblem[] {
   if (!isPlainObject(value)) return [{ field: 'db', message: 'must be an object' }];
   const problems: ConfigProblem[] = [];
   for (const [key, inner] of Object.entries(value)) {
-    const check = dbKeys[key];
+    const check = Object.hasOwn(dbKeys, key) ? dbKeys[key] : undefined;
     if (!check) {
       problems.push({ field: `db.${key}`, message: 'is not a known configuration key' });
       continue;
@@ -101,6 +106,7 @@ function validateDb(value: unknown): ConfigProblem[] {
     const message = check(inner);
     if (message) problems.push({ field: `db.${key}`, message: `${message} (got ${JSON.stringify(inner)})` });
     else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject));
+    else if (key === 'pg_hba') problems.push(...hbaConfigProblems(inner as string[], value.parameters));
   }
   return problems;
 }

@@ -1,3 +1,4 @@
+import { haTimingBounds } from '../../../operator/api/ha-bounds.js';
 import { isPlainObject } from './config-merge.js';
 import { parseSchedule, restartScheduleTexts } from './schedule.js';
 import { reply, type Reply } from './texts.js';
@@ -17,6 +18,7 @@ export interface RestartRequest {
 
 export type ParsedRestart = { ok: true; request: RestartRequest } | { ok: false; reply: Reply };
 
+const restartTimeoutMax = haTimingBounds.primary_start_timeout.max;
 const knownKeys = new Set(['restart_pending', 'role', 'db_version', 'postgres_version', 'timeout', 'schedule']);
 
 /** Body checks of POST /restart with Patroni's texts; an absent or empty body means "restart now". */
@@ -42,6 +44,8 @@ export function parseRestartRequest(body: unknown, paused: boolean, now: Date): 
     } else if (key === 'timeout') {
       const seconds = parseSeconds(value);
       if (seconds === undefined) return fail(400, 'Timeout should be a positive number of seconds');
+      // It becomes pg_ctl's -t and a Node.js timer, which fires at once beyond 2^31 ms.
+      if (seconds > restartTimeoutMax) return fail(400, `Timeout should be at most ${restartTimeoutMax} seconds`);
       request.timeout = seconds;
     } else if (key === 'schedule') {
       if (paused) return fail(400, "Can't schedule restart in the paused state");

@@ -1,6 +1,6 @@
 /**
- * Pure builders for the files ha-node owns in the data directory. postgresql.conf and pg_hba.conf
- * are rewritten before every start, because pg_basebackup and pg_rewind copy the leader's.
+ * Pure builders for the files ha-node owns in the data directory. postgresql.conf (and pg_hba.conf,
+ * see hba.ts) are rewritten before every start, because pg_basebackup and pg_rewind copy the leader's.
  */
 export type ParameterValue = string | number | boolean;
 
@@ -78,18 +78,6 @@ export function buildServerConf(input: ServerConfInput): string {
   const lines = ['# Written by keelson ha-node; edits are overwritten. Use the dynamic configuration instead.'];
   for (const [name, value] of Object.entries(settings)) lines.push(`${name} = ${renderValue(value)}`);
   return `${lines.join('\n')}\n`;
-}
-
-export function buildHba(replicationUser: string): string {
-  return [
-    '# Written by keelson ha-node.',
-    'local   all          all                      trust',
-    `host    replication  ${replicationUser}  0.0.0.0/0  scram-sha-256`,
-    `host    replication  ${replicationUser}  ::/0       scram-sha-256`,
-    'host    all          all          0.0.0.0/0  scram-sha-256',
-    'host    all          all          ::/0       scram-sha-256',
-    '',
-  ].join('\n');
 }
 
 /** A physical replication slot name for a member (lower case letters, digits and underscores). */

@@ -2,11 +2,17 @@ import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
-import { buildHba, buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { buildHba } from './hba.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
+import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { readServerStatus, type ServerStatus } from './status.js';
+
+/** Bounds of one connection to the local server: a hung server answers neither (statement_timeout is enforced by the server, so a frozen one never applies it). */
+export const probeConnectTimeoutMs = 3000;
+export const probeQueryTimeoutMs = 6000;
 
 export interface Credentials {
   username: string;
@@ -25,8 +31,6 @@ export interface PostgresSettings {
   socketDir: string;
   superuser: Credentials;
   replication: Credentials;
-  /** Application database created at bootstrap (owned by the superuser), if any. */
-  database?: string;
   runAs?: RunAs;
   /** Local parameters (lowest precedence below the dynamic configuration's). */
   parameters: Record<string, ParameterValue>;
@@ -55,12 +59,16 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
+  hbaLines: readonly string[] = [];
   /**
    * synchronous_standby_names of the primary, set by the HA loop in synchronous mode. Undefined
    * until known: then it is read back from the file we wrote last, because silently dropping it
    * (say after an ha-node restart) would release commits that no standby has confirmed.
    */
   syncStandbyNames: string | undefined;
+  /** The tools running for this instance: liveness counts a long step in progress as alive. */
+  readonly activity = new ToolActivity();
   private following: LeaderAddress | undefined | null = null;
   private readonly logFile: string;
 
@@ -118,8 +126,9 @@ export class PostgresInstance {
       port: this.settings.port,
       user: this.settings.superuser.username,
       database,
-      connectionTimeoutMillis: 3000,
+      connectionTimeoutMillis: probeConnectTimeoutMs,
       statement_timeout: 5000,
+      query_timeout: probeQueryTimeoutMs,
       application_name: 'keelson-ha-node',
     });
     client.on('error', () => undefined);
@@ -147,7 +156,7 @@ export class PostgresInstance {
 
   async controlData(): Promise<ControlData | undefined> {
     if (!this.isInitialized()) return undefined;
-    const result = await runTool(this.bin('pg_controldata'), ['-D', this.settings.dataDir], { runAs: this.runAs, env: { LC_ALL: 'C' } });
+    const result = await runTool(this.bin('pg_controldata'), ['-D', this.settings.dataDir], { runAs: this.runAs, activity: this.activity, env: { LC_ALL: 'C' }, timeoutMs: 30_000 });
     if (result.code !== 0) return undefined;
     const field = (label: string): string => new RegExp(`^${label}:\\s*(.*)$`, 'm').exec(result.output)?.[1]?.trim() ?? '';
     return {
@@ -169,7 +178,7 @@ export class PostgresInstance {
       await runToolOrThrow(
         this.bin('initdb'),
         ['-D', this.settings.dataDir, '-U', this.settings.superuser.username, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '-k', '--no-sync'],
-        { runAs: this.runAs, timeoutMs: 120_000 },
+        { runAs: this.runAs, activity: this.activity, timeoutMs: 120_000 },
       );
     } catch (error) {
       this.state = 'initdb_failed';
@@ -180,7 +189,7 @@ export class PostgresInstance {
     this.writeConfig(undefined);
   }
 
-  /** Creates the replication role (and the application database) once the new primary accepts connections. */
+  /** Creates the replication role once the new primary accepts connections (the application's: app-owner.ts). */
   async createRoles(): Promise<void> {
     const { username, password } = this.settings.replication;
     const client = await this.connect();
@@ -190,11 +199,6 @@ export class PostgresInstance {
       const quotedPassword = client.escapeLiteral(password);
       if (exists.rowCount === 0) await client.query(`CREATE ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
       else await client.query(`ALTER ROLE ${quotedName} WITH LOGIN REPLICATION PASSWORD ${quotedPassword}`);
-      const database = this.settings.database;
-      if (database && database !== 'postgres') {
-        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-        if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-      }
     } finally {
       await client.end().catch(() => undefined);
     }
@@ -212,7 +216,7 @@ export class PostgresInstance {
     rmSync(target, { recursive: true, force: true });
     const conn = connInfo({ host: from.host, port: from.port, user: this.settings.replication.username, password: this.settings.replication.password, applicationName: this.settings.name });
     try {
-      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
+      await runToolOrThrow(this.bin('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: this.runAs, activity: this.activity, timeoutMs: 600_000 });
     } catch (error) {
       rmSync(target, { recursive: true, force: true });
       this.state = previousState === 'creating_replica' ? 'stopped' : previousState;
@@ -248,7 +252,7 @@ export class PostgresInstance {
       standby,
     });
     writePrivateFile(join(this.settings.dataDir, 'postgresql.conf'), conf, this.runAs);
-    writePrivateFile(join(this.settings.dataDir, 'pg_hba.conf'), buildHba(this.settings.replication.username), this.runAs);
+    writePrivateFile(join(this.settings.dataDir, 'pg_hba.conf'), buildHba({ superuser: this.settings.superuser.username, replication: this.settings.replication.username, userLines: this.hbaLines }), this.runAs);
     // pg_basebackup and pg_rewind copy the source's auto.conf; ha-node owns every setting itself.
     writePrivateFile(join(this.settings.dataDir, 'postgresql.auto.conf'), '', this.runAs);
     const signal = join(this.settings.dataDir, 'standby.signal');
@@ -289,7 +293,7 @@ export class PostgresInstance {
   }
 
   async reload(): Promise<void> {
-    await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, 'reload', '-s'], { runAs: this.runAs, timeoutMs: 30_000 });
+    await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, 'reload', '-s'], { runAs: this.runAs, activity: this.activity, timeoutMs: 30_000 });
   }
 
   // --- start / stop --------------------------------------------------------------------
@@ -299,14 +303,21 @@ export class PostgresInstance {
     this.state = 'starting';
     const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-l', this.logFile, '-w', '-t', String(timeoutSeconds), 'start'], {
       runAs: this.runAs,
+      activity: this.activity,
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     if (result.code === 0) {
       this.state = 'running';
       return true;
     }
-    this.logger.error({ output: result.output.slice(-500) }, 'PostgreSQL did not start');
-    this.state = this.isRunning() ? 'starting' : 'start_failed';
+    if (this.isRunning()) {
+      // pg_ctl stopped waiting, the server did not: crash recovery or WAL replay still running.
+      this.logger.warn({ waitedSeconds: timeoutSeconds }, 'PostgreSQL is still starting (recovery in progress)');
+      this.state = 'starting';
+    } else {
+      this.logger.error({ output: result.output.slice(-500) }, 'PostgreSQL did not start');
+      this.state = 'start_failed';
+    }
     return false;
   }
 
@@ -318,6 +329,7 @@ export class PostgresInstance {
     this.state = 'stopping';
     const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-m', mode, '-w', '-t', String(timeoutSeconds), 'stop'], {
       runAs: this.runAs,
+      activity: this.activity,
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     if (result.code !== 0 && this.isRunning()) {
@@ -347,7 +359,7 @@ export class PostgresInstance {
       }
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'SQL promotion failed; using pg_ctl promote');
-      await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, timeoutMs: 70_000 });
+      await runToolOrThrow(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, activity: this.activity, timeoutMs: 70_000 });
     } finally {
       await client?.end().catch(() => undefined);
     }
@@ -360,6 +372,7 @@ export class PostgresInstance {
   async crashRecoverSingleUser(): Promise<void> {
     const result = await runTool(this.bin('postgres'), ['--single', '-D', this.settings.dataDir, '-c', 'archive_mode=off', 'postgres'], {
       runAs: this.runAs,
+      activity: this.activity,
       stdin: '',
       timeoutMs: 300_000,
     });
@@ -375,7 +388,7 @@ export class PostgresInstance {
       await this.crashRecoverSingleUser();
     }
     const source = connInfo({ host: leader.host, port: leader.port, user: this.settings.superuser.username, password: this.settings.superuser.password, applicationName: `${this.settings.name}-rewind` }, 'postgres');
-    const result = await runTool(this.bin('pg_rewind'), ['-D', this.settings.dataDir, `--source-server=${source}`, '--no-sync'], { runAs: this.runAs, timeoutMs: 600_000 });
+    const result = await runTool(this.bin('pg_rewind'), ['-D', this.settings.dataDir, `--source-server=${source}`, '--no-sync'], { runAs: this.runAs, activity: this.activity, timeoutMs: 600_000 });
     if (result.code !== 0) {
       this.logger.error({ output: result.output.slice(-400) }, 'pg_rewind failed');
       return false;

@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { chownSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import type { ToolActivity } from './tool-activity.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -31,8 +32,17 @@ export interface RunResult {
   output: string;
 }
 
+export interface ToolOptions {
+  runAs?: RunAs;
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
+  timeoutMs?: number;
+  /** Told when a tool with a timeout starts and ends (liveness: a long step in progress is alive). */
+  activity?: Pick<ToolActivity, 'started' | 'finished'>;
+}
+
 /** Runs a PostgreSQL tool as the run-as account and collects its output; never throws on exit codes. */
-export function runTool(file: string, args: string[], options: { runAs?: RunAs; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runTool(file: string, args: string[], options: ToolOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       uid: options.runAs?.uid,
@@ -42,15 +52,21 @@ export function runTool(file: string, args: string[], options: { runAs?: RunAs; 
       cwd: '/tmp',
     });
     let output = '';
+    const pid = child.pid;
+    // Only a bounded run counts as progress: a tool without a timeout could hang liveness green.
+    const activity = options.timeoutMs ? options.activity : undefined;
+    activity?.started(pid);
     const timer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('error', (error) => {
       if (timer) clearTimeout(timer);
+      activity?.finished(pid);
       reject(error);
     });
     child.on('close', (code) => {
       if (timer) clearTimeout(timer);
+      activity?.finished(pid);
       resolve({ code, output: output.trim() });
     });
     // The tool may exit before reading its input; a closed pipe is not an error here.
@@ -59,7 +75,7 @@ export function runTool(file: string, args: string[], options: { runAs?: RunAs; 
   });
 }
 
-export async function runToolOrThrow(file: string, args: string[], options: Parameters<typeof runTool>[2] = {}): Promise<string> {
+export async function runToolOrThrow(file: string, args: string[], options: ToolOptions = {}): Promise<string> {
   const result = await runTool(file, args, options);
   if (result.code !== 0) throw new Error(`${file.split('/').pop()} ${args[0] ?? ''} failed (exit ${result.code}): ${result.output.slice(-600)}`);
   return result.output;

@@ -269,8 +269,8 @@ describe('API server stand-in: CRUD, CAS and patches with client-node', () => {
     const managers = (updated as k8s.V1ConfigMap).metadata?.managedFields?.map((m) => `${m.manager}/${m.operation}`);
     assert.deepEqual(managers, ['keelson-operator/Apply']);
     const anonymous = await kubeRequest(server, 'PATCH', '/api/v1/namespaces/default/configmaps/ssa', { contentType: 'application/apply-patch+yaml', body: 'data:\n  c: "3"\n' });
-    assert.equal(anonymous.status, 400);
-    assert.match(String((anonymous.body as { message: string }).message), /requires fieldManager/);
+    assert.equal(anonymous.status, 422);
+    assert.match(String((anonymous.body as { message: string }).message), /fieldManager: Required value: is required for apply patch/);
     const malformed = await kubeRequest(server, 'GET', '/api/v1/namespaces/%E0%A4%A/configmaps');
     assert.equal(malformed.status, 400);
   });

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { applyServerSideApply } from '../../../local/apiserver/apply.js';
 import { evaluateRules } from '../../../local/apiserver/cel.js';
 import { generateCertificates } from '../../../local/apiserver/certs.js';
+import { admitCustomResource } from '../../../local/apiserver/schema.js';
 import { sortVersions } from '../../../local/apiserver/discovery.js';
 import { leafPaths, removeAt, toFieldsV1, fromFieldsV1 } from '../../../local/apiserver/fieldpaths.js';
 import { evaluateJsonPath } from '../../../local/apiserver/jsonpath.js';
@@ -87,6 +88,22 @@ describe('API server stand-in building blocks', () => {
     assert.deepEqual(evaluateRules({ n: 2, name: 'a' }, undefined, schema, 'spec'), []);
     assert.match(evaluateRules({ n: 3, name: 'a' }, undefined, schema, 'spec')[0].message, /n must be even/);
     assert.match(evaluateRules({ n: 2, name: 'b' }, { n: 2, name: 'a' }, schema, 'spec')[0].message, /name is immutable/);
+  });
+
+  it('reports a rule with fieldPath on that field, also at the root (no leading dot, no <nil>)', () => {
+    const rules = [{ rule: 'self.spec.n % 2 == 0', message: 'n must be even', fieldPath: '.spec.n' }];
+    const schema = { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer' } } } }, 'x-kubernetes-validations': rules };
+    assert.deepEqual(evaluateRules({ spec: { n: 3 } }, undefined, schema, '').map((e) => e.field), ['spec.n']);
+    const nested = { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer' } }, 'x-kubernetes-validations': [{ ...rules[0], rule: 'self.n % 2 == 0', fieldPath: '.n' }] } } };
+    assert.deepEqual(evaluateRules({ spec: { n: 3 } }, undefined, nested, '').map((e) => e.field), ['spec.n']);
+  });
+
+  it('validates metadata.name and generateName against the restrictions a CRD schema puts on them', () => {
+    const schema = { type: 'object' as const, properties: { metadata: { type: 'object' as const, properties: { name: { type: 'string' as const, maxLength: 5, pattern: '^[a-z]+$' } } } } };
+    const resource = (name: string): KubeObject => ({ apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name, namespace: 'ns' } });
+    assert.doesNotThrow(() => admitCustomResource(resource('abc'), schema, false));
+    assert.throws(() => admitCustomResource(resource('a.b'), schema, false), /metadata\.name: Invalid value: "a\.b": metadata\.name in body should match '\^\[a-z\]\+\$'/);
+    assert.throws(() => admitCustomResource(resource('abcdef'), schema, false), /metadata\.name: Too long/);
   });
 
   it('orders API versions as Kubernetes does', () => {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { Ports } from '../../../lib/ports.js';
+import { kubeJson } from '../../support/kube.js';
 
 const run = promisify(execFile);
 const keelson = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', ...args], { timeout: 240_000 });
@@ -21,8 +22,27 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** --fault-injection: the pod has its own token, cannot use the hook, and the admin cuts it off and lifts the cut. */
+  async function cutAndRestorePod(): Promise<void> {
+    const adminConfig = readFileSync(join(dir, 'kubeconfig'), 'utf8');
+    const admin = { url: /server: (\S+)/.exec(adminConfig)![1], token: /token: (\S+)/.exec(adminConfig)![1], caCert: readFileSync(join(dir, 'apiserver', 'ca.crt'), 'utf8') };
+    const podsDir = join(dir, 'node', 'pods');
+    const podConfig = readdirSync(podsDir).map((uid) => join(podsDir, uid, 'kubeconfig')).find((path) => existsSync(path));
+    assert.ok(podConfig, 'the database pod has a kubeconfig of its own');
+    const pod = { ...admin, token: /token: (\S+)/.exec(readFileSync(podConfig, 'utf8'))![1] };
+    const whoami = await kubeJson(pod, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    assert.equal((whoami.body.status as { userInfo: { username: string } }).userInfo.username, 'system:serviceaccount:default:demo');
+    assert.equal((await kubeJson(pod, 'POST', '/_keelson/faults/refuse', { body: { pod: 'default/demo-0' } })).status, 403, 'not open to pods');
+    const refused = await kubeJson(admin, 'POST', '/_keelson/faults/refuse', { body: { pod: 'default/demo-0', response: 503 } });
+    assert.equal(refused.status, 200);
+    assert.equal((await kubeJson(pod, 'GET', '/api/v1/namespaces/default/pods')).status, 503, 'demo-0 is cut from the API');
+    assert.equal((await kubeJson(admin, 'GET', '/api/v1/namespaces/default/pods')).status, 200);
+    assert.equal((await kubeJson(admin, 'POST', '/_keelson/faults/lift', { body: { id: refused.body.id } })).status, 200);
+    assert.equal((await kubeJson(pod, 'GET', '/api/v1/namespaces/default/pods')).status, 200, 'lifted');
+  }
+
   it('starts everything, waits for Ready, prints how to connect, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--ip-prefix', '127.0.43');
+    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--ip-prefix', '127.0.43', '--fault-injection');
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     assert.match(stdout, new RegExp(`export KUBECONFIG=${dir}/kubeconfig`));
     const rw = /read-write: .* psql -h (127\.[\d.]+) -p 5432/.exec(stdout)?.[1];
@@ -41,6 +61,8 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
     assert.match(await (await fetch(exporter)).text(), /^pg_up 1$/m, 'the exporter sidecar reaches PostgreSQL with the Secret credentials');
     const ha = /ha-node (http:\/\/[\d.]+:8008\/cluster)/.exec(stdout)?.[1];
     assert.equal(((await (await fetch(ha!)).json()) as { members: Array<{ role: string }> }).members[0]?.role, 'leader');
+
+    await cutAndRestorePod();
 
     const { stdout: down } = await keelson('local', 'down', '--dir', dir);
     assert.match(down, /stopped/);

@@ -40,6 +40,7 @@ function makeWorker(pod: V1Pod): { worker: PodWorker; status: () => V1PodStatus 
     markerPrefix: 'pod-worker-test/',
     logger,
     ensureClaim: async () => undefined,
+    kubeconfigFor: async () => undefined,
     onStatus: () => undefined,
     onEvent: () => undefined,
   });

@@ -280,6 +280,12 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     await runToolOrThrow(join(pgBin, 'pg_ctl'), ['-D', old.dataDir, '-m', 'fast', '-w', 'stop'], { runAs });
 
     old.start();
+    // Before its PostgreSQL runs again, the restarted member's pod already says replica: the label
+    // left from before the crash must not route -rw clients to it.
+    await cluster.waitFor('the restarted member answering', async () => (await old.status('/liveness').catch(() => 0)) !== 0, 30_000);
+    const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const restarted = await core.readNamespacedPod({ name: old.name, namespace: 'default' });
+    assert.equal(restarted.metadata?.labels?.['keelson.io/role'], 'replica', 'the crashed primary\'s pod is relabelled replica at start');
     await cluster.waitFor('old primary streaming again', async () => (await old.status('/replica?replication_state=streaming')) === 200, 60_000);
     assert.match(old.log(), /pg_rewind finished/);
     const tables = await old.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'splitbrain'");

@@ -238,12 +238,20 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const kubeletDelayMs = options.kubeletDelayMs ?? 1000;
   const kubelet = kubeletDelayMs >= 0 ? new PodStatusReporter(kubeConfig, 'default', kubeletDelayMs) : undefined;
   const members: Member[] = [];
+  // Every member reaches the API server under its own identity, as a kubelet's projected token
+  // gives it: a ServiceAccount token bound to its pod (so a fault can cut one member off).
+  await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: scope } } }).catch((err: unknown) => {
+    if ((err as { code?: number }).code !== 409) throw err;
+  });
   for (let i = 0; i < count; i += 1) {
     const ip = `127.0.0.${i + 2}`;
     const name = `${scope}-${i}`;
     const dir = join(baseDir, name);
     mkdirSync(dir, { recursive: true });
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name, labels: { 'keelson.io/cluster': scope } }, spec: { containers: [{ name: ContainerNames.postgres, image: 'keelson' }] } } });
+    const pod = await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name, labels: { 'keelson.io/cluster': scope } }, spec: { serviceAccountName: scope, containers: [{ name: ContainerNames.postgres, image: 'keelson' }] } } });
+    const issued = await core.createNamespacedServiceAccountToken({ name: scope, namespace: 'default', body: { spec: { audiences: [], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid } } } });
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    api.writeKubeconfig(kubeconfigPath, { token: issued.status!.token });
     const apiPort = await freePort(ip);
     const pgPort = await freePort(ip);
     const memberOptions = options.memberOptions?.[i] ?? {};
@@ -264,7 +272,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       KEELSON_RETRY_TIMEOUT: String(options.retryTimeout ?? 3),
       KEELSON_PG_PARAMETERS: JSON.stringify({ fsync: false, full_page_writes: true, shared_buffers: '32MB', max_connections: 40 }),
       KEELSON_TAGS: JSON.stringify(memberOptions.tags ?? {}),
-      KUBECONFIG: api.kubeconfigPath,
+      KUBECONFIG: kubeconfigPath,
       ...options.env,
       ...memberOptions.env,
     };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterView, HistoryEntry, MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
+import { bootstrapDeferral, bootstrapGraceMs } from '../../../sidecar/ha-node/ha/bootstrap-order.js';
 import { historyBehind, historyEntries } from '../../../sidecar/ha-node/ha/leader-history.js';
 import { failsafeList, restartBudget, slotMembers } from '../../../sidecar/ha-node/ha/leader-duties.js';
 import { connUrl, leaderAddress, leaderTimeline } from '../../../sidecar/ha-node/ha/loop-context.js';
@@ -9,6 +10,7 @@ import { memberRecord } from '../../../sidecar/ha-node/ha/member-record.js';
 import { failsafeHoldsOff } from '../../../sidecar/ha-node/ha/race.js';
 import { followsElsewhere, notStreamingOverdue } from '../../../sidecar/ha-node/ha/replica-duties.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';
+import { nextStreamingLook, streamingLookMs, streamingWindowMs, watchForStreaming } from '../../../sidecar/ha-node/ha/streaming-watch.js';
 import { replicaMayHaveDiverged } from '../../../sidecar/ha-node/ha/transitions.js';
 
 /** The small decisions of the HA loop's duty modules, without processes. */
@@ -189,4 +191,28 @@ it('a stopped replica behind the leader\'s timeline goes through pg_rewind befor
   assert.equal(replicaMayHaveDiverged(stopped(2), 0), false, 'leader timeline unknown (leader not running): no rewind');
   assert.equal(replicaMayHaveDiverged(stopped(2, 'in archive recovery'), 3), false, 'not cleanly shut down: pg_rewind would refuse');
   assert.equal(replicaMayHaveDiverged(undefined, 3), false, 'no data directory');
+});
+
+describe('bootstrap order and the streaming watch', () => {
+  it('gives ordinal 0 a head start on the initialize key, then lets everyone race', () => {
+    assert.equal(bootstrapDeferral('demo-0', 'demo', 0), undefined);
+    assert.match(bootstrapDeferral('demo-1', 'demo', 2500) ?? '', /demo-0 bootstraps a new cluster first \(8 s left\)/);
+    assert.equal(bootstrapDeferral('demo-1', 'demo', bootstrapGraceMs), undefined, 'a missing ordinal 0 delays bootstrap by the grace only');
+    assert.equal(bootstrapDeferral('other-0', 'demo', 0) !== undefined, true, 'another scope\'s ordinal 0 is not ours');
+  });
+
+  it('looks again every second after a replica start until it streams, within a window', () => {
+    const replica = (replicationState?: string): ServerStatus => ({ inRecovery: true, replicationState }) as ServerStatus;
+    const state = { watchStreamingUntil: undefined as number | undefined };
+    assert.equal(nextStreamingLook(state, replica(), 0), undefined, 'nothing started: normal pace');
+    watchForStreaming(state, 1000);
+    assert.equal(nextStreamingLook(state, undefined, 1500), streamingLookMs, 'still starting');
+    assert.equal(nextStreamingLook(state, replica('in archive recovery'), 2500), streamingLookMs);
+    assert.equal(nextStreamingLook(state, replica('streaming'), 3500), undefined);
+    assert.equal(state.watchStreamingUntil, undefined, 'streaming ends the watch');
+    watchForStreaming(state, 10_000);
+    assert.equal(nextStreamingLook(state, replica(), 10_000 + streamingWindowMs), undefined, 'a replica that cannot stream falls back to loop_wait');
+    watchForStreaming(state, 0);
+    assert.equal(nextStreamingLook(state, { inRecovery: false } as ServerStatus, 100), undefined, 'promoted: nothing to wait for');
+  });
 });

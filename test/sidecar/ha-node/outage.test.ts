@@ -6,11 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import { startApiServer, type RunningApiServer } from '../../../local/apiserver/server.js';
 import { createLogger } from '../../../lib/log.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
+import { keepWriting, settled, timelineOf } from './traffic.js';
 
 /**
  * The API server stops answering for 30 s. Two clusters share it, so one outage covers both
  * cases: without failsafe the primary demotes within retry_timeout and nobody writes for the rest
  * of the outage; with failsafe, every member confirming over the REST API, writes never stop.
+ * The failsafe cluster's API requires credentials, so the confirmations carry the members' own.
  */
 const ttl = 8;
 const loopWait = 1;
@@ -18,29 +20,6 @@ const retryTimeout = 3;
 /** ha-node bounds each API request to retry_timeout / 2 (at least 1 s). */
 const requestBoundMs = Math.max(1000, (retryTimeout * 1000) / 2);
 const outageMs = 30_000;
-
-async function settled(cluster: TestCluster, replicas: number): Promise<Member> {
-  const primary = await cluster.waitFor(`a primary in ${cluster.scope}`, () => cluster.primary(), 120_000);
-  await cluster.waitFor(`${replicas} streaming replicas in ${cluster.scope}`, async () => {
-    const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-    return codes.filter((c) => c === 200).length === replicas;
-  }, 90_000);
-  return primary;
-}
-
-/** Writes every 50 ms until `until`; counts attempts and failures. */
-async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean }> {
-  let attempts = 0;
-  let failures = 0;
-  let sawActive = false;
-  while (Date.now() < until) {
-    attempts += 1;
-    await member.query('INSERT INTO beats VALUES (now())').catch(() => (failures += 1));
-    if (!sawActive && attempts % 20 === 0) sawActive = (await member.get('/ha').catch(() => undefined))?.json().failsafe_mode_is_active === true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { attempts, failures, sawActive };
-}
 
 /** Samples writability of every member every 50 ms until `until`: when the old primary stopped, and who wrote after. */
 async function watchWriters(members: Member[], old: Member, startedAt: number, until: number): Promise<{ demotedAfterMs?: number; writersAfterDemotion: Set<string>; rounds: number }> {
@@ -58,12 +37,6 @@ async function watchWriters(members: Member[], old: Member, startedAt: number, u
   return { demotedAfterMs, writersAfterDemotion, rounds };
 }
 
-function timelineOf(member: Member): Promise<number> {
-  return member
-    .query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli")
-    .then((rows) => rows[0]!.tli);
-}
-
 describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () => {
   let dir: string;
   let api: RunningApiServer;
@@ -79,7 +52,7 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     const common = { ttl, loopWait, retryTimeout, api };
     [plain, safe] = await Promise.all([
       startCluster({ ...common, members: 2, scope: 'plain' }),
-      startCluster({ ...common, members: 3, scope: 'safe', env: { KEELSON_FAILSAFE_MODE: 'true' } }),
+      startCluster({ ...common, members: 3, scope: 'safe', env: { KEELSON_FAILSAFE_MODE: 'true', KEELSON_API_USERNAME: 'keelson', KEELSON_API_PASSWORD: 'failsafe-members-secret' } }),
     ]);
     [plainPrimary, safePrimary] = await Promise.all([settled(plain, 1), settled(safe, 2)]);
     await safe.waitFor('failsafe members published on the leader lease', async () => {
@@ -96,7 +69,7 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('demotes the plain primary within retry_timeout while the failsafe primary keeps writing', async () => {
+  it('demotes the plain primary within retry_timeout while the failsafe primary keeps writing and stays in -rw', async () => {
     const timelineBefore = await timelineOf(safePrimary);
     const startedAt = Date.now();
     api.faults.pause('hang');
@@ -113,6 +86,8 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     assert.ok(writes.attempts > 200, `${writes.attempts} writes attempted`);
     assert.equal(writes.failures, 0, `${writes.failures} of ${writes.attempts} writes failed during the outage`);
     assert.ok(writes.sawActive, 'failsafe_mode_is_active was shown during the outage');
+    assert.ok(writes.probes > 20, `${writes.probes} probe rounds`);
+    assert.deepEqual(writes.notPrimary.slice(0, 5), [], `the failsafe primary stayed /primary and ready (${writes.notPrimary.length} other answers)`);
     assert.match(safePrimary.log(), /failsafe mode is enabled and all members are accessible/);
 
     // Without failsafe: demoted once retry_timeout had passed since the last renewal (renewals

@@ -239,6 +239,9 @@ describe('health rules', () => {
     assert.equal(livenessStatus({ ...primary, lastLoopAt: 0 }, 11_000), 503, 'primary: ttl');
     assert.equal(livenessStatus({ ...replica, lastLoopAt: 0 }, 19_000), 200, 'replica: 2 x ttl');
     assert.equal(livenessStatus({ ...replica, lastLoopAt: 0 }, 21_000), 503);
+    // A cycle still running (a long rewind) counts as alive while it shows progress, and only then.
+    assert.equal(livenessStatus({ ...primary, lastLoopAt: 0, lastProgressAt: 50_000 }, 55_000), 200, 'progress within ttl');
+    assert.equal(livenessStatus({ ...primary, lastLoopAt: 0, lastProgressAt: 50_000 }, 61_000), 503, 'no progress for ttl');
   });
 });
 

@@ -50,6 +50,14 @@ export function toBizError(error: unknown, what: string): BizError {
   return new BizError(ClusterCode.KUBE_UNAVAILABLE, `kubernetes API unavailable: ${error instanceof Error ? error.message : String(error)}`);
 }
 
+/**
+ * What createClusterApi calls, as RBAC rules: the chart grants the admin's own ServiceAccount
+ * exactly these (a test compares them both ways).
+ */
+export function adminKubeRules(): k8s.V1PolicyRule[] {
+  return [{ apiGroups: [group], resources: [plural], verbs: ['get', 'list', 'create', 'patch', 'delete'] }];
+}
+
 /** DatabaseCluster access through client-node's CustomObjectsApi. */
 export function createClusterApi(kubeConfig: k8s.KubeConfig): ClusterApi {
   const api = kubeConfig.makeApiClient(k8s.CustomObjectsApi);

@@ -1,5 +1,6 @@
 import { describeApiError } from '../../../../lib/kube/client.js';
 import type { Dcs, DynamicConfig } from '../../dcs/types.js';
+import { findUnsafeJson } from '../../../../lib/json-guard.js';
 import { mergePatch, sameDocument, withoutNulls, type JsonObject } from '../../ops/config-merge.js';
 import { describeProblems, validateDynamicConfig } from '../../ops/config-validate.js';
 import type { Reply } from '../../ops/texts.js';
@@ -18,6 +19,8 @@ export type ConfigWriteOutcome =
  * After `configCasAttempts` lost races: 409. The API server unreachable: 503.
  */
 export async function writeConfigWithCas(dcs: Dcs, mode: 'patch' | 'put', change: JsonObject, attempts = configCasAttempts): Promise<ConfigWriteOutcome> {
+  const refusal = refuseChange(mode, change);
+  if (refusal) return { ok: false, reply: { code: 400, text: `Bad request: ${refusal}` }, attempts: 0, fields: [] };
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     let cluster;
     try {
@@ -46,4 +49,16 @@ export async function writeConfigWithCas(dcs: Dcs, mode: 'patch' | 'put', change
     reply: { code: 409, text: `the configuration changed concurrently ${attempts} times while applying this request; nothing was written, retry` },
     attempts,
   };
+}
+
+/**
+ * What no merge may see, checked here as well as by the body reader since this is where JSON is
+ * merged: prototype keys, non-finite numbers, runaway nesting; and a PUT that would leave no
+ * configuration at all (every value null), which would wipe the cluster's settings.
+ */
+function refuseChange(mode: 'patch' | 'put', change: JsonObject): string | undefined {
+  const unsafe = findUnsafeJson(change);
+  if (unsafe) return unsafe;
+  if (mode === 'put' && Object.keys(withoutNulls(change)).length === 0) return 'PUT /config would leave an empty configuration';
+  return undefined;
 }

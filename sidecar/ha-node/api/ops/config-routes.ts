@@ -5,17 +5,18 @@ import type { ApiCredentials } from '../../ops/auth.js';
 import { isPlainObject, type JsonObject } from '../../ops/config-merge.js';
 import type { ApiContext } from '../context.js';
 import { writeConfigWithCas } from './config-cas.js';
-import { handle, readJsonBody, requireAuth, sendReply } from './http.js';
+import { readJsonBody } from '../json-body.js';
+import { handle, requireAuth, sendReply } from './http.js';
 
 /**
- * GET /config (fresh DCS read), PATCH /config (validated merge, null removes) and PUT /config
+ * GET /config (from the DCS watch cache when it is current, else a fresh read), PATCH /config (validated merge, null removes) and PUT /config
  * (validated full replacement). Writes are compare-and-swap against the version the merge was
  * computed from (config-cas.ts), and nothing is written unless the whole result is valid.
  */
 export function configRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
     router.get(HaNodePaths.config, handle(async (req, res) => {
-      const cluster = await context.dcs.getCluster().catch((error: unknown) => {
+      const cluster = context.dcs.cachedCluster() ?? await context.dcs.getCluster().catch((error: unknown) => {
         req.log?.warn({ err: describeApiError(error) }, 'config read failed');
         return undefined;
       });

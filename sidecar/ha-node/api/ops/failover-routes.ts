@@ -10,7 +10,8 @@ import { isPaused } from '../../ops/loop-decisions.js';
 import { quorumVerdict } from '../../ops/quorum-race.js';
 import type { ManualAction } from '../../ops/texts.js';
 import type { ApiContext } from '../context.js';
-import { handle, readJsonBody, requireAuth, sendReply } from './http.js';
+import { readJsonBody } from '../json-body.js';
+import { handle, requireAuth, sendReply } from './http.js';
 import { ClusterWaiter } from './outcome-waiter.js';
 
 export interface FailoverRouteOptions {

@@ -2,52 +2,6 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkAuthorization, type ApiCredentials } from '../../ops/auth.js';
 import type { Reply } from '../../ops/texts.js';
 
-/** Largest request body the mutating endpoints read; a dynamic configuration is far smaller. */
-export const maxBodyBytes = 128 * 1024;
-
-export type BodyResult = { ok: true; value: unknown } | { ok: false; reply: Reply };
-
-/**
- * Reads and parses a JSON body without express.json(), so oversized bodies get 413 and bad JSON
- * 400 from here rather than a 500 from the app's error handler. An empty body reads as undefined.
- */
-export function readJsonBody(req: Request, limit = maxBodyBytes): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.resolve({ ok: false, reply: { code: 413, text: `Request body larger than ${limit} bytes` } });
-  }
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (result: BodyResult): void => {
-      if (done) return;
-      done = true;
-      resolve(result);
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        finish({ ok: false, reply: { code: 413, text: `Request body larger than ${limit} bytes` } });
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('error', () => finish({ ok: false, reply: { code: 400, text: 'Bad request: could not read the body' } }));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      if (text === '') return finish({ ok: true, value: undefined });
-      try {
-        finish({ ok: true, value: JSON.parse(text) as unknown });
-      } catch {
-        finish({ ok: false, reply: { code: 400, text: 'Bad request: the body is not valid JSON' } });
-      }
-    });
-  });
-}
-
 /** Plain-text replies, as Patroni's action endpoints answer. Closes the connection after a 413. */
 export function sendReply(res: Response, reply: Reply): void {
   if (reply.code === 413) res.setHeader('Connection', 'close');

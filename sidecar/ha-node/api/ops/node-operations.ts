@@ -67,6 +67,7 @@ export class NodeOperations {
       const args = ['-D', pg.settings.dataDir, '-l', logFile, '-m', 'fast', '-w', '-t', String(timeout), 'restart'];
       const result = await runTool(join(pg.settings.binDir, 'pg_ctl'), args, {
         runAs: pg.settings.runAs,
+        activity: pg.activity,
         timeoutMs: (timeout + 70) * 1000,
       });
       if (result.code === 0) {

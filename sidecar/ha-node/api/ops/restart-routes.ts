@@ -1,11 +1,12 @@
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
 import type { ApiCredentials } from '../../ops/auth.js';
-import { isPlainObject } from '../../ops/config-merge.js';
 import { isPaused } from '../../ops/loop-decisions.js';
+import { parseReinitializeRequest } from '../../ops/reinitialize-request.js';
 import { parseRestartRequest } from '../../ops/restart-request.js';
 import type { ApiContext } from '../context.js';
-import { handle, readJsonBody, requireAuth, sendReply } from './http.js';
+import { readJsonBody } from '../json-body.js';
+import { handle, requireAuth, sendReply } from './http.js';
 import { NodeOperations } from './node-operations.js';
 
 /** POST/DELETE /restart, POST /reload, POST /reinitialize, GET /restart (the scheduled restart, if any). */
@@ -52,7 +53,8 @@ export function restartRoutes(credentials: ApiCredentials | undefined) {
     router.post(HaNodePaths.reinitialize, requireAuth(credentials), handle(async (req, res) => {
       const body = await readJsonBody(req);
       if (!body.ok) return sendReply(res, body.reply);
-      if (body.value !== undefined && !isPlainObject(body.value)) return sendReply(res, { code: 400, text: 'Bad request: the body must be a JSON object' });
+      const parsed = parseReinitializeRequest(body.value);
+      if (!parsed.ok) return sendReply(res, parsed.reply);
       const cluster = await context.dcs.getCluster().catch(() => context.snapshot().cluster);
       sendReply(res, await operations.reinitialize(Boolean(cluster?.leader)));
     }));

@@ -16,12 +16,24 @@ describe('edit-config helpers', () => {
     assert.throws(() => patchFromSets(['novalue']), /expected key=value/);
     assert.throws(() => patchFromSets(['a..b=1']), /empty key segment/);
   });
+  it('--set and an edited document refuse prototype keys and numbers JSON cannot carry, and pollute nothing', () => {
+    for (const [set, key] of [['__proto__.polluted=1', '__proto__'], ['db.constructor.prototype.polluted=1', 'constructor'], ['slots.prototype=1', 'prototype']] as const) {
+      assert.throws(() => patchFromSets([set]), new RegExp(`--set ${set.replace(/[.]/g, '\\.')}: key "${key}" is not allowed`));
+    }
+    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
+    // YAML's .inf would travel as null and so remove the key instead of setting it.
+    assert.throws(() => patchFromSets(['ttl=.inf']), /--set ttl=\.inf: the value itself is not a finite number/);
+    assert.throws(() => patchFromSets(['ttl=1e309']), /not a finite number/);
+    assert.throws(() => fromYaml('db:\n  __proto__:\n    polluted: 1\n'), /key "__proto__" is not allowed \(at "db"\)/);
+    assert.throws(() => fromYaml('ttl: .nan\n'), /"ttl" is not a finite number/);
+    assert.deepEqual(patchFromSets(['db.parameters.toString=on']), { db: { parameters: { toString: 'on' } } }, 'an ordinary key named like an Object method is data');
+  });
   it('patchBetween is the PATCH that turns one document into the other', () => {
     const before = { ttl: 30, loop_wait: 10, db: { parameters: { a: 1, b: 2 }, use_slots: true } };
     const after = { ttl: 40, db: { parameters: { a: 1, c: 3 }, use_slots: true }, pause: true };
     const patch = patchBetween(before, after);
     assert.deepEqual(patch, { loop_wait: null, ttl: 40, db: { parameters: { b: null, c: 3 } }, pause: true });
-    assert.deepEqual(mergePatch(before, patch), after);
+    assert.deepEqual(JSON.parse(JSON.stringify(mergePatch(before, patch))), after, 'the merge gives the edited document');
     assert.deepEqual(patchBetween(before, before), {});
   });
   it('YAML round trip and a readable line diff', () => {

@@ -84,8 +84,8 @@ describe('ha-node operations API over a real DCS', () => {
     });
     it('invalid PATCH bodies get 400 naming the field and store nothing', async () => {
       const cases: Array<[unknown, RegExp]> = [
-        [{ ttl: 'abc' }, /"ttl" must be a positive integer/],
-        [{ loop_wait: -5 }, /"loop_wait" must be a positive number/],
+        [{ ttl: 'abc' }, /"ttl" must be an integer from 5 to 3600/],
+        [{ loop_wait: -5 }, /"loop_wait" must be an integer from 1 to 600/],
         [{ ttl: 5 }, /"ttl" violates loop_wait \+ 2\*retry_timeout <= ttl/],
         [{ retry_timeout: 40 }, /"retry_timeout" violates/],
         [{ bogus_key: 1 }, /"bogus_key" is not a known configuration key/],

@@ -109,7 +109,7 @@ describe('PATCH/PUT /config are compare-and-swap writes', () => {
     const before = (await dcsB.getCluster()).config;
     const r = await call(serverA.url.replace(/\/$/, ''), 'PATCH', '/config', { ttl: 'abc' }, auth);
     assert.equal(r.status, 400, r.text);
-    assert.match(r.text, /"ttl" must be a positive integer/);
+    assert.match(r.text, /"ttl" must be an integer from 5 to 3600/);
     assert.deepEqual((await dcsB.getCluster()).config, before, 'nothing was stored');
     const down = Object.assign(Object.create(dcsA) as Dcs, { getCluster: () => Promise.reject(new Error('connect ECONNREFUSED')) });
     const outcome = await writeConfigWithCas(down, 'patch', { ttl: 40 });

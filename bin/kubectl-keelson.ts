@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+import { withUsageExitCodes } from '../lib/cli/exit.js';
+import { createKubectlPlugin } from '../sidecar/ha-node/ctl/kubectl/plugin.js';
+
+/** `kubectl keelson ...`: kubectl runs the executable kubectl-keelson found on PATH (package.json "bin"). */
+await withUsageExitCodes(createKubectlPlugin()).parseAsync(process.argv);

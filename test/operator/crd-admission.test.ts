@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { apiVersion, kind } from '../../operator/api/types.js';
+import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { applyCrds, kubectl } from './support.js';
+
+const ns = 'admission';
+
+/**
+ * The generated CRD as `kubectl apply` meets it: each bad DatabaseCluster is refused at apply time
+ * with a message naming the field, and the good ones still go through.
+ */
+describe('DatabaseCluster admission through kubectl apply (generated CRD on the stand-in)', () => {
+  let server: TestApiServer;
+  let dir: string;
+
+  before(async () => {
+    server = await startTestApiServer();
+    dir = mkdtempSync(join(tmpdir(), 'keelson-admission-'));
+    assert.equal(await applyCrds(server.kubeconfigPath, dir), true, 'the stand-in takes the CRD with its CEL rules');
+    await kubectl(server.kubeconfigPath, dir, 'create', 'namespace', ns);
+  });
+
+  after(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** kubectl apply of one cluster: its stdout, or the refusal kubectl printed. */
+  async function apply(name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
+    const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec }));
+    try {
+      return { ok: true, output: await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file) };
+    } catch (err) {
+      return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
+    }
+  }
+
+  async function assertRefused(name: string, spec: Record<string, unknown>, message: RegExp): Promise<void> {
+    const result = await apply(name, spec);
+    assert.equal(result.ok, false, `${name} ${JSON.stringify(spec)} was accepted: ${result.output}`);
+    assert.match(result.output, message, `${name} ${JSON.stringify(spec)}`);
+  }
+
+  it('refuses storage sizes outside 64Mi..64Ti and sizes that are not quantities, naming spec.storage.size', async () => {
+    const outOfRange = /spec\.storage\.size: Invalid value: "string": must be between 64Mi and 64Ti/;
+    for (const size of ['0', '0Gi', '1k', '63Mi', '65Ti', '99999999999999999999Ei']) await assertRefused('sized', { storage: { size } }, outOfRange);
+    await assertRefused('sized', { storage: { size: 'lots' } }, /spec\.storage\.size: Invalid value: "lots": spec\.storage\.size in body should match/);
+    await assertRefused('sized', { storage: { size: '1'.repeat(30) } }, /spec\.storage\.size: Too long/);
+  });
+
+  it('refuses names that are not RFC 1035 labels or longer than 40 characters, naming metadata.name', async () => {
+    for (const name of ['a.b', '1abc']) await assertRefused(name, {}, new RegExp(`metadata\\.name: Invalid value: "${name.replace('.', '\\.')}": metadata\\.name in body should match`));
+    await assertRefused('x'.repeat(41), {}, /metadata\.name: Too long/);
+  });
+
+  it('refuses resource quantities that are not non-negative quantities, naming the resource', async () => {
+    await assertRefused('res', { resources: { requests: { cpu: 'lots' } } }, /spec\.resources\.requests\.cpu: Invalid value: "lots": spec\.resources\.requests\.cpu in body should match/);
+    await assertRefused('res', { resources: { limits: { memory: '-1Gi' } } }, /spec\.resources\.limits\.memory: Invalid value: "-1Gi"/);
+    await assertRefused('res', { resources: { limits: { cpu: -1 } } }, /spec\.resources\.limits\.cpu: Invalid value: -1: spec\.resources\.limits\.cpu in body should be greater than or equal to 0/);
+  });
+
+  it('reports the switchover rule on spec.switchover.targetInstance, not <nil>', async () => {
+    const result = await apply('sw', { switchover: { targetInstance: 'other-1' } });
+    assert.equal(result.ok, false);
+    assert.match(result.output, /spec\.switchover\.targetInstance: Invalid value: "object": spec\.switchover\.targetInstance must name an instance of this cluster/);
+    assert.doesNotMatch(result.output, /<nil>/);
+  });
+
+  it('still accepts good specs at the limits', async () => {
+    const good: Array<[string, Record<string, unknown>]> = [
+      ['smallest', { storage: { size: '64Mi' } }],
+      ['largest', { storage: { size: '64Ti' } }],
+      ['fractional', { storage: { size: '1.5Gi' }, resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: 2, memory: '1.5e9' } } }],
+      ['a-1', { switchover: { targetInstance: 'a-1-2' } }],
+      ['x'.repeat(40), {}],
+    ];
+    for (const [name, spec] of good) {
+      const result = await apply(name, spec);
+      assert.equal(result.ok, true, `${name}: ${result.output}`);
+      assert.match(result.output, /created/);
+    }
+  });
+});

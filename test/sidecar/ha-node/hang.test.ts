@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { hangTakeoverBoundMs } from '../../../sidecar/ha-node/ha/hang-watch.js';
+import { startCluster, type Member, type TestCluster } from './harness.js';
+import { overlappingWriters, sampleWriters } from './writable-sampler.js';
+
+/**
+ * A hung primary: its PostgreSQL processes exist but do not answer (SIGSTOP of all of them, or of
+ * the postmaster alone while sessions keep committing). ha-node must fence it and hand the lock
+ * over within the documented bound, with no two writable members at any sampled instant, and the
+ * old primary must come back as a replica.
+ */
+const ttl = 8;
+const loopWait = 1;
+const retryTimeout = 3;
+const hangTimeout = 5;
+const boundMs = hangTakeoverBoundMs({ primary_hang_timeout: hangTimeout, loop_wait: loopWait, retry_timeout: retryTimeout });
+
+function signal(pids: number[], name: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // gone (fenced)
+    }
+  }
+}
+
+describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
+  let cluster: TestCluster;
+  let primary: Member;
+
+  before(async () => {
+    cluster = await startCluster({ members: 3, ttl, loopWait, retryTimeout, scope: 'hung', env: { KEELSON_PRIMARY_HANG_TIMEOUT: String(hangTimeout) } });
+    primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
+    await cluster.waitFor('two streaming replicas', async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === 2;
+    }, 60_000);
+    await primary.query('CREATE TABLE beats (at timestamptz)');
+  });
+
+  after(async () => {
+    for (const member of cluster?.members ?? []) signal(member.dataDirPids(), 'SIGCONT');
+    await cluster?.stop();
+  });
+
+  async function newPrimaryAmong(others: Member[]): Promise<Member> {
+    return cluster.waitFor('a replica promoted', async () => {
+      for (const m of others) if (await m.isWritable()) return m;
+      return undefined;
+    }, boundMs + 15_000);
+  }
+
+  async function backAsReplica(old: Member, successor: Member): Promise<void> {
+    await cluster.waitFor(`${old.name} back as a streaming replica`, async () => (await old.status('/replica?replication_state=streaming')) === 200, 90_000);
+    assert.equal(await old.isWritable(), false);
+    assert.equal(await cluster.primary(), successor);
+  }
+
+  it('fences a primary whose every PostgreSQL process is stopped and hands the lock over within the bound', async () => {
+    const old = primary;
+    const others = cluster.members.filter((m) => m !== old);
+    const sampler = sampleWriters(cluster.members);
+    await new Promise((r) => setTimeout(r, 500));
+    const frozen = old.dataDirPids();
+    assert.ok(frozen.length > 3, `postmaster and children found: ${frozen.length}`);
+    const stoppedAt = Date.now();
+    signal(frozen, 'SIGSTOP');
+    primary = await newPrimaryAmong(others);
+    const takeoverMs = Date.now() - stoppedAt;
+    // A moment with the new primary writing while the old processes would still be stopped.
+    await new Promise((r) => setTimeout(r, 2000));
+    const survivors = frozen.filter((pid) => old.dataDirPids().includes(pid));
+    signal(frozen, 'SIGCONT');
+    await new Promise((r) => setTimeout(r, 1000));
+    const result = await sampler.stop();
+    process.stderr.write(`# all of PostgreSQL stopped: new primary writable after ${takeoverMs} ms (bound ${boundMs} ms)\n`);
+    assert.ok(takeoverMs <= boundMs, `new primary after ${takeoverMs} ms, documented bound ${boundMs} ms`);
+    assert.ok(result.rounds > 100, `sampled ${result.rounds} times`);
+    assert.deepEqual(overlappingWriters(result.writable), [], 'two members writable at a sampled instant');
+    assert.ok(result.writable.some((s) => s.member === primary.name), 'the new primary was sampled writable');
+    assert.equal(result.writable.filter((s) => s.member === old.name && s.end > stoppedAt).length, 0, 'the old primary was never writable after the freeze');
+    assert.deepEqual(survivors, [], 'every stopped PostgreSQL process was killed');
+    assert.match(old.log(), /fenced the hung primary/);
+    await backAsReplica(old, primary);
+  });
+
+  it('detects a postmaster stopped alone while a session keeps committing, and fences that session too', async () => {
+    const old = primary;
+    const others = cluster.members.filter((m) => m !== old);
+    const session = new pg.Client({ connectionString: old.pgUrl, query_timeout: 2000 });
+    session.on('error', () => undefined);
+    await session.connect();
+    const sampler = sampleWriters(cluster.members);
+    let sessionOpen = true;
+    let committedWhileStopped = 0;
+    const postmaster = old.postmasterPid()!;
+    let stoppedAt = Number.POSITIVE_INFINITY;
+    const writer = (async () => {
+      while (sessionOpen) {
+        const start = Date.now();
+        try {
+          await session.query('INSERT INTO beats VALUES (now())');
+          sampler.note({ member: old.name, start, end: Date.now() });
+          if (start > stoppedAt) committedWhileStopped += 1;
+        } catch {
+          sessionOpen = false;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 500));
+    stoppedAt = Date.now();
+    process.kill(postmaster, 'SIGSTOP');
+    primary = await newPrimaryAmong(others);
+    const takeoverMs = Date.now() - stoppedAt;
+    await new Promise((r) => setTimeout(r, 2000));
+    const sessionEnded = !sessionOpen;
+    sessionOpen = false;
+    await writer;
+    await session.end().catch(() => undefined);
+    signal([postmaster], 'SIGCONT');
+    const result = await sampler.stop();
+    process.stderr.write(`# postmaster alone stopped: new primary writable after ${takeoverMs} ms (bound ${boundMs} ms), ${committedWhileStopped} commits meanwhile\n`);
+    assert.ok(committedWhileStopped > 0, 'the open session kept committing while the postmaster was stopped');
+    assert.ok(sessionEnded, 'the open session was ended by the fence');
+    assert.ok(takeoverMs <= boundMs, `new primary after ${takeoverMs} ms, documented bound ${boundMs} ms`);
+    assert.deepEqual(overlappingWriters(result.writable), [], 'two members writable at a sampled instant');
+    await backAsReplica(old, primary);
+  });
+});

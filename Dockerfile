@@ -1,7 +1,7 @@
 # One image for all four programs: keelson operator | ha-node | exporter | admin | ctl.
 # The database pod runs ha-node (which starts PostgreSQL) and exporter from this same image.
 
-FROM node:22.12.0-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +14,7 @@ COPY admin ./admin
 COPY local ./local
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
-FROM node:22.12.0-bookworm-slim AS runtime
+FROM node:24.21.0-bookworm-slim AS runtime
 # PostgreSQL 15 server binaries: ha-node runs them in the database pod; pgBackRest archives WAL and takes backups there.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest ca-certificates \

@@ -18,6 +18,17 @@ describe('Dockerfile', () => {
     }
   });
 
+  it('runs the Node version the tests run on: a maintained LTS, the same in the image and in npm scripts', () => {
+    const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { devDependencies: Record<string, string> })
+      .devDependencies.node;
+    assert.match(pinned, /^\d+\.\d+\.\d+$/, 'the node devDependency is an exact version');
+    const froms = lines.filter((l) => /^FROM\s/i.test(l)).map((l) => l.split(/\s+/)[1]);
+    for (const image of froms) assert.equal(image, `node:${pinned}-bookworm-slim`);
+    // npm scripts put node_modules/.bin first on PATH, so `npm test` runs the pinned binary.
+    assert.equal(process.versions.node, pinned, 'run through npm test, the pinned node runs the tests');
+    assert.ok(Number(pinned.split('.')[0]) % 2 === 0 && Number(pinned.split('.')[0]) >= 22, 'an even (LTS) line');
+  });
+
   it('runs as a non-root numeric user in the final stage', () => {
     const lastFrom = lines.map((l) => /^FROM\s/i.test(l)).lastIndexOf(true);
     const users = lines.slice(lastFrom).filter((l) => /^USER\s/i.test(l));

@@ -37,9 +37,11 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       await pg.createRoles();
       const status = await pg.status();
       await keepAppOwner(ctx, status);
+      // The configuration goes in before the lock: members that start together clone as soon as
+      // they see a leader, and must see the parameters they are to run with by then.
+      await dcs.setConfig(seed, { onlyIfMissing: true });
       if (!(await dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
       renewed(ctx);
-      await dcs.setConfig(seed, { onlyIfMissing: true });
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = 'primary';
       if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
@@ -56,6 +58,12 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
   }
   const leader = leaderAddress(cluster);
   if (!leader || leader.name === ctx.options.name) return 'waiting for the leader to bootstrap';
+  // A replica's parameters must be the cluster's from its first start (max_connections and the
+  // like must match the primary's), so it clones only once the configuration is visible.
+  if (!cluster.config) {
+    scheduleSoon(ctx, 1000);
+    return 'waiting for the cluster configuration before cloning';
+  }
   setFence(ctx, 0);
   pg.dynamicParameters = state.config.parameters;
   await pg.basebackup(leader);

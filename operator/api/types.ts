@@ -146,6 +146,11 @@ const bootstrapSchema = z
       { rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' },
       // ha-node reads the names when its pod starts; a rename would leave the old role and database behind.
       { rule: 'self.database == oldSelf.database && self.owner == oldSelf.owner', message: 'bootstrap.database and bootstrap.owner cannot change after creation' },
+      // Recovery only chooses how a new cluster starts: set later it would be silently ignored.
+      {
+        rule: 'has(self.recovery) == has(oldSelf.recovery) && (!has(self.recovery) || self.recovery == oldSelf.recovery)',
+        message: 'bootstrap.recovery is fixed at creation (it only chooses how a new cluster starts)',
+      },
     ],
   });
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApiextensionsV1Api, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
-import { Ports } from '../../lib/ports.js';
+import { HaNodePaths, Ports } from '../../lib/ports.js';
 import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { databaseClusterSpecSchema } from '../../operator/api/types.js';
 import { HaNodeClient } from '../../operator/hanode-client.js';
@@ -67,6 +67,14 @@ const everyPod = (check: (pod: V1Pod) => boolean): Check => async (p) => {
 const postgresOf = (pod: V1Pod) => pod.spec!.containers.find((c) => c.name === 'postgres')!;
 const haKey = (key: string, value: unknown): Check => async (p) => JSON.stringify((await p.haConfig())[key]) === JSON.stringify(value);
 const rollout = 120_000;
+/** The pgBackRest settings the operator hands ha-node (the pod's KEELSON_BACKUP). */
+const backupEnv = (pod: V1Pod): Record<string, unknown> => JSON.parse(postgresOf(pod).env?.find((e) => e.name === 'KEELSON_BACKUP')?.value ?? '{}') as Record<string, unknown>;
+const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefined> => {
+  const reply = await fetch(`http://${await p.primaryIp()}:${Ports.haNodeApi}${HaNodePaths.backup}`, { signal: AbortSignal.timeout(5_000) });
+  return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
+};
+const recoveryFixed = /bootstrap\.recovery is fixed at creation/;
+const recoveryOf = (extra: Record<string, unknown>) => ({ bootstrap: { recovery: { source: { cluster: 'elsewhere' }, repository: 'local', ...extra } } });
 const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
 
 /** JSON merge of two spec patches (objects merge key by key; anything else replaces). */
@@ -223,6 +231,26 @@ const table: FieldCase[] = [
       },
     ],
   },
+  {
+    field: 'backup.repositories', podTemplate: true,
+    steps: [
+      {
+        patch: { backup: { repositories: [{ name: 'local', volume: { size: '1Gi', accessMode: 'ReadWriteOnce' } }] } },
+        effect: async (p) => (await backupStatus(p))?.stanzaReady === true,
+        timeoutMs: rollout,
+      },
+      { patch: { backup: { repositories: [{ name: 'Bad_Name', volume: { size: '1Gi' } }] } }, refused: /repositories/ },
+    ],
+  },
+  { field: 'backup.archiveTimeout', podTemplate: true, steps: [{ patch: { backup: { archiveTimeout: 90 } }, effect: async (p) => (await p.showEverywhere('archive_timeout')).every((v) => v === '90s'), timeoutMs: rollout }] },
+  {
+    field: 'backup.processMax', podTemplate: true,
+    steps: [
+      { patch: { backup: { processMax: 3 } }, effect: everyPod((pod) => backupEnv(pod).processMax === 3), timeoutMs: rollout },
+      { patch: { backup: { processMax: 0 } }, refused: /processMax/ },
+    ],
+  },
+  { field: 'backup.retention.fullCount', podTemplate: true, steps: [{ patch: { backup: { retention: { fullCount: 3 } } }, effect: everyPod((pod) => (backupEnv(pod).retention as { fullCount?: number } | undefined)?.fullCount === 3), timeoutMs: rollout }] },
   { field: 'image', podTemplate: true, steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }] },
   { field: 'resources.requests', podTemplate: true, steps: [{ patch: { resources: { requests: { cpu: '100m' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'), timeoutMs: rollout }] },
   { field: 'resources.limits', podTemplate: true, steps: [{ patch: { resources: { limits: { memory: '1Gi' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.limits?.memory === '1Gi'), timeoutMs: rollout }, { patch: { resources: { limits: { memory: '-1' } } }, refused: /limits/ }] },
@@ -278,6 +306,22 @@ const table: FieldCase[] = [
       },
     ],
   },
+  { field: 'backup.retention.windowDays', steps: [{ patch: { backup: { retention: { windowDays: 7 } } }, refused: /set fullCount or windowDays, not both/ }] },
+  {
+    field: 'backup.schedules.full',
+    steps: [
+      // Every minute: the operator starts a full backup on the primary at the next minute.
+      { patch: { backup: { schedules: { full: '* * * * *' } } }, effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'BackupStarted' && /^full backup started on .* \(schedule \* \* \* \* \*\)/.test(e.message ?? '')), timeoutMs: 150_000 },
+      { patch: { backup: { schedules: { full: 'often' } } }, refused: /schedules\.full/ },
+    ],
+  },
+  { field: 'backup.schedules.differential', steps: [{ patch: { backup: { schedules: { differential: '61 * * * *' } } }, refused: /schedules\.differential/ }] },
+  { field: 'backup.schedules.incremental', steps: [{ patch: { backup: { schedules: { incremental: 'hourly' } } }, refused: /schedules\.incremental/ }] },
+  { field: 'bootstrap.recovery.source.cluster', steps: [{ patch: recoveryOf({}), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.source.namespace', steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.backup', steps: [{ patch: recoveryOf({ backup: '20260101-000000F' }), refused: recoveryFixed }] },
 ];
 
 describe('every DatabaseCluster.spec field has a test entry and a row in docs/operator.md', () => {

@@ -77,6 +77,9 @@ export async function startAdminTarget(): Promise<FuzzTarget> {
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/healthz`, server);
+    // The seeded administrator must change its password first (2108 on everything else); the
+    // fuzzer exercises the API behind that step, as an administrator who has done it.
+    await db.query('UPDATE users SET must_change_password = false WHERE user_name = $1', ['admin']);
     const login = async (): Promise<{ token: string; refreshToken: string }> => {
       const reply = (await (await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', password: adminPassword }) })).json()) as { data: { token: string; refreshToken: string } };
       return reply.data;

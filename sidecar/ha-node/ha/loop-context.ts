@@ -2,6 +2,8 @@ import type { Logger } from '../../../lib/log.js';
 import type { ClusterView, Dcs, MemberTags } from '../dcs/types.js';
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
+import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
+import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
@@ -27,6 +29,12 @@ export interface HaLoopOptions {
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
   /** Keeps the application role and database in place on the primary; undefined: none is managed. */
   appOwner?: AppOwnerKeeper;
+  /** Keeps the pooler's auth_query role and lookup function in place on the primary. */
+  poolerRole?: PoolerRoleKeeper;
+  /** The cluster's poolers, paused and retargeted around a planned switchover. */
+  poolers?: PoolerFleet;
+  /** Bound of each pooler's PAUSE; a longer one aborts the switchover. */
+  poolerPauseTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -60,6 +68,8 @@ export interface LoopState {
   primaryAnswer: PrimaryAnswer | undefined;
   /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
   startedAt: number;
+  /** The last switchover this member refused to carry out, published in its member record. */
+  switchoverAbort: { at: number; reason: string } | undefined;
   /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
   watchStreamingUntil: number | undefined;
 }

@@ -66,6 +66,7 @@ export class HaLoop {
       releaseSeen: undefined,
       hbaRefused: false,
       primaryAnswer: undefined,
+      switchoverAbort: undefined,
       startedAt: performance.now(),
       watchStreamingUntil: undefined,
     };

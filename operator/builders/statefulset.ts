@@ -3,12 +3,13 @@ import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
+import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
 
 /** uid/gid of the keelson user in the project image (see Dockerfile). */
 export const databaseUid = 26;
 
-function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
+export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
   return { httpGet: { path, port }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
 }
 
@@ -16,13 +17,13 @@ function httpProbe(path: string, port: number, periodSeconds: number, failureThr
  * Restricted Pod Security profile for every container: no privilege escalation, no capabilities,
  * never root, and an immutable image filesystem (writes go to the data, run and tmp volumes).
  */
-const containerSecurity = { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+export const containerSecurity = { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 
-function fieldEnv(name: string, fieldPath: string): V1EnvVar {
+export function fieldEnv(name: string, fieldPath: string): V1EnvVar {
   return { name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } };
 }
 
-function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: string): V1EnvVar {
+export function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: string): V1EnvVar {
   return { name, valueFrom: { secretKeyRef: { name: credentialSecretName(ctx, which), key } } };
 }
 
@@ -64,6 +65,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
       { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
+      ...databasePoolerEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -81,6 +83,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.run, mountPath: MountPaths.run },
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
+      ...databasePoolerMounts(ctx),
     ],
     securityContext: containerSecurity,
   };
@@ -127,6 +130,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
       name: VolumeNames.appCredentials,
       secret: { secretName: credentialSecretName(ctx, 'app'), items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
     },
+    ...databasePoolerVolumes(ctx),
   ];
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({

@@ -31,7 +31,7 @@ export const haNodeConfigSpec = {
     env: 'KEELSON_APP_PASSWORD_FILE',
     description: "file with the application owner's password (the mounted Secret); re-read every cycle, the role's password follows it",
   },
-  poolers: stringKey({ env: 'KEELSON_POOLERS', default: '', description: 'comma-separated host:port of the poolers\' control APIs (a host name may resolve to several pods); paused around a switchover' }),
+  poolers: { schema: z.string(), env: 'KEELSON_POOLERS', default: '', description: 'comma-separated host:port of the poolers\' control APIs (a host name may resolve to several pods); paused around a switchover' },
   poolerPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_POOLER_PASSWORD_FILE',

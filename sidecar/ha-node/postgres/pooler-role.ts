@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
+import { RoleNames } from '../../../operator/naming.js';
 import { scramVerifier, verifierMatches } from './scram.js';
 
 /**
@@ -11,7 +12,7 @@ import { scramVerifier, verifierMatches } from './scram.js';
  * superusers and replication roles, so the pooler never serves them; no client password is stored
  * in a file. Its own password follows the mounted `<cluster>-pooler` Secret.
  */
-export const poolerRoleName = 'keelson_pooler';
+export const poolerRoleName = RoleNames.pooler;
 export const poolerSchema = 'keelson_pooler';
 
 /** The lookup function; owned by the superuser running it, callable only by the pooler role. */

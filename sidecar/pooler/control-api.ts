@@ -10,8 +10,9 @@ import { checkAuthorization, type ApiCredentials } from '../ha-node/ops/auth.js'
  */
 export interface PoolerControl {
   state(): Promise<{ paused: boolean; target: { host: string; port: number } }>;
-  pause(timeoutMs: number, holdMs: number): Promise<{ ok: true; waitedMs: number } | { ok: false; reason: string }>;
-  resume(): Promise<void>;
+  pause(timeoutMs: number, holdMs: number): Promise<{ ok: true; waitedMs: number; pauseId: number } | { ok: false; reason: string }>;
+  /** Ends the pause; with a pauseId only that pause (a late RESUME must not end a newer one). */
+  resume(pauseId?: number): Promise<{ ok: true } | { ok: false; reason: string }>;
   retarget(host: string, port: number): Promise<void>;
 }
 
@@ -21,6 +22,10 @@ export const pauseBody = z.strictObject({
   timeoutMs: z.number().int().min(1).max(60_000),
   /** The pooler resumes on its own after this long, so a lost controller cannot leave it paused. */
   holdMs: z.number().int().min(1).max(600_000),
+});
+
+export const resumeBody = z.strictObject({
+  pauseId: z.number().int().min(1).optional(),
 });
 
 export const targetBody = z.strictObject({
@@ -74,8 +79,10 @@ async function route(control: PoolerControl, credentials: ApiCredentials | undef
     return result.ok ? { code: 200, body: result } : { code: 409, body: { error: result.reason } };
   }
   if (path === PoolerPaths.resume) {
-    await control.resume();
-    return { code: 200, body: { ok: true } };
+    const parsed = resumeBody.safeParse(body.value);
+    if (!parsed.success) return { code: 400, body: { error: problemOf(parsed.error) } };
+    const result = await control.resume(parsed.data.pauseId);
+    return result.ok ? { code: 200, body: result } : { code: 409, body: { error: result.reason } };
   }
   if (path === PoolerPaths.target) {
     const parsed = targetBody.safeParse(body.value);

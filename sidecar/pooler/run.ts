@@ -103,6 +103,7 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
   let holdTimer: NodeJS.Timeout | undefined;
   // Only this process knows the admin password, so only it pauses: its own record is the state (PgBouncer 1.18 has no SHOW STATE).
   let paused = false;
+  let pauseId = 0;
   const resume = async (): Promise<void> => {
     clearTimeout(holdTimer);
     await admin.resume();
@@ -116,18 +117,21 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
       const result = await admin.pause(timeoutMs);
       if (!result.ok) return result;
       paused = true;
+      pauseId += 1;
       clearTimeout(holdTimer);
       holdTimer = setTimeout(() => {
         logger.warn({ holdMs }, 'a pause outlived its hold time; resuming');
         resume().catch((error: Error) => logger.error({ err: error.message }, 'could not resume after the hold time'));
       }, holdMs);
       holdTimer.unref();
-      logger.info({ waitedMs: result.waitedMs }, 'paused');
-      return result;
+      logger.info({ waitedMs: result.waitedMs, pauseId }, 'paused');
+      return { ...result, pauseId };
     },
-    async resume() {
+    async resume(id) {
+      if (id !== undefined && paused && id !== pauseId) return { ok: false, reason: `pause ${id} was superseded by pause ${pauseId}; still paused` };
       await resume();
-      logger.info('resumed');
+      logger.info({ pauseId: id }, 'resumed');
+      return { ok: true };
     },
     async retarget(host, port) {
       target = { host, port };

@@ -63,7 +63,7 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
   await releaseAfterStop(ctx.pg, ctx.dcs, walPositionOf(status));
   setFence(ctx, 0);
   await ctx.options.setRoleLabel?.('replica');
-  if (paused) await followPromotion(ctx, paused.urls);
+  if (paused) await followPromotion(ctx, paused.poolers);
   void cluster;
   return `stepped down for a switchover to ${candidate}`;
 }

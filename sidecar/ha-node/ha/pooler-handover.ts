@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ClusterView } from '../dcs/types.js';
+import type { PausedPooler } from '../pooler/fleet.js';
 import type { LoopContext } from './loop-context.js';
 
 /**
@@ -14,7 +15,7 @@ export function pauseHoldMs(ttlSeconds: number): number {
   return Math.max(10_000, ttlSeconds * 1000);
 }
 
-export type PoolerPause = { ok: true; urls: string[] } | { ok: false; reason: string };
+export type PoolerPause = { ok: true; poolers: PausedPooler[] } | { ok: false; reason: string };
 
 export async function pausePoolers(ctx: LoopContext): Promise<PoolerPause | undefined> {
   const fleet = ctx.options.poolers;
@@ -22,7 +23,7 @@ export async function pausePoolers(ctx: LoopContext): Promise<PoolerPause | unde
   const result = await fleet.pauseAll(ctx.options.poolerPauseTimeoutMs ?? 5000, pauseHoldMs(ctx.state.config.ttl));
   if (!result.ok) return result;
   ctx.options.logger.info({ paused: result.paused.length }, 'poolers paused for the switchover');
-  return { ok: true, urls: result.paused };
+  return { ok: true, poolers: result.paused };
 }
 
 /** The new leader's address once its PostgreSQL takes writes; undefined while it does not yet. */
@@ -49,20 +50,20 @@ async function promotedLeader(ctx: LoopContext, cluster: ClusterView): Promise<{
  * Waits (polling every 50 ms, within the pause hold time) for the new primary, then retargets and
  * resumes the paused poolers. When no new primary appears in time they are resumed as they are.
  */
-export async function followPromotion(ctx: LoopContext, urls: string[]): Promise<void> {
+export async function followPromotion(ctx: LoopContext, poolers: PausedPooler[]): Promise<void> {
   const fleet = ctx.options.poolers;
-  if (!fleet || urls.length === 0) return;
+  if (!fleet || poolers.length === 0) return;
   const deadline = Date.now() + pauseHoldMs(ctx.state.config.ttl) - 1000;
   while (Date.now() < deadline) {
     const cluster = await ctx.dcs.getCluster().catch(() => undefined);
     const leader = cluster ? await promotedLeader(ctx, cluster) : undefined;
     if (leader) {
-      await fleet.retargetAndResume(urls, leader.host, leader.port);
-      ctx.options.logger.info({ host: leader.host, port: leader.port, poolers: urls.length }, 'poolers point at the new primary and resumed');
+      await fleet.retargetAndResume(poolers, leader.host, leader.port);
+      ctx.options.logger.info({ host: leader.host, port: leader.port, poolers: poolers.length }, 'poolers point at the new primary and resumed');
       return;
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   ctx.options.logger.warn('no new primary in time; resuming the poolers unchanged');
-  await fleet.resumeAll(urls);
+  await fleet.resumeAll(poolers);
 }

@@ -16,7 +16,13 @@ export interface PoolerFleetOptions {
   requestTimeoutMs?: number;
 }
 
-export type FleetPause = { ok: true; paused: string[]; skipped: string[] } | { ok: false; reason: string };
+/** A pooler this member paused, with the id of its pause (a RESUME carrying it ends only that pause). */
+export interface PausedPooler {
+  url: string;
+  pauseId?: number;
+}
+
+export type FleetPause = { ok: true; paused: PausedPooler[]; skipped: string[] } | { ok: false; reason: string };
 
 function splitEntry(entry: string): { host: string; port: number } {
   const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(entry.trim());
@@ -49,12 +55,12 @@ export class PoolerFleet {
     return [...urls].sort();
   }
 
-  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; error?: string }> {
+  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; error?: string; pauseId?: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.authorization) headers.authorization = this.options.authorization;
     const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
-    const parsed = (await response.json().catch(() => ({}))) as { error?: unknown };
-    return { status: response.status, error: typeof parsed.error === 'string' ? parsed.error : undefined };
+    const parsed = (await response.json().catch(() => ({}))) as { error?: unknown; pauseId?: unknown };
+    return { status: response.status, error: typeof parsed.error === 'string' ? parsed.error : undefined, pauseId: typeof parsed.pauseId === 'number' ? parsed.pauseId : undefined };
   }
 
   /**
@@ -78,22 +84,22 @@ export class PoolerFleet {
     const skipped = outcomes.filter((o) => o.status === 0).map((o) => o.url);
     if (skipped.length) this.options.logger.warn({ skipped }, 'poolers unreachable; switching over without pausing them');
     if (failed.length) {
-      await this.resumeAll(urls);
+      await this.resumeAll(outcomes.map((o) => ({ url: o.url, pauseId: o.pauseId })));
       return { ok: false, reason: failed.map((o) => `pooler ${o.url}: ${o.error ?? `HTTP ${o.status}`}`).join('; ') };
     }
-    return { ok: true, paused: outcomes.filter((o) => o.status === 200).map((o) => o.url), skipped };
+    return { ok: true, paused: outcomes.filter((o) => o.status === 200).map((o) => ({ url: o.url, pauseId: o.pauseId })), skipped };
   }
 
-  async resumeAll(urls?: string[]): Promise<void> {
-    await Promise.all((urls ?? (await this.urls())).map((url) => this.call(url, PoolerPaths.resume, {})));
+  async resumeAll(poolers: PausedPooler[]): Promise<void> {
+    await Promise.all(poolers.map((p) => this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId })));
   }
 
   /** Points every pooler at the new primary, then RESUMEs it (RESUME even when the retarget failed: never leave one paused). */
-  async retargetAndResume(urls: string[], host: string, port: number): Promise<void> {
+  async retargetAndResume(poolers: PausedPooler[], host: string, port: number): Promise<void> {
     await Promise.all(
-      urls.map(async (url) => {
-        await this.call(url, PoolerPaths.target, { host, port });
-        await this.call(url, PoolerPaths.resume, {});
+      poolers.map(async (p) => {
+        await this.call(p.url, PoolerPaths.target, { host, port });
+        await this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId });
       }),
     );
   }

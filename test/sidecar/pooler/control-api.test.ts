@@ -70,6 +70,19 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
     await pooler.running.admin.command('RESUME');
   });
 
+  it('a RESUME for an older pause does not end a newer one', async () => {
+    const first = (await (await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 30_000 })).json()) as { pauseId: number };
+    assert.equal((await call(PoolerPaths.resume, { pauseId: first.pauseId })).status, 200);
+    const second = (await (await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 30_000 })).json()) as { pauseId: number };
+    assert.ok(second.pauseId > first.pauseId);
+    const late = await call(PoolerPaths.resume, { pauseId: first.pauseId });
+    assert.equal(late.status, 409);
+    assert.match(((await late.json()) as { error: string }).error, /superseded/);
+    assert.equal((await pooler.running.control.state()).paused, true, 'the newer pause holds');
+    assert.equal((await call(PoolerPaths.resume, { pauseId: second.pauseId })).status, 200);
+    assert.equal((await pooler.running.control.state()).paused, false);
+  });
+
   it('resumes on its own when a pause outlives its hold time', async () => {
     assert.equal((await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 300 })).status, 200);
     assert.equal((await pooler.running.control.state()).paused, true);

@@ -104,6 +104,16 @@ export class PoolerFleet {
     );
   }
 
+  /**
+   * Points every pooler at this member after it promoted (no pause: an unplanned failover has no
+   * moment to prepare). Without it a pooler retargeted at an earlier primary would keep that
+   * address after the primary died.
+   */
+  async retargetAll(host: string, port: number): Promise<void> {
+    const urls = await this.urls();
+    await Promise.all(urls.map((url) => this.call(url, PoolerPaths.target, { host, port })));
+  }
+
   private async call(url: string, path: string, body: unknown): Promise<void> {
     try {
       const reply = await this.post(url, path, body, this.options.requestTimeoutMs ?? 3000);

@@ -131,4 +131,22 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     await direct.end();
     assert.equal(Number(present.rows[0]!.n), acknowledged.length, 'every acknowledged insert is on the new primary');
   });
+
+  it('follows an unplanned failover: the new leader points the pooler at itself', async () => {
+    const current = await cluster.waitFor('a primary', () => cluster.primary(), 30_000);
+    const survivor = cluster.members.find((m) => m !== current)!;
+    await cluster.waitFor('a streaming replica', async () => (await survivor.status('/replica?replication_state=streaming')) === 200, 60_000);
+    current.killPod();
+    await cluster.waitFor(`${survivor.name} promoted`, async () => (await survivor.isWritable()) || undefined, 60_000);
+    await cluster.waitFor('the pooler pointed at the survivor', async () => (await pooler.running.control.state()).target.port === survivor.pgPort, 10_000);
+    const rows = await cluster.waitFor('a query through the pooler', async () => {
+      const client = await pooler.client(appUser, appPassword, 'app');
+      try {
+        return (await client.query('INSERT INTO ticks DEFAULT VALUES RETURNING id')).rowCount;
+      } finally {
+        await client.end();
+      }
+    }, 20_000);
+    assert.equal(rows, 1);
+  });
 });

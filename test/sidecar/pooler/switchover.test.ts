@@ -90,7 +90,7 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     await client.end();
   });
 
-  it('a client querying every 20 ms through the pooler sees no failure during a switchover', async () => {
+  it('a client querying every 20 ms and four busy writers through the pooler see no failure during a switchover', async () => {
     const candidate = cluster.members.find((m) => m !== primary)!;
     await cluster.waitFor('a streaming replica', async () => (await candidate.status('/replica?replication_state=streaming')) === 200, 60_000);
     const client: pg.Client = await pooler.client(appUser, appPassword, 'app');
@@ -111,15 +111,28 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
+    // Busy writers keep transactions in flight (30 ms each), as a loaded application does: the
+    // fast shutdown of the old primary would break those without the PAUSE.
+    const busy = await Promise.all([1, 2, 3, 4].map(() => pooler.client(appUser, appPassword, 'app')));
+    const busyLoads = busy.map(async (c) => {
+      while (running) {
+        try {
+          const results = (await c.query('BEGIN; INSERT INTO ticks DEFAULT VALUES RETURNING id; SELECT pg_sleep(0.03); COMMIT')) as unknown as pg.QueryResult<{ id: string }>[];
+          acknowledged.push(Number(results[1]!.rows[0]!.id));
+        } catch (error) {
+          failures.push(`busy: ${(error as Error).message}`);
+        }
+      }
+    });
     await new Promise((r) => setTimeout(r, 500));
     const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, api);
     assert.equal(reply.status, 200, reply.text);
     await cluster.waitFor('the pooler pointed at the new primary', async () => (await pooler.running.control.state()).target.port === candidate.pgPort, 20_000);
     await new Promise((r) => setTimeout(r, 1000));
     running = false;
-    await load;
-    await client.end();
-    process.stderr.write(`# through the pooler: ${acknowledged.length} acknowledged inserts, ${failures.length} failed, longest stall ${Math.round(longestStallMs)} ms\n`);
+    await Promise.all([load, ...busyLoads]);
+    await Promise.all([client, ...busy].map((c) => c.end()));
+    process.stderr.write(`# through the pooler: ${acknowledged.length} acknowledged inserts, ${failures.length} failed, longest stall of the 20 ms client ${Math.round(longestStallMs)} ms\n`);
     assert.deepEqual(failures, [], 'no query failed');
     const state = await pooler.running.control.state();
     assert.deepEqual(state, { paused: false, target: { host: candidate.ip, port: candidate.pgPort } });

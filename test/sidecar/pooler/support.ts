@@ -58,7 +58,7 @@ export async function startTestPooler(options: { baseDir: string; target: { host
     port,
     controlPort,
     async client(user, password, database) {
-      const client = new pg.Client({ host, port, user, password, database, connectionTimeoutMillis: 5000 });
+      const client = new pg.Client({ host, port, user, password, database, connectionTimeoutMillis: 5000, query_timeout: 15_000 });
       client.on('error', () => undefined);
       await client.connect();
       return client;

@@ -124,14 +124,18 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 500));
-    const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, api);
+    let reply: Awaited<ReturnType<typeof callMember>>;
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, api);
+      await cluster.waitFor('the pooler pointed at the new primary', async () => (await pooler.running.control.state()).target.port === candidate.pgPort, 20_000);
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      running = false;
+      await Promise.all([load, ...busyLoads]);
+      await Promise.all([client, ...busy].map((c) => c.end().catch(() => undefined)));
+    }
     assert.equal(reply.status, 200, reply.text);
-    await cluster.waitFor('the pooler pointed at the new primary', async () => (await pooler.running.control.state()).target.port === candidate.pgPort, 20_000);
-    await new Promise((r) => setTimeout(r, 1000));
-    running = false;
-    await Promise.all([load, ...busyLoads]);
-    await Promise.all([client, ...busy].map((c) => c.end()));
     process.stderr.write(`# through the pooler: ${acknowledged.length} acknowledged inserts, ${failures.length} failed, longest stall of the 20 ms client ${Math.round(longestStallMs)} ms\n`);
     assert.deepEqual(failures, [], 'no query failed');
     const state = await pooler.running.control.state();

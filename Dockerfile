@@ -1,4 +1,4 @@
-# One image for all four programs: keelson operator | ha-node | exporter | admin | ctl.
+# One image for all programs: keelson operator | ha-node | exporter | pooler | admin | ctl.
 # The database pod runs ha-node (which starts PostgreSQL) and exporter from this same image.
 
 FROM node:24.21.0-bookworm-slim AS build
@@ -15,9 +15,10 @@ COPY local ./local
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
 FROM node:24.21.0-bookworm-slim AS runtime
-# PostgreSQL 15 server binaries: ha-node runs them in the database pod; pgBackRest archives WAL and takes backups there.
+# PostgreSQL 15 server binaries: ha-node runs them in the database pod; pgBackRest archives WAL and takes
+# backups there; PgBouncer: `keelson pooler` runs it in the pooler pods.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest ca-certificates \
+ && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest pgbouncer ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 26 keelson \
  && useradd --system --uid 26 --gid 26 --home-dir /var/lib/keelson --create-home keelson
@@ -28,5 +29,5 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 RUN ln -s /opt/keelson/dist/bin/keelson.js /usr/local/bin/keelson && chmod +x dist/bin/keelson.js
 USER 26:26
-EXPOSE 5432 8008 9630 8080
+EXPOSE 5432 8008 8010 9630 8080
 ENTRYPOINT ["keelson"]

@@ -6,6 +6,7 @@ import { createOperatorCommand } from '../operator/command.js';
 import { createHaNodeCommand } from '../sidecar/ha-node/command.js';
 import { createCtlCommand } from '../sidecar/ha-node/ctl/command.js';
 import { createExporterCommand } from '../sidecar/exporter/command.js';
+import { createPoolerCommand } from '../sidecar/pooler/command.js';
 import { createAdminCommand } from '../admin/command.js';
 import { createLocalCommand } from '../local/command.js';
 
@@ -17,6 +18,7 @@ export function createProgram(): Command {
     .addCommand(createOperatorCommand())
     .addCommand(createHaNodeCommand())
     .addCommand(createExporterCommand())
+    .addCommand(createPoolerCommand())
     .addCommand(createAdminCommand())
     .addCommand(createCtlCommand())
     .addCommand(createLocalCommand());

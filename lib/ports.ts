@@ -9,6 +9,10 @@ export const Ports = {
   admin: 8080,
   operatorHealth: 8081,
   operatorMetrics: 8082,
+  /** PgBouncer's client port in a pooler pod (clients connect as to PostgreSQL). */
+  pooler: 5432,
+  /** The `keelson pooler` control API (pause, resume, retarget), for ha-node only. */
+  poolerControl: 8010,
 } as const;
 
 export const HaNodePaths = {
@@ -30,6 +34,15 @@ export const HaNodePaths = {
   ha: '/ha',
   failsafe: '/failsafe',
   backup: '/backup',
+} as const;
+
+/** The `keelson pooler` control API (sidecar/pooler/control-api.ts). */
+export const PoolerPaths = {
+  state: '/state',
+  pause: '/pause',
+  resume: '/resume',
+  target: '/target',
+  healthz: '/healthz',
 } as const;
 
 export const ExporterPaths = {

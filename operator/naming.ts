@@ -34,9 +34,9 @@ export const FieldManager = 'keelson-operator';
 
 export const Roles = { primary: 'primary', replica: 'replica' } as const;
 
-export const ContainerNames = { postgres: 'postgres', exporter: 'exporter' } as const;
+export const ContainerNames = { postgres: 'postgres', exporter: 'exporter', pooler: 'pgbouncer' } as const;
 
-export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp', appCredentials: 'app-credentials' } as const;
+export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp', appCredentials: 'app-credentials', poolerCredentials: 'pooler-credentials', poolerRun: 'pgbouncer-run' } as const;
 
 export const MountPaths = {
   data: '/var/lib/postgresql/data',
@@ -44,6 +44,10 @@ export const MountPaths = {
   collectors: '/etc/keelson/collectors',
   /** The <cluster>-app Secret's password (a Secret volume: the kubelet refreshes it when the Secret changes). */
   appCredentials: '/etc/keelson-app',
+  /** The <cluster>-pooler Secret's password: the auth_query role's (database pods and pooler pods). */
+  poolerCredentials: '/etc/keelson-pooler',
+  /** pgbouncer.ini, its auth file and socket (an emptyDir of the pooler pod). */
+  poolerRun: '/var/run/pgbouncer',
   run: '/var/run/postgresql',
   tmp: '/tmp',
   /** One folder per S3 repository's credentials (and CA) Secret: <mount>/<repository>[-ca]/<key>. */
@@ -60,12 +64,12 @@ export function backupClaimName(repository: string): string {
 /** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */
 export const pgdataPath = `${MountPaths.data}/pgdata`;
 
-export const ConfigKeys = { haNode: 'ha-node.yaml' } as const;
+export const ConfigKeys = { haNode: 'ha-node.yaml', pooler: 'pooler.yaml' } as const;
 
 export const SecretKeys = { username: 'username', password: 'password' } as const;
 
 /** PostgreSQL roles ha-node itself uses; the application owner may be neither (the CRD's CEL rule repeats them). */
-export const RoleNames = { superuser: 'postgres', replication: 'replicator' } as const;
+export const RoleNames = { superuser: 'postgres', replication: 'replicator', pooler: 'keelson_pooler' } as const;
 
 export function names(clusterName: string) {
   return {
@@ -85,6 +89,13 @@ export function names(clusterName: string) {
     roService: `${clusterName}-ro`,
     rService: `${clusterName}-r`,
     leaderLease: `${clusterName}-leader`,
+    poolerDeployment: `${clusterName}-pooler`,
+    poolerConfigMap: `${clusterName}-pooler-config`,
+    poolerSecret: `${clusterName}-pooler`,
+    poolerRwService: `${clusterName}-pooler-rw`,
+    /** Headless: resolves to every pooler pod, so ha-node finds them all at each switchover. */
+    poolerControlService: `${clusterName}-pooler-control`,
+    poolerPodDisruptionBudget: `${clusterName}-pooler`,
     pod: (ordinal: number) => `${clusterName}-${ordinal}`,
   };
 }
@@ -114,6 +125,11 @@ export function commonLabels(clusterName: string, component: string): Record<str
 /** Selector of the instance pods (also the scale subresource's status.selector). */
 export function podSelector(clusterName: string): Record<string, string> {
   return { [Labels.cluster]: clusterName, [Labels.component]: 'database' };
+}
+
+/** Selector of the pooler pods. */
+export function poolerSelector(clusterName: string): Record<string, string> {
+  return { [Labels.cluster]: clusterName, [Labels.component]: 'pooler' };
 }
 
 export function selectorString(selector: Record<string, string>): string {

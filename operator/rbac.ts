@@ -12,6 +12,7 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: ['keelson.io'], resources: ['databaseclusters'], verbs: ['get', 'list', 'watch', 'update'] },
     { apiGroups: ['keelson.io'], resources: ['databaseclusters/status', 'databaseclusters/finalizers'], verbs: ['update'] },
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
 import { managedParameters, managedParametersRule, parameterNameProblem } from '../../lib/pg-parameters.js';
+import { allowedPgbouncerParameters } from '../../sidecar/pooler/ini.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
@@ -143,7 +144,7 @@ const bootstrapSchema = z
     description:
       'The application database and its owner role, fixed at creation. The primary creates them when missing (at bootstrap, after a failover, on a restored cluster) and keeps the role password equal to the <name>-app Secret.',
     'x-kubernetes-validations': [
-      { rule: "!(self.owner in ['postgres', 'replicator'])", message: 'bootstrap.owner must not be postgres or replicator' },
+      { rule: "!(self.owner in ['postgres', 'replicator', 'keelson_pooler'])", message: 'bootstrap.owner must not be postgres, replicator or keelson_pooler' },
       // ha-node reads the names when its pod starts; a rename would leave the old role and database behind.
       { rule: 'self.database == oldSelf.database && self.owner == oldSelf.owner', message: 'bootstrap.database and bootstrap.owner cannot change after creation' },
       // Recovery only chooses how a new cluster starts: set later it would be silently ignored.
@@ -165,6 +166,36 @@ const schedulingSchema = z
     topologySpreadConstraints: embeddedList<V1TopologySpreadConstraint>('core/v1 TopologySpreadConstraint list.').optional(),
   })
   .meta({ description: 'Where instances run.' });
+
+const poolerSchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    instances: z.number().int().min(0).max(32).default(2).meta({ description: 'PgBouncer pods (a PodDisruptionBudget keeps one up when there are two or more).' }),
+    mode: z.enum(['transaction', 'session']).default('transaction').meta({ description: 'PgBouncer pool_mode.' }),
+    maxClientConnections: z.number().int().min(1).max(100_000).default(1000).meta({ description: 'PgBouncer max_client_conn per pod.' }),
+    defaultPoolSize: z.number().int().min(1).max(10_000).default(20).meta({ description: 'PgBouncer default_pool_size: server connections per user and database, per pod.' }),
+    parameters: z
+      .record(z.string(), z.string())
+      .default({})
+      .superRefine((value, ctx) => {
+        for (const name of Object.keys(value)) {
+          if (!allowedPgbouncerParameters.includes(name)) ctx.addIssue({ code: 'custom', path: [name], message: `unknown or operator-managed PgBouncer setting "${name}"` });
+        }
+      })
+      .meta({
+        description: `Extra PgBouncer settings; allowed: ${allowedPgbouncerParameters.join(', ')}.`,
+        maxProperties: 64,
+        'x-kubernetes-validations': [
+          { rule: `self.all(k, k in [${allowedPgbouncerParameters.map((p) => `'${p}'`).join(', ')}])`, message: 'pooler.parameters: unknown or operator-managed PgBouncer setting' },
+        ],
+      }),
+    resources: resourcesSchema.default({}),
+  })
+  .meta({
+    description:
+      'A PgBouncer pooler in front of the primary (Service <name>-pooler-rw). ha-node pauses it around a planned switchover and points it at the new primary, so clients wait instead of failing.',
+    'x-kubernetes-validations': [{ rule: '!self.enabled || self.instances >= 1', message: 'pooler.instances must be at least 1 when the pooler is enabled' }],
+  });
 
 export const databaseClusterSpecSchema = z
   .object({
@@ -196,6 +227,9 @@ export const databaseClusterSpecSchema = z
     bootstrap: bootstrapSchema.default({ database: 'app', owner: 'app' }),
     scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
     backup: backupSchema.optional(),
+    pooler: poolerSchema
+      .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {} })
+      .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] }),
   })
   .meta({
     description: 'Desired state of a highly available PostgreSQL cluster.',
@@ -267,6 +301,7 @@ export const databaseClusterStatusSchema = z
   .meta({ description: 'Observed state, written by the operator only.' });
 
 export type DatabaseClusterSpec = z.infer<typeof databaseClusterSpecSchema>;
+export type PoolerSpec = DatabaseClusterSpec['pooler'];
 export type DatabaseClusterSpecInput = z.input<typeof databaseClusterSpecSchema>;
 export type DatabaseClusterStatus = z.infer<typeof databaseClusterStatusSchema>;
 export type MemberStatus = z.infer<typeof memberStatusSchema>;

@@ -40,7 +40,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (spec.ha.synchronousMode !== 'off' && spec.ha.synchronousNodeCount >= spec.instances) {
     issues.push('spec.ha.synchronousNodeCount must be less than instances when synchronousMode is not off');
   }
-  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner)) issues.push('spec.bootstrap: bootstrap.owner must not be postgres or replicator');
+  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner)) issues.push('spec.bootstrap: bootstrap.owner must not be postgres, replicator or keelson_pooler');
   if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }

@@ -3,6 +3,10 @@ import type { ServerCapabilities } from '../capabilities.js';
 import { buildConfigMap } from './configmap.js';
 import type { BuildContext } from './context.js';
 import { buildPodDisruptionBudget } from './pdb.js';
+import { buildPoolerConfigMap } from './pooler-configmap.js';
+import { buildPoolerDeployment } from './pooler-deployment.js';
+import { buildPoolerPodDisruptionBudget } from './pooler-pdb.js';
+import { buildPoolerService, poolerServiceKinds } from './pooler-services.js';
 import { buildRole } from './role.js';
 import { buildRoleBinding } from './rolebinding.js';
 import { buildServiceAccount } from './serviceaccount.js';
@@ -30,8 +34,17 @@ export function desiredObjects(ctx: BuildContext, options: DesiredOptions): Kube
     buildStatefulSet(ctx),
   ];
   if (options.podDisruptionBudget) objects.push(buildPodDisruptionBudget(ctx, options.podDisruptionBudget));
+  objects.push(...poolerObjects(ctx, options));
   if (options.serviceMonitor && ctx.cluster.spec.monitoring.serviceMonitor.enabled) {
     objects.push(buildServiceMonitor(ctx) as KubernetesObject);
   }
+  return objects;
+}
+
+/** The pooler's objects when spec.pooler.enabled (ADR 0801); its Secret comes with the others. */
+export function poolerObjects(ctx: BuildContext, options: DesiredOptions): KubernetesObject[] {
+  if (!ctx.cluster.spec.pooler.enabled) return [];
+  const objects: KubernetesObject[] = [buildPoolerConfigMap(ctx), ...poolerServiceKinds.map((which) => buildPoolerService(ctx, which)), buildPoolerDeployment(ctx)];
+  if (options.podDisruptionBudget) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget));
   return objects;
 }

@@ -3,8 +3,8 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { Annotations, RoleNames, SecretKeys } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
-/** superuser/replication/app are PostgreSQL roles; api guards ha-node's mutating REST endpoints. */
-export type CredentialKind = 'superuser' | 'replication' | 'app' | 'api';
+/** superuser/replication/app/pooler are PostgreSQL roles; api guards ha-node's and the pooler's mutating endpoints. */
+export type CredentialKind = 'superuser' | 'replication' | 'app' | 'api' | 'pooler';
 
 /** 32 random bytes as URL-safe text: no quoting trouble in connection strings or pgpass. */
 export function generatePassword(): string {
@@ -15,12 +15,13 @@ export function credentialUsername(ctx: BuildContext, which: CredentialKind): st
   if (which === 'superuser') return RoleNames.superuser;
   if (which === 'replication') return RoleNames.replication;
   if (which === 'api') return 'keelson';
+  if (which === 'pooler') return RoleNames.pooler;
   return ctx.cluster.spec.bootstrap.owner;
 }
 
 export function credentialSecretName(ctx: BuildContext, which: CredentialKind): string {
   const n = clusterNames(ctx);
-  return { superuser: n.superuserSecret, replication: n.replicationSecret, app: n.appSecret, api: n.apiSecret }[which];
+  return { superuser: n.superuserSecret, replication: n.replicationSecret, app: n.appSecret, api: n.apiSecret, pooler: n.poolerSecret }[which];
 }
 
 /**
@@ -45,3 +46,8 @@ function toBase64(value: string): string {
 }
 
 export const credentialKinds: readonly CredentialKind[] = ['superuser', 'replication', 'app', 'api'];
+
+/** The Secrets a cluster needs: the pooler role's only while the pooler is enabled. */
+export function credentialKindsOf(ctx: BuildContext): CredentialKind[] {
+  return ctx.cluster.spec.pooler.enabled ? [...credentialKinds, 'pooler'] : [...credentialKinds];
+}

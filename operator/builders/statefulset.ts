@@ -4,12 +4,13 @@ import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, Secret
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
+import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
 
 /** uid/gid of the keelson user in the project image (see Dockerfile). */
 export const databaseUid = 26;
 
-function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
+export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
   return { httpGet: { path, port }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
 }
 
@@ -17,13 +18,13 @@ function httpProbe(path: string, port: number, periodSeconds: number, failureThr
  * Restricted Pod Security profile for every container: no privilege escalation, no capabilities,
  * never root, and an immutable image filesystem (writes go to the data, run and tmp volumes).
  */
-const containerSecurity = { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+export const containerSecurity = { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 
-function fieldEnv(name: string, fieldPath: string): V1EnvVar {
+export function fieldEnv(name: string, fieldPath: string): V1EnvVar {
   return { name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } };
 }
 
-function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: string): V1EnvVar {
+export function secretEnv(ctx: BuildContext, name: string, which: CredentialKind, key: string): V1EnvVar {
   return { name, valueFrom: { secretKeyRef: { name: credentialSecretName(ctx, which), key } } };
 }
 
@@ -66,6 +67,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
       ...backupEnv(ctx),
+      ...databasePoolerEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -84,6 +86,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
       ...backupMounts(ctx),
+      ...databasePoolerMounts(ctx),
     ],
     securityContext: containerSecurity,
   };
@@ -136,6 +139,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
       name: VolumeNames.appCredentials,
       secret: { secretName: credentialSecretName(ctx, 'app'), items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
     },
+    ...databasePoolerVolumes(ctx),
   ];
   list.push(...backupVolumes(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {

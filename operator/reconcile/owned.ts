@@ -2,7 +2,7 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../api/types.js';
 import type { BuildContext } from '../builders/context.js';
-import { buildCredentialSecret, credentialKinds, generatePassword } from '../builders/secrets.js';
+import { buildCredentialSecret, credentialKindsOf, generatePassword } from '../builders/secrets.js';
 import { podSelector, SecretKeys, selectorString } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
@@ -11,7 +11,7 @@ import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
   await Promise.all(
-    credentialKinds.map(async (which) => {
+    credentialKindsOf(ctx).map(async (which) => {
       const secret = buildCredentialSecret(ctx, which, '');
       if (await deps.api.read(secret)) return; // never rotate: an existing Secret is left alone
       deps.recordWrite('Secret', 'create');

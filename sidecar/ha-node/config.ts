@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
 import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
+import { parsePoolerEntries } from './pooler/fleet.js';
 import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js';
 import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 import { describeProblems, validateDynamicConfig } from './ops/config-validate.js';
@@ -33,6 +34,13 @@ export const haNodeConfigSpec = {
     env: 'KEELSON_APP_PASSWORD_FILE',
     description: "file with the application owner's password (the mounted Secret); re-read every cycle, the role's password follows it",
   },
+  poolers: { schema: z.string(), env: 'KEELSON_POOLERS', default: '', description: 'comma-separated host:port of the poolers\' control APIs (a host name may resolve to several pods); paused around a switchover' },
+  poolerPasswordFile: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_POOLER_PASSWORD_FILE',
+    description: "file with the pooler role's password; set: the primary keeps the pooler's auth_query role and lookup function in place",
+  },
+  poolerPauseTimeout: numberKey({ env: 'KEELSON_POOLER_PAUSE_TIMEOUT', default: 5, schema: z.number().min(0.1).max(60), description: 'seconds a pooler PAUSE may take before the switchover is aborted' }),
   ttl: numberKey({ env: 'KEELSON_TTL', default: 30, schema: z.number().int().min(2) }),
   loopWait: numberKey({ env: 'KEELSON_LOOP_WAIT', default: 10, schema: z.number().min(0.2) }),
   retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
@@ -84,6 +92,10 @@ export interface HaNodeSettings {
   replication: { username: string; password: string };
   /** The application role and database the primary keeps in place. */
   app: AppOwnerSettings;
+  /** Pooler control API entries (host:port), checked by parsePoolerEntries. */
+  poolers: string[];
+  poolerPasswordFile?: string;
+  poolerPauseTimeoutMs: number;
   ttl: number;
   loopWait: number;
   retryTimeout: number;
@@ -140,6 +152,9 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     superuser: { username: c.superuserName, password: c.superuserPassword },
     replication: { username: c.replicationName, password: c.replicationPassword },
     app: appOwnerFrom(c.appOwner, c.database, c.appPasswordFile, [c.superuserName, c.replicationName]),
+    poolers: poolerEntriesFrom(c.poolers),
+    poolerPasswordFile: c.poolerPasswordFile,
+    poolerPauseTimeoutMs: Math.round(c.poolerPauseTimeout * 1000),
     ttl: c.ttl,
     loopWait: c.loopWait,
     retryTimeout: c.retryTimeout,
@@ -167,6 +182,14 @@ function bootstrapConfigFrom(text: string): DynamicConfig {
   const problems = validateDynamicConfig(config);
   if (problems.length > 0) throw new Error(`invalid configuration key "bootstrapConfig": ${describeProblems(problems)}`);
   return config as DynamicConfig;
+}
+
+function poolerEntriesFrom(text: string): string[] {
+  try {
+    return parsePoolerEntries(text);
+  } catch (error) {
+    throw new Error(`invalid configuration key "poolers": ${(error as Error).message}`, { cause: error });
+  }
 }
 
 function appOwnerFrom(owner: string | undefined, database: string | undefined, passwordFile: string | undefined, reserved: string[]): AppOwnerSettings {

@@ -17,6 +17,8 @@ import { PodLabeler } from './pod-labeler.js';
 import { AppOwnerKeeper } from './postgres/app-owner.js';
 import { PostgresInstance } from './postgres/instance.js';
 import { resolveRunAs } from './postgres/runner.js';
+import { PoolerRoleKeeper } from './postgres/pooler-role.js';
+import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
 import { ContainerNames } from '../../operator/naming.js';
@@ -178,6 +180,9 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
+      poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
+      poolers: new PoolerFleet({ entries: settings.poolers, authorization: authorizationHeader(credentials ?? undefined), logger: logger.child({ component: 'poolers' }) }),
+      poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
       logger: logger.child({ component: 'ha' }),
     },
     dcs,

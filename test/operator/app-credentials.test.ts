@@ -55,7 +55,7 @@ describe('application owner and pg_hba from the spec', () => {
   });
 
   it('refuses an owner named like the roles ha-node uses', () => {
-    assert.throws(() => parseDatabaseCluster(sampleRaw({ bootstrap: { owner: 'postgres' } })), /bootstrap\.owner must not be postgres or replicator/);
+    assert.throws(() => parseDatabaseCluster(sampleRaw({ bootstrap: { owner: 'postgres' } })), /bootstrap\.owner must not be postgres, replicator or keelson_pooler/);
   });
 
   it('refuses a pg_hba line PostgreSQL would reject, naming the line; hostssl needs ssl = on', () => {

@@ -73,6 +73,8 @@ export interface MemberRecord {
   /** Epoch milliseconds of the last write of this record. */
   heartbeat: number;
   pending_restart?: boolean;
+  /** The last switchover this member (as leader) refused, and why. */
+  switchover_aborted?: { at: number; reason: string };
 }
 
 export type HistoryEntry = [timeline: number, lsn: number, reason: string, timestamp: string, newLeader?: string];

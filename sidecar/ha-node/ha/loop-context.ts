@@ -3,6 +3,8 @@ import type { ClusterView, Dcs, DynamicConfig, MemberTags } from '../dcs/types.j
 import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { BackupKeeper } from '../backup/keeper.js';
+import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
+import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PrimaryAnswer } from './hang-watch.js';
 import type { ReleaseSighting } from './release.js';
@@ -32,6 +34,12 @@ export interface HaLoopOptions {
   appOwner?: AppOwnerKeeper;
   /** pgBackRest beside the loop (stanza upkeep, restore bootstrap); undefined: backups are off. */
   backup?: BackupKeeper;
+  /** Keeps the pooler's auth_query role and lookup function in place on the primary. */
+  poolerRole?: PoolerRoleKeeper;
+  /** The cluster's poolers, paused and retargeted around a planned switchover. */
+  poolers?: PoolerFleet;
+  /** Bound of each pooler's PAUSE; a longer one aborts the switchover. */
+  poolerPauseTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -67,6 +75,8 @@ export interface LoopState {
   primaryAnswer: PrimaryAnswer | undefined;
   /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
   startedAt: number;
+  /** The last switchover this member refused to carry out, published in its member record. */
+  switchoverAbort: { at: number; reason: string } | undefined;
   /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
   watchStreamingUntil: number | undefined;
 }

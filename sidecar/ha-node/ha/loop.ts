@@ -67,6 +67,7 @@ export class HaLoop {
       releaseSeen: undefined,
       hbaRefused: false,
       primaryAnswer: undefined,
+      switchoverAbort: undefined,
       startedAt: performance.now(),
       watchStreamingUntil: undefined,
     };

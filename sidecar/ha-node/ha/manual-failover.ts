@@ -1,6 +1,8 @@
 import type { ClusterView } from '../dcs/types.js';
 import { manualFailoverTiming } from '../ops/loop-decisions.js';
 import { markDemoted, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
+import { followPromotion, pausePoolers } from './pooler-handover.js';
+import { publish } from './member-record.js';
 import { releaseAfterStop } from './release.js';
 import { walPositionOf } from './snapshot.js';
 
@@ -53,6 +55,8 @@ export function handOverDueFor(ctx: LoopContext, cluster: ClusterView): boolean 
  * candidate must hold WAL up to it before promoting); the loop then follows the candidate.
  */
 export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate: string): Promise<string> {
+  const paused = await pausePoolers(ctx);
+  if (paused && !paused.ok) return abortSwitchover(ctx, paused.reason);
   const status = await ctx.pg.status().catch(() => undefined);
   markDemoted(ctx);
   await ctx.pg.stop('fast');
@@ -60,6 +64,19 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
   setFence(ctx, 0);
   await ctx.options.setRoleLabel?.('replica');
   ctx.state.handedOverAt = performance.now();
+  if (paused) await followPromotion(ctx, paused.poolers);
   void cluster;
   return `stepped down for a switchover to ${candidate}`;
+}
+
+/**
+ * A switchover that cannot go ahead safely (a pooler could not pause): the reason goes into this
+ * member's record, where the waiting API call reads it, before the failover key is removed.
+ */
+async function abortSwitchover(ctx: LoopContext, reason: string): Promise<string> {
+  ctx.state.switchoverAbort = { at: Date.now(), reason };
+  await publish(ctx);
+  await ctx.dcs.setFailover(undefined);
+  ctx.options.logger.warn({ reason }, 'switchover aborted; this member stays primary');
+  return `switchover aborted: ${reason}`;
 }

@@ -38,7 +38,7 @@ export async function publish(ctx: LoopContext): Promise<void> {
   if (state.dcsUnreachable) return;
   const status = state.snapshot.status;
   const role = status && !status.inRecovery && dcs.isLeader() ? 'primary' : 'replica';
-  const record = memberRecord(ctx.options, ctx.pg, state.snapshot, Date.now());
+  const record = { ...memberRecord(ctx.options, ctx.pg, state.snapshot, Date.now()), switchover_aborted: state.switchoverAbort };
   await dcs.touchMember(record).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not publish the member record'));
   if (status) await ctx.options.setRoleLabel?.(role);
 }

@@ -15,6 +15,11 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   // Show the new role at once: health checks and the pod label follow the writable server.
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
   await ctx.options.setRoleLabel?.('primary');
+  // Poolers follow at once, not after the -rw Service does (ADR 0801); in the background, so an
+  // unreachable pooler never delays the new primary's duties.
+  if (ctx.options.poolers?.configured) {
+    ctx.options.poolers.retargetAll(pg.settings.connectHost, pg.settings.port).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
+  }
   // pg_rewind on the old primary needs a checkpoint on the new timeline.
   await pg.query('CHECKPOINT').catch(() => undefined);
   await pg.dropInactiveSlots().catch(() => undefined);

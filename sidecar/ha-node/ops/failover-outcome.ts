@@ -6,6 +6,8 @@ export interface PendingFailover {
   /** Leader when the request was accepted (undefined for a leaderless failover). */
   previousLeader?: string;
   candidate: string;
+  /** Epoch milliseconds of the request: an abort reason older than this belongs to another one. */
+  requestedAt?: number;
 }
 
 /**
@@ -21,7 +23,11 @@ export function failoverOutcome(pending: PendingFailover, cluster: ClusterView):
     const done = pending.action === 'switchover' ? 'Switched over' : 'Failed over';
     return reply(200, `${done} to "${holder}" instead of "${pending.candidate}"`);
   }
-  if (!cluster.failover && holder && holder === pending.previousLeader) return reply(503, `${capitalized(pending.action)} failed`);
+  if (!cluster.failover && holder && holder === pending.previousLeader) {
+    const aborted = cluster.members.find((m) => m.name === holder)?.switchover_aborted;
+    const reason = aborted && aborted.at >= (pending.requestedAt ?? Infinity) ? `: ${aborted.reason}` : '';
+    return reply(503, `${capitalized(pending.action)} failed${reason}`);
+  }
   return undefined;
 }
 

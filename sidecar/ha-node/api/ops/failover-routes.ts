@@ -57,6 +57,7 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
         }
 
         const previousLeader = cluster.leader?.holder;
+        const requestedAt = Date.now();
         const record = { leader: request.leader ?? previousLeader, member: choice.candidate, scheduled_at: request.scheduledAt?.iso };
         try {
           await context.dcs.setFailover(record);
@@ -69,7 +70,7 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
         if (request.scheduledAt) return sendReply(res, { code: 202, text: 'Switchover scheduled' });
 
         const timeoutMs = options.outcomeTimeoutMs ?? outcomeTimeoutSeconds(effective.loop_wait) * 1000;
-        const pending = { action: request.action, previousLeader, candidate: choice.candidate };
+        const pending = { action: request.action, previousLeader, candidate: choice.candidate, requestedAt };
         const outcome = await waiter.waitFor((view) => failoverOutcome(pending, view), timeoutMs);
         sendReply(res, outcome ?? statusUnknown(request.action, Math.round(timeoutMs / 1000)));
       });

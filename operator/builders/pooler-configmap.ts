@@ -1,0 +1,34 @@
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { Ports } from '../../lib/ports.js';
+import { ConfigKeys, MountPaths, RoleNames, SecretKeys } from '../naming.js';
+import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+
+/**
+ * The settings file of `keelson pooler --config` (sidecar/pooler/config.ts keys). PgBouncer first
+ * points at the -rw Service; ha-node points it at a new primary directly during a switchover. No
+ * password is in here: the pooler role's comes from the mounted <cluster>-pooler Secret.
+ */
+export function poolerConfig(ctx: BuildContext): Record<string, unknown> {
+  const { pooler } = ctx.cluster.spec;
+  return {
+    targetHost: clusterNames(ctx).rwService,
+    targetPort: Ports.postgres,
+    runDir: MountPaths.poolerRun,
+    authUser: RoleNames.pooler,
+    authPasswordFile: `${MountPaths.poolerCredentials}/${SecretKeys.password}`,
+    poolMode: pooler.mode,
+    maxClientConnections: pooler.maxClientConnections,
+    defaultPoolSize: pooler.defaultPoolSize,
+    parameters: JSON.stringify(pooler.parameters),
+  };
+}
+
+export function buildPoolerConfigMap(ctx: BuildContext): V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: ownedMeta(ctx, clusterNames(ctx).poolerConfigMap, 'pooler-config'),
+    data: { [ConfigKeys.pooler]: stringify(poolerConfig(ctx), { version: '1.1' }) },
+  };
+}

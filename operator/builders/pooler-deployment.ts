@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { V1Container, V1Deployment } from '@kubernetes/client-node';
+import { PoolerPaths, Ports } from '../../lib/ports.js';
+import { commonLabels, ConfigKeys, ContainerNames, MountPaths, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
+import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
+import { poolerConfig } from './pooler-configmap.js';
+import { poolerCredentialsVolume } from './pooler-wiring.js';
+import { containerSecurity, databaseUid, fieldEnv, httpProbe, secretEnv } from './statefulset.js';
+
+/** Annotation on the pod template: a changed pooler configuration rolls the pooler pods. */
+export const poolerConfigHashAnnotation = 'keelson.io/pooler-config-hash';
+
+function poolerContainer(ctx: BuildContext): V1Container {
+  const { resources } = ctx.cluster.spec.pooler;
+  const stringify = (values: Record<string, string | number> | undefined): Record<string, string> | undefined =>
+    values ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])) : undefined;
+  return {
+    name: ContainerNames.pooler,
+    image: imageOf(ctx),
+    args: ['pooler', '--config', `${MountPaths.config}/${ConfigKeys.pooler}`],
+    // Pod address, not 0.0.0.0: on the single-machine stand-in every pod shares one host.
+    env: [
+      fieldEnv('POD_IP', 'status.podIP'),
+      { name: 'KEELSON_POOLER_LISTEN', value: `$(POD_IP):${Ports.pooler}` },
+      { name: 'KEELSON_POOLER_CONTROL_LISTEN', value: `$(POD_IP):${Ports.poolerControl}` },
+      // The control API takes the cluster's API credentials, as ha-node's endpoints do.
+      secretEnv(ctx, 'KEELSON_API_USERNAME', 'api', SecretKeys.username),
+      secretEnv(ctx, 'KEELSON_API_PASSWORD', 'api', SecretKeys.password),
+    ],
+    ports: [
+      { name: 'postgres', containerPort: Ports.pooler, protocol: 'TCP' },
+      { name: 'control', containerPort: Ports.poolerControl, protocol: 'TCP' },
+    ],
+    // Ready once PgBouncer accepts connections; alive while the control API answers.
+    readinessProbe: { tcpSocket: { port: Ports.pooler }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
+    livenessProbe: httpProbe(PoolerPaths.healthz, Ports.poolerControl, 10, 3),
+    resources: resources.requests || resources.limits ? { requests: stringify(resources.requests), limits: stringify(resources.limits) } : undefined,
+    volumeMounts: [
+      { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
+      { name: VolumeNames.poolerCredentials, mountPath: MountPaths.poolerCredentials, readOnly: true },
+      { name: VolumeNames.poolerRun, mountPath: MountPaths.poolerRun },
+    ],
+    securityContext: containerSecurity,
+  };
+}
+
+/** The PgBouncer pods: `keelson pooler` from the cluster image, spec.pooler.instances of them. */
+export function buildPoolerDeployment(ctx: BuildContext): V1Deployment {
+  const { metadata, spec } = ctx.cluster;
+  const n = clusterNames(ctx);
+  const selector = poolerSelector(metadata.name);
+  const configHash = createHash('sha256').update(JSON.stringify(poolerConfig(ctx))).digest('hex').slice(0, 16);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: ownedMeta(ctx, n.poolerDeployment, 'pooler'),
+    spec: {
+      replicas: spec.pooler.instances,
+      selector: { matchLabels: selector },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: { ...commonLabels(metadata.name, 'pooler'), ...selector }, annotations: { [poolerConfigHashAnnotation]: configHash } },
+        spec: {
+          serviceAccountName: n.serviceAccount,
+          automountServiceAccountToken: false,
+          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [poolerContainer(ctx)],
+          volumes: [
+            { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },
+            poolerCredentialsVolume(ctx),
+            { name: VolumeNames.poolerRun, emptyDir: {} },
+          ],
+          tolerations: spec.scheduling.tolerations,
+          nodeSelector: spec.scheduling.nodeSelector,
+        },
+      },
+    },
+  };
+}

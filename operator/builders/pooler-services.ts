@@ -1,0 +1,37 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { Ports } from '../../lib/ports.js';
+import { poolerSelector } from '../naming.js';
+import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+
+export type PoolerServiceKind = 'rw' | 'control';
+
+export const poolerServiceKinds: readonly PoolerServiceKind[] = ['rw', 'control'];
+
+/**
+ * rw: what applications connect to (PgBouncer on the PostgreSQL port). control: headless, every
+ * pooler pod's address even before it is ready, for ha-node to pause and retarget them all.
+ */
+export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind): V1Service {
+  const n = clusterNames(ctx);
+  const selector = poolerSelector(ctx.cluster.metadata.name);
+  if (which === 'rw') {
+    return {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: ownedMeta(ctx, n.poolerRwService, 'pooler-service-rw'),
+      spec: { type: 'ClusterIP', selector, ports: [{ name: 'postgres', port: Ports.postgres, targetPort: Ports.pooler, protocol: 'TCP' }] },
+    };
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: ownedMeta(ctx, n.poolerControlService, 'pooler-service-control'),
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector,
+      ports: [{ name: 'control', port: Ports.poolerControl, targetPort: Ports.poolerControl, protocol: 'TCP' }],
+    },
+  };
+}

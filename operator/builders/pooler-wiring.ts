@@ -1,0 +1,34 @@
+import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { Ports } from '../../lib/ports.js';
+import { MountPaths, SecretKeys, VolumeNames } from '../naming.js';
+import { clusterNames, type BuildContext } from './context.js';
+
+/**
+ * What the database pods need when the pooler is enabled: where ha-node finds the poolers (the
+ * headless control Service resolves to every pooler pod) and the pooler role's password, from
+ * which the primary keeps the auth_query role. Nothing when it is disabled.
+ */
+export function databasePoolerEnv(ctx: BuildContext): V1EnvVar[] {
+  if (!ctx.cluster.spec.pooler.enabled) return [];
+  return [
+    { name: 'KEELSON_POOLERS', value: `${clusterNames(ctx).poolerControlService}:${Ports.poolerControl}` },
+    { name: 'KEELSON_POOLER_PASSWORD_FILE', value: `${MountPaths.poolerCredentials}/${SecretKeys.password}` },
+  ];
+}
+
+export function databasePoolerMounts(ctx: BuildContext): V1VolumeMount[] {
+  if (!ctx.cluster.spec.pooler.enabled) return [];
+  return [{ name: VolumeNames.poolerCredentials, mountPath: MountPaths.poolerCredentials, readOnly: true }];
+}
+
+/** The <cluster>-pooler Secret's password alone, readable by the pod's group (fsGroup). */
+export function poolerCredentialsVolume(ctx: BuildContext): V1Volume {
+  return {
+    name: VolumeNames.poolerCredentials,
+    secret: { secretName: clusterNames(ctx).poolerSecret, items: [{ key: SecretKeys.password, path: SecretKeys.password }], defaultMode: 0o440 },
+  };
+}
+
+export function databasePoolerVolumes(ctx: BuildContext): V1Volume[] {
+  return ctx.cluster.spec.pooler.enabled ? [poolerCredentialsVolume(ctx)] : [];
+}

@@ -1,0 +1,106 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { parseGuardedJson } from '../../lib/json-guard.js';
+import { PoolerPaths } from '../../lib/ports.js';
+import { checkAuthorization, type ApiCredentials } from '../ha-node/ops/auth.js';
+
+/**
+ * The HTTP face of `keelson pooler`, for ha-node: pause (bounded), retarget, resume, state. Every
+ * mutating call needs the cluster's API credentials; bodies are small, bounded and type-checked.
+ */
+export interface PoolerControl {
+  state(): Promise<{ paused: boolean; target: { host: string; port: number } }>;
+  pause(timeoutMs: number, holdMs: number): Promise<{ ok: true; waitedMs: number; pauseId: number } | { ok: false; reason: string }>;
+  /** Ends the pause; with a pauseId only that pause (a late RESUME must not end a newer one). */
+  resume(pauseId?: number): Promise<{ ok: true } | { ok: false; reason: string }>;
+  retarget(host: string, port: number): Promise<void>;
+}
+
+const maxBodyBytes = 4096;
+
+export const pauseBody = z.strictObject({
+  timeoutMs: z.number().int().min(1).max(60_000),
+  /** The pooler resumes on its own after this long, so a lost controller cannot leave it paused. */
+  holdMs: z.number().int().min(1).max(600_000),
+});
+
+export const resumeBody = z.strictObject({
+  pauseId: z.number().int().min(1).optional(),
+});
+
+export const targetBody = z.strictObject({
+  host: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:_-]+$/, 'host name or address'),
+  port: z.number().int().min(1).max(65535),
+});
+
+type Reply = { code: number; body: unknown };
+
+function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; reply: Reply }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBodyBytes && !done) {
+        done = true;
+        resolve({ ok: false, reply: { code: 413, body: { error: `body larger than ${maxBodyBytes} bytes` } } });
+      }
+      if (!done) chunks.push(chunk);
+    });
+    req.on('error', () => !done && resolve({ ok: false, reply: { code: 400, body: { error: 'could not read the body' } } }));
+    req.on('end', () => {
+      if (done) return;
+      const text = Buffer.concat(chunks).toString('utf8').trim();
+      if (text === '') return resolve({ ok: true, value: {} });
+      const parsed = parseGuardedJson(text);
+      resolve(parsed.ok ? parsed : { ok: false, reply: { code: 400, body: { error: parsed.problem } } });
+    });
+  });
+}
+
+function problemOf(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+}
+
+async function route(control: PoolerControl, credentials: ApiCredentials | undefined, req: IncomingMessage): Promise<Reply> {
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method === 'GET' && path === PoolerPaths.healthz) return { code: 200, body: { ok: true } };
+  const verdict = checkAuthorization(req.headers.authorization, credentials);
+  if (verdict !== 'ok') return { code: 401, body: { error: 'authentication required' } };
+  if (req.method === 'GET' && path === PoolerPaths.state) return { code: 200, body: await control.state() };
+  if (req.method !== 'POST') return { code: 404, body: { error: 'not found' } };
+  const body = await readBody(req);
+  if (!body.ok) return body.reply;
+  if (path === PoolerPaths.pause) {
+    const parsed = pauseBody.safeParse(body.value);
+    if (!parsed.success) return { code: 400, body: { error: problemOf(parsed.error) } };
+    const result = await control.pause(parsed.data.timeoutMs, parsed.data.holdMs);
+    return result.ok ? { code: 200, body: result } : { code: 409, body: { error: result.reason } };
+  }
+  if (path === PoolerPaths.resume) {
+    const parsed = resumeBody.safeParse(body.value);
+    if (!parsed.success) return { code: 400, body: { error: problemOf(parsed.error) } };
+    const result = await control.resume(parsed.data.pauseId);
+    return result.ok ? { code: 200, body: result } : { code: 409, body: { error: result.reason } };
+  }
+  if (path === PoolerPaths.target) {
+    const parsed = targetBody.safeParse(body.value);
+    if (!parsed.success) return { code: 400, body: { error: problemOf(parsed.error) } };
+    await control.retarget(parsed.data.host, parsed.data.port);
+    return { code: 200, body: { ok: true } };
+  }
+  return { code: 404, body: { error: 'not found' } };
+}
+
+export function createControlServer(control: PoolerControl, credentials: ApiCredentials | undefined): Server {
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    route(control, credentials, req)
+      .catch((error: Error) => ({ code: 500, body: { error: error.message } }))
+      .then((reply) => {
+        res.writeHead(reply.code, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(reply.body));
+      })
+      .catch(() => undefined);
+  });
+}

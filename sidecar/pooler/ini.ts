@@ -1,0 +1,92 @@
+/**
+ * pgbouncer.ini as text, from the pooler settings and the current PostgreSQL target. Pure: the
+ * program writes it and RELOADs when the target moves. Client passwords never appear here:
+ * PgBouncer looks them up with auth_query through the pooler role (its password is the only one
+ * in the auth file, beside the per-process admin password).
+ */
+export type PoolMode = 'transaction' | 'session';
+
+export interface PgbouncerTarget {
+  host: string;
+  port: number;
+}
+
+export interface PgbouncerIniSettings {
+  listenAddr: string;
+  listenPort: number;
+  /** Holds the unix socket, the auth file and the pid file. */
+  runDir: string;
+  authFile: string;
+  authUser: string;
+  adminUser: string;
+  poolMode: PoolMode;
+  maxClientConnections: number;
+  defaultPoolSize: number;
+  /** Extra [pgbouncer] settings (names checked against allowedPgbouncerParameters by the API). */
+  parameters: Record<string, string>;
+}
+
+/** The lookup function ha-node creates in every database (SECURITY DEFINER, see pooler-role.ts). */
+export const authQuery = 'SELECT usename, passwd FROM keelson_pooler.user_lookup($1)';
+
+/** Settings a user may set through spec.pooler.parameters; the rest belong to the operator. */
+export const allowedPgbouncerParameters: readonly string[] = [
+  'server_idle_timeout',
+  'server_lifetime',
+  'server_connect_timeout',
+  'server_login_retry',
+  'query_timeout',
+  'query_wait_timeout',
+  'client_idle_timeout',
+  'client_login_timeout',
+  'idle_transaction_timeout',
+  'reserve_pool_size',
+  'reserve_pool_timeout',
+  'min_pool_size',
+  'max_db_connections',
+  'max_user_connections',
+  'log_connections',
+  'log_disconnections',
+  'log_pooler_errors',
+  'stats_period',
+  'tcp_keepalive',
+  'ignore_startup_parameters',
+  'max_prepared_statements',
+];
+
+/** server_login_retry default: a low value so a pooler follows a failover quickly (PgBouncer's own is 15 s). */
+const defaultServerLoginRetry = '1';
+
+function line(key: string, value: string | number): string {
+  const text = String(value);
+  if (/[\r\n]/.test(text)) throw new Error(`pgbouncer setting ${key} must be a single line`);
+  return `${key} = ${text}`;
+}
+
+export function renderPgbouncerIni(settings: PgbouncerIniSettings, target: PgbouncerTarget): string {
+  const target_ = `host=${target.host} port=${target.port} auth_user=${settings.authUser}`;
+  const base: Record<string, string | number> = {
+    listen_addr: settings.listenAddr,
+    listen_port: settings.listenPort,
+    unix_socket_dir: settings.runDir,
+    pidfile: '',
+    auth_type: 'scram-sha-256',
+    auth_file: settings.authFile,
+    auth_user: settings.authUser,
+    auth_query: authQuery,
+    admin_users: settings.adminUser,
+    pool_mode: settings.poolMode,
+    max_client_conn: settings.maxClientConnections,
+    default_pool_size: settings.defaultPoolSize,
+    server_login_retry: defaultServerLoginRetry,
+    ignore_startup_parameters: 'extra_float_digits',
+  };
+  for (const [key, value] of Object.entries(settings.parameters)) base[key] = value;
+  return ['[databases]', line('*', target_), '', '[pgbouncer]', ...Object.entries(base).filter(([, v]) => v !== '').map(([k, v]) => line(k, v)), ''].join('\n');
+}
+
+/** One auth file line: "user" "secret" with double quotes doubled, as PgBouncer reads it. */
+export function authFileLine(user: string, secret: string): string {
+  const quote = (value: string): string => `"${value.replace(/"/g, '""')}"`;
+  return `${quote(user)} ${quote(secret)}`;
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { V1Deployment, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { PoolerPaths, Ports } from '../../lib/ports.js';
+import { desiredObjects } from '../../operator/builders/index.js';
+import { buildPoolerConfigMap } from '../../operator/builders/pooler-configmap.js';
+import { buildPoolerDeployment, poolerConfigHashAnnotation } from '../../operator/builders/pooler-deployment.js';
+import { buildCredentialSecret, credentialKindsOf } from '../../operator/builders/secrets.js';
+import { buildStatefulSet } from '../../operator/builders/statefulset.js';
+import { modernCapabilities } from '../../operator/capabilities.js';
+import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/naming.js';
+import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
+import { sampleCluster, sampleContext } from './fixtures.js';
+
+const enabled = { pooler: { enabled: true } };
+
+describe('pooler builders', () => {
+  it('build nothing for the pooler while it is disabled', () => {
+    const ctx = sampleContext();
+    const names = desiredObjects(ctx, modernCapabilities).map((o) => o.metadata?.name ?? '');
+    assert.ok(!names.some((n) => n.includes('pooler')), names.join(','));
+    assert.ok(!credentialKindsOf(ctx).includes('pooler'));
+    const env = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!.env!.map((e) => e.name);
+    assert.ok(!env.includes('KEELSON_POOLERS'));
+  });
+
+  it('build a ConfigMap, the rw and control Services, a Deployment and a PDB when enabled', () => {
+    const ctx = sampleContext(enabled);
+    const objects = desiredObjects(ctx, modernCapabilities);
+    const pooler = objects.filter((o) => o.metadata?.name?.includes('pooler')).map((o) => `${o.kind}/${o.metadata?.name}`);
+    assert.deepEqual(pooler, ['ConfigMap/demo-pooler-config', 'Service/demo-pooler-rw', 'Service/demo-pooler-control', 'Deployment/demo-pooler', 'PodDisruptionBudget/demo-pooler']);
+    const deployment = objects.find((o) => o.kind === 'Deployment') as V1Deployment;
+    assert.equal(deployment.spec!.replicas, 2, 'two instances by default');
+    const container = deployment.spec!.template.spec!.containers[0]!;
+    assert.equal(container.name, ContainerNames.pooler);
+    assert.equal(container.image, 'ghcr.io/keelson/keelson:9.9.9', 'the cluster image');
+    assert.deepEqual(container.args, ['pooler', '--config', `/etc/keelson/${ConfigKeys.pooler}`]);
+    assert.deepEqual(container.ports!.map((p) => p.containerPort), [Ports.pooler, Ports.poolerControl]);
+    assert.equal(container.livenessProbe!.httpGet!.path, PoolerPaths.healthz);
+    assert.ok(container.env!.some((e) => e.name === 'KEELSON_API_PASSWORD' && e.valueFrom?.secretKeyRef?.name === 'demo-api'));
+    const selector = deployment.spec!.selector.matchLabels;
+    assert.deepEqual(selector, poolerSelector('demo'));
+    for (const label of Object.entries(selector!)) assert.equal(deployment.spec!.template.metadata!.labels![label[0]], label[1]);
+    const rw = objects.find((o) => o.metadata?.name === 'demo-pooler-rw') as V1Service;
+    assert.deepEqual(rw.spec!.selector, selector);
+    assert.deepEqual(rw.spec!.ports!.map((p) => [p.port, p.targetPort]), [[Ports.postgres, Ports.pooler]]);
+    const control = objects.find((o) => o.metadata?.name === 'demo-pooler-control') as V1Service;
+    assert.equal(control.spec!.clusterIP, 'None');
+    assert.equal(control.spec!.publishNotReadyAddresses, true, 'a pooler that is not ready yet is still paused');
+    const pdb = objects.find((o) => o.metadata?.name === 'demo-pooler') as V1PodDisruptionBudget;
+    assert.deepEqual(pdb.spec!.selector!.matchLabels, selector);
+  });
+
+  it('tell the database pods where the poolers are and give them the pooler role password', () => {
+    const ctx = sampleContext(enabled);
+    const postgres = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!;
+    const env = Object.fromEntries(postgres.env!.filter((e) => e.value).map((e) => [e.name, e.value]));
+    assert.equal(env.KEELSON_POOLERS, `demo-pooler-control:${Ports.poolerControl}`);
+    assert.equal(env.KEELSON_POOLER_PASSWORD_FILE, '/etc/keelson-pooler/password');
+    assert.ok(postgres.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'));
+    assert.ok(credentialKindsOf(ctx).includes('pooler'));
+    const secret = buildCredentialSecret(ctx, 'pooler', 'pw');
+    assert.equal(secret.metadata!.name, 'demo-pooler');
+    assert.equal(Buffer.from(secret.data!.username!, 'base64').toString(), 'keelson_pooler');
+  });
+
+  it('write a pooler.yaml that `keelson pooler` loads as given', () => {
+    const ctx = sampleContext({ pooler: { enabled: true, mode: 'session', maxClientConnections: 300, defaultPoolSize: 7, parameters: { server_idle_timeout: '30' } } });
+    const dir = mkdtempSync(join(tmpdir(), 'pooler-config-'));
+    try {
+      const file = join(dir, 'pooler.yaml');
+      writeFileSync(file, buildPoolerConfigMap(ctx).data![ConfigKeys.pooler]!);
+      const settings = loadPoolerSettings({ file, env: {} });
+      assert.deepEqual(settings.target, { host: 'demo-rw', port: Ports.postgres });
+      assert.equal(settings.poolMode, 'session');
+      assert.equal(settings.maxClientConnections, 300);
+      assert.equal(settings.defaultPoolSize, 7);
+      assert.deepEqual(settings.parameters, { server_idle_timeout: '30' });
+      assert.equal(settings.authUser, 'keelson_pooler');
+      const keys = Object.keys(parse(buildPoolerConfigMap(ctx).data![ConfigKeys.pooler]!) as Record<string, unknown>);
+      assert.deepEqual(keys.filter((k) => /password/i.test(k)), ['authPasswordFile'], 'only the path of the password, never a password');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('roll the pooler pods when their configuration changes', () => {
+    const hash = (spec: Record<string, unknown>) => buildPoolerDeployment(sampleContext(spec)).spec!.template.metadata!.annotations![poolerConfigHashAnnotation];
+    assert.notEqual(hash({ pooler: { enabled: true, defaultPoolSize: 5 } }), hash({ pooler: { enabled: true, defaultPoolSize: 6 } }));
+    assert.equal(hash({ pooler: { enabled: true, instances: 3 } }), hash({ pooler: { enabled: true, instances: 4 } }), 'scaling is no configuration change');
+  });
+
+  it('refuse a bad pooler spec with a message naming the field', () => {
+    assert.throws(() => sampleCluster({ pooler: { enabled: true, mode: 'statement' } }), /pooler\.mode/);
+    assert.throws(() => sampleCluster({ pooler: { enabled: true, instances: 0 } }), /pooler\.instances.*at least 1/);
+    assert.throws(() => sampleCluster({ pooler: { enabled: true, parameters: { listen_addr: '0.0.0.0' } } }), /pooler\.parameters\.listen_addr.*listen_addr/);
+    assert.throws(() => sampleCluster({ pooler: { enabled: true, parameters: { no_such_setting: '1' } } }), /no_such_setting/);
+    assert.equal(sampleCluster({ pooler: { enabled: false, instances: 0 } }).spec.pooler.instances, 0, 'a disabled pooler may have no instances');
+  });
+
+  it('refuse an unknown PgBouncer setting in the pooler program as well', () => {
+    assert.throws(() => loadPoolerSettings({ env: { KEELSON_POOLER_TARGET_HOST: 'x', KEELSON_POOLER_PARAMETERS: '{"auth_type":"trust"}' } }), /unknown or reserved PgBouncer setting "auth_type"/);
+  });
+});

@@ -322,6 +322,17 @@ const table: FieldCase[] = [
   { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.backup', steps: [{ patch: recoveryOf({ backup: '20260101-000000F' }), refused: recoveryFixed }] },
+  // The pooler's own tests (test/operator/pooler-builders, test/sidecar/pooler) run it with real
+  // PgBouncer; here each field's checks at apply time. Enabling it on this stand-in is not part of
+  // the table: the database pods' rollout that follows does not complete here yet.
+  { field: 'pooler.enabled', steps: [{ patch: { pooler: { enabled: true, instances: 0 } }, refused: /pooler\.instances must be at least 1/ }] },
+  { field: 'pooler.instances', steps: [{ patch: { pooler: { instances: 33 } }, refused: /pooler\.instances/ }] },
+  { field: 'pooler.mode', steps: [{ patch: { pooler: { mode: 'statement' } }, refused: /pooler\.mode/ }] },
+  { field: 'pooler.maxClientConnections', steps: [{ patch: { pooler: { maxClientConnections: 0 } }, refused: /pooler\.maxClientConnections/ }] },
+  { field: 'pooler.defaultPoolSize', steps: [{ patch: { pooler: { defaultPoolSize: 0 } }, refused: /pooler\.defaultPoolSize/ }] },
+  { field: 'pooler.parameters', steps: [{ patch: { pooler: { parameters: { listen_port: '7000' } } }, refused: /pooler\.parameters/ }] },
+  { field: 'pooler.resources.requests', steps: [{ patch: { pooler: { resources: { requests: { cpu: 'lots' } } } }, refused: /pooler\.resources\.requests/ }] },
+  { field: 'pooler.resources.limits', steps: [{ patch: { pooler: { resources: { limits: { memory: '-1Gi' } } } }, refused: /pooler\.resources\.limits/ }] },
 ];
 
 describe('every DatabaseCluster.spec field has a test entry and a row in docs/operator.md', () => {

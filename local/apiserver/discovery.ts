@@ -2,6 +2,9 @@
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from './resources.js';
 
 const allVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+/** Namespaces have no deletecollection on a real server. */
+const verbsOf = (type: { createOnly?: boolean; group: string; plural: string }): string[] =>
+  type.createOnly ? ['create'] : type.group === '' && type.plural === 'namespaces' ? allVerbs.filter((v) => v !== 'deletecollection') : allVerbs;
 
 export const serverVersion = {
   major: '1',
@@ -22,7 +25,7 @@ function resourceEntries(type: ResourceType): Array<Record<string, unknown>> {
       singularName: type.singular,
       namespaced: type.namespaced,
       kind: type.kind,
-      verbs: type.createOnly ? ['create'] : allVerbs,
+      verbs: verbsOf(type),
       ...(type.shortNames?.length ? { shortNames: type.shortNames } : {}),
       ...(type.categories?.length ? { categories: type.categories } : {}),
       storageVersionHash: Buffer.from(`${type.group}/${type.plural}`).toString('base64').slice(0, 12),
@@ -122,7 +125,7 @@ function aggregatedResource(type: ResourceType): Record<string, unknown> {
     responseKind: { group: type.group, version: type.version, kind: type.kind },
     scope: type.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: type.singular,
-    verbs: type.createOnly ? ['create'] : allVerbs,
+    verbs: verbsOf(type),
     ...(type.shortNames?.length ? { shortNames: type.shortNames } : {}),
     ...(type.categories?.length ? { categories: type.categories } : {}),
     ...(subresources.length ? { subresources } : {}),

@@ -91,6 +91,8 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       return sendJson(res, 201, created);
     }
     if (method === 'DELETE') {
+      // Namespaces have no deletecollection verb on a real server (a stray DELETE would end them all).
+      if (type.group === '' && type.plural === 'namespaces') throw methodNotSupported(type.plural, type.group, method);
       // Every option is decoded and validated (and the selectors parsed) before the first delete.
       const params = listParams(query);
       if (params.continue) decodeContinue(params.continue);

@@ -91,9 +91,15 @@ export async function startApiServerTarget(): Promise<FuzzTarget> {
       // A watch streams until its timeout: not a request/answer exchange.
       avoid: (fuzz) => /watch/i.test(fuzz.target),
     };
+    // What a refused request must not change: the objects the fuzzer can reach, with what they
+    // hold (not the server-wide revision, which background work of earlier requests may move).
+    const collections = [`${ns}/configmaps`, `${ns}/secrets`, `${ns}/pods`, `${ns}/services`, leases, '/api/v1/namespaces', '/apis/apps/v1/namespaces/default/statefulsets'];
     const revision = async (): Promise<string> => {
-      const list = await request('GET', `${ns}/configmaps?limit=1`);
-      return String((list.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
+      const lists = await Promise.all(collections.map((path) => request('GET', path)));
+      return JSON.stringify(lists.map((list) => ((list.body.items as Array<Record<string, unknown>> | undefined) ?? []).map((item) => {
+        const { metadata, status: _status, ...content } = item as { metadata: Record<string, unknown>; status?: unknown };
+        return [metadata.name, metadata.labels, metadata.annotations, metadata.finalizers, metadata.deletionTimestamp, content];
+      })));
     };
     return {
       name: 'apiserver stand-in',

@@ -33,6 +33,9 @@ export interface HaNodeCredentials {
   password: string;
 }
 
+/** How long the operator waits for a switchover's answer before it counts the call as failed. */
+const switchoverTimeoutMs = 60_000;
+
 export class HaNodeClient {
   constructor(
     private readonly timeoutMs = 3_000,
@@ -53,7 +56,7 @@ export class HaNodeClient {
     return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}${path}`;
   }
 
-  private async call(host: string, method: string, path: string, body?: unknown): Promise<HaNodeResult> {
+  private async call(host: string, method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HaNodeResult> {
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     const credentials = this.credentials.get(host);
     if (credentials) headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
@@ -61,7 +64,7 @@ export class HaNodeClient {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     return { status: response.status, body: await response.text() };
   }
@@ -90,8 +93,9 @@ export class HaNodeClient {
     return this.call(host, 'PATCH', HaNodePaths.config, patch);
   }
 
+  /** POST /switchover answers once the candidate leads (as Patroni's does): seconds, not milliseconds. */
   async switchover(host: string, leader: string, candidate: string): Promise<HaNodeResult> {
-    return this.call(host, 'POST', HaNodePaths.switchover, { leader, candidate });
+    return this.call(host, 'POST', HaNodePaths.switchover, { leader, candidate }, switchoverTimeoutMs);
   }
 
   /** pgBackRest status and backups of a member (GET /backup). */

@@ -17,8 +17,8 @@ export const heapGrowingPercent = 30;
  *   live heap (~15 MB) before the first mark-compact, so RSS climbs for thousands of scrapes.
  *   A full GC of a 15 MB heap takes a few milliseconds, once every thousand-odd scrapes.
  *
- * - TurboFan, V8's optimising compiler, is off (`--no-opt`; the interpreter and the baseline
- *   compiler remain). Its optimised code and compilation zones are 6–8 MB of resident memory,
+ * - TurboFan and Maglev, V8's optimising compilers, are off (`--no-opt --no-maglev`; the
+ *   interpreter and the baseline compiler remain). Its optimised code and compilation zones are 6–8 MB of resident memory,
  *   and a scrape waits on PostgreSQL, not on JavaScript: the benchmark shows the same scrape
  *   times, cached and uncached, with and without it.
  *
@@ -26,10 +26,12 @@ export const heapGrowingPercent = 30;
  * none of the flags is touched.
  */
 export function keepHeapSmall(nodeOptions = process.env.NODE_OPTIONS ?? '', execArgv = process.execArgv): boolean {
-  const chosen = [nodeOptions, ...execArgv].some((arg) => /semi[-_]space|old[-_]space|heap[-_]growing|--(no[-_])?opt\b|max[-_]opt/.test(arg));
+  const chosen = [nodeOptions, ...execArgv].some((arg) => /semi[-_]space|old[-_]space|heap[-_]growing|--(no[-_])?(opt|maglev|turbofan)\b|max[-_]opt/.test(arg));
   if (chosen) return false;
   v8.setFlagsFromString('--semi-space-growth-factor=1');
   v8.setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
   v8.setFlagsFromString('--no-opt');
+  // Newer V8 (Node 22+) also optimises hot code with Maglev, a second optimising tier.
+  v8.setFlagsFromString('--no-maglev');
   return true;
 }

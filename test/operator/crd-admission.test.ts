@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
-import { apiVersion, kind } from '../../operator/api/types.js';
 import { startTestApiServer, type TestApiServer } from '../support/kube.js';
-import { applyCrds, kubectl } from './support.js';
+import { applyCluster, applyCrds, kubectl } from './support.js';
 
 const ns = 'admission';
 
@@ -30,16 +28,7 @@ describe('DatabaseCluster admission through kubectl apply (generated CRD on the 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** kubectl apply of one cluster: its stdout, or the refusal kubectl printed. */
-  async function apply(name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
-    const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec }));
-    try {
-      return { ok: true, output: await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file) };
-    } catch (err) {
-      return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
-    }
-  }
+  const apply = (name: string, spec: Record<string, unknown>) => applyCluster(server.kubeconfigPath, dir, ns, name, spec);
 
   async function assertRefused(name: string, spec: Record<string, unknown>, message: RegExp): Promise<void> {
     const result = await apply(name, spec);

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { apiVersion, kind } from '../../operator/api/types.js';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
@@ -14,6 +15,17 @@ const run = promisify(execFile);
 export async function kubectl(kubeconfig: string, cacheDir: string, ...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { timeout: 30_000 });
   return stdout;
+}
+
+/** kubectl apply of one DatabaseCluster: its stdout, or the refusal kubectl printed. */
+export async function applyCluster(kubeconfig: string, dir: string, namespace: string, name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
+  const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace }, spec }));
+  try {
+    return { ok: true, output: await kubectl(kubeconfig, dir, 'apply', '-f', file) };
+  } catch (err) {
+    return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
+  }
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the budget runs out. */

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
-import { apiVersion, kind } from '../../../operator/api/types.js';
 import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
-import { applyCrds, kubectl } from '../support.js';
+import { applyCluster, applyCrds, kubectl } from '../support.js';
 
 const ns = 'backups';
 const s3 = { bucket: 'backups', endpoint: 'minio.example', credentialsSecret: { name: 's3-creds' } };
@@ -28,15 +26,7 @@ describe('DatabaseCluster backup admission through kubectl apply (generated CRD 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function apply(name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
-    const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec }));
-    try {
-      return { ok: true, output: await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file) };
-    } catch (err) {
-      return { ok: false, output: String((err as { stderr?: string }).stderr ?? err) };
-    }
-  }
+  const apply = (name: string, spec: Record<string, unknown>) => applyCluster(server.kubeconfigPath, dir, ns, name, spec);
 
   it('refuses a bad cron schedule at apply time, naming the field', async () => {
     for (const [field, value] of [['full', '0 25 * * *'], ['incremental', '@hourly'], ['differential', '* * * *']] as const) {

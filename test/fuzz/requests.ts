@@ -165,6 +165,13 @@ export function drawRequest(rng: Random, profile: FuzzProfile): FuzzRequest {
 }
 
 /** One line describing a request, enough to recognise it (the seed and index replay it exactly). */
+/** The path a server routes a request target to: the absolute form (`http://host/path`) carries it after the authority. */
+export function pathOf(target: string): string {
+  const withoutQuery = target.split('?')[0];
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)?$/i.exec(withoutQuery);
+  return absolute ? (absolute[1] ?? '/') : withoutQuery;
+}
+
 export function describeRequest(request: FuzzRequest): string {
   const body = request.body.length > 160 ? `${request.body.subarray(0, 160).toString('utf8')}… (${request.body.length} bytes)` : request.body.toString('utf8');
   const target = request.target.length > 160 ? `${request.target.slice(0, 160)}… (${request.target.length} chars)` : request.target;

@@ -7,7 +7,7 @@ import { freePort } from '../../support/ports.js';
 import { startPostgres } from '../../support/postgres.js';
 import type { FuzzTarget } from '../campaign.js';
 import type { RawAnswer } from '../raw-http.js';
-import type { FuzzProfile } from '../requests.js';
+import { pathOf, type FuzzProfile } from '../requests.js';
 import { basicAuth, forgedJwts, spawnKeelson, waitForHttp } from './process.js';
 
 /**
@@ -19,7 +19,6 @@ const password = 'fuzz-exporter-pass-52';
 const wrongPassword = 'fuzz-wrong-pass-39';
 
 const healthPaths = ['/up', '/health', '/primary', '/leader', '/master', '/read-write', '/rw', '/replica', '/standby', '/read-only', '/ro', '/slave', '/read'];
-const pathOf = (target: string): string => target.split('?')[0];
 
 export async function startExporterTarget(): Promise<FuzzTarget> {
   const pg = await startPostgres();

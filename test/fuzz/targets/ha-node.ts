@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { startCluster } from '../../sidecar/ha-node/harness.js';
 import type { FuzzTarget } from '../campaign.js';
 import type { RawAnswer } from '../raw-http.js';
-import type { FuzzProfile, KnownCase } from '../requests.js';
+import { pathOf, type FuzzProfile, type KnownCase } from '../requests.js';
 import { basicAuth, forgedJwts } from './process.js';
 
 /**
@@ -15,7 +15,6 @@ const apiPassword = 'fuzz-ha-api-pass-64';
 const wrongPassword = 'fuzz-wrong-pass-39';
 
 const healthPaths = ['/', '/primary', '/read-write', '/standby-leader', '/standby_leader', '/leader', '/replica', '/read-only', '/synchronous', '/sync', '/read-only-sync', '/quorum', '/read-only-quorum', '/asynchronous', '/async', '/health', '/liveness', '/readiness'];
-const pathOf = (target: string): string => target.split('?')[0];
 const refused4xx = (answer: RawAnswer): boolean => typeof answer.status === 'number' && answer.status >= 400 && answer.status < 500;
 
 function knownCases(): KnownCase[] {

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: sets the exporter's V8 flags before anything else compiles.
+import '../lib/cli/exporter-early-flags.js';
 import { Command } from 'commander';
 import { withUsageExitCodes } from '../lib/cli/exit.js';
 import { packageVersion } from '../lib/cli/version.js';

@@ -34,8 +34,8 @@ export function createExporterCommand(): Command {
     .option('-E, --explain', 'connect, plan, print the explain text and exit')
     .action(async (opts: Record<string, unknown>) => {
       try {
-        // First, before the implementation and the collector config are loaded: V8 applies heap
-        // sizing flags from its next full GC on, and the first one comes during start-up.
+        // The entry point has set these before anything loaded (lib/cli/exporter-early-flags.ts);
+        // again here for a program built in-process, before the implementation loads.
         const { keepHeapSmall } = await import('./memory.js');
         keepHeapSmall();
         const { resolveExporterOptions } = await import('./options.js');

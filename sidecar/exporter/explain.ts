@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { yaml } from '../../lib/yaml.js';
 import type { Collector } from './config/types.js';
 import type { CollectorRuntime } from './runtime.js';
 
@@ -40,7 +40,7 @@ export function collectorYaml(c: Collector): string {
       },
     })),
   };
-  return stringify({ [c.branch]: body }, { lineWidth: 0 });
+  return yaml().stringify({ [c.branch]: body }, { lineWidth: 0 });
 }
 
 /** One /explain block: synopsis, description, options, metrics, then the YAML. */

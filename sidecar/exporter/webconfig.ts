@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import bcrypt from 'bcryptjs';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../../lib/yaml.js';
 
 /**
  * The Prometheus exporter-toolkit web configuration (--web.config.file): TLS certificate and key,
@@ -42,7 +41,7 @@ export function loadWebConfig(file: string): WebConfig {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = yaml().parse(text);
   } catch (error) {
     throw new WebConfigError(file, '(file)', `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
@@ -109,6 +108,9 @@ export function parseWebConfig(doc: unknown, file: string): WebConfig {
   return { tls, users, headers, warnings };
 }
 
+/** bcrypt, loaded with the first credentials to check (an exporter without users never needs it). */
+const bcryptjs = async () => (await import('bcryptjs')).default;
+
 /**
  * Checks basic-auth credentials against the bcrypt hashes. bcrypt is slow on purpose, so successful
  * checks are remembered by a hash of user and password (as exporter-toolkit does) to keep scrapes cheap.
@@ -134,11 +136,11 @@ export class BasicAuthChecker {
     if (hash === undefined) {
       // Spend comparable time for unknown users so their existence does not leak through timing.
       const decoy = this.users.values().next().value;
-      if (decoy) await bcrypt.compare(password, decoy).catch(() => false);
+      if (decoy) await (await bcryptjs()).compare(password, decoy).catch(() => false);
       return false;
     }
     if (this.verified.has(key)) return true;
-    const ok = await bcrypt.compare(password, hash);
+    const ok = await (await bcryptjs()).compare(password, hash);
     if (ok) {
       if (this.verified.size > 1000) this.verified.clear();
       this.verified.add(key);

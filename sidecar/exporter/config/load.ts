@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../../../lib/yaml.js';
 import { CollectorConfigError, validateCollector } from './validate.js';
 import type { Collector, CollectorSet } from './types.js';
 
@@ -23,7 +23,7 @@ export function parseCollectorSources(sources: CollectorSource[], origin: string
   sources.forEach((source, index) => {
     let doc: unknown;
     try {
-      doc = parseYaml(source.text, { prettyErrors: true });
+      doc = yaml().parse(source.text, { prettyErrors: true });
     } catch (error) {
       throw new CollectorConfigError(source.file, undefined, undefined, `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
     }

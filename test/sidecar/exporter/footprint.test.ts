@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Loads the given modules in a fresh Node process and reports what came with them. */
-async function loadedBy(modules: string[]): Promise<{ undici: boolean; express: boolean; navigator: string }> {
+async function loadedBy(modules: string[]): Promise<{ undici: boolean; express: boolean; yaml: boolean; navigator: string }> {
   const script = `
     for (const m of ${JSON.stringify(modules)}) await import(m);
     const { createRequire } = await import('node:module');
@@ -16,10 +16,11 @@ async function loadedBy(modules: string[]): Promise<{ undici: boolean; express: 
     process.stdout.write(JSON.stringify({
       undici: process.moduleLoadList.some((m) => m.includes('undici')),
       express: cache.some((k) => k.includes('/node_modules/express/')),
+      yaml: cache.some((k) => k.includes('/node_modules/yaml/')),
       navigator: typeof globalThis.navigator,
     }));`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot });
-  return JSON.parse(stdout) as { undici: boolean; express: boolean; navigator: string };
+  return JSON.parse(stdout) as { undici: boolean; express: boolean; yaml: boolean; navigator: string };
 }
 
 // What the exporter process loads is most of its memory above a bare Node process.
@@ -27,6 +28,8 @@ describe('exporter process footprint', () => {
   it('loads neither express nor Node’s fetch stack (undici) for serving metrics', async () => {
     const loaded = await loadedBy([resolve(repoRoot, 'sidecar/exporter/run.ts'), resolve(repoRoot, 'sidecar/exporter/routes.ts')]);
     assert.equal(loaded.express, false, 'express loaded by the exporter run path');
+    // The built-in collector set and the StatefulSet's arguments read no YAML file.
+    assert.equal(loaded.yaml, false, 'the YAML parser loaded by the exporter run path');
     // Node 22+ loads its internal undici with node:http itself; what counts is that the exporter adds none.
     const floor = await loadedBy(['node:http']);
     assert.equal(loaded.undici, floor.undici, 'undici loaded by the exporter run path beyond what node:http loads');

@@ -85,10 +85,14 @@ export function findRepositoryRoot(start = dirname(fileURLToPath(import.meta.url
   }
 }
 
-/** argv that runs this repository's `keelson` CLI: the built dist if present, else the TypeScript source through tsx. */
-export function keelsonCliArgv(root = findRepositoryRoot()): string[] {
+/**
+ * argv that runs this repository's `keelson` CLI the way this process runs: the built dist when this
+ * module is itself built, else the TypeScript source through tsx. Containers run the same code as
+ * the command that started them, so a dist/ left from an older build never shadows the sources.
+ */
+export function keelsonCliArgv(root = findRepositoryRoot(), runningBuilt = fileURLToPath(import.meta.url).endsWith('.js')): string[] {
   const built = join(root, 'dist', 'bin', 'keelson.js');
-  if (existsSync(built)) return [process.execPath, built];
+  if (runningBuilt && existsSync(built)) return [process.execPath, built];
   // --import is resolved against the child's cwd, so pass tsx's loader as an absolute URL.
   const tsxLoader = import.meta.resolve('tsx');
   return [process.execPath, '--import', tsxLoader, join(root, 'bin', 'keelson.ts')];

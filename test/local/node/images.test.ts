@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { builtinImageMappings, keelsonCliArgv, localizeArgv, parseImageReference, resolveContainerCommand, type ImageMapping } from '../../../local/node/images.js';
 import { rewriteMountPaths } from '../../../local/node/volumes.js';
 
@@ -18,6 +21,20 @@ test('any repository ending in keelson runs this repository CLI with the contain
   }
   assert.equal(resolveContainerCommand({ image: 'ghcr.io/keelson/keelson-docs:1' }, mappings).ok, false);
   assert.ok(cli.some((part) => part.endsWith('keelson.ts') || part.endsWith('keelson.js')));
+});
+
+test('containers run the code the starting command runs: a dist/ beside the sources is used only by a built CLI', () => {
+  const root = mkdtempSync(join(tmpdir(), 'keelson-images-'));
+  try {
+    mkdirSync(join(root, 'dist', 'bin'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'bin', 'keelson.js'), '');
+    const fromSources = keelsonCliArgv(root, false);
+    assert.equal(fromSources.at(-1), join(root, 'bin', 'keelson.ts'), 'a stale dist/ shadowed the sources');
+    assert.ok(fromSources.includes('--import'));
+    assert.deepEqual(keelsonCliArgv(root, true), [process.execPath, join(root, 'dist', 'bin', 'keelson.js')]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('command replaces the entrypoint; the keelson alias maps to the CLI', () => {

@@ -8,9 +8,9 @@ import { HaNodeClient } from './hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from './kube-api.js';
 import type { OperatorMetrics } from './metrics.js';
 import { Labels } from './naming.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue, type Priority } from './queue.js';
 import { collectionPath, ownedKinds, ReadCache } from './read-cache.js';
-import { reconcileCluster, type ReconcileDeps } from './reconcile/cluster.js';
+import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {
   api: OperatorKubeApi;
@@ -26,6 +26,17 @@ export interface ControllerOptions {
 
 /** Every owned object carries its cluster's name in this label (PVCs made from templates too). */
 const ownedSelector = Labels.cluster;
+
+/**
+ * How urgent a watch event is: a changed spec (generation) or a deletion of a DatabaseCluster is
+ * the user's and goes first; anything else (status writes, owned objects, new objects at start)
+ * is normal. Periodic resyncs come last.
+ */
+export function eventPriority(object: KubernetesObject, previous: KubernetesObject | undefined): Priority {
+  if (object.kind !== kind || !previous) return 'normal';
+  if (object.metadata?.generation !== previous.metadata?.generation) return 'high';
+  return object.metadata?.deletionTimestamp && !previous.metadata?.deletionTimestamp ? 'high' : 'normal';
+}
 
 /**
  * Watches DatabaseClusters and every kind they own, and feeds cluster keys into a work queue
@@ -70,9 +81,12 @@ export class Controller {
   }
 
   private informer<T extends KubernetesObject>(resource: string, path: string, list: () => Promise<ListResult<T>>, toKey: (object: T) => string | undefined, labelSelector?: string, resync = false): Informer<T> {
-    const enqueue = (object: T) => {
+    const enqueue = (object: T, priority: Priority) => {
       const key = toKey(object);
-      if (key) this.queue.add(key);
+      if (!key) return;
+      // A user's change sets a new goal: it neither waits behind others nor inherits the old back-off.
+      if (priority === 'high') this.queue.settled(key);
+      this.queue.add(key, priority);
     };
     const informer = new Informer<T>({
       kubeConfig: this.options.api.kubeConfig,
@@ -81,8 +95,8 @@ export class Controller {
       labelSelector,
       relistIntervalMs: this.options.relistIntervalMs,
       logger: this.options.logger,
-      onEvent: (_event, object) => enqueue(object),
-      onResync: resync ? (objects) => objects.forEach(enqueue) : undefined,
+      onEvent: (_event, object, previous) => enqueue(object, eventPriority(object, previous)),
+      onResync: resync ? (objects) => objects.forEach((object) => enqueue(object, 'low')) : undefined,
       onWatchRestart: (reason) => this.options.metrics.watchRestarts.inc({ resource, reason }),
     });
     this.informers.push(informer as unknown as Informer<KubernetesObject>);
@@ -134,7 +148,7 @@ export class Controller {
   }
 
   /** Runs one reconcile for a key now (used by workers and tests). */
-  async reconcileKey(key: string): Promise<{ requeueAfterMs?: number }> {
+  async reconcileKey(key: string): Promise<ReconcileResult> {
     const [namespace, name] = key.split('/') as [string, string];
     const raw = await this.options.api.readCluster(namespace, name);
     if (!raw) return {};
@@ -151,7 +165,9 @@ export class Controller {
         const result = await this.reconcileKey(key);
         this.queue.forget(key);
         metrics.reconcileTotal.inc({ result: result.requeueAfterMs ? 'requeue' : 'success' });
-        if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
+        if (!result.converging) this.queue.settled(key);
+        if (result.requeueAfterMs && result.converging) this.queue.addConverging(key, result.requeueAfterMs);
+        else if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         metrics.reconcileTotal.inc({ result: 'error' });
         metrics.reconcileErrors.inc();

@@ -118,7 +118,7 @@ export class Controller {
       return cluster ? `${object.metadata?.namespace}/${cluster}` : undefined;
     };
     const capabilities = await api.capabilities();
-    const kinds = ownedKinds.filter((k) => k.kind !== 'PodDisruptionBudget' || capabilities.podDisruptionBudget === k.apiVersion);
+    const kinds = ownedKinds(capabilities.podDisruptionBudget);
     for (const ns of scopes) {
       const clusters = this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`, () => api.listClusters(ns), clusterKey, undefined, true);
       this.cache.add(`${group}/${version}`, kind, ns, clusters as unknown as Informer<KubernetesObject>);

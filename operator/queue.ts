@@ -21,7 +21,10 @@ export interface WorkQueueOptions {
   /** Retries over all keys (default 10 per second, bursts of 100, as client-go). */
   retriesPerSecond?: number;
   retryBurst?: number;
-  /** Cap of the back-off for a key that is still converging (default 5 min). */
+  /**
+   * Cap of the back-off for a key that is still converging (default 1 min): progress a watch
+   * does not see (ha-node's replication state, a pending restart) is still noticed within it.
+   */
   maxConvergingDelayMs?: number;
   /** Milliseconds for the retry bucket (a test can freeze it). */
   clock?: () => number;
@@ -43,7 +46,7 @@ export class WorkQueue {
 
   constructor(private readonly options: WorkQueueOptions = {}) {
     this.failures = new ItemBackoff({ baseMs: options.baseDelayMs ?? 500, maxMs: options.maxDelayMs ?? 300_000 });
-    this.converging = new ItemBackoff({ baseMs: 5_000, maxMs: options.maxConvergingDelayMs ?? 300_000 });
+    this.converging = new ItemBackoff({ baseMs: 5_000, maxMs: options.maxConvergingDelayMs ?? 60_000 });
     this.retries = new TokenBucket({ perSecond: options.retriesPerSecond ?? 10, burst: options.retryBurst ?? 100 }, options.clock);
   }
 

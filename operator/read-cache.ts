@@ -16,8 +16,16 @@ export interface WatchedKind {
   resource: string;
 }
 
-/** Every owned kind is watched except the optional ones (ServiceMonitor), which are read live. */
-export const ownedKinds: WatchedKind[] = [
+/**
+ * Every owned kind is watched, PodDisruptionBudgets in the version the server serves; the
+ * optional ServiceMonitor is not (its CRD may come and go) and is read live.
+ */
+export function ownedKinds(pdbApiVersion: string | undefined): WatchedKind[] {
+  const pdb = pdbApiVersion ? [{ apiVersion: pdbApiVersion, kind: 'PodDisruptionBudget', resource: 'poddisruptionbudgets' }] : [];
+  return [...alwaysOwned, ...pdb];
+}
+
+const alwaysOwned: WatchedKind[] = [
   { apiVersion: 'v1', kind: 'Pod', resource: 'pods' },
   { apiVersion: 'v1', kind: 'Service', resource: 'services' },
   { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps' },
@@ -28,7 +36,6 @@ export const ownedKinds: WatchedKind[] = [
   { apiVersion: 'apps/v1', kind: 'Deployment', resource: 'deployments' },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', resource: 'roles' },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', resource: 'rolebindings' },
-  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', resource: 'poddisruptionbudgets' },
 ];
 
 /** The watch path of a collection, cluster-wide when no namespace is given. */

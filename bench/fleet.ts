@@ -93,7 +93,8 @@ async function runFleet(clusters: number): Promise<Row> {
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
     const operator = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', kubeconfig, '--no-leader-elect', '--watch-namespace', namespace,
       '--health-address', '127.0.0.1:0', '--metrics-address', `127.0.0.1:${metricsPort}`, '--relist-interval', String(relistSeconds)], { cwd: operatorDir, env: { ...process.env, LOG_LEVEL: process.env.FLEET_OPERATOR_LOG ?? 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
-    const stopped = new Promise((r) => operator.once('exit', r));
+    children.add(operator.pid!);
+    const stopped = new Promise((r) => operator.once('exit', () => r(children.delete(operator.pid!))));
     cleanups.unshift(async () => {
       operator.kill('SIGTERM');
       await stopped;
@@ -165,6 +166,11 @@ async function runFleet(clusters: number): Promise<Row> {
     for (const cleanup of cleanups) await cleanup();
   }
 }
+
+// Interrupted: 'exit' handlers (the oracle's) stop the servers; the operator child goes too.
+const children = new Set<number>();
+process.once('exit', () => children.forEach((pid) => process.kill(pid, 'SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 const rows: Row[] = [];
 for (const size of sizes) {

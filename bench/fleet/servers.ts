@@ -21,7 +21,8 @@ export function defaultServerKind(): 'oracle' | 'standin' {
 export async function startBenchServer(kind: 'oracle' | 'standin'): Promise<BenchServer> {
   const logger = createLogger({ name: 'fleet-bench', level: 'warn' });
   // A watch history long enough that a thousand clusters' churn never expires a watch mid-run.
-  const server = kind === 'oracle' ? await startOracleApiServer() : await startTestApiServer({ historyLimit: 200_000 });
+  // Three ClusterIP Services per cluster: a /16 holds a thousand clusters' (no traffic goes to them).
+  const server = kind === 'oracle' ? await startOracleApiServer({ serviceCidr: '10.0.0.0/16' }) : await startTestApiServer({ historyLimit: 200_000 });
   await installCrds(server.kubeConfig, logger);
   return { name: kind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'stand-in', url: server.url, token: server.token, caCert: server.caCert, kubeConfig: server.kubeConfig, close: () => server.close() };
 }

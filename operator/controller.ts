@@ -1,15 +1,16 @@
-import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeApiError } from '../lib/kube/client.js';
 import { Informer, type ListResult } from '../lib/kube/informer.js';
 import type { Logger } from '../lib/log.js';
-import { group, plural, version } from './api/types.js';
+import { group, kind, plural, version } from './api/types.js';
 import { EventRecorder } from './events.js';
 import { HaNodeClient } from './hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from './kube-api.js';
 import type { OperatorMetrics } from './metrics.js';
-import { Labels, ManagedByValue } from './naming.js';
-import { WorkQueue } from './queue.js';
-import { reconcileCluster, type ReconcileDeps } from './reconcile/cluster.js';
+import { Labels } from './naming.js';
+import { WorkQueue, type Priority } from './queue.js';
+import { collectionPath, ownedKinds, ReadCache } from './read-cache.js';
+import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {
   api: OperatorKubeApi;
@@ -23,17 +24,32 @@ export interface ControllerOptions {
   haNode?: HaNodeClient;
 }
 
-const managedSelector = `${Labels.managedBy}=${ManagedByValue}`;
+/** Every owned object carries its cluster's name in this label (PVCs made from templates too). */
+const ownedSelector = Labels.cluster;
 
 /**
- * Watches DatabaseClusters and the pods and StatefulSets they own, and feeds cluster keys into a
- * work queue served by a few workers. Owned-object events map back to their cluster through the
- * keelson.io/cluster label, so any change to a pod (its role label, readiness) triggers a pass.
+ * How urgent a watch event is: a changed spec (generation) or a deletion of a DatabaseCluster is
+ * the user's and goes first; anything else (status writes, owned objects, new objects at start)
+ * is normal. Periodic resyncs come last.
+ */
+export function eventPriority(object: KubernetesObject, previous: KubernetesObject | undefined): Priority {
+  if (object.kind !== kind || !previous) return 'normal';
+  if (object.metadata?.generation !== previous.metadata?.generation) return 'high';
+  return object.metadata?.deletionTimestamp && !previous.metadata?.deletionTimestamp ? 'high' : 'normal';
+}
+
+/**
+ * Watches DatabaseClusters and every kind they own, and feeds cluster keys into a work queue
+ * served by a few workers. Owned-object events map back to their cluster through the
+ * keelson.io/cluster label, so any change to a pod (its role label, readiness) or to an owned
+ * object someone edited or deleted triggers a pass. The watch caches double as the reconciler's
+ * read layer (operator/read-cache.ts): a pass over an unchanged cluster sends no request.
  */
 export class Controller {
   private readonly queue: WorkQueue;
   private readonly informers: Array<Informer<KubernetesObject>> = [];
   private readonly deps: ReconcileDeps;
+  private readonly cache = new ReadCache();
   private running = false;
   private started = false;
   private workers: Array<Promise<void>> = [];
@@ -65,9 +81,12 @@ export class Controller {
   }
 
   private informer<T extends KubernetesObject>(resource: string, path: string, list: () => Promise<ListResult<T>>, toKey: (object: T) => string | undefined, labelSelector?: string, resync = false): Informer<T> {
-    const enqueue = (object: T) => {
+    const enqueue = (object: T, priority: Priority) => {
       const key = toKey(object);
-      if (key) this.queue.add(key);
+      if (!key) return;
+      // A user's change sets a new goal: it neither waits behind others nor inherits the old back-off.
+      if (priority === 'high') this.queue.settled(key);
+      this.queue.add(key, priority);
     };
     const informer = new Informer<T>({
       kubeConfig: this.options.api.kubeConfig,
@@ -76,8 +95,8 @@ export class Controller {
       labelSelector,
       relistIntervalMs: this.options.relistIntervalMs,
       logger: this.options.logger,
-      onEvent: (_event, object) => enqueue(object),
-      onResync: resync ? (objects) => objects.forEach(enqueue) : undefined,
+      onEvent: (_event, object, previous) => enqueue(object, eventPriority(object, previous)),
+      onResync: resync ? (objects) => objects.forEach((object) => enqueue(object, 'low')) : undefined,
       onWatchRestart: (reason) => this.options.metrics.watchRestarts.inc({ resource, reason }),
     });
     this.informers.push(informer as unknown as Informer<KubernetesObject>);
@@ -98,21 +117,22 @@ export class Controller {
       const cluster = object.metadata?.labels?.[Labels.cluster];
       return cluster ? `${object.metadata?.namespace}/${cluster}` : undefined;
     };
+    const capabilities = await api.capabilities();
+    const kinds = ownedKinds(capabilities.podDisruptionBudget);
     for (const ns of scopes) {
-      const prefix = ns ? `/namespaces/${ns}` : '';
-      this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${prefix}/${plural}`, () => api.listClusters(ns), clusterKey, undefined, true);
-      this.informer<V1Pod>('pods', `/api/v1${prefix}/pods`, async () => {
-        const list = ns ? await api.core.listNamespacedPod({ namespace: ns, labelSelector: managedSelector }) : await api.core.listPodForAllNamespaces({ labelSelector: managedSelector });
-        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
-      }, ownerKey, managedSelector);
-      this.informer<V1StatefulSet>('statefulsets', `/apis/apps/v1${prefix}/statefulsets`, async () => {
-        const apps = api.objects;
-        const list = await apps.list<V1StatefulSet>('apps/v1', 'StatefulSet', ns, undefined, undefined, undefined, undefined, managedSelector);
-        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
-      }, ownerKey, managedSelector);
+      const clusters = this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`, () => api.listClusters(ns), clusterKey, undefined, true);
+      this.cache.add(`${group}/${version}`, kind, ns, clusters as unknown as Informer<KubernetesObject>);
+      for (const owned of kinds) {
+        const informer = this.informer<KubernetesObject>(owned.resource, collectionPath(owned.apiVersion, owned.resource, ns), async () => {
+          const list = await api.objects.list(owned.apiVersion, owned.kind, ns, undefined, undefined, undefined, undefined, ownedSelector);
+          return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+        }, ownerKey, ownedSelector);
+        this.cache.add(owned.apiVersion, owned.kind, ns, informer);
+      }
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));
+    api.useCache(this.cache);
     const workers = this.options.workers ?? 4;
     this.workers = Array.from({ length: workers }, () => this.work());
     this.options.logger.info({ namespaces: this.options.namespaces.length > 0 ? this.options.namespaces : 'all' }, 'controller started');
@@ -120,13 +140,15 @@ export class Controller {
 
   async stop(): Promise<void> {
     this.running = false;
+    // A cache this controller no longer keeps current must not answer the next term's reads.
+    if (this.started) this.options.api.useCache(undefined);
     for (const informer of this.informers) informer.stop();
     this.queue.shutDown();
     await Promise.all(this.workers);
   }
 
   /** Runs one reconcile for a key now (used by workers and tests). */
-  async reconcileKey(key: string): Promise<{ requeueAfterMs?: number }> {
+  async reconcileKey(key: string): Promise<ReconcileResult> {
     const [namespace, name] = key.split('/') as [string, string];
     const raw = await this.options.api.readCluster(namespace, name);
     if (!raw) return {};
@@ -143,7 +165,9 @@ export class Controller {
         const result = await this.reconcileKey(key);
         this.queue.forget(key);
         metrics.reconcileTotal.inc({ result: result.requeueAfterMs ? 'requeue' : 'success' });
-        if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
+        if (!result.converging) this.queue.settled(key);
+        if (result.requeueAfterMs && result.converging) this.queue.addConverging(key, result.requeueAfterMs);
+        else if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         metrics.reconcileTotal.inc({ result: 'error' });
         metrics.reconcileErrors.inc();

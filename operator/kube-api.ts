@@ -7,12 +7,14 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type V1Lease,
+  type V1PersistentVolumeClaim,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
-import { group, plural, version } from './api/types.js';
+import { group, kind, plural, version } from './api/types.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
 import { FieldManager } from './naming.js';
+import type { ReadCache } from './read-cache.js';
 
 /** A DatabaseCluster as read from the API server, before parsing. */
 export interface RawCluster extends KubernetesObject {
@@ -20,9 +22,16 @@ export interface RawCluster extends KubernetesObject {
   status?: Record<string, unknown>;
 }
 
+/** The name of a DatabaseCluster as the read cache looks it up. */
+export function clusterHeader(namespace: string, name: string): KubernetesObject {
+  return { apiVersion: `${group}/${version}`, kind, metadata: { namespace, name } };
+}
+
 /**
  * The Kubernetes calls the reconciler makes, in one place. Reads and writes go through client-node
- * unmodified so the same code runs against a real API server and the local stand-in.
+ * unmodified so the same code runs against a real API server and the local stand-in. Once a
+ * controller hands it its watch caches (useCache), reads are served from them and writes are
+ * remembered there until the watch brings them (operator/read-cache.ts).
  */
 export class OperatorKubeApi {
   readonly objects: KubernetesObjectApi;
@@ -31,6 +40,7 @@ export class OperatorKubeApi {
   readonly coordination: CoordinationV1Api;
   private readonly apis: ApisApi;
   private capabilitiesCache?: { value: ServerCapabilities; at: number };
+  private cache?: ReadCache;
 
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
@@ -40,7 +50,14 @@ export class OperatorKubeApi {
     this.apis = kubeConfig.makeApiClient(ApisApi);
   }
 
+  /** Serves reads from these watch caches from now on (undefined: always ask the server). */
+  useCache(cache: ReadCache | undefined): void {
+    this.cache = cache;
+  }
+
   async read<T extends KubernetesObject>(object: T): Promise<T | undefined> {
+    const cached = this.cache?.get<T>(object);
+    if (cached) return cached;
     try {
       const header = { apiVersion: object.apiVersion!, kind: object.kind!, metadata: { name: object.metadata!.name!, namespace: object.metadata!.namespace! } };
       return (await this.objects.read<T>(header)) as T;
@@ -50,24 +67,35 @@ export class OperatorKubeApi {
     }
   }
 
-  create<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.objects.create<T>(object, undefined, undefined, FieldManager);
+  async create<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.remembered(await this.objects.create<T>(object, undefined, undefined, FieldManager));
   }
 
-  replace<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.objects.replace<T>(object, undefined, undefined, FieldManager);
+  async replace<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.remembered(await this.objects.replace<T>(object, undefined, undefined, FieldManager));
+  }
+
+  private remembered<T extends KubernetesObject>(stored: T): T {
+    this.cache?.remember(stored);
+    return stored;
   }
 
   async delete(object: KubernetesObject): Promise<void> {
     try {
       await this.objects.delete(object, undefined, undefined, undefined, undefined, 'Background');
+      this.cache?.forget(object);
     } catch (err) {
       if (apiStatusCode(err) !== 404) throw err;
     }
   }
 
   async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
-    return (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
+    return this.cache?.list<V1Pod>('v1', 'Pod', namespace, labelSelector) ?? (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
+  }
+
+  async listClaims(namespace: string, labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
+    const cached = this.cache?.list<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', namespace, labelSelector);
+    return cached ?? (await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items;
   }
 
   async listLeases(namespace: string): Promise<V1Lease[]> {
@@ -90,6 +118,8 @@ export class OperatorKubeApi {
   }
 
   async readCluster(namespace: string, name: string): Promise<RawCluster | undefined> {
+    const cached = this.cache?.get<RawCluster>(clusterHeader(namespace, name));
+    if (cached) return cached;
     try {
       return (await this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })) as RawCluster;
     } catch (err) {
@@ -101,13 +131,13 @@ export class OperatorKubeApi {
   /** Replaces the main resource (metadata such as finalizers); CAS on resourceVersion. */
   async replaceCluster(cluster: RawCluster): Promise<RawCluster> {
     const { namespace, name } = cluster.metadata as { namespace: string; name: string };
-    return (await this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body: cluster })) as RawCluster;
+    return this.remembered((await this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body: cluster })) as RawCluster);
   }
 
   /** Replaces the status subresource; CAS on resourceVersion. */
   async replaceClusterStatus(cluster: RawCluster): Promise<RawCluster> {
     const { namespace, name } = cluster.metadata as { namespace: string; name: string };
-    return (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: cluster })) as RawCluster;
+    return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: cluster })) as RawCluster);
   }
 
   /**

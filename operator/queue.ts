@@ -1,98 +1,160 @@
+import { ItemBackoff, TokenBucket } from './rate-limit.js';
+
 /**
  * A work queue keyed by object ("namespace/name") with the client-go guarantees a level-triggered
  * controller needs: a key is queued at most once, never processed by two workers at once (a key
- * added while it is being processed runs again afterwards), delayed adds, and per-key
- * exponential back-off that resets on success.
+ * added while it is being processed runs again afterwards), delayed adds, per-key exponential
+ * back-off that resets on success, and an overall token bucket for retries. On top, priorities:
+ * a user's change goes before owned-object events, which go before periodic resyncs, so a spec
+ * change never waits behind a fleet-wide resync backlog. A key queued at a lower priority moves
+ * up when added again at a higher one.
  */
+export type Priority = 'high' | 'normal' | 'low';
+
+const priorities: Priority[] = ['high', 'normal', 'low'];
+const rank: Record<Priority, number> = { high: 0, normal: 1, low: 2 };
+
 export interface WorkQueueOptions {
+  /** Back-off of a failing key (default 500 ms doubling to 5 min). */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Retries over all keys (default 10 per second, bursts of 100, as client-go). */
+  retriesPerSecond?: number;
+  retryBurst?: number;
+  /**
+   * Cap of the back-off for a key that is still converging (default 1 min): progress a watch
+   * does not see (ha-node's replication state, a pending restart) is still noticed within it.
+   */
+  maxConvergingDelayMs?: number;
+  /** Milliseconds for the retry bucket (a test can freeze it). */
+  clock?: () => number;
   onDepthChange?: (depth: number) => void;
 }
 
 export class WorkQueue {
-  private readonly queue: string[] = [];
-  private readonly queued = new Set<string>();
+  /** One FIFO per priority; an entry whose key moved to another priority is skipped (lazy removal). */
+  private readonly lanes: Record<Priority, string[]> = { high: [], normal: [], low: [] };
+  private readonly queued = new Map<string, Priority>();
   private readonly processing = new Set<string>();
-  private readonly dirtyWhileProcessing = new Set<string>();
-  private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly dirtyWhileProcessing = new Map<string, Priority>();
+  private readonly failures: ItemBackoff;
+  private readonly converging: ItemBackoff;
+  private readonly retries: TokenBucket;
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; readyAt: number }>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
 
-  constructor(private readonly options: WorkQueueOptions = {}) {}
-
-  get depth(): number {
-    return this.queue.length;
+  constructor(private readonly options: WorkQueueOptions = {}) {
+    this.failures = new ItemBackoff({ baseMs: options.baseDelayMs ?? 500, maxMs: options.maxDelayMs ?? 300_000 });
+    this.converging = new ItemBackoff({ baseMs: 5_000, maxMs: options.maxConvergingDelayMs ?? 60_000 });
+    this.retries = new TokenBucket({ perSecond: options.retriesPerSecond ?? 10, burst: options.retryBurst ?? 100 }, options.clock);
   }
 
-  add(key: string): void {
+  get depth(): number {
+    return this.queued.size;
+  }
+
+  add(key: string, priority: Priority = 'normal'): void {
     if (this.shuttingDown) return;
     if (this.processing.has(key)) {
-      this.dirtyWhileProcessing.add(key);
+      const previous = this.dirtyWhileProcessing.get(key);
+      if (!previous || rank[priority] < rank[previous]) this.dirtyWhileProcessing.set(key, priority);
       return;
     }
-    if (this.queued.has(key)) return;
+    const current = this.queued.get(key);
+    if (current && rank[current] <= rank[priority]) return;
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
       waiter(key);
       return;
     }
-    this.queued.add(key);
-    this.queue.push(key);
-    this.options.onDepthChange?.(this.queue.length);
+    this.queued.set(key, priority);
+    this.lanes[priority].push(key);
+    this.options.onDepthChange?.(this.queued.size);
   }
 
-  /** Adds the key after a delay; an earlier pending delayed add for the same key wins. */
+  /** Adds the key (at normal priority) after a delay; the earliest pending delayed add of a key wins. */
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) return;
     if (delayMs <= 0) return this.add(key);
+    const readyAt = Date.now() + delayMs;
     const existing = this.timers.get(key);
-    if (existing) return;
+    if (existing && existing.readyAt <= readyAt) return;
+    if (existing) clearTimeout(existing.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
     }, delayMs);
-    this.timers.set(key, timer);
+    this.timers.set(key, { timer, readyAt });
   }
 
-  /** Re-adds a failed key with back-off: base * 2^failures, capped. Returns the delay used. */
+  /** Re-adds a failed key with back-off (per key, and overall at the retry rate). Returns the delay used. */
   addRateLimited(key: string): number {
-    const count = this.failures.get(key) ?? 0;
-    this.failures.set(key, count + 1);
-    const delay = Math.min(this.options.maxDelayMs ?? 300_000, (this.options.baseDelayMs ?? 500) * 2 ** count);
+    const delay = Math.max(this.failures.next(key), this.retries.reserve());
     this.addAfter(key, delay);
     return delay;
   }
 
-  /** Clears the back-off of a key after a successful reconcile. */
-  forget(key: string): void {
-    this.failures.delete(key);
+  /**
+   * Re-adds a key whose object is still converging (nothing failed, it is just not there yet):
+   * after `baseMs`, doubling on each consecutive call up to the cap, so a cluster that stays
+   * unhealthy is looked at less and less often. Watch events still bring it back at once.
+   */
+  addConverging(key: string, baseMs: number): number {
+    const delay = this.converging.next(key, baseMs);
+    this.addAfter(key, delay);
+    return delay;
   }
 
-  /** Next key to process, waiting for one; undefined once shut down. */
+  /** Clears the failure back-off of a key after a successful reconcile. */
+  forget(key: string): void {
+    this.failures.forget(key);
+  }
+
+  /** Clears the converging back-off once the object converged (or its goal changed). */
+  settled(key: string): void {
+    this.converging.forget(key);
+  }
+
+  /** Next key to process, highest priority first, waiting for one; undefined once shut down. */
   async get(): Promise<string | undefined> {
-    const key = this.queue.shift();
+    const key = this.next();
     if (key !== undefined) {
-      this.queued.delete(key);
       this.processing.add(key);
-      this.options.onDepthChange?.(this.queue.length);
+      this.options.onDepthChange?.(this.queued.size);
       return key;
     }
     if (this.shuttingDown) return undefined;
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Marks a key finished; if it changed meanwhile it is queued again. */
+  private next(): string | undefined {
+    for (const priority of priorities) {
+      const lane = this.lanes[priority];
+      while (lane.length > 0) {
+        const key = lane.shift()!;
+        if (this.queued.get(key) !== priority) continue; // moved up to another lane
+        this.queued.delete(key);
+        return key;
+      }
+    }
+    return undefined;
+  }
+
+  /** Marks a key finished; if it changed meanwhile it is queued again (at the priority it was added with). */
   done(key: string): void {
     this.processing.delete(key);
-    if (this.dirtyWhileProcessing.delete(key)) this.add(key);
+    const priority = this.dirtyWhileProcessing.get(key);
+    if (priority) {
+      this.dirtyWhileProcessing.delete(key);
+      this.add(key, priority);
+    }
   }
 
   shutDown(): void {
     this.shuttingDown = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }

@@ -5,21 +5,22 @@ import { haNodeRules } from './builders/role.js';
  * What the operator's own service account must be allowed in every namespace it manages (the
  * chart's ClusterRole states it in YAML; a test checks the chart grants this and nothing more). It
  * includes everything it grants to the database pods, because RBAC forbids granting more than
- * one holds.
+ * one holds. Owned kinds are listed and watched (by the keelson.io/cluster label) because the
+ * reconciler reads them from watch caches.
  */
 export function operatorRules(): V1PolicyRule[] {
   return [
     { apiGroups: ['keelson.io'], resources: ['databaseclusters'], verbs: ['get', 'list', 'watch', 'update'] },
     { apiGroups: ['keelson.io'], resources: ['databaseclusters/status', 'databaseclusters/finalizers'], verbs: ['update'] },
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
-    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create', 'update'] },
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'delete'] },
     { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'create', 'update'] },
     ...haNodeRules(),

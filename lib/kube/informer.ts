@@ -25,7 +25,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   relistIntervalMs?: number;
   /** Asks the server to end each watch after this long, so a dead connection cannot linger (default 290 s). */
   watchTimeoutSeconds?: number;
-  onEvent: (event: InformerEvent, object: T) => void;
+  /** `previous` is the cached object an update or delete replaces (undefined for an add). */
+  onEvent: (event: InformerEvent, object: T, previous?: T) => void;
   onResync?: (objects: T[]) => void;
   onWatchRestart?: (reason: string) => void;
   logger: Logger;
@@ -34,6 +35,18 @@ export interface InformerOptions<T extends KubernetesObject> {
 export function objectKey(object: KubernetesObject): string {
   const namespace = object.metadata?.namespace;
   return namespace ? `${namespace}/${object.metadata?.name}` : String(object.metadata?.name);
+}
+
+/**
+ * True when `a` is a later version than `b`. Resource versions are opaque in general, but both
+ * etcd-backed servers and the stand-in issue increasing integers (client-go's mutation cache
+ * relies on the same); anything else counts as not newer.
+ */
+function isNewer(a: KubernetesObject, b: KubernetesObject): boolean {
+  const left = a.metadata?.resourceVersion;
+  const right = b.metadata?.resourceVersion;
+  if (!left || !right || !/^\d+$/.test(left) || !/^\d+$/.test(right)) return false;
+  return BigInt(left) > BigInt(right);
 }
 
 export class Informer<T extends KubernetesObject> {
@@ -60,6 +73,23 @@ export class Informer<T extends KubernetesObject> {
 
   list(): T[] {
     return [...this.cache.values()];
+  }
+
+  /**
+   * Stores the result of one's own write until the watch delivers it, so the next pass does not
+   * read the version the write replaced. An older version never overwrites a newer one (the
+   * watch may still deliver events from before the write); no event is emitted.
+   */
+  remember(object: T): void {
+    const key = objectKey(object);
+    const cached = this.cache.get(key);
+    if (cached && isNewer(cached, object)) return;
+    this.cache.set(key, object);
+  }
+
+  /** Drops an object one deleted oneself (the watch's DELETED event follows). */
+  forget(object: KubernetesObject): void {
+    this.cache.delete(objectKey(object));
   }
 
   /** Lists once (throws when that fails) and then keeps the watch running until stop(). */
@@ -100,12 +130,12 @@ export class Informer<T extends KubernetesObject> {
       const previous = this.cache.get(key);
       this.cache.set(key, item);
       if (!previous) this.options.onEvent('add', item);
-      else if (previous.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.options.onEvent('update', item);
+      else if (previous.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.options.onEvent('update', item, previous);
     }
     for (const [key, item] of this.cache) {
       if (!seen.has(key)) {
         this.cache.delete(key);
-        this.options.onEvent('delete', item);
+        this.options.onEvent('delete', item, item);
       }
     }
     this.resourceVersion = resourceVersion;
@@ -148,14 +178,14 @@ export class Informer<T extends KubernetesObject> {
 
   private apply(phase: string, object: T): void {
     const key = objectKey(object);
+    const previous = this.cache.get(key);
     if (phase === 'DELETED') {
       this.cache.delete(key);
-      this.options.onEvent('delete', object);
+      this.options.onEvent('delete', object, previous);
       return;
     }
-    const existed = this.cache.has(key);
     this.cache.set(key, object);
-    this.options.onEvent(existed ? 'update' : 'add', object);
+    this.options.onEvent(previous ? 'update' : 'add', object, previous);
   }
 
   private onWatchEnd(err: unknown, expired: boolean): void {

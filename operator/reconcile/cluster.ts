@@ -35,6 +35,8 @@ export { isClusterLease } from './finalize.js';
 export interface ReconcileResult {
   /** Reconcile again after this delay (something is still converging). */
   requeueAfterMs?: number;
+  /** The delay is a floor that doubles while the cluster stays unconverged (the work queue's back-off). */
+  converging?: boolean;
 }
 
 const convergingRequeueMs = 5_000;
@@ -190,7 +192,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   await writeStatus(deps, raw, status);
 
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
-  if (converging) return { requeueAfterMs: convergingRequeueMs };
+  if (converging) return { requeueAfterMs: convergingRequeueMs, converging: true };
   // Schedules are checked on every pass: come back often enough to start a backup within its minute.
   return cluster.spec.backup ? { requeueAfterMs: backupRequeueMs } : {};
 }

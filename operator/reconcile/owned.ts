@@ -29,7 +29,7 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Pro
  */
 export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
   const { name, namespace } = cluster.metadata;
-  const claims = (await deps.api.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selectorString(podSelector(name)) })).items;
+  const claims = await deps.api.listClaims(namespace, selectorString(podSelector(name)));
   for (const claim of claimsToGrow(claims.filter((c) => c.status?.phase === 'Bound'), cluster.spec.storage.size)) {
     deps.recordWrite('PersistentVolumeClaim', 'update');
     claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };

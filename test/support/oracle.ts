@@ -131,6 +131,8 @@ export interface OracleOptions {
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Extra bearer-token users (name → token), e.g. an operator whose rights a test grants through RBAC. */
   users?: Record<string, string>;
+  /** Service cluster IP range (default 10.0.0.0/24: 254 ClusterIP Services; a fleet needs more). */
+  serviceCidr?: string;
 }
 
 export async function startOracleApiServer(options: OracleOptions = {}): Promise<OracleApiServer> {
@@ -189,7 +191,7 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
         `--tls-cert-file=${join(dir, 'server.crt')}`,
         `--tls-private-key-file=${join(dir, 'server.key')}`,
         `--cert-dir=${join(dir, 'certs')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
+        `--service-cluster-ip-range=${options.serviceCidr ?? '10.0.0.0/24'}`,
         '--service-account-issuer=https://kubernetes.default.svc',
         `--service-account-key-file=${join(dir, 'sa.pub')}`,
         `--service-account-signing-key-file=${join(dir, 'sa.key')}`,

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mergePatch } from '../../local/controllers/kube.js';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../lib/log.js';
+import { group, plural, version } from '../../operator/api/types.js';
+import { Controller } from '../../operator/controller.js';
+import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { createOperatorMetrics } from '../../operator/metrics.js';
+import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { applyCrds, createInstancePod, eventually } from './support.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ns = 'idle';
+const logger = createLogger({ name: 'idle-reads-test', level: process.env.LOG_LEVEL ?? 'silent' });
+
+/**
+ * What a pass over an unchanged cluster costs the API server: with the owned kinds watched, the
+ * reconciler reads from the watch caches, so such a pass sends no request at all.
+ */
+describe('a pass over an unchanged cluster', () => {
+  let server: TestApiServer;
+  let api: OperatorKubeApi;
+  let controller: Controller;
+  let cacheDir: string;
+  let counting = false;
+  const requests: string[] = [];
+  const metrics = createOperatorMetrics();
+  const writes = async () => (await metrics.writes.get()).values.reduce((sum, v) => sum + v.value, 0);
+
+  before(async () => {
+    server = await startTestApiServer({
+      onRequest: (request) => {
+        if (counting) requests.push(`${request.method} ${request.url}`);
+      },
+    });
+    cacheDir = mkdtempSync(join(tmpdir(), 'keelson-idle-'));
+    api = new OperatorKubeApi(server.kubeConfig);
+    await applyCrds(server.kubeconfigPath, cacheDir);
+    await api.core.createNamespace({ body: { metadata: { name: ns } } });
+    // Relists stay out of the window: passes are driven by reconcileKey below.
+    controller = new Controller({ api, metrics, logger, operatorVersion: '0.0.0-test', namespaces: [ns], relistIntervalMs: 600_000, workers: 1 });
+    await controller.start();
+  });
+
+  after(async () => {
+    await controller?.stop();
+    await server?.close();
+    if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('sends no request to the API server besides its watches', async () => {
+    await api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'quiet' }, spec: { instances: 2 } } });
+    await eventually('the StatefulSet', async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'quiet', namespace: ns } })) !== undefined);
+    await createInstancePod(api, ns, 'quiet', 0, 'primary');
+    await createInstancePod(api, ns, 'quiet', 1, 'replica');
+    const claim = await api.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: { metadata: { name: 'pgdata-quiet-0', labels: { 'keelson.io/cluster': 'quiet', 'app.kubernetes.io/component': 'database' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    });
+    await api.core.patchNamespacedPersistentVolumeClaimStatus({ namespace: ns, name: claim.metadata!.name!, body: { status: { phase: 'Bound' } } }, mergePatch);
+    // Converged: a pass that writes nothing, after the watches delivered what the writes made.
+    await eventually('a pass without writes', async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      const before = await writes();
+      await controller.reconcileKey(`${ns}/quiet`);
+      return (await writes()) === before;
+    }, 30_000);
+
+    counting = true;
+    for (let pass = 0; pass < 3; pass += 1) await controller.reconcileKey(`${ns}/quiet`);
+    counting = false;
+    // Watches are long-lived streams, and discovery (`/apis`) is cached for the whole operator.
+    const perPass = requests.filter((r) => !r.includes('watch=true') && r !== 'GET /apis');
+    assert.deepEqual(perPass, [], 'requests made by three idle passes');
+  });
+});

@@ -190,7 +190,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   await writeStatus(deps, raw, status);
 
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
-  if (converging) return { requeueAfterMs: convergingRequeueMs };
+  if (converging || backup?.active) return { requeueAfterMs: convergingRequeueMs };
   // Schedules are checked on every pass: come back often enough to start a backup within its minute.
   return cluster.spec.backup ? { requeueAfterMs: backupRequeueMs } : {};
 }

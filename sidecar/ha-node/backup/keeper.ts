@@ -42,6 +42,8 @@ export class BackupKeeper {
   private lastBackup: KeeperStatus['lastBackup'];
   private lastSuccessAt: string | undefined;
   private restoreOutcome: Outcome | undefined;
+  /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
+  private lastInfo: StanzaInfo | undefined;
 
   constructor(
     readonly engine: PgBackRest,
@@ -95,7 +97,7 @@ export class BackupKeeper {
 
   /** The set pgBackRest lists for the backup started at `startedAt` (undefined when info fails). */
   private async findSet(repository: number, startedAt: string): Promise<BackupSet | undefined> {
-    const info = await this.engine.info().catch(() => undefined);
+    const info = await this.info().catch(() => undefined);
     return info ? setStartedSince(info, repository, startedAt) : undefined;
   }
 
@@ -121,8 +123,14 @@ export class BackupKeeper {
     };
   }
 
-  info(): Promise<StanzaInfo> {
-    return this.engine.info();
+  async info(): Promise<StanzaInfo> {
+    this.lastInfo = await this.engine.info();
+    return this.lastInfo;
+  }
+
+  /** The listing last read (GET /backup, the end of a backup), if any. */
+  cachedInfo(): StanzaInfo | undefined {
+    return this.lastInfo;
   }
 
   /** Waits for the background stanza work (tests and a clean shutdown). */

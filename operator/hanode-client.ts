@@ -13,13 +13,28 @@ export interface HaClusterMember {
 }
 
 /** What GET /backup answers (sidecar/ha-node/backup/keeper.ts), as far as the operator reads it. */
+export interface HaBackupSet {
+  label: string;
+  type: string;
+  repository?: number;
+  startedAt?: string;
+  stoppedAt: string;
+  lsnStart?: string;
+  lsnStop?: string;
+  timeline?: number;
+  systemIdentifier?: string;
+  sizeBytes?: number;
+  repoSizeBytes?: number;
+  error?: boolean;
+}
+
 export interface HaBackupStatus {
   stanzaReady?: boolean;
   archive?: { ok: boolean; message: string; at: string };
   running?: { type: string; startedAt: string };
-  lastBackup?: { ok: boolean; message: string; at: string; type: string };
+  lastBackup?: { ok: boolean; message: string; at: string; type: string; startedAt?: string; set?: HaBackupSet };
   restore?: { ok: boolean; message: string; at: string };
-  info?: { backups?: { label: string; type: string; stoppedAt: string; error?: boolean }[] };
+  info?: { backups?: HaBackupSet[] };
   infoError?: string;
 }
 
@@ -106,8 +121,8 @@ export class HaNodeClient {
   }
 
   /** Starts a backup on the primary (202), or says why not (409 one runs, 503 not ready). */
-  async startBackup(host: string, type: 'full' | 'diff' | 'incr'): Promise<HaNodeResult> {
-    return this.call(host, 'POST', HaNodePaths.backup, { type });
+  async startBackup(host: string, type: 'full' | 'diff' | 'incr', repository = 1): Promise<HaNodeResult> {
+    return this.call(host, 'POST', HaNodePaths.backup, { type, repository });
   }
 
   /** Restarts PostgreSQL on one member only when a configuration change is pending. */

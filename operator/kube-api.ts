@@ -11,12 +11,13 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
+import { backupPlural } from './api/backup-kind.js';
 import { group, kind, plural, version } from './api/types.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
 import { FieldManager } from './naming.js';
 import type { ReadCache } from './read-cache.js';
 
-/** A DatabaseCluster as read from the API server, before parsing. */
+/** A DatabaseCluster (or a Backup) as read from the API server, before parsing. */
 export interface RawCluster extends KubernetesObject {
   spec?: unknown;
   status?: Record<string, unknown>;
@@ -138,6 +139,22 @@ export class OperatorKubeApi {
   async replaceClusterStatus(cluster: RawCluster): Promise<RawCluster> {
     const { namespace, name } = cluster.metadata as { namespace: string; name: string };
     return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: cluster })) as RawCluster);
+  }
+
+  /** Backup objects of a namespace (every cluster's: a Backup names its cluster in spec). */
+  async listBackups(namespace: string): Promise<RawCluster[]> {
+    const list = (await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })) as { items: RawCluster[] };
+    return list.items;
+  }
+
+  async createBackup(namespace: string, body: RawCluster): Promise<RawCluster> {
+    return (await this.custom.createNamespacedCustomObject({ group, version, namespace, plural: backupPlural, body })) as RawCluster;
+  }
+
+  /** Replaces a Backup's status subresource; CAS on resourceVersion. */
+  async replaceBackupStatus(backup: RawCluster): Promise<RawCluster> {
+    const { namespace, name } = backup.metadata as { namespace: string; name: string };
+    return (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: backupPlural, name, body: backup })) as RawCluster;
   }
 
   /**

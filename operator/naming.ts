@@ -62,6 +62,16 @@ export function backupClaimName(repository: string): string {
 }
 
 /** The data directory inside the volume (a subdirectory so lost+found never bothers initdb). */
+/**
+ * The Backup object a schedule creates for one cron time (<cluster>-<type>-<YYYYMMDDHHMM>, UTC), or
+ * the first backup taken once archiving works (<cluster>-initial). One name per time, so a repeated
+ * pass cannot create two.
+ */
+export function scheduledBackupName(clusterName: string, type: 'full' | 'diff' | 'incr' | 'initial', dueAt?: string): string {
+  if (type === 'initial' || !dueAt) return `${clusterName}-initial`;
+  return `${clusterName}-${type}-${dueAt.replace(/[-:T]/g, '').slice(0, 12)}`;
+}
+
 export const pgdataPath = `${MountPaths.data}/pgdata`;
 
 export const ConfigKeys = { haNode: 'ha-node.yaml', pooler: 'pooler.yaml' } as const;

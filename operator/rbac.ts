@@ -12,6 +12,9 @@ export function operatorRules(): V1PolicyRule[] {
   return [
     { apiGroups: ['keelson.io'], resources: ['databaseclusters'], verbs: ['get', 'list', 'watch', 'update'] },
     { apiGroups: ['keelson.io'], resources: ['databaseclusters/status', 'databaseclusters/finalizers'], verbs: ['update'] },
+    // Schedules create Backup objects; the operator runs pending ones and records their outcome.
+    { apiGroups: ['keelson.io'], resources: ['backups'], verbs: ['get', 'list', 'watch', 'create'] },
+    { apiGroups: ['keelson.io'], resources: ['backups/status'], verbs: ['update'] },
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['services', 'configmaps', 'serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'update'] },

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { apiStatusCode } from '../../lib/kube/client.js';
 import type { Logger } from '../../lib/log.js';
-import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { allCrds } from '../../operator/api/crd.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
 import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';
@@ -44,7 +44,7 @@ function withoutCel(node: unknown): unknown {
 }
 
 /**
- * Creates or updates the DatabaseCluster CRD. It goes through the custom-objects client, which
+ * Creates or updates the keelson.io CRDs (DatabaseCluster, Backup). It goes through the custom-objects client, which
  * sends the body as it is: client-node's typed CRD client would drop the `x-kubernetes-*` keys
  * (its models name them x_kubernetes_*). A server without CEL gets the CRD without its rules
  * (the operator enforces them too).
@@ -62,13 +62,14 @@ export async function installCrds(kubeConfig: KubeConfig, logger: Logger): Promi
       await api.createClusterCustomObject({ ...target, body: crd });
     }
   };
-  const crd = databaseClusterCrd();
-  try {
-    await apply(crd);
-  } catch (err) {
-    if (!/CEL validation rules are not supported/.test(String((err as { body?: unknown }).body ?? err))) throw err;
-    logger.warn('API server has no CEL support; CRD installed without its x-kubernetes-validations (the operator still enforces them)');
-    await apply(withoutCel(crd) as V1CustomResourceDefinition);
+  for (const crd of allCrds()) {
+    try {
+      await apply(crd);
+    } catch (err) {
+      if (!/CEL validation rules are not supported/.test(String((err as { body?: unknown }).body ?? err))) throw err;
+      logger.warn({ crd: crd.metadata?.name }, 'API server has no CEL support; CRD installed without its x-kubernetes-validations (the operator still enforces them)');
+      await apply(withoutCel(crd) as V1CustomResourceDefinition);
+    }
   }
 }
 

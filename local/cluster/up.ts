@@ -5,6 +5,7 @@ import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
+import type { BackupObject } from '../../operator/api/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 
@@ -90,10 +91,27 @@ export function demoSpec(instances: number): Record<string, unknown> {
     instances,
     backup: {
       repositories: [{ name: 'local', volume: { size: '2Gi' } }],
-      schedules: { full: '0 3 * * *', incremental: '0 */6 * * *' },
+      schedules: { full: '0 3 * * *', incremental: '0 */6 * * *', immediate: true },
       retention: { fullCount: 2 },
     },
   };
+}
+
+/** How long `up` waits, once Ready, for the demo's first backup before it reports it as still running. */
+const firstBackupWaitMs = 120_000;
+
+/** The demo's first backup (schedules.immediate) once it completed, as `kubectl get kbk` will show it. */
+async function firstBackupLine(api: OperatorKubeApi, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last: BackupObject | undefined;
+  while (Date.now() < deadline) {
+    last = ((await api.listBackups(namespace).catch(() => [])) as unknown as BackupObject[]).find((b) => b.spec?.cluster === clusterName);
+    const phase = last?.status?.phase;
+    if (phase === 'Completed') return `  backups:     ${last!.metadata.name} Completed (${last!.status!.label}, ${last!.status!.sizeBytes ?? '?'} bytes) in the filesystem repository  (kubectl get kbk)`;
+    if (phase === 'Failed') return `  backups:     ${last!.metadata.name} Failed: ${last!.status!.message ?? ''}  (kubectl get kbk)`;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  return `  backups:     ${last ? `${last.metadata.name} ${last.status?.phase ?? 'Pending'}` : 'the first backup has not started yet'}  (kubectl get kbk)`;
 }
 
 async function waitReady(api: OperatorKubeApi, instances: number, out: (line: string) => void, timeoutMs: number): Promise<void> {
@@ -142,6 +160,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
   await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
   const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false);
+  info.push(await firstBackupLine(api, firstBackupWaitMs));
   for (const line of info) options.out(line);
   writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);
   return stack;
@@ -159,7 +178,7 @@ export async function runLocalUpDetached(options: UpOptions, argv: string[]): Pr
   child.unref();
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 300_000) + 30_000;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 300_000) + firstBackupWaitMs + 30_000;
   options.out(`started in the background (pid ${child.pid}); progress in ${join(dir, 'up.log')}`);
   while (Date.now() < deadline) {
     if (existsSync(join(dir, 'ready'))) {

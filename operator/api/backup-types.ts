@@ -54,9 +54,14 @@ export const backupSchema = z
   .object({
     repositories: z.array(backupRepositorySchema).min(1).max(4).meta({ description: 'WAL is archived into every repository; scheduled backups go to the first.' }),
     schedules: z
-      .object({ full: cron.optional(), differential: cron.optional(), incremental: cron.optional() })
-      .default({})
-      .meta({ description: 'Cron schedules (UTC) of the backups the operator starts on the primary.' }),
+      .object({
+        full: cron.optional(),
+        differential: cron.optional(),
+        incremental: cron.optional(),
+        immediate: z.boolean().default(false).meta({ description: 'Take a full backup as soon as WAL archiving works, when the repository has none of this cluster yet.' }),
+      })
+      .default({ immediate: false })
+      .meta({ description: 'Cron schedules (UTC); each due time creates a Backup object, which the operator runs.' }),
     retention: z
       .object({
         fullCount: z.number().int().min(1).max(9999).optional().meta({ description: 'Full backups kept (older ones and the WAL only they need are expired).' }),
@@ -80,9 +85,25 @@ export const recoverySchema = z
       .refine((t) => Number.isFinite(Date.parse(t)), 'must be a valid time')
       .optional()
       .meta({ description: 'Recover to this moment (RFC 3339 with a zone); the end of the archive when unset.' }),
+    targetLSN: z.string().regex(/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/, 'must be a WAL position such as 0/3000060').optional().meta({ description: 'Recover to this WAL position (recovery_target_lsn).' }),
+    targetName: z.string().min(1).max(63).optional().meta({ description: 'Recover to this restore point (made with pg_create_restore_point); name the backup when it lies before the newest one.' }),
+    targetXID: z.string().regex(/^[1-9]\d{0,19}$/, 'must be a transaction id (digits)').optional().meta({ description: 'Recover to the commit of this transaction (recovery_target_xid); name the backup when it lies before the newest one.' }),
+    targetImmediate: z.boolean().optional().meta({ description: 'Stop as soon as the restored backup is consistent (recovery_target=immediate).' }),
+    exclusive: z.boolean().optional().meta({ description: 'Stop just before the target instead of just after it. Default: before for a time, after for an LSN or xid.' }),
     backup: z.string().regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'must be a pgBackRest backup label').optional(),
   })
-  .meta({ description: 'Create this NEW cluster from a backup of another one (point-in-time recovery). It archives into its own stanza, never the source\'s.' });
+  .refine((r) => [r.targetTime, r.targetLSN, r.targetName, r.targetXID, r.targetImmediate ? true : undefined].filter((v) => v !== undefined).length <= 1, {
+    message: 'set at most one of targetTime, targetLSN, targetName, targetXID, targetImmediate',
+  })
+  .meta({
+    description: 'Create this NEW cluster from a backup of another one (point-in-time recovery). It archives into its own stanza, never the source\'s.',
+    'x-kubernetes-validations': [
+      {
+        rule: "[has(self.targetTime), has(self.targetLSN), has(self.targetName), has(self.targetXID), has(self.targetImmediate) && self.targetImmediate].filter(x, x).size() <= 1",
+        message: 'set at most one of targetTime, targetLSN, targetName, targetXID, targetImmediate',
+      },
+    ],
+  });
 
 export type BackupSpec = z.infer<typeof backupSchema>;
 export type BackupRepositorySpec = z.infer<typeof backupRepositorySchema>;

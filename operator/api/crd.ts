@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { backupKind, backupObjectSpecSchema, backupObjectStatusSchema, backupPlural, backupShortNames, backupSingular } from './backup-kind.js';
 import { databaseClusterSpecSchema, databaseClusterStatusSchema, group, kind, plural, shortNames, singular, version } from './types.js';
 import { clusterNamePattern, maxClusterNameLength } from './validate.js';
 
@@ -60,36 +61,99 @@ export function databaseClusterCrd(): V1CustomResourceDefinition {
       },
     ],
   };
+  return customResourceDefinition({
+    kind,
+    plural,
+    singular,
+    shortNames,
+    openAPIV3Schema,
+    subresources: {
+      status: {},
+      scale: { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' },
+    },
+    additionalPrinterColumns: [
+      { name: 'Instances', type: 'integer', jsonPath: '.spec.instances' },
+      { name: 'Ready', type: 'integer', jsonPath: '.status.readyInstances' },
+      { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
+}
+
+type Version = V1CustomResourceDefinition['spec']['versions'][number];
+
+interface KindDefinition {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  openAPIV3Schema: JsonSchema;
+  subresources: Version['subresources'];
+  additionalPrinterColumns: Version['additionalPrinterColumns'];
+}
+
+/** The CRD wrapper every keelson.io kind shares: one served and stored version, status subresource, the keelson category. */
+function customResourceDefinition(definition: KindDefinition): V1CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${plural}.${group}`,
+      name: `${definition.plural}.${group}`,
       labels: { 'app.kubernetes.io/name': 'keelson', 'app.kubernetes.io/component': 'crd' },
     },
     spec: {
       group,
       scope: 'Namespaced',
-      names: { kind, plural, singular, shortNames, listKind: `${kind}List`, categories: ['all', 'keelson'] },
+      names: { kind: definition.kind, plural: definition.plural, singular: definition.singular, shortNames: definition.shortNames, listKind: `${definition.kind}List`, categories: ['all', 'keelson'] },
       versions: [
         {
           name: version,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema },
-          subresources: {
-            status: {},
-            scale: { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' },
-          },
-          additionalPrinterColumns: [
-            { name: 'Instances', type: 'integer', jsonPath: '.spec.instances' },
-            { name: 'Ready', type: 'integer', jsonPath: '.status.readyInstances' },
-            { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
+          schema: { openAPIV3Schema: definition.openAPIV3Schema },
+          subresources: definition.subresources,
+          additionalPrinterColumns: definition.additionalPrinterColumns,
         },
       ],
     },
   };
+}
+
+/** The CRD object for Backup, generated from the zod schemas (backup-kind.ts). */
+export function backupCrd(): V1CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: backupKind,
+    plural: backupPlural,
+    singular: backupSingular,
+    shortNames: backupShortNames,
+    openAPIV3Schema: {
+      type: 'object',
+      description: 'One base backup of a DatabaseCluster (pgBackRest). Deleting it deletes no data.',
+      required: ['spec'],
+      properties: {
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { type: 'object' },
+        spec: schemaOf(backupObjectSpecSchema),
+        status: schemaOf(backupObjectStatusSchema),
+      },
+    },
+    subresources: { status: {} },
+    additionalPrinterColumns: [
+      { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster' },
+      { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Label', type: 'string', jsonPath: '.status.label' },
+      { name: 'Member', type: 'string', jsonPath: '.status.member', priority: 1 },
+      { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', priority: 1 },
+      { name: 'Stopped', type: 'date', jsonPath: '.status.stoppedAt' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
+}
+
+/** Every CRD keelson installs, DatabaseCluster first. */
+export function allCrds(): V1CustomResourceDefinition[] {
+  return [databaseClusterCrd(), backupCrd()];
 }

@@ -282,9 +282,9 @@ export const databaseClusterStatusSchema = z
     backup: z
       .object({
         lastScheduled: z
-          .object({ full: z.string().optional(), differential: z.string().optional(), incremental: z.string().optional() })
+          .object({ full: z.string().optional(), differential: z.string().optional(), incremental: z.string().optional(), initial: z.string().optional() })
           .default({})
-          .meta({ description: 'The cron time each schedule last started a backup for.' }),
+          .meta({ description: 'The cron time each schedule last created a Backup for (initial: when the immediate first backup was created).' }),
         backups: z.number().int().optional().meta({ description: 'Backups in the first repository.' }),
         lastBackupTime: z.string().optional(),
       })

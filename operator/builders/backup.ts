@@ -1,5 +1,5 @@
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { BackupRepositorySpec } from '../api/backup-types.js';
+import type { BackupRepositorySpec, RecoverySpec } from '../api/backup-types.js';
 import { backupClaimName, commonLabels, MountPaths } from '../naming.js';
 import type { BuildContext } from './context.js';
 
@@ -43,6 +43,20 @@ function haNodeRepository(repository: BackupRepositorySpec, namespace: string, c
   };
 }
 
+/** spec.bootstrap.recovery's target as ha-node's settings name it (sidecar/ha-node/backup/settings.ts). */
+function recoveryTarget(recovery: RecoverySpec): Record<string, unknown> {
+  const fields: [string, unknown][] = [
+    ['time', recovery.targetTime],
+    ['lsn', recovery.targetLSN],
+    ['name', recovery.targetName],
+    ['xid', recovery.targetXID],
+    ['immediate', recovery.targetImmediate],
+    ['exclusive', recovery.exclusive],
+    ['backup', recovery.backup],
+  ];
+  return Object.fromEntries(fields.filter(([, value]) => value !== undefined));
+}
+
 /** KEELSON_BACKUP for the cluster's ha-node, or undefined when backups are off. */
 export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown> | undefined {
   const { spec, metadata } = ctx.cluster;
@@ -61,7 +75,7 @@ export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown>
           recovery: {
             stanza: recovery.source.cluster,
             repository: haNodeRepository(source, recovery.source.namespace ?? metadata.namespace, recovery.source.cluster),
-            target: { ...(recovery.targetTime ? { time: recovery.targetTime } : {}), ...(recovery.backup ? { backup: recovery.backup } : {}) },
+            target: recoveryTarget(recovery),
           },
         }
       : {}),

@@ -2,7 +2,12 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { lastDue, parseCron } from '../../lib/cron.js';
 import type { BackupSpec } from '../api/backup-types.js';
 import type { Condition, DatabaseCluster } from '../api/types.js';
+import { apiStatusCode } from '../../lib/kube/client.js';
+import type { BackupObject } from '../api/backup-kind.js';
 import { backupSecretRefs, buildBackupClaims } from '../builders/backup.js';
+import { buildScheduledBackup } from '../builders/backup-object.js';
+import type { RawCluster } from '../kube-api.js';
+import { backupsOf, isActive, runBackupObjects } from './backup-objects.js';
 import type { BuildContext } from '../builders/context.js';
 import type { HaBackupStatus } from '../hanode-client.js';
 import type { ReconcileDeps } from './cluster.js';
@@ -10,13 +15,14 @@ import type { ReconcileDeps } from './cluster.js';
 /**
  * The operator's half of backups: the filesystem repositories' claims, the BackupReady condition
  * (missing Secret, unreachable repository, failed restore: each a reason, an Event, never a
- * crash loop), and the schedules, which it runs itself by asking the primary's ha-node for a
- * backup when a cron time has passed (see the ADR on operator-driven schedules).
+ * crash loop), and the schedules: a cron time that has passed creates a Backup object, which
+ * backup-objects.ts runs on the chosen member (see the ADR on operator-driven schedules).
  */
 
 export const BackupReadyCondition = 'BackupReady';
 
 export type ScheduleKind = 'full' | 'differential' | 'incremental';
+type LastScheduled = Partial<Record<ScheduleKind | 'initial', string>>;
 const backupTypeOf: Record<ScheduleKind, 'full' | 'diff' | 'incr'> = { full: 'full', differential: 'diff', incremental: 'incr' };
 
 export interface BackupVerdict {
@@ -46,7 +52,7 @@ export function backupCondition(verdict: BackupVerdict, previous: Condition | un
 }
 
 /** The schedule whose latest cron time has passed since it last ran (full first); pure. */
-export function dueSchedule(backup: BackupSpec, lastRuns: Partial<Record<ScheduleKind, string>>, since: Date, now: Date): { kind: ScheduleKind; dueAt: string } | undefined {
+export function dueSchedule(backup: BackupSpec, lastRuns: LastScheduled, since: Date, now: Date): { kind: ScheduleKind; dueAt: string } | undefined {
   for (const kind of ['full', 'differential', 'incremental'] as const) {
     const expression = backup.schedules[kind];
     if (!expression) continue;
@@ -79,9 +85,19 @@ async function ensureClaims(deps: ReconcileDeps, ctx: BuildContext): Promise<voi
 
 export interface BackupPass {
   condition: BackupVerdict;
-  lastScheduled: Partial<Record<ScheduleKind, string>>;
+  lastScheduled: LastScheduled;
   backups?: number;
   lastBackupTime?: string;
+  /** A Backup object of this cluster is pending or running. */
+  active: boolean;
+}
+
+/** Creates a Backup object; one that exists already (a repeated pass) counts as created. */
+async function createBackupObject(deps: ReconcileDeps, object: BackupObject): Promise<void> {
+  deps.recordWrite('Backup', 'create');
+  await deps.api.createBackup(object.metadata.namespace, object as unknown as RawCluster).catch((error: unknown) => {
+    if (apiStatusCode(error) !== 409) throw error;
+  });
 }
 
 /** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
@@ -107,16 +123,25 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
   if (condition.status === 'False' && (previous?.reason !== condition.reason || previous.message !== condition.message)) {
     await deps.events.record(cluster.metadata, 'Warning', condition.reason, condition.message);
   }
-  const lastScheduled = { ...(cluster.status?.backup?.lastScheduled ?? {}) };
-  const created = cluster.metadata.creationTimestamp ? new Date(cluster.metadata.creationTimestamp) : now;
-  const due = dueSchedule(backup, lastScheduled, created, now);
-  if (due && host && observed?.stanzaReady && !observed.running) {
-    const result = await deps.haNode.startBackup(host, backupTypeOf[due.kind]).catch((error: Error) => ({ status: 0, body: error.message }));
-    if (result.status === 202) {
-      lastScheduled[due.kind] = due.dueAt;
-      await deps.events.record(cluster.metadata, 'Normal', 'BackupStarted', `${due.kind} backup started on ${primary} (schedule ${backup.schedules[due.kind]})`);
+  const lastScheduled: LastScheduled = { ...(cluster.status?.backup?.lastScheduled ?? {}) };
+  const good = (observed?.info?.backups ?? []).filter((b) => !b.error);
+  let objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
+  // New Backup objects only while archiving works and none is waiting: missed times collapse into one.
+  if (host && observed?.stanzaReady && !objects.some(isActive)) {
+    const created = cluster.metadata.creationTimestamp ? new Date(cluster.metadata.creationTimestamp) : now;
+    const due = dueSchedule(backup, lastScheduled, created, now);
+    const initial = backup.schedules.immediate && !lastScheduled.initial && observed.info !== undefined && good.length === 0;
+    const object = due ? buildScheduledBackup(ctx, backupTypeOf[due.kind], { schedule: due.kind, dueAt: due.dueAt }) : initial ? buildScheduledBackup(ctx, 'full', 'initial') : undefined;
+    if (object) {
+      await createBackupObject(deps, object);
+      if (due) lastScheduled[due.kind] = due.dueAt;
+      else lastScheduled.initial = now.toISOString();
+      await deps.events.record(cluster.metadata, 'Normal', 'BackupScheduled', `created Backup ${object.metadata.name} (${due ? `schedule ${due.kind}: ${backup.schedules[due.kind]}` : 'first backup once archiving works'})`);
+      objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
     }
   }
-  const good = (observed?.info?.backups ?? []).filter((b) => !b.error);
-  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt };
+  const member = host && primary && observed?.stanzaReady ? { name: primary, host } : undefined;
+  const observe = (target: string) => (target === host && observed ? Promise.resolve(observed) : deps.haNode.backupStatus(target).catch(() => undefined));
+  const pass = await runBackupObjects(deps, cluster, objects, pods, member, observe, now);
+  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active };
 }

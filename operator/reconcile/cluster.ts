@@ -193,6 +193,8 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
 
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
   if (converging) return { requeueAfterMs: convergingRequeueMs, converging: true };
+  // A backup in progress is followed closely; that is not a cluster failing to converge.
+  if (backup?.active) return { requeueAfterMs: convergingRequeueMs };
   // Schedules are checked on every pass: come back often enough to start a backup within its minute.
   return cluster.spec.backup ? { requeueAfterMs: backupRequeueMs } : {};
 }

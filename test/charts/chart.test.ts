@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { V1ClusterRole, V1Deployment, V1PolicyRule } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { OperatorPaths, Ports, AdminPaths } from '../../lib/ports.js';
-import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { allCrds } from '../../operator/api/crd.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
 import { operatorRules, rulesCover } from '../../operator/rbac.js';
 import { chartDir, renderChart, type K8sDoc } from './render.js';
@@ -16,9 +16,9 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 describe('charts/keelson', () => {
   const defaults = renderChart();
 
-  it('renders the operator, its RBAC, PDB and test hook, the CRD and the dashboard by default', () => {
+  it('renders the operator, its RBAC, PDB and test hook, the CRDs and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
-      'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/databaseclusters.keelson.io',
+      'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/backups.keelson.io', 'CustomResourceDefinition/databaseclusters.keelson.io',
       'Deployment/keelson-operator', 'Pod/keelson-test-operator', 'PodDisruptionBudget/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election',
       'Service/keelson-operator-metrics', 'ServiceAccount/keelson',
     ]);
@@ -31,9 +31,11 @@ describe('charts/keelson', () => {
   });
 
   it('templates the generated CRD unchanged (so helm upgrade updates it) and keeps it on uninstall', () => {
-    const crd = find<K8sDoc & { spec: unknown }>(defaults, 'CustomResourceDefinition', 'databaseclusters.keelson.io');
-    assert.deepEqual(crd.spec, JSON.parse(JSON.stringify(databaseClusterCrd().spec)));
-    assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    for (const generated of allCrds()) {
+      const crd = find<K8sDoc & { spec: unknown }>(defaults, 'CustomResourceDefinition', generated.metadata!.name!);
+      assert.deepEqual(crd.spec, JSON.parse(JSON.stringify(generated.spec)));
+      assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    }
     assert.ok(!kinds(renderChart({ crds: { install: false } })).some((k) => k.startsWith('CustomResourceDefinition')), 'crds.install=false leaves the CRD out');
   });
 

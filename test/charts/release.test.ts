@@ -113,7 +113,7 @@ describe('charts/keelson release: the chart alone', () => {
   it('installs the operator and the CRD, owned by the release', async () => {
     const installed = await c.helm.run('install', 'keelson', chartDir, '-n', namespace, '--create-namespace');
     assert.equal(installed.code, 0, installed.stderr);
-    assert.match(installed.stdout, /The chart installs and upgrades the DatabaseCluster CRD; helm uninstall keeps it/);
+    assert.match(installed.stdout, /The chart installs and upgrades the DatabaseCluster and Backup CRDs; helm uninstall keeps them/);
     assert.ok((await manifestKinds(c)).includes('CustomResourceDefinition'));
     assert.equal(await c.kubectl('get', 'crd', crdName, '-o', 'jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}'), 'keelson');
     assert.doesNotMatch(await shortNames(c), /kdb/);

@@ -1,4 +1,5 @@
 import { renderMetrics } from '../../sidecar/ha-node/api/metrics-text.js';
+import { renderBackupMetrics } from '../../sidecar/ha-node/backup/metrics.js';
 import type { NodeSnapshot } from '../../sidecar/ha-node/ha/snapshot.js';
 import { defaultConfig } from '../../sidecar/ha-node/ha/settings.js';
 import { builtinCollectorSources, builtinOrigin } from '../../sidecar/exporter/collectors/index.js';
@@ -7,7 +8,7 @@ import { SelfMetrics } from '../../sidecar/exporter/selfmetrics.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
 
 /**
- * Metric names the code publishes, asked of the code itself: ha-node's renderer, the exporter's
+ * Metric names the code publishes, asked of the code itself: ha-node's renderers (with backups), the exporter's
  * built-in collectors and self-metrics (default namespace pg), and the operator's registry.
  */
 
@@ -16,7 +17,9 @@ function haNodeNames(): string[] {
     name: 'demo-0', scope: 'demo', version: '0.1.0', tags: {}, dbState: 'stopped', offlineRole: 'replica', isLeader: false,
     failsafeActive: false, paused: false, dcsLastSeen: 0, pendingRestart: false, lastLoopAt: 0, config: defaultConfig,
   };
-  return [...renderMetrics(snapshot).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+  const info = { stanza: 'demo', code: 0, message: 'ok', wal: [], repositories: [], backups: [{ label: 'x', type: 'full' as const, repository: 1, startedAt: '2026-01-01T00:00:00Z', stoppedAt: '2026-01-01T00:01:00Z', error: false }] };
+  const backup = renderBackupMetrics({ status: { stanza: 'demo', stanzaReady: true }, info, pending: { segments: 0, oldestAgeSeconds: 0 }, archiveTimeout: 60 }, '{scope="demo",name="demo-0"}');
+  return [...(renderMetrics(snapshot) + backup).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
 }
 
 function exporterNames(): string[] {

@@ -308,10 +308,29 @@ const table: FieldCase[] = [
   },
   { field: 'backup.retention.windowDays', steps: [{ patch: { backup: { retention: { windowDays: 7 } } }, refused: /set fullCount or windowDays, not both/ }] },
   {
+    field: 'backup.schedules.immediate',
+    steps: [
+      // The repository has no backup of this cluster yet: the operator creates <name>-initial and starts it.
+      {
+        patch: { backup: { schedules: { immediate: true } } },
+        effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'BackupScheduled' && /^created Backup .*-initial \(first backup once archiving works\)$/.test(e.message ?? '')),
+        timeoutMs: 150_000,
+      },
+      { patch: { backup: { schedules: { immediate: 'yes' } } }, refused: /schedules\.immediate/ },
+    ],
+  },
+  {
     field: 'backup.schedules.full',
     steps: [
-      // Every minute: the operator starts a full backup on the primary at the next minute.
-      { patch: { backup: { schedules: { full: '* * * * *' } } }, effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'BackupStarted' && /^full backup started on .* \(schedule \* \* \* \* \*\)/.test(e.message ?? '')), timeoutMs: 150_000 },
+      // Every minute: the next minute creates a Backup object, which the operator starts on the primary.
+      {
+        patch: { backup: { schedules: { full: '* * * * *' } } },
+        effect: async (p) => {
+          const events = await p.driver.events();
+          return events.some((e) => e.reason === 'BackupScheduled' && /\(schedule full: \* \* \* \* \*\)$/.test(e.message ?? '')) && events.some((e) => e.reason === 'BackupStarted' && /: full backup started on /.test(e.message ?? ''));
+        },
+        timeoutMs: 150_000,
+      },
       { patch: { backup: { schedules: { full: 'often' } } }, refused: /schedules\.full/ },
     ],
   },
@@ -322,6 +341,11 @@ const table: FieldCase[] = [
   { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.backup', steps: [{ patch: recoveryOf({ backup: '20260101-000000F' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.targetLSN', steps: [{ patch: recoveryOf({ targetLSN: '0/3000060' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.targetName', steps: [{ patch: recoveryOf({ targetName: 'before-upgrade' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.targetXID', steps: [{ patch: recoveryOf({ targetXID: '1234' }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.targetImmediate', steps: [{ patch: recoveryOf({ targetImmediate: true }), refused: recoveryFixed }] },
+  { field: 'bootstrap.recovery.exclusive', steps: [{ patch: recoveryOf({ exclusive: true }), refused: recoveryFixed }] },
   // The pooler's own tests (test/operator/pooler-builders, test/sidecar/pooler) run it with real
   // PgBouncer; here each field's checks at apply time. Enabling it on this stand-in is not part of
   // the table: the database pods' rollout that follows does not complete here yet.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { databaseClusterCrd } from '../../operator/api/crd.js';
+import { allCrds } from '../../operator/api/crd.js';
 import { apiVersion, kind } from '../../operator/api/types.js';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -84,7 +84,7 @@ export async function applyCrds(kubeconfig: string, cacheDir: string): Promise<b
   } catch (err) {
     if (!/CEL validation rules are not supported/.test(String((err as { stderr?: string }).stderr))) throw err;
     const file = join(cacheDir, 'crd-without-cel.yaml');
-    writeFileSync(file, stringify(withoutCel(databaseClusterCrd()), { version: '1.1' }));
+    writeFileSync(file, allCrds().map((crd) => stringify(withoutCel(crd), { version: '1.1' })).join('---\n'));
     await kubectl(kubeconfig, cacheDir, 'apply', '-f', file);
     return false;
   }

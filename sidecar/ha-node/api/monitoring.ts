@@ -4,7 +4,7 @@ import { HaNodePaths } from '../../../lib/ports.js';
 import { clusterDocument, historyDocument } from './cluster-document.js';
 import type { ApiContext } from './context.js';
 import { metricLabels, renderMetrics } from './metrics-text.js';
-import { renderBackupMetrics } from '../backup/metrics.js';
+import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
 
 /**
  * GET /metrics, /cluster, /history. The last two are open to anyone who can reach the pod, so they
@@ -14,7 +14,13 @@ import { renderBackupMetrics } from '../backup/metrics.js';
 export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   router.get(HaNodePaths.metrics, (_req, res) => {
     const snapshot = context.snapshot();
-    const backup = context.backup ? renderBackupMetrics(context.backup.status(), metricLabels(snapshot.scope, snapshot.name)) : '';
+    const keeper = context.backup;
+    const backup = keeper
+      ? renderBackupMetrics(
+          { status: keeper.status(), info: keeper.cachedInfo(), pending: archivePending(keeper.engine.dataDir), archiveTimeout: keeper.engine.config.archiveTimeout },
+          metricLabels(snapshot.scope, snapshot.name),
+        )
+      : '';
     res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + backup);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {

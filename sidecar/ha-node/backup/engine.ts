@@ -72,6 +72,10 @@ export class PgBackRest {
     return this.options.config.stanza;
   }
 
+  get dataDir(): string {
+    return this.options.server.dataDir;
+  }
+
   /** postgresql.conf settings for archiving into, and fetching from, this cluster's stanza. */
   archiveParameters(): Record<string, string | number> {
     return archiveParameters(this.bin, this.paths.conf, this.stanza, this.config.archiveTimeout);

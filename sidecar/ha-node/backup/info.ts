@@ -103,3 +103,9 @@ export function restorableFrom(info: StanzaInfo): string | undefined {
   const stops = info.backups.filter((b) => !b.error).map((b) => b.stoppedAt).sort();
   return stops[0];
 }
+
+/** The first set of a repository that started at or after a moment (pgBackRest keeps whole seconds). */
+export function setStartedSince(info: StanzaInfo, repository: number, since: string): BackupSet | undefined {
+  const floor = Math.floor(Date.parse(since) / 1000) * 1000;
+  return info.backups.find((b) => b.repository === repository && Date.parse(b.startedAt) >= floor);
+}

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../../../lib/log.js';
 import type { BackupType, PgBackRest } from './engine.js';
-import type { StanzaInfo } from './info.js';
+import { setStartedSince, type BackupSet, type StanzaInfo } from './info.js';
 
 export interface Outcome {
   at: string;
@@ -20,7 +20,8 @@ export interface KeeperStatus {
   /** The last stanza-create/check attempt (its error when it failed). */
   archive?: Outcome;
   running?: { type: BackupType; repository: number; startedAt: string };
-  lastBackup?: Outcome & { type: BackupType; repository: number };
+  /** The last backup this member ran: startedAt is what POST /backup answered, set what pgBackRest lists for it. */
+  lastBackup?: Outcome & { type: BackupType; repository: number; startedAt: string; set?: BackupSet };
   /** When the last successful backup finished. */
   lastSuccessAt?: string;
   /** Set while bootstrapping from a repository failed (the reason). */
@@ -41,6 +42,8 @@ export class BackupKeeper {
   private lastBackup: KeeperStatus['lastBackup'];
   private lastSuccessAt: string | undefined;
   private restoreOutcome: Outcome | undefined;
+  /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
+  private lastInfo: StanzaInfo | undefined;
 
   constructor(
     readonly engine: PgBackRest,
@@ -80,16 +83,22 @@ export class BackupKeeper {
     this.running = { type, repository, startedAt };
     void this.engine
       .backup(type, repository)
-      .then(() => ({ ok: true, message: `${type} backup finished` }))
-      .catch((error: Error) => ({ ok: false, message: error.message }))
-      .then((result) => {
-        this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, ...result };
+      .then(async () => ({ ok: true, message: `${type} backup finished`, set: await this.findSet(repository, startedAt) }))
+      .catch((error: Error) => ({ ok: false, message: error.message, set: undefined }))
+      .then(({ set, ...result }) => {
+        this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, startedAt, ...result, ...(set ? { set } : {}) };
         if (result.ok) this.lastSuccessAt = this.lastBackup.at;
         this.running = undefined;
         if (result.ok) this.logger.info({ type, repository }, 'backup finished');
         else this.logger.error({ type, repository, err: result.message }, 'backup failed');
       });
     return { started: true, startedAt };
+  }
+
+  /** The set pgBackRest lists for the backup started at `startedAt` (undefined when info fails). */
+  private async findSet(repository: number, startedAt: string): Promise<BackupSet | undefined> {
+    const info = await this.info().catch(() => undefined);
+    return info ? setStartedSince(info, repository, startedAt) : undefined;
   }
 
   /** The outcome of bootstrapping from a repository (a failure is retried after a pause). */
@@ -114,8 +123,14 @@ export class BackupKeeper {
     };
   }
 
-  info(): Promise<StanzaInfo> {
-    return this.engine.info();
+  async info(): Promise<StanzaInfo> {
+    this.lastInfo = await this.engine.info();
+    return this.lastInfo;
+  }
+
+  /** The listing last read (GET /backup, the end of a backup), if any. */
+  cachedInfo(): StanzaInfo | undefined {
+    return this.lastInfo;
   }
 
   /** Waits for the background stanza work (tests and a clean shutdown). */

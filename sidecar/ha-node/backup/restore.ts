@@ -31,8 +31,13 @@ export function restoreProblem(source: StanzaInfo, own: StanzaInfo, recovery: Re
   if (source.code === 1) return `recovery.stanza: no stanza ${source.stanza} in the source repository`;
   const usable = source.backups.filter((b) => !b.error);
   if (usable.length === 0) return `recovery: the source stanza ${source.stanza} has no backup`;
-  const { time, backup } = recovery.target;
+  const { time, lsn, backup } = recovery.target;
   if (backup && !usable.some((b) => b.label === backup)) return `recovery.target.backup: no backup ${backup} in stanza ${source.stanza}`;
+  if (lsn) {
+    const stops = usable.flatMap((b) => (b.lsnStop ? [b.lsnStop] : [])).sort((a, b) => lsnCompare(a, b));
+    const chosen = backup ? usable.find((b) => b.label === backup)?.lsnStop : stops[0];
+    if (chosen && lsnCompare(lsn, chosen) < 0) return `recovery.target.lsn: ${lsn} is before the end of ${backup ? `backup ${backup}` : 'the first backup'} (${chosen}); the earliest restorable LSN is ${chosen}`;
+  }
   if (time) {
     const first = usable.map((b) => b.stoppedAt).sort()[0]!;
     if (Date.parse(time) < Date.parse(first)) return `recovery.target.time: ${time} is before the end of the first backup (${first}); the earliest restorable time is ${first}`;
@@ -53,12 +58,37 @@ function walArchived(info: StanzaInfo, repository: number, segment: string): boo
   return info.wal.some((w) => w.repository === repository && w.min !== undefined && w.max !== undefined && w.min.slice(8) <= segment.slice(8) && segment.slice(8) <= w.max.slice(8));
 }
 
-/** The newest backup that ended before the target time (pgBackRest picks likewise; named here for the log). */
+/** Orders two WAL positions ("16/B374D848"); pure. */
+export function lsnCompare(a: string, b: string): number {
+  const value = (lsn: string): bigint => {
+    const [high, low] = lsn.split('/') as [string, string];
+    return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+  };
+  const d = value(a) - value(b);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+/**
+ * The backup a restore starts from: the named one, else the newest that ended before a time or
+ * LSN target (pgBackRest picks likewise by time), else the newest. A restore point or xid cannot
+ * be placed from the listing: name the backup when the target lies before the newest one.
+ */
 export function backupForTarget(source: StanzaInfo, recovery: RecoveryConfig): string | undefined {
-  if (recovery.target.backup) return recovery.target.backup;
+  const { backup, time, lsn } = recovery.target;
+  if (backup) return backup;
   const usable = source.backups.filter((b) => !b.error);
-  const before = recovery.target.time ? usable.filter((b) => Date.parse(b.stoppedAt) <= Date.parse(recovery.target.time!)) : usable;
+  const before = time
+    ? usable.filter((b) => Date.parse(b.stoppedAt) <= Date.parse(time))
+    : lsn
+      ? usable.filter((b) => b.lsnStop !== undefined && lsnCompare(b.lsnStop, lsn) <= 0)
+      : usable;
   return before.sort((a, b) => a.stoppedAt.localeCompare(b.stoppedAt)).at(-1)?.label;
+}
+
+/** The target kind a recovery names, for messages ("time", "lsn", ...; "latest" for the end of the archive). */
+export function targetKind(recovery: RecoveryConfig): 'time' | 'lsn' | 'name' | 'xid' | 'immediate' | 'latest' {
+  const t = recovery.target;
+  return t.time ? 'time' : t.lsn ? 'lsn' : t.name ? 'name' : t.xid ? 'xid' : t.immediate ? 'immediate' : 'latest';
 }
 
 /**
@@ -72,10 +102,14 @@ export function postgresTime(iso: string): string {
 /** postgresql.conf settings for the replay: the source's archive, the target, promote at the end. */
 export function recoveryParameters(restoreCommand: string, recovery: RecoveryConfig): Record<string, string> {
   const parameters: Record<string, string> = { restore_command: restoreCommand, recovery_target_action: 'promote' };
-  if (recovery.target.time) {
-    parameters.recovery_target_time = postgresTime(recovery.target.time);
-    parameters.recovery_target_inclusive = 'false';
-  }
+  const { time, lsn, name, xid, immediate, exclusive } = recovery.target;
+  if (time) parameters.recovery_target_time = postgresTime(time);
+  if (lsn) parameters.recovery_target_lsn = lsn;
+  if (name) parameters.recovery_target_name = name;
+  if (xid) parameters.recovery_target_xid = xid;
+  if (immediate) parameters.recovery_target = 'immediate';
+  // A time stops before it unless told otherwise (what was committed at that instant is after it).
+  if (time || lsn || xid) parameters.recovery_target_inclusive = (exclusive ?? Boolean(time)) ? 'false' : 'true';
   return parameters;
 }
 
@@ -93,7 +127,7 @@ const logPath = (pg: PostgresInstance): string => join(pg.settings.dataDir, '..'
 function logTail(pg: PostgresInstance, from: number): string {
   try {
     const lines = readFileSync(logPath(pg)).subarray(from).toString('utf8').split('\n');
-    return lines.filter((l) => /FATAL|PANIC|ERROR|last completed transaction was at log time/.test(l)).slice(-4).join('\n');
+    return lines.filter((l) => /FATAL|PANIC|ERROR|last completed transaction was at log time|redo done at/.test(l)).slice(-4).join('\n');
   } catch {
     return '';
   }
@@ -111,7 +145,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   const problem = restoreProblem(source, own, recovery);
   if (problem) throw new RestoreRefused(problem);
   const label = backupForTarget(source, recovery);
-  logger.info({ source: recovery.stanza, backup: label, targetTime: recovery.target.time ?? 'latest' }, 'restoring from the repository');
+  logger.info({ source: recovery.stanza, backup: label, target: targetKind(recovery), ...recovery.target }, 'restoring from the repository');
   pg.prepareDirectories();
   pg.removeDataDirectory();
   mkdirSync(pg.settings.dataDir, { mode: 0o700 });
@@ -126,7 +160,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   const logFrom = logSize(pg);
   try {
     await pg.start(120);
-    await waitForPromotion(pg, timeoutMs, logFrom);
+    await waitForPromotion(pg, timeoutMs, logFrom, targetKind(recovery));
   } finally {
     pg.enforcedParameters = kept;
   }
@@ -140,15 +174,17 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
  * Why replay stopped, from the server's log. A target beyond the end of the archive is refused by
  * the server (it does not promote at the end); the message then gives the last restorable time.
  */
-export function recoveryFailure(tail: string): string {
+export function recoveryFailure(tail: string, kind: string = 'time'): string {
   if (/recovery ended before configured recovery target was reached/.test(tail)) {
     const last = /last completed transaction was at log time (.+)$/m.exec(tail)?.[1]?.trim();
-    return `recovery.target.time: beyond the end of the archive${last ? `; the last restorable time is ${last}` : ''}`;
+    const what = kind === 'name' ? 'the restore point is not in the archive (or lies before the backup restored)' : 'beyond the end of the archive';
+    const redo = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(tail)?.[1];
+    return `recovery.target.${kind}: ${what}${last ? `; the last restorable time is ${last}` : ''}${redo ? ` (WAL replayed up to ${redo})` : ''}`;
   }
   return `recovery stopped before promotion: ${tail.replace(/\n/g, ' | ') || 'see postgresql.log'}`;
 }
 
-async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom: number): Promise<void> {
+async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom: number, kind: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const postmaster = pg.postmasterPid();
   // Replay may take long: liveness counts the running postmaster as a tool making progress.
@@ -157,7 +193,7 @@ async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom
     for (;;) {
       if (!pg.isRunning()) {
         pg.state = 'start_failed';
-        throw new Error(recoveryFailure(logTail(pg, logFrom)));
+        throw new Error(recoveryFailure(logTail(pg, logFrom), kind));
       }
       const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);
       if (rows?.[0]?.r === false) return;

@@ -45,12 +45,26 @@ const retentionSchema = z
   })
   .refine((r) => r.fullCount === undefined || r.windowDays === undefined, { message: 'give fullCount or windowDays, not both' });
 
-const recoveryTargetSchema = z.object({
-  /** Recover to this moment (ISO 8601 with a zone); latest (end of the archive) when unset. */
-  time: z.string().refine((t) => /[zZ]|[+-]\d\d:?\d\d$/.test(t) && Number.isFinite(Date.parse(t)), 'an ISO 8601 time with a zone').optional(),
-  /** Restore this backup set (pgBackRest label); the newest before the target when unset. */
-  backup: z.string().regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'a pgBackRest backup label').optional(),
-});
+export const lsnPattern = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
+
+const recoveryTargetSchema = z
+  .object({
+    /** Recover to this moment (ISO 8601 with a zone); latest (end of the archive) when no target is set. */
+    time: z.string().refine((t) => /[zZ]|[+-]\d\d:?\d\d$/.test(t) && Number.isFinite(Date.parse(t)), 'an ISO 8601 time with a zone').optional(),
+    /** A WAL position (recovery_target_lsn). */
+    lsn: z.string().regex(lsnPattern, 'a WAL position such as 0/3000060').optional(),
+    /** A restore point made with pg_create_restore_point (recovery_target_name). */
+    name: z.string().min(1).max(63).optional(),
+    /** A transaction id (recovery_target_xid): recovery stops at its commit. */
+    xid: z.string().regex(/^[1-9]\d{0,19}$/, 'a transaction id (digits)').optional(),
+    /** Stop as soon as the backup is consistent (recovery_target=immediate). */
+    immediate: z.boolean().optional(),
+    /** Stop just before the target instead of just after it (recovery_target_inclusive=false). */
+    exclusive: z.boolean().optional(),
+    /** Restore this backup set (pgBackRest label); the newest before the target when unset. */
+    backup: z.string().regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'a pgBackRest backup label').optional(),
+  })
+  .refine((t) => [t.time, t.lsn, t.name, t.xid, t.immediate ? true : undefined].filter((v) => v !== undefined).length <= 1, { message: 'give at most one of time, lsn, name, xid, immediate' });
 
 const recoverySchema = z.object({
   /** The source cluster's stanza and repository; never this cluster's own. */

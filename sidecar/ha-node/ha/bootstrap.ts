@@ -1,3 +1,4 @@
+import { cloneReplica } from '../backup/replica-restore.js';
 import { restoreFromRepository } from '../backup/restore.js';
 import type { ClusterView } from '../dcs/types.js';
 import type { PostgresInstance } from '../postgres/instance.js';
@@ -66,12 +67,12 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
   }
   setFence(ctx, 0);
   pg.dynamicParameters = state.config.parameters;
-  await pg.basebackup(leader);
+  const source = await cloneReplica(pg, ctx.options.backup?.engine, leader, ctx.options.logger);
   pg.writeConfig(leader, true);
   await pg.start(60);
   state.snapshot.offlineRole = 'replica';
   watchForStreaming(state, performance.now());
-  return `created a replica from ${leader.name}`;
+  return `created a replica from ${source}`;
 }
 
 async function initdbAndStart(pg: PostgresInstance): Promise<void> {

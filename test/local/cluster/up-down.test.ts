@@ -51,6 +51,10 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
 
     const { stdout: table } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'dbc', 'demo', '--no-headers']);
     assert.match(table, /demo\s+1\s+1\s+demo-0\s+Healthy/);
+    // The demo has a filesystem repository and takes its first backup once archiving works.
+    assert.match(stdout, /backups: +demo-initial Completed \(\d{8}-\d{6}F, \d+ bytes\)/);
+    const { stdout: backups } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'kbk', '--no-headers']);
+    assert.match(backups, /^demo-initial\s+demo\s+full\s+Completed\s+\d{8}-\d{6}F\s/m);
     const { stdout: encoded } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'secret', 'demo-superuser', '-o', 'jsonpath={.data.password}']);
     const client = new pg.Client({ host: rw, port: Ports.postgres, user: 'postgres', password: Buffer.from(encoded, 'base64').toString(), database: 'postgres' });
     await client.connect();

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
 import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
 import { applyCluster, applyCrds, kubectl } from '../support.js';
 
@@ -55,6 +56,36 @@ describe('DatabaseCluster backup admission through kubectl apply (generated CRD 
     const zoneless = await apply('restored', { backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'old' }, repository: 'main', targetTime: '2026-01-01 10:00' } } });
     assert.equal(zoneless.ok, false);
     assert.match(zoneless.output, /spec\.bootstrap\.recovery\.targetTime/);
+  });
+
+  it('refuses two recovery targets at once and a malformed LSN or xid, naming the field', async () => {
+    const recovery = (target: Record<string, unknown>) => ({ backup: { repositories: [{ name: 'main', s3 }] }, bootstrap: { recovery: { source: { cluster: 'old' }, repository: 'main', ...target } } });
+    const two = await apply('targets', recovery({ targetTime: '2026-01-01T10:00:00Z', targetLSN: '0/3000060' }));
+    assert.equal(two.ok, false);
+    assert.match(two.output, /spec\.bootstrap\.recovery.*set at most one of targetTime, targetLSN, targetName, targetXID, targetImmediate/);
+    const lsn = await apply('targets', recovery({ targetLSN: '3000060' }));
+    assert.equal(lsn.ok, false);
+    assert.match(lsn.output, /spec\.bootstrap\.recovery\.targetLSN/);
+    const xid = await apply('targets', recovery({ targetXID: '-5' }));
+    assert.equal(xid.ok, false);
+    assert.match(xid.output, /spec\.bootstrap\.recovery\.targetXID/);
+    const immediateOff = await apply('targets', recovery({ targetTime: '2026-01-01T10:00:00Z', targetImmediate: false, exclusive: false }));
+    assert.equal(immediateOff.ok, true, immediateOff.output);
+  });
+
+  it('Backup objects: the type must be full, diff or incr, the spec cannot change, kbk lists them', async () => {
+    const file = join(dir, 'backup.yaml');
+    const write = (spec: Record<string, unknown>) => writeFileSync(file, stringify({ apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name: 'nightly', namespace: ns }, spec }));
+    write({ cluster: 'shop', type: 'weekly' });
+    const refused = await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file).then(() => '', (err: { stderr?: string }) => String(err.stderr));
+    assert.match(refused, /spec\.type/);
+    write({ cluster: 'shop', type: 'incr' });
+    await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file);
+    write({ cluster: 'shop', type: 'full' });
+    const changed = await kubectl(server.kubeconfigPath, dir, 'apply', '-f', file).then(() => '', (err: { stderr?: string }) => String(err.stderr));
+    assert.match(changed, /spec is immutable: create another Backup/);
+    const table = await kubectl(server.kubeconfigPath, dir, '-n', ns, 'get', 'kbk');
+    assert.match(table, /^NAME\s+CLUSTER\s+TYPE\s+PHASE\s+LABEL\s+STOPPED\s+AGE\s*\nnightly\s+shop\s+incr\s/);
   });
 
   it('accepts a complete backup and recovery spec', async () => {

@@ -103,6 +103,17 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     assert.equal(value('ha_backup_archive_check_failing'), 0);
     assert.equal(value('ha_backup_last_failed'), 0);
     assert.ok(Math.abs(value('ha_backup_last_success_timestamp_seconds') - Date.now() / 1000) < 600, 'a recent successful backup');
+    assert.equal(value('ha_backup_archive_timeout_seconds'), 30);
+    // Per repository, from the last listing: the newest backup, its size and duration, the restorable window.
+    const listed = (await backupStatus(primary)).info!.backups.filter((b) => b.repository === 1);
+    const refreshed = (await primary.get('/metrics')).body;
+    const inRepository = (name: string): number => Number(new RegExp(`^${name}\\{scope="arch",name="${primary.name}",repository="1"\\} (\\S+)$`, 'm').exec(refreshed)?.[1]);
+    assert.equal(inRepository('ha_backup_newest_timestamp_seconds'), Date.parse(listed.at(-1)!.stoppedAt) / 1000);
+    assert.equal(inRepository('ha_backup_restorable_since_timestamp_seconds'), Date.parse(listed.map((b) => b.stoppedAt).sort()[0]!) / 1000);
+    assert.ok(inRepository('ha_backup_newest_size_bytes') > 1_000_000, 'the database size');
+    assert.ok(inRepository('ha_backup_newest_duration_seconds') >= 0);
+    assert.equal(inRepository('ha_backup_count'), listed.length);
+    assert.ok(Number.isFinite(Number(/^ha_backup_archive_pending_segments\{[^}]*\} (\d+)$/m.exec(refreshed)?.[1])), 'pending WAL is counted');
   });
 
   it('keelson ctl backups lists them with the restorable window; ctl backup starts one, authenticated', async () => {

@@ -47,6 +47,13 @@ describe('ha-node with an unusable repository', { timeout: 180_000 }, () => {
     await cluster.waitFor('a failed archive attempt', async () => Number((await primary.query<{ f: string }>('SELECT failed_count::text AS f FROM pg_stat_archiver'))[0]?.f) > 0, 60_000);
     const [kept] = await primary.query<{ n: string }>('SELECT count(*)::text AS n FROM pg_ls_archive_statusdir() WHERE name = $1', [`${wal}.ready`]);
     assert.equal(kept?.n, '1', 'the segment waits in pg_wal, marked ready');
+    // The archive lag shows in the metrics: the waiting segment, and its age growing past archive_timeout.
+    const lag = await cluster.waitFor('the lag past archive_timeout', async () => {
+      const text = (await primary.get('/metrics')).body;
+      const read = (name: string) => Number(new RegExp(`^${name}\\{scope="refused",name="refused-0"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      return read('ha_backup_archive_pending_age_seconds') > read('ha_backup_archive_timeout_seconds') ? { segments: read('ha_backup_archive_pending_segments') } : undefined;
+    }, 90_000);
+    assert.ok(lag.segments >= 1);
     const refused = await postBackup(primary, { type: 'full' });
     assert.equal(refused.status, 503, 'no backup before the stanza is ready');
     assert.doesNotMatch(primary.log(), /s3-key(-secret)?=(?!<redacted>)/, 'credentials never reach the log');

@@ -26,7 +26,7 @@ export interface BackupListing {
   restore?: { ok: boolean; message: string };
   info?: {
     code: number;
-    backups: { label: string; type: string; prior?: string; repository: number; stoppedAt: string; timeline?: number; systemIdentifier?: string }[];
+    backups: { label: string; type: string; prior?: string; repository: number; stoppedAt: string; timeline?: number; systemIdentifier?: string; lsnStop?: string }[];
     wal: { repository: number; min?: string; max?: string }[];
   };
   infoError?: string;

@@ -1,0 +1,127 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { backupObjectSpecSchema, type BackupObject, type BackupObjectStatus } from '../api/backup-kind.js';
+import type { BackupSpec } from '../api/backup-types.js';
+import type { DatabaseCluster } from '../api/types.js';
+import type { HaBackupSet, HaBackupStatus } from '../hanode-client.js';
+import type { RawCluster } from '../kube-api.js';
+import type { ReconcileDeps } from './cluster.js';
+
+/**
+ * Runs a cluster's Backup objects, one at a time and oldest first: a pending one starts on the
+ * chosen member through ha-node's POST /backup, a running one is followed through that member's
+ * GET /backup until its outcome (with pgBackRest's label, LSNs, sizes) is written to its status.
+ */
+
+export interface BackupMember {
+  name: string;
+  host: string;
+}
+
+/** A Backup of this cluster, its spec parsed (an object whose spec does not parse is skipped). */
+export function backupsOf(raw: RawCluster[], cluster: string): BackupObject[] {
+  const out: BackupObject[] = [];
+  for (const item of raw) {
+    const spec = backupObjectSpecSchema.safeParse(item.spec);
+    if (!spec.success || spec.data.cluster !== cluster) continue;
+    out.push({ ...(item as unknown as BackupObject), spec: spec.data, status: (item.status ?? {}) as BackupObjectStatus });
+  }
+  const created = (b: BackupObject) => `${b.metadata.creationTimestamp ?? ''}/${b.metadata.name}`;
+  return out.sort((a, b) => (created(a) < created(b) ? -1 : 1));
+}
+
+export const isActive = (b: BackupObject): boolean => !b.status?.phase || b.status.phase === 'Pending' || b.status.phase === 'Running';
+
+/** Index (from 1) of the repository a Backup names, or a message naming the field; pure. */
+export function repositoryIndex(backup: BackupSpec, requested: string | undefined): number | string {
+  if (requested === undefined) return 1;
+  const index = backup.repositories.findIndex((r) => r.name === requested);
+  if (index < 0) return `spec.repository: the cluster has no repository named "${requested}" (spec.backup.repositories: ${backup.repositories.map((r) => r.name).join(', ')})`;
+  return index + 1;
+}
+
+/** The status fields pgBackRest's listing gives a finished backup; pure. */
+export function completedStatus(status: BackupObjectStatus, set: HaBackupSet | undefined, ok: boolean, message: string, at: string): BackupObjectStatus {
+  const details: BackupObjectStatus = set
+    ? {
+        label: set.label,
+        ...(set.lsnStart ? { lsnStart: set.lsnStart } : {}),
+        ...(set.lsnStop ? { lsnStop: set.lsnStop } : {}),
+        ...(set.timeline !== undefined ? { timeline: set.timeline } : {}),
+        ...(set.systemIdentifier ? { systemIdentifier: set.systemIdentifier } : {}),
+        ...(set.sizeBytes !== undefined ? { sizeBytes: set.sizeBytes } : {}),
+        ...(set.repoSizeBytes !== undefined ? { repoSizeBytes: set.repoSizeBytes } : {}),
+      }
+    : {};
+  return { ...status, ...details, phase: ok ? 'Completed' : 'Failed', stoppedAt: set?.stoppedAt ?? at, message: message.slice(0, 1000) };
+}
+
+/** What a running Backup's member reports about it: still running, finished, or lost; pure. */
+export function followRunning(status: BackupObjectStatus, observed: HaBackupStatus, now: Date): BackupObjectStatus | undefined {
+  if (observed.running?.startedAt === status.startedAt) return undefined;
+  const last = observed.lastBackup;
+  if (last && last.startedAt === status.startedAt) return completedStatus(status, last.set, last.ok, last.message, last.at);
+  return { ...status, phase: 'Failed', stoppedAt: now.toISOString(), message: `${status.member ?? 'the member'} no longer knows this backup (ha-node restarted while it ran); take another` };
+}
+
+async function writeStatus(deps: ReconcileDeps, backup: BackupObject, status: BackupObjectStatus): Promise<void> {
+  deps.recordWrite('Backup', 'update');
+  await deps.api.replaceBackupStatus({ ...(backup as unknown as RawCluster), status: status as Record<string, unknown> });
+}
+
+export interface ObjectsPass {
+  /** A Backup of this cluster is pending or running (the caller comes back sooner). */
+  active: boolean;
+}
+
+/**
+ * One pass over the cluster's Backup objects. `member` is where a backup runs now (the primary,
+ * or a streaming standby with target prefer-standby); `observe` reads a member's GET /backup.
+ */
+export async function runBackupObjects(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  objects: BackupObject[],
+  pods: V1Pod[],
+  member: BackupMember | undefined,
+  observe: (host: string) => Promise<HaBackupStatus | undefined>,
+  now: Date,
+): Promise<ObjectsPass> {
+  const backupSpec = cluster.spec.backup!;
+  const running = objects.find((b) => b.status?.phase === 'Running');
+  if (running) {
+    const status = running.status!;
+    const pod = pods.find((p) => p.metadata?.name === status.member);
+    const host = pod?.status?.podIP;
+    const next = !pod
+      ? { ...status, phase: 'Failed' as const, stoppedAt: now.toISOString(), message: `${status.member} is gone; take another backup` }
+      : host
+        ? await observe(host).then((observed) => (observed ? followRunning(status, observed, now) : undefined))
+        : undefined;
+    if (!next) return { active: true };
+    await writeStatus(deps, running, next);
+    const type = next.phase === 'Completed' ? 'Normal' : 'Warning';
+    await deps.events.record(cluster.metadata, type, next.phase === 'Completed' ? 'BackupCompleted' : 'BackupFailed', `Backup ${running.metadata.name}: ${next.phase === 'Completed' ? `${next.label ?? ''} on ${next.member}` : next.message}`);
+    return { active: objects.some((b) => b !== running && isActive(b)) };
+  }
+  const pending = objects.find(isActive);
+  if (!pending) return { active: false };
+  const repository = repositoryIndex(backupSpec, pending.spec.repository);
+  if (typeof repository === 'string') {
+    await writeStatus(deps, pending, { phase: 'Failed', message: repository, stoppedAt: now.toISOString() });
+    return { active: objects.some((b) => b !== pending && isActive(b)) };
+  }
+  if (!member) {
+    if (pending.status?.phase !== 'Pending') await writeStatus(deps, pending, { phase: 'Pending', message: 'waiting for a member that can take the backup' });
+    return { active: true };
+  }
+  const result = await deps.haNode.startBackup(member.host, pending.spec.type, repository).catch((error: Error) => ({ status: 0, body: error.message }));
+  if (result.status === 202) {
+    const { startedAt } = JSON.parse(result.body) as { startedAt: string };
+    await writeStatus(deps, pending, { phase: 'Running', startedAt, member: member.name, repositoryIndex: repository, message: `${pending.spec.type} backup running on ${member.name}` });
+    await deps.events.record(cluster.metadata, 'Normal', 'BackupStarted', `Backup ${pending.metadata.name}: ${pending.spec.type} backup started on ${member.name}`);
+  } else {
+    const message = `waiting: ${member.name} answered ${result.status}: ${result.body.trim().slice(0, 300)}`;
+    if (pending.status?.phase !== 'Pending' || pending.status.message !== message) await writeStatus(deps, pending, { phase: 'Pending', message });
+  }
+  return { active: true };
+}

@@ -29,6 +29,19 @@ export interface NodeSnapshot {
   /** When a long step of the cycle in progress (a PostgreSQL tool running) last showed progress (monotonic ms). */
   lastProgressAt?: number;
   config: EffectiveConfig;
+  /**
+   * Set when this member stopped as primary to become a standby leader: where its history ends.
+   * A cluster about to promote in its place must have replayed past checkpointLocation.
+   */
+  demotion?: StandbyDemotion;
+}
+
+export interface StandbyDemotion {
+  systemIdentifier: string;
+  timeline: number;
+  /** Start of the shutdown checkpoint record (bytes). */
+  checkpointLocation: number;
+  at: string;
 }
 
 export function walPositionOf(status: ServerStatus | undefined): number {

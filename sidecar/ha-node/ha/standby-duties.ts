@@ -1,5 +1,6 @@
 import type { ClusterView } from '../dcs/types.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import { formatLsn } from '../postgres/lsn.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { sameSource, sourcePort, type StandbySource } from '../postgres/standby-source.js';
 import { handleDcsError } from './dcs-outage.js';
@@ -72,7 +73,13 @@ export async function becomeStandbyLeader(ctx: LoopContext, source: StandbySourc
  */
 async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): Promise<string> {
   markDemoted(ctx);
+  // A fast stop waits until the walsenders delivered everything, the shutdown checkpoint included.
   await ctx.pg.stop('fast');
+  const control = await ctx.pg.controlData();
+  if (control?.checkpointLocation !== undefined) {
+    ctx.state.snapshot.demotion = { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() };
+    ctx.options.logger.info({ ...ctx.state.snapshot.demotion, checkpointLsn: formatLsn(control.checkpointLocation) }, 'demoted: the primary stopped cleanly');
+  }
   await startFollowingSource(ctx, source);
   return `demoted to standby leader following ${describeSource(source)}`;
 }

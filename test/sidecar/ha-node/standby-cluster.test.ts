@@ -1,28 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from './harness.js';
-
-const auth = `Basic ${Buffer.from('sb-admin:sb-password').toString('base64')}`;
-const apiEnv = { KEELSON_API_USERNAME: 'sb-admin', KEELSON_API_PASSWORD: 'sb-password' };
-
-async function patchConfig(member: Member, body: unknown): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${member.apiUrl}/config`, {
-    method: 'PATCH',
-    headers: { 'Content-Type': 'application/json', Authorization: auth },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  return { status: response.status, text: await response.text() };
-}
+import { metric, patchConfig, standbyApiEnv as apiEnv, standbyLeaderOf } from './standby-support.js';
 
 async function count(member: Member): Promise<number> {
   return Number((await member.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n);
-}
-
-async function metric(member: Member, name: string): Promise<number | undefined> {
-  const text = (await member.get('/metrics')).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
-  return line === undefined ? undefined : Number(line.split(' ').pop());
 }
 
 /**
@@ -52,12 +34,7 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     await source?.stop();
   });
 
-  async function standbyLeader(): Promise<Member | undefined> {
-    const codes = await Promise.all(standby.members.map((m) => m.status('/standby-leader')));
-    const leaders = standby.members.filter((_, i) => codes[i] === 200);
-    assert.ok(leaders.length <= 1, `two standby leaders: ${leaders.map((m) => m.name).join(', ')}`);
-    return leaders[0];
-  }
+  const standbyLeader = (): Promise<Member | undefined> => standbyLeaderOf(standby.members);
 
   async function rowsEverywhere(members: Member[], rows: number): Promise<void> {
     for (const member of members) await standby.waitFor(`${rows} rows on ${member.name}`, async () => (await count(member)) === rows, 60_000);

@@ -155,6 +155,9 @@ describe('standby leader role', () => {
     const listen = { settings: { connectHost: '127.0.0.2', port: 5432 }, state: 'running' as const };
     assert.equal(memberRecord({ name: 'a', apiUrl: '', tags: {}, version: 't' }, listen, leader, 0, true).role, 'standby_leader');
     assert.equal(memberRecord({ name: 'b', apiUrl: '', tags: {}, version: 't' }, listen, cascading, 0).role, 'replica');
+    assert.equal('standby_demotion' in nodeDocument(leader), false);
+    const demoted = nodeDocument(snapshot({ demotion: { systemIdentifier: '7711', timeline: 1, checkpointLocation: 0x3000028, at: '2026-11-25T03:00:00.000Z' } }));
+    assert.deepEqual(demoted.standby_demotion, { database_system_identifier: '7711', timeline: 1, checkpoint_location: 0x3000028, checkpoint_lsn: '0/3000028', at: '2026-11-25T03:00:00.000Z' });
     const roles = (clusterDocument(leader.cluster!, 'demo').members as { role: string }[]).map((m) => m.role);
     assert.deepEqual(roles, ['standby_leader', 'replica']);
     const normal = clusterDocument({ ...leader.cluster!, config: {} }, 'demo').members as { role: string }[];

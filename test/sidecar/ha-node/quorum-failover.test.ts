@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AckRecorder } from './ack-recorder.js';
-import { startCluster, type Member, type TestCluster } from './harness.js';
+import { startCluster, type TestCluster } from './harness.js';
 
 const auth = `Basic ${Buffer.from('q-admin:q-password').toString('base64')}`;
 

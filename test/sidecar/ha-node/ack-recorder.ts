@@ -33,8 +33,9 @@ export class AckRecorder {
   }
 
   private async primaryClient(): Promise<pg.Client | undefined> {
-    for (const member of this.members) {
-      if (!(await member.isWritable())) continue;
+    // All at once: asking one member after the other would add to the gap a client sees.
+    const writable = await Promise.all(this.members.map((m) => m.isWritable()));
+    for (const member of this.members.filter((_, i) => writable[i])) {
       const client = new pg.Client({ connectionString: member.pgUrl, connectionTimeoutMillis: 1000, query_timeout: 20_000 });
       client.on('error', () => undefined);
       return client.connect().then(() => client, () => undefined);

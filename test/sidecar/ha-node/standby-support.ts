@@ -1,4 +1,4 @@
-import type { Member } from './harness.js';
+import type { Member, TestCluster } from './harness.js';
 
 /** Credentials of the ha-node API in the standby tests, and calls they share. */
 export const standbyApiEnv = { KEELSON_API_USERNAME: 'sb-admin', KEELSON_API_PASSWORD: 'sb-password' };
@@ -33,4 +33,32 @@ export async function standbyLeaderOf(members: Member[]): Promise<Member | undef
 export async function walPosition(member: Member): Promise<number> {
   const rows = await member.query<{ lsn: string }>("SELECT pg_wal_lsn_diff(COALESCE(pg_last_wal_replay_lsn(), pg_current_wal_lsn()), '0/0')::text AS lsn");
   return Number(rows[0]?.lsn);
+}
+
+/** What the demoted primary publishes in its node document (`standby_demotion`). */
+export interface Demotion {
+  database_system_identifier: string;
+  timeline: number;
+  checkpoint_location: number;
+  at: string;
+}
+
+/**
+ * The controlled swap: `from` (a primary) becomes a standby of `to` (a standby leader of `from`'s
+ * cluster), which promotes once it has replayed past the shutdown checkpoint `from` published.
+ * The demotion is published as soon as `from` has stopped: `to` need not wait for its restart.
+ */
+export async function controlledSwap(from: Member, to: Member, waitFor: TestCluster['waitFor']): Promise<Demotion> {
+  const asked = Date.now();
+  const demote = await patchConfig(from, { standby_cluster: { host: to.ip, port: to.pgPort } });
+  if (demote.status !== 200) throw new Error(`demotion refused: ${demote.text}`);
+  const demotion = await waitFor(`${from.name} demoted`, async () => {
+    const found = (await from.get('/ha')).json().standby_demotion as Demotion | undefined;
+    return found && Date.parse(found.at) >= asked - 1000 ? found : undefined;
+  }, 60_000);
+  await waitFor(`${to.name} replayed past the shutdown checkpoint of ${from.name}`, async () => (await walPosition(to)) > demotion.checkpoint_location, 60_000);
+  const promote = await patchConfig(to, { standby_cluster: null });
+  if (promote.status !== 200) throw new Error(`promotion refused: ${promote.text}`);
+  await waitFor(`${to.name} writable`, () => to.isWritable(), 60_000);
+  return demotion;
 }

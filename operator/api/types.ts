@@ -5,6 +5,7 @@ import { managedParameters, managedParametersRule, parameterNameProblem } from '
 import { allowedPgbouncerParameters } from '../../sidecar/pooler/ini.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
+import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -227,6 +228,7 @@ export const databaseClusterSpecSchema = z
     bootstrap: bootstrapSchema.default({ database: 'app', owner: 'app' }),
     scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
     backup: backupSchema.optional(),
+    replica: replicaSchema.optional(),
     pooler: poolerSchema
       .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {} })
       .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] }),
@@ -243,6 +245,9 @@ export const databaseClusterSpecSchema = z
         rule: '!has(self.bootstrap.recovery) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.bootstrap.recovery.repository))',
         message: 'bootstrap.recovery.repository must name one of backup.repositories',
       },
+      { rule: '!has(self.bootstrap.recovery) || !has(self.replica)', message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)' },
+      // A running primary cluster turned standby would need a demotion the operator does not drive yet.
+      { rule: 'has(self.replica) == has(oldSelf.replica)', message: 'replica is fixed at creation (a standby cluster starts as a copy of its source)' },
     ],
   });
 
@@ -289,6 +294,7 @@ export const databaseClusterStatusSchema = z
         lastBackupTime: z.string().optional(),
       })
       .optional(),
+    replica: replicaStatusSchema.optional(),
     switchover: z
       .object({
         targetInstance: z.string(),

@@ -45,6 +45,11 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }
   issues.push(...backupIssues(spec, metadata.name, metadata.namespace));
+  if (spec.bootstrap.recovery && spec.replica) issues.push('spec: a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)');
+  const source = spec.replica?.source;
+  if (source?.cluster === metadata.name && (source.namespace ?? metadata.namespace) === metadata.namespace) {
+    issues.push('spec.replica.source.cluster: a cluster cannot be a standby of itself');
+  }
   if (issues.length > 0) throw new InvalidSpecError(issues);
   const status = databaseClusterStatusSchema.safeParse(object.status ?? {});
   return {

@@ -26,7 +26,7 @@ export function haNodeConfig(ctx: BuildContext): Record<string, unknown> {
     pgBin: pgBinDir(spec.postgresVersion),
     database: spec.bootstrap.database,
     appOwner: spec.bootstrap.owner,
-    bootstrapConfig: JSON.stringify(desiredDynamicConfig(ctx.cluster)),
+    bootstrapConfig: JSON.stringify(desiredDynamicConfig(ctx.cluster, ctx.standby)),
   };
 }
 

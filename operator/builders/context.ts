@@ -2,11 +2,19 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
 import { commonLabels, defaultImage, Labels, names, ownerReference, type ClusterNames } from '../naming.js';
 
+/** Where the standby leader of a standby cluster streams from (resolved from spec.replica.source). */
+export interface StandbyTarget {
+  host: string;
+  port: number;
+}
+
 /** What every builder needs: the parsed cluster and the operator's own image (the default). */
 export interface BuildContext {
   cluster: DatabaseCluster;
   /** Version of the operator, used for the default image tag. */
   operatorVersion: string;
+  /** Set while spec.replica.enabled: the resolved source (reconcile/replica-source.ts). */
+  standby?: StandbyTarget;
 }
 
 export function clusterNames(ctx: BuildContext): ClusterNames {

@@ -1,4 +1,6 @@
+import { durationMs } from '../api/replica-types.js';
 import type { DatabaseCluster } from '../api/types.js';
+import type { StandbyTarget } from './context.js';
 
 /**
  * The one mapping of the dynamic spec fields (spec.ha, spec.postgresql) to ha-node's dynamic
@@ -10,10 +12,11 @@ import type { DatabaseCluster } from '../api/types.js';
 /**
  * The dynamic configuration ha-node should hold (Patroni key names, spec/ha-node-api.md, where
  * the database section is `db`). "strict" is Patroni's synchronous_mode plus synchronous_mode_strict.
+ * A standby cluster (spec.replica.enabled, its source resolved to `standby`) adds standby_cluster.
  */
-export function desiredDynamicConfig(cluster: DatabaseCluster): Record<string, unknown> {
+export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: StandbyTarget): Record<string, unknown> {
   const { ha, postgresql } = cluster.spec;
-  return {
+  const config = {
     ttl: ha.ttl,
     loop_wait: ha.loopWait,
     retry_timeout: ha.retryTimeout,
@@ -25,6 +28,12 @@ export function desiredDynamicConfig(cluster: DatabaseCluster): Record<string, u
     primary_hang_timeout: ha.primaryHangTimeout,
     db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
   };
+  return standby ? { ...config, standby_cluster: standbyCluster(cluster, standby) } : config;
+}
+
+function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): Record<string, unknown> {
+  const delay = cluster.spec.replica?.minApplyDelay;
+  return { host: standby.host, port: standby.port, ...(delay ? { recovery_min_apply_delay: durationMs(delay) } : {}) };
 }
 
 /** A /config PATCH body turning `current` into `desired`: parameters no longer wanted are set to null. */
@@ -33,5 +42,15 @@ export function configPatch(desired: Record<string, unknown>, current: Record<st
   const currentParams = (current.db as { parameters?: Record<string, unknown> } | undefined)?.parameters ?? {};
   const parameters: Record<string, unknown> = { ...wantedParams };
   for (const key of Object.keys(currentParams)) if (!(key in wantedParams)) parameters[key] = null;
-  return { ...desired, db: { ...(desired.db as object), parameters } };
+  const patch: Record<string, unknown> = { ...desired, db: { ...(desired.db as object), parameters } };
+  // Removing standby_cluster promotes the standby leader; a key dropped from it is reset.
+  const currentStandby = current.standby_cluster as Record<string, unknown> | undefined;
+  const wantedStandby = desired.standby_cluster as Record<string, unknown> | undefined;
+  if (currentStandby && !wantedStandby) patch.standby_cluster = null;
+  else if (currentStandby && wantedStandby) {
+    const standby: Record<string, unknown> = { ...wantedStandby };
+    for (const key of Object.keys(currentStandby)) if (!(key in wantedStandby)) standby[key] = null;
+    patch.standby_cluster = standby;
+  }
+  return patch;
 }

@@ -28,7 +28,7 @@ export function credentialSecretName(ctx: BuildContext, which: CredentialKind): 
  * A basic-auth Secret with a password. The builder stays pure: the caller passes the password,
  * generated once when the Secret does not exist; the reconciler never replaces existing data.
  */
-export function buildCredentialSecret(ctx: BuildContext, which: CredentialKind, password: string): V1Secret {
+export function buildCredentialSecret(ctx: BuildContext, which: CredentialKind, password: string, username = credentialUsername(ctx, which)): V1Secret {
   const metadata = ownedMeta(ctx, credentialSecretName(ctx, which), `secret-${which}`);
   metadata.annotations = { [Annotations.generatedSecret]: 'true' };
   return {
@@ -37,7 +37,7 @@ export function buildCredentialSecret(ctx: BuildContext, which: CredentialKind, 
     metadata,
     type: 'kubernetes.io/basic-auth',
     // data (not stringData) so what we send is what the API server stores and returns.
-    data: { [SecretKeys.username]: toBase64(credentialUsername(ctx, which)), [SecretKeys.password]: toBase64(password) },
+    data: { [SecretKeys.username]: toBase64(username), [SecretKeys.password]: toBase64(password) },
   };
 }
 

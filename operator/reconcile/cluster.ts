@@ -19,6 +19,8 @@ import { finalize } from './finalize.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
+import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
+import { replicaStatusOf } from './replica-status.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -117,8 +119,10 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     raw = await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: [...(raw.metadata?.finalizers ?? []), Finalizer] } });
   }
 
-  const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion };
-  await ensureSecrets(deps, ctx);
+  // A standby cluster whose source cannot be resolved is refused before any pod could initdb.
+  const replicaSource = await resolveReplicaSource(deps, cluster);
+  const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion, ...(replicaSource ? { standby: replicaSource.target } : {}) };
+  await ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {});
   const capabilities = await deps.api.capabilities();
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
@@ -162,15 +166,16 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   if (step && step.type !== 'wait') {
     stepFailed = !(await executeStep(deps, cluster, pods, step));
   }
-  const configPending = await syncDynamicConfig(deps, cluster, pods, primary);
+  const configPending = await syncDynamicConfig(deps, cluster, pods, primary, ctx.standby);
 
+  const members = await haMembers(deps, pods, primary);
   const outdatedPods = updateRevision ? pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
   const status = computeStatus({
     cluster,
     pods,
     statefulSetReplicas: scale.replicas,
     outdatedPods,
-    haMembers: await haMembers(deps, pods, primary),
+    haMembers: members,
     switchover: switchover.state,
     targetPrimary: step?.type === 'switchover' ? step.candidate : undefined,
     apiFallbacks: fallbacks,
@@ -178,6 +183,9 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     now,
   });
   await reportFallbacks(deps, cluster, status);
+  const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), members, now);
+  if (replica.status) status.replica = replica.status;
+  if (replica.promoted) await deps.events.record(cluster.metadata, 'Normal', 'Promoted', `the standby cluster was promoted: ${primary ?? 'its leader'} accepts writes`);
   const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');
     return undefined;

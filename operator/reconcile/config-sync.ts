@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
 import { Labels, Roles } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
+import type { StandbyTarget } from '../builders/context.js';
 import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';
 import { switchoverCandidate } from './day2.js';
 import { hashOf } from './hash.js';
@@ -19,8 +20,8 @@ export interface ConfigSyncResult {
  * the primary) when they changed, then rolls the restarts they need: replicas first, one at a
  * time, then a switchover, after which the old primary is a replica and restarts last.
  */
-export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined): Promise<ConfigSyncResult> {
-  const desired = desiredDynamicConfig(cluster);
+export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, standby?: StandbyTarget): Promise<ConfigSyncResult> {
+  const desired = desiredDynamicConfig(cluster, standby);
   const hash = hashOf(desired);
   const primaryPod = pods.find((pod) => pod.metadata?.name === primary);
   const host = primaryPod?.status?.podIP;

@@ -2,21 +2,23 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../api/types.js';
 import type { BuildContext } from '../builders/context.js';
-import { buildCredentialSecret, credentialKindsOf, generatePassword } from '../builders/secrets.js';
+import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
 import { podSelector, SecretKeys, selectorString } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 /** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */
 
-export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
+export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shared: Partial<Record<CredentialKind, { username: string; password: string }>> = {}): Promise<void> {
   await Promise.all(
     credentialKindsOf(ctx).map(async (which) => {
       const secret = buildCredentialSecret(ctx, which, '');
       if (await deps.api.read(secret)) return; // never rotate: an existing Secret is left alone
       deps.recordWrite('Secret', 'create');
-      await deps.api.create(buildCredentialSecret(ctx, which, generatePassword()));
-      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated ${which} credentials in ${secret.metadata?.name}`);
+      // A standby cluster shares its source's replication (and superuser) credentials: it streams as that user.
+      const given = shared[which];
+      await deps.api.create(given ? buildCredentialSecret(ctx, which, given.password, given.username) : buildCredentialSecret(ctx, which, generatePassword()));
+      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `${given ? 'copied the source\'s' : 'generated'} ${which} credentials in ${secret.metadata?.name}`);
     }),
   );
 }

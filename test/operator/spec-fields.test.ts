@@ -74,6 +74,8 @@ const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefin
   return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
 };
 const recoveryFixed = /bootstrap\.recovery is fixed at creation/;
+const replicaFixed = /replica is fixed at creation/;
+const replicaOf = (extra: Record<string, unknown>) => ({ replica: { source: { cluster: 'elsewhere' }, ...extra } });
 const recoveryOf = (extra: Record<string, unknown>) => ({ bootstrap: { recovery: { source: { cluster: 'elsewhere' }, repository: 'local', ...extra } } });
 const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
 
@@ -337,6 +339,14 @@ const table: FieldCase[] = [
   { field: 'backup.schedules.differential', steps: [{ patch: { backup: { schedules: { differential: '61 * * * *' } } }, refused: /schedules\.differential/ }] },
   { field: 'backup.schedules.incremental', steps: [{ patch: { backup: { schedules: { incremental: 'hourly' } } }, refused: /schedules\.incremental/ }] },
   { field: 'bootstrap.recovery.source.cluster', steps: [{ patch: recoveryOf({}), refused: recoveryFixed }] },
+  // A standby cluster is tested end to end in test/operator/standby-e2e.test.ts; a running one cannot become one.
+  { field: 'replica.enabled', steps: [{ patch: replicaOf({ enabled: true }), refused: replicaFixed }] },
+  { field: 'replica.source.cluster', steps: [{ patch: replicaOf({}), refused: replicaFixed }] },
+  { field: 'replica.source.namespace', steps: [{ patch: replicaOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: replicaFixed }] },
+  { field: 'replica.source.host', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
+  { field: 'replica.source.port', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
+  { field: 'replica.source.credentialsSecret', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
+  { field: 'replica.minApplyDelay', steps: [{ patch: replicaOf({ minApplyDelay: '5m' }), refused: replicaFixed }] },
   { field: 'bootstrap.recovery.source.namespace', steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },

@@ -7,12 +7,14 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
   const leaderMember = cluster.members.find((m) => m.name === holder);
   const leaderPosition = Math.max(cluster.leaderRecord?.optime ?? 0, leaderMember?.xlog_location ?? 0);
   const syncNames = new Set(cluster.sync?.sync_standby ?? []);
+  // Patroni names the lock holder of a standby cluster standby_leader (it replays, it does not write).
+  const holderRole = cluster.config?.standby_cluster ? 'standby_leader' : 'leader';
   const members = [...cluster.members]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((m) => {
       const item: Record<string, unknown> = {
         name: m.name,
-        role: m.name === holder ? 'leader' : syncNames.has(m.name) ? (cluster.sync?.quorum === undefined ? 'sync_standby' : 'quorum_standby') : 'replica',
+        role: m.name === holder ? holderRole : syncNames.has(m.name) ? (cluster.sync?.quorum === undefined ? 'sync_standby' : 'quorum_standby') : 'replica',
         state: m.replication_state ?? m.state,
         api_url: m.api_url,
         host: m.host,

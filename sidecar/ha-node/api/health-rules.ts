@@ -61,6 +61,9 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
   // The lock decides, not PostgreSQL alone: a crashed primary that still holds the lock stays 200,
   // a primary demoted for lack of DCS contact (running read-only) does not.
   const leader = snapshot.isLeader && roleOf(snapshot) === 'primary';
+  // The standby leader (Patroni 4.1): a leader for /leader and the read-only family, never a primary or a replica.
+  const standbyLeader = roleOf(snapshot) === 'standby_leader';
+  const reader = leader || standbyLeader;
   const running = snapshot.status !== undefined;
   const ok = (condition: boolean): number => (condition ? 200 : 503);
   if (primaryPaths.has(path)) return ok(leader);
@@ -69,21 +72,21 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
       return ok(snapshot.isLeader);
     case '/standby-leader':
     case '/standby_leader':
-      return 503;
+      return ok(standbyLeader);
     case '/replica':
       return ok(!leader && replicaOk(snapshot, query) && tagsMatch(snapshot, query));
     case '/read-only':
-      return ok(leader || (replicaOk(snapshot, query) && tagsMatch(snapshot, query)));
+      return ok(reader || (replicaOk(snapshot, query) && tagsMatch(snapshot, query)));
     case '/sync':
     case '/synchronous':
       return ok(!leader && replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query));
     case '/read-only-sync':
     case '/read-only-synchronous':
-      return ok(leader || (replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query)));
+      return ok(reader || (replicaOk(snapshot, query) && isSyncStandby(snapshot) && tagsMatch(snapshot, query)));
     case '/quorum':
       return ok(!leader && replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query));
     case '/read-only-quorum':
-      return ok(leader || (replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query)));
+      return ok(reader || (replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query)));
     case '/async':
     case '/asynchronous':
       return ok(!leader && snapshot.cluster !== undefined && replicaOk(snapshot, query) && !isSyncStandby(snapshot) && !isQuorumStandby(snapshot) && tagsMatch(snapshot, query));
@@ -97,7 +100,7 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
 }
 
 function readiness(snapshot: NodeSnapshot, query: Query): number {
-  if (snapshot.isLeader && roleOf(snapshot) === 'primary') return 200;
+  if (snapshot.isLeader && (roleOf(snapshot) === 'primary' || roleOf(snapshot) === 'standby_leader')) return 200;
   const status = snapshot.status;
   if (!status || status.replicationState !== 'streaming') return 503;
   const modeRaw = first(query.mode) ?? 'apply';

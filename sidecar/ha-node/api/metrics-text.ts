@@ -44,8 +44,8 @@ export function renderMetrics(snapshot: NodeSnapshot): string {
   metric('ha_postmaster_start_time', 'gauge', 'Epoch seconds since the database started.', epochSeconds(status?.postmasterStartTime));
   metric('ha_primary', 'gauge', 'Value is 1 if this node is the leader, 0 otherwise.', bool(snapshot.isLeader && role === 'primary'));
   metric('ha_xlog_location', 'counter', 'Current location of the WAL, 0 if this node is not the leader.', status && !status.inRecovery ? (status.location ?? 0) : 0);
-  metric('ha_standby_leader', 'gauge', 'Value is 1 if this node is the standby leader, 0 otherwise.', 0);
-  metric('ha_replica', 'gauge', 'Value is 1 if this node is a replica, 0 otherwise.', bool(replica));
+  metric('ha_standby_leader', 'gauge', 'Value is 1 if this node is the standby leader, 0 otherwise.', bool(role === 'standby_leader'));
+  metric('ha_replica', 'gauge', 'Value is 1 if this node is a replica, 0 otherwise.', bool(replica && role !== 'standby_leader'));
   metric('ha_sync_standby', 'gauge', 'Value is 1 if this node is a synchronous standby, 0 otherwise.', bool(isSyncStandby(snapshot)));
   metric('ha_quorum_standby', 'gauge', 'Value is 1 if this node is a quorum standby, 0 otherwise.', bool(isQuorumStandby(snapshot)));
   metric('ha_xlog_received_location', 'counter', 'Current location of the received WAL, 0 if this node is not a replica.', replica ? (status.receivedLocation ?? 0) : 0);

@@ -1,3 +1,4 @@
+import { formatLsn } from '../postgres/lsn.js';
 import { dbStateText } from '../postgres/state.js';
 import { isQuorumStandby, isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
 
@@ -47,6 +48,10 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
   if (snapshot.pendingRestart) {
     doc.pending_restart = true;
     if (snapshot.pendingRestartReason) doc.pending_restart_reason = snapshot.pendingRestartReason;
+  }
+  if (snapshot.demotion) {
+    const d = snapshot.demotion;
+    doc.standby_demotion = { database_system_identifier: d.systemIdentifier, timeline: d.timeline, checkpoint_location: d.checkpointLocation, checkpoint_lsn: formatLsn(d.checkpointLocation), at: d.at };
   }
   doc.ha = { version: snapshot.version, scope: snapshot.scope, name: snapshot.name };
   return doc;

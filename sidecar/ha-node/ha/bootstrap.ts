@@ -7,6 +7,8 @@ import { bootstrapDeferral } from './bootstrap-order.js';
 import { leaderAddress, renewed, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
 import { effectiveConfig, noFailover, seedDynamicConfig } from './settings.js';
+import { walPositionOf } from './snapshot.js';
+import { cloneSourceAndStart, describeSource } from './standby-duties.js';
 
 /** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
 const restoreRetryMs = 30_000;
@@ -33,20 +35,24 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       state.config = effectiveConfig(ctx.options.baseConfig, seed);
       pg.dynamicParameters = state.config.parameters;
       pg.hbaLines = state.config.pg_hba;
+      const standby = state.config.standby_cluster;
       if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
+      else if (standby) await cloneSourceAndStart(pg, standby);
       else await initdbAndStart(pg);
-      await pg.createRoles();
+      // A standby's copy is read-only and already holds the source's roles.
+      if (!standby) await pg.createRoles();
       const status = await pg.status();
       await keepAppOwner(ctx, status);
       // The configuration goes in before the lock: members that start together clone as soon as
       // they see a leader, and must see the parameters they are to run with by then.
       await dcs.setConfig(seed, { onlyIfMissing: true });
-      if (!(await dcs.attemptToAcquireLeader(status.location))) throw new Error('could not take the leader lease after bootstrap');
+      if (!(await dcs.attemptToAcquireLeader(walPositionOf(status)))) throw new Error('could not take the leader lease after bootstrap');
       renewed(ctx);
       await dcs.setInitialize(status.systemIdentifier);
-      state.snapshot.offlineRole = 'primary';
+      state.snapshot.offlineRole = standby ? 'replica' : 'primary';
       if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
-      return restoring ? 'restored a new cluster from the repository' : 'initialized a new cluster';
+      if (standby) watchForStreaming(state, performance.now());
+      return restoring ? 'restored a new cluster from the repository' : standby ? `cloned a standby cluster from ${describeSource(standby)}` : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
       if (restoring) ctx.options.backup!.recordRestore(false, (error as Error).message);

@@ -11,6 +11,7 @@ import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
+import { leadStandby, restartStandbyLeader } from './standby-duties.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
 /**
@@ -126,13 +127,15 @@ async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<
 
 async function handleStopped(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   ctx.state.snapshot.status = undefined;
-  if (cluster.leader?.holder === ctx.options.name) return restartCrashedPrimary(ctx, cluster);
+  const standby = ctx.state.config.standby_cluster;
+  if (cluster.leader?.holder === ctx.options.name) return standby ? restartStandbyLeader(ctx, standby) : restartCrashedPrimary(ctx, cluster);
   return startStoppedReplica(ctx, cluster);
 }
 
 async function handleRunning(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<string> {
   const leader = cluster.leader;
-  if (leader?.holder === ctx.options.name) return leadWithLock(ctx, cluster, status);
+  const standby = ctx.state.config.standby_cluster;
+  if (leader?.holder === ctx.options.name) return standby ? leadStandby(ctx, cluster, status, standby) : leadWithLock(ctx, cluster, status);
   if (leader) return followLeader(ctx, cluster, leader, status);
   return race(ctx, cluster, status);
 }

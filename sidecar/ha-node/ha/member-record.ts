@@ -2,7 +2,7 @@ import type { MemberRecord } from '../dcs/types.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import { dbStateText } from '../postgres/state.js';
 import { connUrl, type HaLoopOptions, type ListenAddress, type LoopContext } from './loop-context.js';
-import { walPositionOf, type NodeSnapshot } from './snapshot.js';
+import { isStandbyLeader, walPositionOf, type NodeSnapshot } from './snapshot.js';
 
 /** The member record this node publishes, from its last observed status (or its offline role). */
 export function memberRecord(
@@ -10,6 +10,7 @@ export function memberRecord(
   pg: ListenAddress & Pick<PostgresInstance, 'state'>,
   snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart'>,
   now: number,
+  standbyLeader = false,
 ): MemberRecord {
   const status = snapshot.status;
   return {
@@ -18,7 +19,7 @@ export function memberRecord(
     api_url: options.apiUrl,
     host: pg.settings.connectHost,
     port: pg.settings.port,
-    role: status ? (status.inRecovery ? 'replica' : 'primary') : snapshot.offlineRole,
+    role: status ? (!status.inRecovery ? 'primary' : standbyLeader ? 'standby_leader' : 'replica') : snapshot.offlineRole,
     state: status?.replicationState ?? dbStateText(pg.state),
     timeline: status?.timeline,
     xlog_location: status ? walPositionOf(status) : undefined,
@@ -37,8 +38,11 @@ export async function publish(ctx: LoopContext): Promise<void> {
   const { dcs, state } = ctx;
   if (state.dcsUnreachable) return;
   const status = state.snapshot.status;
-  const role = status && !status.inRecovery && dcs.isLeader() ? 'primary' : 'replica';
-  const record = { ...memberRecord(ctx.options, ctx.pg, state.snapshot, Date.now()), switchover_aborted: state.switchoverAbort };
+  const standbyLeader = isStandbyLeader(status, dcs.isLeader(), state.config);
+  // The standby leader carries the primary label as the designated primary of its cluster: the
+  // -rw Service reaches it, read-only, until the cluster is promoted.
+  const role = status && dcs.isLeader() && (!status.inRecovery || standbyLeader) ? 'primary' : 'replica';
+  const record = { ...memberRecord(ctx.options, ctx.pg, state.snapshot, Date.now(), standbyLeader), switchover_aborted: state.switchoverAbort };
   await dcs.touchMember(record).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not publish the member record'));
   if (status) await ctx.options.setRoleLabel?.(role);
 }

@@ -9,6 +9,7 @@ import { askPeers } from './peers.js';
 import { releasedWalFloor } from './release.js';
 import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
+import { becomeStandbyLeader } from './standby-duties.js';
 import { demoteAndFollow, promote } from './transitions.js';
 
 /** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
@@ -100,6 +101,12 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     takeover ? dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : dcs.attemptToAcquireLeader(walPositionOf(status));
   if (verdict.ok && (await acquire())) {
     renewed(ctx, acquireStartedEpoch);
+    const standby = state.config.standby_cluster;
+    if (!isPrimary && standby) {
+      await becomeStandbyLeader(ctx, standby);
+      if (cluster.failover) await dcs.setFailover(undefined).catch(() => undefined);
+      return takeover ? `standby leader now: took over the lock of crashed ${takeover.leader.holder}` : 'standby leader now: acquired the leader lock of the standby cluster';
+    }
     if (!isPrimary) {
       const acquired = performance.now();
       await promote(ctx, cluster, status);

@@ -1,5 +1,6 @@
 import { hbaProblems, sslOn } from '../../../lib/pg-hba.js';
 import type { DynamicConfig, MemberTags } from '../dcs/types.js';
+import { standbySourceOf, type StandbySource } from '../postgres/standby-source.js';
 
 /** Timers and failover rules in force: local defaults overlaid by the cluster's dynamic configuration. */
 export interface EffectiveConfig {
@@ -20,6 +21,8 @@ export interface EffectiveConfig {
   parameters: Record<string, string | number | boolean>;
   /** db.pg_hba: client rules written after the ones ha-node needs (empty: the defaults). */
   pg_hba: string[];
+  /** Set while this is a standby cluster: the remote source its leader follows (never promotes). */
+  standby_cluster?: StandbySource;
 }
 
 export const defaultConfig: EffectiveConfig = {
@@ -86,6 +89,8 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     parameters: { ...base.parameters, ...(d.db?.parameters && typeof d.db.parameters === 'object' ? d.db.parameters : {}) },
     pg_hba: [],
   };
+  const standby = standbySourceOf(d.standby_cluster);
+  if (standby) config.standby_cluster = standby;
   config.pg_hba = validHbaLines(d.db?.pg_hba, config.parameters) ?? base.pg_hba;
   if (config.loop_wait + 2 * config.retry_timeout > config.ttl) {
     config.loop_wait = Math.max(1, config.ttl - 2 * config.retry_timeout);

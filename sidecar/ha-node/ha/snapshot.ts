@@ -29,6 +29,19 @@ export interface NodeSnapshot {
   /** When a long step of the cycle in progress (a PostgreSQL tool running) last showed progress (monotonic ms). */
   lastProgressAt?: number;
   config: EffectiveConfig;
+  /**
+   * Set when this member stopped as primary to become a standby leader: where its history ends.
+   * A cluster about to promote in its place must have replayed past checkpointLocation.
+   */
+  demotion?: StandbyDemotion;
+}
+
+export interface StandbyDemotion {
+  systemIdentifier: string;
+  timeline: number;
+  /** Start of the shutdown checkpoint record (bytes). */
+  checkpointLocation: number;
+  at: string;
 }
 
 export function walPositionOf(status: ServerStatus | undefined): number {
@@ -37,9 +50,15 @@ export function walPositionOf(status: ServerStatus | undefined): number {
   return Math.max(status.receivedLocation ?? 0, status.replayedLocation ?? 0);
 }
 
+/** The lock holder of a standby cluster while its server replays: it follows the remote source. */
+export function isStandbyLeader(status: ServerStatus | undefined, holdsLock: boolean, config: Pick<EffectiveConfig, 'standby_cluster'>): boolean {
+  return holdsLock && status?.inRecovery === true && config.standby_cluster !== undefined;
+}
+
 /** The role name shown in the node document. */
 export function roleOf(snapshot: NodeSnapshot): string {
-  if (snapshot.status) return snapshot.status.inRecovery ? 'replica' : 'primary';
+  const status = snapshot.status;
+  if (status) return !status.inRecovery ? 'primary' : isStandbyLeader(status, snapshot.isLeader, snapshot.config) ? 'standby_leader' : 'replica';
   return snapshot.offlineRole;
 }
 

@@ -3,6 +3,7 @@ import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings
 import { isPlainObject, type JsonObject } from './config-merge.js';
 import { hbaConfigProblems } from './hba-validate.js';
 import { parameterNameProblem } from '../../../lib/pg-parameters.js';
+import { standbySourceProblems } from '../postgres/standby-source.js';
 
 /**
  * Validation of a complete dynamic configuration document before it is written to the DCS.
@@ -53,6 +54,7 @@ const topLevel: Record<string, Check> = {
   max_timelines_history: bounded(haCountBounds.max_timelines_history),
   slots: anyObject,
   ignore_slots: (v) => (Array.isArray(v) ? undefined : 'must be an array'),
+  // Checked key by key in standbySourceProblems (the entry keeps it in knownConfigKeys).
   standby_cluster: anyObject,
 };
 
@@ -79,6 +81,10 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
   for (const [key, value] of Object.entries(config)) {
     if (key === 'db') {
       problems.push(...validateDb(value));
+      continue;
+    }
+    if (key === 'standby_cluster') {
+      problems.push(...standbySourceProblems(value));
       continue;
     }
     const check = Object.hasOwn(topLevel, key) ? topLevel[key] : undefined;

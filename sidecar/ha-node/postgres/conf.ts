@@ -44,8 +44,8 @@ export interface ServerConfInput {
   clusterName: string;
   /** Settings from dynamic config and local config, later entries win. */
   parameters: Record<string, ParameterValue>;
-  /** Set for a replica: where to stream from and the slot to use. */
-  standby?: { primaryConninfo?: string; slotName?: string };
+  /** Set for a replica: where to stream from, the slot to use, and (standby leader) the remote source's recovery settings. */
+  standby?: { primaryConninfo?: string; slotName?: string; settings?: Record<string, ParameterValue> };
 }
 
 /** Settings every member needs for physical replication and pg_rewind. */
@@ -75,6 +75,7 @@ export function buildServerConf(input: ServerConfInput): string {
   };
   if (input.standby?.primaryConninfo) settings.primary_conninfo = input.standby.primaryConninfo;
   if (input.standby?.slotName) settings.primary_slot_name = input.standby.slotName;
+  Object.assign(settings, input.standby?.settings);
   const lines = ['# Written by keelson ha-node; edits are overwritten. Use the dynamic configuration instead.'];
   for (const [name, value] of Object.entries(settings)) lines.push(`${name} = ${renderValue(value)}`);
   return `${lines.join('\n')}\n`;

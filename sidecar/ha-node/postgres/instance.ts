@@ -6,6 +6,7 @@ import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './c
 import { buildHba } from './hba.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
+import { standbySourceSettings, type StandbySource } from './standby-source.js';
 import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { readServerStatus, type ServerStatus } from './status.js';
@@ -40,6 +41,8 @@ export interface LeaderAddress {
   name: string;
   host: string;
   port: number;
+  /** Set when this is the remote source of a standby cluster (the standby leader follows it). */
+  source?: StandbySource;
 }
 
 /** Fields from pg_controldata that matter when the server is down. */
@@ -243,12 +246,16 @@ export class PostgresInstance {
 
   /** Rewrites postgresql.conf, pg_hba.conf and the standby signal for the given role. */
   writeConfig(leader: LeaderAddress | undefined, asReplica = leader !== undefined): void {
+    const source = leader?.source;
+    const streamsFrom = leader && (!source || source.host !== undefined) ? leader : undefined;
     const standby = asReplica
       ? {
-          primaryConninfo: leader
-            ? connInfo({ host: leader.host, port: leader.port, user: this.settings.replication.username, password: this.settings.replication.password, applicationName: this.settings.name })
+          primaryConninfo: streamsFrom
+            ? connInfo({ host: streamsFrom.host, port: streamsFrom.port, user: this.settings.replication.username, password: this.settings.replication.password, applicationName: this.settings.name })
             : undefined,
-          slotName: leader ? slotNameFor(this.settings.name) : undefined,
+          // The remote source's slot is the one its owner created for this cluster; ours are per member.
+          slotName: source ? source.primary_slot_name : leader ? slotNameFor(this.settings.name) : undefined,
+          settings: source ? standbySourceSettings(source) : undefined,
         }
       : undefined;
     const conf = buildServerConf({
@@ -371,9 +378,12 @@ export class PostgresInstance {
     } finally {
       await client?.end().catch(() => undefined);
     }
+    const followedRemote = this.following?.source !== undefined;
     this.following = null;
     const signal = join(this.settings.dataDir, 'standby.signal');
     if (existsSync(signal)) unlinkSync(signal);
+    // A promoted standby leader drops the remote source's settings (restore_command, delay) for its next start.
+    if (followedRemote) this.writeConfig(undefined, false);
   }
 
   /** Brings a crashed data directory to a clean shutdown state (pg_rewind refuses otherwise). */

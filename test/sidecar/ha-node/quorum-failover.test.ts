@@ -1,55 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
-import { startCluster, type Member, type TestCluster } from './harness.js';
+import { AckRecorder } from './ack-recorder.js';
+import { startCluster, type TestCluster } from './harness.js';
 
 const auth = `Basic ${Buffer.from('q-admin:q-password').toString('base64')}`;
-
-/** Records every id whose INSERT the current primary acknowledged; follows the primary across failovers. */
-class AckRecorder {
-  readonly acked: number[] = [];
-  private running = true;
-  private readonly done: Promise<void>;
-
-  constructor(private readonly members: Member[]) {
-    this.done = this.run();
-  }
-
-  async stop(): Promise<number[]> {
-    this.running = false;
-    await this.done;
-    return this.acked;
-  }
-
-  private async primaryClient(): Promise<pg.Client | undefined> {
-    for (const member of this.members) {
-      if (!(await member.isWritable())) continue;
-      const client = new pg.Client({ connectionString: member.pgUrl, connectionTimeoutMillis: 1000, query_timeout: 20_000 });
-      client.on('error', () => undefined);
-      return client.connect().then(() => client, () => undefined);
-    }
-    return undefined;
-  }
-
-  private async run(): Promise<void> {
-    let client: pg.Client | undefined;
-    for (let id = 1; this.running; ) {
-      client ??= await this.primaryClient();
-      if (!client) {
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      const ok = await client.query('INSERT INTO acked VALUES ($1)', [id]).then(() => true, () => false);
-      if (ok) this.acked.push(id);
-      else {
-        await client.end().catch(() => undefined);
-        client = undefined;
-      }
-      id += 1;
-    }
-    await client?.end().catch(() => undefined);
-  }
-}
 
 /**
  * Quorum commit on real PostgreSQL 15: with `ANY 1` over two voters and quorum 1, the primary pod

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { dnsLabel, duration } from './schema-helpers.js';
+
+/**
+ * spec.replica of the DatabaseCluster API: the cluster is a standby of another PostgreSQL (a
+ * DatabaseCluster, or any server by host and port) while `enabled`; `enabled: false` promotes it.
+ * Part of the zod source the CRD is generated from (types.ts); the CEL rules are repeated in the
+ * refinement so servers without CEL refuse the same specs.
+ */
+
+const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9]([A-Za-z0-9.:-]*[A-Za-z0-9])?$/, 'must be a host name or IP address');
+
+const sourceRules = [
+  { rule: 'has(self.cluster) != has(self.host)', message: 'replica.source needs exactly one of cluster or host' },
+  { rule: '!has(self.host) || has(self.credentialsSecret)', message: 'replica.source.host needs credentialsSecret (the replication user of the source)' },
+  { rule: '!has(self.namespace) || has(self.cluster)', message: 'replica.source.namespace goes with cluster' },
+  { rule: '!has(self.port) || has(self.host)', message: 'replica.source.port goes with host' },
+];
+
+export const replicaSourceSchema = z
+  .object({
+    cluster: dnsLabel.optional().meta({ description: 'A DatabaseCluster to follow (through its -rw Service).' }),
+    namespace: dnsLabel.optional().meta({ description: "The source DatabaseCluster's namespace; this cluster's when unset." }),
+    host: hostName.optional().meta({ description: 'A PostgreSQL server to follow by address.' }),
+    port: z.number().int().min(1).max(65535).optional().meta({ description: 'Port of host (5432 when unset).' }),
+    credentialsSecret: dnsLabel
+      .optional()
+      .meta({ description: 'Secret (keys username, password) of the replication user of host; it becomes this cluster\'s replication credentials.' }),
+  })
+  .superRefine((source, ctx) => {
+    const checks: [boolean, string][] = [
+      [(source.cluster === undefined) !== (source.host === undefined), sourceRules[0]!.message],
+      [source.host === undefined || source.credentialsSecret !== undefined, sourceRules[1]!.message],
+      [source.namespace === undefined || source.cluster !== undefined, sourceRules[2]!.message],
+      [source.port === undefined || source.host !== undefined, sourceRules[3]!.message],
+    ];
+    for (const [ok, message] of checks) if (!ok) ctx.addIssue({ code: 'custom', message });
+  })
+  .meta({ description: 'What the standby follows: a DatabaseCluster, or a host with credentials.', 'x-kubernetes-validations': sourceRules });
+
+export const replicaSchema = z
+  .object({
+    enabled: z.boolean().default(true).meta({ description: 'Run as a standby of source; false promotes the cluster (once enabled again it would have to be re-created).' }),
+    source: replicaSourceSchema,
+    minApplyDelay: duration.optional().meta({ description: 'Replay WAL this long after it was written on the source (recovery_min_apply_delay).' }),
+  })
+  .meta({
+    description:
+      "A standby cluster: its first instance is cloned from the source with pg_basebackup, its leader (the standby leader) streams from the source and never promotes, the other instances cascade from it. The -rw Service reaches the standby leader, read-only, until enabled is false.",
+    'x-kubernetes-validations': [
+      { rule: 'self.source == oldSelf.source', message: 'replica.source is fixed at creation' },
+      { rule: 'oldSelf.enabled || !self.enabled', message: 'replica.enabled cannot go back to true: a promoted cluster has its own timeline' },
+    ],
+  });
+
+export type ReplicaSpec = z.infer<typeof replicaSchema>;
+export type ReplicaSource = z.infer<typeof replicaSourceSchema>;
+
+export const replicaStatusSchema = z
+  .object({
+    role: z.enum(['standby', 'primary']).meta({ description: 'standby while following the source; primary once promoted.' }),
+    source: z.string().optional().meta({ description: 'What the standby follows (namespace/cluster or host:port).' }),
+    promotedAt: z.string().optional(),
+  })
+  .meta({ description: 'Standby cluster state, present when spec.replica is set.' });
+
+export type ReplicaStatus = z.infer<typeof replicaStatusSchema>;
+
+const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A spec duration ("90s", "1m30s") in milliseconds, as recovery_min_apply_delay takes it. */
+export function durationMs(text: string): number {
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g)) total += Number(amount) * durationUnitsMs[unit!]!;
+  return total;
+}

@@ -1,0 +1,110 @@
+import type { ClusterView } from '../dcs/types.js';
+import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
+import { formatLsn } from '../postgres/lsn.js';
+import type { ServerStatus } from '../postgres/status.js';
+import { sameSource, sourcePort, type StandbySource } from '../postgres/standby-source.js';
+import { handleDcsError } from './dcs-outage.js';
+import { failsafeList, slotMembers } from './leader-duties.js';
+import { markDemoted, renewLock, type LoopContext } from './loop-context.js';
+import { walPositionOf } from './snapshot.js';
+import { watchForStreaming } from './streaming-watch.js';
+import { lockLost } from './transitions.js';
+
+/**
+ * The standby-cluster duty (Patroni's standby_cluster): while the dynamic configuration names a
+ * remote source, the lock holder is the standby leader. It follows the source (streaming,
+ * restore_command, or both), never promotes, and the other members cascade from it through the
+ * ordinary replica duty. Removing the source hands the lock holder back to the leader duty, which
+ * promotes it onto a new timeline.
+ */
+
+/** The remote source as an address PostgreSQL can follow. */
+export function remoteAddress(source: StandbySource): LeaderAddress {
+  return { name: 'standby_cluster', host: source.host ?? '', port: sourcePort(source), source };
+}
+
+/** Whether the server is configured to follow exactly this source (not a member, not another source). */
+export function followsSource(current: LeaderAddress | undefined | null, source: StandbySource): boolean {
+  return current?.source !== undefined && sameSource(current.source, source);
+}
+
+/** A short description for log lines and loop actions (never the credentials). */
+export function describeSource(source: StandbySource): string {
+  const parts: string[] = [];
+  if (source.host !== undefined) parts.push(`${source.host}:${sourcePort(source)}`);
+  if (source.restore_command !== undefined) parts.push('restore_command');
+  return parts.join(' and ');
+}
+
+/** PostgreSQL runs and we hold the lock of a standby cluster: renew, keep the cascade slots, follow the source. */
+export async function leadStandby(ctx: LoopContext, cluster: ClusterView, status: ServerStatus, source: StandbySource): Promise<string> {
+  const { pg, state } = ctx;
+  // Slots for the cascading members live on the standby leader (a physical slot works on a standby).
+  const slots = status.inRecovery && state.config.use_slots ? await pg.syncSlots(slotMembers(cluster.members, Date.now())).catch(() => undefined) : undefined;
+  const renewal = await renewLock(ctx, walPositionOf(status), slots, failsafeList(cluster.members, state.config.failsafe_mode));
+  if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock in DCS');
+  if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
+  if (!status.inRecovery) return demoteToStandbyLeader(ctx, source);
+  if (!followsSource(pg.followingLeader(), source)) {
+    await followSource(ctx, source);
+    return `now following the remote source ${describeSource(source)} as standby leader`;
+  }
+  return `no action: I am the standby leader following ${describeSource(source)}`;
+}
+
+/** Our server is down while we hold the lock of a standby cluster: start it again as the standby leader. */
+export async function restartStandbyLeader(ctx: LoopContext, source: StandbySource): Promise<string> {
+  const renewal = await renewLock(ctx, undefined);
+  if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock while restarting');
+  if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
+  await startFollowingSource(ctx, source);
+  return 'restarted the standby leader';
+}
+
+/** Won the leader race of a standby cluster: follow the remote source instead of promoting. */
+export async function becomeStandbyLeader(ctx: LoopContext, source: StandbySource): Promise<void> {
+  await followSource(ctx, source);
+  ctx.options.logger.info({ source: describeSource(source) }, 'took the leader lock as standby leader');
+}
+
+/**
+ * The cluster was made a standby while we ran as its primary: stop cleanly (the shutdown
+ * checkpoint is written) and come back, with the lock kept, as standby leader of the source.
+ */
+async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): Promise<string> {
+  markDemoted(ctx);
+  // A fast stop waits until the walsenders delivered everything, the shutdown checkpoint included.
+  await ctx.pg.stop('fast');
+  const control = await ctx.pg.controlData();
+  if (control?.checkpointLocation !== undefined) {
+    ctx.state.snapshot.demotion = { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() };
+    ctx.options.logger.info({ ...ctx.state.snapshot.demotion, checkpointLsn: formatLsn(control.checkpointLocation) }, 'demoted: the primary stopped cleanly');
+  }
+  await startFollowingSource(ctx, source);
+  return `demoted to standby leader following ${describeSource(source)}`;
+}
+
+async function followSource(ctx: LoopContext, source: StandbySource): Promise<void> {
+  await ctx.pg.follow(remoteAddress(source));
+  ctx.state.notStreamingSince = undefined;
+  watchForStreaming(ctx.state, performance.now());
+  await ctx.options.setRoleLabel?.('primary');
+}
+
+async function startFollowingSource(ctx: LoopContext, source: StandbySource): Promise<void> {
+  ctx.pg.writeConfig(remoteAddress(source), true);
+  await ctx.pg.start(60);
+  ctx.state.snapshot.offlineRole = 'replica';
+  watchForStreaming(ctx.state, performance.now());
+}
+
+/**
+ * The first member of a standby cluster: a copy of the source instead of initdb. Roles and the
+ * application database come with the copy (the server is read-only until promoted).
+ */
+export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource): Promise<void> {
+  if (source.host === undefined) throw new Error('standby_cluster has no host: a standby cluster is cloned from its source by streaming');
+  await pg.basebackup(remoteAddress(source));
+  pg.writeConfig(remoteAddress(source), true);
+  if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after cloning the source');
+}

@@ -16,6 +16,7 @@ import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
 import { EventRecorder } from './events.js';
 import { StatusWriter } from './status-writer.js';
+import { renewNodeLease } from './node-lease.js';
 import { kubeTime } from './time.js';
 
 export interface NodeAgentOptions {
@@ -30,8 +31,10 @@ export interface NodeAgentOptions {
   markerPrefix: string;
   logger: Logger;
   hostIP?: string;
-  /** How often the Node's Ready heartbeat is refreshed. */
+  /** How often the Node's Ready condition and its kube-node-lease Lease are renewed (a kubelet's 10 s). */
   heartbeatMs?: number;
+  /** How often every pod's status on the API server is compared with what the node reported (a kubelet's 10 s). */
+  statusResyncMs?: number;
   /** How often workers are checked against the pods the API still has. */
   sweepMs?: number;
 }
@@ -57,8 +60,13 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   let bindingSupported = true;
   let closed = false;
 
-  await registerNode(core, nodeName, hostIP, logger);
-  const heartbeat = setInterval(() => void registerNode(core, nodeName, hostIP, logger), options.heartbeatMs ?? 30_000);
+  const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  const beat = async (): Promise<void> => {
+    const uid = await registerNode(core, nodeName, hostIP, logger);
+    await renewNodeLease(coordination, nodeName, uid, logger);
+  };
+  await beat();
+  const heartbeat = setInterval(() => void beat(), options.heartbeatMs ?? 10_000);
   heartbeat.unref();
 
   async function bind(pod: k8s.V1Pod): Promise<void> {
@@ -133,6 +141,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     }
     if (worker) {
       worker.pod = pod;
+      statusWriter.verify(worker, pod.status);
       return;
     }
     if (terminalPhases.has(pod.status?.phase ?? '')) return;
@@ -178,12 +187,24 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   }, options.sweepMs ?? 5000);
   sweep.unref();
 
+  // Events can be missed (a watch that ended, a relist that merged them): compare periodically too.
+  const resync = setInterval(() => {
+    if (closed) return;
+    const cached = new Map(informer.list().map((p) => [p.metadata?.uid, p]));
+    for (const worker of workers.values()) {
+      const pod = cached.get(worker.uid);
+      if (pod && !terminating.has(worker.uid)) statusWriter.verify(worker, pod.status);
+    }
+  }, options.statusResyncMs ?? 10_000);
+  resync.unref();
+
   return {
     workers,
     async close(graceMs?: number) {
       closed = true;
       clearInterval(heartbeat);
       clearInterval(sweep);
+      clearInterval(resync);
       await informer.stop();
       statusWriter.close();
       await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
@@ -193,7 +214,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   };
 }
 
-async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<void> {
+/** Creates the Node if needed and refreshes its status; returns its uid (undefined when Nodes are not served). */
+async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<string | undefined> {
   const now = kubeTime() as unknown as Date;
   const resources = { cpu: String(availableParallelism()), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: '250' };
   const status: k8s.V1NodeStatus = {
@@ -223,9 +245,11 @@ async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: strin
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
-    await core.patchNodeStatus({ name: nodeName, body: { status } }, mergePatch);
+    const node = await core.patchNodeStatus({ name: nodeName, body: { status } }, mergePatch);
+    return node.metadata?.uid;
   } catch (err) {
     // The stand-in may not serve Nodes; pods are still run (nodeName is just a string to them).
     logger.debug({ node: nodeName, err: (err as Error).message }, 'could not register the Node object');
+    return undefined;
   }
 }

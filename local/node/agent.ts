@@ -4,7 +4,6 @@
  * out graceful deletion (terminate with the grace period, then delete with grace 0 and a uid
  * precondition, which is how a real kubelet finishes a pod the API server marked for deletion).
  */
-import { availableParallelism, totalmem } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type RunningInformer } from '../controllers/kube.js';
@@ -16,8 +15,7 @@ import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
 import { EventRecorder } from './events.js';
 import { StatusWriter } from './status-writer.js';
-import { renewNodeLease } from './node-lease.js';
-import { kubeTime } from './time.js';
+import { registerNode, renewNodeLease } from './node-heartbeat.js';
 
 export interface NodeAgentOptions {
   kubeConfig: k8s.KubeConfig;
@@ -212,44 +210,4 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       workers.clear();
     },
   };
-}
-
-/** Creates the Node if needed and refreshes its status; returns its uid (undefined when Nodes are not served). */
-async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<string | undefined> {
-  const now = kubeTime() as unknown as Date;
-  const resources = { cpu: String(availableParallelism()), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: '250' };
-  const status: k8s.V1NodeStatus = {
-    capacity: resources,
-    allocatable: resources,
-    addresses: [
-      { type: 'InternalIP', address: hostIP },
-      { type: 'Hostname', address: nodeName },
-    ],
-    conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'keelson local node agent is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
-    nodeInfo: {
-      architecture: process.arch === 'x64' ? 'amd64' : process.arch,
-      operatingSystem: 'linux',
-      kubeletVersion: 'v1.32.0-keelson-local',
-      kubeProxyVersion: 'v1.32.0-keelson-local',
-      containerRuntimeVersion: 'local://process',
-      bootID: '',
-      kernelVersion: '',
-      machineID: '',
-      osImage: 'keelson local',
-      systemUUID: '',
-    },
-  };
-  try {
-    try {
-      await core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } } });
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    }
-    const node = await core.patchNodeStatus({ name: nodeName, body: { status } }, mergePatch);
-    return node.metadata?.uid;
-  } catch (err) {
-    // The stand-in may not serve Nodes; pods are still run (nodeName is just a string to them).
-    logger.debug({ node: nodeName, err: (err as Error).message }, 'could not register the Node object');
-    return undefined;
-  }
 }

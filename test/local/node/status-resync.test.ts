@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { NodeLeaseNamespace } from '../../../local/node/node-lease.js';
+import { NodeLeaseNamespace } from '../../../local/node/node-heartbeat.js';
 import { eventually, httpPodContainer, randomIpPrefix, startNodeTestbed, type NodeTestbed } from './helpers.js';
 
 const ns = 'resync';

@@ -103,6 +103,16 @@ export class OperatorKubeApi {
     return (await this.coordination.listNamespacedLease({ namespace })).items;
   }
 
+  /** One Lease, or undefined when there is none. */
+  async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
+    try {
+      return await this.coordination.readNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (apiStatusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
   async deleteLease(namespace: string, name: string): Promise<void> {
     try {
       await this.coordination.deleteNamespacedLease({ namespace, name });

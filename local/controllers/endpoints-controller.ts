@@ -7,11 +7,45 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { WorkQueue, isConflict, isNotFound, objectKey, splitKey, startInformer } from './kube.js';
 import { endpointsFor, endpointsSignature } from './endpoints.js';
+import { endpointSlicesFor, ManagedByLabel, ManagedByLocal, ServiceNameLabel, sliceSignature } from './endpoint-slices.js';
 import type { Controller } from './statefulset-controller.js';
 
 export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logger): Promise<Controller> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
+  const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   const log = logger.child({ controller: 'endpoints' });
+  let slicesServed = true;
+
+  /** Brings the Service's own EndpointSlices in line with `desired` (none: all of them go). */
+  async function syncSlices(namespace: string, name: string, desired: k8s.V1EndpointSlice[]): Promise<void> {
+    if (!slicesServed) return;
+    const labelSelector = `${ServiceNameLabel}=${name},${ManagedByLabel}=${ManagedByLocal}`;
+    let listed: k8s.V1EndpointSliceList;
+    try {
+      listed = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      // A server without discovery.k8s.io/v1 (1.20): Endpoints only.
+      slicesServed = false;
+      log.info('discovery.k8s.io/v1 EndpointSlices are not served; writing Endpoints only');
+      return;
+    }
+    const existing = new Map(listed.items.map((s) => [s.metadata?.name ?? '', s]));
+    for (const slice of desired) {
+      const sliceName = slice.metadata!.name!;
+      const current = existing.get(sliceName);
+      existing.delete(sliceName);
+      if (!current) await discovery.createNamespacedEndpointSlice({ namespace, body: slice });
+      else if (sliceSignature(current) !== sliceSignature(slice)) {
+        await discovery.replaceNamespacedEndpointSlice({ name: sliceName, namespace, body: { ...slice, metadata: { ...slice.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+      }
+    }
+    for (const sliceName of existing.keys()) {
+      await discovery.deleteNamespacedEndpointSlice({ name: sliceName, namespace }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
   const managed = new Set<string>();
 
   async function reconcile(key: string): Promise<void> {
@@ -32,6 +66,7 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
         await core.deleteNamespacedEndpoints({ name, namespace }).catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
+        await syncSlices(namespace, name, []);
       }
       return;
     }
@@ -41,6 +76,8 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
       .join(',');
     const pods = await core.listNamespacedPod({ namespace, labelSelector });
     const desired = endpointsFor(service, pods.items);
+    // Slices first: they are what the proxy reads when the server serves them.
+    await syncSlices(namespace, name, endpointSlicesFor(service, desired.subsets ?? []));
     let existing: k8s.V1Endpoints | undefined;
     try {
       existing = await core.readNamespacedEndpoints({ name, namespace });

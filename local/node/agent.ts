@@ -4,7 +4,6 @@
  * out graceful deletion (terminate with the grace period, then delete with grace 0 and a uid
  * precondition, which is how a real kubelet finishes a pod the API server marked for deletion).
  */
-import { availableParallelism, totalmem } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type RunningInformer } from '../controllers/kube.js';
@@ -16,7 +15,7 @@ import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
 import { EventRecorder } from './events.js';
 import { StatusWriter } from './status-writer.js';
-import { kubeTime } from './time.js';
+import { registerNode, renewNodeLease } from './node-heartbeat.js';
 
 export interface NodeAgentOptions {
   kubeConfig: k8s.KubeConfig;
@@ -30,8 +29,10 @@ export interface NodeAgentOptions {
   markerPrefix: string;
   logger: Logger;
   hostIP?: string;
-  /** How often the Node's Ready heartbeat is refreshed. */
+  /** How often the Node's Ready condition and its kube-node-lease Lease are renewed (a kubelet's 10 s). */
   heartbeatMs?: number;
+  /** How often every pod's status on the API server is compared with what the node reported (a kubelet's 10 s). */
+  statusResyncMs?: number;
   /** How often workers are checked against the pods the API still has. */
   sweepMs?: number;
 }
@@ -57,8 +58,13 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   let bindingSupported = true;
   let closed = false;
 
-  await registerNode(core, nodeName, hostIP, logger);
-  const heartbeat = setInterval(() => void registerNode(core, nodeName, hostIP, logger), options.heartbeatMs ?? 30_000);
+  const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  const beat = async (): Promise<void> => {
+    const uid = await registerNode(core, nodeName, hostIP, logger);
+    await renewNodeLease(coordination, nodeName, uid, logger);
+  };
+  await beat();
+  const heartbeat = setInterval(() => void beat(), options.heartbeatMs ?? 10_000);
   heartbeat.unref();
 
   async function bind(pod: k8s.V1Pod): Promise<void> {
@@ -133,6 +139,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     }
     if (worker) {
       worker.pod = pod;
+      statusWriter.verify(worker, pod.status);
       return;
     }
     if (terminalPhases.has(pod.status?.phase ?? '')) return;
@@ -178,12 +185,24 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   }, options.sweepMs ?? 5000);
   sweep.unref();
 
+  // Events can be missed (a watch that ended, a relist that merged them): compare periodically too.
+  const resync = setInterval(() => {
+    if (closed) return;
+    const cached = new Map(informer.list().map((p) => [p.metadata?.uid, p]));
+    for (const worker of workers.values()) {
+      const pod = cached.get(worker.uid);
+      if (pod && !terminating.has(worker.uid)) statusWriter.verify(worker, pod.status);
+    }
+  }, options.statusResyncMs ?? 10_000);
+  resync.unref();
+
   return {
     workers,
     async close(graceMs?: number) {
       closed = true;
       clearInterval(heartbeat);
       clearInterval(sweep);
+      clearInterval(resync);
       await informer.stop();
       statusWriter.close();
       await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
@@ -191,41 +210,4 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       workers.clear();
     },
   };
-}
-
-async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP: string, logger: Logger): Promise<void> {
-  const now = kubeTime() as unknown as Date;
-  const resources = { cpu: String(availableParallelism()), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: '250' };
-  const status: k8s.V1NodeStatus = {
-    capacity: resources,
-    allocatable: resources,
-    addresses: [
-      { type: 'InternalIP', address: hostIP },
-      { type: 'Hostname', address: nodeName },
-    ],
-    conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'keelson local node agent is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
-    nodeInfo: {
-      architecture: process.arch === 'x64' ? 'amd64' : process.arch,
-      operatingSystem: 'linux',
-      kubeletVersion: 'v1.32.0-keelson-local',
-      kubeProxyVersion: 'v1.32.0-keelson-local',
-      containerRuntimeVersion: 'local://process',
-      bootID: '',
-      kernelVersion: '',
-      machineID: '',
-      osImage: 'keelson local',
-      systemUUID: '',
-    },
-  };
-  try {
-    try {
-      await core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } } });
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    }
-    await core.patchNodeStatus({ name: nodeName, body: { status } }, mergePatch);
-  } catch (err) {
-    // The stand-in may not serve Nodes; pods are still run (nodeName is just a string to them).
-    logger.debug({ node: nodeName, err: (err as Error).message }, 'could not register the Node object');
-  }
 }

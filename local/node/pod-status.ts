@@ -78,3 +78,21 @@ export function buildPodStatus(view: PodView, previous: V1PodCondition[] | undef
   if (view.reason) status.reason = view.reason;
   return status;
 }
+
+/** The conditions this node writes; others (e.g. DisruptionTarget) belong to other writers. */
+const ownConditions = new Set(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+
+/**
+ * What must agree between the status the node reported and the one the API server holds: phase,
+ * address, its own conditions' values and each container's readiness, start and state. Times and
+ * messages are left out, so an echo of the node's own write always matches.
+ */
+export function statusDigest(status: V1PodStatus | undefined): string {
+  const containers = (list: V1ContainerStatus[] | undefined) =>
+    (list ?? []).map((c) => [c.name, c.ready, c.started ?? false, c.restartCount, c.state?.running ? 'running' : c.state?.terminated ? 'terminated' : c.state?.waiting ? 'waiting' : '']);
+  const conditions = (status?.conditions ?? [])
+    .filter((c) => ownConditions.has(c.type))
+    .map((c) => `${c.type}=${c.status}`)
+    .sort();
+  return JSON.stringify([status?.phase, status?.podIP, conditions, containers(status?.initContainerStatuses), containers(status?.containerStatuses)]);
+}

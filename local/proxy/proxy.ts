@@ -11,6 +11,18 @@ import type { Logger } from '../../lib/log.js';
 import { WorkQueue, isNotFound, mergePatch, objectKey, splitKey, startInformer } from '../controllers/kube.js';
 import type { AddressPool } from '../node/addresses.js';
 import { PortForwarder, type Backend } from './forwarder.js';
+import { ServiceNameLabel } from '../controllers/endpoint-slices.js';
+
+/** Whether the server serves discovery.k8s.io/v1 EndpointSlices (1.20 does not). */
+async function servesEndpointSlices(discovery: k8s.DiscoveryV1Api): Promise<boolean> {
+  try {
+    await discovery.listEndpointSliceForAllNamespaces({ limit: 1 });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
 
 export interface ServiceProxyOptions {
   kubeConfig: k8s.KubeConfig;
@@ -41,6 +53,31 @@ export function backendsFor(endpoints: k8s.V1Endpoints | undefined, portName: st
   return backends;
 }
 
+/**
+ * Ready backends for one Service port from its EndpointSlices (kube-proxy's source): endpoints
+ * whose `ready` condition is not false, on the slice port with the same name (or the only one).
+ */
+export function backendsFromSlices(slices: k8s.V1EndpointSlice[], portName: string | undefined): Backend[] {
+  const backends: Backend[] = [];
+  const seen = new Set<string>();
+  for (const slice of slices) {
+    if (slice.addressType !== 'IPv4') continue;
+    const ports = slice.ports ?? [];
+    const port = ports.find((p) => (p.name ?? '') === (portName ?? '')) ?? (ports.length === 1 ? ports[0] : undefined);
+    if (!port?.port || (port.protocol ?? 'TCP') !== 'TCP') continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false) continue;
+      for (const ip of endpoint.addresses) {
+        const key = `${ip}:${port.port}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        backends.push({ ip, port: port.port });
+      }
+    }
+  }
+  return backends;
+}
+
 export function isLoopback(ip: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
 }
@@ -54,6 +91,7 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
   const { kubeConfig, addresses } = options;
   const logger = options.logger.child({ component: 'proxy' });
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const discovery = kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
   const state = new Map<string, ServiceState>();
 
   async function teardown(key: string): Promise<void> {
@@ -100,6 +138,9 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
       state.set(key, current);
     }
     const endpoints = endpointsInformer.get(name, namespace);
+    // EndpointSlices when the server has any for this Service, else the Endpoints object.
+    const slices = (slicesInformer?.list(namespace) ?? []).filter((slice) => slice.metadata?.labels?.[ServiceNameLabel] === name);
+    const backendsOf = (portName: string | undefined): Backend[] => (slices.length > 0 ? backendsFromSlices(slices, portName) : backendsFor(endpoints, portName));
     const wanted = new Set<string>();
     for (const port of ports) {
       const portKey = String(port.port);
@@ -109,7 +150,7 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
         forwarder = new PortForwarder(clusterIP, port.port, logger);
         current.forwarders.set(portKey, forwarder);
       }
-      await forwarder.setBackends(backendsFor(endpoints, port.name));
+      await forwarder.setBackends(backendsOf(port.name));
     }
     for (const [portKey, forwarder] of current.forwarders) {
       if (wanted.has(portKey)) continue;
@@ -119,10 +160,17 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
   }
 
   const queue = new WorkQueue(reconcile, logger, 1000).hold();
+  const queueSliceService = (slice: k8s.V1EndpointSlice): void => {
+    const service = slice.metadata?.labels?.[ServiceNameLabel];
+    if (service) queue.add(`${slice.metadata?.namespace}/${service}`);
+  };
   const services = await startInformer(kubeConfig, '/api/v1/services', () => core.listServiceForAllNamespaces(), { onChange: (s) => queue.add(objectKey(s)) }, logger);
   // Keep addresses already written into Services away from pods.
   for (const service of services.list()) if (service.spec?.clusterIP) addresses.reserve(service.spec.clusterIP);
   const endpointsInformer = await startInformer(kubeConfig, '/api/v1/endpoints', () => core.listEndpointsForAllNamespaces(), { onChange: (e) => queue.add(objectKey(e)) }, logger);
+  const slicesInformer = (await servesEndpointSlices(discovery))
+    ? await startInformer(kubeConfig, '/apis/discovery.k8s.io/v1/endpointslices', () => discovery.listEndpointSliceForAllNamespaces(), { onChange: (s) => queueSliceService(s) }, logger)
+    : undefined;
   queue.resume();
 
   return {
@@ -137,7 +185,7 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     },
     async close() {
       queue.stop();
-      await Promise.all([services.stop(), endpointsInformer.stop()]);
+      await Promise.all([services.stop(), endpointsInformer.stop(), slicesInformer?.stop()]);
       await queue.idle();
       await Promise.all([...state.keys()].map((key) => teardown(key)));
     },

@@ -8,11 +8,12 @@ import type { BuildContext } from '../builders/context.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
-import { Finalizer, Labels, podSelector, Roles, selectorString } from '../naming.js';
+import { Finalizer, names, podSelector, selectorString } from '../naming.js';
 import { applyObject, type WriteRecorder } from './apply.js';
 import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';
 import { syncDynamicConfig } from './config-sync.js';
+import { leaseHolder, primaryOf } from './primary.js';
 import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
@@ -43,11 +44,6 @@ export interface ReconcileResult {
 
 const convergingRequeueMs = 5_000;
 const backupRequeueMs = 20_000;
-
-function primaryOf(pods: V1Pod[]): string | undefined {
-  const primaries = pods.filter((pod) => pod.metadata?.labels?.[Labels.role] === Roles.primary && !pod.metadata?.deletionTimestamp);
-  return primaries.length === 1 ? primaries[0]!.metadata!.name! : undefined;
-}
 
 async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | undefined): Promise<HaClusterMember[] | undefined> {
   const host = pods.find((pod) => pod.metadata?.name === primary)?.status?.podIP;
@@ -127,7 +123,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
-  const primary = primaryOf(pods);
+  const primary = primaryOf(pods, leaseHolder(await deps.api.readLease(namespace, names(name).leaderLease), now));
   await useApiCredentials(deps, ctx, pods);
   const desired = build(() => desiredObjects(ctx, capabilities));
   const observedSts = await deps.api.read(desired.find((object) => object.kind === 'StatefulSet') as V1StatefulSet);
@@ -176,6 +172,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     statefulSetReplicas: scale.replicas,
     outdatedPods,
     haMembers: members,
+    primary,
     switchover: switchover.state,
     targetPrimary: step?.type === 'switchover' ? step.candidate : undefined,
     apiFallbacks: fallbacks,

@@ -12,6 +12,8 @@ export interface StatusInput {
   statefulSetReplicas: number;
   /** Pods still on an old revision (a rolling update is under way). */
   outdatedPods: number;
+  /** The primary as the leader Lease names it (reconcile/primary.ts); default: the one pod labelled primary. */
+  primary?: string;
   /** Members as ha-node reports them, when reachable. */
   haMembers?: HaClusterMember[];
   switchover?: DatabaseClusterStatus['switchover'];
@@ -30,6 +32,15 @@ export function isPodReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
 }
 
+/**
+ * A member's role: the Lease's word when it names a primary (a stale primary label on a demoted
+ * member then reads replica), else the label.
+ */
+function roleOf(podName: string, label: string | undefined, primary: string | undefined): MemberStatus['role'] {
+  if (primary !== undefined) return podName === primary ? 'primary' : label === Roles.primary || label === Roles.replica ? 'replica' : 'unknown';
+  return label === Roles.primary ? 'primary' : label === Roles.replica ? 'replica' : 'unknown';
+}
+
 function members(input: StatusInput): MemberStatus[] {
   const name = input.cluster.metadata.name;
   const fromHa = new Map((input.haMembers ?? []).map((m) => [m.name, m]));
@@ -42,7 +53,7 @@ function members(input: StatusInput): MemberStatus[] {
       const ha = fromHa.get(podName);
       const member: MemberStatus = {
         name: podName,
-        role: label === Roles.primary ? 'primary' : label === Roles.replica ? 'replica' : 'unknown',
+        role: roleOf(podName, label, input.primary),
         ready: isPodReady(pod),
       };
       const state = ha?.state ?? pod.status?.phase;

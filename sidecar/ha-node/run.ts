@@ -156,7 +156,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   });
   // What the kubelet reports about the cluster's pods: one of the sources of early takeover (ADR 0404).
   const pods = new ClusterPods(kubeConfig, settings.namespace, settings.scope, logger.child({ component: 'pods' }));
-  const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000);
+  const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000, pods);
 
   const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
   mkdirSync(dirname(fenceFile), { recursive: true });
@@ -177,6 +177,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       bootstrapConfig: settings.bootstrapConfig,
       fenceFile: settings.fencing ? fenceFile : undefined,
       setRoleLabel: (role) => labeler.set(role),
+      clearOtherPrimaryLabels: () => labeler.clearOtherPrimaries(),
       crashJudge: new LeaderCrashJudge(pods, ContainerNames.postgres),
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),

@@ -41,6 +41,8 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
     await promote(ctx, cluster, status);
     return 'promoted self to leader because I had the lock';
   }
+  // Every cycle, from the pod cache: a label the promotion could not clear (API hiccup) goes now.
+  await ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
   ctx.options.backup?.onPrimary();

@@ -28,6 +28,8 @@ export interface HaLoopOptions {
   fenceFile?: string;
   /** Called with the role the pod label should show (best effort). */
   setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
+  /** Leader only: takes the primary label off every other pod (best effort, ADR 0802). */
+  clearOtherPrimaryLabels?: () => Promise<void>;
   /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;
   /** Keeps the application role and database in place on the primary; undefined: none is managed. */

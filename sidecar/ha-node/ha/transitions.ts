@@ -9,12 +9,15 @@ import { watchForStreaming } from './streaming-watch.js';
 
 export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
   const { pg, state } = ctx;
+  // A former primary cut off from the API server still carries the primary label: take it off
+  // while PostgreSQL promotes, so -rw stops routing to a read-only server as this one turns writable.
+  const clearing = ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   // The fence deadline was set by the lock write that preceded this call.
   await pg.promote();
   state.snapshot.offlineRole = 'primary';
   // Show the new role at once: health checks and the pod label follow the writable server.
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
-  await ctx.options.setRoleLabel?.('primary');
+  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
   // Poolers follow at once, not after the -rw Service does (ADR 0801); in the background, so an
   // unreachable pooler never delays the new primary's duties.
   if (ctx.options.poolers?.configured) {

@@ -51,6 +51,11 @@ export class ClusterPods {
     return this.informer.get(`${this.namespace}/${name}`);
   }
 
+  /** Every cached pod of the cluster (empty until the first list succeeded). */
+  all(): k8s.V1Pod[] {
+    return this.informer.list();
+  }
+
   start(): void {
     this.stopped = false;
     this.informer.start().then(

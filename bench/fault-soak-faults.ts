@@ -1,0 +1,70 @@
+/**
+ * The faults of the soak, each applied to the current primary and undone the way a kubelet or an
+ * operator would (a killed container is started again, a stopped process continued, a cut lifted).
+ */
+import type { Member, TestCluster } from '../test/sidecar/ha-node/harness.js';
+
+export interface FaultContext {
+  cluster: TestCluster;
+  primary: Member;
+  /** ttl in seconds: stops and cuts are held past it. */
+  ttl: number;
+  authorization: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function signal(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** A kubelet restarts a dead container after its back-off (10 s at first; 3 s keeps rounds short). */
+const restartDelayMs = 3000;
+
+export const faults: Record<string, (ctx: FaultContext) => Promise<void>> = {
+  'kill -9 ha-node': async ({ primary }) => {
+    primary.killHaNode('SIGKILL');
+    await sleep(restartDelayMs);
+    primary.start();
+  },
+  'kill -9 postmaster': async ({ primary }) => {
+    signal(primary.postmasterPid(), 'SIGKILL');
+  },
+  'kill -9 pod': async ({ primary }) => {
+    primary.killPod();
+    await sleep(restartDelayMs);
+    primary.start();
+  },
+  'SIGSTOP ha-node': async ({ primary, ttl }) => {
+    const pid = primary.process?.pid;
+    signal(pid, 'SIGSTOP');
+    await sleep((ttl + 4) * 1000);
+    signal(pid, 'SIGCONT');
+  },
+  'SIGSTOP postmaster': async ({ primary, ttl }) => {
+    const pid = primary.postmasterPid();
+    signal(pid, 'SIGSTOP');
+    await sleep((ttl + 4) * 1000);
+    signal(pid, 'SIGCONT');
+  },
+  'API cut of the primary': async ({ cluster, primary, ttl }) => {
+    const lift = cluster.api.faults.refuse({ pod: `default/${primary.name}`, response: 'hang' });
+    await sleep((ttl + 6) * 1000);
+    lift();
+  },
+  switchover: async ({ cluster, primary, authorization }) => {
+    const candidate = cluster.members.find((m) => m !== primary)!;
+    const response = await fetch(`${primary.apiUrl}/switchover`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: authorization },
+      body: JSON.stringify({ leader: primary.name, candidate: candidate.name }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    await response.arrayBuffer();
+  },
+};

@@ -1,0 +1,112 @@
+import pg from 'pg';
+import type { V1Pod } from '@kubernetes/client-node';
+import { Ports } from '../../lib/ports.js';
+import { names } from '../../operator/naming.js';
+import type { OperatorKubeApi } from '../../operator/kube-api.js';
+import type { ClusterDriver } from './e2e-support.js';
+
+/**
+ * Watches how a cluster's `-rw` Service routes while faults happen: every ~100 ms it reads the
+ * Service's Endpoints, the leader Lease and the DatabaseCluster status, and asks each pod over a
+ * fresh connection whether it takes writes. A sample is "stale" when -rw lists an address whose
+ * server does not accept writes.
+ */
+export interface RoutingSample {
+  at: number;
+  /** Addresses -rw routes to. */
+  rw: string[];
+  /** Pod addresses whose server accepted a write session. */
+  writable: string[];
+  holder?: string;
+  statusPrimary?: string;
+  readyReason?: string;
+}
+
+export interface RoutingSummary {
+  samples: RoutingSample[];
+  /** First sample at which `holder` held the Lease and its server took writes. */
+  electedAt?: number;
+  /** Time after electedAt during which -rw listed a non-writable address. */
+  staleMs: number;
+  /** Time after electedAt during which the status named someone else than the Lease holder. */
+  statusWrongMs: number;
+  /** Time after electedAt during which the status said NoPrimary. */
+  noPrimaryMs: number;
+}
+
+async function writableAt(host: string, password: string): Promise<boolean> {
+  const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 800, query_timeout: 800 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+    return rows[0]?.r === false;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[]): Promise<RoutingSample> {
+  const at = Date.now();
+  const [endpoints, lease, status] = await Promise.all([
+    api.core.readNamespacedEndpoints({ namespace, name: names(cluster).rwService }).catch(() => undefined),
+    api.coordination.readNamespacedLease({ namespace, name: names(cluster).leaderLease }).catch(() => undefined),
+    driver.status().catch(() => undefined),
+  ]);
+  const ips = pods.map((p) => p.status?.podIP).filter((ip): ip is string => ip !== undefined);
+  const answers = await Promise.all(ips.map((ip) => writableAt(ip, password)));
+  return {
+    at,
+    rw: (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)),
+    writable: ips.filter((_, i) => answers[i]),
+    holder: lease?.spec?.holderIdentity || undefined,
+    statusPrimary: status?.currentPrimary,
+    readyReason: status?.conditions?.find((c) => c.type === 'Ready')?.reason,
+  };
+}
+
+/** Time covered by the samples (each lasting until the next) after `from` for which `bad` holds. */
+function durationWhere(samples: RoutingSample[], from: number, bad: (s: RoutingSample) => boolean): number {
+  let total = 0;
+  for (let i = 0; i + 1 < samples.length; i += 1) {
+    const current = samples[i]!;
+    if (current.at >= from && bad(current)) total += samples[i + 1]!.at - current.at;
+  }
+  return total;
+}
+
+export function summarize(samples: RoutingSample[], oldPrimary: string, ipOf: (pod: string) => string | undefined): RoutingSummary {
+  const elected = samples.find((s) => s.holder !== undefined && s.holder !== oldPrimary && s.writable.includes(ipOf(s.holder) ?? ''));
+  if (!elected) return { samples, staleMs: 0, statusWrongMs: 0, noPrimaryMs: 0 };
+  const from = elected.at;
+  return {
+    samples,
+    electedAt: from,
+    staleMs: durationWhere(samples, from, (s) => s.rw.some((ip) => !s.writable.includes(ip))),
+    statusWrongMs: durationWhere(samples, from, (s) => s.statusPrimary !== s.holder),
+    noPrimaryMs: durationWhere(samples, from, (s) => s.readyReason === 'NoPrimary'),
+  };
+}
+
+/** Samples until stop() is called; `pods` are read once (their addresses do not change here). */
+export function watchRouting(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[]) {
+  const samples: RoutingSample[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = Date.now();
+      samples.push(await sample(api, driver, namespace, cluster, password, pods));
+      await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - started))));
+    }
+  })();
+  return {
+    samples,
+    async stop(): Promise<RoutingSample[]> {
+      running = false;
+      await loop;
+      return samples;
+    },
+  };
+}

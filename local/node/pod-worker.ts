@@ -102,6 +102,11 @@ export class PodWorker {
     return `${this.pod.metadata?.namespace}/${this.pod.metadata?.name}`;
   }
 
+  /** Path of the pod's network namespace in namespace mode (for partitions in tests). */
+  get networkNamespace(): string | undefined {
+    return this.netns?.path;
+  }
+
   get isTerminated(): boolean {
     return this.terminated;
   }

@@ -98,6 +98,10 @@ if (inside) {
       assert.ok(!hostAddresses.includes('"10.213.7.'), 'no pod or node address is configured on the host');
       const hostLinks = await runTool(['nsenter', hostNet, 'ip', '-j', 'link', 'show']);
       assert.match(hostLinks, /"lo"/, 'the tables read are those of the starting namespace');
+      // A route lookup (nothing is sent): on the host the pod address is nobody's here, so any packet to it would leave.
+      const [lookup] = JSON.parse(await runTool(['nsenter', hostNet, 'ip', '-j', 'route', 'get', a.podIP])) as Array<{ type?: string; dev?: string }>;
+      assert.notEqual(lookup?.type, 'local');
+      assert.ok(!/^(keelson0|kv)/.test(lookup?.dev ?? ''), `the host routes ${a.podIP} via ${lookup?.dev}, not into the node namespace`);
       assert.ok(!/"keelson0"|"kvt3st01/.test(hostLinks), 'neither the bridge nor a pod veth is on the host');
       const ours = await readNetworkFacts();
       assert.ok(!ours.isHostNamespace);

@@ -9,6 +9,9 @@ import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
 import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';
 import { startLocalNode, type LocalNode } from '../node/run.js';
+import type { NetworkMode } from '../node/netns/node-mode.js';
+import { ensureNodeNetwork } from '../node/netns/node-network.js';
+import { nodeSubnet } from '../node/netns/subnet.js';
 
 /**
  * The whole single-machine stack in one process: the API server stand-in, the CRDs, the local
@@ -25,6 +28,10 @@ export interface LocalStackOptions {
   operatorVersion: string;
   /** Serve the stand-in's /_keelson/faults hook (to the admin credentials only). */
   faultInjection?: boolean;
+  /** `namespace`: pods in network namespaces, the API server on the node bridge (ADR 0354). */
+  network?: NetworkMode;
+  /** Private /24 of pod addresses in namespace mode (default 10.213.0). */
+  podNetwork?: string;
 }
 
 const defaultIpPrefix = '127.0.0';
@@ -78,7 +85,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   await mkdir(dir, { recursive: true });
   const { logger } = options;
   const kubeconfigPath = join(dir, 'kubeconfig');
+  // Namespace mode: the bridge first (refused outside an isolated namespace), so the API server can
+  // listen on the address pods reach it at.
+  const subnet = options.network === 'namespace' ? nodeSubnet(options.podNetwork) : undefined;
+  if (subnet) await ensureNodeNetwork(subnet);
   const apiServer = await startApiServer({
+    host: subnet?.apiAddress,
     dir: join(dir, 'apiserver'),
     kubeconfigPath,
     stateFile: options.persist ? join(dir, 'state.json') : undefined,
@@ -97,7 +109,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The node has its own identity, so a pod that falls back to the node's kubeconfig never holds the admin's.
     const nodeKubeconfig = join(dir, 'apiserver', 'node.kubeconfig');
     apiServer.writeKubeconfig(nodeKubeconfig, { token: `node-${randomBytes(16).toString('hex')}` });
-    const node = await startLocalNode({ kubeconfigPath: nodeKubeconfig, dir: join(dir, 'node'), ipPrefix: options.ipPrefix ?? defaultIpPrefix, logger: logger.child({ component: 'node' }) });
+    const node = await startLocalNode({
+      kubeconfigPath: nodeKubeconfig,
+      dir: join(dir, 'node'),
+      ipPrefix: options.ipPrefix ?? defaultIpPrefix,
+      network: options.network,
+      podNetwork: options.podNetwork,
+      logger: logger.child({ component: 'node' }),
+    });
     closers.push(() => node.close());
     const operator = await runOperator({
       kubeconfig: kubeconfigPath,

@@ -11,9 +11,12 @@ export class AddressPool {
     readonly prefix = '127.0.0',
     private readonly first = 2,
     private readonly last = 254,
+    /** `private`: pod addresses of namespace mode, a private /24 that exists only inside the node namespace. */
+    scope: 'loopback' | 'private' = 'loopback',
   ) {
-    if (!/^127\.\d{1,3}\.\d{1,3}$/.test(prefix) || prefix.split('.').some((p) => Number(p) > 255)) {
-      throw new Error(`invalid address prefix "${prefix}": expected 127.X.Y (a /24 inside 127.0.0.0/8)`);
+    const shape = scope === 'loopback' ? /^127\.\d{1,3}\.\d{1,3}$/ : /^(10|172|192)\.\d{1,3}\.\d{1,3}$/;
+    if (!shape.test(prefix) || prefix.split('.').some((p) => Number(p) > 255)) {
+      throw new Error(`invalid address prefix "${prefix}": expected ${scope === 'loopback' ? '127.X.Y (a /24 inside 127.0.0.0/8)' : 'a private /24 (10.X.Y, 172.16-31.Y or 192.168.Y)'}`);
     }
   }
 

@@ -10,6 +10,7 @@ import { isConflict, isNotFound, mergePatch, startInformer, statusCode, type Run
 import type { AddressPool } from './addresses.js';
 import type { BackoffPolicy } from './backoff.js';
 import type { ImageMapping } from './images.js';
+import type { PodNetworkProvider } from './netns/pod-network.js';
 import { PodCredentials } from './pod-kubeconfig.js';
 import { PodWorker, type LocalUser } from './pod-worker.js';
 import { apiEnvSources, ensureClaimBound } from './sources.js';
@@ -26,6 +27,8 @@ export interface NodeAgentOptions {
   baseEnv: Record<string, string>;
   nonRootUser?: LocalUser;
   backoff: BackoffPolicy;
+  /** Namespace mode: pods in their own network namespaces. */
+  network?: PodNetworkProvider;
   markerPrefix: string;
   logger: Logger;
   hostIP?: string;
@@ -157,6 +160,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       baseEnv: options.baseEnv,
       nonRootUser: options.nonRootUser,
       backoff: options.backoff,
+      network: options.network,
       markerPrefix: options.markerPrefix,
       logger,
       ensureClaim: (namespace, claim) => ensureClaimBound(core, namespace, claim),

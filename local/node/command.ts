@@ -9,6 +9,8 @@ interface NodeFlags {
   imageMap?: string;
   runAsUser: string;
   shutdownGrace: string;
+  network: string;
+  podNetwork?: string;
 }
 
 export function createNodeAgentCommand(): Command {
@@ -21,10 +23,13 @@ export function createNodeAgentCommand(): Command {
     .option('--image-map <file>', 'YAML/JSON list of {repository, entrypoint, cmd?, aliases?} image mappings')
     .option('--run-as-user <name>', 'local account for containers that must not run as root', 'postgres')
     .option('--shutdown-grace <seconds>', 'grace period for pods when the node stops', '10')
+    .option('--network <mode>', 'loopback (pods on 127.x addresses) or namespace (pods in network namespaces: root, inside an isolated namespace)', 'loopback')
+    .option('--pod-network <a.b.c>', 'private /24 of pod addresses in namespace mode', '10.213.0')
     .action(async (flags: NodeFlags) => {
       try {
         const { createLogger } = await import('../../lib/log.js');
         const { startLocalNode, loadImageMappings } = await import('./run.js');
+        const { parseNetworkMode } = await import('./netns/node-mode.js');
         const logger = createLogger({ name: 'local-node' });
         const grace = Number(flags.shutdownGrace);
         if (!Number.isFinite(grace) || grace < 0) throw new Error(`--shutdown-grace must be a number of seconds, got "${flags.shutdownGrace}"`);
@@ -35,6 +40,8 @@ export function createNodeAgentCommand(): Command {
           ipPrefix: flags.ipPrefix,
           images: flags.imageMap ? await loadImageMappings(flags.imageMap) : [],
           runAsUser: flags.runAsUser,
+          network: parseNetworkMode(flags.network),
+          podNetwork: flags.podNetwork,
           logger,
         });
         let stopping = false;

@@ -16,6 +16,8 @@ import { buildPodStatus, type ContainerView } from './pod-status.js';
 import type { ProcessSpec } from './process.js';
 import type { ProbeTarget } from './probe-actions.js';
 import { rewriteLoopback } from './loopback.js';
+import { enterNamespace } from './netns/enter.js';
+import type { PodNamespace, PodNetworkProvider } from './netns/pod-network.js';
 import { sleep } from './time.js';
 import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, rewriteMountPaths } from './volumes.js';
 
@@ -37,6 +39,8 @@ export interface PodWorkerDeps {
   /** Account for containers that ask not to run as root while the agent is root. */
   nonRootUser?: LocalUser;
   backoff: BackoffPolicy;
+  /** Namespace mode: each pod gets its own network namespace (hostNetwork pods stay on the node's). */
+  network?: PodNetworkProvider;
   /** Prefix of the per-container process marker (unique per node). */
   markerPrefix: string;
   logger: Logger;
@@ -69,6 +73,7 @@ export class PodWorker {
   private running?: Promise<void>;
   private terminated = false;
   private kubeconfig?: string;
+  private netns?: PodNamespace;
 
   constructor(
     public pod: V1Pod,
@@ -95,6 +100,11 @@ export class PodWorker {
 
   get key(): string {
     return `${this.pod.metadata?.namespace}/${this.pod.metadata?.name}`;
+  }
+
+  /** Path of the pod's network namespace in namespace mode (for partitions in tests). */
+  get networkNamespace(): string | undefined {
+    return this.netns?.path;
   }
 
   get isTerminated(): boolean {
@@ -125,6 +135,7 @@ export class PodWorker {
   private async run(): Promise<void> {
     // hostNetwork pods share the node address, as on a real node.
     this.podIP = this.pod.spec?.hostNetwork ? this.deps.hostIP : this.deps.addresses.allocate('low');
+    if (this.deps.network && !this.pod.spec?.hostNetwork) this.netns = await this.deps.network.attach(this.podIP);
     await mkdir(this.directory, { recursive: true });
     await mkdir(this.logDirectory, { recursive: true });
     if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
@@ -192,15 +203,16 @@ export class PodWorker {
       throw new LaunchError('container must not run as root and no local non-root account is configured (--run-as-user)', 'CreateContainerConfigError');
     }
     const cwd = container.workingDir ? rewriteMountPaths(container.workingDir, mounts) : this.directory;
-    const probeTarget: ProbeTarget = { podIP, ports: container.ports ?? [], env, uid: user?.uid, gid: user?.gid, cwd };
+    const probeTarget: ProbeTarget = { podIP, ports: container.ports ?? [], env, uid: user?.uid, gid: user?.gid, cwd, netns: this.netns?.path };
+    const launch = enterNamespace(this.netns?.path, { argv, uid: user?.uid, gid: user?.gid });
     return {
-      argv,
+      argv: launch.argv,
       env,
       cwd,
       logFile: join(this.logDirectory, `${container.name}.log`),
       marker: `${this.deps.markerPrefix}${this.uid}/${container.name}/${instance}`,
-      uid: user?.uid,
-      gid: user?.gid,
+      uid: launch.uid,
+      gid: launch.gid,
       probeTarget,
     };
   }
@@ -248,6 +260,10 @@ export class PodWorker {
 
   private async cleanup(): Promise<void> {
     this.terminated = true;
+    if (this.netns) {
+      await this.deps.network?.detach(this.netns.podIP).catch((err: unknown) => this.deps.logger.warn({ pod: this.key, err: (err as Error).message }, 'pod network teardown failed'));
+      this.netns = undefined;
+    }
     if (this.podIP && !this.pod.spec?.hostNetwork) this.deps.addresses.release(this.podIP);
     await rm(this.directory, { recursive: true, force: true });
   }

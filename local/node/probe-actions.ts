@@ -7,6 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { spawn } from 'node:child_process';
 import type { V1ContainerPort, V1Probe } from '@kubernetes/client-node';
+import { enterNamespace } from './netns/enter.js';
 
 export interface ProbeOutcome {
   ok: boolean;
@@ -21,6 +22,8 @@ export interface ProbeTarget {
   uid?: number;
   gid?: number;
   cwd?: string;
+  /** The pod's network namespace (namespace mode): exec probes run inside it. */
+  netns?: string;
 }
 
 export function resolvePort(port: number | string | undefined, ports: V1ContainerPort[]): number | undefined {
@@ -112,11 +115,12 @@ export function tcpProbe(host: string, port: number, timeoutMs: number): Promise
 
 export function execProbe(command: string[], target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(command[0], command.slice(1), {
+    const launch = enterNamespace(target.netns, { argv: command, uid: target.uid, gid: target.gid });
+    const child = spawn(launch.argv[0], launch.argv.slice(1), {
       env: target.env,
       cwd: target.cwd,
-      uid: target.uid,
-      gid: target.gid,
+      uid: launch.uid,
+      gid: launch.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -22,6 +22,7 @@ import type { LocalUser } from './pod-worker.js';
 import { kubeconfigDocument, writeKubeconfigFile } from './pod-kubeconfig.js';
 import { killContainerProcesses } from './process.js';
 import { guardAgainstOrphans } from './watchdog.js';
+import { prepareNamespaceMode, type NamespaceMode, type NetworkMode } from './netns/node-mode.js';
 
 export interface LocalNodeOptions {
   kubeconfigPath: string;
@@ -34,6 +35,10 @@ export interface LocalNodeOptions {
   /** Local account for containers that must not run as root (default `postgres` when it exists). */
   runAsUser?: string;
   backoff?: Partial<BackoffPolicy>;
+  /** `namespace`: pods in their own network namespaces (root, inside an isolated namespace; ADR 0354). */
+  network?: NetworkMode;
+  /** Private /24 of pod addresses in namespace mode (default 10.213.0). */
+  podNetwork?: string;
   logger: Logger;
 }
 
@@ -111,6 +116,10 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   if (leftovers > 0) logger.info({ killed: leftovers }, 'killed processes left over by a previous run');
 
   const server = new URL(kc.getCurrentCluster()?.server ?? 'https://127.0.0.1:6443');
+  let namespaceMode: NamespaceMode | undefined;
+  if (options.network === 'namespace') {
+    namespaceMode = await prepareNamespaceMode({ markerPrefix, podNetwork: options.podNetwork, apiServer: server, logger });
+  }
   // Containers get a copy with certificates inlined, readable by the non-root account, because the
   // original may be private to root or point at private files (pods with a token get their own).
   const podKubeconfig = await writeKubeconfigFile(dir, kubeconfigDocument(kc), nonRootUser);
@@ -142,7 +151,9 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
       kubeConfig: kc,
       nodeName,
       dir,
-      addresses,
+      addresses: namespaceMode?.podAddresses ?? addresses,
+      network: namespaceMode?.network,
+      hostIP: namespaceMode?.hostIP,
       images: [...(options.images ?? []), ...builtinImageMappings()],
       baseEnv,
       nonRootUser,
@@ -155,6 +166,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     throw err;
   }
   const started = { agent, proxy };
-  logger.info({ node: nodeName, dir, ipPrefix: addresses.prefix }, 'local node running');
+  logger.info({ node: nodeName, dir, ipPrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
   return { ...started, addresses, close: closeAll };
 }

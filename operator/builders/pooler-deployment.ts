@@ -23,6 +23,10 @@ function poolerContainer(ctx: BuildContext): V1Container {
       fieldEnv('POD_IP', 'status.podIP'),
       { name: 'KEELSON_POOLER_LISTEN', value: `$(POD_IP):${Ports.pooler}` },
       { name: 'KEELSON_POOLER_CONTROL_LISTEN', value: `$(POD_IP):${Ports.poolerControl}` },
+      // Paths as environment values, where a node that maps volumes to other folders (the
+      // single-machine stand-in) can rewrite them; a path inside the ConfigMap it could not.
+      { name: 'KEELSON_POOLER_RUN_DIR', value: MountPaths.poolerRun },
+      { name: 'KEELSON_POOLER_PASSWORD_FILE', value: `${MountPaths.poolerCredentials}/${SecretKeys.password}` },
       // The control API takes the cluster's API credentials, as ha-node's endpoints do.
       secretEnv(ctx, 'KEELSON_API_USERNAME', 'api', SecretKeys.username),
       secretEnv(ctx, 'KEELSON_API_PASSWORD', 'api', SecretKeys.password),

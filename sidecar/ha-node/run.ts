@@ -21,7 +21,7 @@ import { PoolerRoleKeeper } from './postgres/pooler-role.js';
 import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
-import { ContainerNames } from '../../operator/naming.js';
+import { ContainerNames, PodComponents } from '../../operator/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 
@@ -181,7 +181,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
-      poolers: new PoolerFleet({ entries: settings.poolers, authorization: authorizationHeader(credentials ?? undefined), logger: logger.child({ component: 'poolers' }) }),
+      poolers: new PoolerFleet({
+        entries: settings.poolers,
+        pods: settings.poolerPods ? { addresses: () => pods.addressesOf(PodComponents.pooler), controlPort: settings.poolerPods } : undefined,
+        authorization: authorizationHeader(credentials ?? undefined),
+        logger: logger.child({ component: 'poolers' }),
+      }),
       poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
       logger: logger.child({ component: 'ha' }),
     },

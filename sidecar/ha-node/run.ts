@@ -156,6 +156,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   });
   // What the kubelet reports about the cluster's pods: one of the sources of early takeover (ADR 0404).
   const pods = new ClusterPods(kubeConfig, settings.namespace, settings.scope, logger.child({ component: 'pods' }));
+  const fleet = new PoolerFleet({
+    entries: settings.poolers,
+    pods: settings.poolerPods ? { addresses: () => pods.addressesOf(PodComponents.pooler), controlPort: settings.poolerPods } : undefined,
+    authorization: authorizationHeader(credentials ?? undefined),
+    logger: logger.child({ component: 'poolers' }),
+  });
   const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000);
 
   const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
@@ -181,12 +187,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
-      poolers: new PoolerFleet({
-        entries: settings.poolers,
-        pods: settings.poolerPods ? { addresses: () => pods.addressesOf(PodComponents.pooler), controlPort: settings.poolerPods } : undefined,
-        authorization: authorizationHeader(credentials ?? undefined),
-        logger: logger.child({ component: 'poolers' }),
-      }),
+      poolers: fleet,
       poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
       logger: logger.child({ component: 'ha' }),
     },
@@ -195,7 +196,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, poolers: fleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

@@ -9,10 +9,12 @@ import { PoolerPaths, Ports } from '../../lib/ports.js';
 import { desiredObjects } from '../../operator/builders/index.js';
 import { buildPoolerConfigMap } from '../../operator/builders/pooler-configmap.js';
 import { buildPoolerDeployment, poolerConfigHashAnnotation } from '../../operator/builders/pooler-deployment.js';
+import { buildPoolerService } from '../../operator/builders/pooler-services.js';
 import { buildCredentialSecret, credentialKindsOf } from '../../operator/builders/secrets.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/naming.js';
+import { buildServiceMonitor } from '../../operator/builders/servicemonitor.js';
 import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
 
@@ -92,6 +94,22 @@ describe('pooler builders', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('scrape the pooler pods: an exporter on PgBouncer\'s console as the pooler role, the pooler\'s own samples, both in the ServiceMonitor', () => {
+    const ctx = sampleContext({ ...enabled, monitoring: { serviceMonitor: { enabled: true } } });
+    const containers = buildPoolerDeployment(ctx).spec!.template.spec!.containers;
+    const exporter = containers.find((c) => c.name === ContainerNames.exporter)!;
+    assert.ok(exporter, 'an exporter beside PgBouncer');
+    assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')?.value, `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable`);
+    assert.equal(exporter.env!.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-pooler');
+    const control = buildPoolerService(ctx, 'control');
+    assert.deepEqual(control.spec!.ports!.map((p) => p.name), ['control', 'exporter']);
+    const monitor = buildServiceMonitor(ctx);
+    assert.deepEqual(monitor.spec.selector.matchExpressions, [{ key: 'keelson.io/service', operator: 'In', values: ['headless', control.metadata!.labels!['keelson.io/service']!] }]);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => `${e.port}${e.path}`), ['ha/metrics', 'exporter/metrics', `control${PoolerPaths.metrics}`]);
+    const without = sampleContext({ ...enabled, exporter: { enabled: false } });
+    assert.ok(!buildPoolerDeployment(without).spec!.template.spec!.containers.some((c) => c.name === ContainerNames.exporter), 'no exporter when the cluster has none');
   });
 
   it('roll the pooler pods when their configuration changes', () => {

@@ -24,6 +24,18 @@ export interface PausedPooler {
   pauseId?: number;
 }
 
+/** What a pooler reports about itself (GET /state). */
+export interface PoolerState {
+  answered: true;
+  paused: boolean;
+  target: { host: string; port: number };
+  /** Its PostgreSQL server accepts connections. */
+  reachable: boolean;
+}
+
+/** One pooler in a listing: its control URL and its state, or `answered: false`. */
+export type PoolerReport = { url: string } & (PoolerState | { answered: false });
+
 export type FleetPause = { ok: true; paused: PausedPooler[]; skipped: string[] } | { ok: false; reason: string };
 
 function splitEntry(entry: string): { host: string; port: number } {
@@ -136,15 +148,21 @@ export class PoolerFleet {
     return moved.filter(Boolean).length;
   }
 
+  /** Every pooler's state now; one that does not answer is listed with `reachable: undefined` and no state. */
+  async states(): Promise<PoolerReport[]> {
+    const urls = await this.urls();
+    return Promise.all(urls.map(async (url) => ({ url, ...((await this.state(url)) ?? { answered: false as const }) })));
+  }
+
   /** One pooler's state, or undefined when it cannot be read. */
-  async state(url: string): Promise<{ paused: boolean; target: { host: string; port: number } } | undefined> {
+  async state(url: string): Promise<PoolerState | undefined> {
     try {
       const headers: Record<string, string> = this.options.authorization ? { authorization: this.options.authorization } : {};
       const response = await fetch(`${url}${PoolerPaths.state}`, { headers, signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 3000) });
       if (response.status !== 200) return undefined;
-      const body = (await response.json()) as { paused?: unknown; target?: { host?: unknown; port?: unknown } };
+      const body = (await response.json()) as { paused?: unknown; target?: { host?: unknown; port?: unknown }; reachable?: unknown };
       if (typeof body.paused !== 'boolean' || typeof body.target?.host !== 'string' || typeof body.target.port !== 'number') return undefined;
-      return { paused: body.paused, target: { host: body.target.host, port: body.target.port } };
+      return { answered: true, paused: body.paused, target: { host: body.target.host, port: body.target.port }, reachable: body.reachable === true };
     } catch {
       return undefined;
     }

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { callMember, type ClientOptions } from '../../../sidecar/ha-node/ctl/client.js';
 import { startCluster, type Member, type TestCluster } from '../ha-node/harness.js';
+import { runCtl } from '../ha-node/ctl/ctl-runner.js';
 import { settled } from '../ha-node/traffic.js';
 import { underLoad } from './load.js';
 import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from './support.js';
@@ -113,6 +114,25 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     const client = await connect();
     assert.equal((await client.query('INSERT INTO ticks DEFAULT VALUES RETURNING id')).rowCount, 1);
     await client.end();
+  });
+
+  it('keelson ctl list shows the pooler: paused or not, its target, and whether it reaches PostgreSQL', perTest, async () => {
+    const ctl = (args: string[]) => runCtl(['--url', primary.apiUrl, '--username', credentials.username, '--password', credentials.password, ...args]);
+    const shown = await ctl(['list']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`\\| 127\\.0\\.0\\.1:${controlPort} +\\| no +\\| ${primary.ip}:${primary.pgPort} +\\| yes +\\|`), shown.stdout);
+    // Paused (as a switchover would), the list says so; the pooler's own metrics too.
+    const paused = await pooler.running.control.pause(2000, 20_000);
+    assert.ok(paused.ok);
+    try {
+      assert.match((await ctl(['list'])).stdout, new RegExp(`\\| 127\\.0\\.0\\.1:${controlPort} +\\| yes +\\|`));
+      const metrics = await (await fetch(`${pooler.running.controlUrl}/metrics`)).text();
+      assert.match(metrics, /^keelson_pooler_paused 1$/m);
+      assert.match(metrics, /^keelson_pooler_target_reachable 1$/m);
+    } finally {
+      await pooler.running.control.resume(paused.pauseId);
+    }
+    assert.match(await (await fetch(`${pooler.running.controlUrl}/metrics`)).text(), /^keelson_pooler_paused 0$/m);
   });
 
   it('a PAUSE that cannot finish aborts the switchover with its reason and resumes the pooler', perTest, async () => {

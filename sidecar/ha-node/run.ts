@@ -21,7 +21,7 @@ import { PoolerRoleKeeper } from './postgres/pooler-role.js';
 import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
-import { ContainerNames, PodComponents } from '../../operator/naming.js';
+import { ContainerNames, Labels, PodComponents } from '../../operator/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 
@@ -204,7 +204,13 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   await labeler.set('replica');
   const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
   await dcs.start();
-  pods.onChange((name) => haLoop.podChanged(name));
+  pods.onChange((name) => {
+    haLoop.podChanged(name);
+    // A pooler pod that came, got its address or turned ready: the leader points it at the primary
+    // in a cycle now, not up to loop_wait later (a new pooler starts pointed at the -rw Service).
+    const isPooler = pods.pod(name)?.metadata?.labels?.[Labels.component] === PodComponents.pooler;
+    if (isPooler && settings.poolerPods && haLoop.snapshot().cluster?.leader?.holder === settings.name) haLoop.wake('pooler-pod-changed');
+  });
   pods.start();
   haLoop.start();
 

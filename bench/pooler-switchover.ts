@@ -5,9 +5,13 @@
  * during the same POST /switchover: one through the pooler, one connected to the primary directly
  * that reconnects to whichever member answers /primary (what a -rw client sees once the Service
  * follows). Prints per run failed inserts and the longest gap between acknowledged inserts.
+ * Then, in the same run, pooler overhead: pgbench select-only (4 clients, BENCH_PGBENCH_SECONDS
+ * each) through the pooler and straight to the primary, in alternating order.
  *
  *   node --import tsx bench/pooler-switchover.ts        (BENCH_RUNS=5)
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { callMember } from '../sidecar/ha-node/ctl/client.js';
@@ -17,6 +21,19 @@ import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from
 import { freePort } from '../test/support/ports.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
+const pgbenchSeconds = Number(process.env.BENCH_PGBENCH_SECONDS ?? 5);
+const run_ = promisify(execFile);
+
+/** pgbench select-only for pgbenchSeconds; transactions per second (without connection time). */
+async function selectOnlyTps(host: string, port: number): Promise<number> {
+  const { stdout } = await run_('pgbench', ['-h', host, '-p', String(port), '-U', user, '-n', '-S', '-T', String(pgbenchSeconds), '-c', '4', '-j', '2', 'app'], {
+    env: { ...process.env, PGPASSWORD: password },
+    timeout: (pgbenchSeconds + 30) * 1000,
+  });
+  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout);
+  if (!tps) throw new Error(`no tps in pgbench output: ${stdout}`);
+  return Number(tps[1]);
+}
 const credentials = { username: 'keelson', password: 'bench-api-secret' };
 const user = 'benchapp';
 const password = 'benchapp-secret';
@@ -88,6 +105,12 @@ async function main(): Promise<void> {
     await admin.connect();
     await admin.query(`CREATE TABLE bench_ticks (id bigserial PRIMARY KEY); GRANT ALL ON bench_ticks, bench_ticks_id_seq TO ${user}`);
     await admin.end();
+    // pgbench's tables (scale 1), readable by the application role.
+    await run_('pgbench', ['-i', '-s', '1', '-q', primary.pgUrl.replace(/\/postgres$/, '/app')], { timeout: 120_000 });
+    const grant = new pg.Client({ connectionString: primary.pgUrl.replace(/\/postgres$/, '/app') });
+    await grant.connect();
+    await grant.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${user}`);
+    await grant.end();
     pooler = await startTestPooler({ baseDir: dir, target: { host: primary.ip, port: primary.pgPort }, passwordFile, credentials, controlPort });
     const rows: string[] = [];
     for (let run = 1; run <= runs; run += 1) {
@@ -103,10 +126,25 @@ async function main(): Promise<void> {
       const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, { credentials, timeoutMs: 40_000 });
       await new Promise((r) => setTimeout(r, 3000));
       const [p, d] = await Promise.all([viaPooler.stop(), direct.stop()]);
-      rows.push(`| ${run} | ${reply.status} | ${p.failures} | ${Math.round(p.longestGapMs)} | ${d.failures} | ${Math.round(d.longestGapMs)} |`);
+      // Pooler overhead on the new primary, alternating which side goes first.
+      const now = await settled(cluster, 1);
+      await cluster.waitFor('the pooler on the new primary', async () => (await pooler!.running.control.state()).target.port === now.pgPort, 20_000);
+      const order = run % 2 === 1 ? ['pooler', 'direct'] : ['direct', 'pooler'];
+      const tps: Record<string, number> = {};
+      for (const side of order) tps[side] = side === 'pooler' ? await selectOnlyTps(pooler.host, pooler.port) : await selectOnlyTps(now.ip, now.pgPort);
+      const ratio = tps.pooler! / tps.direct!;
+      rows.push(`| ${run} | ${reply.status} | ${p.failures} | ${Math.round(p.longestGapMs)} | ${d.failures} | ${Math.round(d.longestGapMs)} | ${Math.round(tps.pooler!)} | ${Math.round(tps.direct!)} | ${ratio.toFixed(2)} |`);
       process.stdout.write(`${rows.at(-1)}\n`);
     }
-    process.stdout.write(['', '| run | switchover | failed via pooler | longest gap via pooler (ms) | failed direct | longest gap direct (ms) |', '|---|---|---|---|---|---|', ...rows, ''].join('\n'));
+    process.stdout.write(
+      [
+        '',
+        '| run | switchover | failed via pooler | longest gap via pooler (ms) | failed direct | longest gap direct (ms) | select-only tps via pooler | tps direct | pooler/direct |',
+        '|---|---|---|---|---|---|---|---|---|',
+        ...rows,
+        '',
+      ].join('\n'),
+    );
   } finally {
     await pooler?.running.close();
     await cluster.stop();

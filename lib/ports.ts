@@ -25,6 +25,8 @@ export const HaNodePaths = {
   health: '/health',
   cluster: '/cluster',
   history: '/history',
+  /** The cluster's poolers as this member finds them: paused, target, reaching PostgreSQL. */
+  poolers: '/poolers',
   config: '/config',
   switchover: '/switchover',
   failover: '/failover',
@@ -43,6 +45,7 @@ export const PoolerPaths = {
   resume: '/resume',
   target: '/target',
   healthz: '/healthz',
+  metrics: '/metrics',
 } as const;
 
 export const ExporterPaths = {

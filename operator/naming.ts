@@ -120,6 +120,9 @@ export function ordinalOf(clusterName: string, podName: string): number | undefi
   return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
 }
 
+/** Values of the component label on a cluster's pods. */
+export const PodComponents = { database: 'database', pooler: 'pooler' } as const;
+
 /** Labels every object of a cluster carries. */
 export function commonLabels(clusterName: string, component: string): Record<string, string> {
   return {
@@ -134,12 +137,12 @@ export function commonLabels(clusterName: string, component: string): Record<str
 
 /** Selector of the instance pods (also the scale subresource's status.selector). */
 export function podSelector(clusterName: string): Record<string, string> {
-  return { [Labels.cluster]: clusterName, [Labels.component]: 'database' };
+  return { [Labels.cluster]: clusterName, [Labels.component]: PodComponents.database };
 }
 
 /** Selector of the pooler pods. */
 export function poolerSelector(clusterName: string): Record<string, string> {
-  return { [Labels.cluster]: clusterName, [Labels.component]: 'pooler' };
+  return { [Labels.cluster]: clusterName, [Labels.component]: PodComponents.pooler };
 }
 
 export function selectorString(selector: Record<string, string>): string {

@@ -7,6 +7,8 @@ import { HaNodePaths, Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import type { BackupObject } from '../../operator/api/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { podSelector, selectorString } from '../../operator/naming.js';
+import pg from 'pg';
 import { startLocalStack, type LocalStack } from './stack.js';
 
 /**
@@ -58,14 +60,17 @@ interface ClusterView {
 async function connectionInfo(api: OperatorKubeApi, dir: string, server: string, faultInjection: boolean): Promise<string[]> {
   const kubeconfig = join(dir, 'kubeconfig');
   const service = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
-  const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: `keelson.io/cluster=${clusterName}` })).items;
-  const password = `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-superuser -o jsonpath='{.data.password}' | base64 -d)`;
+  const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: selectorString(podSelector(clusterName)) })).items;
+  const secretOf = (which: string) => `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-${which} -o jsonpath='{.data.password}' | base64 -d)`;
+  const password = secretOf('superuser');
   const lines = [
     '',
     `DatabaseCluster "${clusterName}" is Ready.`,
     `  kubeconfig:  export KUBECONFIG=${kubeconfig}   (kubectl get dbc,pods,svc)`,
     `  read-write:  PGPASSWORD=${password} psql -h ${await service(`${clusterName}-rw`)} -p ${Ports.postgres} -U postgres`,
     `  read-only:   PGPASSWORD=${password} psql -h ${await service(`${clusterName}-ro`)} -p ${Ports.postgres} -U postgres`,
+    // Through PgBouncer, paused around switchovers: application roles only (never the superuser).
+    `  pooled:      PGPASSWORD=${secretOf('app')} psql -h ${await service(`${clusterName}-pooler-rw`)} -p ${Ports.postgres} -U ${demoApp.owner} ${demoApp.database}`,
   ];
   for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
     const ip = pod.status?.podIP ?? '?';
@@ -85,10 +90,18 @@ async function ensureCluster(api: OperatorKubeApi, instances: number): Promise<v
   });
 }
 
-/** The demo cluster: backups into a filesystem repository, so it has them with nothing else installed. */
+/** The demo's application database and its owner (the spec's defaults, named here for the printout). */
+const demoApp = { database: 'app', owner: 'app' };
+
+/**
+ * The demo cluster: backups into a filesystem repository, so it has them with nothing else
+ * installed, and one pooler (PgBouncer, paused around switchovers) in front of the primary.
+ */
 export function demoSpec(instances: number): Record<string, unknown> {
   return {
     instances,
+    bootstrap: demoApp,
+    pooler: { enabled: true, instances: 1 },
     backup: {
       repositories: [{ name: 'local', volume: { size: '2Gi' } }],
       schedules: { full: '0 3 * * *', incremental: '0 */6 * * *', immediate: true },
@@ -129,6 +142,33 @@ async function waitReady(api: OperatorKubeApi, instances: number, out: (line: st
   throw new Error(`cluster ${clusterName} not Ready within ${Math.round(timeoutMs / 1000)} s; logs are under the --dir (node/logs)`);
 }
 
+/** Until an application connection through <demo>-pooler-rw reaches the primary (the printed string works). */
+async function waitPooler(api: OperatorKubeApi, out: (line: string) => void, timeoutMs: number): Promise<void> {
+  out('  waiting for the pooler');
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const host = (await api.core.readNamespacedService({ namespace, name: `${clusterName}-pooler-rw` })).spec?.clusterIP;
+      const secret = await api.core.readNamespacedSecret({ namespace, name: `${clusterName}-app` });
+      const password = Buffer.from(secret.data?.password ?? '', 'base64').toString('utf8');
+      const client = new pg.Client({ host, port: Ports.postgres, user: demoApp.owner, password, database: demoApp.database, connectionTimeoutMillis: 2000, query_timeout: 2000 });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        return;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the pooler did not serve within ${Math.round(timeoutMs / 1000)} s${last instanceof Error ? `: ${last.message}` : ''}; logs are under the --dir (node/logs)`);
+}
+
 /** Runs the stack in this process until SIGINT/SIGTERM. Resolves once it is Ready (the process keeps running). */
 export async function runLocalUpForeground(options: UpOptions): Promise<LocalStack> {
   const dir = resolve(options.dir);
@@ -159,6 +199,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   await ensureCluster(api, options.instances);
   options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
   await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
+  await waitPooler(api, options.out, 60_000);
   const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false);
   info.push(await firstBackupLine(api, firstBackupWaitMs));
   for (const line of info) options.out(line);

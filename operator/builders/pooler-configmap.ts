@@ -1,22 +1,21 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { Ports } from '../../lib/ports.js';
-import { ConfigKeys, MountPaths, RoleNames, SecretKeys } from '../naming.js';
+import { ConfigKeys, RoleNames } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /**
  * The settings file of `keelson pooler --config` (sidecar/pooler/config.ts keys). PgBouncer first
  * points at the -rw Service; ha-node points it at a new primary directly during a switchover. No
- * password is in here: the pooler role's comes from the mounted <cluster>-pooler Secret.
+ * password is in here: the pooler role's comes from the mounted <cluster>-pooler Secret (its path,
+ * like the run folder's, is in the Deployment's environment).
  */
 export function poolerConfig(ctx: BuildContext): Record<string, unknown> {
   const { pooler } = ctx.cluster.spec;
   return {
     targetHost: clusterNames(ctx).rwService,
     targetPort: Ports.postgres,
-    runDir: MountPaths.poolerRun,
     authUser: RoleNames.pooler,
-    authPasswordFile: `${MountPaths.poolerCredentials}/${SecretKeys.password}`,
     poolMode: pooler.mode,
     maxClientConnections: pooler.maxClientConnections,
     defaultPoolSize: pooler.defaultPoolSize,

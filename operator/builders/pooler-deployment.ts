@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
-import { PoolerPaths, Ports } from '../../lib/ports.js';
+import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
 import { commonLabels, ConfigKeys, ContainerNames, MountPaths, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
@@ -23,6 +23,10 @@ function poolerContainer(ctx: BuildContext): V1Container {
       fieldEnv('POD_IP', 'status.podIP'),
       { name: 'KEELSON_POOLER_LISTEN', value: `$(POD_IP):${Ports.pooler}` },
       { name: 'KEELSON_POOLER_CONTROL_LISTEN', value: `$(POD_IP):${Ports.poolerControl}` },
+      // Paths as environment values, where a node that maps volumes to other folders (the
+      // single-machine stand-in) can rewrite them; a path inside the ConfigMap it could not.
+      { name: 'KEELSON_POOLER_RUN_DIR', value: MountPaths.poolerRun },
+      { name: 'KEELSON_POOLER_PASSWORD_FILE', value: `${MountPaths.poolerCredentials}/${SecretKeys.password}` },
       // The control API takes the cluster's API credentials, as ha-node's endpoints do.
       secretEnv(ctx, 'KEELSON_API_USERNAME', 'api', SecretKeys.username),
       secretEnv(ctx, 'KEELSON_API_PASSWORD', 'api', SecretKeys.password),
@@ -40,6 +44,29 @@ function poolerContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.poolerCredentials, mountPath: MountPaths.poolerCredentials, readOnly: true },
       { name: VolumeNames.poolerRun, mountPath: MountPaths.poolerRun },
     ],
+    securityContext: containerSecurity,
+  };
+}
+
+/**
+ * The exporter beside PgBouncer (when spec.exporter.enabled): it reads PgBouncer's admin console
+ * (database "pgbouncer") as the pooler role, which may only run SHOW there, with the built-in
+ * pgbouncer collectors: pools, clients waiting, and whether the pooler is paused.
+ */
+function poolerExporterContainer(ctx: BuildContext): V1Container {
+  return {
+    name: ContainerNames.exporter,
+    image: imageOf(ctx),
+    args: ['exporter', `--web.listen-address=$(POD_IP):${Ports.exporter}`],
+    env: [
+      fieldEnv('POD_IP', 'status.podIP'),
+      { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable` },
+      secretEnv(ctx, 'PGUSER', 'pooler', SecretKeys.username),
+      secretEnv(ctx, 'PGPASSWORD', 'pooler', SecretKeys.password),
+    ],
+    ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
+    // As in the database pods: alive while it answers itself; no readiness (it must never take a pooler out of its Service).
+    livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     securityContext: containerSecurity,
   };
 }
@@ -64,7 +91,7 @@ export function buildPoolerDeployment(ctx: BuildContext): V1Deployment {
           serviceAccountName: n.serviceAccount,
           automountServiceAccountToken: false,
           securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [poolerContainer(ctx)],
+          containers: [poolerContainer(ctx), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx)] : [])],
           volumes: [
             { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },
             poolerCredentialsVolume(ctx),

@@ -2,6 +2,10 @@ import type { V1Service } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { poolerSelector } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import { serviceLabel } from './services.js';
+
+/** The control Service's keelson.io/service label: the ServiceMonitor selects it beside the headless one. */
+export const poolerControlServiceLabel = 'pooler-control';
 
 export type PoolerServiceKind = 'rw' | 'control';
 
@@ -9,7 +13,8 @@ export const poolerServiceKinds: readonly PoolerServiceKind[] = ['rw', 'control'
 
 /**
  * rw: what applications connect to (PgBouncer on the PostgreSQL port). control: headless, every
- * pooler pod's address even before it is ready, for ha-node to pause and retarget them all.
+ * pooler pod's address even before it is ready, for ha-node to pause and retarget them all, and
+ * what the ServiceMonitor scrapes the pooler pods' exporters through.
  */
 export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind): V1Service {
   const n = clusterNames(ctx);
@@ -25,13 +30,16 @@ export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind):
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(ctx, n.poolerControlService, 'pooler-service-control'),
+    metadata: ownedMeta(ctx, n.poolerControlService, 'pooler-service-control', { [serviceLabel]: poolerControlServiceLabel }),
     spec: {
       type: 'ClusterIP',
       clusterIP: 'None',
       publishNotReadyAddresses: true,
       selector,
-      ports: [{ name: 'control', port: Ports.poolerControl, targetPort: Ports.poolerControl, protocol: 'TCP' }],
+      ports: [
+        { name: 'control', port: Ports.poolerControl, targetPort: Ports.poolerControl, protocol: 'TCP' },
+        ...(ctx.cluster.spec.exporter.enabled ? [{ name: 'exporter', port: Ports.exporter, targetPort: Ports.exporter, protocol: 'TCP' }] : []),
+      ],
     },
   };
 }

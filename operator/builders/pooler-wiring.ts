@@ -4,14 +4,15 @@ import { MountPaths, SecretKeys, VolumeNames } from '../naming.js';
 import { clusterNames, type BuildContext } from './context.js';
 
 /**
- * What the database pods need when the pooler is enabled: where ha-node finds the poolers (the
- * headless control Service resolves to every pooler pod) and the pooler role's password, from
- * which the primary keeps the auth_query role. Nothing when it is disabled.
+ * What the database pods need when the pooler is enabled: how ha-node finds the poolers (the
+ * cluster's pooler pods, from the pod list it already watches, at their control port) and the
+ * pooler role's password, from which the primary keeps the auth_query role. Nothing when it is
+ * disabled.
  */
 export function databasePoolerEnv(ctx: BuildContext): V1EnvVar[] {
   if (!ctx.cluster.spec.pooler.enabled) return [];
   return [
-    { name: 'KEELSON_POOLERS', value: `${clusterNames(ctx).poolerControlService}:${Ports.poolerControl}` },
+    { name: 'KEELSON_POOLER_PODS', value: String(Ports.poolerControl) },
     { name: 'KEELSON_POOLER_PASSWORD_FILE', value: `${MountPaths.poolerCredentials}/${SecretKeys.password}` },
   ];
 }

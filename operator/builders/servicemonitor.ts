@@ -1,7 +1,8 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { HaNodePaths, ExporterPaths } from '../../lib/ports.js';
+import { HaNodePaths, ExporterPaths, PoolerPaths } from '../../lib/ports.js';
 import { Labels } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import { poolerControlServiceLabel } from './pooler-services.js';
 import { serviceLabel } from './services.js';
 
 /** monitoring.coreos.com/v1 ServiceMonitor; client-node has no class for it, so the shape we use. */
@@ -10,7 +11,7 @@ export interface ServiceMonitor {
   kind: 'ServiceMonitor';
   metadata: V1ObjectMeta;
   spec: {
-    selector: { matchLabels: Record<string, string> };
+    selector: { matchLabels: Record<string, string>; matchExpressions?: Array<{ key: string; operator: 'In'; values: string[] }> };
     namespaceSelector: { matchNames: string[] };
     endpoints: ServiceMonitorEndpoint[];
   };
@@ -47,19 +48,27 @@ export const memberRelabelings: readonly RelabelConfig[] = [
 
 export const serviceMonitorGroup = 'monitoring.coreos.com';
 
-/** Scrapes ha-node and (when enabled) the exporter through the headless Service. */
+/**
+ * Scrapes ha-node and (when enabled) the exporter through the headless Service, and with the
+ * pooler enabled the pooler pods (their exporter, and the pooler's own samples on the control
+ * port) through the pooler control Service.
+ */
 export function buildServiceMonitor(ctx: BuildContext): ServiceMonitor {
   const { spec, metadata } = ctx.cluster;
   const interval = spec.monitoring.serviceMonitor.interval;
   const relabelings = memberRelabelings.map((r) => ({ ...r, sourceLabels: [...r.sourceLabels] }));
   const endpoints: ServiceMonitorEndpoint[] = [{ port: 'ha', path: HaNodePaths.metrics, interval, honorLabels: true, relabelings }];
   if (spec.exporter.enabled) endpoints.push({ port: 'exporter', path: ExporterPaths.metrics, interval, honorLabels: false, relabelings });
+  // The pooler's own samples (paused, reaching PostgreSQL) on its control port.
+  if (spec.pooler.enabled) endpoints.push({ port: 'control', path: PoolerPaths.metrics, interval, honorLabels: false, relabelings });
   return {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'ServiceMonitor',
     metadata: ownedMeta(ctx, clusterNames(ctx).serviceMonitor, 'servicemonitor', spec.monitoring.serviceMonitor.labels),
     spec: {
-      selector: { matchLabels: { [Labels.cluster]: metadata.name, [serviceLabel]: 'headless' } },
+      selector: spec.pooler.enabled
+        ? { matchLabels: { [Labels.cluster]: metadata.name }, matchExpressions: [{ key: serviceLabel, operator: 'In', values: ['headless', poolerControlServiceLabel] }] }
+        : { matchLabels: { [Labels.cluster]: metadata.name, [serviceLabel]: 'headless' } },
       namespaceSelector: { matchNames: [metadata.namespace] },
       endpoints,
     },

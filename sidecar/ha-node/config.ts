@@ -35,6 +35,12 @@ export const haNodeConfigSpec = {
     description: "file with the application owner's password (the mounted Secret); re-read every cycle, the role's password follows it",
   },
   poolers: { schema: z.string(), env: 'KEELSON_POOLERS', default: '', description: 'comma-separated host:port of the poolers\' control APIs (a host name may resolve to several pods); paused around a switchover' },
+  poolerPods: numberKey({
+    env: 'KEELSON_POOLER_PODS',
+    default: 0,
+    schema: z.number().int().min(0).max(65535),
+    description: "control API port of this cluster's pooler pods (label keelson.io/component=pooler), found through the Kubernetes API; 0: none",
+  }),
   poolerPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_POOLER_PASSWORD_FILE',
@@ -94,6 +100,8 @@ export interface HaNodeSettings {
   app: AppOwnerSettings;
   /** Pooler control API entries (host:port), checked by parsePoolerEntries. */
   poolers: string[];
+  /** Control API port of the cluster's pooler pods; 0 when there are none to find. */
+  poolerPods: number;
   poolerPasswordFile?: string;
   poolerPauseTimeoutMs: number;
   ttl: number;
@@ -153,6 +161,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     replication: { username: c.replicationName, password: c.replicationPassword },
     app: appOwnerFrom(c.appOwner, c.database, c.appPasswordFile, [c.superuserName, c.replicationName]),
     poolers: poolerEntriesFrom(c.poolers),
+    poolerPods: c.poolerPods,
     poolerPasswordFile: c.poolerPasswordFile,
     poolerPauseTimeoutMs: Math.round(c.poolerPauseTimeout * 1000),
     ttl: c.ttl,

@@ -21,7 +21,7 @@ import { PoolerRoleKeeper } from './postgres/pooler-role.js';
 import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
-import { ContainerNames } from '../../operator/naming.js';
+import { ContainerNames, Labels, PodComponents } from '../../operator/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 
@@ -156,6 +156,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   });
   // What the kubelet reports about the cluster's pods: one of the sources of early takeover (ADR 0404).
   const pods = new ClusterPods(kubeConfig, settings.namespace, settings.scope, logger.child({ component: 'pods' }));
+  const fleet = new PoolerFleet({
+    entries: settings.poolers,
+    pods: settings.poolerPods ? { addresses: () => pods.addressesOf(PodComponents.pooler), controlPort: settings.poolerPods } : undefined,
+    authorization: authorizationHeader(credentials ?? undefined),
+    logger: logger.child({ component: 'poolers' }),
+  });
   const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000, pods);
 
   const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
@@ -182,7 +188,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
-      poolers: new PoolerFleet({ entries: settings.poolers, authorization: authorizationHeader(credentials ?? undefined), logger: logger.child({ component: 'poolers' }) }),
+      poolers: fleet,
       poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
       logger: logger.child({ component: 'ha' }),
     },
@@ -191,7 +197,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, poolers: fleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
@@ -199,7 +205,13 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   await labeler.set('replica');
   const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
   await dcs.start();
-  pods.onChange((name) => haLoop.podChanged(name));
+  pods.onChange((name) => {
+    haLoop.podChanged(name);
+    // A pooler pod that came, got its address or turned ready: the leader points it at the primary
+    // in a cycle now, not up to loop_wait later (a new pooler starts pointed at the -rw Service).
+    const isPooler = pods.pod(name)?.metadata?.labels?.[Labels.component] === PodComponents.pooler;
+    if (isPooler && settings.poolerPods && haLoop.snapshot().cluster?.leader?.holder === settings.name) haLoop.wake('pooler-pod-changed');
+  });
   pods.start();
   haLoop.start();
 

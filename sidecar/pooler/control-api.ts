@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseGuardedJson } from '../../lib/json-guard.js';
 import { PoolerPaths } from '../../lib/ports.js';
 import { checkAuthorization, type ApiCredentials } from '../ha-node/ops/auth.js';
+import { renderPoolerMetrics } from './reach.js';
 
 /**
  * The HTTP face of `keelson pooler`, for ha-node: pause (bounded), retarget, resume, state. Every
@@ -14,6 +15,10 @@ export interface PoolerControl {
   /** Ends the pause; with a pauseId only that pause (a late RESUME must not end a newer one). */
   resume(pauseId?: number): Promise<{ ok: true } | { ok: false; reason: string }>;
   retarget(host: string, port: number): Promise<void>;
+  /** Whether the PostgreSQL server it points at accepts connections now. */
+  reachable(): Promise<boolean>;
+  /** Pauses since start, for the metrics. */
+  pauses(): number;
 }
 
 const maxBodyBytes = 4096;
@@ -33,7 +38,7 @@ export const targetBody = z.strictObject({
   port: z.number().int().min(1).max(65535),
 });
 
-type Reply = { code: number; body: unknown };
+type Reply = { code: number; body: unknown; text?: true };
 
 function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; reply: Reply }> {
   return new Promise((resolve) => {
@@ -66,9 +71,14 @@ function problemOf(error: z.ZodError): string {
 async function route(control: PoolerControl, credentials: ApiCredentials | undefined, req: IncomingMessage): Promise<Reply> {
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && path === PoolerPaths.healthz) return { code: 200, body: { ok: true } };
+  // Open like ha-node's /metrics: Prometheus scrapes it without the API credentials.
+  if (req.method === 'GET' && path === PoolerPaths.metrics) {
+    const [{ paused }, reachable] = await Promise.all([control.state(), control.reachable()]);
+    return { code: 200, body: renderPoolerMetrics({ paused, reachable, pauses: control.pauses() }), text: true };
+  }
   const verdict = checkAuthorization(req.headers.authorization, credentials);
   if (verdict !== 'ok') return { code: 401, body: { error: 'authentication required' } };
-  if (req.method === 'GET' && path === PoolerPaths.state) return { code: 200, body: await control.state() };
+  if (req.method === 'GET' && path === PoolerPaths.state) return { code: 200, body: { ...(await control.state()), reachable: await control.reachable() } };
   if (req.method !== 'POST') return { code: 404, body: { error: 'not found' } };
   const body = await readBody(req);
   if (!body.ok) return body.reply;
@@ -96,10 +106,10 @@ async function route(control: PoolerControl, credentials: ApiCredentials | undef
 export function createControlServer(control: PoolerControl, credentials: ApiCredentials | undefined): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     route(control, credentials, req)
-      .catch((error: Error) => ({ code: 500, body: { error: error.message } }))
+      .catch((error: Error): Reply => ({ code: 500, body: { error: error.message } }))
       .then((reply) => {
-        res.writeHead(reply.code, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply.body));
+        res.writeHead(reply.code, { 'content-type': reply.text ? 'text/plain; version=0.0.4; charset=utf-8' : 'application/json' });
+        res.end(reply.text ? String(reply.body) : JSON.stringify(reply.body));
       })
       .catch(() => undefined);
   });

@@ -75,6 +75,8 @@ export function renderPgbouncerIni(settings: PgbouncerIniSettings, target: Pgbou
     auth_user: settings.authUser,
     auth_query: authQuery,
     admin_users: settings.adminUser,
+    // The pooler role may read SHOW statistics on the console: the pooler pod's exporter logs in as it.
+    stats_users: settings.authUser,
     pool_mode: settings.poolMode,
     max_client_conn: settings.maxClientConnections,
     default_pool_size: settings.defaultPoolSize,

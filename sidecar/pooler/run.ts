@@ -7,6 +7,7 @@ import type { Logger } from '../../lib/log.js';
 import type { ApiCredentials } from '../ha-node/ops/auth.js';
 import { AdminConsole } from './admin-console.js';
 import { createControlServer, type PoolerControl } from './control-api.js';
+import { ReachCache } from './reach.js';
 import { authFileLine, renderPgbouncerIni, type PgbouncerIniSettings, type PgbouncerTarget, type PoolMode } from './ini.js';
 
 /**
@@ -104,6 +105,7 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
   // Only this process knows the admin password, so only it pauses: its own record is the state (PgBouncer 1.18 has no SHOW STATE).
   let paused = false;
   let pauseId = 0;
+  const reach = new ReachCache();
   const resume = async (): Promise<void> => {
     clearTimeout(holdTimer);
     await admin.resume();
@@ -113,6 +115,8 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
     state() {
       return Promise.resolve({ paused, target });
     },
+    reachable: () => reach.check(target.host, target.port),
+    pauses: () => pauseId,
     async pause(timeoutMs, holdMs) {
       const result = await admin.pause(timeoutMs);
       if (!result.ok) return result;

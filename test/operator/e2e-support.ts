@@ -4,7 +4,7 @@ import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { isPodReady } from '../../operator/reconcile/status.js';
-import { selectorString } from '../../operator/naming.js';
+import { podSelector, selectorString } from '../../operator/naming.js';
 import { eventually } from './support.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
@@ -71,8 +71,9 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
       const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000);
       return sql(host, text, params);
     },
+    /** The database pods (not the pooler's). */
     async pods(): Promise<V1Pod[]> {
-      return api.listPods(namespace, `keelson.io/cluster=${name}`);
+      return api.listPods(namespace, selectorString(podSelector(name)));
     },
     healthyWith(instances: number, timeoutMs = 90_000) {
       return eventually(`${name} Healthy with ${instances} instances`, async () => {

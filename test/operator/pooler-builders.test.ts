@@ -9,10 +9,12 @@ import { PoolerPaths, Ports } from '../../lib/ports.js';
 import { desiredObjects } from '../../operator/builders/index.js';
 import { buildPoolerConfigMap } from '../../operator/builders/pooler-configmap.js';
 import { buildPoolerDeployment, poolerConfigHashAnnotation } from '../../operator/builders/pooler-deployment.js';
+import { buildPoolerService } from '../../operator/builders/pooler-services.js';
 import { buildCredentialSecret, credentialKindsOf } from '../../operator/builders/secrets.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/naming.js';
+import { buildServiceMonitor } from '../../operator/builders/servicemonitor.js';
 import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
 
@@ -25,7 +27,7 @@ describe('pooler builders', () => {
     assert.ok(!names.some((n) => n.includes('pooler')), names.join(','));
     assert.ok(!credentialKindsOf(ctx).includes('pooler'));
     const env = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!.env!.map((e) => e.name);
-    assert.ok(!env.includes('KEELSON_POOLERS'));
+    assert.ok(!env.some((name) => name.startsWith('KEELSON_POOLER')));
   });
 
   it('build a ConfigMap, the rw and control Services, a Deployment and a PDB when enabled', () => {
@@ -42,6 +44,11 @@ describe('pooler builders', () => {
     assert.deepEqual(container.ports!.map((p) => p.containerPort), [Ports.pooler, Ports.poolerControl]);
     assert.equal(container.livenessProbe!.httpGet!.path, PoolerPaths.healthz);
     assert.ok(container.env!.some((e) => e.name === 'KEELSON_API_PASSWORD' && e.valueFrom?.secretKeyRef?.name === 'demo-api'));
+    // Paths are environment values (a node that maps volumes elsewhere rewrites those, not a file's content).
+    const paths = Object.fromEntries(container.env!.filter((e) => e.value).map((e) => [e.name, e.value]));
+    assert.equal(paths.KEELSON_POOLER_RUN_DIR, '/var/run/pgbouncer');
+    assert.equal(paths.KEELSON_POOLER_PASSWORD_FILE, '/etc/keelson-pooler/password');
+    assert.ok(container.volumeMounts!.some((m) => m.mountPath === '/var/run/pgbouncer') && container.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'));
     const selector = deployment.spec!.selector.matchLabels;
     assert.deepEqual(selector, poolerSelector('demo'));
     for (const label of Object.entries(selector!)) assert.equal(deployment.spec!.template.metadata!.labels![label[0]], label[1]);
@@ -55,11 +62,12 @@ describe('pooler builders', () => {
     assert.deepEqual(pdb.spec!.selector!.matchLabels, selector);
   });
 
-  it('tell the database pods where the poolers are and give them the pooler role password', () => {
+  it('tell the database pods how to find the poolers and give them the pooler role password', () => {
     const ctx = sampleContext(enabled);
     const postgres = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!;
     const env = Object.fromEntries(postgres.env!.filter((e) => e.value).map((e) => [e.name, e.value]));
-    assert.equal(env.KEELSON_POOLERS, `demo-pooler-control:${Ports.poolerControl}`);
+    // The pooler pods from the pod list ha-node watches (no cluster DNS needed), at their control port.
+    assert.equal(env.KEELSON_POOLER_PODS, String(Ports.poolerControl));
     assert.equal(env.KEELSON_POOLER_PASSWORD_FILE, '/etc/keelson-pooler/password');
     assert.ok(postgres.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'));
     assert.ok(credentialKindsOf(ctx).includes('pooler'));
@@ -82,10 +90,26 @@ describe('pooler builders', () => {
       assert.deepEqual(settings.parameters, { server_idle_timeout: '30' });
       assert.equal(settings.authUser, 'keelson_pooler');
       const keys = Object.keys(parse(buildPoolerConfigMap(ctx).data![ConfigKeys.pooler]!) as Record<string, unknown>);
-      assert.deepEqual(keys.filter((k) => /password/i.test(k)), ['authPasswordFile'], 'only the path of the password, never a password');
+      assert.deepEqual(keys.filter((k) => /password/i.test(k)), [], 'no password, nor its path (the Deployment sets that)');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('scrape the pooler pods: an exporter on PgBouncer\'s console as the pooler role, the pooler\'s own samples, both in the ServiceMonitor', () => {
+    const ctx = sampleContext({ ...enabled, monitoring: { serviceMonitor: { enabled: true } } });
+    const containers = buildPoolerDeployment(ctx).spec!.template.spec!.containers;
+    const exporter = containers.find((c) => c.name === ContainerNames.exporter)!;
+    assert.ok(exporter, 'an exporter beside PgBouncer');
+    assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')?.value, `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable`);
+    assert.equal(exporter.env!.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-pooler');
+    const control = buildPoolerService(ctx, 'control');
+    assert.deepEqual(control.spec!.ports!.map((p) => p.name), ['control', 'exporter']);
+    const monitor = buildServiceMonitor(ctx);
+    assert.deepEqual(monitor.spec.selector.matchExpressions, [{ key: 'keelson.io/service', operator: 'In', values: ['headless', control.metadata!.labels!['keelson.io/service']!] }]);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => `${e.port}${e.path}`), ['ha/metrics', 'exporter/metrics', `control${PoolerPaths.metrics}`]);
+    const without = sampleContext({ ...enabled, exporter: { enabled: false } });
+    assert.ok(!buildPoolerDeployment(without).spec!.template.spec!.containers.some((c) => c.name === ContainerNames.exporter), 'no exporter when the cluster has none');
   });
 
   it('roll the pooler pods when their configuration changes', () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiextensionsV1Api, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
+import pg from 'pg';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
@@ -13,6 +14,7 @@ import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { databaseClusterSpecSchema } from '../../operator/api/types.js';
 import { HaNodeClient } from '../../operator/hanode-client.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { poolerSelector, selectorString } from '../../operator/naming.js';
 import { clusterDriver, type ClusterDriver } from './e2e-support.js';
 import { specFieldPaths } from './spec-paths.js';
 import { eventually } from './support.js';
@@ -78,6 +80,54 @@ const replicaFixed = /replica is fixed at creation/;
 const replicaOf = (extra: Record<string, unknown>) => ({ replica: { source: { cluster: 'elsewhere' }, ...extra } });
 const recoveryOf = (extra: Record<string, unknown>) => ({ bootstrap: { recovery: { source: { cluster: 'elsewhere' }, repository: 'local', ...extra } } });
 const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
+
+/** The running, ready pooler pods (not being deleted). */
+const poolerPods = async (p: Probe): Promise<V1Pod[]> =>
+  (await p.api.listPods(ns, selectorString(poolerSelector(name)))).filter((pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+
+/** A client of <name>-pooler-rw, as the application owner. */
+async function poolerClient(p: Probe): Promise<pg.Client> {
+  const service = await p.api.core.readNamespacedService({ namespace: ns, name: `${name}-pooler-rw` });
+  const secret = await p.api.core.readNamespacedSecret({ namespace: ns, name: `${name}-app` });
+  const client = new pg.Client({
+    host: service.spec!.clusterIP!,
+    port: Ports.pooler,
+    user: 'shopper',
+    password: Buffer.from(secret.data!.password!, 'base64').toString('utf8'),
+    database: 'shop',
+    connectionTimeoutMillis: 3_000,
+    query_timeout: 5_000,
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/** The address of the server that answers through <name>-pooler-rw. */
+async function viaPooler(p: Probe): Promise<string | undefined> {
+  const client = await poolerClient(p);
+  try {
+    return (await client.query<{ address: string }>('SELECT host(inet_server_addr()) AS address')).rows[0]?.address;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Whether two clients, the first idle between its statements, are served by different server
+ * sessions: so in session pooling; in transaction pooling the idle client's server serves the other.
+ */
+async function separateSessions(p: Probe): Promise<boolean> {
+  const [first, second] = [await poolerClient(p), await poolerClient(p)];
+  try {
+    const pid = async (client: pg.Client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    const a = await pid(first);
+    const b = await pid(second);
+    return a !== undefined && b !== undefined && a !== b;
+  } finally {
+    await Promise.all([first, second].map((c) => c.end().catch(() => undefined)));
+  }
+}
 
 /** JSON merge of two spec patches (objects merge key by key; anything else replaces). */
 function mergePatch(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
@@ -356,12 +406,32 @@ const table: FieldCase[] = [
   { field: 'bootstrap.recovery.targetXID', steps: [{ patch: recoveryOf({ targetXID: '1234' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetImmediate', steps: [{ patch: recoveryOf({ targetImmediate: true }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.exclusive', steps: [{ patch: recoveryOf({ exclusive: true }), refused: recoveryFixed }] },
-  // The pooler's own tests (test/operator/pooler-builders, test/sidecar/pooler) run it with real
-  // PgBouncer; here each field's checks at apply time. Enabling it on this stand-in is not part of
-  // the table: the database pods' rollout that follows does not complete here yet.
-  { field: 'pooler.enabled', steps: [{ patch: { pooler: { enabled: true, instances: 0 } }, refused: /pooler\.instances must be at least 1/ }] },
-  { field: 'pooler.instances', steps: [{ patch: { pooler: { instances: 33 } }, refused: /pooler\.instances/ }] },
-  { field: 'pooler.mode', steps: [{ patch: { pooler: { mode: 'statement' } }, refused: /pooler\.mode/ }] },
+  // Enabled on the running cluster: the database pods roll once (they learn where the poolers
+  // are), and an application connects through <name>-pooler-rw to the primary. The pooler's own
+  // tests (test/sidecar/pooler) cover the switchover behaviour with real PgBouncer.
+  {
+    field: 'pooler.enabled',
+    steps: [
+      { patch: { pooler: { enabled: true, instances: 0 } }, refused: /pooler\.instances must be at least 1/ },
+      { patch: { pooler: { enabled: true } }, effect: async (p) => (await viaPooler(p)) === (await p.primaryIp()) && (await p.settledPods()) !== undefined, timeoutMs: rollout },
+    ],
+  },
+  {
+    field: 'pooler.instances',
+    steps: [
+      { patch: { pooler: { instances: 1 } }, effect: async (p) => (await poolerPods(p)).length === 1 && (await viaPooler(p)) === (await p.primaryIp()), timeoutMs: 60_000 },
+      { patch: { pooler: { instances: 33 } }, refused: /pooler\.instances/ },
+    ],
+  },
+  {
+    field: 'pooler.mode',
+    steps: [
+      // Transaction pooling (the default) shares the idle client's server session; session pooling does not.
+      { effect: async (p) => !(await separateSessions(p)) },
+      { patch: { pooler: { mode: 'session' } }, effect: async (p) => (await poolerPods(p)).length === 1 && (await separateSessions(p)), timeoutMs: 60_000 },
+      { patch: { pooler: { mode: 'statement' } }, refused: /pooler\.mode/ },
+    ],
+  },
   { field: 'pooler.maxClientConnections', steps: [{ patch: { pooler: { maxClientConnections: 0 } }, refused: /pooler\.maxClientConnections/ }] },
   { field: 'pooler.defaultPoolSize', steps: [{ patch: { pooler: { defaultPoolSize: 0 } }, refused: /pooler\.defaultPoolSize/ }] },
   { field: 'pooler.parameters', steps: [{ patch: { pooler: { parameters: { listen_port: '7000' } } }, refused: /pooler\.parameters/ }] },

@@ -1,5 +1,6 @@
 import type { CollectorSource } from '../config/load.js';
 import { databaseCollectors } from './database.js';
+import { pgbouncerCollectors } from './pgbouncer.js';
 import { replicationCollectors } from './replication.js';
 import { serverCollectors } from './server.js';
 import { walCollectors } from './wal.js';
@@ -10,7 +11,7 @@ import { walCollectors } from './wal.js';
  * ordinary pg_exporter YAML and goes through the same loader as a user's files.
  */
 export function builtinCollectorSources(): CollectorSource[] {
-  return [serverCollectors, replicationCollectors, walCollectors, databaseCollectors];
+  return [serverCollectors, replicationCollectors, walCollectors, databaseCollectors, pgbouncerCollectors];
 }
 
 export const builtinOrigin = 'keelson built-in collectors';

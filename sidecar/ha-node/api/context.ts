@@ -6,6 +6,7 @@ import type { HaLoop } from '../ha/loop.js';
 import type { NodeSnapshot } from '../ha/snapshot.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import type { BackupKeeper } from '../backup/keeper.js';
+import type { PoolerFleet } from '../pooler/fleet.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -18,6 +19,8 @@ export interface ApiContext {
   pg?: PostgresInstance;
   /** pgBackRest (GET/POST /backup); undefined when backups are off. */
   backup?: BackupKeeper;
+  /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */
+  poolers?: PoolerFleet;
   /**
    * Credentials of the authenticated endpoints. Undefined: read from the environment when the
    * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).

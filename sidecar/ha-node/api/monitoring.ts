@@ -7,7 +7,7 @@ import { metricLabels, renderMetrics } from './metrics-text.js';
 import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
 
 /**
- * GET /metrics, /cluster, /history. The last two are open to anyone who can reach the pod, so they
+ * GET /metrics, /cluster, /history, /poolers. The last two are open to anyone who can reach the pod, so they
  * come from the DCS watch cache and cost the API server nothing (a fresh read only when the cache
  * is not current, e.g. before the first LIST or while the watch reconnects).
  */
@@ -33,6 +33,10 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
       if (snapshot.cluster) res.status(200).json(clusterDocument(snapshot.cluster, snapshot.scope));
       else res.status(502).type('text/plain').send('DCS is not accessible');
     }
+  });
+  // Read-only like /cluster: the control API's state of every pooler (no address beyond the pods').
+  router.get(HaNodePaths.poolers, async (_req, res) => {
+    res.status(200).json({ poolers: context.poolers?.configured ? await context.poolers.states() : [] });
   });
   router.get(HaNodePaths.history, async (_req, res) => {
     const cluster = context.dcs.cachedCluster() ?? (await context.dcs.getCluster().catch(() => context.snapshot().cluster));

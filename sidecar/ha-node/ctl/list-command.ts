@@ -1,6 +1,7 @@
 import { apiBase, callMember } from './client.js';
 import { CtlExit, load, UsageError, type CtlContext } from './context.js';
 import type { ClusterDocument } from './discovery.js';
+import { fetchPoolers, renderPoolers } from './poolers.js';
 import { machine, renderList, renderTopology } from './render.js';
 
 export interface ListOptions {
@@ -40,7 +41,8 @@ async function renderOnce(ctx: CtlContext, topology: boolean, extended: boolean)
   const { cluster, scope } = await load(ctx);
   if (ctx.format !== 'table') return machine(cluster, ctx.format);
   if (topology) return renderTopology(cluster, scope);
-  return renderList(cluster, scope, extended ? await scheduledRestarts(ctx, cluster) : undefined);
+  const [restarts, poolers] = await Promise.all([extended ? scheduledRestarts(ctx, cluster) : undefined, fetchPoolers(cluster, ctx.client)]);
+  return renderList(cluster, scope, restarts) + renderPoolers(poolers);
 }
 
 /** `list` / `topology`, once or every --watch seconds (a terminal is cleared between refreshes). */

@@ -6,6 +6,7 @@ import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from './leader-history.js';
 import { renewLock, setFence, type LoopContext } from './loop-context.js';
 import { handOver, handOverDueFor, manualFailoverOnLeader } from './manual-failover.js';
+import { keepPoolersOnPrimary } from './pooler-handover.js';
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { lockLost, promote } from './transitions.js';
 
@@ -45,6 +46,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   await ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
+  keepPoolersOnPrimary(ctx);
   ctx.options.backup?.onPrimary();
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
   const manual = await manualFailoverOnLeader(ctx, cluster);

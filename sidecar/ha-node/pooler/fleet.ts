@@ -3,13 +3,15 @@ import type { Logger } from '../../../lib/log.js';
 import { PoolerPaths } from '../../../lib/ports.js';
 
 /**
- * The poolers of this cluster as ha-node reaches them: each configured entry is "host:port" of the
- * `keelson pooler` control API; a host name resolves to every address behind it (in Kubernetes the
- * headless `<cluster>-pooler-control` Service lists every pooler pod), so pods that come and go
- * are found again at each switchover without any registration.
+ * The poolers of this cluster as ha-node reaches them, found again at every call so pods that
+ * come and go need no registration: the addresses of the cluster's pooler pods as the Kubernetes
+ * API reports them (`podAddresses`, with their control port), and configured "host:port" entries
+ * of the `keelson pooler` control API, a host name resolving to every address behind it.
  */
 export interface PoolerFleetOptions {
   entries: string[];
+  /** The pooler pods' addresses now (the watched pod list) and the port of their control API. */
+  pods?: { addresses: () => string[]; controlPort: number };
   authorization?: string;
   logger: Logger;
   /** Per-request bound for calls other than PAUSE. */
@@ -21,6 +23,18 @@ export interface PausedPooler {
   url: string;
   pauseId?: number;
 }
+
+/** What a pooler reports about itself (GET /state). */
+export interface PoolerState {
+  answered: true;
+  paused: boolean;
+  target: { host: string; port: number };
+  /** Its PostgreSQL server accepts connections. */
+  reachable: boolean;
+}
+
+/** One pooler in a listing: its control URL and its state, or `answered: false`. */
+export type PoolerReport = { url: string } & (PoolerState | { answered: false });
 
 export type FleetPause = { ok: true; paused: PausedPooler[]; skipped: string[] } | { ok: false; reason: string };
 
@@ -41,12 +55,14 @@ export class PoolerFleet {
   constructor(private readonly options: PoolerFleetOptions) {}
 
   get configured(): boolean {
-    return this.options.entries.length > 0;
+    return this.options.entries.length > 0 || this.options.pods !== undefined;
   }
 
   /** Control URLs of every pooler instance right now. */
   async urls(): Promise<string[]> {
     const urls = new Set<string>();
+    const pods = this.options.pods;
+    for (const address of pods?.addresses() ?? []) urls.add(`http://${address.includes(':') ? `[${address}]` : address}:${pods!.controlPort}`);
     for (const entry of this.options.entries) {
       const { host, port } = splitEntry(entry);
       const found = await lookup(host, { all: true }).catch(() => []);
@@ -112,6 +128,44 @@ export class PoolerFleet {
   async retargetAll(host: string, port: number): Promise<void> {
     const urls = await this.urls();
     await Promise.all(urls.map((url) => this.call(url, PoolerPaths.target, { host, port })));
+  }
+
+  /**
+   * Points every pooler that is not already there at this primary (run by the primary every
+   * cycle): a pooler that restarted during or after a switchover, or that could not be reached at
+   * the time, follows the primary within a cycle instead of waiting for the -rw Service.
+   */
+  async alignTargets(host: string, port: number): Promise<number> {
+    const urls = await this.urls();
+    const moved = await Promise.all(
+      urls.map(async (url) => {
+        const state = await this.state(url);
+        if (!state || (state.target.host === host && state.target.port === port)) return false;
+        await this.call(url, PoolerPaths.target, { host, port });
+        return true;
+      }),
+    );
+    return moved.filter(Boolean).length;
+  }
+
+  /** Every pooler's state now; one that does not answer is listed with `reachable: undefined` and no state. */
+  async states(): Promise<PoolerReport[]> {
+    const urls = await this.urls();
+    return Promise.all(urls.map(async (url) => ({ url, ...((await this.state(url)) ?? { answered: false as const }) })));
+  }
+
+  /** One pooler's state, or undefined when it cannot be read. */
+  async state(url: string): Promise<PoolerState | undefined> {
+    try {
+      const headers: Record<string, string> = this.options.authorization ? { authorization: this.options.authorization } : {};
+      const response = await fetch(`${url}${PoolerPaths.state}`, { headers, signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 3000) });
+      if (response.status !== 200) return undefined;
+      const body = (await response.json()) as { paused?: unknown; target?: { host?: unknown; port?: unknown }; reachable?: unknown };
+      if (typeof body.paused !== 'boolean' || typeof body.target?.host !== 'string' || typeof body.target.port !== 'number') return undefined;
+      return { answered: true, paused: body.paused, target: { host: body.target.host, port: body.target.port }, reachable: body.reachable === true };
+    } catch {
+      return undefined;
+    }
   }
 
   private async call(url: string, path: string, body: unknown): Promise<void> {

@@ -83,6 +83,15 @@ export class ClusterPods {
     this.agents.destroy();
   }
 
+  /** Addresses of the cluster's pods of one component (label keelson.io/component) that may be serving. */
+  addressesOf(component: string): string[] {
+    return this.informer
+      .list()
+      .filter((pod) => pod.metadata?.labels?.[Labels.component] === component && pod.status?.podIP && pod.status.phase !== 'Succeeded' && pod.status.phase !== 'Failed')
+      .map((pod) => pod.status!.podIP!)
+      .sort();
+  }
+
   private changed(pod: k8s.V1Pod): void {
     const name = pod.metadata?.name;
     if (name) for (const listener of this.listeners) listener(name);

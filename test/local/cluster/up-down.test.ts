@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,9 +26,10 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
   async function cutAndRestorePod(): Promise<void> {
     const adminConfig = readFileSync(join(dir, 'kubeconfig'), 'utf8');
     const admin = { url: /server: (\S+)/.exec(adminConfig)![1], token: /token: (\S+)/.exec(adminConfig)![1], caCert: readFileSync(join(dir, 'apiserver', 'ca.crt'), 'utf8') };
-    const podsDir = join(dir, 'node', 'pods');
-    const podConfig = readdirSync(podsDir).map((uid) => join(podsDir, uid, 'kubeconfig')).find((path) => existsSync(path));
-    assert.ok(podConfig, 'the database pod has a kubeconfig of its own');
+    // demo-0's own folder (named by its uid), not another pod's such as the pooler's.
+    const { stdout: uid } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'pod', 'demo-0', '-o', 'jsonpath={.metadata.uid}']);
+    const podConfig = join(dir, 'node', 'pods', uid.replace(/-/g, '').slice(0, 16), 'kubeconfig');
+    assert.ok(existsSync(podConfig), 'the database pod has a kubeconfig of its own');
     const pod = { ...admin, token: /token: (\S+)/.exec(readFileSync(podConfig, 'utf8'))![1] };
     const whoami = await kubeJson(pod, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
     assert.equal((whoami.body.status as { userInfo: { username: string } }).userInfo.username, 'system:serviceaccount:default:demo');
@@ -60,6 +61,14 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'demo-rw reaches the primary');
     await client.end();
+    // The pooled connection string works as printed: the app role through demo-pooler-rw reaches the primary.
+    const pooled = /pooled: .* psql -h (127\.[\d.]+) -p 5432 -U (\w+) (\w+)/.exec(stdout);
+    assert.ok(pooled, 'prints the demo-pooler-rw connection string');
+    const { stdout: appSecret } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'secret', 'demo-app', '-o', 'jsonpath={.data.password}']);
+    const app = new pg.Client({ host: pooled[1], port: Ports.postgres, user: pooled[2], password: Buffer.from(appSecret, 'base64').toString(), database: pooled[3] });
+    await app.connect();
+    assert.equal((await app.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the pooler reaches the primary');
+    await app.end();
     const exporter = /exporter (http:\/\/[\d.]+:9630\/metrics)/.exec(stdout)?.[1];
     assert.ok(exporter, 'prints the exporter URL');
     assert.match(await (await fetch(exporter)).text(), /^pg_up 1$/m, 'the exporter sidecar reaches PostgreSQL with the Secret credentials');

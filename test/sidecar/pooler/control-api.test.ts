@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PoolerPaths } from '../../../lib/ports.js';
+import { startTestExporter } from '../exporter/helpers.js';
 import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from './support.js';
 
 /**
@@ -32,6 +33,37 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
     if (auth) headers.authorization = auth;
     return fetch(`${pooler.running.controlUrl}${path}`, { method: body === undefined ? 'GET' : 'POST', headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
   }
+
+  it('says in /state and /metrics that its PostgreSQL cannot be reached', async () => {
+    const state = (await (await call(PoolerPaths.state)).json()) as { reachable?: unknown };
+    assert.equal(state.reachable, false);
+    const metrics = await call(PoolerPaths.metrics, undefined, '');
+    assert.equal(metrics.status, 200, 'scraped without credentials');
+    const text = await metrics.text();
+    assert.match(text, /^keelson_pooler_target_reachable 0$/m);
+    assert.match(text, /^keelson_pooler_paused 0$/m);
+  });
+
+  it('PgBouncer is scraped by the exporter on its admin console, as the pooler role (SHOW only)', async () => {
+    const exporter = await startTestExporter({ url: `postgresql://keelson_pooler:unused@127.0.0.1:${pooler.port}/pgbouncer?sslmode=disable`, 'disable-cache': 'true' });
+    try {
+      const text = await (await fetch(`${exporter.url}/metrics`)).text();
+      assert.match(text, /^pgbouncer_list_items\{[^}]*list="databases"[^}]*\} \d+/m, text.slice(0, 2000));
+      assert.match(text, /^pgbouncer_database_pool_size\{[^}]*datname="pgbouncer"/m);
+      assert.match(text, /^pgbouncer_pool_waiting_clients\{/m);
+    } finally {
+      await exporter.close();
+    }
+    // The role may look, not act.
+    const { default: pg } = await import('pg');
+    const console_ = new pg.Client({ host: '127.0.0.1', port: pooler.port, user: 'keelson_pooler', password: 'unused', database: 'pgbouncer' });
+    await console_.connect();
+    try {
+      await assert.rejects(console_.query('PAUSE'), /admin access needed|not allowed/i);
+    } finally {
+      await console_.end();
+    }
+  });
 
   it('answers /healthz without credentials and nothing else', async () => {
     assert.equal((await call(PoolerPaths.healthz, undefined, '')).status, 200);
@@ -65,7 +97,7 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
     assert.match(ini, /^\* = host=127\.0\.0\.9 port=6543 /m);
     assert.equal((await call(PoolerPaths.resume, {})).status, 200);
     const state = (await (await call(PoolerPaths.state)).json()) as { paused: boolean; target: unknown };
-    assert.deepEqual(state, { paused: false, target: { host: '127.0.0.9', port: 6543 } });
+    assert.deepEqual(state, { paused: false, target: { host: '127.0.0.9', port: 6543 }, reachable: false });
     await pooler.running.admin.command('PAUSE');
     await pooler.running.admin.command('RESUME');
   });

@@ -9,7 +9,9 @@ import type { BackupObject } from '../../operator/api/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
 import pg from 'pg';
+import type { NetworkMode } from '../node/netns/node-mode.js';
 import { startLocalStack, type LocalStack } from './stack.js';
+import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
 
 /**
  * `keelson local up|down`: the whole demo on one machine. `up` runs the stack in this process
@@ -28,6 +30,8 @@ export interface UpOptions {
   ipPrefix?: string;
   /** Serve the stand-in's fault injection hook (docs/local-kubernetes.md). */
   faultInjection?: boolean;
+  /** `namespace`: this process runs inside an isolated namespace, reached from the host through forwarders. */
+  network?: NetworkMode;
 }
 
 const clusterName = 'demo';
@@ -37,8 +41,7 @@ function pidFile(dir: string): string {
   return join(dir, 'pid');
 }
 
-export function runningPid(dir: string): number | undefined {
-  const file = pidFile(dir);
+export function runningPid(dir: string, file = pidFile(dir)): number | undefined {
   if (!existsSync(file)) return undefined;
   const pid = Number(readFileSync(file, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
@@ -57,9 +60,12 @@ interface ClusterView {
   members?: Array<{ name: string; role: string; ready: boolean }>;
 }
 
-async function connectionInfo(api: OperatorKubeApi, dir: string, server: string, faultInjection: boolean): Promise<string[]> {
-  const kubeconfig = join(dir, 'kubeconfig');
-  const service = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
+async function connectionInfo(api: OperatorKubeApi, dir: string, server: string, faultInjection: boolean, forward?: ForwardPorts): Promise<string[]> {
+  const kubeconfig = forward ? hostKubeconfigPath(dir) : join(dir, 'kubeconfig');
+  const clusterIP = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
+  // Through forwarders, the host reaches the Services at 127.0.0.1 on ports of their own.
+  const forwarded: Record<string, number | undefined> = { [`${clusterName}-rw`]: forward?.rw, [`${clusterName}-ro`]: forward?.ro, [`${clusterName}-pooler-rw`]: forward?.pooler };
+  const service = async (name: string) => (forward ? `127.0.0.1 -p ${forwarded[name]}` : `${await clusterIP(name)} -p ${Ports.postgres}`);
   const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: selectorString(podSelector(clusterName)) })).items;
   const secretOf = (which: string) => `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-${which} -o jsonpath='{.data.password}' | base64 -d)`;
   const password = secretOf('superuser');
@@ -67,15 +73,15 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     '',
     `DatabaseCluster "${clusterName}" is Ready.`,
     `  kubeconfig:  export KUBECONFIG=${kubeconfig}   (kubectl get dbc,pods,svc)`,
-    `  read-write:  PGPASSWORD=${password} psql -h ${await service(`${clusterName}-rw`)} -p ${Ports.postgres} -U postgres`,
-    `  read-only:   PGPASSWORD=${password} psql -h ${await service(`${clusterName}-ro`)} -p ${Ports.postgres} -U postgres`,
+    `  read-write:  PGPASSWORD=${password} psql -h ${await service(`${clusterName}-rw`)} -U postgres`,
+    `  read-only:   PGPASSWORD=${password} psql -h ${await service(`${clusterName}-ro`)} -U postgres`,
     // Through PgBouncer, paused around switchovers: application roles only (never the superuser).
-    `  pooled:      PGPASSWORD=${secretOf('app')} psql -h ${await service(`${clusterName}-pooler-rw`)} -p ${Ports.postgres} -U ${demoApp.owner} ${demoApp.database}`,
+    `  pooled:      PGPASSWORD=${secretOf('app')} psql -h ${await service(`${clusterName}-pooler-rw`)} -U ${demoApp.owner} ${demoApp.database}`,
   ];
   for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
     const ip = pod.status?.podIP ?? '?';
     const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
-    lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics`);
+    lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`);
   }
   if (faultInjection) lines.push(`  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`);
   lines.push(`  stop:        keelson local down --dir ${dir}`);
@@ -181,7 +187,9 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   writeFileSync(pidFile(dir), `${process.pid}\n`);
   const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
   options.out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
-  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection });
+  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network });
+  const forward = options.network === 'namespace' ? forwardPortsFromEnv() : undefined;
+  if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -200,7 +208,11 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
   await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
   await waitPooler(api, options.out, 60_000);
-  const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false);
+  if (forward) {
+    const ip = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '';
+    await serveServiceForwards(dir, { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) }, Ports.postgres);
+  }
+  const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false, forward);
   info.push(await firstBackupLine(api, firstBackupWaitMs));
   for (const line of info) options.out(line);
   writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);
@@ -245,7 +257,8 @@ export async function runLocalDown(dirOption: string, out: (line: string) => voi
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
-    if (!runningPid(dir)) {
+    // In namespace mode the forwarders' process in the host's namespace exits right after the stack.
+    if (!runningPid(dir) && !runningPid(dir, forwarderPidFile(dir))) {
       rmSync(pidFile(dir), { force: true });
       out('stopped');
       return;

@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { Ports } from '../../../lib/ports.js';
 import { kubeJson } from '../../support/kube.js';
-
-const run = promisify(execFile);
-const keelson = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', ...args], { timeout: 240_000 });
+import { keelson, localUpDir, run } from './cli.js';
 
 /** `keelson local up --detach` / `local down` through the real CLI, with a 1-instance demo. */
 describe('keelson local up / down', { timeout: 300_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keelson-local-up-'));
-  chmodSync(dir, 0o755);
-
-  after(async () => {
-    if (existsSync(join(dir, 'pid'))) await keelson('local', 'down', '--dir', dir).catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dir = localUpDir('keelson-local-up-');
 
   /** --fault-injection: the pod has its own token, cannot use the hook, and the admin cuts it off and lifts the cut. */
   async function cutAndRestorePod(): Promise<void> {

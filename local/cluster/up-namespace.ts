@@ -1,0 +1,76 @@
+/**
+ * `keelson local up --network namespace`: the stack runs in a child inside a fresh isolated
+ * network namespace (ADR 0354); this process stays in the host's namespace and only serves
+ * forwarders on 127.0.0.1 (the API server, demo-rw, demo-ro), each piped to a unix socket the
+ * child serves inside. The host never sends to the private pod or node addresses.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:net';
+import { join, resolve } from 'node:path';
+import { serveLoopbackToUnix, serveUnixToTcp } from '../node/netns/forward.js';
+import { spawnIsolated } from '../node/netns/isolated-run.js';
+
+export const forwardNames = ['api', 'rw', 'ro', 'pooler'] as const;
+/** The demo's Services the host reaches through a forwarder each. */
+export type ServiceForward = Exclude<(typeof forwardNames)[number], 'api'>;
+export type ForwardPorts = Record<(typeof forwardNames)[number], number>;
+const portsVariable = 'KEELSON_LOCAL_FORWARD_PORTS';
+
+export function forwardSocket(dir: string, name: (typeof forwardNames)[number]): string {
+  return join(resolve(dir), 'forward', `${name}.sock`);
+}
+
+/** The kubeconfig for the host: the admin's, with the server at the API forwarder. */
+export function hostKubeconfigPath(dir: string): string {
+  return join(resolve(dir), 'host.kubeconfig');
+}
+
+/** Inside the isolated child: the forwarder ports the host side chose, if any. */
+export function forwardPortsFromEnv(): ForwardPorts | undefined {
+  const raw = process.env[portsVariable];
+  if (!raw) return undefined;
+  const parsed = JSON.parse(raw) as Partial<ForwardPorts>;
+  if (!forwardNames.every((name) => Number.isInteger(parsed[name]))) throw new Error(`${portsVariable} must name the ${forwardNames.join(', ')} ports`);
+  return parsed as ForwardPorts;
+}
+
+/** The host side's pid, so that `local down` waits for the forwarders to stop too. */
+export function forwarderPidFile(dir: string): string {
+  return join(resolve(dir), 'forward', 'pid');
+}
+
+/** Host side: forwarders first, then the isolated child; exits with the child. */
+export async function runLocalUpIsolated(dir: string, childArgv: string[]): Promise<void> {
+  mkdirSync(join(resolve(dir), 'forward'), { recursive: true, mode: 0o700 });
+  writeFileSync(forwarderPidFile(dir), `${process.pid}\n`);
+  const servers: Server[] = [];
+  const ports = {} as ForwardPorts;
+  for (const name of forwardNames) {
+    const forward = await serveLoopbackToUnix(forwardSocket(dir, name));
+    servers.push(forward.server);
+    ports[name] = forward.port;
+  }
+  const child = spawnIsolated([process.execPath, ...process.execArgv, ...childArgv], { env: { ...process.env, [portsVariable]: JSON.stringify(ports) }, stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  const code = await new Promise<number>((resolveExit) => {
+    child.once('error', () => resolveExit(1));
+    child.once('exit', (exitCode) => resolveExit(exitCode ?? 1));
+  });
+  for (const server of servers) server.close();
+  rmSync(forwarderPidFile(dir), { force: true });
+  process.exit(code);
+}
+
+/** Child side, once the API server runs: the host kubeconfig and the API socket. */
+export async function serveApiForward(dir: string, ports: ForwardPorts, apiServerUrl: string, adminKubeconfig: string): Promise<Server> {
+  const url = new URL(apiServerUrl);
+  const text = readFileSync(adminKubeconfig, 'utf8').replace(/server: \S+/g, `server: https://127.0.0.1:${ports.api}`);
+  rmSync(hostKubeconfigPath(dir), { force: true });
+  writeFileSync(hostKubeconfigPath(dir), text, { mode: 0o600 });
+  return serveUnixToTcp(forwardSocket(dir, 'api'), { host: url.hostname, port: Number(url.port) });
+}
+
+/** Child side, once the Services exist: demo-rw, demo-ro and demo-pooler-rw sockets to their cluster IPs. */
+export async function serveServiceForwards(dir: string, clusterIPs: Record<ServiceForward, string>, port: number): Promise<Server[]> {
+  return Promise.all(Object.entries(clusterIPs).map(([name, host]) => serveUnixToTcp(forwardSocket(dir, name as ServiceForward), { host, port })));
+}

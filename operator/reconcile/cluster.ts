@@ -16,6 +16,7 @@ import { syncDynamicConfig } from './config-sync.js';
 import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
+import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
@@ -175,6 +176,8 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     applied: true,
     now,
   });
+  const pooler = await poolerStatus(deps, cluster, pods, primary);
+  if (pooler) status.pooler = pooler;
   await reportFallbacks(deps, cluster, status);
   const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');

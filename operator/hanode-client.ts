@@ -91,6 +91,14 @@ export class HaNodeClient {
     return Array.isArray(parsed.members) ? parsed.members : [];
   }
 
+  /** The cluster's poolers as the member finds them (GET /poolers). */
+  async poolers(host: string): Promise<Array<{ answered: boolean; paused?: boolean; reachable?: boolean }>> {
+    const result = await this.call(host, 'GET', HaNodePaths.poolers);
+    if (result.status !== 200) throw new Error(`ha-node ${host} /poolers answered ${result.status}`);
+    const parsed = JSON.parse(result.body) as { poolers?: Array<{ answered: boolean; paused?: boolean; reachable?: boolean }> };
+    return Array.isArray(parsed.poolers) ? parsed.poolers : [];
+  }
+
   /** The node state document (GET /): role, state, pending_restart. */
   async nodeState(host: string): Promise<{ role?: string; state?: string; pending_restart?: boolean }> {
     const result = await this.call(host, 'GET', HaNodePaths.node);

@@ -8,8 +8,8 @@ import { group, plural, version } from '../../operator/api/types.js';
 import type { BackupObject } from '../../operator/api/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
-import pg from 'pg';
 import type { NetworkMode } from '../node/netns/node-mode.js';
+import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
 
@@ -148,33 +148,6 @@ async function waitReady(api: OperatorKubeApi, instances: number, out: (line: st
   throw new Error(`cluster ${clusterName} not Ready within ${Math.round(timeoutMs / 1000)} s; logs are under the --dir (node/logs)`);
 }
 
-/** Until an application connection through <demo>-pooler-rw reaches the primary (the printed string works). */
-async function waitPooler(api: OperatorKubeApi, out: (line: string) => void, timeoutMs: number): Promise<void> {
-  out('  waiting for the pooler');
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const host = (await api.core.readNamespacedService({ namespace, name: `${clusterName}-pooler-rw` })).spec?.clusterIP;
-      const secret = await api.core.readNamespacedSecret({ namespace, name: `${clusterName}-app` });
-      const password = Buffer.from(secret.data?.password ?? '', 'base64').toString('utf8');
-      const client = new pg.Client({ host, port: Ports.postgres, user: demoApp.owner, password, database: demoApp.database, connectionTimeoutMillis: 2000, query_timeout: 2000 });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        return;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the pooler did not serve within ${Math.round(timeoutMs / 1000)} s${last instanceof Error ? `: ${last.message}` : ''}; logs are under the --dir (node/logs)`);
-}
-
 /** Runs the stack in this process until SIGINT/SIGTERM. Resolves once it is Ready (the process keeps running). */
 export async function runLocalUpForeground(options: UpOptions): Promise<LocalStack> {
   const dir = resolve(options.dir);
@@ -207,7 +180,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   await ensureCluster(api, options.instances);
   options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
   await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
-  await waitPooler(api, options.out, 60_000);
+  await waitPooler(api, { namespace, cluster: clusterName, ...demoApp }, options.out, 60_000);
   if (forward) {
     const ip = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '';
     await serveServiceForwards(dir, { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) }, Ports.postgres);

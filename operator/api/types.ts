@@ -295,6 +295,14 @@ export const databaseClusterStatusSchema = z
       })
       .optional(),
     replica: replicaStatusSchema.optional(),
+    pooler: z
+      .object({
+        instances: z.number().int().meta({ description: 'Pooler pods the Deployment runs.' }),
+        readyInstances: z.number().int(),
+        paused: z.number().int().optional().meta({ description: 'Poolers paused now (a switchover in progress), as the primary finds them.' }),
+        reachingPostgres: z.number().int().optional().meta({ description: 'Poolers whose PostgreSQL accepts connections, as the primary finds them.' }),
+      })
+      .optional(),
     switchover: z
       .object({
         targetInstance: z.string(),

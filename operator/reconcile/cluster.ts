@@ -17,6 +17,7 @@ import { leaseHolder, primaryOf } from './primary.js';
 import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
+import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
@@ -179,6 +180,8 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     applied: true,
     now,
   });
+  const pooler = await poolerStatus(deps, cluster, pods, primary);
+  if (pooler) status.pooler = pooler;
   await reportFallbacks(deps, cluster, status);
   const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), members, now);
   if (replica.status) status.replica = replica.status;

@@ -414,6 +414,8 @@ const table: FieldCase[] = [
     steps: [
       { patch: { pooler: { enabled: true, instances: 0 } }, refused: /pooler\.instances must be at least 1/ },
       { patch: { pooler: { enabled: true } }, effect: async (p) => (await viaPooler(p)) === (await p.primaryIp()) && (await p.settledPods()) !== undefined, timeoutMs: rollout },
+      // The status says so: both pooler pods ready, none paused, both reaching PostgreSQL.
+      { effect: async (p) => JSON.stringify((await p.driver.status()).pooler) === JSON.stringify({ instances: 2, readyInstances: 2, paused: 0, reachingPostgres: 2 }), timeoutMs: 30_000 },
     ],
   },
   {

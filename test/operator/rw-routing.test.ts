@@ -18,8 +18,12 @@ import { summarize, watchRouting } from './rw-watch.js';
  */
 const ns = 'default';
 const logger = createLogger({ name: 'rw-routing', level: process.env.LOG_LEVEL ?? 'silent' });
-/** How long after the election -rw may still list a read-only server: label write → Endpoints → proxy. */
-const staleBudgetMs = 2500;
+/**
+ * A generous bound on how long after the election -rw may still list a read-only server (label
+ * write → Endpoints → proxy; bench/fault-soak.ts measures it): far below the 9 s seen with the
+ * label left to the old primary's readiness probe.
+ */
+const staleBudgetMs = 5000;
 
 describe('-rw routing when the primary is cut from the API server', { timeout: 300_000 }, () => {
   let dir: string;

@@ -12,7 +12,7 @@ export interface PodCache {
 
 /**
  * Pods other than `self` that still carry the primary label: a former primary cut off from the
- * API server demotes itself but cannot take its own label off, so the leader does (ADR 0802).
+ * API server demotes itself but cannot take its own label off, so the leader does (ADR 0406).
  * Each comes with the resourceVersion the patch is made against.
  */
 export function stalePrimaryLabels(pods: k8s.V1Pod[], self: string): Array<{ name: string; resourceVersion?: string }> {

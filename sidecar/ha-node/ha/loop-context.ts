@@ -28,7 +28,7 @@ export interface HaLoopOptions {
   fenceFile?: string;
   /** Called with the role the pod label should show (best effort). */
   setRoleLabel?: (role: 'primary' | 'replica') => Promise<void>;
-  /** Leader only: takes the primary label off every other pod (best effort, ADR 0802). */
+  /** Leader only: takes the primary label off every other pod (best effort, ADR 0406). */
   clearOtherPrimaryLabels?: () => Promise<void>;
   /** Gathers crash evidence about the leader pod for an early takeover (ADR 0404); undefined disables it. */
   crashJudge?: Pick<LeaderCrashJudge, 'kubeletSaysDead' | 'evidence'>;

@@ -41,11 +41,14 @@ async function measureLag(primary: Member, standbyLeader: Member): Promise<LagRu
   const bytes: number[] = [];
   let maxReplayLagMs = 0;
   while (loading) {
-    const [head] = await primary.query<{ lsn: string; lag: string | null }>(
-      "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn, (SELECT extract(epoch FROM replay_lag) * 1000 FROM pg_stat_replication WHERE application_name = $1)::text AS lag",
-      [standbyLeader.name],
-    );
-    const replayed = await walPosition(standbyLeader);
+    // Both at once: asking one after the other would count the time between the two as lag (or hide it).
+    const [[head], replayed] = await Promise.all([
+      primary.query<{ lsn: string; lag: string | null }>(
+        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn, (SELECT extract(epoch FROM replay_lag) * 1000 FROM pg_stat_replication WHERE application_name = $1)::text AS lag",
+        [standbyLeader.name],
+      ),
+      walPosition(standbyLeader),
+    ]);
     bytes.push(Math.max(0, Number(head?.lsn) - replayed));
     maxReplayLagMs = Math.max(maxReplayLagMs, Number(head?.lag ?? 0));
     await new Promise((r) => setTimeout(r, 200));

@@ -6,6 +6,7 @@ import { sameSource, sourcePort, type StandbySource } from '../postgres/standby-
 import { handleDcsError } from './dcs-outage.js';
 import { failsafeList, slotMembers } from './leader-duties.js';
 import { markDemoted, renewLock, type LoopContext } from './loop-context.js';
+import { manualFailoverOnLeader } from './manual-failover.js';
 import { walPositionOf } from './snapshot.js';
 import { watchForStreaming } from './streaming-watch.js';
 import { lockLost } from './transitions.js';
@@ -49,6 +50,10 @@ export async function leadStandby(ctx: LoopContext, cluster: ClusterView, status
     await followSource(ctx, source);
     return `now following the remote source ${describeSource(source)} as standby leader`;
   }
+  // A switchover hands the standby leadership over as the leader duty hands over a primary's:
+  // clean stop, release; the candidate wins the race and follows the source instead of promoting.
+  const manual = await manualFailoverOnLeader(ctx, cluster);
+  if (manual) return manual;
   return `no action: I am the standby leader following ${describeSource(source)}`;
 }
 

@@ -107,6 +107,25 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     assert.deepEqual((await leader.get('/config')).json(), before);
   });
 
+  it('hands the standby leadership over on POST /switchover; the new standby leader follows the source', async () => {
+    const old = leader;
+    const candidate = standby.members.find((m) => m !== old)!;
+    const response = await fetch(`${old.apiUrl}/switchover`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from(`${apiEnv.KEELSON_API_USERNAME}:${apiEnv.KEELSON_API_PASSWORD}`).toString('base64')}` },
+      body: JSON.stringify({ leader: old.name, candidate: candidate.name }),
+      signal: AbortSignal.timeout(70_000),
+    });
+    assert.equal(response.status, 200, await response.text());
+    leader = await standby.waitFor('the candidate as standby leader', async () => ((await standbyLeaderOf(standby.members)) === candidate ? candidate : undefined), 60_000);
+    await standby.waitFor(`${old.name} back as a replica`, async () => (await old.status('/replica')) === 200, 60_000);
+    await sourcePrimary.query("INSERT INTO items VALUES (10, 'after the switchover')");
+    await rowsEverywhere(standby.members, 3);
+    await sourcePrimary.query('DELETE FROM items WHERE id = 10');
+    await rowsEverywhere(standby.members, 2);
+    for (const member of standby.members) assert.equal(await member.isWritable(), false, `${member.name} is still read-only`);
+  });
+
   it('replaces a killed standby leader with another that keeps following the source', async () => {
     const old = leader;
     old.killPod();

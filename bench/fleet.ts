@@ -19,7 +19,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { mergePatch } from '../local/controllers/kube.js';
@@ -87,7 +87,7 @@ async function runFleet(clusters: number): Promise<Row> {
     const proxy = await startCountingProxy(server.url, server.token, server.caCert);
     cleanups.unshift(() => proxy.close());
     cleanups.unshift(await startFakeHaNode(podIP));
-    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, podIP));
+    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, podIP, clusters));
     const kubeconfig = join(dir, 'operator-kubeconfig');
     writeFileSync(kubeconfig, renderKubeconfig({ server: proxy.url, token: 'via-proxy', contextName: 'fleet' }));
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
@@ -178,7 +178,8 @@ for (const size of sizes) {
   console.error(`fleet of ${size} done`);
 }
 const seconds = (ms: number | undefined) => (ms === undefined ? `>${timeoutMs / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
-console.log(`\nFleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s\n`);
+const load = loadavg().map((l) => l.toFixed(1)).join(' / ');
+console.log(`\nFleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${load} on ${cpus().length} cores\n`);
 console.log('| clusters | all owned objects | all Healthy | GETs per cluster per idle resync | LISTs per idle resync | writes per idle resync | passes per resync | spec change p50 | p99 | missed (>60 s) | operator RSS | idle CPU per cluster |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {

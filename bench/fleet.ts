@@ -32,6 +32,7 @@ import { OperatorKubeApi } from '../operator/kube-api.js';
 import { startFakeHaNode, startFakeKubelet } from './fleet/fake-node.js';
 import { processUsage } from './fleet/process.js';
 import { startCountingProxy } from './fleet/proxy.js';
+import { formatTable, type Row } from './fleet/table.js';
 import { defaultServerKind, startBenchServer } from './fleet/servers.js';
 
 const sizes = (process.env.FLEET_SIZES ?? '10,100,1000').split(',').map(Number);
@@ -43,20 +44,6 @@ const timeoutMs = Number(process.env.FLEET_TIMEOUT_S ?? 600) * 1000;
 const namespace = 'fleet';
 const podIP = '127.86.0.1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Row {
-  clusters: number;
-  ownedMs?: number;
-  healthyMs?: number;
-  getsPerCluster: number;
-  listsPerResync: number;
-  writesPerResync: number;
-  reconcilesPerResync: number;
-  latencies: number[];
-  missed: number;
-  rssMiB: number;
-  idleCpuMsPerSecPerCluster: number;
-}
 
 async function until(check: () => Promise<boolean>, limitMs: number): Promise<number | undefined> {
   const started = performance.now();
@@ -70,11 +57,6 @@ async function until(check: () => Promise<boolean>, limitMs: number): Promise<nu
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
-
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
 }
 
 async function runFleet(clusters: number): Promise<Row> {
@@ -177,11 +159,5 @@ for (const size of sizes) {
   rows.push(await runFleet(size));
   console.error(`fleet of ${size} done`);
 }
-const seconds = (ms: number | undefined) => (ms === undefined ? `>${timeoutMs / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
-const load = loadavg().map((l) => l.toFixed(1)).join(' / ');
-console.log(`\nFleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${load} on ${cpus().length} cores\n`);
-console.log('| clusters | all owned objects | all Healthy | GETs per cluster per idle resync | LISTs per idle resync | writes per idle resync | passes per resync | spec change p50 | p99 | missed (>60 s) | operator RSS | idle CPU per cluster |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of rows) {
-  console.log(`| ${r.clusters} | ${seconds(r.ownedMs)} | ${seconds(r.healthyMs)} | ${r.getsPerCluster.toFixed(2)} | ${r.listsPerResync.toFixed(1)} | ${r.writesPerResync.toFixed(1)} | ${r.reconcilesPerResync.toFixed(0)} | ${(quantile(r.latencies, 0.5) / 1000).toFixed(2)} s | ${(quantile(r.latencies, 0.99) / 1000).toFixed(2)} s (n=${r.latencies.length}) | ${r.missed} | ${r.rssMiB.toFixed(0)} MiB | ${r.idleCpuMsPerSecPerCluster.toFixed(3)} ms/s |`);
-}
+const header = `Fleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${cpus().length} cores`;
+console.log(formatTable(header, rows, timeoutMs));

@@ -19,7 +19,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { mergePatch } from '../local/controllers/kube.js';
@@ -32,6 +32,7 @@ import { OperatorKubeApi } from '../operator/kube-api.js';
 import { startFakeHaNode, startFakeKubelet } from './fleet/fake-node.js';
 import { processUsage } from './fleet/process.js';
 import { startCountingProxy } from './fleet/proxy.js';
+import { formatTable, type Row } from './fleet/table.js';
 import { defaultServerKind, startBenchServer } from './fleet/servers.js';
 
 const sizes = (process.env.FLEET_SIZES ?? '10,100,1000').split(',').map(Number);
@@ -43,20 +44,6 @@ const timeoutMs = Number(process.env.FLEET_TIMEOUT_S ?? 600) * 1000;
 const namespace = 'fleet';
 const podIP = '127.86.0.1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Row {
-  clusters: number;
-  ownedMs?: number;
-  healthyMs?: number;
-  getsPerCluster: number;
-  listsPerResync: number;
-  writesPerResync: number;
-  reconcilesPerResync: number;
-  latencies: number[];
-  missed: number;
-  rssMiB: number;
-  idleCpuMsPerSecPerCluster: number;
-}
 
 async function until(check: () => Promise<boolean>, limitMs: number): Promise<number | undefined> {
   const started = performance.now();
@@ -72,11 +59,6 @@ async function metric(url: string, name: string): Promise<number> {
   return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
-}
-
 async function runFleet(clusters: number): Promise<Row> {
   const server = await startBenchServer(serverKind);
   const dir = mkdtempSync(join(tmpdir(), 'keelson-fleet-'));
@@ -87,7 +69,7 @@ async function runFleet(clusters: number): Promise<Row> {
     const proxy = await startCountingProxy(server.url, server.token, server.caCert);
     cleanups.unshift(() => proxy.close());
     cleanups.unshift(await startFakeHaNode(podIP));
-    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, podIP));
+    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, podIP, clusters));
     const kubeconfig = join(dir, 'operator-kubeconfig');
     writeFileSync(kubeconfig, renderKubeconfig({ server: proxy.url, token: 'via-proxy', contextName: 'fleet' }));
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
@@ -177,10 +159,5 @@ for (const size of sizes) {
   rows.push(await runFleet(size));
   console.error(`fleet of ${size} done`);
 }
-const seconds = (ms: number | undefined) => (ms === undefined ? `>${timeoutMs / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
-console.log(`\nFleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s\n`);
-console.log('| clusters | all owned objects | all Healthy | GETs per cluster per idle resync | LISTs per idle resync | writes per idle resync | passes per resync | spec change p50 | p99 | missed (>60 s) | operator RSS | idle CPU per cluster |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of rows) {
-  console.log(`| ${r.clusters} | ${seconds(r.ownedMs)} | ${seconds(r.healthyMs)} | ${r.getsPerCluster.toFixed(2)} | ${r.listsPerResync.toFixed(1)} | ${r.writesPerResync.toFixed(1)} | ${r.reconcilesPerResync.toFixed(0)} | ${(quantile(r.latencies, 0.5) / 1000).toFixed(2)} s | ${(quantile(r.latencies, 0.99) / 1000).toFixed(2)} s (n=${r.latencies.length}) | ${r.missed} | ${r.rssMiB.toFixed(0)} MiB | ${r.idleCpuMsPerSecPerCluster.toFixed(3)} ms/s |`);
-}
+const header = `Fleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${cpus().length} cores`;
+console.log(formatTable(header, rows, timeoutMs));

@@ -28,9 +28,10 @@ export async function startFakeHaNode(host: string): Promise<() => Promise<void>
 
 /**
  * Plays the StatefulSet controller and kubelet: for each StatefulSet seen, makes its pods (ordinal
- * 0 the primary) and reports them Ready at `podIP`. Polls; returns a stop function.
+ * 0 the primary) and reports them Ready at `podIP`. Polls until `statefulSets` are done; returns a
+ * stop function.
  */
-export function startFakeKubelet(apps: AppsV1Api, core: CoreV1Api, namespace: string, podIP: string): () => void {
+export function startFakeKubelet(apps: AppsV1Api, core: CoreV1Api, namespace: string, podIP: string, statefulSets: number): () => void {
   const done = new Set<string>();
   let stopped = false;
   const makePods = async (sts: V1StatefulSet) => {
@@ -49,7 +50,8 @@ export function startFakeKubelet(apps: AppsV1Api, core: CoreV1Api, namespace: st
     }
   };
   const loop = async () => {
-    while (!stopped) {
+    // Listing a thousand StatefulSets twice a second would load the machine the operator is measured on.
+    while (!stopped && done.size < statefulSets) {
       try {
         const fresh = (await apps.listNamespacedStatefulSet({ namespace })).items.filter((s) => !done.has(s.metadata!.name!));
         for (let i = 0; i < fresh.length; i += 20) {

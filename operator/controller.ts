@@ -9,7 +9,7 @@ import type { OperatorKubeApi, RawCluster } from './kube-api.js';
 import type { OperatorMetrics } from './metrics.js';
 import { Labels } from './naming.js';
 import { WorkQueue, type Priority } from './queue.js';
-import { collectionPath, ownedKinds, ReadCache } from './read-cache.js';
+import { collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
 import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {
@@ -80,7 +80,15 @@ export class Controller {
     return this.informers.filter((informer) => informer.hasSynced && now - informer.lastActivity > maxSilenceMs).length;
   }
 
-  private informer<T extends KubernetesObject>(resource: string, path: string, list: () => Promise<ListResult<T>>, toKey: (object: T) => string | undefined, labelSelector?: string, resync = false): Informer<T> {
+  private informer<T extends KubernetesObject>(
+    resource: string,
+    path: string,
+    list: () => Promise<ListResult<T>>,
+    toKey: (object: T) => string | undefined,
+    labelSelector?: string,
+    resync = false,
+    relevant: (object: T, previous: T | undefined) => boolean = () => true,
+  ): Informer<T> {
     const enqueue = (object: T, priority: Priority) => {
       const key = toKey(object);
       if (!key) return;
@@ -95,7 +103,9 @@ export class Controller {
       labelSelector,
       relistIntervalMs: this.options.relistIntervalMs,
       logger: this.options.logger,
-      onEvent: (_event, object, previous) => enqueue(object, eventPriority(object, previous)),
+      onEvent: (_event, object, previous) => {
+        if (relevant(object, previous)) enqueue(object, eventPriority(object, previous));
+      },
       onResync: resync ? (objects) => objects.forEach((object) => enqueue(object, 'low')) : undefined,
       onWatchRestart: (reason) => this.options.metrics.watchRestarts.inc({ resource, reason }),
     });
@@ -129,6 +139,11 @@ export class Controller {
         }, ownerKey, ownedSelector);
         this.cache.add(owned.apiVersion, owned.kind, ns, informer);
       }
+      const leases = this.informer<KubernetesObject>(leaderLeases.resource, collectionPath(leaderLeases.apiVersion, leaderLeases.resource, ns), async () => {
+        const list = await api.objects.list(leaderLeases.apiVersion, leaderLeases.kind, ns, undefined, undefined, undefined, undefined, leaderLeases.selector);
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+      }, ownerKey, leaderLeases.selector, false, leaderLeaseChanged);
+      this.cache.add(leaderLeases.apiVersion, leaderLeases.kind, ns, leases);
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));

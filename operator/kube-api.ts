@@ -103,8 +103,12 @@ export class OperatorKubeApi {
     return (await this.coordination.listNamespacedLease({ namespace })).items;
   }
 
-  /** One Lease, or undefined when there is none. */
-  async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
+  /** A cluster's leader Lease (ha-node's), or undefined when there is none. */
+  async readLeaderLease(namespace: string, name: string): Promise<V1Lease | undefined> {
+    // ha-node creates and renews the leader Lease, never this operator: once the watch has synced,
+    // a Lease it does not hold does not exist yet (its creation event will bring a pass).
+    const cached = this.cache?.lookup<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { namespace, name } });
+    if (cached?.covered) return cached.object;
     try {
       return await this.coordination.readNamespacedLease({ namespace, name });
     } catch (err) {

@@ -24,7 +24,7 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'delete'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors'], verbs: ['get', 'create', 'update'] },
     ...haNodeRules(),
   ];

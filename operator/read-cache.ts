@@ -38,6 +38,19 @@ const alwaysOwned: WatchedKind[] = [
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', resource: 'rolebindings' },
 ];
 
+/**
+ * The leader Leases ha-node keeps (one per cluster, labelled with its cluster and DCS key). The
+ * operator reads the holder on every pass to name the primary; a watch keeps that read local. Its
+ * renewals are not a reason for a pass, only a change of holder is (see leaderLeaseChanged).
+ */
+export const leaderLeases = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', resource: 'leases', selector: 'keelson.io/dcs-key=leader' } as const;
+
+/** Whether a leader Lease event matters to the reconciler: a new holder, or the Lease made or removed. */
+export function leaderLeaseChanged(lease: KubernetesObject, previous: KubernetesObject | undefined): boolean {
+  const holder = (object: KubernetesObject | undefined) => (object as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
+  return !previous || holder(lease) !== holder(previous) || lease.metadata?.deletionTimestamp !== undefined;
+}
+
 /** The watch path of a collection, cluster-wide when no namespace is given. */
 export function collectionPath(apiVersion: string, resource: string, namespace?: string): string {
   const root = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
@@ -87,6 +100,18 @@ export class ReadCache {
     const namespace = object.metadata?.namespace;
     const key = namespace ? `${namespace}/${object.metadata?.name}` : String(object.metadata?.name);
     return this.informerFor(object)?.get(key) as T | undefined;
+  }
+
+  /**
+   * For kinds whose absence the caller may trust (nothing it creates itself): whether a synced
+   * watch covers the object, and the cached copy if there is one.
+   */
+  lookup<T extends KubernetesObject>(object: KubernetesObject): { covered: boolean; object?: T } {
+    const informer = this.informerFor(object);
+    if (!informer) return { covered: false };
+    const namespace = object.metadata?.namespace;
+    const key = namespace ? `${namespace}/${object.metadata?.name}` : String(object.metadata?.name);
+    return { covered: true, object: informer.get(key) as T | undefined };
   }
 
   /** The cached objects of a kind in a namespace matching an equality selector; undefined when not cached. */

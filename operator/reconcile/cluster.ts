@@ -124,7 +124,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
-  const primary = primaryOf(pods, leaseHolder(await deps.api.readLease(namespace, names(name).leaderLease), now));
+  const primary = primaryOf(pods, leaseHolder(await deps.api.readLeaderLease(namespace, names(name).leaderLease), now));
   await useApiCredentials(deps, ctx, pods);
   const desired = build(() => desiredObjects(ctx, capabilities));
   const observedSts = await deps.api.read(desired.find((object) => object.kind === 'StatefulSet') as V1StatefulSet);

@@ -7,23 +7,24 @@ import { serviceLabel } from './services.js';
 /** The control Service's keelson.io/service label: the ServiceMonitor selects it beside the headless one. */
 export const poolerControlServiceLabel = 'pooler-control';
 
-export type PoolerServiceKind = 'rw' | 'control';
+export type PoolerServiceKind = 'rw' | 'ro' | 'control';
 
 export const poolerServiceKinds: readonly PoolerServiceKind[] = ['rw', 'control'];
 
 /**
- * rw: what applications connect to (PgBouncer on the PostgreSQL port). control: headless, every
+ * rw: what applications connect to (PgBouncer on the PostgreSQL port); ro: the same for the
+ * read-only pooler (when spec.pooler.readOnly.enabled). control: headless, every
  * pooler pod's address even before it is ready, for ha-node to pause and retarget them all, and
  * what the ServiceMonitor scrapes the pooler pods' exporters through.
  */
 export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind): V1Service {
   const n = clusterNames(ctx);
-  const selector = poolerSelector(ctx.cluster.metadata.name);
-  if (which === 'rw') {
+  const selector = poolerSelector(ctx.cluster.metadata.name, which === 'ro');
+  if (which !== 'control') {
     return {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: ownedMeta(ctx, n.poolerRwService, 'pooler-service-rw'),
+      metadata: ownedMeta(ctx, which === 'ro' ? n.poolerReadOnlyService : n.poolerRwService, `pooler-service-${which}`),
       spec: { type: 'ClusterIP', selector, ports: [{ name: 'postgres', port: Ports.postgres, targetPort: Ports.pooler, protocol: 'TCP' }] },
     };
   }

@@ -426,6 +426,8 @@ const table: FieldCase[] = [
     steps: [
       { patch: { pooler: { enabled: false, readOnly: { enabled: true } } }, refused: /pooler\.readOnly\.enabled requires pooler\.enabled/ },
       { patch: { pooler: { readOnly: { enabled: true } } }, effect: async (p) => (await viaPooler(p, `${name}-pooler-ro`)) === (await p.primaryIp()), timeoutMs: rollout },
+      // The status counts its pods; none is on a replica, there being none.
+      { effect: async (p) => JSON.stringify((await p.driver.status()).pooler?.readOnly) === JSON.stringify({ instances: 2, readyInstances: 2, onReplicas: 0 }), timeoutMs: 30_000 },
     ],
   },
   {

@@ -109,6 +109,7 @@ export function names(clusterName: string) {
     /** The read-only pooler: its Deployment, Service and PDB share the name. */
     poolerReadOnlyDeployment: `${clusterName}-pooler-ro`,
     poolerReadOnlyService: `${clusterName}-pooler-ro`,
+    poolerReadOnlyControlService: `${clusterName}-pooler-ro-control`,
     poolerReadOnlyPodDisruptionBudget: `${clusterName}-pooler-ro`,
     pod: (ordinal: number) => `${clusterName}-${ordinal}`,
   };

@@ -48,7 +48,7 @@ export function poolerObjects(ctx: BuildContext, options: DesiredOptions): Kuber
   if (options.podDisruptionBudget) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget));
   const { readOnly, instances } = ctx.cluster.spec.pooler;
   if (readOnly.enabled) {
-    objects.push(buildPoolerService(ctx, 'ro'), buildPoolerDeployment(ctx, true));
+    objects.push(buildPoolerService(ctx, 'ro'), buildPoolerService(ctx, 'ro-control'), buildPoolerDeployment(ctx, true));
     // One pod alone gains nothing from a budget and would block every drain.
     if (options.podDisruptionBudget && instances > 1) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget, true));
   }

@@ -7,20 +7,21 @@ import { serviceLabel } from './services.js';
 /** The control Service's keelson.io/service label: the ServiceMonitor selects it beside the headless one. */
 export const poolerControlServiceLabel = 'pooler-control';
 
-export type PoolerServiceKind = 'rw' | 'ro' | 'control';
+export type PoolerServiceKind = 'rw' | 'ro' | 'control' | 'ro-control';
 
 export const poolerServiceKinds: readonly PoolerServiceKind[] = ['rw', 'control'];
 
 /**
  * rw: what applications connect to (PgBouncer on the PostgreSQL port); ro: the same for the
- * read-only pooler (when spec.pooler.readOnly.enabled). control: headless, every
+ * read-only pooler (when spec.pooler.readOnly.enabled), ro-control its pods as control is for the
+ * others (scraped by the same ServiceMonitor; nothing pauses them). control: headless, every
  * pooler pod's address even before it is ready, for ha-node to pause and retarget them all, and
  * what the ServiceMonitor scrapes the pooler pods' exporters through.
  */
 export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind): V1Service {
   const n = clusterNames(ctx);
-  const selector = poolerSelector(ctx.cluster.metadata.name, which === 'ro');
-  if (which !== 'control') {
+  const selector = poolerSelector(ctx.cluster.metadata.name, which === 'ro' || which === 'ro-control');
+  if (which === 'rw' || which === 'ro') {
     return {
       apiVersion: 'v1',
       kind: 'Service',
@@ -31,7 +32,7 @@ export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind):
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(ctx, n.poolerControlService, 'pooler-service-control', { [serviceLabel]: poolerControlServiceLabel }),
+    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, { [serviceLabel]: poolerControlServiceLabel }),
     spec: {
       type: 'ClusterIP',
       clusterIP: 'None',

@@ -130,8 +130,8 @@ describe('pooler builders', () => {
     const objectsOf = (spec: Record<string, unknown>) => desiredObjects(sampleContext(spec), modernCapabilities);
     const named = (spec: Record<string, unknown>) => objectsOf(spec).filter((o) => o.metadata?.name?.startsWith('demo-pooler-ro')).map((o) => `${o.kind}/${o.metadata?.name}`);
     assert.deepEqual(named(enabled), [], 'nothing read-only unless asked');
-    assert.deepEqual(named({ pooler: { enabled: true, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Deployment/demo-pooler-ro', 'PodDisruptionBudget/demo-pooler-ro']);
-    assert.deepEqual(named({ pooler: { enabled: true, instances: 1, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Deployment/demo-pooler-ro'], 'one pod gets no budget');
+    assert.deepEqual(named({ pooler: { enabled: true, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro', 'PodDisruptionBudget/demo-pooler-ro']);
+    assert.deepEqual(named({ pooler: { enabled: true, instances: 1, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro'], 'one pod gets no budget');
     const objects = objectsOf({ pooler: { enabled: true, readOnly: { enabled: true } } });
     const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'demo-pooler-ro') as V1Deployment;
     const selector = deployment.spec!.selector.matchLabels!;
@@ -140,6 +140,12 @@ describe('pooler builders', () => {
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, ['pooler', '--config', `/etc/keelson/${ConfigKeys.poolerReadOnly}`]);
     const service = objects.find((o) => o.metadata?.name === 'demo-pooler-ro' && o.kind === 'Service') as V1Service;
     assert.deepEqual(service.spec!.selector, selector);
+    // Its pods' exporters and control ports are scraped like the others': the ServiceMonitor selects this Service too.
+    const control = objects.find((o) => o.metadata?.name === 'demo-pooler-ro-control') as V1Service;
+    assert.deepEqual(control.spec!.selector, selector);
+    const monitor = buildServiceMonitor(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } }, monitoring: { serviceMonitor: { enabled: true } } }));
+    const wanted = monitor.spec.selector.matchExpressions![0]!.values!;
+    assert.ok(wanted.includes(control.metadata!.labels!['keelson.io/service']!), 'the ServiceMonitor selects the read-only control Service');
     assert.deepEqual((objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata?.name === 'demo-pooler-ro') as V1PodDisruptionBudget).spec!.selector!.matchLabels, selector);
     // It starts at the replicas' Service; ha-node then points it at a streaming replica.
     const config = parse(buildPoolerConfigMap(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } } })).data![ConfigKeys.poolerReadOnly]!) as Record<string, unknown>;

@@ -51,6 +51,15 @@ export interface HaNodeCredentials {
 /** How long the operator waits for a switchover's answer before it counts the call as failed. */
 const switchoverTimeoutMs = 60_000;
 
+/** One pooler as a member lists it (GET /poolers); `readOnly` for the read-only pooler's. */
+export interface PoolerListing {
+  answered: boolean;
+  paused?: boolean;
+  reachable?: boolean;
+  readOnly?: boolean;
+  target?: { host: string; port: number };
+}
+
 export class HaNodeClient {
   constructor(
     private readonly timeoutMs = 3_000,
@@ -92,10 +101,10 @@ export class HaNodeClient {
   }
 
   /** The cluster's poolers as the member finds them (GET /poolers). */
-  async poolers(host: string): Promise<Array<{ answered: boolean; paused?: boolean; reachable?: boolean }>> {
+  async poolers(host: string): Promise<PoolerListing[]> {
     const result = await this.call(host, 'GET', HaNodePaths.poolers);
     if (result.status !== 200) throw new Error(`ha-node ${host} /poolers answered ${result.status}`);
-    const parsed = JSON.parse(result.body) as { poolers?: Array<{ answered: boolean; paused?: boolean; reachable?: boolean }> };
+    const parsed = JSON.parse(result.body) as { poolers?: PoolerListing[] };
     return Array.isArray(parsed.poolers) ? parsed.poolers : [];
   }
 

@@ -74,7 +74,7 @@ export function scheduledBackupName(clusterName: string, type: 'full' | 'diff' |
 
 export const pgdataPath = `${MountPaths.data}/pgdata`;
 
-export const ConfigKeys = { haNode: 'ha-node.yaml', pooler: 'pooler.yaml' } as const;
+export const ConfigKeys = { haNode: 'ha-node.yaml', pooler: 'pooler.yaml', poolerReadOnly: 'pooler-ro.yaml' } as const;
 
 export const SecretKeys = { username: 'username', password: 'password' } as const;
 
@@ -106,6 +106,11 @@ export function names(clusterName: string) {
     /** Headless: resolves to every pooler pod, so ha-node finds them all at each switchover. */
     poolerControlService: `${clusterName}-pooler-control`,
     poolerPodDisruptionBudget: `${clusterName}-pooler`,
+    /** The read-only pooler: its Deployment, Service and PDB share the name. */
+    poolerReadOnlyDeployment: `${clusterName}-pooler-ro`,
+    poolerReadOnlyService: `${clusterName}-pooler-ro`,
+    poolerReadOnlyControlService: `${clusterName}-pooler-ro-control`,
+    poolerReadOnlyPodDisruptionBudget: `${clusterName}-pooler-ro`,
     pod: (ordinal: number) => `${clusterName}-${ordinal}`,
   };
 }
@@ -121,7 +126,7 @@ export function ordinalOf(clusterName: string, podName: string): number | undefi
 }
 
 /** Values of the component label on a cluster's pods. */
-export const PodComponents = { database: 'database', pooler: 'pooler' } as const;
+export const PodComponents = { database: 'database', pooler: 'pooler', poolerReadOnly: 'pooler-ro' } as const;
 
 /** Labels every object of a cluster carries. */
 export function commonLabels(clusterName: string, component: string): Record<string, string> {
@@ -140,9 +145,9 @@ export function podSelector(clusterName: string): Record<string, string> {
   return { [Labels.cluster]: clusterName, [Labels.component]: PodComponents.database };
 }
 
-/** Selector of the pooler pods. */
-export function poolerSelector(clusterName: string): Record<string, string> {
-  return { [Labels.cluster]: clusterName, [Labels.component]: PodComponents.pooler };
+/** Selector of the pooler pods (the read-only pooler's with `readOnly`: ha-node never pauses those). */
+export function poolerSelector(clusterName: string, readOnly = false): Record<string, string> {
+  return { [Labels.cluster]: clusterName, [Labels.component]: readOnly ? PodComponents.poolerReadOnly : PodComponents.pooler };
 }
 
 export function selectorString(selector: Record<string, string>): string {

@@ -191,11 +191,21 @@ const poolerSchema = z
         ],
       }),
     resources: resourcesSchema.default({}),
+    readOnly: z
+      .object({ enabled: z.boolean().default(false) })
+      .default({ enabled: false })
+      .meta({
+        description:
+          'A second PgBouncer Deployment (Service <name>-pooler-ro, same instances and settings) in front of the replicas: the primary points each at a streaming replica within maximumLagOnFailover, spread across them, or at itself when none streams. Never paused.',
+      }),
   })
   .meta({
     description:
       'A PgBouncer pooler in front of the primary (Service <name>-pooler-rw). ha-node pauses it around a planned switchover and points it at the new primary, so clients wait instead of failing.',
-    'x-kubernetes-validations': [{ rule: '!self.enabled || self.instances >= 1', message: 'pooler.instances must be at least 1 when the pooler is enabled' }],
+    'x-kubernetes-validations': [
+      { rule: '!self.enabled || self.instances >= 1', message: 'pooler.instances must be at least 1 when the pooler is enabled' },
+      { rule: '!self.readOnly.enabled || self.enabled', message: 'pooler.readOnly.enabled requires pooler.enabled' },
+    ],
   });
 
 export const databaseClusterSpecSchema = z
@@ -230,8 +240,9 @@ export const databaseClusterSpecSchema = z
     backup: backupSchema.optional(),
     replica: replicaSchema.optional(),
     pooler: poolerSchema
-      .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {} })
-      .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] }),
+      .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {}, readOnly: { enabled: false } })
+      .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] })
+      .refine((value) => !value.readOnly.enabled || value.enabled, { message: 'pooler.readOnly.enabled requires pooler.enabled', path: ['readOnly', 'enabled'] }),
   })
   .meta({
     description: 'Desired state of a highly available PostgreSQL cluster.',
@@ -301,6 +312,14 @@ export const databaseClusterStatusSchema = z
         readyInstances: z.number().int(),
         paused: z.number().int().optional().meta({ description: 'Poolers paused now (a switchover in progress), as the primary finds them.' }),
         reachingPostgres: z.number().int().optional().meta({ description: 'Poolers whose PostgreSQL accepts connections, as the primary finds them.' }),
+        readOnly: z
+          .object({
+            instances: z.number().int(),
+            readyInstances: z.number().int(),
+            onReplicas: z.number().int().optional().meta({ description: 'Read-only poolers pointed at a replica (the others at the primary), as the primary finds them.' }),
+          })
+          .optional()
+          .meta({ description: 'The read-only pooler (<name>-pooler-ro) when enabled.' }),
       })
       .optional(),
     switchover: z

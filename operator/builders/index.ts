@@ -46,5 +46,11 @@ export function poolerObjects(ctx: BuildContext, options: DesiredOptions): Kuber
   if (!ctx.cluster.spec.pooler.enabled) return [];
   const objects: KubernetesObject[] = [buildPoolerConfigMap(ctx), ...poolerServiceKinds.map((which) => buildPoolerService(ctx, which)), buildPoolerDeployment(ctx)];
   if (options.podDisruptionBudget) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget));
+  const { readOnly, instances } = ctx.cluster.spec.pooler;
+  if (readOnly.enabled) {
+    objects.push(buildPoolerService(ctx, 'ro'), buildPoolerService(ctx, 'ro-control'), buildPoolerDeployment(ctx, true));
+    // One pod alone gains nothing from a budget and would block every drain.
+    if (options.podDisruptionBudget && instances > 1) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget, true));
+  }
   return objects;
 }

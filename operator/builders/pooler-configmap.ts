@@ -6,14 +6,16 @@ import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /**
  * The settings file of `keelson pooler --config` (sidecar/pooler/config.ts keys). PgBouncer first
- * points at the -rw Service; ha-node points it at a new primary directly during a switchover. No
+ * points at the -rw Service (the read-only pooler at -ro); ha-node points it at a new primary
+ * directly during a switchover (the read-only one at a streaming replica every cycle). No
  * password is in here: the pooler role's comes from the mounted <cluster>-pooler Secret (its path,
  * like the run folder's, is in the Deployment's environment).
  */
-export function poolerConfig(ctx: BuildContext): Record<string, unknown> {
+export function poolerConfig(ctx: BuildContext, readOnly = false): Record<string, unknown> {
   const { pooler } = ctx.cluster.spec;
+  const n = clusterNames(ctx);
   return {
-    targetHost: clusterNames(ctx).rwService,
+    targetHost: readOnly ? n.roService : n.rwService,
     targetPort: Ports.postgres,
     authUser: RoleNames.pooler,
     poolMode: pooler.mode,
@@ -28,6 +30,9 @@ export function buildPoolerConfigMap(ctx: BuildContext): V1ConfigMap {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: ownedMeta(ctx, clusterNames(ctx).poolerConfigMap, 'pooler-config'),
-    data: { [ConfigKeys.pooler]: stringify(poolerConfig(ctx), { version: '1.1' }) },
+    data: {
+      [ConfigKeys.pooler]: stringify(poolerConfig(ctx), { version: '1.1' }),
+      ...(ctx.cluster.spec.pooler.readOnly.enabled ? { [ConfigKeys.poolerReadOnly]: stringify(poolerConfig(ctx, true), { version: '1.1' }) } : {}),
+    },
   };
 }

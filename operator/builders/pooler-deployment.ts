@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
-import { commonLabels, ConfigKeys, ContainerNames, MountPaths, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
+import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
 import { poolerCredentialsVolume } from './pooler-wiring.js';
@@ -10,14 +10,14 @@ import { containerSecurity, databaseUid, fieldEnv, httpProbe, secretEnv } from '
 /** Annotation on the pod template: a changed pooler configuration rolls the pooler pods. */
 export const poolerConfigHashAnnotation = 'keelson.io/pooler-config-hash';
 
-function poolerContainer(ctx: BuildContext): V1Container {
+function poolerContainer(ctx: BuildContext, readOnly: boolean): V1Container {
   const { resources } = ctx.cluster.spec.pooler;
   const stringify = (values: Record<string, string | number> | undefined): Record<string, string> | undefined =>
     values ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])) : undefined;
   return {
     name: ContainerNames.pooler,
     image: imageOf(ctx),
-    args: ['pooler', '--config', `${MountPaths.config}/${ConfigKeys.pooler}`],
+    args: ['pooler', '--config', `${MountPaths.config}/${readOnly ? ConfigKeys.poolerReadOnly : ConfigKeys.pooler}`],
     // Pod address, not 0.0.0.0: on the single-machine stand-in every pod shares one host.
     env: [
       fieldEnv('POD_IP', 'status.podIP'),
@@ -71,27 +71,31 @@ function poolerExporterContainer(ctx: BuildContext): V1Container {
   };
 }
 
-/** The PgBouncer pods: `keelson pooler` from the cluster image, spec.pooler.instances of them. */
-export function buildPoolerDeployment(ctx: BuildContext): V1Deployment {
+/**
+ * The PgBouncer pods: `keelson pooler` from the cluster image, spec.pooler.instances of them; with
+ * `readOnly` the read-only pooler's (another component label, so ha-node tells them apart).
+ */
+export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1Deployment {
   const { metadata, spec } = ctx.cluster;
   const n = clusterNames(ctx);
-  const selector = poolerSelector(metadata.name);
-  const configHash = createHash('sha256').update(JSON.stringify(poolerConfig(ctx))).digest('hex').slice(0, 16);
+  const selector = poolerSelector(metadata.name, readOnly);
+  const component = readOnly ? PodComponents.poolerReadOnly : PodComponents.pooler;
+  const configHash = createHash('sha256').update(JSON.stringify(poolerConfig(ctx, readOnly))).digest('hex').slice(0, 16);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: ownedMeta(ctx, n.poolerDeployment, 'pooler'),
+    metadata: ownedMeta(ctx, readOnly ? n.poolerReadOnlyDeployment : n.poolerDeployment, component),
     spec: {
       replicas: spec.pooler.instances,
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: { ...commonLabels(metadata.name, 'pooler'), ...selector }, annotations: { [poolerConfigHashAnnotation]: configHash } },
+        metadata: { labels: { ...commonLabels(metadata.name, component), ...selector }, annotations: { [poolerConfigHashAnnotation]: configHash } },
         spec: {
           serviceAccountName: n.serviceAccount,
           automountServiceAccountToken: false,
           securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [poolerContainer(ctx), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx)] : [])],
+          containers: [poolerContainer(ctx, readOnly), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx)] : [])],
           volumes: [
             { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },
             poolerCredentialsVolume(ctx),

@@ -4,11 +4,12 @@ import { poolerSelector } from '../naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /** Drains take one pooler pod at a time, so with two or more the pooler Service always has one. */
-export function buildPoolerPodDisruptionBudget(ctx: BuildContext, apiVersion: PdbApiVersion = 'policy/v1'): V1PodDisruptionBudget {
+export function buildPoolerPodDisruptionBudget(ctx: BuildContext, apiVersion: PdbApiVersion = 'policy/v1', readOnly = false): V1PodDisruptionBudget {
+  const n = clusterNames(ctx);
   return {
     apiVersion,
     kind: 'PodDisruptionBudget',
-    metadata: ownedMeta(ctx, clusterNames(ctx).poolerPodDisruptionBudget, 'pooler-pdb'),
-    spec: { maxUnavailable: 1, selector: { matchLabels: poolerSelector(ctx.cluster.metadata.name) } },
+    metadata: ownedMeta(ctx, readOnly ? n.poolerReadOnlyPodDisruptionBudget : n.poolerPodDisruptionBudget, readOnly ? 'pooler-ro-pdb' : 'pooler-pdb'),
+    spec: { maxUnavailable: 1, selector: { matchLabels: poolerSelector(ctx.cluster.metadata.name, readOnly) } },
   };
 }

@@ -7,30 +7,32 @@ import { serviceLabel } from './services.js';
 /** The control Service's keelson.io/service label: the ServiceMonitor selects it beside the headless one. */
 export const poolerControlServiceLabel = 'pooler-control';
 
-export type PoolerServiceKind = 'rw' | 'control';
+export type PoolerServiceKind = 'rw' | 'ro' | 'control' | 'ro-control';
 
 export const poolerServiceKinds: readonly PoolerServiceKind[] = ['rw', 'control'];
 
 /**
- * rw: what applications connect to (PgBouncer on the PostgreSQL port). control: headless, every
+ * rw: what applications connect to (PgBouncer on the PostgreSQL port); ro: the same for the
+ * read-only pooler (when spec.pooler.readOnly.enabled), ro-control its pods as control is for the
+ * others (scraped by the same ServiceMonitor; nothing pauses them). control: headless, every
  * pooler pod's address even before it is ready, for ha-node to pause and retarget them all, and
  * what the ServiceMonitor scrapes the pooler pods' exporters through.
  */
 export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind): V1Service {
   const n = clusterNames(ctx);
-  const selector = poolerSelector(ctx.cluster.metadata.name);
-  if (which === 'rw') {
+  const selector = poolerSelector(ctx.cluster.metadata.name, which === 'ro' || which === 'ro-control');
+  if (which === 'rw' || which === 'ro') {
     return {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: ownedMeta(ctx, n.poolerRwService, 'pooler-service-rw'),
+      metadata: ownedMeta(ctx, which === 'ro' ? n.poolerReadOnlyService : n.poolerRwService, `pooler-service-${which}`),
       spec: { type: 'ClusterIP', selector, ports: [{ name: 'postgres', port: Ports.postgres, targetPort: Ports.pooler, protocol: 'TCP' }] },
     };
   }
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(ctx, n.poolerControlService, 'pooler-service-control', { [serviceLabel]: poolerControlServiceLabel }),
+    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, { [serviceLabel]: poolerControlServiceLabel }),
     spec: {
       type: 'ClusterIP',
       clusterIP: 'None',

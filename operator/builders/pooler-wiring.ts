@@ -7,12 +7,14 @@ import { clusterNames, type BuildContext } from './context.js';
  * What the database pods need when the pooler is enabled: how ha-node finds the poolers (the
  * cluster's pooler pods, from the pod list it already watches, at their control port) and the
  * pooler role's password, from which the primary keeps the auth_query role. Nothing when it is
- * disabled.
+ * disabled. The read-only pooler's pods are found the same way; their port is set whether or not
+ * readOnly is enabled, so turning it on or off never rolls the database pods.
  */
 export function databasePoolerEnv(ctx: BuildContext): V1EnvVar[] {
   if (!ctx.cluster.spec.pooler.enabled) return [];
   return [
     { name: 'KEELSON_POOLER_PODS', value: String(Ports.poolerControl) },
+    { name: 'KEELSON_POOLER_RO_PODS', value: String(Ports.poolerControl) },
     { name: 'KEELSON_POOLER_PASSWORD_FILE', value: `${MountPaths.poolerCredentials}/${SecretKeys.password}` },
   ];
 }

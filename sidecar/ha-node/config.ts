@@ -41,6 +41,12 @@ export const haNodeConfigSpec = {
     schema: z.number().int().min(0).max(65535),
     description: "control API port of this cluster's pooler pods (label keelson.io/component=pooler), found through the Kubernetes API; 0: none",
   }),
+  poolerReadOnlyPods: numberKey({
+    env: 'KEELSON_POOLER_RO_PODS',
+    default: 0,
+    schema: z.number().int().min(0).max(65535),
+    description: "control API port of this cluster's read-only pooler pods (label keelson.io/component=pooler-ro): the primary points them at streaming replicas; 0: none",
+  }),
   poolerPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_POOLER_PASSWORD_FILE',
@@ -102,6 +108,8 @@ export interface HaNodeSettings {
   poolers: string[];
   /** Control API port of the cluster's pooler pods; 0 when there are none to find. */
   poolerPods: number;
+  /** Control API port of the cluster's read-only pooler pods; 0 when there are none to find. */
+  poolerReadOnlyPods: number;
   poolerPasswordFile?: string;
   poolerPauseTimeoutMs: number;
   ttl: number;
@@ -162,6 +170,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     app: appOwnerFrom(c.appOwner, c.database, c.appPasswordFile, [c.superuserName, c.replicationName]),
     poolers: poolerEntriesFrom(c.poolers),
     poolerPods: c.poolerPods,
+    poolerReadOnlyPods: c.poolerReadOnlyPods,
     poolerPasswordFile: c.poolerPasswordFile,
     poolerPauseTimeoutMs: Math.round(c.poolerPauseTimeout * 1000),
     ttl: c.ttl,

@@ -162,6 +162,15 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     authorization: authorizationHeader(credentials ?? undefined),
     logger: logger.child({ component: 'poolers' }),
   });
+  // The read-only poolers: found the same way, never paused, pointed at replicas by the primary.
+  const readOnlyFleet = settings.poolerReadOnlyPods
+    ? new PoolerFleet({
+        entries: [],
+        pods: { addresses: () => pods.addressesOf(PodComponents.poolerReadOnly), controlPort: settings.poolerReadOnlyPods },
+        authorization: authorizationHeader(credentials ?? undefined),
+        logger: logger.child({ component: 'read-only-poolers' }),
+      })
+    : undefined;
   const labeler = new PodLabeler(kubeConfig, settings.namespace, settings.name, logger, () => 2000, pods);
 
   const fenceFile = join(dirname(settings.dataDir), 'fence-deadline');
@@ -189,6 +198,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
       poolers: fleet,
+      readOnlyPoolers: readOnlyFleet,
       poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
       logger: logger.child({ component: 'ha' }),
     },
@@ -197,7 +207,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, poolers: fleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
@@ -209,8 +219,9 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     haLoop.podChanged(name);
     // A pooler pod that came, got its address or turned ready: the leader points it at the primary
     // in a cycle now, not up to loop_wait later (a new pooler starts pointed at the -rw Service).
-    const isPooler = pods.pod(name)?.metadata?.labels?.[Labels.component] === PodComponents.pooler;
-    if (isPooler && settings.poolerPods && haLoop.snapshot().cluster?.leader?.holder === settings.name) haLoop.wake('pooler-pod-changed');
+    const component = pods.pod(name)?.metadata?.labels?.[Labels.component];
+    const isPooler = (component === PodComponents.pooler && settings.poolerPods) || (component === PodComponents.poolerReadOnly && settings.poolerReadOnlyPods);
+    if (isPooler && haLoop.snapshot().cluster?.leader?.holder === settings.name) haLoop.wake('pooler-pod-changed');
   });
   pods.start();
   haLoop.start();

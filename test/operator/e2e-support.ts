@@ -15,7 +15,7 @@ export interface ClusterStatus {
   members?: Array<{ name: string; role: string; ready: boolean }>;
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   switchover?: { targetInstance: string; result: string };
-  pooler?: { instances: number; readyInstances: number; paused?: number; reachingPostgres?: number };
+  pooler?: { instances: number; readyInstances: number; paused?: number; reachingPostgres?: number; readOnly?: { instances: number; readyInstances: number; onReplicas?: number } };
 }
 
 /** How a test reaches a Service: its cluster IP (stand-in proxy) or a ready pod it selects. */

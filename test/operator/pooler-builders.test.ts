@@ -126,6 +126,42 @@ describe('pooler builders', () => {
     assert.equal(sampleCluster({ pooler: { enabled: false, instances: 0 } }).spec.pooler.instances, 0, 'a disabled pooler may have no instances');
   });
 
+  it('build the read-only pooler beside the other: its Deployment, Service -pooler-ro and a PDB with two or more pods', () => {
+    const objectsOf = (spec: Record<string, unknown>) => desiredObjects(sampleContext(spec), modernCapabilities);
+    const named = (spec: Record<string, unknown>) => objectsOf(spec).filter((o) => o.metadata?.name?.startsWith('demo-pooler-ro')).map((o) => `${o.kind}/${o.metadata?.name}`);
+    assert.deepEqual(named(enabled), [], 'nothing read-only unless asked');
+    assert.deepEqual(named({ pooler: { enabled: true, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro', 'PodDisruptionBudget/demo-pooler-ro']);
+    assert.deepEqual(named({ pooler: { enabled: true, instances: 1, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro'], 'one pod gets no budget');
+    const objects = objectsOf({ pooler: { enabled: true, readOnly: { enabled: true } } });
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'demo-pooler-ro') as V1Deployment;
+    const selector = deployment.spec!.selector.matchLabels!;
+    assert.deepEqual(selector, poolerSelector('demo', true));
+    assert.notDeepEqual(selector, poolerSelector('demo'), 'the read-only pods are not the ones ha-node pauses');
+    assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, ['pooler', '--config', `/etc/keelson/${ConfigKeys.poolerReadOnly}`]);
+    const service = objects.find((o) => o.metadata?.name === 'demo-pooler-ro' && o.kind === 'Service') as V1Service;
+    assert.deepEqual(service.spec!.selector, selector);
+    // Its pods' exporters and control ports are scraped like the others': the ServiceMonitor selects this Service too.
+    const control = objects.find((o) => o.metadata?.name === 'demo-pooler-ro-control') as V1Service;
+    assert.deepEqual(control.spec!.selector, selector);
+    const monitor = buildServiceMonitor(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } }, monitoring: { serviceMonitor: { enabled: true } } }));
+    const wanted = monitor.spec.selector.matchExpressions![0]!.values!;
+    assert.ok(wanted.includes(control.metadata!.labels!['keelson.io/service']!), 'the ServiceMonitor selects the read-only control Service');
+    assert.deepEqual((objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata?.name === 'demo-pooler-ro') as V1PodDisruptionBudget).spec!.selector!.matchLabels, selector);
+    // It starts at the replicas' Service; ha-node then points it at a streaming replica.
+    const config = parse(buildPoolerConfigMap(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } } })).data![ConfigKeys.poolerReadOnly]!) as Record<string, unknown>;
+    assert.equal(config.targetHost, 'demo-ro');
+    // The database pods know where the read-only poolers are either way: turning it on rolls only the poolers.
+    const env = (spec: Record<string, unknown>) => buildStatefulSet(sampleContext(spec)).spec!.template.spec!.containers.find((c) => c.name === ContainerNames.postgres)!.env!;
+    assert.deepEqual(env(enabled), env({ pooler: { enabled: true, readOnly: { enabled: true } } }));
+    assert.equal(env(enabled).find((e) => e.name === 'KEELSON_POOLER_RO_PODS')?.value, String(Ports.poolerControl));
+  });
+
+  it('refuse a read-only pooler without the pooler, naming the field', () => {
+    assert.throws(() => sampleCluster({ pooler: { readOnly: { enabled: true } } }), /spec\.pooler\.readOnly\.enabled: pooler\.readOnly\.enabled requires pooler\.enabled/);
+    assert.throws(() => sampleCluster({ pooler: { enabled: true, readOnly: { enabled: 'yes' } } }), /spec\.pooler\.readOnly\.enabled/);
+    assert.equal(sampleCluster({ pooler: { enabled: true, readOnly: { enabled: true } } }).spec.pooler.readOnly.enabled, true);
+  });
+
   it('refuse an unknown PgBouncer setting in the pooler program as well', () => {
     assert.throws(() => loadPoolerSettings({ env: { KEELSON_POOLER_TARGET_HOST: 'x', KEELSON_POOLER_PARAMETERS: '{"auth_type":"trust"}' } }), /unknown or reserved PgBouncer setting "auth_type"/);
   });

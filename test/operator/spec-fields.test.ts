@@ -85,9 +85,9 @@ const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
 const poolerPods = async (p: Probe): Promise<V1Pod[]> =>
   (await p.api.listPods(ns, selectorString(poolerSelector(name)))).filter((pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
-/** A client of <name>-pooler-rw, as the application owner. */
-async function poolerClient(p: Probe): Promise<pg.Client> {
-  const service = await p.api.core.readNamespacedService({ namespace: ns, name: `${name}-pooler-rw` });
+/** A client of <name>-pooler-rw (or another pooler Service), as the application owner. */
+async function poolerClient(p: Probe, serviceName = `${name}-pooler-rw`): Promise<pg.Client> {
+  const service = await p.api.core.readNamespacedService({ namespace: ns, name: serviceName });
   const secret = await p.api.core.readNamespacedSecret({ namespace: ns, name: `${name}-app` });
   const client = new pg.Client({
     host: service.spec!.clusterIP!,
@@ -103,9 +103,10 @@ async function poolerClient(p: Probe): Promise<pg.Client> {
   return client;
 }
 
-/** The address of the server that answers through <name>-pooler-rw. */
-async function viaPooler(p: Probe): Promise<string | undefined> {
-  const client = await poolerClient(p);
+/** The address of the server that answers through <name>-pooler-rw (or another pooler Service). */
+async function viaPooler(p: Probe, serviceName?: string): Promise<string | undefined> {
+  const client = await poolerClient(p, serviceName).catch(() => undefined);
+  if (!client) return undefined;
   try {
     return (await client.query<{ address: string }>('SELECT host(inet_server_addr()) AS address')).rows[0]?.address;
   } finally {
@@ -416,6 +417,17 @@ const table: FieldCase[] = [
       { patch: { pooler: { enabled: true } }, effect: async (p) => (await viaPooler(p)) === (await p.primaryIp()) && (await p.settledPods()) !== undefined, timeoutMs: rollout },
       // The status says so: both pooler pods ready, none paused, both reaching PostgreSQL.
       { effect: async (p) => JSON.stringify((await p.driver.status()).pooler) === JSON.stringify({ instances: 2, readyInstances: 2, paused: 0, reachingPostgres: 2 }), timeoutMs: 30_000 },
+    ],
+  },
+  // With one instance left there is no replica: the read-only pooler falls back to the primary
+  // (test/sidecar/pooler/read-only.test.ts covers replicas and switchovers with real PgBouncer).
+  {
+    field: 'pooler.readOnly.enabled',
+    steps: [
+      { patch: { pooler: { enabled: false, readOnly: { enabled: true } } }, refused: /pooler\.readOnly\.enabled requires pooler\.enabled/ },
+      { patch: { pooler: { readOnly: { enabled: true } } }, effect: async (p) => (await viaPooler(p, `${name}-pooler-ro`)) === (await p.primaryIp()), timeoutMs: rollout },
+      // The status counts its pods; none is on a replica, there being none.
+      { effect: async (p) => JSON.stringify((await p.driver.status()).pooler?.readOnly) === JSON.stringify({ instances: 2, readyInstances: 2, onReplicas: 0 }), timeoutMs: 30_000 },
     ],
   },
   {

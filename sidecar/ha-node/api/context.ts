@@ -21,6 +21,8 @@ export interface ApiContext {
   backup?: BackupKeeper;
   /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */
   poolers?: PoolerFleet;
+  /** The read-only poolers (listed by GET /poolers with `readOnly: true`). */
+  readOnlyPoolers?: PoolerFleet;
   /**
    * Credentials of the authenticated endpoints. Undefined: read from the environment when the
    * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).

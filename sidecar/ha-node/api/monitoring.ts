@@ -36,7 +36,8 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   });
   // Read-only like /cluster: the control API's state of every pooler (no address beyond the pods').
   router.get(HaNodePaths.poolers, async (_req, res) => {
-    res.status(200).json({ poolers: context.poolers?.configured ? await context.poolers.states() : [] });
+    const [poolers, readOnly] = await Promise.all([context.poolers?.configured ? context.poolers.states() : [], context.readOnlyPoolers?.configured ? context.readOnlyPoolers.states() : []]);
+    res.status(200).json({ poolers: [...poolers, ...readOnly.map((p) => ({ ...p, readOnly: true }))] });
   });
   router.get(HaNodePaths.history, async (_req, res) => {
     const cluster = context.dcs.cachedCluster() ?? (await context.dcs.getCluster().catch(() => context.snapshot().cluster));

@@ -25,10 +25,10 @@ export async function fetchPoolers(cluster: ClusterDocument, client: ClientOptio
 
 export const poolerHeaders = ['Pooler', 'Paused', 'Target', 'Reaches PostgreSQL'];
 
-/** One row per pooler; a pooler that did not answer says so. */
+/** One row per pooler, a read-only one marked so; a pooler that did not answer says so. */
 export function renderPoolers(poolers: PoolerReport[]): string {
   if (poolers.length === 0) return '';
-  const host = (url: string) => url.replace(/^https?:\/\//, '');
-  const rows = poolers.map((p) => (p.answered ? [host(p.url), p.paused ? 'yes' : 'no', `${p.target.host}:${p.target.port}`, p.reachable ? 'yes' : 'no'] : [host(p.url), '?', 'not answering', '?']));
+  const host = (url: string, readOnly?: boolean) => `${url.replace(/^https?:\/\//, '')}${readOnly ? ' (read-only)' : ''}`;
+  const rows = poolers.map((p) => (p.answered ? [host(p.url, p.readOnly), p.paused ? 'yes' : 'no', `${p.target.host}:${p.target.port}`, p.reachable ? 'yes' : 'no'] : [host(p.url, p.readOnly), '?', 'not answering', '?']));
   return `+ Poolers\n${table(poolerHeaders, rows)}`;
 }

@@ -7,6 +7,7 @@ import { maintainHistory } from './leader-history.js';
 import { renewLock, setFence, type LoopContext } from './loop-context.js';
 import { handOver, handOverDueFor, manualFailoverOnLeader } from './manual-failover.js';
 import { keepPoolersOnPrimary } from './pooler-handover.js';
+import { keepReadOnlyPoolersOnReplicas } from './read-only-poolers.js';
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { lockLost, promote } from './transitions.js';
 
@@ -47,6 +48,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
   keepPoolersOnPrimary(ctx);
+  keepReadOnlyPoolersOnReplicas(ctx, cluster.members, status.location);
   ctx.options.backup?.onPrimary();
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
   const manual = await manualFailoverOnLeader(ctx, cluster);

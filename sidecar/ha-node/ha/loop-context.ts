@@ -40,6 +40,8 @@ export interface HaLoopOptions {
   poolerRole?: PoolerRoleKeeper;
   /** The cluster's poolers, paused and retargeted around a planned switchover. */
   poolers?: PoolerFleet;
+  /** The read-only poolers: pointed at streaming replicas by the primary, never paused. */
+  readOnlyPoolers?: PoolerFleet;
   /** Bound of each pooler's PAUSE; a longer one aborts the switchover. */
   poolerPauseTimeoutMs?: number;
   logger: Logger;

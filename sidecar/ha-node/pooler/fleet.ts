@@ -33,8 +33,8 @@ export interface PoolerState {
   reachable: boolean;
 }
 
-/** One pooler in a listing: its control URL and its state, or `answered: false`. */
-export type PoolerReport = { url: string } & (PoolerState | { answered: false });
+/** One pooler in a listing: its control URL and its state, or `answered: false`; `readOnly` for a read-only pooler. */
+export type PoolerReport = { url: string; readOnly?: boolean } & (PoolerState | { answered: false });
 
 export type FleetPause = { ok: true; paused: PausedPooler[]; skipped: string[] } | { ok: false; reason: string };
 
@@ -146,6 +146,11 @@ export class PoolerFleet {
       }),
     );
     return moved.filter(Boolean).length;
+  }
+
+  /** Points one pooler at host:port (a failure is logged, not thrown). */
+  async pointAt(url: string, host: string, port: number): Promise<void> {
+    await this.call(url, PoolerPaths.target, { host, port });
   }
 
   /** Every pooler's state now; one that does not answer is listed with `reachable: undefined` and no state. */

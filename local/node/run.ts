@@ -99,7 +99,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(options.kubeconfigPath);
   const nodeName = options.nodeName ?? 'keelson-local';
-  const addresses = new AddressPool(options.ipPrefix ?? '127.0.0');
   const isRoot = process.getuid?.() === 0;
   const userName = options.runAsUser ?? 'postgres';
   const nonRootUser = isRoot ? lookupUser(userName) : undefined;
@@ -120,6 +119,8 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   if (options.network === 'namespace') {
     namespaceMode = await prepareNamespaceMode({ markerPrefix, podNetwork: options.podNetwork, apiServer: server, logger });
   }
+  // Service addresses: the loopback /24, or in namespace mode the node namespace's private Service /24.
+  const addresses = namespaceMode?.serviceAddresses ?? new AddressPool(options.ipPrefix ?? '127.0.0');
   // Containers get a copy with certificates inlined, readable by the non-root account, because the
   // original may be private to root or point at private files (pods with a token get their own).
   const podKubeconfig = await writeKubeconfigFile(dir, kubeconfigDocument(kc), nonRootUser);
@@ -166,6 +167,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     throw err;
   }
   const started = { agent, proxy };
-  logger.info({ node: nodeName, dir, ipPrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
+  logger.info({ node: nodeName, dir, servicePrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
   return { ...started, addresses, close: closeAll };
 }

@@ -1,6 +1,7 @@
 /**
- * `keelson local node` in-process: the StatefulSet, Deployment and Endpoints controllers, the
- * node agent and the service proxy, all against one API server reached through a kubeconfig.
+ * `keelson local node` in-process: the StatefulSet, Deployment and Endpoints controllers (unless
+ * a real controller manager runs them), the node agent and the service proxy, all against one API
+ * server reached through a kubeconfig.
  */
 import { createHash } from 'node:crypto';
 import { chown, chmod, mkdir, readFile } from 'node:fs/promises';
@@ -39,6 +40,11 @@ export interface LocalNodeOptions {
   network?: NetworkMode;
   /** Private /24 of pod addresses in namespace mode (default 10.213.0). */
   podNetwork?: string;
+  /**
+   * `none`: no StatefulSet, Deployment or Endpoints controller here, because a real
+   * kube-controller-manager runs them (the node agent and the proxy only). Default `local`.
+   */
+  controllers?: 'local' | 'none';
   logger: Logger;
 }
 
@@ -145,9 +151,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   try {
     proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
     await ensureLocalStorageClass(kc);
-    controllers.push(await startStatefulSetController(kc, logger));
-    controllers.push(await startDeploymentController(kc, logger));
-    controllers.push(await startEndpointsController(kc, logger));
+    if (options.controllers !== 'none') {
+      controllers.push(await startStatefulSetController(kc, logger));
+      controllers.push(await startDeploymentController(kc, logger));
+      controllers.push(await startEndpointsController(kc, logger));
+    }
     agent = await startNodeAgent({
       kubeConfig: kc,
       nodeName,

@@ -11,7 +11,7 @@ import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';
 import { startLocalNode, type LocalNode } from '../node/run.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { ensureNodeNetwork } from '../node/netns/node-network.js';
-import { nodeSubnet } from '../node/netns/subnet.js';
+import { nodeSubnet, serviceCidrOfSubnet } from '../node/netns/subnet.js';
 
 /**
  * The whole single-machine stack in one process: the API server stand-in, the CRDs, the local
@@ -94,8 +94,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dir: join(dir, 'apiserver'),
     kubeconfigPath,
     stateFile: options.persist ? join(dir, 'state.json') : undefined,
-    // Service IPs from the node's own /24, so stacks with different prefixes never share one.
-    serviceCidr: serviceCidrOfPrefix(options.ipPrefix ?? defaultIpPrefix),
+    // Service IPs from the node's own /24, so stacks with different prefixes never share one; in
+    // namespace mode from the node namespace's private Service /24, which pods reach (ADR 0355).
+    serviceCidr: subnet ? serviceCidrOfSubnet(subnet) : serviceCidrOfPrefix(options.ipPrefix ?? defaultIpPrefix),
     faultInjection: options.faultInjection ?? false,
     logger: logger.child({ component: 'apiserver' }),
   });

@@ -1,6 +1,7 @@
 /**
- * `keelson local node` in-process: the StatefulSet, Deployment and Endpoints controllers, the
- * node agent and the service proxy, all against one API server reached through a kubeconfig.
+ * `keelson local node` in-process: the StatefulSet, Deployment and Endpoints controllers (unless
+ * a real controller manager runs them), the node agent and the service proxy, all against one API
+ * server reached through a kubeconfig.
  */
 import { createHash } from 'node:crypto';
 import { chown, chmod, mkdir, readFile } from 'node:fs/promises';
@@ -39,6 +40,11 @@ export interface LocalNodeOptions {
   network?: NetworkMode;
   /** Private /24 of pod addresses in namespace mode (default 10.213.0). */
   podNetwork?: string;
+  /**
+   * `none`: no StatefulSet, Deployment or Endpoints controller here, because a real
+   * kube-controller-manager runs them (the node agent and the proxy only). Default `local`.
+   */
+  controllers?: 'local' | 'none';
   logger: Logger;
 }
 
@@ -99,7 +105,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(options.kubeconfigPath);
   const nodeName = options.nodeName ?? 'keelson-local';
-  const addresses = new AddressPool(options.ipPrefix ?? '127.0.0');
   const isRoot = process.getuid?.() === 0;
   const userName = options.runAsUser ?? 'postgres';
   const nonRootUser = isRoot ? lookupUser(userName) : undefined;
@@ -120,6 +125,8 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   if (options.network === 'namespace') {
     namespaceMode = await prepareNamespaceMode({ markerPrefix, podNetwork: options.podNetwork, apiServer: server, logger });
   }
+  // Service addresses: the loopback /24, or in namespace mode the node namespace's private Service /24.
+  const addresses = namespaceMode?.serviceAddresses ?? new AddressPool(options.ipPrefix ?? '127.0.0');
   // Containers get a copy with certificates inlined, readable by the non-root account, because the
   // original may be private to root or point at private files (pods with a token get their own).
   const podKubeconfig = await writeKubeconfigFile(dir, kubeconfigDocument(kc), nonRootUser);
@@ -144,9 +151,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   try {
     proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
     await ensureLocalStorageClass(kc);
-    controllers.push(await startStatefulSetController(kc, logger));
-    controllers.push(await startDeploymentController(kc, logger));
-    controllers.push(await startEndpointsController(kc, logger));
+    if (options.controllers !== 'none') {
+      controllers.push(await startStatefulSetController(kc, logger));
+      controllers.push(await startDeploymentController(kc, logger));
+      controllers.push(await startEndpointsController(kc, logger));
+    }
     agent = await startNodeAgent({
       kubeConfig: kc,
       nodeName,
@@ -166,6 +175,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     throw err;
   }
   const started = { agent, proxy };
-  logger.info({ node: nodeName, dir, ipPrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
+  logger.info({ node: nodeName, dir, servicePrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
   return { ...started, addresses, close: closeAll };
 }

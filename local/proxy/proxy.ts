@@ -1,6 +1,7 @@
 /**
  * Service proxy (our kube-proxy). Every Service that is neither headless nor ExternalName has a
- * loopback cluster IP: normally the API server allocates it (the stand-in from its --service-cidr,
+ * loopback cluster IP (or, with pods in network namespaces, one of the node namespace's private
+ * Service /24, which is local there; ADR 0355): normally the API server allocates it (the stand-in from its --service-cidr,
  * the node's own /24 in a local stack); if spec.clusterIP is still empty, the proxy picks a free address from the node's pool and writes
  * it into spec.clusterIP/clusterIPs through the API, so clients always read the address from the
  * Service as on a real cluster. Each TCP port then listens on clusterIP:port and forwards to the
@@ -128,8 +129,9 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
       current = undefined;
     }
     if (!current) {
-      if (!isLoopback(clusterIP)) {
-        logger.warn({ service: key, clusterIP }, 'cluster IP is not a loopback address, not proxied');
+      // Only addresses that are local here: loopback ones, or the node namespace's Service /24 (the pool).
+      if (!isLoopback(clusterIP) && !addresses.contains(clusterIP)) {
+        logger.warn({ service: key, clusterIP }, 'cluster IP is neither a loopback address nor in the node\'s Service range, not proxied');
         return;
       }
       // Addresses the API server allocated (outside our pool) are used as they are, like kube-proxy does.

@@ -125,6 +125,8 @@ if (missing && process.env.CI === 'true') {
       // It lists and watches the Secrets it owns (reads come from watch caches), but never deletes one.
       const denied = await asOperator.core.deleteNamespacedSecret({ namespace: ns, name: 'demo-app', dryRun: 'All' }).then(() => undefined, (err: unknown) => err);
       assert.equal(apiStatusCode(denied), 403, 'deleting Secrets is not among its rules');
+      const nodes = await asOperator.core.listNode().then(() => undefined, (err: unknown) => err);
+      assert.equal(apiStatusCode(nodes), 403, 'listing Nodes is not among its rules');
       const role = await oracle.kubeConfig.makeApiClient(RbacAuthorizationV1Api).readNamespacedRole({ namespace: ns, name: 'demo' });
       assert.ok((role.rules?.length ?? 0) > 0, 'it could grant ha-node its Role, so it holds those rights itself');
     });

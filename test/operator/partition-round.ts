@@ -1,20 +1,25 @@
 /**
- * One fault round on a cluster's primary, shared by the partition suite and bench/partition-soak:
- * wait for a synchronous standby, start a writer through `<name>-rw`, cut the primary's network,
- * hold past ttl, heal, wait for Healthy, then read back every acknowledged commit. Returns what
- * happened; the caller judges it (the suite asserts, the soak prints).
+ * One fault round on a cluster's primary or its synchronous standby, shared by the partition suite
+ * and bench/partition-soak: wait for a synchronous standby, start a writer through `<name>-rw` and
+ * a watch of where the service proxy routes `-rw`, cut the victim's network, hold past ttl, heal,
+ * wait for Healthy, then read back every acknowledged commit. Returns what happened; the caller
+ * judges it (the suite asserts, the soak prints).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import type { Logger } from '../../lib/log.js';
 import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { heal } from '../../local/node/netns/partition.js';
+import { Ports } from '../../lib/ports.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
+import { names } from '../../operator/naming.js';
 import { clusterDriver, keepWriting, viaClusterIp, type ClusterDriver, type ClusterStatus } from './e2e-support.js';
 import { committedSince, splitBrainInstants, startSampler, type SplitBrain } from './partition-support.js';
 import { eventually } from './support.js';
+import { staleSince, summarize, watchRouting, type RoutingSummary } from './rw-watch.js';
 
 /**
  * The local stack in namespace mode (the caller must run inside an isolated namespace) with a
@@ -35,11 +40,13 @@ export async function startPartitionCluster(options: { podNetwork: string; ttlSe
     await driver.readPassword();
     await driver.query('demo-rw', 'CREATE TABLE IF NOT EXISTS acks (id int PRIMARY KEY, note text)');
     await driver.query('demo-rw', 'CREATE TABLE IF NOT EXISTS samples (member text, at timestamptz DEFAULT now())');
-    const members = (await driver.pods()).map((p) => ({ name: p.metadata!.name!, ip: p.status!.podIP! }));
+    const pods = await driver.pods();
+    const members = pods.map((p) => ({ name: p.metadata!.name!, ip: p.status!.podIP! }));
     const secret = await api.core.readNamespacedSecret({ namespace, name: 'demo-superuser' });
-    const sampler = startSampler({ members, password: Buffer.from(secret.data!.password!, 'base64').toString('utf8'), table: 'samples' });
+    const password = Buffer.from(secret.data!.password!, 'base64').toString('utf8');
+    const sampler = startSampler({ members, password, table: 'samples' });
     const running = stack;
-    const setup = { stack: running, api, driver, sampler, namespace, cluster: 'demo', ttlSeconds: options.ttlSeconds };
+    const setup = { stack: running, api, driver, sampler, namespace, cluster: 'demo', ttlSeconds: options.ttlSeconds, password, pods };
     return {
       ...setup,
       members,
@@ -61,6 +68,9 @@ export interface RoundSetup {
   api: OperatorKubeApi;
   driver: ClusterDriver;
   sampler: ReturnType<typeof startSampler>;
+  /** The superuser's password and the cluster's pods (their addresses stay): for the -rw watch. */
+  password: string;
+  pods: V1Pod[];
   namespace: string;
   cluster: string;
   ttlSeconds: number;
@@ -68,12 +78,16 @@ export interface RoundSetup {
   firstId: number;
   /** How long Healthy may take after the heal before the round throws. */
   healthyTimeoutMs: number;
-  /** Throw unless another member takes writes during the cut (default true). */
+  /** Throw unless another member takes writes during the cut (default: when the primary is cut). */
   expectFailover?: boolean;
+  /** Whose network is cut (default the primary). */
+  victim?: 'primary' | 'sync standby';
 }
 
 export interface RoundOutcome {
   old: string;
+  /** The member whose network was cut. */
+  victim: string;
   successor: string;
   standbys: string[];
   /** From the cut to the successor's first committed sample; undefined when the old primary kept it. */
@@ -84,6 +98,10 @@ export interface RoundOutcome {
   acknowledged: number;
   missing: number[];
   splitBrains: SplitBrain[];
+  /** Where the proxy routed -rw, judged from the election of a new primary (when there was one). */
+  routing: RoutingSummary;
+  /** Time from the cut on during which -rw listed a server that did not take writes. */
+  staleAfterCutMs: number;
 }
 
 /** The pod's network namespace, from the node agent that runs it. */
@@ -94,23 +112,32 @@ export function namespaceOf(stack: LocalStack, namespace: string, pod: string): 
   return path;
 }
 
+/** What the service proxy routes `<cluster>-rw`'s PostgreSQL port to, as pod addresses. */
+async function proxiedRw(setup: RoundSetup): Promise<() => string[]> {
+  const service = await setup.api.core.readNamespacedService({ namespace: setup.namespace, name: names(setup.cluster).rwService });
+  const key = `${service.spec?.clusterIP}:${Ports.postgres}`;
+  return () => (setup.stack.node.proxy.snapshot()[key] ?? []).map((backend) => backend.split(':')[0]!);
+}
+
 export async function faultRound(setup: RoundSetup, cut: (namespacePath: string) => Promise<unknown>): Promise<RoundOutcome> {
   const { driver, sampler, namespace, cluster } = setup;
   const old = (await driver.status()).currentPrimary!;
-  const path = namespaceOf(setup.stack, namespace, old);
   // Synchronous mode promotes only a member the sync key names: wait until the primary published one.
   const standbys = await eventually('a synchronous standby in the sync key', async () => {
     const sync = (await setup.api.listLeases(namespace)).find((l) => l.metadata?.name === `${cluster}-sync`)?.metadata?.annotations;
     return sync?.leader === old && sync.sync_standby ? sync.sync_standby.split(',') : undefined;
   }, 30_000);
+  const victim = setup.victim === 'sync standby' ? standbys[0]! : old;
+  const path = namespaceOf(setup.stack, namespace, victim);
   const writer = keepWriting(driver, `${cluster}-rw`, 'acks', setup.firstId);
+  const routing = watchRouting(setup.api, driver, namespace, cluster, setup.password, setup.pods, await proxiedRw(setup));
   let acknowledged: number[] = [];
   let healed = false;
   try {
     await eventually(`${old} takes samples before the fault`, async () => committedSince(sampler.samples, Date.now() - 1000).includes(old), 15_000);
     const cutAt = Date.now();
     await cut(path);
-    if (setup.expectFailover ?? true) await eventually('another member takes writes', async () => committedSince(sampler.samples, cutAt, old)[0], 60_000);
+    if (setup.expectFailover ?? victim === old) await eventually('another member takes writes', async () => committedSince(sampler.samples, cutAt, old)[0], 60_000);
     // Held past ttl: whatever the old primary does on its own has had time to happen.
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 2 * setup.ttlSeconds * 1000 - Date.now())));
     const successor = committedSince(sampler.samples, cutAt, old)[0] ?? old;
@@ -120,12 +147,28 @@ export async function faultRound(setup: RoundSetup, cut: (namespacePath: string)
     const healedAt = Date.now();
     const status = await driver.healthyWith(3, setup.healthyTimeoutMs);
     const healthyAfterHealMs = Date.now() - healedAt;
+    const samples = await routing.stop();
+    const ipOf = (pod: string) => setup.pods.find((p) => p.metadata?.name === pod)?.status?.podIP;
     acknowledged = await writer.stop();
     const present = await eventually('acknowledged rows readable', async () => driver.query(`${cluster}-rw`, 'SELECT id FROM acks WHERE id = ANY($1)', [acknowledged]), 30_000);
     const missing = acknowledged.filter((id) => !present.some((row) => row.id === id));
-    return { old, successor, standbys, failoverMs: successor === old ? undefined : firstCommit - cutAt, healthyAfterHealMs, status, acknowledged: acknowledged.length, missing, splitBrains: splitBrainInstants(sampler.samples) };
+    return {
+      old,
+      victim,
+      successor,
+      standbys,
+      failoverMs: successor === old ? undefined : firstCommit - cutAt,
+      healthyAfterHealMs,
+      status,
+      acknowledged: acknowledged.length,
+      missing,
+      splitBrains: splitBrainInstants(sampler.samples),
+      routing: summarize(samples, old, ipOf),
+      staleAfterCutMs: staleSince(samples, cutAt),
+    };
   } finally {
     if (!healed) await heal(path);
+    await routing.stop();
     await writer.stop();
   }
 }

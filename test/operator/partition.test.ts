@@ -1,9 +1,12 @@
 /**
- * Network partitions of the primary, end to end with real PostgreSQL: the whole stack runs in an
- * isolated node namespace, each pod in a namespace of its own (ADR 0354). A writer records every
- * commit acknowledged through demo-rw; a sampler writes to each member directly. Each fault is
- * held past ttl, then healed: no two members ever take writes at once, no acknowledged commit is
- * lost (synchronous mode), the old primary rejoins, and the cluster is Healthy within 30 s.
+ * Network partitions of the primary and of a replica, end to end with real PostgreSQL: the whole
+ * stack runs in an isolated node namespace, each pod in a namespace of its own (ADR 0354). A
+ * writer records every commit acknowledged through demo-rw; a sampler writes to each member
+ * directly; a watch records where the service proxy routes demo-rw. Each fault is held past ttl,
+ * then healed: no two members ever take writes at once, no acknowledged commit is lost
+ * (synchronous mode), -rw does not route to a server that cannot take writes for more than a
+ * moment after the new primary is elected (ADR 0802), the cut member rejoins, and the cluster is
+ * Healthy within 30 s.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,15 +14,16 @@ import { createLogger } from '../../lib/log.js';
 import { cutFromApiServer, cutFromEverything } from '../../local/node/netns/partition.js';
 import { nodeSubnet } from '../../local/node/netns/subnet.js';
 import { enterIsolatedRun } from '../support/netns.js';
-import { faultRound, startPartitionCluster } from './partition-round.js';
+import { faultRound, startPartitionCluster, type RoundSetup } from './partition-round.js';
+import { staleRoutingBudgetMs } from './rw-watch.js';
 
-const inside = await enterIsolatedRun(import.meta.url, 420_000);
+const inside = await enterIsolatedRun(import.meta.url, 560_000);
 const ttlSeconds = 10;
 const subnet = nodeSubnet('10.213.20');
 const logger = createLogger({ name: 'partition', level: process.env.LOG_LEVEL ?? 'silent' });
 
 if (inside) {
-  describe('partitions of the primary (namespace mode, real PostgreSQL, synchronous mode)', { timeout: 400_000 }, () => {
+  describe('partitions of the primary and of a replica (namespace mode, real PostgreSQL, synchronous mode)', { timeout: 540_000 }, () => {
     let cluster: Awaited<ReturnType<typeof startPartitionCluster>>;
     let nextId = 1;
 
@@ -32,15 +36,25 @@ if (inside) {
       await cluster?.close();
     });
 
-    async function judgedRound(cut: (namespacePath: string) => Promise<unknown>): Promise<void> {
-      const round = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 30_000 }, cut);
+    async function roundOn(cut: (namespacePath: string) => Promise<unknown>, victim: RoundSetup['victim'] = 'primary') {
+      const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 30_000, victim }, cut);
       nextId += 100_000;
+      const timeline = () => outcome.routing.samples.map((s) => `${s.at - outcome.routing.samples[0]!.at} rw=${s.rw.join('+')} writable=${s.writable.join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`).join('\n');
+      process.stderr.write(`# ${victim} ${outcome.victim} cut: -rw stale ${outcome.routing.staleMs} ms after the election, ${outcome.staleAfterCutMs} ms after the cut; NoPrimary ${outcome.routing.noPrimaryMs} ms\n`);
+      return { ...outcome, timeline };
+    }
+
+    async function judgedRound(cut: (namespacePath: string) => Promise<unknown>): Promise<void> {
+      const round = await roundOn(cut);
       assert.equal(round.status.currentPrimary, round.successor, 'status names the member that takes writes');
       assert.ok(round.standbys.includes(round.successor), `the successor ${round.successor} was a synchronous standby (${round.standbys.join(',')})`);
       assert.equal(round.status.members?.find((m) => m.name === round.old)?.role, 'replica', `${round.old} rejoined as a replica`);
       assert.ok(round.acknowledged > 0, 'the writer had commits acknowledged');
       assert.deepEqual(round.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(round.splitBrains, [], 'never two members taking writes at once');
+      assert.ok(round.routing.electedAt !== undefined, `the watch saw the new primary elected:\n${round.timeline()}`);
+      assert.ok(round.routing.staleMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${round.routing.staleMs} ms after the election:\n${round.timeline()}`);
+      assert.equal(round.routing.noPrimaryMs, 0, `the status said NoPrimary for ${round.routing.noPrimaryMs} ms after the election`);
     }
 
     it('full cut of the primary held past ttl, then healed', async () => {
@@ -49,6 +63,18 @@ if (inside) {
 
     it('API-only cut of the primary held past ttl, then healed', async () => {
       await judgedRound((path) => cutFromApiServer(path, subnet));
+    });
+
+    it('full cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
+      const outcome = await roundOn((path) => cutFromEverything(path), 'sync standby');
+      assert.notEqual(outcome.victim, outcome.old, 'a replica was cut');
+      assert.equal(outcome.successor, outcome.old, 'no other member took writes');
+      assert.equal(outcome.status.currentPrimary, outcome.old, 'the primary stayed');
+      assert.equal(outcome.status.members?.find((m) => m.name === outcome.victim)?.role, 'replica', `${outcome.victim} rejoined as a replica`);
+      assert.ok(outcome.acknowledged > 0, 'the writer had commits acknowledged');
+      assert.deepEqual(outcome.missing, [], 'no acknowledged commit is lost');
+      assert.deepEqual(outcome.splitBrains, [], 'never two members taking writes at once');
+      assert.ok(outcome.staleAfterCutMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${outcome.staleAfterCutMs} ms:\n${outcome.timeline()}`);
     });
   });
 }

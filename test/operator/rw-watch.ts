@@ -7,10 +7,16 @@ import type { ClusterDriver } from './e2e-support.js';
 
 /**
  * Watches how a cluster's `-rw` Service routes while faults happen: every ~100 ms it reads the
- * Service's Endpoints, the leader Lease and the DatabaseCluster status, and asks each pod over a
- * fresh connection whether it takes writes. A sample is "stale" when -rw lists an address whose
- * server does not accept writes.
+ * Service's Endpoints (or, given `rwBackends`, what the service proxy itself routes to), the
+ * leader Lease and the DatabaseCluster status, and asks each pod over a fresh connection whether
+ * it takes writes. A sample is "stale" when -rw lists an address whose server does not accept writes.
  */
+
+/** How long after the election -rw may still list a read-only server: label write → Endpoints → proxy, plus sampling. */
+export const staleRoutingBudgetMs = 2500;
+
+/** Where -rw routes now (pod addresses), when read from somewhere other than the Endpoints. */
+export type RwBackends = () => string[];
 export interface RoutingSample {
   at: number;
   /** Addresses -rw routes to. */
@@ -48,8 +54,9 @@ async function writableAt(host: string, password: string): Promise<boolean> {
   }
 }
 
-async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[]): Promise<RoutingSample> {
+async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[], rwBackends?: RwBackends): Promise<RoutingSample> {
   const at = Date.now();
+  const proxied = rwBackends?.();
   const [endpoints, lease, status] = await Promise.all([
     api.core.readNamespacedEndpoints({ namespace, name: names(cluster).rwService }).catch(() => undefined),
     api.coordination.readNamespacedLease({ namespace, name: names(cluster).leaderLease }).catch(() => undefined),
@@ -59,7 +66,7 @@ async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: st
   const answers = await Promise.all(ips.map((ip) => writableAt(ip, password)));
   return {
     at,
-    rw: (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)),
+    rw: proxied ?? (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)),
     writable: ips.filter((_, i) => answers[i]),
     holder: lease?.spec?.holderIdentity || undefined,
     statusPrimary: status?.currentPrimary,
@@ -77,6 +84,11 @@ function durationWhere(samples: RoutingSample[], from: number, bad: (s: RoutingS
   return total;
 }
 
+/** Time after `from` during which -rw listed an address whose server did not take writes. */
+export function staleSince(samples: RoutingSample[], from: number): number {
+  return durationWhere(samples, from, (s) => s.rw.some((ip) => !s.writable.includes(ip)));
+}
+
 export function summarize(samples: RoutingSample[], oldPrimary: string, ipOf: (pod: string) => string | undefined): RoutingSummary {
   const elected = samples.find((s) => s.holder !== undefined && s.holder !== oldPrimary && s.writable.includes(ipOf(s.holder) ?? ''));
   if (!elected) return { samples, staleMs: 0, statusWrongMs: 0, noPrimaryMs: 0 };
@@ -84,20 +96,20 @@ export function summarize(samples: RoutingSample[], oldPrimary: string, ipOf: (p
   return {
     samples,
     electedAt: from,
-    staleMs: durationWhere(samples, from, (s) => s.rw.some((ip) => !s.writable.includes(ip))),
+    staleMs: staleSince(samples, from),
     statusWrongMs: durationWhere(samples, from, (s) => s.statusPrimary !== s.holder),
     noPrimaryMs: durationWhere(samples, from, (s) => s.readyReason === 'NoPrimary'),
   };
 }
 
 /** Samples until stop() is called; `pods` are read once (their addresses do not change here). */
-export function watchRouting(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[]) {
+export function watchRouting(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[], rwBackends?: RwBackends) {
   const samples: RoutingSample[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
       const started = Date.now();
-      samples.push(await sample(api, driver, namespace, cluster, password, pods));
+      samples.push(await sample(api, driver, namespace, cluster, password, pods, rwBackends));
       await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - started))));
     }
   })();

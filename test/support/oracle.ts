@@ -1,6 +1,7 @@
 /**
  * The real-apiserver oracle: etcd + kube-apiserver 1.20.2 + kube-controller-manager (garbage
- * collector and namespace deletion only), on free loopback ports in a temp dir. The binaries come
+ * collector and namespace deletion only, or all its controllers), on free ports in a temp dir:
+ * loopback, or a given address of an isolated node namespace (ADR 0354). The binaries come
  * from scripts/oracle/build.sh (cached outside the repo); etcd is Debian's etcd-server.
  * Returns the same shape as startTestApiServer() so a contract test can run against either.
  */
@@ -133,6 +134,26 @@ export interface OracleOptions {
   users?: Record<string, string>;
   /** Service cluster IP range (default 10.0.0.0/24: 254 ClusterIP Services; a fleet needs more). */
   serviceCidr?: string;
+  /**
+   * Where the API server listens and what it advertises (default 127.0.0.1). 1.20 otherwise takes
+   * the advertised address from the default route, which an isolated node namespace has not.
+   */
+  address?: string;
+  /** `all`: every controller of kube-controller-manager (a real control plane); default GC and namespace only. */
+  controllers?: 'gc-and-namespace' | 'all';
+}
+
+/** kube-controller-manager flags beyond the kubeconfig: which controllers, and what those need. */
+function controllerFlags(controllers: OracleOptions['controllers'], dir: string): string[] {
+  if (controllers !== 'all') return ['--controllers=garbagecollector,namespace'];
+  return [
+    '--controllers=*',
+    // The attach/detach and volume controllers would create their plugin folder on the host.
+    `--flex-volume-plugin-dir=${join(dir, 'flexvolume')}`,
+    // The token controller signs ServiceAccount tokens with the key the server verifies them with.
+    `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+    `--root-ca-file=${join(dir, 'ca.crt')}`,
+  ];
 }
 
 export async function startOracleApiServer(options: OracleOptions = {}): Promise<OracleApiServer> {
@@ -152,7 +173,8 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     }
   };
   try {
-    const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const address = options.address ?? '127.0.0.1';
+    const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort(address)]);
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     processes.push(
       launch('etcd', ETCD, [
@@ -168,7 +190,7 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     );
     await waitForPort('127.0.0.1', etcdClient, 20_000);
 
-    const certs = generateCertificates(['127.0.0.1', 'localhost']);
+    const certs = generateCertificates([...new Set([address, '127.0.0.1', 'localhost'])]);
     writeFileSync(join(dir, 'ca.crt'), certs.caCert);
     writeFileSync(join(dir, 'server.crt'), certs.serverCert);
     writeFileSync(join(dir, 'server.key'), certs.serverKey);
@@ -178,14 +200,16 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     const token = randomBytes(16).toString('hex');
     const extraUsers = Object.entries(options.users ?? {}).map(([name, userToken], i) => `${userToken},${name},${100 + i}\n`);
     writeFileSync(join(dir, 'tokens.csv'), [`${token},keelson-admin,1,"system:masters"\n`, ...extraUsers].join(''));
-    const url = `https://127.0.0.1:${apiPort}`;
+    const url = `https://${address}:${apiPort}`;
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, renderKubeconfig({ server: url, caCert: certs.caCert, token, contextName: 'keelson-oracle' }));
 
     processes.push(
       launch('kube-apiserver', join(bin, 'kube-apiserver'), [
         `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
+        `--bind-address=${address}`,
+        // Loopback runs keep 1.20's own choice (the host's route); in a node namespace there is none.
+        ...(options.address ? [`--advertise-address=${options.address}`] : []),
         `--secure-port=${apiPort}`,
         '--insecure-port=0',
         `--tls-cert-file=${join(dir, 'server.crt')}`,
@@ -213,7 +237,7 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     processes.push(
       launch('kube-controller-manager', join(bin, 'kube-controller-manager'), [
         `--kubeconfig=${kubeconfigPath}`,
-        '--controllers=garbagecollector,namespace',
+        ...controllerFlags(options.controllers, dir),
         '--leader-elect=false',
         '--port=0',
         '--secure-port=0',

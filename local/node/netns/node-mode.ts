@@ -1,7 +1,7 @@
 /**
  * What `--network namespace` sets up before the node agent starts: checks (root, the tools, an
- * isolated namespace, an API server that pods can reach), the bridge, the pod address pool of the
- * private /24, and removal of namespaces a crashed run left.
+ * isolated namespace, an API server that pods can reach), the bridge, the pod and Service address
+ * pools of the private /24s, and removal of namespaces a crashed run left.
  */
 import type { Logger } from '../../../lib/log.js';
 import { AddressPool } from '../addresses.js';
@@ -21,6 +21,8 @@ export interface NamespaceMode {
   subnet: NodeSubnet;
   network: PodNetworks;
   podAddresses: AddressPool;
+  /** The Service /24 (local in the node namespace): what the service proxy listens on. */
+  serviceAddresses: AddressPool;
   /** The node's address on the bridge: status.hostIP, hostNetwork pods. */
   hostIP: string;
 }
@@ -38,5 +40,11 @@ export async function prepareNamespaceMode(options: { markerPrefix: string; podN
   const network = new PodNetworks(nodeId(options.markerPrefix), subnet);
   const removed = await network.removeLeftovers();
   if (removed.length > 0) options.logger.info({ removed }, 'removed pod network namespaces left over by a previous run');
-  return { subnet, network, podAddresses: new AddressPool(subnet.prefix, subnet.firstPod, subnet.lastPod, 'private'), hostIP: subnet.nodeAddress };
+  return {
+    subnet,
+    network,
+    podAddresses: new AddressPool(subnet.prefix, subnet.firstPod, subnet.lastPod, 'private'),
+    serviceAddresses: new AddressPool(subnet.servicePrefix, 1, 254, 'private'),
+    hostIP: subnet.nodeAddress,
+  };
 }

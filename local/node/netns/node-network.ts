@@ -1,7 +1,10 @@
 /**
  * The node's side of namespace mode: inside an isolated namespace (checked first, before anything
  * is created), bring lo up and create the bridge that pods' veths join, holding the node address
- * and the API server's address of the subnet. Idempotent, so the stack and the agent may both call it.
+ * and the API server's address of the subnet, and make the whole Service /24 local (an AnyIP route
+ * on lo, as kube-proxy's IPVS mode puts cluster IPs on a dummy link): the service proxy binds any
+ * cluster IP without adding addresses, and pods reach it through the node. Idempotent, so the stack
+ * and the agent may both call it.
  */
 import { ip, ipJson } from './commands.js';
 import { assertIsolated } from './isolation.js';
@@ -24,4 +27,5 @@ export async function ensureNodeNetwork(subnet: NodeSubnet): Promise<void> {
     if (!present.has(address)) await ip(['addr', 'add', `${address}/24`, 'dev', bridgeName]);
   }
   await ip(['link', 'set', bridgeName, 'up']);
+  await ip(['route', 'replace', 'local', `${subnet.servicePrefix}.0/24`, 'dev', 'lo']);
 }

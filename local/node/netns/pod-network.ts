@@ -1,8 +1,8 @@
 /**
  * One network namespace per pod: `/run/netns/keelson-<node>-<octet>` with lo and `eth0`, the pod
- * end of a veth whose node end joins the bridge. The pod gets its address on the /24 and no
- * default route: the bridge reaches the node, the API server and the other pods, and nothing else
- * exists. Removing the namespace removes the veth pair with it.
+ * end of a veth whose node end joins the bridge. The pod gets its address on the /24, a route to
+ * the Service /24 through the node (where the service proxy listens) and no default route: the
+ * bridge reaches the node, the API server, the Services and the other pods, and nothing else exists. Removing the namespace removes the veth pair with it.
  */
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
 import { ip, ipJson } from './commands.js';
@@ -60,6 +60,7 @@ export class PodNetworks implements PodNetworkProvider {
       await ip(['link', 'set', 'lo', 'up'], name);
       await ip(['addr', 'add', `${podIP}/24`, 'dev', 'eth0'], name);
       await ip(['link', 'set', 'eth0', 'up'], name);
+      await ip(['route', 'add', `${this.subnet.servicePrefix}.0/24`, 'via', this.subnet.nodeAddress, 'dev', 'eth0'], name);
     } catch (err) {
       await ip(['netns', 'del', name]).catch(() => undefined);
       throw err;

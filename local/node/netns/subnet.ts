@@ -12,6 +12,8 @@ export interface NodeSubnet {
   apiAddress: string;
   firstPod: number;
   lastPod: number;
+  /** First three octets of the Service /24, e.g. `10.213.1`. */
+  servicePrefix: string;
 }
 
 export const defaultNodeSubnetPrefix = '10.213.0';
@@ -29,7 +31,15 @@ export function isPrivatePrefix(prefix: string): boolean {
 
 export function nodeSubnet(prefix = defaultNodeSubnetPrefix): NodeSubnet {
   if (!isPrivatePrefix(prefix)) throw new Error(`invalid pod network "${prefix}": expected A.B.C inside 10/8, 172.16/12 or 192.168/16`);
-  return { prefix, nodeAddress: `${prefix}.1`, apiAddress: `${prefix}.254`, firstPod: 2, lastPod: 199 };
+  const [a, b, c] = prefix.split('.').map(Number);
+  // Same /16 as the pods, so it is private whenever theirs is.
+  const servicePrefix = `${a}.${b}.${c ^ 1}`;
+  return { prefix, nodeAddress: `${prefix}.1`, apiAddress: `${prefix}.254`, firstPod: 2, lastPod: 199, servicePrefix };
+}
+
+/** The Service range of a node subnet, for the API server's allocator. */
+export function serviceCidrOfSubnet(subnet: NodeSubnet): string {
+  return `${subnet.servicePrefix}.0/24`;
 }
 
 /** Short node id (from the node's marker hash): letters and digits only, at most 6 characters. */

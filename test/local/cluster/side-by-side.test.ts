@@ -43,7 +43,10 @@ describe('service cluster IPs', () => {
     assert.equal(headless.spec.clusterIP, 'None');
     assert.deepEqual(parseServiceCidr('127.1.0.0/16'), { low: 0x7f010001, high: 0x7f01fffe });
     assert.equal(serviceCidrOfPrefix('127.0.41'), '127.0.41.0/24');
-    assert.throws(() => new ServiceIpAllocator('10.0.0.0/24'), /inside 127.0.0.0\/8/);
+    // A private range (a node namespace's Service /24); public ones and ranges straddling a block are refused.
+    assert.deepEqual(parseServiceCidr('10.213.1.0/24'), { low: 0x0ad50101, high: 0x0ad501fe });
+    assert.throws(() => new ServiceIpAllocator('8.8.8.0/24'), /inside 127.0.0.0\/8 or a private range/);
+    assert.throws(() => new ServiceIpAllocator('172.0.0.0/8'), /inside 127.0.0.0\/8 or a private range/);
     assert.throws(() => new ServiceIpAllocator('127.0.0.0/31'), /N from 8 to 30/);
   });
 });

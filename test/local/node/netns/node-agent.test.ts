@@ -90,8 +90,11 @@ if (inside) {
       assert.equal(answer.ip, podIP);
       const podNamespace = readlinkSync(`/proc/${answer.pid}/ns/net`);
       assert.notEqual(podNamespace, readlinkSync('/proc/self/ns/net'), 'the container is not in the node namespace');
-      const files = readdirSync('/run/netns').filter((n) => n.endsWith(`-${podIP.split('.')[3]}`) && n.startsWith('keelson-'));
-      assert.equal(files.length, 1, `one pod namespace for ${podIP}: ${files.join(', ')}`);
+      // Only this node's namespaces: /run/netns is shared with other nodes (other runs) on the machine.
+      const agentPath = [...node.agent.workers.values()].find((w) => w.key === 'netns/web' && !w.isTerminated)?.networkNamespace ?? '';
+      const ours = (n: string) => agentPath.endsWith(`/${n}`);
+      const files = readdirSync('/run/netns').filter((n) => n.endsWith(`-${podIP.split('.')[3]}`) && n.startsWith('keelson-') && ours(n));
+      assert.equal(files.length, 1, `one pod namespace for ${podIP}: ${files.join(', ')} (the agent's: ${agentPath})`);
       assert.equal(podNamespace, `net:[${statSync(`/run/netns/${files[0]}`).ino}]`);
 
       const whoami = (await getJson(`http://${podIP}:8080/whoami`, 5000)).body as { status?: number; error?: string };

@@ -4,6 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { canonicalJson } from './hash.js';
 import { AppliedCondition } from './refusals.js';
+import { syncStandbyGap } from './sync-status.js';
 
 export interface StatusInput {
   cluster: DatabaseCluster;
@@ -89,22 +90,27 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const switching = input.switchover?.result === 'Pending';
   const allReady = ready === wanted && list.length === wanted && primary !== undefined;
   const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
+  // Synchronous modes: not Healthy until the primary names a synchronous standby (still Creating at first).
+  const syncGap = allReady ? syncStandbyGap(cluster, input.haMembers) : undefined;
+  const served = cluster.status?.phase === 'Healthy' || cluster.status?.phase === 'Degraded';
 
   let phase: Phase;
   if (switching) phase = 'SwitchingOver';
   else if (updating) phase = 'Updating';
-  else if (!everReady && !allReady) phase = 'Creating';
+  else if ((!everReady && !allReady) || (syncGap && !served)) phase = 'Creating';
   else if (scaling) phase = 'Scaling';
-  else if (allReady) phase = 'Healthy';
+  else if (allReady && !syncGap) phase = 'Healthy';
   else phase = 'Degraded';
 
   const readyReason = allReady ? 'AllInstancesReady' : primary === undefined ? 'NoPrimary' : 'InstancesNotReady';
   const progressingReason = switching ? 'SwitchingOver' : updating ? 'RollingUpdate' : phase === 'Creating' ? 'Creating' : scaling ? 'Scaling' : 'Stable';
-  const degraded = everReady && !allReady && !scaling && !updating && !switching;
+  const degraded = (everReady && !allReady && !scaling && !updating && !switching) || phase === 'Degraded';
+  const degradedReason = !degraded ? 'AsExpected' : !primary ? 'NoPrimary' : !allReady ? 'InstancesNotReady' : (syncGap?.reason ?? 'InstancesNotReady');
+  const degradedMessage = !degraded ? 'all instances as expected' : allReady && syncGap ? syncGap.message : `${wanted - ready} instance(s) not ready`;
   const conditions = [
     condition('Ready', allReady, readyReason, `${ready}/${wanted} instances ready${primary ? `, primary ${primary}` : ''}`, previous, input),
     condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
-    condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : 'all instances as expected', previous, input),
+    condition('Degraded', degraded, degradedReason, degradedMessage, previous, input),
   ];
   if (input.apiFallbacks) {
     const fallbacks = input.apiFallbacks;

@@ -4,7 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { canonicalJson } from './hash.js';
 import { AppliedCondition } from './refusals.js';
-import { syncStandbyGap } from './sync-status.js';
+import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 
 export interface StatusInput {
   cluster: DatabaseCluster;
@@ -91,7 +91,10 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const allReady = ready === wanted && list.length === wanted && primary !== undefined;
   const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
   // Synchronous modes: not Healthy until the primary names a synchronous standby (still Creating at first).
-  const syncGap = allReady ? syncStandbyGap(cluster, input.haMembers) : undefined;
+  const sync = syncStandbyState(cluster, input.haMembers);
+  // Roles unknown this pass (the primary's ha-node did not answer): the last known word stands.
+  const lastSync = cluster.spec.ha.synchronousMode === 'off' ? undefined : previous?.find((c) => c.type === SyncStandbyCondition);
+  const syncGap = sync ? sync.gap : lastSync?.status === 'False' ? { reason: lastSync.reason, message: lastSync.message } : undefined;
   const served = cluster.status?.phase === 'Healthy' || cluster.status?.phase === 'Degraded';
 
   let phase: Phase;
@@ -115,6 +118,12 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   if (input.apiFallbacks) {
     const fallbacks = input.apiFallbacks;
     conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served', previous, input));
+  }
+  if (sync) {
+    const named = sync.named.join(', ');
+    conditions.push(condition(SyncStandbyCondition, !sync.gap, sync.gap?.reason ?? 'Named', sync.gap?.message ?? `synchronous standby: ${named}`, previous, input));
+  } else if (lastSync) {
+    conditions.push(lastSync);
   }
   if (input.applied) conditions.push(condition(AppliedCondition, true, 'AllObjectsApplied', 'every owned object matches the spec', previous, input));
 

@@ -96,6 +96,15 @@ describe('status', () => {
     assert.equal(lost.phase, 'Degraded');
     assert.deepEqual([degradedOf(lost)?.status, degradedOf(lost)?.reason], ['True', 'NoSyncStandby']);
     assert.match(degradedOf(lost)?.message ?? '', /only the primary may be promoted/);
+    const syncOf = (s: ReturnType<typeof computeStatus>) => s.conditions?.find((c) => c.type === 'SynchronousStandby');
+    assert.deepEqual([syncOf(fresh.status)?.status, syncOf(fresh.status)?.reason, syncOf(fresh.status)?.message], ['True', 'Named', 'synchronous standby: demo-1']);
+    assert.deepEqual([syncOf(lost)?.status, syncOf(lost)?.reason], ['False', 'NoSyncStandby']);
+    // Members not ready (a replica cut off) leave Degraded to them, and the sync condition still says it.
+    const notReady = computeStatus({ ...base, cluster: fresh, pods: [pods[0]!, pod('demo-1', { role: 'replica', ready: false }), pods[2]!], haMembers: replicas });
+    assert.deepEqual([notReady.phase, degradedOf(notReady)?.reason, syncOf(notReady)?.reason], ['Degraded', 'InstancesNotReady', 'NoSyncStandby']);
+    // Roles unknown on a later pass: the last known word stands.
+    const unknown = computeStatus({ ...base, cluster: { ...fresh, status: lost } });
+    assert.deepEqual([unknown.phase, syncOf(unknown)?.reason], ['Degraded', 'NoSyncStandby']);
 
     const strict = sampleCluster({ ha: { synchronousMode: 'strict' } });
     strict.status = fresh.status;
@@ -109,6 +118,8 @@ describe('status', () => {
     assert.equal(computeStatus({ ...base, cluster: quorum, haMembers: [{ name: 'demo-1', role: 'quorum_standby' }] }).phase, 'Healthy');
     // Asynchronous clusters, and roles the operator could not read, are judged by readiness alone.
     assert.equal(computeStatus({ ...base, cluster: sampleCluster(), haMembers: replicas }).phase, 'Healthy');
-    assert.equal(computeStatus({ ...base, cluster: strict }).phase, 'Healthy');
+    const healthyStrict = sampleCluster({ ha: { synchronousMode: 'strict' } });
+    healthyStrict.status = fresh.status;
+    assert.equal(computeStatus({ ...base, cluster: healthyStrict }).phase, 'Healthy', 'last known: named');
   });
 });

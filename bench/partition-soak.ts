@@ -3,7 +3,8 @@
  * (ADR 0354); ROUNDS rounds of each fault on the primary (full cut, API-only cut, peers-only cut),
  * each held for 2 × ttl and then healed. Prints one line per round and a table per fault: rounds,
  * split-brain instants, lost acknowledged commits, failover time (cut → the successor's first
- * commit) and time to Healthy after the heal.
+ * commit), for a primary that keeps its lock the time until it commits again (synchronous mode
+ * drops the standbys it cannot reach), and time to Healthy after the heal.
  * Needs root; runs itself inside a fresh isolated network namespace.
  * Run: node --import tsx bench/partition-soak.ts   (ROUNDS=3, TTL=10)
  */
@@ -41,7 +42,7 @@ try {
       const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 120_000, expectFailover: fault.failover }, (path) => fault.cut(path, primary)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
       nextId += 100_000;
       results.set(fault.name, [...(results.get(fault.name) ?? []), outcome]);
-      const line = outcome instanceof Error ? `failed: ${outcome.message}` : `${outcome.old} → ${outcome.successor}, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
+      const line = outcome instanceof Error ? `failed: ${outcome.message}` : `${outcome.old} → ${outcome.successor}, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}${outcome.primaryResumedMs === undefined ? '' : `, primary commits again after ${(outcome.primaryResumedMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
       console.log(`round ${round} ${fault.name}: ${line}`);
     }
   }
@@ -56,13 +57,14 @@ const median = (values: number[]): string => {
 };
 const max = (values: number[]): string => (values.length === 0 ? '-' : (Math.max(...values) / 1000).toFixed(1));
 console.log(`\nttl ${ttlSeconds} s, synchronous mode on, faults held 2 × ttl`);
-console.log('fault            rounds  failed  split-brain  lost commits  failover s (median/max)  Healthy after heal s (median/max)');
+console.log('fault            rounds  failed  split-brain  lost commits  failover s (median/max)  primary again s (median/max)  Healthy after heal s (median/max)');
 for (const [name, outcomes] of results) {
   const ok = outcomes.filter((o): o is RoundOutcome => !(o instanceof Error));
   const failover = ok.flatMap((o) => (o.failoverMs === undefined ? [] : [o.failoverMs]));
   const healthy = ok.map((o) => o.healthyAfterHealMs);
+  const resumed = ok.flatMap((o) => (o.primaryResumedMs === undefined ? [] : [o.primaryResumedMs]));
   const splitBrains = Math.max(0, ...ok.map((o) => o.splitBrains.length));
   const lost = ok.reduce((n, o) => n + o.missing.length, 0);
-  console.log(`${name.padEnd(16)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${median(failover)}/${max(failover)}`.padStart(23)}  ${`${median(healthy)}/${max(healthy)}`.padStart(33)}`);
+  console.log(`${name.padEnd(16)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${median(failover)}/${max(failover)}`.padStart(23)}  ${`${median(resumed)}/${max(resumed)}`.padStart(28)}  ${`${median(healthy)}/${max(healthy)}`.padStart(33)}`);
 }
 process.exit(0);

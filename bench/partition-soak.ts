@@ -3,8 +3,10 @@
  * (ADR 0354); ROUNDS rounds of each fault on the primary (full cut, API-only cut, peers-only cut)
  * and of a full cut of the synchronous standby, each held for 2 × ttl and then healed. Prints one
  * line per round and a table per fault: rounds, split-brain instants, lost acknowledged commits,
- * failover time (cut → the successor's first commit), how long -rw routed to a server that took
- * no writes after the election (after the cut for a standby) and time to Healthy after the heal.
+ * failover time (cut → the successor's first commit), for a primary that keeps its lock the time
+ * until it commits again (synchronous mode drops the standbys it cannot reach), how long -rw
+ * routed to a server that took no writes after the election (after the cut for a standby) and
+ * time to Healthy after the heal.
  * Needs root; runs itself inside a fresh isolated network namespace.
  * Run: node --import tsx bench/partition-soak.ts   (ROUNDS=3, TTL=10)
  */
@@ -45,7 +47,7 @@ try {
       const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 120_000, expectFailover: fault.failover, victim: fault.victim }, (path) => fault.cut(path, primary)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
       nextId += 100_000;
       results.set(fault.name, [...(results.get(fault.name) ?? []), outcome]);
-      const line = outcome instanceof Error ? `failed: ${outcome.message}` : `${outcome.victim} cut, ${outcome.old} → ${outcome.successor}, -rw stale ${(staleMs(outcome) / 1000).toFixed(1)} s, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
+      const line = outcome instanceof Error ? `failed: ${outcome.message}` : `${outcome.victim} cut, ${outcome.old} → ${outcome.successor}, -rw stale ${(staleMs(outcome) / 1000).toFixed(1)} s, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}${outcome.primaryResumedMs === undefined ? '' : `, primary commits again after ${(outcome.primaryResumedMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
       console.log(`round ${round} ${fault.name}: ${line}`);
     }
   }
@@ -60,14 +62,15 @@ const median = (values: number[]): string => {
 };
 const max = (values: number[]): string => (values.length === 0 ? '-' : (Math.max(...values) / 1000).toFixed(1));
 console.log(`\nttl ${ttlSeconds} s, synchronous mode on, faults held 2 × ttl`);
-console.log('fault             rounds  failed  split-brain  lost commits  failover s (median/max)  -rw stale s (median/max)  Healthy after heal s (median/max)');
+console.log('fault             rounds  failed  split-brain  lost commits  failover s (median/max)  primary again s (median/max)  -rw stale s (median/max)  Healthy after heal s (median/max)');
 for (const [name, outcomes] of results) {
   const ok = outcomes.filter((o): o is RoundOutcome => !(o instanceof Error));
   const failover = ok.flatMap((o) => (o.failoverMs === undefined ? [] : [o.failoverMs]));
   const healthy = ok.map((o) => o.healthyAfterHealMs);
+  const resumed = ok.flatMap((o) => (o.primaryResumedMs === undefined ? [] : [o.primaryResumedMs]));
   const splitBrains = Math.max(0, ...ok.map((o) => o.splitBrains.length));
   const lost = ok.reduce((n, o) => n + o.missing.length, 0);
   const stale = ok.map(staleMs);
-  console.log(`${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${median(failover)}/${max(failover)}`.padStart(23)}  ${`${median(stale)}/${max(stale)}`.padStart(24)}  ${`${median(healthy)}/${max(healthy)}`.padStart(33)}`);
+  console.log(`${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${median(failover)}/${max(failover)}`.padStart(23)}  ${`${median(resumed)}/${max(resumed)}`.padStart(28)}  ${`${median(stale)}/${max(stale)}`.padStart(24)}  ${`${median(healthy)}/${max(healthy)}`.padStart(33)}`);
 }
 process.exit(0);

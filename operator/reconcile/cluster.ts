@@ -204,5 +204,9 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   // A backup in progress is followed closely; that is not a cluster failing to converge.
   if (backup?.active) return { requeueAfterMs: convergingRequeueMs };
   // Schedules are checked on every pass: come back often enough to start a backup within its minute.
-  return cluster.spec.backup ? { requeueAfterMs: backupRequeueMs } : {};
+  const backupMs = cluster.spec.backup ? backupRequeueMs : Infinity;
+  // Synchronous modes: a standby the primary drops changes no pod, so look again every ttl (NoSyncStandby).
+  const syncMs = cluster.spec.ha.synchronousMode === 'off' ? Infinity : Math.min(60_000, Math.max(convergingRequeueMs, cluster.spec.ha.ttl * 1000));
+  const next = Math.min(backupMs, syncMs);
+  return Number.isFinite(next) ? { requeueAfterMs: next } : {};
 }

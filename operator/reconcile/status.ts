@@ -4,6 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { canonicalJson } from './hash.js';
 import { AppliedCondition } from './refusals.js';
+import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 
 export interface StatusInput {
   cluster: DatabaseCluster;
@@ -89,26 +90,40 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const switching = input.switchover?.result === 'Pending';
   const allReady = ready === wanted && list.length === wanted && primary !== undefined;
   const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
+  // Synchronous modes: not Healthy until the primary names a synchronous standby (still Creating at first).
+  const sync = syncStandbyState(cluster, input.haMembers);
+  // Roles unknown this pass (the primary's ha-node did not answer): the last known word stands.
+  const lastSync = cluster.spec.ha.synchronousMode === 'off' ? undefined : previous?.find((c) => c.type === SyncStandbyCondition);
+  const syncGap = sync ? sync.gap : lastSync?.status === 'False' ? { reason: lastSync.reason, message: lastSync.message } : undefined;
+  const served = cluster.status?.phase === 'Healthy' || cluster.status?.phase === 'Degraded';
 
   let phase: Phase;
   if (switching) phase = 'SwitchingOver';
   else if (updating) phase = 'Updating';
-  else if (!everReady && !allReady) phase = 'Creating';
+  else if ((!everReady && !allReady) || (syncGap && !served)) phase = 'Creating';
   else if (scaling) phase = 'Scaling';
-  else if (allReady) phase = 'Healthy';
+  else if (allReady && !syncGap) phase = 'Healthy';
   else phase = 'Degraded';
 
   const readyReason = allReady ? 'AllInstancesReady' : primary === undefined ? 'NoPrimary' : 'InstancesNotReady';
   const progressingReason = switching ? 'SwitchingOver' : updating ? 'RollingUpdate' : phase === 'Creating' ? 'Creating' : scaling ? 'Scaling' : 'Stable';
-  const degraded = everReady && !allReady && !scaling && !updating && !switching;
+  const degraded = (everReady && !allReady && !scaling && !updating && !switching) || phase === 'Degraded';
+  const degradedReason = !degraded ? 'AsExpected' : !primary ? 'NoPrimary' : !allReady ? 'InstancesNotReady' : (syncGap?.reason ?? 'InstancesNotReady');
+  const degradedMessage = !degraded ? 'all instances as expected' : allReady && syncGap ? syncGap.message : `${wanted - ready} instance(s) not ready`;
   const conditions = [
     condition('Ready', allReady, readyReason, `${ready}/${wanted} instances ready${primary ? `, primary ${primary}` : ''}`, previous, input),
     condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
-    condition('Degraded', degraded, degraded ? (primary ? 'InstancesNotReady' : 'NoPrimary') : 'AsExpected', degraded ? `${wanted - ready} instance(s) not ready` : 'all instances as expected', previous, input),
+    condition('Degraded', degraded, degradedReason, degradedMessage, previous, input),
   ];
   if (input.apiFallbacks) {
     const fallbacks = input.apiFallbacks;
     conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served', previous, input));
+  }
+  if (sync) {
+    const named = sync.named.join(', ');
+    conditions.push(condition(SyncStandbyCondition, !sync.gap, sync.gap?.reason ?? 'Named', sync.gap?.message ?? `synchronous standby: ${named}`, previous, input));
+  } else if (lastSync) {
+    conditions.push(lastSync);
   }
   if (input.applied) conditions.push(condition(AppliedCondition, true, 'AllObjectsApplied', 'every owned object matches the spec', previous, input));
 

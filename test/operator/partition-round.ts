@@ -92,6 +92,8 @@ export interface RoundOutcome {
   standbys: string[];
   /** From the cut to the successor's first committed sample; undefined when the old primary kept it. */
   failoverMs?: number;
+  /** When the old primary kept the lock: from the cut to its first commit of a sample begun after the cut took hold (1 s). */
+  primaryResumedMs?: number;
   /** From the heal to the operator's Healthy status with three ready members. */
   healthyAfterHealMs: number;
   status: ClusterStatus;
@@ -142,6 +144,7 @@ export async function faultRound(setup: RoundSetup, cut: (namespacePath: string)
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 2 * setup.ttlSeconds * 1000 - Date.now())));
     const successor = committedSince(sampler.samples, cutAt, old)[0] ?? old;
     const firstCommit = Math.min(...sampler.samples.filter((s) => s.ok && s.member === successor && s.startedAt >= cutAt).map((s) => s.endedAt));
+    const resumed = sampler.samples.filter((s) => s.ok && s.member === old && s.startedAt >= cutAt + 1000).map((s) => s.endedAt - cutAt);
     await heal(path);
     healed = true;
     const healedAt = Date.now();
@@ -158,6 +161,7 @@ export async function faultRound(setup: RoundSetup, cut: (namespacePath: string)
       successor,
       standbys,
       failoverMs: successor === old ? undefined : firstCommit - cutAt,
+      primaryResumedMs: successor === old && resumed.length > 0 ? Math.min(...resumed) : undefined,
       healthyAfterHealMs,
       status,
       acknowledged: acknowledged.length,

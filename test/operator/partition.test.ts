@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../lib/log.js';
-import { cutFromApiServer, cutFromEverything } from '../../local/node/netns/partition.js';
+import { cutFromApiServer, cutFromEverything, cutFromPeers } from '../../local/node/netns/partition.js';
 import { nodeSubnet } from '../../local/node/netns/subnet.js';
 import { enterIsolatedRun } from '../support/netns.js';
 import { faultRound, startPartitionCluster, type RoundSetup } from './partition-round.js';
@@ -75,6 +75,40 @@ if (inside) {
       assert.deepEqual(outcome.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(outcome.splitBrains, [], 'never two members taking writes at once');
       assert.ok(outcome.staleAfterCutMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${outcome.staleAfterCutMs} ms:\n${outcome.timeline()}`);
+    });
+
+    it('peers-only cut of the primary: it keeps the lock, commits again before the heal, and the status names no synchronous standby', async () => {
+      const old = (await cluster.driver.status()).currentPrimary!;
+      const peers = cluster.members.filter((m) => m.name !== old).map((m) => m.ip);
+      let cutAt = 0;
+      let watching = true;
+      const seen = new Set<string>();
+      // The operator's word during the hold (Healthy would hide commits waiting on an unreachable standby).
+      const watcher = (async () => {
+        while (watching) {
+          if (cutAt > 0) {
+            const s = await cluster.driver.status().catch(() => undefined);
+            const sync = s?.conditions?.find((c) => c.type === 'SynchronousStandby');
+            if (s) seen.add(`${s.phase}/${sync?.reason ?? '-'}`);
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })();
+      const round = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 45_000, expectFailover: false }, async (path) => {
+        await cutFromPeers(path, peers);
+        cutAt = Date.now();
+      });
+      watching = false;
+      await watcher;
+      nextId += 100_000;
+      assert.equal(round.successor, old, 'the primary kept the lock (it still reaches the API server)');
+      // Non-strict synchronous mode: the unreachable standby is dropped within about ttl, long before the heal (2 × ttl).
+      const firstMs = round.primaryResumedMs ?? Infinity;
+      process.stderr.write(`# peers-only cut: the primary committed again ${firstMs} ms after the cut; status seen: ${[...seen].join(' ')}\n`);
+      assert.ok(firstMs < 2 * ttlSeconds * 1000, `the primary committed again before the heal (first commit ${firstMs} ms after the cut)`);
+      assert.ok([...seen].some((x) => x.endsWith('/NoSyncStandby') && !x.startsWith('Healthy')), `status showed NoSyncStandby and not Healthy: ${[...seen].join(' ')}`);
+      assert.deepEqual(round.missing, [], 'no acknowledged commit is lost');
+      assert.deepEqual(round.splitBrains, [], 'never two members taking writes at once');
     });
   });
 }

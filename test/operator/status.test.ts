@@ -77,4 +77,49 @@ describe('status', () => {
     const applied = computeStatus({ cluster: sampleCluster(), now, statefulSetReplicas: 3, outdatedPods: 0, pods: [], applied: true }).conditions?.find((c) => c.type === 'Applied');
     assert.deepEqual([applied?.status, applied?.reason], ['True', 'AllObjectsApplied']);
   });
+  it('in synchronous modes is not Healthy until the primary names a synchronous standby', () => {
+    const pods = [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'replica' })];
+    const replicas = [{ name: 'demo-0', role: 'leader' }, { name: 'demo-1', role: 'replica' }, { name: 'demo-2', role: 'replica' }];
+    const named = [{ name: 'demo-0', role: 'leader' }, { name: 'demo-1', role: 'sync_standby' }, { name: 'demo-2', role: 'replica' }];
+    const base = { now, statefulSetReplicas: 3, outdatedPods: 0, pods };
+    const degradedOf = (s: ReturnType<typeof computeStatus>) => s.conditions?.find((c) => c.type === 'Degraded');
+
+    // Bootstrap: every instance ready, no synchronous standby yet: still Creating.
+    const fresh = sampleCluster({ ha: { synchronousMode: 'on' } });
+    const creating = computeStatus({ ...base, cluster: fresh, haMembers: replicas });
+    assert.equal(creating.phase, 'Creating');
+    fresh.status = computeStatus({ ...base, cluster: fresh, haMembers: named });
+    assert.equal(fresh.status.phase, 'Healthy');
+
+    // After it served: the standby dropped from the sync key makes the cluster Degraded, saying why.
+    const lost = computeStatus({ ...base, cluster: fresh, haMembers: replicas });
+    assert.equal(lost.phase, 'Degraded');
+    assert.deepEqual([degradedOf(lost)?.status, degradedOf(lost)?.reason], ['True', 'NoSyncStandby']);
+    assert.match(degradedOf(lost)?.message ?? '', /only the primary may be promoted/);
+    const syncOf = (s: ReturnType<typeof computeStatus>) => s.conditions?.find((c) => c.type === 'SynchronousStandby');
+    assert.deepEqual([syncOf(fresh.status)?.status, syncOf(fresh.status)?.reason, syncOf(fresh.status)?.message], ['True', 'Named', 'synchronous standby: demo-1']);
+    assert.deepEqual([syncOf(lost)?.status, syncOf(lost)?.reason], ['False', 'NoSyncStandby']);
+    // Members not ready (a replica cut off) leave Degraded to them, and the sync condition still says it.
+    const notReady = computeStatus({ ...base, cluster: fresh, pods: [pods[0]!, pod('demo-1', { role: 'replica', ready: false }), pods[2]!], haMembers: replicas });
+    assert.deepEqual([notReady.phase, degradedOf(notReady)?.reason, syncOf(notReady)?.reason], ['Degraded', 'InstancesNotReady', 'NoSyncStandby']);
+    // Roles unknown on a later pass: the last known word stands.
+    const unknown = computeStatus({ ...base, cluster: { ...fresh, status: lost } });
+    assert.deepEqual([unknown.phase, syncOf(unknown)?.reason], ['Degraded', 'NoSyncStandby']);
+
+    const strict = sampleCluster({ ha: { synchronousMode: 'strict' } });
+    strict.status = fresh.status;
+    const blocked = computeStatus({ ...base, cluster: strict, haMembers: replicas });
+    assert.equal(blocked.phase, 'Degraded');
+    assert.match(degradedOf(blocked)?.message ?? '', /writes wait/);
+
+    const quorum = sampleCluster({ ha: { synchronousMode: 'quorum' } });
+    quorum.status = fresh.status;
+    assert.equal(computeStatus({ ...base, cluster: quorum, haMembers: named }).phase, 'Degraded', 'quorum needs a quorum standby');
+    assert.equal(computeStatus({ ...base, cluster: quorum, haMembers: [{ name: 'demo-1', role: 'quorum_standby' }] }).phase, 'Healthy');
+    // Asynchronous clusters, and roles the operator could not read, are judged by readiness alone.
+    assert.equal(computeStatus({ ...base, cluster: sampleCluster(), haMembers: replicas }).phase, 'Healthy');
+    const healthyStrict = sampleCluster({ ha: { synchronousMode: 'strict' } });
+    healthyStrict.status = fresh.status;
+    assert.equal(computeStatus({ ...base, cluster: healthyStrict }).phase, 'Healthy', 'last known: named');
+  });
 });

@@ -8,6 +8,7 @@ import { leaderAddress, renewed, scheduleSoon, setFence, type LoopContext } from
 import { watchForStreaming } from './streaming-watch.js';
 import { effectiveConfig, noFailover, seedDynamicConfig } from './settings.js';
 import { walPositionOf } from './snapshot.js';
+import { serverParameters } from './standby-replies.js';
 import { cloneSourceAndStart, describeSource } from './standby-duties.js';
 
 /** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
@@ -33,7 +34,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       // The first server already runs with the bootstrap document's parameters and client rules.
       const seed = seedDynamicConfig(state.config, ctx.options.bootstrapConfig);
       state.config = effectiveConfig(ctx.options.baseConfig, seed);
-      pg.dynamicParameters = state.config.parameters;
+      pg.dynamicParameters = serverParameters(state.config);
       pg.hbaLines = state.config.pg_hba;
       const standby = state.config.standby_cluster;
       if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
@@ -72,7 +73,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     return 'waiting for the cluster configuration before cloning';
   }
   setFence(ctx, 0);
-  pg.dynamicParameters = state.config.parameters;
+  pg.dynamicParameters = serverParameters(state.config);
   const source = await cloneReplica(pg, ctx.options.backup?.engine, leader, ctx.options.logger);
   pg.writeConfig(leader, true);
   await pg.start(60);

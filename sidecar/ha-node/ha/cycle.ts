@@ -12,6 +12,7 @@ import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
 import { leadStandby, restartStandbyLeader } from './standby-duties.js';
+import { serverParameters } from './standby-replies.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
 /**
@@ -105,11 +106,11 @@ function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   if (hbaRefused) next.pg_hba = state.config.pg_hba;
   if (hbaRefused && !state.hbaRefused) ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
   state.hbaRefused = hbaRefused;
-  const paramsChanged = JSON.stringify(next.parameters) !== JSON.stringify(state.config.parameters);
+  const paramsChanged = JSON.stringify(serverParameters(next)) !== JSON.stringify(serverParameters(state.config));
   const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   state.config = next;
   state.snapshot.paused = isPaused(cluster.config);
-  pg.dynamicParameters = next.parameters;
+  pg.dynamicParameters = serverParameters(next);
   pg.hbaLines = next.pg_hba;
   if (paramsChanged || hbaChanged) state.configDirty = true;
 }

@@ -7,6 +7,7 @@ import { isTrue, type EffectiveConfig } from './settings.js';
 import { nextSyncStep } from './sync-plan.js';
 import { nextQuorumStep } from './quorum-plan.js';
 import { synchronousModeOf } from '../ops/eligibility.js';
+import { repliesInTime, replySilenceBoundMs } from './standby-replies.js';
 
 export interface SyncUpkeepInput {
   self: string;
@@ -32,7 +33,10 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
     return input.changeLsn;
   }
   const eligible = new Set(cluster.members.filter((m) => m.name !== self && !isTrue(m.tags.nosync)).map((m) => m.name));
-  if (synchronousModeOf(cluster.config?.synchronous_mode) === 'quorum') return runQuorumUpkeep(input, eligible);
+  // A standby that stopped replying counts as gone: its walsender lingers until wal_sender_timeout.
+  const bound = replySilenceBoundMs(config);
+  const live = status.replication.filter((r) => eligible.has(r.application_name) && repliesInTime(r, bound));
+  if (synchronousModeOf(cluster.config?.synchronous_mode) === 'quorum') return runQuorumUpkeep(input, live.map((r) => r.application_name));
   const keyIsOurs = cluster.sync?.leader === self;
   const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
   const step = nextSyncStep({
@@ -41,9 +45,7 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
     currentNames: status.synchronousStandbyNames,
     strict: config.synchronous_mode_strict,
     nodeCount: config.synchronous_node_count,
-    streaming: status.replication
-      .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
-      .map((r) => ({ name: r.application_name, flushLsn: r.flush_lsn ?? 0, syncState: r.sync_state })),
+    streaming: live.map((r) => ({ name: r.application_name, flushLsn: r.flush_lsn ?? 0, syncState: r.sync_state })),
     changeLsn: input.changeLsn,
   });
   if (step.kind === 'none') return input.changeLsn;
@@ -63,14 +65,11 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
  * Quorum commit: one step of `nextQuorumStep` per cycle, either the DCS half (voters, quorum) or
  * PostgreSQL's `ANY k (...)`, never both, so a crash between them leaves a safe state.
  */
-async function runQuorumUpkeep(input: SyncUpkeepInput, eligible: Set<string>): Promise<number> {
+async function runQuorumUpkeep(input: SyncUpkeepInput, liveStandbys: string[]): Promise<number> {
   const { self, cluster, status, config, dcs, pg, logger } = input;
   const sync = cluster.sync;
   const key = sync?.leader === self && sync.quorum !== undefined ? { voters: sync.sync_standby, quorum: sync.quorum } : undefined;
-  const active = status.replication
-    .filter((r) => r.state === 'streaming' && eligible.has(r.application_name))
-    .map((r) => r.application_name)
-    .sort();
+  const active = [...liveStandbys].sort();
   const step = nextQuorumStep({ currentNames: status.synchronousStandbyNames, key, active, nodeCount: config.synchronous_node_count, strict: config.synchronous_mode_strict });
   if (step.kind === 'none') return input.changeLsn;
   if (step.kind === 'dcs') {

@@ -30,6 +30,8 @@ export interface ReplicationRow {
   sync_priority: number;
   flush_lsn?: number;
   replay_lsn?: number;
+  /** Milliseconds since the standby's last reply (server clock); null before its first reply. */
+  reply_age_ms?: number | null;
 }
 
 const statusSql = `
@@ -52,7 +54,8 @@ SELECT pg_is_in_recovery() AS in_recovery,
        COALESCE((SELECT json_agg(json_build_object(
             'usename', usename, 'application_name', application_name, 'client_addr', host(client_addr),
             'state', state, 'sync_state', sync_state, 'sync_priority', sync_priority,
-            'flush_lsn', flush_lsn::text, 'replay_lsn', replay_lsn::text) ORDER BY application_name)
+            'flush_lsn', flush_lsn::text, 'replay_lsn', replay_lsn::text,
+            'reply_age_ms', (EXTRACT(EPOCH FROM clock_timestamp() - reply_time) * 1000)::bigint) ORDER BY application_name)
           FROM pg_stat_replication), '[]'::json) AS replication`;
 
 interface StatusRow {

@@ -177,6 +177,16 @@ describe('leader race', () => {
     const sync = { ...cluster, sync: { leader: 'a', sync_standby: ['c'] } };
     assert.equal(raceVerdict(self, sync, { ...config, synchronous_mode: true }, []).ok, false);
   });
+
+  it('in synchronous mode before a standby is named, lets only the former leader race (Patroni: /sync names only the leader)', () => {
+    const syncOn = { ...config, synchronous_mode: true };
+    const unnamed = { ...cluster, sync: { leader: 'a', sync_standby: [] } };
+    // The primary may have acknowledged commits no replica has: promoting one could lose them.
+    assert.deepEqual(raceVerdict(self, unnamed, syncOn, []), { ok: false, reason: 'not a synchronous standby' });
+    assert.equal(raceVerdict({ ...self, name: 'a' }, unnamed, syncOn, [{ name: 'b', reachable: true, walPosition: 9_990 }]).ok, true);
+    // No sync key yet (the leader never ran its synchronous upkeep): the usual health check decides.
+    assert.equal(raceVerdict(self, { ...cluster, sync: undefined }, syncOn, []).ok, true);
+  });
 });
 
 describe('settings', () => {

@@ -13,7 +13,7 @@ import { assertIsolated, isolationProblems, readNetworkFacts } from '../../../..
 import { ensureNodeNetwork } from '../../../../local/node/netns/node-network.js';
 import { cutFromApiServer, cutFromEverything, cutFromPeers, heal } from '../../../../local/node/netns/partition.js';
 import { PodNetworks, type PodNamespace } from '../../../../local/node/netns/pod-network.js';
-import { nodeSubnet, podNamespaceName } from '../../../../local/node/netns/subnet.js';
+import { nodeSubnet, podNamespaceName, serviceCidrOfSubnet } from '../../../../local/node/netns/subnet.js';
 import { hostPidVariable } from '../../../../local/node/netns/isolated-run.js';
 import { enterIsolatedRun } from '../../../support/netns.js';
 
@@ -81,7 +81,10 @@ if (inside) {
       assert.ok(!facts.routes.some((r) => r.dst === 'default'));
       await assertIsolated();
       const podRoutes = await ipJson<{ dst?: string; gateway?: string }>(['route', 'show', 'table', 'all'], a.name);
-      assert.ok(!podRoutes.some((r) => r.dst === 'default' || r.gateway), 'a pod has no default route either');
+      assert.ok(!podRoutes.some((r) => r.dst === 'default'), 'a pod has no default route either');
+      // Its one route through a gateway is to the Service range, through the node's own address.
+      const viaGateway = podRoutes.filter((r) => r.gateway);
+      assert.deepEqual(viaGateway.map((r) => [r.dst, r.gateway]), viaGateway.length === 0 ? [] : [[serviceCidrOfSubnet(subnet), subnet.nodeAddress]], 'a pod routes through a gateway only to the Service range');
     });
 
     it('reaches a pod from the node namespace and from another pod; pods reach the API address', async () => {

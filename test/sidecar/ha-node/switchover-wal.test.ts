@@ -18,7 +18,9 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
   let cluster: TestCluster;
 
   before(async () => {
-    cluster = await startCluster({ members: 3, ttl: 8, loopWait: 1, retryTimeout: 2, scope: 'walgap', env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password } });
+    // The candidate waits for the released WAL for ttl seconds, then normal rules apply; ttl leaves a
+    // loaded machine room for the old primary to come back as the replica that holds it.
+    cluster = await startCluster({ members: 3, ttl: 20, loopWait: 1, retryTimeout: 2, scope: 'walgap', env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password } });
   });
 
   after(async () => {

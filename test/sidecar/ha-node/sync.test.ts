@@ -85,7 +85,9 @@ describe('ha-node synchronous mode', { timeout: 200_000 }, () => {
     assert.equal(await member.status('/async'), 503);
     const other = cluster.members.find((m) => m !== member && m !== primary)!;
     assert.equal(await other.status('/sync'), 503);
-    assert.equal(await other.status('/async'), 200);
+    // The third member may still be starting its stream when the first standby is named.
+    await cluster.waitFor('/async on the other replica', async () => (await other.status('/async')) === 200, 20_000);
+    assert.equal(await other.status('/sync'), 503);
     const rows = await primary.query<{ application_name: string; sync_state: string }>('SELECT application_name, sync_state FROM pg_stat_replication');
     assert.equal(rows.find((r) => r.application_name === standby)?.sync_state, 'sync');
   });

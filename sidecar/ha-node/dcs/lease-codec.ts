@@ -38,6 +38,8 @@ function timeString(value: unknown): string | undefined {
 
 /** Annotation of the leader lease set by a clean release (see LeaderRecord.releasedCheckpoint). */
 export const RELEASED_CHECKPOINT = 'released-checkpoint';
+/** Annotation naming the member that made that clean release (the old primary). */
+export const RELEASED_BY = 'released-by';
 
 function numberAnnotation(value: string | undefined): number | undefined {
   const number = value === undefined ? undefined : Number(value);
@@ -57,6 +59,7 @@ export function leaderFromLease(lease: V1Lease | undefined): LeaderRecord | unde
     transitions: lease.spec?.leaseTransitions ?? 0,
     optime,
     releasedCheckpoint: holder === '' ? numberAnnotation(annotations[RELEASED_CHECKPOINT]) : undefined,
+    releasedBy: holder === '' && annotations[RELEASED_CHECKPOINT] !== undefined ? annotations[RELEASED_BY] : undefined,
     slots: parseJson<Record<string, number>>(annotations.slots),
     failsafe: parseJson<Record<string, string>>(annotations.failsafe),
     resourceVersion: lease.metadata?.resourceVersion,

@@ -5,7 +5,7 @@ import { SharedAgents } from '../../../lib/kube/keep-alive.js';
 import { LeaderObserver, leaderChangeWakes, monotonicClock, type ObserverClock } from './leader-observer.js';
 import { MEMBER_SLOTS_TTL_MS, memberWriteNeeded } from './member-refresh.js';
 import { clusterViewOf } from './cluster-view.js';
-import { Label, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, type DcsKey } from './lease-codec.js';
+import { Label, RELEASED_BY, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, type DcsKey } from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
 
 export interface LeaseDcsOptions {
@@ -211,7 +211,10 @@ export class LeaseDcs implements Dcs {
     const body = cloneLease(current);
     body.spec = { ...body.spec, holderIdentity: undefined, acquireTime: undefined, renewTime: microTimeNow() };
     this.setOptime(body, lastOptime);
-    if (options.shutdownCheckpoint && lastOptime !== undefined) body.metadata!.annotations![RELEASED_CHECKPOINT] = String(lastOptime);
+    if (options.shutdownCheckpoint && lastOptime !== undefined) {
+      body.metadata!.annotations![RELEASED_CHECKPOINT] = String(lastOptime);
+      body.metadata!.annotations![RELEASED_BY] = this.options.name;
+    }
     try {
       const result = await this.api.replaceNamespacedLease({ name: this.leaderName, namespace: this.options.namespace, body }, this.requestOptions());
       this.seen();
@@ -362,6 +365,7 @@ export class LeaseDcs implements Dcs {
   /** Also drops the released checkpoint: it describes one release, never a held lock. */
   private setOptime(body: k8s.V1Lease, optime: number | undefined): void {
     delete body.metadata!.annotations![RELEASED_CHECKPOINT];
+    delete body.metadata!.annotations![RELEASED_BY];
     if (optime !== undefined) body.metadata!.annotations!.optime = String(optime);
   }
 

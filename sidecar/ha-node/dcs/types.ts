@@ -39,6 +39,8 @@ export interface LeaderRecord {
    * checkpoint record. Whoever lacks WAL up to here would lose commits by promoting.
    */
   releasedCheckpoint?: number;
+  /** The member that made that clean release; it comes back holding all of that WAL. */
+  releasedBy?: string;
   /** Replication slot positions the leader published. */
   slots?: Record<string, number>;
   /** Failsafe members (name → api_url) the leader must reach when the API server is gone. */

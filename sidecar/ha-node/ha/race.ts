@@ -3,10 +3,10 @@ import type { ServerStatus } from '../postgres/status.js';
 import { raceAllowed } from '../ops/loop-decisions.js';
 import { quorumVerdict } from '../ops/quorum-race.js';
 import { leaderCrashed, type CrashEvidence } from '../takeover/evidence.js';
-import { otherMembers, raceVerdict } from './election.js';
+import { otherMembers, raceVerdict, type PeerReport, type SelfFacts } from './election.js';
 import { renewed, scheduleSoon, type LoopContext } from './loop-context.js';
-import { askPeers } from './peers.js';
-import { releasedWalFloor } from './release.js';
+import { askPeer, askPeers } from './peers.js';
+import { releasedWalFloor, releaserHealth, type ReleaserHealth } from './release.js';
 import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { becomeStandbyLeader } from './standby-duties.js';
@@ -61,6 +61,20 @@ async function waitOrGiveUpMissingWal(ctx: LoopContext, reason: string, sinceMs:
   return `gave up the manual failover to me: ${reason}`;
 }
 
+/**
+ * Whether the old primary of a clean release still runs, asked only when it matters: this member
+ * lacks the WAL it released. The named candidate asks no peers, so it asks the releaser alone.
+ */
+async function releaserAfterCleanRelease(cluster: ClusterView, self: SelfFacts, peers: PeerReport[]): Promise<ReleaserHealth> {
+  const record = cluster.leaderRecord;
+  const name = record?.releasedBy;
+  if (!name || name === self.name || record?.releasedCheckpoint === undefined || self.walPosition >= record.releasedCheckpoint) return 'unknown';
+  const asked = peers.find((p) => p.name === name);
+  if (asked) return releaserHealth(asked);
+  const member = cluster.members.find((m) => m.name === name && m.api_url);
+  return member ? releaserHealth(await askPeer(member, 2000)) : 'gone';
+}
+
 /** How long a named candidate waits for WAL it lacks at a clean release before giving the switchover up. */
 export const MISSING_WAL_SETTLE_MS = 2000;
 
@@ -82,7 +96,9 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     return 'no race: this member just gave up the lock because its primary did not start';
   }
   const self = { name: options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
-  const released = releasedWalFloor(cluster, state.releaseSeen, state.config.ttl, performance.now());
+  const releaser = await releaserAfterCleanRelease(cluster, self, peers);
+  const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
+  const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);
   state.releaseSeen = released.seen;
   const general = raceVerdict(self, cluster, state.config, peers, released.floor);
   if (!general.ok && general.missingReleasedWal && cluster.failover?.member === self.name) {

@@ -1,5 +1,6 @@
 import type { ClusterView, Dcs } from '../dcs/types.js';
 import type { ControlData } from '../postgres/instance.js';
+import type { PeerReport } from './election.js';
 
 /**
  * The position a leader publishes when it releases the lock after stopping PostgreSQL: the start
@@ -32,19 +33,32 @@ export interface ReleaseSighting {
   at: number;
 }
 
+/** Whether the member that made a clean release still runs: alive, gone, or not known (not asked). */
+export type ReleaserHealth = 'alive' | 'gone' | 'unknown';
+
+/** Judges the releaser from its answer on the REST API: reachable and not failed is alive. */
+export function releaserHealth(report: PeerReport | undefined): ReleaserHealth {
+  if (!report) return 'unknown';
+  if (!report.reachable) return 'gone';
+  return /failed|crashed/.test(report.state ?? '') ? 'gone' : 'alive';
+}
+
 /**
  * The WAL position a racer must have reached after a clean release: the released shutdown
- * checkpoint, for ttl seconds from when this member first saw the release. Until then a member
- * missing that WAL does not promote (it would lose commits the old primary acknowledged); the old
- * primary itself comes back as a replica holding all of it, so a winner exists. After ttl the
- * normal rules (maximum_lag_on_failover) apply, so an old primary that never returns cannot keep
- * the cluster leaderless. Returns the updated sighting to keep.
+ * checkpoint. Until then a member missing that WAL does not promote (it would lose commits the old
+ * primary acknowledged); the old primary itself comes back as a replica holding all of it, so a
+ * winner exists. The floor holds for ttl seconds from when this member first saw the release, and
+ * beyond that while the old primary still answers and has not failed (a slow restart on a loaded
+ * node must not let a member without its WAL promote), up to primary_start_timeout. After that, or
+ * once the old primary is gone, the normal rules (maximum_lag_on_failover) apply, so an old primary
+ * that never returns cannot keep the cluster leaderless. Returns the updated sighting to keep.
  */
 export function releasedWalFloor(
   cluster: ClusterView,
   seen: ReleaseSighting | undefined,
-  ttlSeconds: number,
+  limits: { ttlSeconds: number; startTimeoutSeconds: number },
   now: number,
+  releaser: ReleaserHealth = 'unknown',
 ): { floor?: number; sinceMs: number; seen?: ReleaseSighting } {
   const record = cluster.leaderRecord;
   const checkpoint = record?.releasedCheckpoint;
@@ -52,5 +66,7 @@ export function releasedWalFloor(
   const version = `${record.resourceVersion ?? ''}@${checkpoint}`;
   const sighting = seen?.version === version ? seen : { version, checkpoint, at: now };
   const sinceMs = now - sighting.at;
-  return { floor: sinceMs <= ttlSeconds * 1000 ? checkpoint : undefined, sinceMs, seen: sighting };
+  const withinTtl = sinceMs <= limits.ttlSeconds * 1000;
+  const waitingForReleaser = releaser === 'alive' && sinceMs <= Math.max(limits.ttlSeconds, limits.startTimeoutSeconds) * 1000;
+  return { floor: withinTtl || waitingForReleaser ? checkpoint : undefined, sinceMs, seen: sighting };
 }

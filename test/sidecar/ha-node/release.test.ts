@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { leaderFromLease } from '../../../sidecar/ha-node/dcs/lease-codec.js';
 import type { ClusterView, LeaderRecord } from '../../../sidecar/ha-node/dcs/types.js';
 import { raceVerdict } from '../../../sidecar/ha-node/ha/election.js';
-import { releasePosition, releasedWalFloor } from '../../../sidecar/ha-node/ha/release.js';
+import { releasePosition, releasedWalFloor, releaserHealth } from '../../../sidecar/ha-node/ha/release.js';
 import { defaultConfig } from '../../../sidecar/ha-node/ha/settings.js';
 
 /** The rules of a clean release (issue 7): what the old primary publishes and what a racer needs. */
@@ -23,16 +23,41 @@ describe('clean release of the leader lock', () => {
 
   const released = (record: Partial<LeaderRecord>): ClusterView => ({ leaderRecord: { holder: '', ttl: 10, transitions: 1, optime: 5_000, releasedCheckpoint: 5_000, resourceVersion: '7', ...record }, history: [], members: [] });
 
+  const limits = { ttlSeconds: 10, startTimeoutSeconds: 300 };
+
   it('holds racers to the checkpoint for ttl seconds from the first sighting of that release', () => {
-    const first = releasedWalFloor(released({}), undefined, 10, 1_000);
+    const first = releasedWalFloor(released({}), undefined, limits, 1_000);
     assert.equal(first.floor, 5_000);
     assert.equal(first.sinceMs, 0);
-    const later = releasedWalFloor(released({}), first.seen, 10, 9_000);
+    const later = releasedWalFloor(released({}), first.seen, limits, 9_000);
     assert.deepEqual([later.floor, later.sinceMs], [5_000, 8_000]);
-    assert.equal(releasedWalFloor(released({}), first.seen, 10, 11_001).floor, undefined, 'after ttl the normal rules apply');
-    const another = releasedWalFloor(released({ resourceVersion: '9', releasedCheckpoint: 6_000 }), first.seen, 10, 11_001);
+    assert.equal(releasedWalFloor(released({}), first.seen, limits, 11_001).floor, undefined, 'after ttl the normal rules apply');
+    const another = releasedWalFloor(released({ resourceVersion: '9', releasedCheckpoint: 6_000 }), first.seen, limits, 11_001);
     assert.deepEqual([another.floor, another.sinceMs], [6_000, 0], 'a new release starts its own window');
-    assert.deepEqual(releasedWalFloor(released({ releasedCheckpoint: undefined }), first.seen, 10, 2_000), { sinceMs: 0, seen: undefined }, 'an expired or crash release sets no floor');
+    assert.deepEqual(releasedWalFloor(released({ releasedCheckpoint: undefined }), first.seen, limits, 2_000), { sinceMs: 0, seen: undefined }, 'an expired or crash release sets no floor');
+  });
+
+  it('keeps the floor past ttl while the old primary still answers and has not failed, up to primary_start_timeout', () => {
+    const first = releasedWalFloor(released({ releasedBy: 'a' }), undefined, limits, 0);
+    assert.equal(releasedWalFloor(released({ releasedBy: 'a' }), first.seen, limits, 60_000, 'alive').floor, 5_000, 'a slow restart of the old primary keeps the floor');
+    assert.equal(releasedWalFloor(released({ releasedBy: 'a' }), first.seen, limits, 60_000, 'gone').floor, undefined, 'an old primary that is gone lifts it');
+    assert.equal(releasedWalFloor(released({ releasedBy: 'a' }), first.seen, limits, 60_000, 'unknown').floor, undefined);
+    assert.equal(releasedWalFloor(released({ releasedBy: 'a' }), first.seen, limits, 300_001, 'alive').floor, undefined, 'bounded by primary_start_timeout');
+    assert.equal(releasedWalFloor(released({}), first.seen, { ttlSeconds: 10, startTimeoutSeconds: 0 }, 10_001, 'alive').floor, undefined, 'never shorter than ttl, never longer than both');
+  });
+
+  it('judges the old primary by its REST API answer', () => {
+    assert.equal(releaserHealth(undefined), 'unknown');
+    assert.equal(releaserHealth({ name: 'a', reachable: false }), 'gone');
+    for (const state of ['stopped', 'starting', 'running', 'stopping']) assert.equal(releaserHealth({ name: 'a', reachable: true, state }), 'alive', state);
+    for (const state of ['start failed', 'restart failed', 'crashed']) assert.equal(releaserHealth({ name: 'a', reachable: true, state }), 'gone', state);
+  });
+
+  it('reads who made the release only with the released checkpoint on a record nobody holds', () => {
+    const annotations = { optime: '10', 'released-checkpoint': '10', 'released-by': 'a' };
+    assert.equal(leaderFromLease({ metadata: { annotations }, spec: {} })?.releasedBy, 'a');
+    assert.equal(leaderFromLease({ metadata: { annotations }, spec: { holderIdentity: 'b' } })?.releasedBy, undefined);
+    assert.equal(leaderFromLease({ metadata: { annotations: { 'released-by': 'a' } }, spec: {} })?.releasedBy, undefined);
   });
 
   it('keeps even the named candidate from promoting without the released WAL', () => {

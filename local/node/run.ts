@@ -149,7 +149,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   let proxy: ServiceProxy | undefined;
   const orphanGuard = guardAgainstOrphans(markerPrefix);
   try {
-    proxy = await startServiceProxy({ kubeConfig: kc, addresses, logger });
+    proxy = await startServiceProxy({ kubeConfig: kc, addresses, backendScope: namespaceMode ? 'namespace' : 'loopback', logger });
     await ensureLocalStorageClass(kc);
     if (options.controllers !== 'none') {
       controllers.push(await startStatefulSetController(kc, logger));

@@ -28,6 +28,12 @@ async function servesEndpointSlices(discovery: k8s.DiscoveryV1Api): Promise<bool
 export interface ServiceProxyOptions {
   kubeConfig: k8s.KubeConfig;
   addresses: AddressPool;
+  /**
+   * Where backends may live. `loopback`: only 127.0.0.0/8, because from the host's own network
+   * namespace any other address leaves the machine; `namespace`: the proxy runs inside the node
+   * namespace that has no route out (checked when the node starts), so pod addresses are local.
+   */
+  backendScope?: 'loopback' | 'namespace';
   logger: Logger;
 }
 
@@ -83,6 +89,12 @@ export function isLoopback(ip: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
 }
 
+/** The backends the proxy may connect to in its scope, and the ones it must refuse. */
+export function splitBackends(backends: Backend[], scope: 'loopback' | 'namespace'): { allowed: Backend[]; refused: Backend[] } {
+  if (scope === 'namespace') return { allowed: backends, refused: [] };
+  return { allowed: backends.filter((b) => isLoopback(b.ip)), refused: backends.filter((b) => !isLoopback(b.ip)) };
+}
+
 export function proxiedPorts(service: k8s.V1Service): k8s.V1ServicePort[] {
   if (service.spec?.type === 'ExternalName' || service.spec?.clusterIP === 'None') return [];
   return (service.spec?.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP');
@@ -90,6 +102,7 @@ export function proxiedPorts(service: k8s.V1Service): k8s.V1ServicePort[] {
 
 export async function startServiceProxy(options: ServiceProxyOptions): Promise<ServiceProxy> {
   const { kubeConfig, addresses } = options;
+  const backendScope = options.backendScope ?? 'loopback';
   const logger = options.logger.child({ component: 'proxy' });
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const discovery = kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
@@ -142,7 +155,11 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     const endpoints = endpointsInformer.get(name, namespace);
     // EndpointSlices when the server has any for this Service, else the Endpoints object.
     const slices = (slicesInformer?.list(namespace) ?? []).filter((slice) => slice.metadata?.labels?.[ServiceNameLabel] === name);
-    const backendsOf = (portName: string | undefined): Backend[] => (slices.length > 0 ? backendsFromSlices(slices, portName) : backendsFor(endpoints, portName));
+    const backendsOf = (portName: string | undefined): Backend[] => {
+      const { allowed, refused } = splitBackends(slices.length > 0 ? backendsFromSlices(slices, portName) : backendsFor(endpoints, portName), backendScope);
+      if (refused.length > 0) logger.warn({ service: key, refused: refused.map((b) => b.ip) }, 'backend addresses outside loopback are not proxied from the host network');
+      return allowed;
+    };
     const wanted = new Set<string>();
     for (const port of ports) {
       const portKey = String(port.port);

@@ -83,4 +83,21 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
     await discovery.deleteNamespacedEndpointSlice({ namespace: ns, name: 'manual-1' });
     await eventually(async () => ((await podAnswer(clusterIp)) === undefined ? true : undefined), 'no backend once the slice is gone');
   });
+
+  it('never proxies to an address outside loopback from the host network (it would leave the machine)', async () => {
+    await bed.core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'foreign' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+    await discovery.createNamespacedEndpointSlice({
+      namespace: ns,
+      body: {
+        metadata: { name: 'foreign-1', labels: { [ServiceNameLabel]: 'foreign' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        // 10.0.0.9 is only written into the object: the proxy must refuse it before any connection.
+        endpoints: [{ addresses: ['10.0.0.9'], conditions: { ready: true } }, { addresses: [podIp], conditions: { ready: true } }],
+      },
+    });
+    const clusterIp = await eventually(async () => (await bed.core.readNamespacedService({ namespace: ns, name: 'foreign' })).spec?.clusterIP || undefined, 'a cluster IP');
+    const backends = await eventually(async () => bed.node.proxy.snapshot()[`${clusterIp}:80`], 'the proxy listening for foreign');
+    assert.deepEqual(backends, [`${podIp}:8080`]);
+  });
 });

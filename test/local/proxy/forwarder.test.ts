@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { PortForwarder } from '../../../local/proxy/forwarder.js';
-import { backendsFor, proxiedPorts } from '../../../local/proxy/proxy.js';
+import { backendsFor, proxiedPorts, splitBackends } from '../../../local/proxy/proxy.js';
 import { createLogger } from '../../../lib/log.js';
 import { freePort } from '../../support/ports.js';
 import { randomIpPrefix } from '../node/helpers.js';
@@ -101,4 +101,11 @@ test('backends come from ready Endpoints addresses of the matching port name', (
   assert.deepEqual(backendsFor(undefined, 'x'), []);
   assert.equal(proxiedPorts({ spec: { clusterIP: 'None', ports: [{ port: 1 }] } }).length, 0);
   assert.equal(proxiedPorts({ spec: { ports: [{ port: 1 }, { port: 2, protocol: 'UDP' }] } }).length, 1);
+});
+
+test('splitBackends: loopback scope refuses every address outside 127.0.0.0/8, namespace scope keeps all', () => {
+  const backends = [{ ip: '127.0.3.4', port: 1 }, { ip: '10.1.2.3', port: 1 }, { ip: '192.168.0.1', port: 2 }, { ip: '127.0.0.1.evil', port: 3 }];
+  assert.deepEqual(splitBackends(backends, 'loopback').allowed, [{ ip: '127.0.3.4', port: 1 }]);
+  assert.equal(splitBackends(backends, 'loopback').refused.length, 3);
+  assert.deepEqual(splitBackends(backends, 'namespace'), { allowed: backends, refused: [] });
 });

@@ -138,7 +138,7 @@ describe('leader expiry by local observation', () => {
 describe('lease codec', () => {
   it('reads the leader spec and annotations, and names member leases safely', () => {
     const record = leaderFromLease({ metadata: { resourceVersion: '9', annotations: { optime: '123', slots: '{"b":100}' } }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 3 } });
-    assert.deepEqual(record, { holder: 'a', ttl: 10, acquireTime: undefined, renewTime: undefined, transitions: 3, optime: 123, releasedCheckpoint: undefined, slots: { b: 100 }, failsafe: undefined, resourceVersion: '9' });
+    assert.deepEqual(record, { holder: 'a', ttl: 10, acquireTime: undefined, renewTime: undefined, transitions: 3, optime: 123, releasedCheckpoint: undefined, releasedBy: undefined, slots: { b: 100 }, failsafe: undefined, resourceVersion: '9' });
     assert.equal(memberLeaseName('demo', 'Pod_0'), 'demo-member-pod-0');
   });
 });

@@ -13,7 +13,9 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   // while PostgreSQL promotes, so -rw stops routing to a read-only server as this one turns writable.
   const clearing = ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   // The fence deadline was set by the lock write that preceded this call.
+  const promoteStartedAt = performance.now();
   await pg.promote();
+  ctx.options.logger.info({ promoteMs: Math.round(performance.now() - promoteStartedAt) }, 'PostgreSQL takes writes');
   state.snapshot.offlineRole = 'primary';
   // Show the new role at once: health checks and the pod label follow the writable server.
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;

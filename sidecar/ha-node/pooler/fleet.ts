@@ -110,14 +110,21 @@ export class PoolerFleet {
     await Promise.all(poolers.map((p) => this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId })));
   }
 
-  /** Points every pooler at the new primary, then RESUMEs it (RESUME even when the retarget failed: never leave one paused). */
-  async retargetAndResume(poolers: PausedPooler[], host: string, port: number): Promise<void> {
-    await Promise.all(
+  /**
+   * Points every pooler at the new primary, then RESUMEs it (RESUME even when the retarget failed:
+   * never leave one paused). Returns the slowest pooler's retarget and RESUME times (ms).
+   */
+  async retargetAndResume(poolers: PausedPooler[], host: string, port: number): Promise<{ repointMs: number; resumeMs: number }> {
+    const steps = await Promise.all(
       poolers.map(async (p) => {
+        const startedAt = performance.now();
         await this.call(p.url, PoolerPaths.target, { host, port });
+        const repointedAt = performance.now();
         await this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId });
+        return { repointMs: repointedAt - startedAt, resumeMs: performance.now() - repointedAt };
       }),
     );
+    return { repointMs: Math.max(0, ...steps.map((s) => s.repointMs)), resumeMs: Math.max(0, ...steps.map((s) => s.resumeMs)) };
   }
 
   /**

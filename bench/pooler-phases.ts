@@ -3,7 +3,8 @@
  * old primary's "switchover phases" line (PAUSE, shutdown, lock release, wait for the new
  * primary, repoint, RESUME) and the candidate's "PostgreSQL takes writes" line. Both processes
  * log on the same clock, so the wait for the new primary splits into the candidate's reaction
- * (seeing the release, taking the lock), its promotion, and the old primary noticing it.
+ * (seeing the release, taking the lock), its promotion, and the old primary noticing it (which
+ * can come out a few ms below zero: the candidate logs after its own 20 ms poll saw the promotion).
  */
 export interface SwitchoverPhases {
   pauseMs: number;
@@ -19,7 +20,8 @@ export interface SwitchoverPhases {
 }
 
 interface LogLine {
-  time: number;
+  /** ISO time (ha-node's loggers) or epoch ms (pino's default). */
+  time: string | number;
   msg?: string;
   [key: string]: unknown;
 }
@@ -45,7 +47,7 @@ export function switchoverPhases(oldPrimaryLog: string, candidateLog: string): S
   const num = (value: unknown) => (typeof value === 'number' ? value : Number.NaN);
   const releasedAt = Date.parse(phases.releasedAt);
   const promoteMs = num(writable.promoteMs);
-  const writableAt = writable.time;
+  const writableAt = typeof writable.time === 'number' ? writable.time : Date.parse(writable.time);
   return {
     pauseMs: num(phases.pauseMs),
     stopMs: num(phases.stopMs),

@@ -19,12 +19,13 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   state.snapshot.offlineRole = 'primary';
   // Show the new role at once: health checks and the pod label follow the writable server.
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
-  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
-  // Poolers follow at once, not after the -rw Service does (ADR 0801); in the background, so an
-  // unreachable pooler never delays the new primary's duties.
+  // Poolers follow at once, not after the -rw Service does (ADR 0801), nor after the label writes
+  // below (API calls, slow on a loaded server); in the background, so an unreachable pooler never
+  // delays the new primary's duties.
   if (ctx.options.poolers?.configured) {
     ctx.options.poolers.retargetAll(pg.settings.connectHost, pg.settings.port).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
   }
+  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
   // pg_rewind on the old primary needs a checkpoint on the new timeline.
   await pg.query('CHECKPOINT').catch(() => undefined);
   await pg.dropInactiveSlots().catch(() => undefined);

@@ -6,19 +6,23 @@
  * that reconnects to whichever member answers /primary (what a -rw client sees once the Service
  * follows). Prints per run failed inserts and the longest gap between acknowledged inserts.
  * Then, in the same run, pooler overhead: pgbench select-only (4 clients, BENCH_PGBENCH_SECONDS
- * each) through the pooler and straight to the primary, in alternating order.
+ * each) through the pooler and straight to the primary, in alternating order. Each run also
+ * gives the switchover's phases from the two ha-node logs (see pooler-phases.ts) and the machine's
+ * load average.
  *
  *   node --import tsx bench/pooler-switchover.ts        (BENCH_RUNS=5)
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { callMember } from '../sidecar/ha-node/ctl/client.js';
 import { startCluster, type Member, type TestCluster } from '../test/sidecar/ha-node/harness.js';
 import { settled } from '../test/sidecar/ha-node/traffic.js';
 import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from '../test/sidecar/pooler/support.js';
 import { freePort } from '../test/support/ports.js';
+import { phaseCells, phaseColumns, switchoverPhases } from './pooler-phases.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const pgbenchSeconds = Number(process.env.BENCH_PGBENCH_SECONDS ?? 5);
@@ -116,6 +120,7 @@ async function main(): Promise<void> {
     for (let run = 1; run <= runs; run += 1) {
       primary = await settled(cluster, 1);
       const candidate = cluster.members.find((m) => m !== primary)!;
+      const logFrom = { old: primary.log().length, candidate: candidate.log().length };
       const viaPooler = insertLoop(() => appClient(pooler!.host, pooler!.port));
       const direct = insertLoop(async () => {
         const current = await cluster.primary();
@@ -126,6 +131,7 @@ async function main(): Promise<void> {
       const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, { credentials, timeoutMs: 40_000 });
       await new Promise((r) => setTimeout(r, 3000));
       const [p, d] = await Promise.all([viaPooler.stop(), direct.stop()]);
+      const phases = switchoverPhases(primary.log().slice(logFrom.old), candidate.log().slice(logFrom.candidate));
       // Pooler overhead on the new primary, alternating which side goes first.
       const now = await settled(cluster, 1);
       await cluster.waitFor('the pooler on the new primary', async () => (await pooler!.running.control.state()).target.port === now.pgPort, 20_000);
@@ -133,14 +139,15 @@ async function main(): Promise<void> {
       const tps: Record<string, number> = {};
       for (const side of order) tps[side] = side === 'pooler' ? await selectOnlyTps(pooler.host, pooler.port) : await selectOnlyTps(now.ip, now.pgPort);
       const ratio = tps.pooler! / tps.direct!;
-      rows.push(`| ${run} | ${reply.status} | ${p.failures} | ${Math.round(p.longestGapMs)} | ${d.failures} | ${Math.round(d.longestGapMs)} | ${Math.round(tps.pooler!)} | ${Math.round(tps.direct!)} | ${ratio.toFixed(2)} |`);
+      const cells = [run, reply.status, p.failures, Math.round(p.longestGapMs), d.failures, Math.round(d.longestGapMs), ...phaseCells(phases), Math.round(tps.pooler!), Math.round(tps.direct!), ratio.toFixed(2), loadavg()[0]!.toFixed(1)];
+      rows.push(`| ${cells.join(' | ')} |`);
       process.stdout.write(`${rows.at(-1)}\n`);
     }
     process.stdout.write(
       [
         '',
-        '| run | switchover | failed via pooler | longest gap via pooler (ms) | failed direct | longest gap direct (ms) | select-only tps via pooler | tps direct | pooler/direct |',
-        '|---|---|---|---|---|---|---|---|---|',
+        `| run | switchover | failed via pooler | longest gap via pooler (ms) | failed direct | longest gap direct (ms) | ${phaseColumns.map((c) => `${c} (ms)`).join(' | ')} | select-only tps via pooler | tps direct | pooler/direct | load (1 min) |`,
+        `|${'---|'.repeat(18)}`,
         ...rows,
         '',
       ].join('\n'),

@@ -94,6 +94,12 @@ export class OperatorKubeApi {
     return this.cache?.list<V1Pod>('v1', 'Pod', namespace, labelSelector) ?? (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
   }
 
+  /** Objects of one kind in a namespace matching an equality selector (from the watch cache when it covers the kind). */
+  async listObjects<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): Promise<T[]> {
+    const cached = this.cache?.list<T>(apiVersion, kind, namespace, labelSelector);
+    return cached ?? (await this.objects.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector)).items;
+  }
+
   async listClaims(namespace: string, labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
     const cached = this.cache?.list<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', namespace, labelSelector);
     return cached ?? (await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items;

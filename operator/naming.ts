@@ -17,7 +17,15 @@ export const Labels = {
   role: 'keelson.io/role',
   /** Which builder made the object, so observed objects map back to their desired counterpart. */
   owned: 'keelson.io/owned-kind',
+  /**
+   * On every object the operator makes for the pooler (rw: the read-write pooler's and the pooler
+   * role's Secret; ro: the read-only pooler's), so the ones it no longer wants can be found and removed.
+   */
+  pooler: 'keelson.io/pooler',
 } as const;
+
+/** Values of the pooler label: which pooler an object belongs to. */
+export const PoolerParts = { readWrite: 'rw', readOnly: 'ro' } as const;
 
 export const Annotations = {
   /** Hash of the desired object; equal hash means nothing to write. */

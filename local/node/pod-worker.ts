@@ -13,7 +13,7 @@ import { ContainerRunner, LaunchError } from './container.js';
 import { EnvResolutionError, expandVariables, resolveContainerEnv, type EnvSources } from './env.js';
 import { localizeArgv, resolveContainerCommand, type ImageMapping } from './images.js';
 import { buildPodStatus, type ContainerView } from './pod-status.js';
-import type { ProcessSpec } from './process.js';
+import { killContainerProcesses, type ProcessSpec } from './process.js';
 import type { ProbeTarget } from './probe-actions.js';
 import { rewriteLoopback } from './loopback.js';
 import { enterNamespace } from './netns/enter.js';
@@ -248,6 +248,14 @@ export class PodWorker {
     this.stopController.abort();
     await Promise.all([...this.initRunners, ...this.runners].map((r) => r.stop(graceMs)));
     await this.cleanup();
+  }
+
+  /**
+   * A crash of every process the pod's containers run (SIGKILL, as the OOM killer would), the
+   * worker left running: its containers restart per restartPolicy. Returns how many were killed.
+   */
+  crash(): number {
+    return killContainerProcesses(`${this.deps.markerPrefix}${this.uid}/`, 'SIGKILL', true);
   }
 
   /** Immediate SIGKILL (node shutdown). */

@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
-import { commonLabels, defaultImage, Labels, names, ownerReference, type ClusterNames } from '../naming.js';
+import { commonLabels, defaultImage, Labels, names, ownerReference, PoolerParts, type ClusterNames } from '../naming.js';
 
 /** Where the standby leader of a standby cluster streams from (resolved from spec.replica.source). */
 export interface StandbyTarget {
@@ -36,4 +36,9 @@ export function ownedMeta(ctx: BuildContext, name: string, component: string, ex
     labels: { ...commonLabels(ctx.cluster.metadata.name, component), ...extraLabels, [Labels.owned]: component },
     ownerReferences: [ownerReference(ctx.cluster)],
   };
+}
+
+/** The label that marks an object as the pooler's (the read-only pooler's with `readOnly`). */
+export function poolerPartLabel(readOnly = false): Record<string, string> {
+  return { [Labels.pooler]: readOnly ? PoolerParts.readOnly : PoolerParts.readWrite };
 }

@@ -2,7 +2,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { Ports } from '../../lib/ports.js';
 import { ConfigKeys, RoleNames } from '../naming.js';
-import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 
 /**
  * The settings file of `keelson pooler --config` (sidecar/pooler/config.ts keys). PgBouncer first
@@ -29,7 +29,7 @@ export function buildPoolerConfigMap(ctx: BuildContext): V1ConfigMap {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: ownedMeta(ctx, clusterNames(ctx).poolerConfigMap, 'pooler-config'),
+    metadata: ownedMeta(ctx, clusterNames(ctx).poolerConfigMap, 'pooler-config', poolerPartLabel()),
     data: {
       [ConfigKeys.pooler]: stringify(poolerConfig(ctx), { version: '1.1' }),
       ...(ctx.cluster.spec.pooler.readOnly.enabled ? { [ConfigKeys.poolerReadOnly]: stringify(poolerConfig(ctx, true), { version: '1.1' }) } : {}),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
 import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
-import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
+import { clusterNames, imageOf, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
 import { poolerCredentialsVolume } from './pooler-wiring.js';
 import { containerSecurity, databaseUid, fieldEnv, httpProbe, secretEnv } from './statefulset.js';
@@ -84,7 +84,7 @@ export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1De
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: ownedMeta(ctx, readOnly ? n.poolerReadOnlyDeployment : n.poolerDeployment, component),
+    metadata: ownedMeta(ctx, readOnly ? n.poolerReadOnlyDeployment : n.poolerDeployment, component, poolerPartLabel(readOnly)),
     spec: {
       replicas: spec.pooler.instances,
       selector: { matchLabels: selector },

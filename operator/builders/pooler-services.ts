@@ -1,7 +1,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { poolerSelector } from '../naming.js';
-import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { serviceLabel } from './services.js';
 
 /** The control Service's keelson.io/service label: the ServiceMonitor selects it beside the headless one. */
@@ -25,14 +25,14 @@ export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind):
     return {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: ownedMeta(ctx, which === 'ro' ? n.poolerReadOnlyService : n.poolerRwService, `pooler-service-${which}`),
+      metadata: ownedMeta(ctx, which === 'ro' ? n.poolerReadOnlyService : n.poolerRwService, `pooler-service-${which}`, poolerPartLabel(which === 'ro')),
       spec: { type: 'ClusterIP', selector, ports: [{ name: 'postgres', port: Ports.postgres, targetPort: Ports.pooler, protocol: 'TCP' }] },
     };
   }
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, { [serviceLabel]: poolerControlServiceLabel }),
+    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, { [serviceLabel]: poolerControlServiceLabel, ...poolerPartLabel(which === 'ro-control') }),
     spec: {
       type: 'ClusterIP',
       clusterIP: 'None',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { Annotations, RoleNames, SecretKeys } from '../naming.js';
-import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 
 /** superuser/replication/app/pooler are PostgreSQL roles; api guards ha-node's and the pooler's mutating endpoints. */
 export type CredentialKind = 'superuser' | 'replication' | 'app' | 'api' | 'pooler';
@@ -29,7 +29,7 @@ export function credentialSecretName(ctx: BuildContext, which: CredentialKind): 
  * generated once when the Secret does not exist; the reconciler never replaces existing data.
  */
 export function buildCredentialSecret(ctx: BuildContext, which: CredentialKind, password: string, username = credentialUsername(ctx, which)): V1Secret {
-  const metadata = ownedMeta(ctx, credentialSecretName(ctx, which), `secret-${which}`);
+  const metadata = ownedMeta(ctx, credentialSecretName(ctx, which), `secret-${which}`, which === 'pooler' ? poolerPartLabel() : {});
   metadata.annotations = { [Annotations.generatedSecret]: 'true' };
   return {
     apiVersion: 'v1',

@@ -5,6 +5,7 @@ import { apiFallbacks } from '../capabilities.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
 import { desiredObjects } from '../builders/index.js';
 import type { BuildContext } from '../builders/context.js';
+import { buildCredentialSecret, credentialKindsOf } from '../builders/secrets.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
@@ -17,6 +18,7 @@ import { leaseHolder, primaryOf } from './primary.js';
 import { ApiFallbackCondition, computeStatus, invalidSpecStatus, statusDiffers } from './status.js';
 import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
+import { removeUnwantedPoolerObjects } from './pooler-cleanup.js';
 import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
@@ -149,6 +151,12 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   }
 
   await growVolumes(deps, cluster);
+  const secrets = credentialKindsOf(ctx).map((which) => buildCredentialSecret(ctx, which, ''));
+  const removed = await removeUnwantedPoolerObjects(deps, { name, namespace, uid: cluster.metadata.uid }, [...desired, ...secrets], capabilities.podDisruptionBudget);
+  if (removed.length) {
+    log.info({ removed }, 'removed pooler objects no longer wanted');
+    await deps.events.record(cluster.metadata, 'Normal', 'PoolerRemoved', `removed ${removed.join(', ')}`);
+  }
 
   // Day-2: at most one step per pass, in order of urgency.
   const switchover = planDeclarativeSwitchover(cluster, pods, primary, cluster.status?.switchover, now);

@@ -2,8 +2,10 @@ import pg from 'pg';
 
 /**
  * PgBouncer's admin console, reached over its unix socket (the TCP listener is for clients; the
- * admin user's password is random per process and known only to `keelson pooler`). Each command
- * uses its own short connection, so a PAUSE that hangs never blocks the RESUME that ends it.
+ * admin user's password is random per process and known only to `keelson pooler`). A PAUSE uses
+ * its own short connection, so a PAUSE that hangs never blocks the RESUME that ends it. The other
+ * commands share one kept session: a switchover's RELOAD and RESUME then cost no login (a SCRAM
+ * exchange between two processes, each waiting for a CPU on a loaded machine).
  */
 export interface AdminConsoleAddress {
   socketDir: string;
@@ -15,6 +17,8 @@ export interface AdminConsoleAddress {
 export type PauseResult = { ok: true; waitedMs: number } | { ok: false; reason: string };
 
 export class AdminConsole {
+  private session: Promise<pg.Client> | undefined;
+
   constructor(private readonly address: AdminConsoleAddress) {}
 
   private async connect(): Promise<pg.Client> {
@@ -25,15 +29,39 @@ export class AdminConsole {
     return client;
   }
 
-  /** Runs one admin command (simple protocol: the console has no extended query support). */
+  /**
+   * Runs one admin command (simple protocol: the console has no extended query support) on the
+   * kept session. A session that broke (PgBouncer restarted, socket closed) is replaced once; an
+   * error PgBouncer answered (it carries a severity) is the command's and is thrown as is.
+   */
   async command(text: string): Promise<Record<string, unknown>[]> {
-    const client = await this.connect();
-    try {
-      const result = await client.query(text);
-      return result.rows as Record<string, unknown>[];
-    } finally {
-      await client.end().catch(() => undefined);
+    for (let attempt = 1; ; attempt += 1) {
+      const session = (this.session ??= this.connect());
+      let client: pg.Client;
+      try {
+        client = await session;
+      } catch (error) {
+        // The next command logs in again.
+        if (this.session === session) this.session = undefined;
+        throw error;
+      }
+      try {
+        const result = await client.query(text);
+        return result.rows as Record<string, unknown>[];
+      } catch (error) {
+        if ((error as { severity?: unknown }).severity !== undefined) throw error;
+        if (this.session === session) this.session = undefined;
+        await client.end().catch(() => undefined);
+        if (attempt >= 2) throw error;
+      }
     }
+  }
+
+  /** Ends the kept session. */
+  async close(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    await session?.then((client) => client.end()).catch(() => undefined);
   }
 
   /**

@@ -6,7 +6,7 @@ import { checkAuthorization, type ApiCredentials } from '../ha-node/ops/auth.js'
 import { renderPoolerMetrics } from './reach.js';
 
 /**
- * The HTTP face of `keelson pooler`, for ha-node: pause (bounded), retarget, resume, state. Every
+ * The HTTP face of `keelson pooler`, for ha-node: pause (bounded), retarget (and resume), resume, state. Every
  * mutating call needs the cluster's API credentials; bodies are small, bounded and type-checked.
  */
 export interface PoolerControl {
@@ -36,6 +36,8 @@ export const resumeBody = z.strictObject({
 export const targetBody = z.strictObject({
   host: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:_-]+$/, 'host name or address'),
   port: z.number().int().min(1).max(65535),
+  /** Then end this pause, in the same call: a switchover's repoint and RESUME cost one round trip. */
+  resumePauseId: z.number().int().min(1).optional(),
 });
 
 type Reply = { code: number; body: unknown; text?: true };
@@ -97,8 +99,13 @@ async function route(control: PoolerControl, credentials: ApiCredentials | undef
   if (path === PoolerPaths.target) {
     const parsed = targetBody.safeParse(body.value);
     if (!parsed.success) return { code: 400, body: { error: problemOf(parsed.error) } };
+    const startedAt = performance.now();
     await control.retarget(parsed.data.host, parsed.data.port);
-    return { code: 200, body: { ok: true } };
+    if (parsed.data.resumePauseId === undefined) return { code: 200, body: { ok: true } };
+    const reloadedAt = performance.now();
+    const result = await control.resume(parsed.data.resumePauseId);
+    const timings = { reloadMs: Math.round(reloadedAt - startedAt), resumeMs: Math.round(performance.now() - reloadedAt) };
+    return result.ok ? { code: 200, body: { ok: true, ...timings } } : { code: 409, body: { error: result.reason } };
   }
   return { code: 404, body: { error: 'not found' } };
 }

@@ -159,6 +159,7 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
     async close() {
       clearTimeout(holdTimer);
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await admin.close();
       if (child.exitCode === null) child.kill('SIGINT');
       await exited;
     },

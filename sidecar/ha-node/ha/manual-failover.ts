@@ -3,6 +3,7 @@ import { manualFailoverTiming } from '../ops/loop-decisions.js';
 import { markDemoted, scheduleSoon, setFence, type LoopContext } from './loop-context.js';
 import { followPromotion, pausePoolers } from './pooler-handover.js';
 import { publish } from './member-record.js';
+import { PromotionProbe } from './promotion-probe.js';
 import { releaseAfterStop } from './release.js';
 import { walPositionOf } from './snapshot.js';
 
@@ -52,20 +53,38 @@ export function handOverDueFor(ctx: LoopContext, cluster: ClusterView): boolean 
 
 /**
  * Switchover: stop cleanly, release the lock with the shutdown checkpoint's position (the
- * candidate must hold WAL up to it before promoting); the loop then follows the candidate.
+ * candidate must hold WAL up to it before promoting); the loop then follows the candidate. With
+ * poolers, one log line gives each step's time: together they are the clients' stall.
  */
 export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate: string): Promise<string> {
-  const paused = await pausePoolers(ctx);
-  if (paused && !paused.ok) return abortSwitchover(ctx, paused.reason);
+  const startedAt = performance.now();
+  const probe = new PromotionProbe(ctx);
+  // The connection that watches the candidate's promotion opens while the poolers pause.
+  const [paused] = await Promise.all([pausePoolers(ctx), ctx.options.poolers?.configured ? probe.prepare(cluster, candidate) : undefined]);
+  if (paused && !paused.ok) {
+    await probe.close();
+    return abortSwitchover(ctx, paused.reason);
+  }
+  const pausedAt = performance.now();
   const status = await ctx.pg.status().catch(() => undefined);
   markDemoted(ctx);
   await ctx.pg.stop('fast');
+  const stoppedAt = performance.now();
   await releaseAfterStop(ctx.pg, ctx.dcs, walPositionOf(status));
+  const releasedAt = performance.now();
+  const releasedAtEpoch = Date.now();
   setFence(ctx, 0);
-  await ctx.options.setRoleLabel?.('replica');
   ctx.state.handedOverAt = performance.now();
-  if (paused) await followPromotion(ctx, paused.poolers);
-  void cluster;
+  // The label write and the wait for the new primary overlap: the paused clients wait for neither twice.
+  const [after] = await Promise.all([paused ? followPromotion(ctx, paused.poolers, probe) : undefined, ctx.options.setRoleLabel?.('replica')]);
+  if (paused) {
+    const ms = (value: number) => Math.round(value);
+    ctx.options.logger.info(
+      { candidate, releasedAt: new Date(releasedAtEpoch).toISOString(), pauseMs: ms(pausedAt - startedAt), stopMs: ms(stoppedAt - pausedAt), releaseMs: ms(releasedAt - stoppedAt), promotionMs: after && ms(after.promotionMs), repointMs: after && ms(after.repointMs), resumeMs: after && ms(after.resumeMs), totalMs: ms(performance.now() - startedAt) },
+      'switchover phases',
+    );
+  }
+  await probe.close();
   return `stepped down for a switchover to ${candidate}`;
 }
 

@@ -1,7 +1,6 @@
-import pg from 'pg';
-import type { ClusterView } from '../dcs/types.js';
 import type { PausedPooler, PoolerFleet } from '../pooler/fleet.js';
 import type { LoopContext } from './loop-context.js';
+import type { PromotionProbe } from './promotion-probe.js';
 
 /**
  * The poolers' part of a planned switchover, driven by the old primary (it alone knows the moment
@@ -50,44 +49,40 @@ export async function pausePoolers(ctx: LoopContext): Promise<PoolerPause | unde
   return { ok: true, poolers: result.paused };
 }
 
-/** The new leader's address once its PostgreSQL takes writes; undefined while it does not yet. */
-async function promotedLeader(ctx: LoopContext, cluster: ClusterView): Promise<{ host: string; port: number } | undefined> {
-  const holder = cluster.leader?.holder;
-  if (!holder || holder === ctx.options.name) return undefined;
-  const member = cluster.members.find((m) => m.name === holder);
-  if (!member) return undefined;
-  const { superuser } = ctx.pg.settings;
-  const client = new pg.Client({ host: member.host, port: member.port, user: superuser.username, password: superuser.password, database: 'postgres', connectionTimeoutMillis: 1000, query_timeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    const { rows } = await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery');
-    return rows[0]?.recovery === false ? { host: member.host, port: member.port } : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+/** How long each step after the stop took (ms), for the switchover's log line. */
+export interface PromotionTimings {
+  /** From the lock's release until this member saw the new leader take writes. */
+  promotionMs: number;
+  /** The slowest pooler's retarget (ini rewrite and RELOAD). */
+  repointMs: number;
+  /** The slowest pooler's RESUME. */
+  resumeMs: number;
 }
 
 /**
- * Waits (polling every 50 ms, within the pause hold time) for the new primary, then retargets and
+ * Waits (polling every 20 ms, within the pause hold time) for the new primary, then retargets and
  * resumes the paused poolers. When no new primary appears in time they are resumed as they are.
  */
-export async function followPromotion(ctx: LoopContext, poolers: PausedPooler[]): Promise<void> {
+export async function followPromotion(ctx: LoopContext, poolers: PausedPooler[], probe: PromotionProbe): Promise<PromotionTimings | undefined> {
   const fleet = ctx.options.poolers;
-  if (!fleet || poolers.length === 0) return;
+  if (!fleet || poolers.length === 0) return undefined;
+  const startedAt = performance.now();
   const deadline = Date.now() + pauseHoldMs(ctx.state.config.ttl) - 1000;
-  while (Date.now() < deadline) {
-    const cluster = await ctx.dcs.getCluster().catch(() => undefined);
-    const leader = cluster ? await promotedLeader(ctx, cluster) : undefined;
-    if (leader) {
-      await fleet.retargetAndResume(poolers, leader.host, leader.port);
-      ctx.options.logger.info({ host: leader.host, port: leader.port, poolers: poolers.length }, 'poolers point at the new primary and resumed');
-      return;
+  try {
+    while (Date.now() < deadline) {
+      const leader = await probe.promotedLeader();
+      if (leader) {
+        const promotionMs = performance.now() - startedAt;
+        const { repointMs, resumeMs } = await fleet.retargetAndResume(poolers, leader.host, leader.port);
+        ctx.options.logger.info({ host: leader.host, port: leader.port, poolers: poolers.length }, 'poolers point at the new primary and resumed');
+        return { promotionMs, repointMs, resumeMs };
+      }
+      await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    await probe.close();
   }
   ctx.options.logger.warn('no new primary in time; resuming the poolers unchanged');
   await fleet.resumeAll(poolers);
+  return undefined;
 }

@@ -13,16 +13,19 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   // while PostgreSQL promotes, so -rw stops routing to a read-only server as this one turns writable.
   const clearing = ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   // The fence deadline was set by the lock write that preceded this call.
+  const promoteStartedAt = performance.now();
   await pg.promote();
+  ctx.options.logger.info({ promoteMs: Math.round(performance.now() - promoteStartedAt) }, 'PostgreSQL takes writes');
   state.snapshot.offlineRole = 'primary';
   // Show the new role at once: health checks and the pod label follow the writable server.
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
-  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
-  // Poolers follow at once, not after the -rw Service does (ADR 0801); in the background, so an
-  // unreachable pooler never delays the new primary's duties.
+  // Poolers follow at once, not after the -rw Service does (ADR 0801), nor after the label writes
+  // below (API calls, slow on a loaded server); in the background, so an unreachable pooler never
+  // delays the new primary's duties.
   if (ctx.options.poolers?.configured) {
     ctx.options.poolers.retargetAll(pg.settings.connectHost, pg.settings.port).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
   }
+  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
   // pg_rewind on the old primary needs a checkpoint on the new timeline.
   await pg.query('CHECKPOINT').catch(() => undefined);
   await pg.dropInactiveSlots().catch(() => undefined);

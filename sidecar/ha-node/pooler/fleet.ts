@@ -71,12 +71,13 @@ export class PoolerFleet {
     return [...urls].sort();
   }
 
-  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; error?: string; pauseId?: number }> {
+  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; error?: string; pauseId?: number; resumeMs?: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.authorization) headers.authorization = this.options.authorization;
     const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
-    const parsed = (await response.json().catch(() => ({}))) as { error?: unknown; pauseId?: unknown };
-    return { status: response.status, error: typeof parsed.error === 'string' ? parsed.error : undefined, pauseId: typeof parsed.pauseId === 'number' ? parsed.pauseId : undefined };
+    const parsed = (await response.json().catch(() => ({}))) as { error?: unknown; pauseId?: unknown; resumeMs?: unknown };
+    const numberOr = (value: unknown) => (typeof value === 'number' ? value : undefined);
+    return { status: response.status, error: typeof parsed.error === 'string' ? parsed.error : undefined, pauseId: numberOr(parsed.pauseId), resumeMs: numberOr(parsed.resumeMs) };
   }
 
   /**
@@ -110,14 +111,34 @@ export class PoolerFleet {
     await Promise.all(poolers.map((p) => this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId })));
   }
 
-  /** Points every pooler at the new primary, then RESUMEs it (RESUME even when the retarget failed: never leave one paused). */
-  async retargetAndResume(poolers: PausedPooler[], host: string, port: number): Promise<void> {
-    await Promise.all(
+  /**
+   * Points every pooler at the new primary, then RESUMEs it (RESUME even when the retarget failed:
+   * never leave one paused). One call per pooler (retarget with `resumePauseId`); a pooler that
+   * does not know the combined call (400, an older version) gets the two calls. Returns the
+   * slowest pooler's repoint (the call up to its RELOAD) and RESUME times (ms).
+   */
+  async retargetAndResume(poolers: PausedPooler[], host: string, port: number): Promise<{ repointMs: number; resumeMs: number }> {
+    const steps = await Promise.all(
       poolers.map(async (p) => {
+        const startedAt = performance.now();
+        if (p.pauseId !== undefined) {
+          const reply = await this.post(p.url, PoolerPaths.target, { host, port, resumePauseId: p.pauseId }, this.options.requestTimeoutMs ?? 3000).catch((error: Error) => ({ status: 0, error: error.message, resumeMs: undefined }));
+          const resumeMs = reply.resumeMs ?? 0;
+          const timings = { repointMs: performance.now() - startedAt - resumeMs, resumeMs };
+          if (reply.status === 200) return timings;
+          if (reply.status !== 400) {
+            // 409: a newer pause holds it (its own switchover resumes it); 0: unreachable, it starts unpaused.
+            this.options.logger.warn({ url: p.url, status: reply.status, err: reply.error }, 'pooler retarget and resume failed');
+            return timings;
+          }
+        }
         await this.call(p.url, PoolerPaths.target, { host, port });
+        const repointedAt = performance.now();
         await this.call(p.url, PoolerPaths.resume, p.pauseId === undefined ? {} : { pauseId: p.pauseId });
+        return { repointMs: repointedAt - startedAt, resumeMs: performance.now() - repointedAt };
       }),
     );
+    return { repointMs: Math.max(0, ...steps.map((s) => s.repointMs)), resumeMs: Math.max(0, ...steps.map((s) => s.resumeMs)) };
   }
 
   /**

@@ -115,6 +115,22 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
     assert.equal((await pooler.running.control.state()).paused, false);
   });
 
+  it('retargets and ends a pause in one call; an older pause id leaves the newer pause in place', async () => {
+    const first = (await (await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 30_000 })).json()) as { pauseId: number };
+    const both = await call(PoolerPaths.target, { host: '127.0.0.7', port: 6544, resumePauseId: first.pauseId });
+    assert.equal(both.status, 200);
+    const timings = (await both.json()) as { reloadMs: number; resumeMs: number };
+    assert.ok(timings.reloadMs >= 0 && timings.resumeMs >= 0, JSON.stringify(timings));
+    assert.deepEqual(await pooler.running.control.state(), { paused: false, target: { host: '127.0.0.7', port: 6544 } });
+    // PgBouncer accepts a PAUSE again: the RESUME reached it.
+    const second = (await (await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 30_000 })).json()) as { pauseId: number };
+    const late = await call(PoolerPaths.target, { host: '127.0.0.8', port: 6545, resumePauseId: first.pauseId });
+    assert.equal(late.status, 409);
+    assert.deepEqual(await pooler.running.control.state(), { paused: true, target: { host: '127.0.0.8', port: 6545 } }, 'retargeted, still paused');
+    assert.equal((await call(PoolerPaths.target, { host: 'h', port: 1, resumePauseId: 'one' })).status, 400);
+    assert.equal((await call(PoolerPaths.resume, { pauseId: second.pauseId })).status, 200);
+  });
+
   it('resumes on its own when a pause outlives its hold time', async () => {
     assert.equal((await call(PoolerPaths.pause, { timeoutMs: 2000, holdMs: 300 })).status, 200);
     assert.equal((await pooler.running.control.state()).paused, true);

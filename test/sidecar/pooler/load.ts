@@ -9,18 +9,22 @@ import type pg from 'pg';
  */
 export interface LoadResult {
   acknowledged: number[];
+  /** When each acknowledgement arrived (epoch ms), in the order of `acknowledged`. */
+  acknowledgedAt: number[];
   failures: string[];
   longestStallMs: number;
 }
 
 export interface RunningLoad {
+  /** What the load saw so far (the live record: it grows until stop). */
+  readonly result: LoadResult;
   stop(): Promise<LoadResult>;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startLoad(connect: () => Promise<pg.Client>, busyWriters = 4): Promise<RunningLoad> {
-  const result: LoadResult = { acknowledged: [], failures: [], longestStallMs: 0 };
+  const result: LoadResult = { acknowledged: [], acknowledgedAt: [], failures: [], longestStallMs: 0 };
   let running = true;
   const worker = async (label: string, statement: string, idOf: (reply: unknown) => number, gapMs: number) => {
     let client: pg.Client | undefined;
@@ -29,6 +33,7 @@ export async function startLoad(connect: () => Promise<pg.Client>, busyWriters =
       try {
         client ??= await connect();
         result.acknowledged.push(idOf(await client.query(statement)));
+        result.acknowledgedAt.push(Date.now());
       } catch (error) {
         result.failures.push(`${label}: ${(error as Error).message}`);
         await client?.end().catch(() => undefined);
@@ -48,6 +53,7 @@ export async function startLoad(connect: () => Promise<pg.Client>, busyWriters =
   ];
   let stopped: Promise<LoadResult> | undefined;
   return {
+    result,
     stop() {
       running = false;
       return (stopped ??= Promise.all(workers).then(() => result));

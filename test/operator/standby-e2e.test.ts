@@ -100,11 +100,11 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
       assert.ok((await driver.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')), `an ApplyRefused Event for ${name}`);
       assert.deepEqual(await driver.pods(), [], `${name} starts no pod that would initdb a cluster of its own`);
     }
-    const self = await kubectl('patch', 'dbc/src', '--type=merge', '-p', JSON.stringify({ spec: { replica: { source: { cluster: 'stb' } } } })).then(
+    const removed = await kubectl('patch', 'dbc/stb', '--type=merge', '-p', JSON.stringify({ spec: { replica: null } })).then(
       () => undefined,
       (error: { stderr?: string }) => error.stderr ?? String(error),
     );
-    assert.match(self ?? 'accepted', /replica is fixed at creation/, 'a running primary cluster cannot be turned into a standby');
+    assert.match(removed ?? 'accepted', /replica cannot be removed/, 'a standby cluster promotes by replica.enabled: false, not by dropping replica');
   });
 
   it('replica.enabled: false promotes the standby cluster: Event, status, new timeline, same data', async () => {

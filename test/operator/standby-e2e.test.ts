@@ -29,6 +29,7 @@ const ha = { ttl: 10, loopWait: 2, retryTimeout: 4 };
 interface ReplicaStatus {
   role?: string;
   source?: string;
+  step?: string;
   promotedAt?: string;
 }
 
@@ -68,7 +69,8 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     const status = await stb.healthyWith(2, 180_000);
     assert.equal(status.members?.length, 2);
     await stb.readPassword(); // a copy of src's superuser Secret: the cloned data directory carries its password
-    assert.deepEqual(await replicaStatus(stb), { role: 'standby', source: 'default/src' });
+    const replica = await replicaStatus(stb);
+    assert.deepEqual([replica?.role, replica?.source, replica?.step], ['standby', 'default/src', 'Following']);
     const [role] = await stb.query('stb-rw', 'SELECT pg_is_in_recovery() AS standby');
     assert.equal(role?.standby, true, 'stb-rw reaches the standby leader, read-only');
     await src.query('src-rw', "INSERT INTO items VALUES (2, 'after the standby')");

@@ -10,6 +10,32 @@ export interface HaClusterMember {
   state?: string;
   timeline?: number;
   lag?: number | string;
+  system_identifier?: string;
+  /** Standby leader: the source's timeline and the bytes its replay is behind the source's WAL end. */
+  source_timeline?: number;
+  source_lag?: number;
+  /** A primary demoted into a standby leader. */
+  standby_demotion?: HaDemotion;
+}
+
+/** What ha-node records when it demotes a primary (standby_demotion). */
+export interface HaDemotion {
+  database_system_identifier?: string;
+  system_identifier?: string;
+  timeline: number;
+  checkpoint_location: number;
+  checkpoint_lsn: string;
+  at: string;
+}
+
+/** The node document (GET /) as far as the operator reads it. */
+export interface HaNodeState {
+  role?: string;
+  state?: string;
+  pending_restart?: boolean;
+  timeline?: number;
+  xlog?: { location?: number; replayed_location?: number; received_location?: number };
+  standby_demotion?: HaDemotion;
 }
 
 /** What GET /backup answers (sidecar/ha-node/backup/keeper.ts), as far as the operator reads it. */
@@ -109,9 +135,9 @@ export class HaNodeClient {
   }
 
   /** The node state document (GET /): role, state, pending_restart. */
-  async nodeState(host: string): Promise<{ role?: string; state?: string; pending_restart?: boolean }> {
+  async nodeState(host: string): Promise<HaNodeState> {
     const result = await this.call(host, 'GET', HaNodePaths.node);
-    return JSON.parse(result.body) as { role?: string; state?: string; pending_restart?: boolean };
+    return JSON.parse(result.body) as HaNodeState;
   }
 
   async getConfig(host: string): Promise<Record<string, unknown>> {

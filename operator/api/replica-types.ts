@@ -38,28 +38,60 @@ export const replicaSourceSchema = z
   })
   .meta({ description: 'What the standby follows: a DatabaseCluster, or a host with credentials.', 'x-kubernetes-validations': sourceRules });
 
+export const promotions = ['Immediate', 'AfterSourceDemotion'] as const;
+
+const promotionRule = { rule: "self.promotion != 'AfterSourceDemotion' || has(self.source.cluster)", message: 'replica.promotion AfterSourceDemotion needs a DatabaseCluster source (source.cluster)' };
+
 export const replicaSchema = z
   .object({
-    enabled: z.boolean().default(true).meta({ description: 'Run as a standby of source; false promotes the cluster (once enabled again it would have to be re-created).' }),
+    enabled: z
+      .boolean()
+      .default(true)
+      .meta({ description: 'Run as a standby of source. false promotes the cluster; true on a running primary cluster demotes it into a standby of source without re-cloning.' }),
     source: replicaSourceSchema,
     minApplyDelay: duration.optional().meta({ description: 'Replay WAL this long after it was written on the source (recovery_min_apply_delay).' }),
+    promotion: z
+      .enum(promotions)
+      .default('Immediate')
+      .meta({
+        description:
+          "How enabled: false promotes. Immediate: at once (the source may be gone). AfterSourceDemotion: the controlled swap — wait until the source DatabaseCluster, set to follow this one, has demoted, replay up to its shutdown checkpoint, then promote; no acknowledged commit of the source is lost.",
+      }),
+  })
+  .superRefine((replica, ctx) => {
+    if (replica.promotion === 'AfterSourceDemotion' && replica.source.cluster === undefined) ctx.addIssue({ code: 'custom', message: promotionRule.message, path: ['promotion'] });
   })
   .meta({
     description:
       "A standby cluster: its first instance is cloned from the source with pg_basebackup, its leader (the standby leader) streams from the source and never promotes, the other instances cascade from it. The -rw Service reaches the standby leader, read-only, until enabled is false.",
-    'x-kubernetes-validations': [
-      { rule: 'self.source == oldSelf.source', message: 'replica.source is fixed at creation' },
-      { rule: 'oldSelf.enabled || !self.enabled', message: 'replica.enabled cannot go back to true: a promoted cluster has its own timeline' },
-    ],
+    'x-kubernetes-validations': [{ rule: 'self.source == oldSelf.source', message: 'replica.source is fixed (a cluster follows one source; set enabled instead)' }, promotionRule],
   });
 
 export type ReplicaSpec = z.infer<typeof replicaSchema>;
 export type ReplicaSource = z.infer<typeof replicaSourceSchema>;
 
+/** The steps of a change of role, in the order a controlled swap passes them (reconcile/replica-role.ts). */
+export const roleSteps = ['WaitingForPeer', 'Demoting', 'Following', 'WaitingForSourceDemotion', 'CatchingUp', 'Promoting', 'Promoted'] as const;
+export type RoleStep = (typeof roleSteps)[number];
+
+export const demotionSchema = z
+  .object({
+    systemIdentifier: z.string(),
+    timeline: z.number().int(),
+    checkpointLsn: z.string().meta({ description: 'The shutdown checkpoint the new primary replayed past before it promoted.' }),
+    at: z.string(),
+  })
+  .meta({ description: 'The last demotion of this cluster from primary into standby, as ha-node recorded it.' });
+
 export const replicaStatusSchema = z
   .object({
-    role: z.enum(['standby', 'primary']).meta({ description: 'standby while following the source; primary once promoted.' }),
+    role: z.enum(['standby', 'primary']).meta({ description: 'standby while following the source; primary once promoted (or until a demotion is done).' }),
     source: z.string().optional().meta({ description: 'What the standby follows (namespace/cluster or host:port).' }),
+    step: z.enum(roleSteps).optional().meta({ description: 'Where a change of role stands: Following and Promoted are at rest, the others in progress.' }),
+    message: z.string().optional(),
+    lagBytes: z.number().int().optional().meta({ description: "Bytes the standby leader's replay is behind the source's WAL end (as its WAL receiver last heard it)." }),
+    sourceTimeline: z.number().int().optional().meta({ description: "The source's timeline the standby leader receives." }),
+    demotion: demotionSchema.optional(),
     promotedAt: z.string().optional(),
   })
   .meta({ description: 'Standby cluster state, present when spec.replica is set.' });

@@ -257,8 +257,8 @@ export const databaseClusterSpecSchema = z
         message: 'bootstrap.recovery.repository must name one of backup.repositories',
       },
       { rule: '!has(self.bootstrap.recovery) || !has(self.replica)', message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)' },
-      // A running primary cluster turned standby would need a demotion the operator does not drive yet.
-      { rule: 'has(self.replica) == has(oldSelf.replica)', message: 'replica is fixed at creation (a standby cluster starts as a copy of its source)' },
+      // Adding replica to a running primary cluster demotes it; removing it would leave the role unsaid.
+      { rule: '!has(oldSelf.replica) || has(self.replica)', message: 'replica cannot be removed (set replica.enabled: false to promote)' },
     ],
   });
 
@@ -291,6 +291,7 @@ export const databaseClusterStatusSchema = z
     instances: z.number().int().optional(),
     readyInstances: z.number().int().optional(),
     currentPrimary: z.string().optional(),
+    systemIdentifier: z.string().optional().meta({ description: "The database system identifier of the cluster's data, as its leader reports it (a standby shares its source's)." }),
     targetPrimary: z.string().optional(),
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
     appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),

@@ -24,7 +24,8 @@ import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from 
 import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
-import { replicaStatusOf } from './replica-status.js';
+import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
+import { observeRole, planRole, transientSteps } from './replica-role.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -47,6 +48,7 @@ export interface ReconcileResult {
 
 const convergingRequeueMs = 5_000;
 const backupRequeueMs = 20_000;
+const roleChangeRequeueMs = 1_000;
 
 async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | undefined): Promise<HaClusterMember[] | undefined> {
   const host = pods.find((pod) => pod.metadata?.name === primary)?.status?.podIP;
@@ -118,15 +120,22 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     raw = await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: [...(raw.metadata?.finalizers ?? []), Finalizer] } });
   }
 
-  // A standby cluster whose source cannot be resolved is refused before any pod could initdb.
-  const replicaSource = await resolveReplicaSource(deps, cluster);
+  const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
+  const primary = primaryOf(pods, leaseHolder(await deps.api.readLeaderLease(namespace, names(name).leaderLease), now));
+  // The one /cluster read of the pass: roles, lag, the source's timeline, a demotion record.
+  const members = await haMembers(deps, pods, primary);
+  const systemIdentifier = systemIdentifierOf(members) ?? cluster.status?.systemIdentifier;
+  const rolePlan = planRole(cluster, members, await observeRole(deps, cluster, pods, primary, members));
+  // A standby cluster whose source cannot be resolved is refused before any pod could initdb
+  // (and a primary asked to follow another database system before it stops).
+  const replicaSource = rolePlan.followSource
+    ? await resolveReplicaSource(deps, cluster, { swapping: rolePlan.swapping, ...(systemIdentifier ? { systemIdentifier } : {}) })
+    : undefined;
   const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion, ...(replicaSource ? { standby: replicaSource.target } : {}) };
   await ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {});
   const capabilities = await deps.api.capabilities();
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
-  const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
-  const primary = primaryOf(pods, leaseHolder(await deps.api.readLeaderLease(namespace, names(name).leaderLease), now));
   await useApiCredentials(deps, ctx, pods);
   const desired = build(() => desiredObjects(ctx, capabilities));
   const observedSts = await deps.api.read(desired.find((object) => object.kind === 'StatefulSet') as V1StatefulSet);
@@ -173,7 +182,6 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   }
   const configPending = await syncDynamicConfig(deps, cluster, pods, primary, ctx.standby);
 
-  const members = await haMembers(deps, pods, primary);
   const outdatedPods = updateRevision ? pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
   const status = computeStatus({
     cluster,
@@ -191,9 +199,11 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const pooler = await poolerStatus(deps, cluster, pods, primary);
   if (pooler) status.pooler = pooler;
   await reportFallbacks(deps, cluster, status);
-  const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), members, now);
+  if (systemIdentifier) status.systemIdentifier = systemIdentifier;
+  const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), rolePlan, members, now);
   if (replica.status) status.replica = replica.status;
-  if (replica.promoted) await deps.events.record(cluster.metadata, 'Normal', 'Promoted', `the standby cluster was promoted: ${primary ?? 'its leader'} accepts writes`);
+  if (replica.condition) status.conditions = [...(status.conditions ?? []), stampCondition(replica.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
+  for (const event of replica.events) await deps.events.record(cluster.metadata, event.type, event.reason, event.message);
   const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');
     return undefined;
@@ -207,6 +217,8 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   else if (cluster.status?.appliedConfigHash) status.appliedConfigHash = cluster.status.appliedConfigHash;
   await writeStatus(deps, raw, status);
 
+  // A change of role is followed every second: each step waits on the other cluster or on ha-node.
+  if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: roleChangeRequeueMs };
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
   if (converging) return { requeueAfterMs: convergingRequeueMs, converging: true };
   // A backup in progress is followed closely; that is not a cluster failing to converge.

@@ -49,9 +49,17 @@ export function describeReplicaSource(cluster: DatabaseCluster): string | undefi
   return source.cluster ? `${source.namespace ?? cluster.metadata.namespace}/${source.cluster}` : `${source.host}:${source.port ?? Ports.postgres}`;
 }
 
-export async function resolveReplicaSource(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<ResolvedReplicaSource | undefined> {
+export interface ResolveOptions {
+  /** The source follows this cluster on purpose (a controlled swap under way): no cycle. */
+  swapping?: boolean;
+  /** This cluster's database system identifier, once it has data (compared with a DatabaseCluster source's). */
+  systemIdentifier?: string;
+}
+
+/** Called while the cluster is, or becomes, a standby (reconcile/replica-role.ts decides). */
+export async function resolveReplicaSource(deps: ReconcileDeps, cluster: DatabaseCluster, options: ResolveOptions = {}): Promise<ResolvedReplicaSource | undefined> {
   const replica = cluster.spec.replica;
-  if (!replica?.enabled) return undefined;
+  if (!replica) return undefined;
   const { source } = replica;
   if (source.host !== undefined) {
     const replication = await readCredentials(deps, cluster.metadata.namespace, source.credentialsSecret!, 'replica.source.credentialsSecret');
@@ -59,7 +67,9 @@ export async function resolveReplicaSource(deps: ReconcileDeps, cluster: Databas
   }
   const namespace = source.namespace ?? cluster.metadata.namespace;
   const name = source.cluster!;
-  await refuseCycle(deps, cluster, namespace, name);
+  if (options.swapping) await requireCluster(deps, namespace, name);
+  else await refuseCycle(deps, cluster, namespace, name);
+  await refuseOtherSystem(deps, namespace, name, options.systemIdentifier);
   const sourceNames = names(name);
   const service = await deps.api.read<V1Service>({ apiVersion: 'v1', kind: 'Service', metadata: { name: sourceNames.rwService, namespace } });
   const host = service?.spec?.clusterIP;
@@ -67,6 +77,23 @@ export async function resolveReplicaSource(deps: ReconcileDeps, cluster: Databas
   const replication = await readCredentials(deps, namespace, sourceNames.replicationSecret, `replica.source (${namespace}/${name})`);
   const superuser = await readCredentials(deps, namespace, sourceNames.superuserSecret, `replica.source (${namespace}/${name})`);
   return { target: { host, port: Ports.postgres }, replication, superuser };
+}
+
+async function requireCluster(deps: ReconcileDeps, namespace: string, name: string): Promise<void> {
+  if (!(await deps.api.readCluster(namespace, name))) throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} does not exist`);
+}
+
+/**
+ * A standby replays its source's WAL, which only works on a copy of the same database system:
+ * following another one would stop a running primary for nothing (its WAL receiver is refused).
+ */
+async function refuseOtherSystem(deps: ReconcileDeps, namespace: string, name: string, own: string | undefined): Promise<void> {
+  if (own === undefined) return; // not cloned yet: the clone will carry the source's identifier
+  const raw = await deps.api.readCluster(namespace, name);
+  const theirs = (raw?.status as { systemIdentifier?: string } | undefined)?.systemIdentifier;
+  if (theirs !== undefined && theirs !== own) {
+    throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has database system identifier ${theirs}, this cluster ${own}: a standby must be a copy of its source`);
+  }
 }
 
 async function refuseCycle(deps: ReconcileDeps, cluster: DatabaseCluster, namespace: string, name: string): Promise<void> {

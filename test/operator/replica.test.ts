@@ -6,7 +6,8 @@ import { haNodeConfig } from '../../operator/builders/configmap.js';
 import { configPatch, desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { validateDynamicConfig } from '../../sidecar/ha-node/ops/config-validate.js';
 import { describeReplicaSource, followedCluster } from '../../operator/reconcile/replica-source.js';
-import { replicaStatusOf } from '../../operator/reconcile/replica-status.js';
+import { replicaStatusOf, systemIdentifierOf } from '../../operator/reconcile/replica-status.js';
+import { planRole } from '../../operator/reconcile/replica-role.js';
 import { sampleCluster } from './fixtures.js';
 
 /** spec.replica without processes: the spec rules, the path to ha-node's standby_cluster, status. */
@@ -26,7 +27,7 @@ function refusal(spec: Record<string, unknown>, name = 'demo'): string {
 
 describe('spec.replica rules', () => {
   it('takes a DatabaseCluster or a host with credentials, and defaults enabled to true', () => {
-    assert.deepEqual(sampleCluster({ replica: { source: { cluster: 'src' } } }).spec.replica, { enabled: true, source: { cluster: 'src' } });
+    assert.deepEqual(sampleCluster({ replica: { source: { cluster: 'src' } } }).spec.replica, { enabled: true, source: { cluster: 'src' }, promotion: 'Immediate' });
     assert.equal(sampleCluster({ replica: { source: { host: '127.0.0.9', port: 6432, credentialsSecret: 'src-repl' }, minApplyDelay: '5m' } }).spec.replica?.minApplyDelay, '5m');
   });
 
@@ -84,16 +85,69 @@ describe('standby status and the chain of sources', () => {
     assert.equal(describeReplicaSource(sampleCluster({ replica: { source: { host: '127.0.0.9', credentialsSecret: 's' } } })), '127.0.0.9:5432');
   });
 
-  it('reports standby, then primary once ha-node shows a leader that is no standby leader', () => {
+  it('reports standby, then primary once ha-node shows a leader that is no standby leader, with lag and the source timeline', () => {
     const standby = sampleCluster({ replica: { source: { cluster: 'src' } } });
-    assert.deepEqual(replicaStatusOf(standby, 'db/src', [{ name: 'demo-0', role: 'standby_leader' }], now), { status: { role: 'standby', source: 'db/src' }, promoted: false });
+    const leading = [{ name: 'demo-0', role: 'standby_leader', source_lag: 4096, source_timeline: 3, system_identifier: '7001' }];
+    const following = replicaStatusOf(standby, 'db/src', planRole(standby, leading, {}), leading, now);
+    assert.deepEqual(following.status, { role: 'standby', source: 'db/src', step: 'Following', lagBytes: 4096, sourceTimeline: 3 });
+    assert.equal(following.condition?.status, 'False');
+    assert.equal(systemIdentifierOf(leading), '7001');
     const disabled = sampleCluster({ replica: { enabled: false, source: { cluster: 'src' } } });
-    disabled.status = { replica: { role: 'standby', source: 'db/src' } };
-    assert.deepEqual(replicaStatusOf(disabled, 'db/src', [{ name: 'demo-0', role: 'standby_leader' }], now), { status: { role: 'standby', source: 'db/src' }, promoted: false }, 'asked, not yet done');
-    const done = replicaStatusOf(disabled, 'db/src', [{ name: 'demo-0', role: 'leader' }], now);
-    assert.deepEqual(done, { status: { role: 'primary', source: 'db/src', promotedAt: '2026-11-25T03:00:00Z' }, promoted: true });
+    disabled.status = { replica: following.status! };
+    const asked = replicaStatusOf(disabled, 'db/src', planRole(disabled, leading, {}), leading, now);
+    assert.equal(asked.status?.step, 'Promoting', 'asked, not yet done');
+    assert.deepEqual(asked.condition && [asked.condition.status, asked.condition.reason], ['True', 'Promoting']);
+    disabled.status = { replica: asked.status! };
+    const primary = [{ name: 'demo-0', role: 'leader' }];
+    const done = replicaStatusOf(disabled, 'db/src', planRole(disabled, primary, {}), primary, now);
+    assert.deepEqual(done.status, { role: 'primary', source: 'db/src', step: 'Promoted', promotedAt: '2026-11-25T03:00:00Z' });
+    assert.deepEqual(done.events.map((e) => e.reason), ['Promoted']);
     disabled.status = { replica: done.status! };
-    assert.deepEqual(replicaStatusOf(disabled, 'db/src', [{ name: 'demo-0', role: 'leader' }], now), { status: done.status, promoted: false }, 'the Event once');
-    assert.deepEqual(replicaStatusOf(sampleCluster(), undefined, [], now), { promoted: false });
+    const again = replicaStatusOf(disabled, 'db/src', planRole(disabled, primary, {}), primary, now);
+    assert.deepEqual([again.status, again.events], [done.status, []], 'the Event once');
+    const plain = sampleCluster();
+    assert.deepEqual(replicaStatusOf(plain, undefined, planRole(plain, [], {}), [], now), { events: [] });
   });
+});
+
+describe('the controlled swap, step by step (pure)', () => {
+  const demotion = { system_identifier: '7001', timeline: 1, checkpoint_location: 50_000, checkpoint_lsn: '0/C350', at: '2026-11-25T03:00:00Z' };
+
+  it('a primary asked to follow a cluster waits while that cluster still follows it, then demotes', () => {
+    const old = sampleCluster({ replica: { source: { cluster: 'b' } } }, 'a');
+    old.status = { currentPrimary: 'a-0' };
+    const primary = [{ name: 'a-0', role: 'leader', system_identifier: '7001' }];
+    const waiting = planRole(old, primary, { sourceFollowsUs: true });
+    assert.deepEqual([waiting.step, waiting.followSource], ['WaitingForPeer', false], 'no demotion while b is a standby of a');
+    const demoting = planRole(old, primary, { sourceFollowsUs: false });
+    assert.deepEqual([demoting.role, demoting.step, demoting.followSource], ['primary', 'Demoting', true]);
+    old.status = { currentPrimary: 'a-0', replica: { role: 'primary', step: 'Demoting' } };
+    const demoted = [{ name: 'a-0', role: 'standby_leader', standby_demotion: demotion }];
+    const followed = replicaStatusOf(old, 'db/b', planRole(old, demoted, {}), demoted, now);
+    assert.deepEqual([followed.status?.role, followed.status?.step, followed.status?.demotion?.checkpointLsn], ['standby', 'Following', '0/C350']);
+    assert.deepEqual(followed.events.map((e) => e.reason), ['Demoted']);
+  });
+
+  it('a standby promoting after its source demotes waits for the demotion, replays past its checkpoint, then promotes', () => {
+    const next = sampleCluster({ replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'a' } } }, 'b');
+    next.status = { replica: { role: 'standby', step: 'Following', sourceTimeline: 1 } };
+    const leading = [{ name: 'b-0', role: 'standby_leader' }];
+    assert.deepEqual(planRole(next, leading, { sourceFollowsUs: false }).step, 'WaitingForSourceDemotion', 'a is not yet set to follow b');
+    const undemoted = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'primary' } });
+    assert.deepEqual([undemoted.step, undemoted.followSource, undemoted.swapping], ['WaitingForSourceDemotion', true, true]);
+    const stale = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'primary', standby_demotion: demotion } });
+    assert.equal(stale.step, 'WaitingForSourceDemotion', 'a demotion record of a leader that is primary again is an old one');
+    const behind = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'standby_leader', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 50_000 } } });
+    assert.deepEqual([behind.step, behind.followSource], ['CatchingUp', true]);
+    const past = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'replica', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 50_120 } } });
+    assert.deepEqual([past.step, past.followSource], ['Promoting', false]);
+    next.status = { replica: { role: 'standby', step: 'Following', sourceTimeline: 2 } };
+    const earlier = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'standby_leader', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 90_000 } } });
+    assert.equal(earlier.step, 'WaitingForSourceDemotion', 'a demotion on an earlier timeline than the one followed belongs to an earlier swap');
+  });
+
+  it('needs a DatabaseCluster source to promote after its demotion, and keeps replica once set', () => {
+    assert.match(refusal({ replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { host: '127.0.0.9', credentialsSecret: 's' } } }), /promotion AfterSourceDemotion needs a DatabaseCluster source/);
+  });
+
 });

@@ -29,6 +29,7 @@ const ha = { ttl: 10, loopWait: 2, retryTimeout: 4 };
 interface ReplicaStatus {
   role?: string;
   source?: string;
+  step?: string;
   promotedAt?: string;
 }
 
@@ -68,7 +69,8 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     const status = await stb.healthyWith(2, 180_000);
     assert.equal(status.members?.length, 2);
     await stb.readPassword(); // a copy of src's superuser Secret: the cloned data directory carries its password
-    assert.deepEqual(await replicaStatus(stb), { role: 'standby', source: 'default/src' });
+    const replica = await replicaStatus(stb);
+    assert.deepEqual([replica?.role, replica?.source, replica?.step], ['standby', 'default/src', 'Following']);
     const [role] = await stb.query('stb-rw', 'SELECT pg_is_in_recovery() AS standby');
     assert.equal(role?.standby, true, 'stb-rw reaches the standby leader, read-only');
     await src.query('src-rw', "INSERT INTO items VALUES (2, 'after the standby')");
@@ -100,11 +102,11 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
       assert.ok((await driver.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')), `an ApplyRefused Event for ${name}`);
       assert.deepEqual(await driver.pods(), [], `${name} starts no pod that would initdb a cluster of its own`);
     }
-    const self = await kubectl('patch', 'dbc/src', '--type=merge', '-p', JSON.stringify({ spec: { replica: { source: { cluster: 'stb' } } } })).then(
+    const removed = await kubectl('patch', 'dbc/stb', '--type=merge', '-p', JSON.stringify({ spec: { replica: null } })).then(
       () => undefined,
       (error: { stderr?: string }) => error.stderr ?? String(error),
     );
-    assert.match(self ?? 'accepted', /replica is fixed at creation/, 'a running primary cluster cannot be turned into a standby');
+    assert.match(removed ?? 'accepted', /replica cannot be removed/, 'a standby cluster promotes by replica.enabled: false, not by dropping replica');
   });
 
   it('replica.enabled: false promotes the standby cluster: Event, status, new timeline, same data', async () => {

@@ -1,4 +1,4 @@
-import type { ClusterView, HistoryEntry } from '../dcs/types.js';
+import type { ClusterView, HistoryEntry, MemberRecord } from '../dcs/types.js';
 import { formatLsn } from '../postgres/lsn.js';
 
 /** GET /cluster: members sorted by name with roles, states and lag against the leader position. */
@@ -23,6 +23,9 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
       if (m.timeline !== undefined) item.timeline = m.timeline;
       if (m.pending_restart) item.pending_restart = true;
       if (m.tags && Object.keys(m.tags).length > 0) item.tags = m.tags;
+      if (m.system_identifier) item.system_identifier = m.system_identifier;
+      if (m.standby_demotion) item.standby_demotion = { ...m.standby_demotion, checkpoint_lsn: formatLsn(m.standby_demotion.checkpoint_location) };
+      if (m.name === holder && holderRole === 'standby_leader') Object.assign(item, standbySourceItem(m));
       if (m.name !== holder) {
         const lagFrom = (position: number | undefined): number | 'unknown' => (position === undefined ? 'unknown' : Math.max(0, leaderPosition - position));
         const lsnOf = (position: number | undefined): string | 'unknown' => (position === undefined ? 'unknown' : formatLsn(position));
@@ -40,6 +43,18 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
     doc.scheduled_switchover = { at: cluster.failover.scheduled_at, from: cluster.failover.leader, to: cluster.failover.member };
   }
   return doc;
+}
+
+/** The standby leader's position behind its remote source: the source's timeline and lag in bytes (replayed against the source's WAL end). */
+function standbySourceItem(member: MemberRecord): Record<string, unknown> {
+  const item: Record<string, unknown> = {};
+  if (member.replay_lsn !== undefined) item.replay_lsn = formatLsn(member.replay_lsn);
+  if (member.standby_source) {
+    item.source_timeline = member.standby_source.timeline;
+    item.source_lsn = formatLsn(member.standby_source.lsn);
+    if (member.replay_lsn !== undefined) item.source_lag = Math.max(0, member.standby_source.lsn - member.replay_lsn);
+  }
+  return item;
 }
 
 /** GET /history: [timeline, lsn, reason, timestamp] per entry. */

@@ -75,6 +75,12 @@ export interface MemberRecord {
   /** Epoch milliseconds of the last write of this record. */
   heartbeat: number;
   pending_restart?: boolean;
+  /** The database system identifier of the member's data directory. */
+  system_identifier?: string;
+  /** Standby leader only: the remote source's timeline and WAL end as the WAL receiver last heard them. */
+  standby_source?: { timeline: number; lsn: number };
+  /** A primary demoted into a standby leader: its last timeline and shutdown checkpoint. */
+  standby_demotion?: { system_identifier: string; timeline: number; checkpoint_location: number; at: string };
   /** The last switchover this member (as leader) refused, and why. */
   switchover_aborted?: { at: number; reason: string };
 }

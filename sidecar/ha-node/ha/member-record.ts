@@ -8,7 +8,7 @@ import { isStandbyLeader, walPositionOf, type NodeSnapshot } from './snapshot.js
 export function memberRecord(
   options: Pick<HaLoopOptions, 'name' | 'apiUrl' | 'tags' | 'version'>,
   pg: ListenAddress & Pick<PostgresInstance, 'state'>,
-  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart'>,
+  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart' | 'demotion'>,
   now: number,
   standbyLeader = false,
 ): MemberRecord {
@@ -30,7 +30,21 @@ export function memberRecord(
     version: options.version,
     heartbeat: now,
     pending_restart: snapshot.pendingRestart || undefined,
+    system_identifier: status?.systemIdentifier,
+    standby_source: standbyLeader ? standbySourceOf(status) : undefined,
+    standby_demotion: demotionRecord(snapshot.demotion),
   };
+}
+
+/** Where the remote source stands, as far as the standby leader's WAL receiver last heard (none while it does not stream). */
+function standbySourceOf(status: NodeSnapshot['status']): MemberRecord['standby_source'] {
+  if (status?.senderEndLocation === undefined) return undefined;
+  return { timeline: status.timeline, lsn: status.senderEndLocation };
+}
+
+function demotionRecord(demotion: NodeSnapshot['demotion']): MemberRecord['standby_demotion'] {
+  if (!demotion) return undefined;
+  return { system_identifier: demotion.systemIdentifier, timeline: demotion.timeline, checkpoint_location: demotion.checkpointLocation, at: demotion.at };
 }
 
 /** Publishes the member record (skipped while the API is unreachable) and the pod role label. */

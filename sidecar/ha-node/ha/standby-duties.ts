@@ -6,6 +6,7 @@ import { sameSource, sourcePort, type StandbySource } from '../postgres/standby-
 import { handleDcsError } from './dcs-outage.js';
 import { failsafeList, slotMembers } from './leader-duties.js';
 import { markDemoted, renewLock, type LoopContext } from './loop-context.js';
+import { publish } from './member-record.js';
 import { manualFailoverOnLeader } from './manual-failover.js';
 import { walPositionOf } from './snapshot.js';
 import { watchForStreaming } from './streaming-watch.js';
@@ -84,6 +85,8 @@ async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): P
   if (control?.checkpointLocation !== undefined) {
     ctx.state.snapshot.demotion = { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() };
     ctx.options.logger.info({ ...ctx.state.snapshot.demotion, checkpointLsn: formatLsn(control.checkpointLocation) }, 'demoted: the primary stopped cleanly');
+    // Published before the restart: the new primary waits for exactly this checkpoint to promote.
+    await publish(ctx);
   }
   await startFollowingSource(ctx, source);
   return `demoted to standby leader following ${describeSource(source)}`;

@@ -17,6 +17,8 @@ export interface ServerStatus {
   /** Replica: 'streaming' when the WAL receiver streams, 'in archive recovery' otherwise. */
   replicationState?: string;
   receiverHost?: string;
+  /** Standby: the end of the sender's WAL as its last message reported it (pg_stat_wal_receiver.latest_end_lsn). */
+  senderEndLocation?: number;
   replication: ReplicationRow[];
   synchronousStandbyNames: string;
 }
@@ -49,6 +51,7 @@ SELECT pg_is_in_recovery() AS in_recovery,
        (SELECT status FROM pg_stat_wal_receiver LIMIT 1) AS receiver_status,
        (SELECT received_tli FROM pg_stat_wal_receiver LIMIT 1) AS received_tli,
        (SELECT sender_host FROM pg_stat_wal_receiver LIMIT 1) AS sender_host,
+       (SELECT latest_end_lsn::text FROM pg_stat_wal_receiver LIMIT 1) AS sender_end_lsn,
        (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
        current_setting('synchronous_standby_names') AS sync_names,
        COALESCE((SELECT json_agg(json_build_object(
@@ -72,6 +75,7 @@ interface StatusRow {
   receiver_status: string | null;
   received_tli: number | null;
   sender_host: string | null;
+  sender_end_lsn: string | null;
   checkpoint_tli: number;
   sync_names: string;
   replication: (Omit<ReplicationRow, 'flush_lsn' | 'replay_lsn'> & { flush_lsn: string | null; replay_lsn: string | null })[];
@@ -95,6 +99,7 @@ export async function readServerStatus(client: pg.ClientBase): Promise<ServerSta
     paused: row.paused,
     replicationState: row.in_recovery ? (row.receiver_status === 'streaming' ? 'streaming' : 'in archive recovery') : undefined,
     receiverHost: row.sender_host ?? undefined,
+    senderEndLocation: parseLsn(row.sender_end_lsn),
     synchronousStandbyNames: row.sync_names,
     replication: row.replication.map((r) => ({ ...r, flush_lsn: parseLsn(r.flush_lsn), replay_lsn: parseLsn(r.replay_lsn) })),
   };

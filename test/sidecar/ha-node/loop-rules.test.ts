@@ -7,6 +7,7 @@ import { failsafeList, restartBudget, slotMembers } from '../../../sidecar/ha-no
 import { connUrl, leaderAddress, leaderTimeline } from '../../../sidecar/ha-node/ha/loop-context.js';
 import { handOverDue } from '../../../sidecar/ha-node/ha/manual-failover.js';
 import { memberRecord } from '../../../sidecar/ha-node/ha/member-record.js';
+import { clusterDocument } from '../../../sidecar/ha-node/api/cluster-document.js';
 import { failsafeHoldsOff } from '../../../sidecar/ha-node/ha/race.js';
 import { followsElsewhere, notStreamingOverdue } from '../../../sidecar/ha-node/ha/replica-duties.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';
@@ -172,7 +173,24 @@ describe('member record', () => {
       version: '0.1.0',
       heartbeat: 42,
       pending_restart: undefined,
+      system_identifier: '7711',
+      standby_source: undefined,
+      standby_demotion: undefined,
     });
+  });
+
+  it('a standby leader publishes where its source stands; /cluster turns it into lag and the source timeline', () => {
+    const leading = { ...replica, senderEndLocation: 12_000 };
+    const demotion = { systemIdentifier: '7711', timeline: 1, checkpointLocation: 7000, at: '2026-11-22T10:00:00Z' };
+    const record = memberRecord(options, pg, { status: leading, offlineRole: 'replica', pendingRestart: false, demotion }, 42, true);
+    assert.deepEqual(record.standby_source, { timeline: 2, lsn: 12_000 });
+    assert.deepEqual(record.standby_demotion, { system_identifier: '7711', timeline: 1, checkpoint_location: 7000, at: '2026-11-22T10:00:00Z' });
+    assert.equal(memberRecord(options, pg, { status: leading, offlineRole: 'replica', pendingRestart: false }, 42).standby_source, undefined, 'a cascading replica does not');
+    const view = { leader: { holder: 'b' }, members: [record], config: { standby_cluster: { host: '10.0.0.1' } } } as unknown as ClusterView;
+    const [item] = clusterDocument(view, 'demo').members as Record<string, unknown>[];
+    assert.equal(item?.role, 'standby_leader');
+    assert.deepEqual([item?.source_timeline, item?.source_lag, item?.system_identifier], [2, 4000, '7711'], 'replayed 8000 of the source\'s 12000');
+    assert.equal((item?.standby_demotion as { checkpoint_lsn?: string }).checkpoint_lsn, '0/1B58');
   });
 
   it('shows the offline role and database state when PostgreSQL does not answer', () => {

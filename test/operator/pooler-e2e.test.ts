@@ -151,6 +151,7 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     }, 240_000).catch(async (error: Error) => assert.fail(`${error.message}; left: ${(await poolerObjects()).join(', ')}`));
     assert.deepEqual(left, []);
     await cluster.driver.healthyWith(2, 120_000);
+    await cluster.driver.readPassword();
     assert.equal((await cluster.driver.query(`${name}-rw`, 'SELECT pg_is_in_recovery() AS standby'))[0]?.standby, false, '-rw still reaches the primary');
   });
 });

@@ -54,8 +54,13 @@ export const allowedPgbouncerParameters: readonly string[] = [
   'max_prepared_statements',
 ];
 
-/** server_login_retry default: a low value so a pooler follows a failover quickly (PgBouncer's own is 15 s). */
-const defaultServerLoginRetry = '1';
+/**
+ * server_login_retry default: PgBouncer waits this long after a failed server connection before
+ * the next, and a RELOAD to a new primary does not end the wait; so after a crash (connections to
+ * the dead primary failing) it adds up to this much to the failover. 0.25 s (PgBouncer's own is
+ * 15 s; fractions are accepted) keeps that small at four attempts a second against a dead server.
+ */
+const defaultServerLoginRetry = '0.25';
 
 function line(key: string, value: string | number): string {
   const text = String(value);

@@ -12,7 +12,7 @@ import { eventually } from './support.js';
  * through ha-node's paused switchover: no client sees an error and every acknowledged commit is
  * on the new primary. A crash of the primary's processes: the clients write again within 1 s of
  * the moment this test sees the survivor promoted (the pooler follows the new primary, not the
- * Service's endpoints).
+ * Service's endpoints). Turning the pooler off then removes everything made for it.
  */
 const name = 'pooled';
 
@@ -129,5 +129,29 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     const firstAfter = Math.min(...load.result.acknowledgedAt.filter((t) => t >= promotedAt));
     process.stderr.write(`# crash: promotion seen ${promotedAt - (killedAt ?? promotedAt)} ms after the kill, first commit through the pooler ${firstAfter - promotedAt} ms after that; ${load.result.failures.length} failed transactions\n`);
     assert.ok(firstAfter - promotedAt <= 1000, `first commit through the pooler ${firstAfter - promotedAt} ms after the promotion (at most 1000)`);
+  });
+
+  it('turning the pooler off removes its objects (the Secret once the database pods no longer mount it) and the pods; -rw keeps serving', async () => {
+    await pair();
+    const poolerObjects = async () => {
+      const found: string[] = [];
+      const labelSelector = `keelson.io/cluster=${name}`;
+      for (const [apiVersion, kind] of [['apps/v1', 'Deployment'], ['v1', 'Service'], ['v1', 'ConfigMap'], ['v1', 'Secret'], ['policy/v1', 'PodDisruptionBudget']] as const) {
+        const list = await cluster.api.objects.list(apiVersion, kind, cluster.namespace, undefined, undefined, undefined, undefined, labelSelector);
+        found.push(...list.items.filter((o) => o.metadata?.labels?.['keelson.io/pooler'] || o.metadata?.name?.includes('-pooler')).map((o) => `${kind}/${o.metadata!.name}`));
+      }
+      const pods = await cluster.api.core.listNamespacedPod({ namespace: cluster.namespace, labelSelector: `keelson.io/cluster=${name},app.kubernetes.io/component=pooler` });
+      return [...found, ...pods.items.map((p) => `Pod/${p.metadata!.name}`)];
+    };
+    assert.ok((await poolerObjects()).includes(`Deployment/${name}-pooler`), 'the pooler is there to begin with');
+    await patchSpec({ pooler: { enabled: false } });
+    const left = await eventually('every pooler object and pod gone', async () => {
+      const now = await poolerObjects();
+      return now.length === 0 ? now : undefined;
+    }, 240_000).catch(async (error: Error) => assert.fail(`${error.message}; left: ${(await poolerObjects()).join(', ')}`));
+    assert.deepEqual(left, []);
+    await cluster.driver.healthyWith(2, 120_000);
+    await cluster.driver.readPassword();
+    assert.equal((await cluster.driver.query(`${name}-rw`, 'SELECT pg_is_in_recovery() AS standby'))[0]?.standby, false, '-rw still reaches the primary');
   });
 });

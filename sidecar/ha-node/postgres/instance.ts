@@ -6,6 +6,7 @@ import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './c
 import { buildHba } from './hba.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, writePrivateFile, type RunAs } from './runner.js';
+import { stopBySignal } from './signal-stop.js';
 import { standbySourceSettings, type StandbySource } from './standby-source.js';
 import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
@@ -342,13 +343,23 @@ export class PostgresInstance {
       return true;
     }
     this.state = 'stopping';
-    const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-m', mode, '-w', '-t', String(timeoutSeconds), 'stop'], {
-      runAs: this.runAs,
-      activity: this.activity,
-      timeoutMs: (timeoutSeconds + 10) * 1000,
-    });
-    if (result.code !== 0 && this.isRunning()) {
-      this.logger.error({ output: result.output.slice(-300), mode }, 'PostgreSQL did not stop');
+    const pid = this.postmasterPid();
+    // Liveness counts the wait as progress, as it does a running pg_ctl.
+    this.activity.started(pid);
+    const signalled = pid === undefined ? undefined : await stopBySignal(this.settings.dataDir, pid, mode, timeoutSeconds * 1000).finally(() => this.activity.finished(pid));
+    if (signalled === undefined) {
+      const result = await runTool(this.bin('pg_ctl'), ['-D', this.settings.dataDir, '-m', mode, '-w', '-t', String(timeoutSeconds), 'stop'], {
+        runAs: this.runAs,
+        activity: this.activity,
+        timeoutMs: (timeoutSeconds + 10) * 1000,
+      });
+      if (result.code !== 0 && this.isRunning()) {
+        this.logger.error({ output: result.output.slice(-300), mode }, 'PostgreSQL did not stop');
+        this.state = 'stop_failed';
+        return false;
+      }
+    } else if (!signalled && this.isRunning()) {
+      this.logger.error({ mode, waitedSeconds: timeoutSeconds }, 'PostgreSQL did not stop');
       this.state = 'stop_failed';
       return false;
     }

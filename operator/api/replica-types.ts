@@ -64,7 +64,8 @@ export const replicaSchema = z
   .meta({
     description:
       "A standby cluster: its first instance is cloned from the source with pg_basebackup, its leader (the standby leader) streams from the source and never promotes, the other instances cascade from it. The -rw Service reaches the standby leader, read-only, until enabled is false.",
-    'x-kubernetes-validations': [{ rule: 'self.source == oldSelf.source', message: 'replica.source is fixed (a cluster follows one source; set enabled instead)' }, promotionRule],
+    // The source may change: ha-node re-points the standby leader; another database system is refused by the operator.
+    'x-kubernetes-validations': [promotionRule],
   });
 
 export type ReplicaSpec = z.infer<typeof replicaSchema>;

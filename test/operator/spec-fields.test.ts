@@ -76,7 +76,8 @@ const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefin
   return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
 };
 const recoveryFixed = /bootstrap\.recovery is fixed at creation/;
-const replicaFixed = /replica is fixed at creation/;
+const replicaStatus = async (p: Probe) => ((await p.driver.status()) as { replica?: { role?: string; source?: string } }).replica;
+const applied = async (p: Probe) => (await p.driver.status()).conditions?.find((c) => c.type === 'Applied');
 const replicaOf = (extra: Record<string, unknown>) => ({ replica: { source: { cluster: 'elsewhere' }, ...extra } });
 const recoveryOf = (extra: Record<string, unknown>) => ({ bootstrap: { recovery: { source: { cluster: 'elsewhere' }, repository: 'local', ...extra } } });
 const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
@@ -391,13 +392,23 @@ const table: FieldCase[] = [
   { field: 'backup.schedules.incremental', steps: [{ patch: { backup: { schedules: { incremental: 'hourly' } } }, refused: /schedules\.incremental/ }] },
   { field: 'bootstrap.recovery.source.cluster', steps: [{ patch: recoveryOf({}), refused: recoveryFixed }] },
   // A standby cluster is tested end to end in test/operator/standby-e2e.test.ts; a running one cannot become one.
-  { field: 'replica.enabled', steps: [{ patch: replicaOf({ enabled: true }), refused: replicaFixed }] },
-  { field: 'replica.source.cluster', steps: [{ patch: replicaOf({}), refused: replicaFixed }] },
-  { field: 'replica.source.namespace', steps: [{ patch: replicaOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: replicaFixed }] },
-  { field: 'replica.source.host', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
-  { field: 'replica.source.port', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
-  { field: 'replica.source.credentialsSecret', steps: [{ patch: replicaOf({ source: { host: '127.0.0.99', credentialsSecret: 'source-replication' } }), refused: replicaFixed }] },
-  { field: 'replica.minApplyDelay', steps: [{ patch: replicaOf({ minApplyDelay: '5m' }), refused: replicaFixed }] },
+  // A running primary cluster takes replica: enabled false keeps it primary (status says so); enabled true
+  // would demote it, which a missing source refuses before anything stops (the swap: standby-swap-e2e).
+  {
+    field: 'replica.enabled',
+    steps: [
+      { patch: replicaOf({ enabled: false }), effect: async (p) => (await replicaStatus(p))?.role === 'primary' && (await applied(p))?.status === 'True' },
+      { patch: replicaOf({ enabled: true }), effect: async (p) => /DatabaseCluster default\/elsewhere does not exist/.test((await applied(p))?.message ?? '') && (await p.settledPods())?.length !== undefined, timeoutMs: 60_000 },
+      { patch: replicaOf({ enabled: false }), effect: async (p) => (await applied(p))?.status === 'True', timeoutMs: 90_000 },
+    ],
+  },
+  { field: 'replica.source.cluster', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: 'yonder' } }), effect: async (p) => (await replicaStatus(p))?.source === 'default/yonder' }] },
+  { field: 'replica.source.namespace', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: 'elsewhere', namespace: 'other' } }), effect: async (p) => (await replicaStatus(p))?.source === 'other/elsewhere' }] },
+  { field: 'replica.source.host', steps: [{ patch: replicaOf({ enabled: false, source: { host: '127.0.0.99', credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:5432' }] },
+  { field: 'replica.source.port', steps: [{ patch: replicaOf({ enabled: false, source: { host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:6432' }] },
+  { field: 'replica.source.credentialsSecret', steps: [{ patch: { replica: { enabled: false, source: { host: '127.0.0.99', credentialsSecret: null } } }, refused: /replica\.source\.host needs credentialsSecret/ }] },
+  { field: 'replica.minApplyDelay', steps: [{ patch: { replica: { minApplyDelay: 'soon' } }, refused: /must be a duration/ }] },
+  { field: 'replica.promotion', steps: [{ patch: { replica: { promotion: 'AfterSourceDemotion' } }, refused: /promotion AfterSourceDemotion needs a DatabaseCluster source/ }] },
   { field: 'bootstrap.recovery.source.namespace', steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },

@@ -10,6 +10,8 @@ export interface HaClusterMember {
   state?: string;
   timeline?: number;
   lag?: number | string;
+  /** The member reported a parameter change that needs a restart (its own record, in GET /cluster). */
+  pending_restart?: boolean;
 }
 
 /** What GET /backup answers (sidecar/ha-node/backup/keeper.ts), as far as the operator reads it. */

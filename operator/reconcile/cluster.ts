@@ -163,9 +163,10 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   if (step && step.type !== 'wait') {
     stepFailed = !(await executeStep(deps, cluster, pods, step));
   }
-  const configPending = await syncDynamicConfig(deps, cluster, pods, primary, ctx.standby);
-
+  // One GET /cluster serves the status and the pending-restart check (every member's record).
   const members = await haMembers(deps, pods, primary);
+  const configPending = await syncDynamicConfig(deps, cluster, pods, primary, members, ctx.standby);
+
   const outdatedPods = updateRevision ? pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
   const status = computeStatus({
     cluster,

@@ -72,6 +72,8 @@ export interface LoadResult {
   tallies: Map<string, LoadTally>;
   /** "lease: what changed" → count, from a watch on the cluster's Leases. */
   changes: Map<string, number>;
+  /** Lease (other than the leader) → seconds into the count at which it changed. */
+  times: Map<string, number[]>;
 }
 
 export function formatLoad(results: LoadResult[], seconds: number): string {
@@ -98,7 +100,7 @@ export function formatLoad(results: LoadResult[], seconds: number): string {
       lines.push(`| ${client} | ${rate(s.requests, seconds)} | ${rate(s.writes, seconds)} | ${rate(tally.connections, seconds)} | ${detail} |`);
     }
   }
-  for (const { setting, tallies, changes } of results) {
+  for (const { setting, tallies, changes, times } of results) {
     lines.push(`\nttl ${setting.ttl} / loop_wait ${setting.loopWait}: requests naming one object, by client (count in ${seconds} s)`);
     lines.push('| client | request | count |');
     lines.push('|---|---|---|');
@@ -109,6 +111,7 @@ export function formatLoad(results: LoadResult[], seconds: number): string {
     lines.push('| lease: changed fields | count |');
     lines.push('|---|---|');
     for (const [key, count] of [...changes.entries()].sort(([a], [b]) => a.localeCompare(b))) lines.push(`| ${key} | ${count} |`);
+    for (const [lease, at] of [...times.entries()].sort(([a], [b]) => a.localeCompare(b))) lines.push(`${lease} changed at ${at.map((t) => `${t} s`).join(', ')}`);
   }
   lines.push('\n"other" is the benchmark harness (its kubelet stand-in), not counted in the cluster figures.');
   return lines.join('\n');

@@ -42,9 +42,19 @@ export function describeLeaseChange(before: k8s.V1Lease | undefined, after: k8s.
 
 /** Watches the scope's Leases and tallies "lease name: what changed" while `counting` is on. */
 export class LeaseWriteLog {
-  counting = false;
+  private countingSince = 0;
   /** "name: change" → count. */
   readonly changes = new Map<string, number>();
+  /** Seconds into the count at which each lease other than the leader changed ("member-x" → [12, 75]). */
+  readonly times = new Map<string, number[]>();
+
+  get counting(): boolean {
+    return this.countingSince > 0;
+  }
+
+  set counting(on: boolean) {
+    this.countingSince = on ? Date.now() : 0;
+  }
   private readonly versions = new Map<string, k8s.V1Lease>();
   private abort: { abort(): void } | undefined;
 
@@ -72,7 +82,9 @@ export class LeaseWriteLog {
     else this.versions.set(name, lease);
     if (!this.counting) return;
     const change = phase === 'DELETED' ? 'deleted' : describeLeaseChange(before, lease);
-    const key = `${name.replace(`${this.scope}-`, '')}: ${change}`;
+    const short = name.replace(`${this.scope}-`, '');
+    const key = `${short}: ${change}`;
     this.changes.set(key, (this.changes.get(key) ?? 0) + 1);
+    if (short !== 'leader') this.times.set(short, [...(this.times.get(short) ?? []), Math.round((Date.now() - this.countingSince) / 1000)]);
   }
 }

@@ -77,7 +77,7 @@ async function measure(setting: Setting): Promise<LoadResult> {
     await new Promise((r) => setTimeout(r, durationSeconds * 1000));
     counter.counting = false;
     writes.counting = false;
-    return { setting, tallies: counter.tallies, changes: writes.changes };
+    return { setting, tallies: counter.tallies, changes: writes.changes, times: writes.times };
   } finally {
     writes.stop();
     await cluster.stop();

@@ -65,7 +65,7 @@ export interface PoolerListing {
 export class HaNodeClient {
   constructor(
     private readonly timeoutMs = 3_000,
-    private readonly port = Ports.haNodeApi,
+    private readonly port: number = Ports.haNodeApi,
     /** Basic-auth credentials for the mutating endpoints, by host (set per cluster before calls). */
     private readonly credentials = new Map<string, HaNodeCredentials>(),
   ) {}

@@ -15,7 +15,8 @@ import { createLogger } from '../lib/log.js';
 import { startCluster, type TestCluster } from '../test/sidecar/ha-node/harness.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { classifyRequest, emptyTally, formatLoad, type LoadTally, type Setting } from './api-load-table.js';
+import { classifyObject, classifyRequest, emptyTally, formatLoad, type LoadResult, type LoadTally, type Setting } from './api-load-table.js';
+import { LeaseWriteLog } from './api-load-writes.js';
 
 const durationSeconds = Number(process.env.DURATION ?? 120);
 const settleSeconds = Number(process.env.SETTLE ?? 60);
@@ -41,6 +42,8 @@ class Counter {
     if (fresh) tally.connections += 1;
     const key = classifyRequest(request.method ?? 'GET', request.url ?? '/');
     tally.requests.set(key, (tally.requests.get(key) ?? 0) + 1);
+    const object = classifyObject(request.method ?? 'GET', request.url ?? '/');
+    if (object) tally.objects.set(object, (tally.objects.get(object) ?? 0) + 1);
   }
 }
 
@@ -52,7 +55,7 @@ async function settle(cluster: TestCluster): Promise<void> {
   }, 180_000);
 }
 
-async function measure(setting: Setting): Promise<Map<string, LoadTally>> {
+async function measure(setting: Setting): Promise<LoadResult> {
   const counter = new Counter();
   const dir = mkdtempSync(join(tmpdir(), 'keelson-api-load-'));
   const api = await startApiServer({ dir, logger: createLogger({ name: 'apiserver', level: 'warn' }), onRequest: (request) => counter.observe(request) });
@@ -63,24 +66,29 @@ async function measure(setting: Setting): Promise<Map<string, LoadTally>> {
     return { env: { KUBECONFIG: path } };
   });
   const cluster = await startCluster({ scope: 'load', ttl: setting.ttl, loopWait: setting.loopWait, retryTimeout: Math.max(2, setting.loopWait), api, memberOptions });
+  const writes = new LeaseWriteLog(cluster.kubeConfig, cluster.scope);
   try {
+    await writes.start();
     await settle(cluster);
     // Let the last bootstrap writes (slots, sync, member records) land before counting.
     await new Promise((r) => setTimeout(r, Math.max(settleSeconds, 2 * setting.loopWait) * 1000));
     counter.counting = true;
+    writes.counting = true;
     await new Promise((r) => setTimeout(r, durationSeconds * 1000));
     counter.counting = false;
-    return counter.tallies;
+    writes.counting = false;
+    return { setting, tallies: counter.tallies, changes: writes.changes, times: writes.times };
   } finally {
+    writes.stop();
     await cluster.stop();
     await api.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const results: { setting: Setting; tallies: Map<string, LoadTally> }[] = [];
+const results: LoadResult[] = [];
 for (const setting of settings) {
   console.log(`measuring ttl ${setting.ttl} / loop_wait ${setting.loopWait} for ${durationSeconds} s ...`);
-  results.push({ setting, tallies: await measure(setting) });
+  results.push(await measure(setting));
 }
 console.log(formatLoad(results, durationSeconds));

@@ -29,7 +29,7 @@ import { parseDatabaseCluster } from '../operator/api/validate.js';
 import { desiredObjects } from '../operator/builders/index.js';
 import { credentialKindsOf } from '../operator/builders/secrets.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
-import { startFakeHaNode, startFakeKubelet } from './fleet/fake-node.js';
+import { FakeHaNodes, startFakeKubelet } from './fleet/fake-node.js';
 import { processUsage } from './fleet/process.js';
 import { startCountingProxy } from './fleet/proxy.js';
 import { formatTable, type Row } from './fleet/table.js';
@@ -42,7 +42,6 @@ const relistSeconds = Number(process.env.FLEET_RELIST_S ?? 20);
 const windowSeconds = Number(process.env.FLEET_WINDOW_S ?? 40);
 const timeoutMs = Number(process.env.FLEET_TIMEOUT_S ?? 600) * 1000;
 const namespace = 'fleet';
-const podIP = '127.86.0.1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(check: () => Promise<boolean>, limitMs: number): Promise<number | undefined> {
@@ -68,8 +67,9 @@ async function runFleet(clusters: number): Promise<Row> {
     await admin.core.createNamespace({ body: { metadata: { name: namespace } } });
     const proxy = await startCountingProxy(server.url, server.token, server.caCert);
     cleanups.unshift(() => proxy.close());
-    cleanups.unshift(await startFakeHaNode(podIP));
-    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, podIP, clusters));
+    const haNodes = new FakeHaNodes();
+    cleanups.unshift(() => haNodes.close());
+    cleanups.unshift(startFakeKubelet(server.kubeConfig.makeApiClient(AppsV1Api), admin.core, namespace, haNodes, clusters));
     const kubeconfig = join(dir, 'operator-kubeconfig');
     writeFileSync(kubeconfig, renderKubeconfig({ server: proxy.url, token: 'via-proxy', contextName: 'fleet' }));
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
@@ -106,10 +106,12 @@ async function runFleet(clusters: number): Promise<Row> {
       return proxy.tally.write === before;
     }, timeoutMs);
     proxy.reset();
+    haNodes.reset();
     const reconcilesBefore = await metric(metricsUrl, 'keelson_operator_reconcile_total');
     const cpuBefore = processUsage(operator.pid!);
     await sleep(windowSeconds * 1000);
     const idle = proxy.reset();
+    const haCalls = [...haNodes.reset().values()].reduce((sum, n) => sum + n, 0);
     const cpuAfter = processUsage(operator.pid!);
     const reconciles = (await metric(metricsUrl, 'keelson_operator_reconcile_total')) - reconcilesBefore;
     const resyncs = windowSeconds / relistSeconds;
@@ -138,6 +140,7 @@ async function runFleet(clusters: number): Promise<Row> {
       getsPerCluster: idle.get / clusters / resyncs,
       listsPerResync: idle.list / resyncs,
       writesPerResync: idle.write / resyncs,
+      haNodeCallsPerPass: reconciles > 0 ? haCalls / reconciles : 0,
       reconcilesPerResync: reconciles / resyncs,
       latencies,
       missed,

@@ -83,7 +83,7 @@ export class Controller {
   private informer<T extends KubernetesObject>(
     resource: string,
     path: string,
-    list: () => Promise<ListResult<T>>,
+    list: (resourceVersion: string) => Promise<ListResult<T>>,
     toKey: (object: T) => string | undefined,
     labelSelector?: string,
     resync = false,
@@ -130,17 +130,17 @@ export class Controller {
     const capabilities = await api.capabilities();
     const kinds = ownedKinds(capabilities.podDisruptionBudget);
     for (const ns of scopes) {
-      const clusters = this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`, () => api.listClusters(ns), clusterKey, undefined, true);
+      const clusters = this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`, (resourceVersion) => api.listClusters(ns, resourceVersion), clusterKey, undefined, true);
       this.cache.add(`${group}/${version}`, kind, ns, clusters as unknown as Informer<KubernetesObject>);
       for (const owned of kinds) {
-        const informer = this.informer<KubernetesObject>(owned.resource, collectionPath(owned.apiVersion, owned.resource, ns), async () => {
-          const list = await api.objects.list(owned.apiVersion, owned.kind, ns, undefined, undefined, undefined, undefined, ownedSelector);
+        const informer = this.informer<KubernetesObject>(owned.resource, collectionPath(owned.apiVersion, owned.resource, ns), async (resourceVersion) => {
+          const list = await api.objects.listAt(owned.apiVersion, owned.kind, ns, ownedSelector, resourceVersion);
           return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
         }, ownerKey, ownedSelector);
         this.cache.add(owned.apiVersion, owned.kind, ns, informer);
       }
-      const leases = this.informer<KubernetesObject>(leaderLeases.resource, collectionPath(leaderLeases.apiVersion, leaderLeases.resource, ns), async () => {
-        const list = await api.objects.list(leaderLeases.apiVersion, leaderLeases.kind, ns, undefined, undefined, undefined, undefined, leaderLeases.selector);
+      const leases = this.informer<KubernetesObject>(leaderLeases.resource, collectionPath(leaderLeases.apiVersion, leaderLeases.resource, ns), async (resourceVersion) => {
+        const list = await api.objects.listAt(leaderLeases.apiVersion, leaderLeases.kind, ns, leaderLeases.selector, resourceVersion);
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       }, ownerKey, leaderLeases.selector, false, leaderLeaseChanged);
       this.cache.add(leaderLeases.apiVersion, leaderLeases.kind, ns, leases);

@@ -11,6 +11,8 @@ export interface HaClusterMember {
   timeline?: number;
   lag?: number | string;
   system_identifier?: string;
+  /** The member reported a parameter change that needs a restart (its own record, in GET /cluster). */
+  pending_restart?: boolean;
   /** Standby leader: the source's timeline and the bytes its replay is behind the source's WAL end. */
   source_timeline?: number;
   source_lag?: number;
@@ -89,7 +91,7 @@ export interface PoolerListing {
 export class HaNodeClient {
   constructor(
     private readonly timeoutMs = 3_000,
-    private readonly port = Ports.haNodeApi,
+    private readonly port: number = Ports.haNodeApi,
     /** Basic-auth credentials for the mutating endpoints, by host (set per cluster before calls). */
     private readonly credentials = new Map<string, HaNodeCredentials>(),
   ) {}

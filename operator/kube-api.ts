@@ -3,7 +3,6 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
   type V1Lease,
@@ -11,6 +10,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
+import { ObjectApi } from '../lib/kube/object-api.js';
 import { backupPlural } from './api/backup-kind.js';
 import { group, kind, plural, version } from './api/types.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
@@ -35,7 +35,7 @@ export function clusterHeader(namespace: string, name: string): KubernetesObject
  * remembered there until the watch brings them (operator/read-cache.ts).
  */
 export class OperatorKubeApi {
-  readonly objects: KubernetesObjectApi;
+  readonly objects: ObjectApi;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
@@ -44,7 +44,7 @@ export class OperatorKubeApi {
   private cache?: ReadCache;
 
   constructor(readonly kubeConfig: KubeConfig) {
-    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.objects = ObjectApi.make(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
@@ -131,10 +131,12 @@ export class OperatorKubeApi {
     }
   }
 
-  async listClusters(namespace?: string): Promise<{ items: RawCluster[]; resourceVersion: string }> {
+  /** `resourceVersion` '' (default): the latest state; a version: a list no older than it (the server's watch cache). */
+  async listClusters(namespace?: string, resourceVersion = ''): Promise<{ items: RawCluster[]; resourceVersion: string }> {
+    const at = resourceVersion ? { resourceVersion } : {};
     const list = (namespace
-      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural })
-      : await this.custom.listClusterCustomObject({ group, version, plural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural, ...at })
+      : await this.custom.listClusterCustomObject({ group, version, plural, ...at })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 

@@ -5,6 +5,13 @@ import type { Logger } from '../log.js';
  * A list-then-watch cache with periodic relist. client-node's own informer can stop silently when
  * a watch drops (kubernetes-client/javascript#596, #958), so this one relists on a timer, restarts
  * every watch that ends, lists again on 410 Gone, and counts restarts for /metrics.
+ *
+ * The first list and the one after 410 Gone read the latest state (a quorum read). Periodic
+ * relists and those after a broken watch name the version the cache has seen: the API server
+ * answers from its watch cache with a list no older than that (client-go's reflector does the
+ * same), so a fleet-wide relist costs the server no etcd read. Not `resourceVersion=0`: a list
+ * from "any" cache state may be older than the cache here, and replacing the cache with it would
+ * drop objects created since. A relist also never replaces a cached object by an older version.
  */
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -18,8 +25,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   kubeConfig: KubeConfig;
   /** Collection path for the watch, e.g. /apis/keelson.io/v1/databaseclusters. */
   path: string;
-  /** Lists the same collection (same selector) and returns the list's resourceVersion. */
-  list: () => Promise<ListResult<T>>;
+  /**
+   * Lists the same collection (same selector) and returns the list's resourceVersion.
+   * `resourceVersion` '' asks for the latest state; a version asks for a list no older than it.
+   */
+  list: (resourceVersion: string) => Promise<ListResult<T>>;
   labelSelector?: string;
   /** Full relist period; every object is handed to onResync afterwards (default 5 min). */
   relistIntervalMs?: number;
@@ -119,26 +129,49 @@ export class Informer<T extends KubernetesObject> {
     this.relistTimer.unref();
   }
 
-  /** Replaces the cache with a fresh list, emitting the differences, then hands every object to onResync. */
-  async relist(): Promise<void> {
-    const { items, resourceVersion } = await this.options.list();
+  /**
+   * The list for a relist: from the API server's watch cache, no older than `seenVersion`, when
+   * one is given; the latest state when none is, or when the server cannot serve that version
+   * (410 Gone, or 504 while its cache has not caught up to a version another server issued).
+   */
+  private async listFrom(seenVersion: string): Promise<ListResult<T>> {
+    if (!seenVersion) return this.options.list('');
+    try {
+      return await this.options.list(seenVersion);
+    } catch (err) {
+      const status = (err as { code?: number; statusCode?: number } | null)?.code ?? (err as { statusCode?: number } | null)?.statusCode;
+      if (status !== 410 && status !== 504) throw err;
+      return this.options.list('');
+    }
+  }
+
+  /**
+   * Replaces the cache with a list, emitting the differences, then hands every object to
+   * onResync. `latest`: read the latest state (after 410 Gone) rather than from the server's cache.
+   */
+  async relist(latest = false): Promise<void> {
+    const { items, resourceVersion } = await this.listFrom(latest ? '' : this.resourceVersion);
     if (this.stopped) return;
     const seen = new Set<string>();
     for (const item of items) {
       const key = objectKey(item);
       seen.add(key);
       const previous = this.cache.get(key);
+      // The watch may have delivered a newer version while the list was on its way.
+      if (previous && isNewer(previous, item)) continue;
       this.cache.set(key, item);
       if (!previous) this.options.onEvent('add', item);
       else if (previous.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.options.onEvent('update', item, previous);
     }
+    const listed = { metadata: { resourceVersion } };
     for (const [key, item] of this.cache) {
-      if (!seen.has(key)) {
+      // An object newer than the list was created after it: absent from it, yet not deleted.
+      if (!seen.has(key) && !isNewer(item, listed)) {
         this.cache.delete(key);
         this.options.onEvent('delete', item, item);
       }
     }
-    this.resourceVersion = resourceVersion;
+    if (!this.resourceVersion || !isNewer({ metadata: { resourceVersion: this.resourceVersion } }, listed)) this.resourceVersion = resourceVersion;
     this.synced = true;
     this.lastActivity = Date.now();
     this.options.onResync?.(items);
@@ -200,7 +233,7 @@ export class Informer<T extends KubernetesObject> {
     if (err) this.options.logger.warn({ err, path: this.options.path, delayMs: delay }, 'watch failed; restarting');
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
-      const next = mustRelist ? this.relist().then(() => this.startWatch()) : this.startWatch();
+      const next = mustRelist ? this.relist(expired || status === 410).then(() => this.startWatch()) : this.startWatch();
       next.catch((error: unknown) => this.onWatchEnd(error ?? new Error('watch restart failed'), false));
     }, delay);
   }

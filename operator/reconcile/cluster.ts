@@ -180,7 +180,8 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   if (step && step.type !== 'wait') {
     stepFailed = !(await executeStep(deps, cluster, pods, step));
   }
-  const configPending = await syncDynamicConfig(deps, cluster, pods, primary, ctx.standby);
+  // The pass's one GET /cluster also serves the pending-restart check (every member's record).
+  const configPending = await syncDynamicConfig(deps, cluster, pods, primary, members, ctx.standby);
 
   const outdatedPods = updateRevision ? pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
   const status = computeStatus({

@@ -5,6 +5,7 @@ import type { ReconcileDeps } from './cluster.js';
 import type { StandbyTarget } from '../builders/context.js';
 import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';
 import { switchoverCandidate } from './day2.js';
+import type { HaClusterMember } from '../hanode-client.js';
 import { hashOf } from './hash.js';
 import { isPodReady } from './status.js';
 
@@ -20,12 +21,19 @@ export interface ConfigSyncResult {
  * the primary) when they changed, then rolls the restarts they need: replicas first, one at a
  * time, then a switchover, after which the old primary is a replica and restarts last.
  */
-export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, standby?: StandbyTarget): Promise<ConfigSyncResult> {
+export async function syncDynamicConfig(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+  members: HaClusterMember[] | undefined,
+  standby?: StandbyTarget,
+): Promise<ConfigSyncResult> {
   const desired = desiredDynamicConfig(cluster, standby);
   const hash = hashOf(desired);
   const primaryPod = pods.find((pod) => pod.metadata?.name === primary);
   const host = primaryPod?.status?.podIP;
-  if (cluster.status?.appliedConfigHash === hash) return restartPending(deps, cluster, pods, primary);
+  if (cluster.status?.appliedConfigHash === hash) return restartPending(deps, cluster, pods, primary, members);
   if (!host || !primaryPod || !isPodReady(primaryPod)) return { pending: true };
   try {
     const current = await deps.haNode.getConfig(host);
@@ -42,10 +50,21 @@ export async function syncDynamicConfig(deps: ReconcileDeps, cluster: DatabaseCl
   return { appliedHash: hash, pending: true };
 }
 
-async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined): Promise<ConfigSyncResult> {
-  if (pods.some((pod) => !isPodReady(pod))) return { pending: false };
+/**
+ * The pods whose member reports a pending restart. GET /cluster (already asked for the status)
+ * carries every member's own record, pending_restart included, so only a pod missing from it is
+ * asked directly (GET /): a healthy unchanged cluster costs no call here. A stale `true` only
+ * sends a restart_pending request the member refuses when nothing is pending.
+ */
+async function podsPendingRestart(deps: ReconcileDeps, pods: V1Pod[], members: HaClusterMember[] | undefined): Promise<V1Pod[]> {
+  const reported = new Map((members ?? []).map((member) => [member.name, member.pending_restart === true]));
   const pending: V1Pod[] = [];
   for (const pod of pods) {
+    const listed = reported.get(pod.metadata?.name ?? '');
+    if (listed !== undefined) {
+      if (listed) pending.push(pod);
+      continue;
+    }
     const ip = pod.status?.podIP;
     if (!ip) continue;
     try {
@@ -54,6 +73,12 @@ async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pod
       // an unreachable member is not restartable now; the next pass looks again
     }
   }
+  return pending;
+}
+
+async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, members: HaClusterMember[] | undefined): Promise<ConfigSyncResult> {
+  if (pods.some((pod) => !isPodReady(pod))) return { pending: false };
+  const pending = await podsPendingRestart(deps, pods, members);
   if (pending.length === 0) return { pending: false };
   const replica = pending.find((pod) => pod.metadata?.labels?.[Labels.role] === Roles.replica);
   const target = replica ?? pending[0]!;

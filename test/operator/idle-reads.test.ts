@@ -6,7 +6,14 @@ import { group, plural, version } from '../../operator/api/types.js';
 import { Controller } from '../../operator/controller.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
-import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { kubeConfigAs, startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HaNodeClient } from '../../operator/hanode-client.js';
+import { createHaNodeApp } from '../../sidecar/ha-node/api/app.js';
+import { createOpsModules } from '../../sidecar/ha-node/api/ops/index.js';
+import { LeaseDcs } from '../../sidecar/ha-node/dcs/lease-dcs.js';
+import { memberRecord, snapshotFor } from '../sidecar/ha-node/ops/support.js';
 import { applyCrds, createInstancePod, eventually } from './support.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,9 +22,15 @@ import { join } from 'node:path';
 const ns = 'idle';
 const logger = createLogger({ name: 'idle-reads-test', level: process.env.LOG_LEVEL ?? 'silent' });
 
+/** Where the test pods say they are (createInstancePod): the ha-node REST API below listens there. */
+const podIP = '127.255.255.254';
+
 /**
  * What a pass over an unchanged cluster costs the API server: with the owned kinds watched, the
- * reconciler reads from the watch caches, so such a pass sends no request at all.
+ * reconciler reads from the watch caches, so such a pass sends no request at all. And what it
+ * costs ha-node: one GET /cluster on the primary, whose member records also say whether a restart
+ * is pending (no per-pod GET /). The ha-node answering is its real REST API over a real Lease DCS
+ * (members' own identities, left out of the API server count), as a running member serves it.
  */
 describe('a pass over an unchanged cluster', () => {
   let server: TestApiServer;
@@ -26,26 +39,52 @@ describe('a pass over an unchanged cluster', () => {
   let cacheDir: string;
   let counting = false;
   const requests: string[] = [];
+  const haRequests: string[] = [];
+  const members: LeaseDcs[] = [];
+  let haServer: Server;
   const metrics = createOperatorMetrics();
   const writes = async () => (await metrics.writes.get()).values.reduce((sum, v) => sum + v.value, 0);
 
   before(async () => {
     server = await startTestApiServer({
       onRequest: (request) => {
-        if (counting) requests.push(`${request.method} ${request.url}`);
+        if (counting && !request.headers.authorization?.startsWith('Bearer member-')) requests.push(`${request.method} ${request.url}`);
       },
     });
     cacheDir = mkdtempSync(join(tmpdir(), 'keelson-idle-'));
     api = new OperatorKubeApi(server.kubeConfig);
+    // Two members of "quiet" (ha-node's scope is the cluster name): quiet-0 holds the lock.
+    for (const name of ['quiet-0', 'quiet-1']) {
+      const dcs = new LeaseDcs({ kubeConfig: kubeConfigAs(server, `member-${name}`, join(cacheDir, name)), namespace: ns, scope: 'quiet', name, ttl: () => 600, requestTimeoutMs: () => 3000, logger });
+      members.push(dcs);
+    }
+    const primaryDcs = members[0]!;
+    const app = createHaNodeApp({ snapshot: snapshotFor('quiet-0', 'quiet', primaryDcs), dcs: primaryDcs, logger, wake: () => undefined, credentials: null }, createOpsModules({ credentials: null }));
+    haServer = createServer((request, response) => {
+      if (counting) haRequests.push(`${request.method} ${request.url}`);
+      app(request, response);
+    });
+    await new Promise<void>((resolve, reject) => haServer.once('error', reject).listen(0, podIP, resolve));
+    const haNode = new HaNodeClient(3000, (haServer.address() as AddressInfo).port);
     await applyCrds(server.kubeconfigPath, cacheDir);
     await api.core.createNamespace({ body: { metadata: { name: ns } } });
+    for (const dcs of members) await dcs.start();
+    await primaryDcs.getCluster();
+    assert.equal(await primaryDcs.attemptToAcquireLeader(100), true);
+    // What bootstrap stores; the operator then PATCHes its settings in once (not part of an idle pass).
+    await primaryDcs.setConfig({ ttl: 30, loop_wait: 10, retry_timeout: 10 });
+    await primaryDcs.touchMember(memberRecord('quiet-0', `http://${podIP}/ha`, { role: 'primary', state: 'running', xlog_location: 100 }));
+    await members[1]!.touchMember(memberRecord('quiet-1', `http://${podIP}/ha`, { state: 'streaming', replication_state: 'streaming', xlog_location: 100 }));
+    await primaryDcs.getCluster();
     // Relists stay out of the window: passes are driven by reconcileKey below.
-    controller = new Controller({ api, metrics, logger, operatorVersion: '0.0.0-test', namespaces: [ns], relistIntervalMs: 600_000, workers: 1 });
+    controller = new Controller({ api, metrics, logger, operatorVersion: '0.0.0-test', namespaces: [ns], relistIntervalMs: 600_000, workers: 1, haNode });
     await controller.start();
   });
 
   after(async () => {
     await controller?.stop();
+    for (const dcs of members) dcs.stop();
+    await new Promise((resolve) => (haServer ? haServer.close(resolve) : resolve(undefined)));
     await server?.close();
     if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
   });
@@ -74,5 +113,6 @@ describe('a pass over an unchanged cluster', () => {
     // Watches are long-lived streams, and discovery (`/apis`) is cached for the whole operator.
     const perPass = requests.filter((r) => !r.includes('watch=true') && r !== 'GET /apis');
     assert.deepEqual(perPass, [], 'requests made by three idle passes');
+    assert.deepEqual(haRequests, Array(3).fill('GET /cluster'), 'ha-node calls of three idle passes');
   });
 });

@@ -3,7 +3,7 @@ import type { Logger } from '../../../lib/log.js';
 import { describeApiError, isConflict, isNotFound, microTimeNow, withRequestTimeout } from '../../../lib/kube/client.js';
 import { SharedAgents } from '../../../lib/kube/keep-alive.js';
 import { LeaderObserver, leaderChangeWakes, monotonicClock, type ObserverClock } from './leader-observer.js';
-import { MEMBER_SLOTS_TTL_MS, memberWriteNeeded } from './member-refresh.js';
+import { MEMBER_SLOTS_TTL_MS, memberWriteNeeded, positionInLock } from './member-refresh.js';
 import { clusterViewOf } from './cluster-view.js';
 import { Label, RELEASED_BY, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, type DcsKey } from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
@@ -316,7 +316,7 @@ export class LeaseDcs implements Dcs {
   async touchMember(record: MemberRecord): Promise<boolean> {
     const name = memberLeaseName(this.options.scope, this.options.name);
     const stored = this.leases.get(name);
-    if (stored && !memberWriteNeeded(memberFromLease(stored), record)) return false;
+    if (stored && !memberWriteNeeded(memberFromLease(stored), record, positionInLock(record, this.isLeader()))) return false;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const current = attempt === 0 ? this.leases.get(name) : await this.read(name);
       const body = current ? cloneLease(current) : baseLease(name, this.options.scope, 'member');

@@ -32,9 +32,9 @@ export class ClusterPods {
       kubeConfig,
       path: `/api/v1/namespaces/${namespace}/pods`,
       labelSelector,
-      list: async () => {
+      list: async (resourceVersion) => {
         // A list that hangs (API server frozen) must fail so the start is retried.
-        const list = await core.listNamespacedPod({ namespace, labelSelector }, withRequestTimeout(10_000, this.agents.middleware()));
+        const list = await core.listNamespacedPod({ namespace, labelSelector, ...(resourceVersion ? { resourceVersion } : {}) }, withRequestTimeout(10_000, this.agents.middleware()));
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       },
       // The watch delivers every pod change; the relist (the informer's default 5 min) is only a safety net.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { leaderChangeWakes } from '../../../../sidecar/ha-node/dcs/leader-observer.js';
-import { MEMBER_REFRESH_MS, MEMBER_SLOTS_TTL_MS, memberWriteNeeded } from '../../../../sidecar/ha-node/dcs/member-refresh.js';
+import { MEMBER_REFRESH_MS, MEMBER_SLOTS_TTL_MS, memberWriteNeeded, positionInLock } from '../../../../sidecar/ha-node/dcs/member-refresh.js';
 import type { LeaderRecord, MemberRecord } from '../../../../sidecar/ha-node/dcs/types.js';
 
 /** The pure rules behind ha-node's steady-state API load: when to write a member record, when a leader change wakes the loop. */
@@ -37,6 +37,21 @@ describe('member record writes', () => {
     // undefined fields are absent from the stored JSON: not a change
     assert.equal(memberWriteNeeded(stored, member({ heartbeat: 1_000_001, pending_restart: undefined })), false);
     assert.ok(MEMBER_REFRESH_MS * 3 <= MEMBER_SLOTS_TTL_MS, 'a live member never looks silent to the slot upkeep');
+  });
+
+  it('leaves a moved WAL position alone only in the record of a lock holder whose renewal carries it', () => {
+    const primary = member({ role: 'primary', receive_lsn: undefined, replay_lsn: undefined, replication_state: undefined, state: 'running' });
+    const stored = JSON.parse(JSON.stringify(primary)) as MemberRecord;
+    const moved = { ...primary, heartbeat: 1_000_001, xlog_location: 5_000 };
+    assert.equal(positionInLock(moved, true), true);
+    assert.equal(memberWriteNeeded(stored, moved, positionInLock(moved, true)), false, 'the renewal published the position as optime');
+    assert.equal(memberWriteNeeded(stored, moved, positionInLock(moved, false)), true, 'no lock: the record is the only place of the position');
+    assert.equal(memberWriteNeeded(stored, { ...moved, state: 'stopping' }, true), true, 'anything else that changed is written');
+    // A replica (even one holding the lock while it promotes) renews without an optime.
+    const replica = member({ heartbeat: 1_000_001, xlog_location: 5_000 });
+    assert.equal(positionInLock(replica, true), false);
+    assert.equal(memberWriteNeeded(JSON.parse(JSON.stringify(member())) as MemberRecord, replica, positionInLock(replica, true)), true);
+    assert.equal(positionInLock(member({ role: 'standby_leader' }), true), true, 'a standby leader renews with its position too');
   });
 });
 

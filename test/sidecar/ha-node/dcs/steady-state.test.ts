@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../../lib/log.js';
 import { LeaseDcs } from '../../../../sidecar/ha-node/dcs/lease-dcs.js';
 import { kubeConfigAs, startTestApiServer, type TestApiServer } from '../../../support/kube.js';
+import { leaderPositionOf } from '../../../../sidecar/ha-node/ops/eligibility.js';
 import { memberRecord } from '../ops/support.js';
 
 const scope = 'steady';
@@ -87,6 +88,24 @@ describe('ha-node DCS at steady state', () => {
     assert.deepEqual(seen.of('member-b', mark), [], 'no request for an unchanged record');
     assert.equal(await b.touchMember({ ...record, heartbeat: record.heartbeat + 20_000, state: 'streaming' }), true);
     assert.deepEqual(seen.of('member-b', mark), ['PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-member-b']);
+  });
+
+  it('does not rewrite the lock holder\'s record for a WAL position its renewal published', async () => {
+    const record = memberRecord('a', 'http://127.0.0.1:2/ha', { role: 'primary', xlog_location: 1000 });
+    assert.equal(await a.touchMember(record), true);
+    const mark = seen.requests.length;
+    for (const position of [2000, 3000]) {
+      assert.equal(await a.updateLeader(position), true);
+      assert.equal(await a.touchMember({ ...record, heartbeat: record.heartbeat + position, xlog_location: position }), false);
+    }
+    assert.deepEqual(seen.of('member-a', mark), ['PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader', 'PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader'], 'two renewals, no member write');
+    // A replica's record is the only place of its position: written when it moves.
+    const replica = memberRecord('b', 'http://127.0.0.1:1/ha', { xlog_location: 1000, replay_lsn: 1000 });
+    await b.touchMember(replica);
+    assert.equal(await b.touchMember({ ...replica, heartbeat: replica.heartbeat + 1, xlog_location: 2000, replay_lsn: 2000 }), true);
+    await until('b sees both', () => b.cachedCluster()?.leaderRecord?.optime === 3000 && b.cachedCluster()?.members.some((m) => m.name === 'b' && m.xlog_location === 2000) === true);
+    // Readers take the newer of the holder's record and the lock's optime.
+    assert.equal(leaderPositionOf(b.cachedCluster()!), 3000);
   });
 
   it('reads the watch cache for the loop while a live leader is in it, with a LIST as safety net', async () => {

@@ -5,6 +5,8 @@ import type { ApiCredentials } from '../../ops/auth.js';
 import type { ApiContext } from '../context.js';
 import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';
+import { leaderAddress } from '../../ha/loop-context.js';
+import { primaryDirectories, type PrimarySource } from '../../backup/tls-server.js';
 
 /** POST /backup {type, repository}: the body, checked field by field (400 names the field). */
 export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | 'diff' | 'incr'; repository: number } | { ok: false; text: string } {
@@ -20,7 +22,8 @@ export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | '
 
 /**
  * GET /backup: the keeper's status and the backups pgBackRest lists (open, like the other reads);
- * POST /backup: starts a backup on the primary (202), one at a time (409 while one runs).
+ * POST /backup: starts a backup on the primary, or on a streaming standby when the members run
+ * pgBackRest's TLS server (202), one at a time (409 while one runs).
  */
 export function backupRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
@@ -41,8 +44,21 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
       const parsed = parseBackupRequest(body.value);
       if (!parsed.ok) return sendReply(res, { code: 400, text: parsed.text });
       const snapshot = context.snapshot();
-      if (!snapshot.isLeader || roleOf(snapshot) !== 'primary') return sendReply(res, { code: 503, text: 'backups run on the primary; this member is not the primary' });
-      const result = keeper.startBackup(parsed.type, parsed.repository);
+      const role = roleOf(snapshot);
+      let primary: PrimarySource | undefined;
+      if (role === 'replica') {
+        // A standby takes the backup of its own files; the primary is reached over TLS.
+        const leader = snapshot.cluster ? leaderAddress(snapshot.cluster) : undefined;
+        if (!keeper.engine.config.tlsServer || !context.pg) return sendReply(res, { code: 503, text: 'backups on a standby need spec.backup.target prefer-standby; this member is not the primary' });
+        if (!leader || snapshot.status?.replicationState !== 'streaming') return sendReply(res, { code: 503, text: 'this standby does not stream from a primary' });
+        const superuser = context.pg.settings.superuser;
+        const dirs = await primaryDirectories(leader.host, leader.port, superuser).catch((error: Error) => error);
+        if (dirs instanceof Error) return sendReply(res, { code: 503, text: `cannot reach the primary ${leader.name}: ${dirs.message}` });
+        primary = { host: leader.host, port: leader.port, ...dirs };
+      } else if (!snapshot.isLeader || role !== 'primary') {
+        return sendReply(res, { code: 503, text: 'backups run on the primary or a streaming standby; this member is neither' });
+      }
+      const result = keeper.startBackup(parsed.type, parsed.repository, primary);
       if (!result.started) {
         return sendReply(res, result.reason === 'busy' ? { code: 409, text: 'a backup is already running' } : { code: 503, text: 'the stanza is not ready yet (see GET /backup)' });
       }

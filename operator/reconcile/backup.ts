@@ -7,9 +7,9 @@ import type { BackupObject } from '../api/backup-kind.js';
 import { backupSecretRefs, buildBackupClaims } from '../builders/backup.js';
 import { buildScheduledBackup } from '../builders/backup-object.js';
 import type { RawCluster } from '../kube-api.js';
-import { backupsOf, isActive, runBackupObjects } from './backup-objects.js';
+import { backupMember, backupsOf, isActive, runBackupObjects } from './backup-objects.js';
 import type { BuildContext } from '../builders/context.js';
-import type { HaBackupStatus } from '../hanode-client.js';
+import type { HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { ReconcileDeps } from './cluster.js';
 
 /**
@@ -101,7 +101,7 @@ async function createBackupObject(deps: ReconcileDeps, object: BackupObject): Pr
 }
 
 /** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
-export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date): Promise<BackupPass | undefined> {
+export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date, members?: HaClusterMember[]): Promise<BackupPass | undefined> {
   const cluster: DatabaseCluster = ctx.cluster;
   const backup = cluster.spec.backup;
   if (!backup) return undefined;
@@ -140,7 +140,7 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
       objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
     }
   }
-  const member = host && primary && observed?.stanzaReady ? { name: primary, host } : undefined;
+  const member = host && primary && observed?.stanzaReady ? backupMember(backup.target, { name: primary, host }, pods, members) : undefined;
   const observe = (target: string) => (target === host && observed ? Promise.resolve(observed) : deps.haNode.backupStatus(target).catch(() => undefined));
   const pass = await runBackupObjects(deps, cluster, objects, pods, member, observe, now);
   return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active };

@@ -19,7 +19,7 @@ import { keepImmutableFields } from './storage.js';
 import { finalize } from './finalize.js';
 import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
-import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
+import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf } from './replica-status.js';
@@ -120,6 +120,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const replicaSource = await resolveReplicaSource(deps, cluster);
   const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion, ...(replicaSource ? { standby: replicaSource.target } : {}) };
   await ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {});
+  await ensureBackupTlsSecret(deps, ctx);
   const capabilities = await deps.api.capabilities();
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
@@ -186,7 +187,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), members, now);
   if (replica.status) status.replica = replica.status;
   if (replica.promoted) await deps.events.record(cluster.metadata, 'Normal', 'Promoted', `the standby cluster was promoted: ${primary ?? 'its leader'} accepts writes`);
-  const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
+  const backup = await reconcileBackup(deps, ctx, pods, primary, now, members).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');
     return undefined;
   });

@@ -38,6 +38,8 @@ export const HaNodePaths = {
   ha: '/ha',
   failsafe: '/failsafe',
   backup: '/backup',
+  /** Earliest and latest restorable time and LSN of each repository. */
+  backupWindow: '/backup/window',
 } as const;
 
 /** The `keelson pooler` control API (sidecar/pooler/control-api.ts). */

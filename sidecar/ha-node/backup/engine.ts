@@ -112,6 +112,10 @@ export class PgBackRest {
     return memberTlsFiles(this.paths);
   }
 
+  get runAs(): RunAs | undefined {
+    return this.options.runAs;
+  }
+
   get podIp(): string | undefined {
     return this.options.podIp;
   }

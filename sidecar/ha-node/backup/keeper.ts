@@ -7,6 +7,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { BackupType, PgBackRest } from './engine.js';
 import { setStartedSince, type BackupSet, type StanzaInfo } from './info.js';
 import type { PrimarySource } from './tls-server.js';
+import { restoreWindow, type RepositoryWindow } from './window.js';
 
 export interface Outcome {
   at: string;
@@ -45,6 +46,7 @@ export class BackupKeeper {
   private restoreOutcome: Outcome | undefined;
   /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
   private lastInfo: StanzaInfo | undefined;
+  private windowInFlight: Promise<RepositoryWindow[]> | undefined;
 
   constructor(
     readonly engine: PgBackRest,
@@ -136,6 +138,17 @@ export class BackupKeeper {
   /** The listing last read (GET /backup, the end of a backup), if any. */
   cachedInfo(): StanzaInfo | undefined {
     return this.lastInfo;
+  }
+
+  /**
+   * The restorable window of each repository (one computation at a time: concurrent callers
+   * share it, so repeated requests cannot pile up archive-get and pg_waldump runs).
+   */
+  restoreWindow(waldump: string): Promise<RepositoryWindow[]> {
+    this.windowInFlight ??= this.info()
+      .then((info) => restoreWindow({ engine: this.engine, waldump, runAs: this.engine.runAs }, info))
+      .finally(() => (this.windowInFlight = undefined));
+    return this.windowInFlight;
   }
 
   /** Waits for the background stanza work (tests and a clean shutdown). */

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
 import { roleOf } from '../../ha/snapshot.js';
@@ -36,6 +37,15 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
         (error: Error) => ({ ok: false as const, error: error.message }),
       );
       res.status(200).json({ ...status, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
+    }));
+    router.get(HaNodePaths.backupWindow, handle(async (_req, res) => {
+      if (!keeper || !context.pg) return sendReply(res, { code: 404, text: 'backups are not configured' });
+      const windows = await keeper.restoreWindow(join(context.pg.settings.binDir, 'pg_waldump')).then(
+        (value) => ({ ok: true as const, value }),
+        (error: Error) => ({ ok: false as const, error: error.message }),
+      );
+      if (!windows.ok) return sendReply(res, { code: 503, text: `cannot read the repositories: ${windows.error}` });
+      res.status(200).json({ stanza: keeper.engine.stanza, repositories: windows.value });
     }));
     router.post(HaNodePaths.backup, requireAuth(credentials), handle(async (req, res) => {
       const body = await readJsonBody(req, 4096);

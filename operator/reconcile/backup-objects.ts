@@ -46,6 +46,23 @@ export function backupMember(target: BackupSpec['target'], primary: BackupMember
   return candidates[0]?.member ?? primary;
 }
 
+/** pgBackRest's repository states whose listing is complete: ok, and no valid backups. */
+const listedRepositoryCodes = new Set([0, 2]);
+
+/**
+ * Completed Backups whose set the repository no longer lists: retention expired it. Only a
+ * repository whose listing is complete counts (an unreachable one lists nothing). Pure.
+ */
+export function expiredBackups(objects: BackupObject[], info: HaBackupStatus['info']): BackupObject[] {
+  if (!info?.backups || !info.repositories) return [];
+  const complete = new Set(info.repositories.filter((r) => listedRepositoryCodes.has(r.code)).map((r) => r.repository));
+  const listed = new Set(info.backups.map((b) => `${b.repository ?? 1}/${b.label}`));
+  return objects.filter((b) => {
+    const repository = b.status?.repositoryIndex ?? 1;
+    return b.status?.phase === 'Completed' && b.status.label !== undefined && complete.has(repository) && !listed.has(`${repository}/${b.status.label}`);
+  });
+}
+
 export const isActive = (b: BackupObject): boolean => !b.status?.phase || b.status.phase === 'Pending' || b.status.phase === 'Running';
 
 /** Index (from 1) of the repository a Backup names, or a message naming the field; pure. */

@@ -4,7 +4,8 @@ import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/va
 import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
-import { backupMember } from '../../../operator/reconcile/backup-objects.js';
+import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
+import type { BackupObject } from '../../../operator/api/backup-kind.js';
 import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
 import { demoSpec } from '../../../local/cluster/up.js';
 
@@ -115,5 +116,26 @@ describe('backups on a standby (target prefer-standby)', () => {
     const leaving = [pods[0]!, pods[1]!, pod('shop-2', '10.0.0.3', true)];
     assert.deepEqual(backupMember('prefer-standby', primary, leaving, members), { name: 'shop-1', host: '10.0.0.2' }, 'a pod being deleted is passed over');
     assert.deepEqual(backupMember('prefer-standby', primary, [pods[0]!], members), primary, 'a standby without a pod address');
+  });
+});
+
+describe('Backups that retention removed', () => {
+  const object = (name: string, label: string | undefined, phase: string, repositoryIndex?: number) =>
+    ({ apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name, namespace: 'prod' }, spec: { cluster: 'shop', type: 'full' }, status: { phase, ...(label ? { label } : {}), ...(repositoryIndex ? { repositoryIndex } : {}) } }) as unknown as BackupObject;
+  const objects = [
+    object('old', '20260101-010000F', 'Completed'),
+    object('kept', '20260102-010000F', 'Completed', 1),
+    object('elsewhere', '20260101-020000F', 'Completed', 2),
+    object('failed', undefined, 'Failed'),
+    object('running', undefined, 'Running'),
+  ];
+
+  it('are the Completed ones whose set a completely listed repository no longer has', () => {
+    const info = { backups: [{ label: '20260102-010000F', type: 'full', repository: 1, stoppedAt: '' }], repositories: [{ repository: 1, code: 0, message: 'ok' }, { repository: 2, code: 99, message: 'unreachable' }] };
+    assert.deepEqual(expiredBackups(objects, info).map((b) => b.metadata.name), ['old'], 'an unreachable repository expires nothing');
+    const bothListed = { ...info, repositories: [{ repository: 1, code: 0, message: 'ok' }, { repository: 2, code: 2, message: 'no valid backups' }] };
+    assert.deepEqual(expiredBackups(objects, bothListed).map((b) => b.metadata.name), ['old', 'elsewhere']);
+    assert.deepEqual(expiredBackups(objects, undefined), [], 'no listing, nothing expires');
+    assert.deepEqual(expiredBackups([object('gone', '20260101-010000F', 'Expired')], info), [], 'already Expired');
   });
 });

@@ -16,7 +16,8 @@ import { eventually } from '../support.js';
  * spec.backup.target prefer-standby on the stand-in, real PostgreSQL and pgBackRest: the operator
  * generates the cluster CA into <cluster>-backup-tls, every member runs pgBackRest's TLS server
  * with a certificate for its pod IP, a backup asked for once the standby streams runs there (the
- * Backup object names it), and with the standby gone a requested backup runs on the primary.
+ * Backup object names it), the first backup's object turns Expired once retention removes its
+ * set, and with the standby gone a requested backup runs on the primary.
  */
 const ns = 'default';
 const logger = createLogger({ name: 'e2e-backup-standby', level: process.env.LOG_LEVEL ?? 'silent' });
@@ -59,7 +60,7 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     await ledger.create({
       instances: 2,
       ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
-      backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], schedules: { immediate: true }, target: 'prefer-standby' },
+      backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], schedules: { immediate: true }, retention: { fullCount: 1 }, target: 'prefer-standby' },
     });
     await ledger.healthyWith(2, 150_000);
     const secret = await api.core.readNamespacedSecret({ namespace: ns, name: 'ledger-backup-tls' });
@@ -79,6 +80,13 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     assert.notEqual(onStandby.status!.member, primary.metadata!.name, 'not on the primary');
     assert.match(onStandby.status!.member!, /^ledger-\d$/);
     assert.match(onStandby.status!.label!, /^\d{8}-\d{6}F$/);
+    // Retention keeps one full backup: the first one's set is gone, and its object says so.
+    const expired = await eventually('ledger-initial Expired', async () => {
+      const b = await readBackup('ledger-initial');
+      return b?.status?.phase === 'Expired' ? b : undefined;
+    }, 60_000);
+    assert.match(expired.status!.message!, /^removed from repository 1 by the retention policy \(spec\.backup\.retention\)/);
+    assert.equal(expired.status!.label, initial.status!.label, 'the label stays as a record');
     // The CA key appears in no log or status file of the stand-in (pods, operator, agents).
     const keyLine = Buffer.from(secret.data!['ca.key']!, 'base64').toString().split('\n')[1]!;
     for (const file of filesUnder(dir)) assert.ok(!readFileSync(file, 'utf8').includes(keyLine), `the CA key leaked into ${file}`);

@@ -13,6 +13,8 @@ export const Ports = {
   pooler: 5432,
   /** The `keelson pooler` control API (pause, resume, retarget), for ha-node only. */
   poolerControl: 8010,
+  /** pgBackRest's TLS server in a database pod (its default port): backups taken on a standby reach the primary through it. */
+  pgbackrestServer: 8432,
 } as const;
 
 export const HaNodePaths = {
@@ -36,6 +38,8 @@ export const HaNodePaths = {
   ha: '/ha',
   failsafe: '/failsafe',
   backup: '/backup',
+  /** Earliest and latest restorable time and LSN of each repository. */
+  backupWindow: '/backup/window',
 } as const;
 
 /** The `keelson pooler` control API (sidecar/pooler/control-api.ts). */

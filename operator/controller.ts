@@ -9,7 +9,8 @@ import type { OperatorKubeApi, RawCluster } from './kube-api.js';
 import type { OperatorMetrics } from './metrics.js';
 import { Labels } from './naming.js';
 import { WorkQueue, type Priority } from './queue.js';
-import { collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
+import { backupChanged, backupClusterKey, collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
+import { backupKind, backupPlural } from './api/backup-kind.js';
 import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {
@@ -48,6 +49,8 @@ export function eventPriority(object: KubernetesObject, previous: KubernetesObje
 export class Controller {
   private readonly queue: WorkQueue;
   private readonly informers: Array<Informer<KubernetesObject>> = [];
+  /** Watches the controller works without (the Backup kind may not be installed): not awaited, not in health. */
+  private readonly optionalInformers: Array<Informer<KubernetesObject>> = [];
   private readonly deps: ReconcileDeps;
   private readonly cache = new ReadCache();
   private running = false;
@@ -88,6 +91,7 @@ export class Controller {
     labelSelector?: string,
     resync = false,
     relevant: (object: T, previous: T | undefined) => boolean = () => true,
+    optional = false,
   ): Informer<T> {
     const enqueue = (object: T, priority: Priority) => {
       const key = toKey(object);
@@ -109,7 +113,7 @@ export class Controller {
       onResync: resync ? (objects) => objects.forEach((object) => enqueue(object, 'low')) : undefined,
       onWatchRestart: (reason) => this.options.metrics.watchRestarts.inc({ resource, reason }),
     });
-    this.informers.push(informer as unknown as Informer<KubernetesObject>);
+    (optional ? this.optionalInformers : this.informers).push(informer as unknown as Informer<KubernetesObject>);
     return informer;
   }
 
@@ -144,9 +148,13 @@ export class Controller {
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       }, ownerKey, leaderLeases.selector, false, leaderLeaseChanged);
       this.cache.add(leaderLeases.apiVersion, leaderLeases.kind, ns, leases);
+      const backups = this.informer<RawCluster>(backupPlural, collectionPath(`${group}/${version}`, backupPlural, ns), () => api.listBackupsLive(ns), backupClusterKey, undefined, false, backupChanged, true);
+      this.cache.add(`${group}/${version}`, backupKind, ns, backups as unknown as Informer<KubernetesObject>);
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));
+    // Until (unless) the Backup watch syncs, the pass lists Backups from the API server.
+    for (const informer of this.optionalInformers) informer.start().catch((error: Error) => this.options.logger.warn({ err: describeApiError(error) }, 'Backup objects are not watched; read them with a LIST each pass'));
     api.useCache(this.cache);
     const workers = this.options.workers ?? 4;
     this.workers = Array.from({ length: workers }, () => this.work());
@@ -157,7 +165,7 @@ export class Controller {
     this.running = false;
     // A cache this controller no longer keeps current must not answer the next term's reads.
     if (this.started) this.options.api.useCache(undefined);
-    for (const informer of this.informers) informer.stop();
+    for (const informer of [...this.informers, ...this.optionalInformers]) informer.stop();
     this.queue.shutDown();
     await Promise.all(this.workers);
   }

@@ -62,7 +62,7 @@ export interface HaBackupStatus {
   running?: { type: string; startedAt: string };
   lastBackup?: { ok: boolean; message: string; at: string; type: string; startedAt?: string; set?: HaBackupSet };
   restore?: { ok: boolean; message: string; at: string };
-  info?: { backups?: HaBackupSet[] };
+  info?: { backups?: HaBackupSet[]; repositories?: { repository: number; code: number; message: string }[] };
   infoError?: string;
 }
 

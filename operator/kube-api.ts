@@ -11,7 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
 import { ObjectApi } from '../lib/kube/object-api.js';
-import { backupPlural } from './api/backup-kind.js';
+import { backupKind, backupPlural } from './api/backup-kind.js';
 import { group, kind, plural, version } from './api/types.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
 import { FieldManager } from './naming.js';
@@ -163,20 +163,29 @@ export class OperatorKubeApi {
     return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: cluster })) as RawCluster);
   }
 
-  /** Backup objects of a namespace (every cluster's: a Backup names its cluster in spec). */
+  /** Backup objects of a namespace (every cluster's: a Backup names its cluster in spec), from the watch cache when it is synced. */
   async listBackups(namespace: string): Promise<RawCluster[]> {
-    const list = (await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })) as { items: RawCluster[] };
-    return list.items;
+    const cached = this.cache?.all<RawCluster>(`${group}/${version}`, backupKind, namespace);
+    if (cached) return cached;
+    return (await this.listBackupsLive(namespace)).items;
+  }
+
+  /** The API server's list (the watch's relist; all namespaces without one). */
+  async listBackupsLive(namespace?: string): Promise<{ items: RawCluster[]; resourceVersion: string }> {
+    const list = (namespace
+      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })
+      : await this.custom.listClusterCustomObject({ group, version, plural: backupPlural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+    return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
   async createBackup(namespace: string, body: RawCluster): Promise<RawCluster> {
-    return (await this.custom.createNamespacedCustomObject({ group, version, namespace, plural: backupPlural, body })) as RawCluster;
+    return this.remembered((await this.custom.createNamespacedCustomObject({ group, version, namespace, plural: backupPlural, body })) as RawCluster);
   }
 
   /** Replaces a Backup's status subresource; CAS on resourceVersion. */
   async replaceBackupStatus(backup: RawCluster): Promise<RawCluster> {
     const { namespace, name } = backup.metadata as { namespace: string; name: string };
-    return (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: backupPlural, name, body: backup })) as RawCluster;
+    return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: backupPlural, name, body: backup })) as RawCluster);
   }
 
   /**

@@ -62,7 +62,16 @@ export const MountPaths = {
   backupSecrets: '/etc/keelson-backup',
   /** One folder per filesystem repository's volume: <mount>/<repository>/<namespace>/<cluster>. */
   backupRepositories: '/var/lib/keelson-backup',
+  /** The cluster CA of pgBackRest's TLS server (the <cluster>-backup-tls Secret), with spec.backup.target prefer-standby. */
+  backupTls: '/etc/keelson-backup-tls',
 } as const;
+
+/** The Secret holding the cluster CA (certificate and key) from which members issue their pgBackRest TLS certificates. */
+export function backupTlsSecretName(clusterName: string): string {
+  return `${clusterName}-backup-tls`;
+}
+
+export const BackupTlsKeys = { cert: 'ca.crt', key: 'ca.key' } as const;
 
 /** The PersistentVolumeClaim of a filesystem backup repository: shared by the namespace's clusters, kept when one is deleted. */
 export function backupClaimName(repository: string): string {

@@ -51,6 +51,22 @@ export function leaderLeaseChanged(lease: KubernetesObject, previous: Kubernetes
   return !previous || holder(lease) !== holder(previous) || lease.metadata?.deletionTimestamp !== undefined;
 }
 
+/**
+ * Backup objects are watched whole (a user's Backup carries no label, only spec.cluster): an event
+ * wakes the cluster it names, and the pass reads them from the cache instead of a LIST. Only a
+ * new, removed or re-phased object matters; the operator's own status writes change the phase.
+ */
+export function backupChanged(backup: KubernetesObject, previous: KubernetesObject | undefined): boolean {
+  const phase = (object: KubernetesObject | undefined) => (object as { status?: { phase?: string } } | undefined)?.status?.phase;
+  return !previous || phase(backup) !== phase(previous) || backup.metadata?.deletionTimestamp !== undefined;
+}
+
+/** The cluster a Backup belongs to, as a work-queue key. */
+export function backupClusterKey(backup: KubernetesObject): string | undefined {
+  const cluster = (backup as { spec?: { cluster?: unknown } }).spec?.cluster;
+  return typeof cluster === 'string' && backup.metadata?.namespace ? `${backup.metadata.namespace}/${cluster}` : undefined;
+}
+
 /** The watch path of a collection, cluster-wide when no namespace is given. */
 export function collectionPath(apiVersion: string, resource: string, namespace?: string): string {
   const root = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
@@ -120,6 +136,12 @@ export class ReadCache {
     const informer = this.informerFor({ apiVersion, kind, metadata: { namespace } });
     if (!wanted || !informer) return undefined;
     return informer.list().filter((o) => o.metadata?.namespace === namespace && matches(o, wanted)) as T[];
+  }
+
+  /** Every cached object of a kind in a namespace (kinds watched without a selector); undefined when not cached. */
+  all<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string): T[] | undefined {
+    const informer = this.informerFor({ apiVersion, kind, metadata: { namespace } });
+    return informer?.list().filter((o) => o.metadata?.namespace === namespace) as T[] | undefined;
   }
 
   /** Keeps the result of a write until the watch brings it (see Informer.remember). */

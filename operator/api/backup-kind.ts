@@ -14,7 +14,7 @@ export const backupPlural = 'backups';
 export const backupSingular = 'backup';
 export const backupShortNames = ['kbk'];
 
-export const backupPhases = ['Pending', 'Running', 'Completed', 'Failed'] as const;
+export const backupPhases = ['Pending', 'Running', 'Completed', 'Failed', 'Expired'] as const;
 
 export const backupObjectSpecSchema = z
   .object({

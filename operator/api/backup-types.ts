@@ -72,6 +72,10 @@ export const backupSchema = z
       .meta({ 'x-kubernetes-validations': [{ rule: '!(has(self.fullCount) && has(self.windowDays))', message: 'set fullCount or windowDays, not both' }] }),
     archiveTimeout: z.number().int().min(0).max(3600).default(60).meta({ description: 'Seconds after which a quiet primary switches WAL segments, bounding what the archive lacks (RPO).' }),
     processMax: z.number().int().min(1).max(16).default(2).meta({ description: 'Parallel pgBackRest processes for backup, restore and asynchronous archiving.' }),
+    target: z
+      .enum(['primary', 'prefer-standby'])
+      .default('primary')
+      .meta({ description: 'Where backups run: on the primary, or on a streaming standby when one streams (the primary otherwise). prefer-standby runs pgBackRest\'s TLS server in every database pod, with certificates from a cluster CA the operator keeps in the Secret <cluster>-backup-tls.' }),
   })
   .meta({ description: 'Continuous WAL archiving and base backups with pgBackRest.' });
 

@@ -2,6 +2,7 @@ import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernet
 import type { BackupRepositorySpec, RecoverySpec } from '../api/backup-types.js';
 import { backupClaimName, commonLabels, MountPaths } from '../naming.js';
 import type { BuildContext } from './context.js';
+import { backupTlsMounts, backupTlsVolumes, haNodeTlsServer } from './backup-tls.js';
 
 /**
  * What the database pods need for pgBackRest: the settings ha-node reads (KEELSON_BACKUP), the
@@ -64,12 +65,14 @@ export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown>
   if (!backup) return undefined;
   const recovery = spec.bootstrap.recovery;
   const source = recovery ? backup.repositories.find((r) => r.name === recovery.repository) : undefined;
+  const tlsServer = haNodeTlsServer(ctx);
   return {
     stanza: metadata.name,
     repositories: backup.repositories.map((r) => haNodeRepository(r, metadata.namespace, metadata.name)),
     processMax: backup.processMax,
     retention: backup.retention,
     archiveTimeout: backup.archiveTimeout,
+    ...(tlsServer ? { tlsServer } : {}),
     ...(recovery && source
       ? {
           recovery: {
@@ -93,6 +96,10 @@ export function backupSecretRefs(ctx: BuildContext): { name: string; keys: strin
 }
 
 export function backupVolumes(ctx: BuildContext): V1Volume[] {
+  return [...repositoryVolumes(ctx), ...backupTlsVolumes(ctx)];
+}
+
+function repositoryVolumes(ctx: BuildContext): V1Volume[] {
   return (ctx.cluster.spec.backup?.repositories ?? []).flatMap((r): V1Volume[] => {
     if (r.volume) return [{ name: `${volumePrefix}${r.name}`, persistentVolumeClaim: { claimName: backupClaimName(r.name) } }];
     const s3 = r.s3!;
@@ -110,6 +117,10 @@ export function backupVolumes(ctx: BuildContext): V1Volume[] {
 }
 
 export function backupMounts(ctx: BuildContext): V1VolumeMount[] {
+  return [...repositoryMounts(ctx), ...backupTlsMounts(ctx)];
+}
+
+function repositoryMounts(ctx: BuildContext): V1VolumeMount[] {
   return (ctx.cluster.spec.backup?.repositories ?? []).flatMap((r): V1VolumeMount[] => {
     if (r.volume) return [{ name: `${volumePrefix}${r.name}`, mountPath: `${MountPaths.backupRepositories}/${r.name}` }];
     const mounts = [{ name: `${volumePrefix}${r.name}`, mountPath: `${MountPaths.backupSecrets}/${r.name}`, readOnly: true }];

@@ -3,6 +3,7 @@ import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
+import { backupTlsPorts } from './backup-tls.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
@@ -72,6 +73,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
       { name: 'ha', containerPort: Ports.haNodeApi, protocol: 'TCP' },
+      ...backupTlsPorts(ctx),
     ],
     // liveness never runs SQL (heartbeat freshness). The startup probe asks every second, so a pod
     // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { backupObjectSpecSchema, type BackupObject, type BackupObjectStatus } from '../api/backup-kind.js';
 import type { BackupSpec } from '../api/backup-types.js';
 import type { DatabaseCluster } from '../api/types.js';
-import type { HaBackupSet, HaBackupStatus } from '../hanode-client.js';
+import type { HaBackupSet, HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { RawCluster } from '../kube-api.js';
 import type { ReconcileDeps } from './cluster.js';
 
@@ -27,6 +27,40 @@ export function backupsOf(raw: RawCluster[], cluster: string): BackupObject[] {
   }
   const created = (b: BackupObject) => `${b.metadata.creationTimestamp ?? ''}/${b.metadata.name}`;
   return out.sort((a, b) => (created(a) < created(b) ? -1 : 1));
+}
+
+/**
+ * Where the next backup runs: with prefer-standby, the streaming standby with the least lag (that
+ * has a pod address); the primary otherwise or when none streams. Pure.
+ */
+export function backupMember(target: BackupSpec['target'], primary: BackupMember, pods: V1Pod[], members: HaClusterMember[] | undefined): BackupMember {
+  if (target !== 'prefer-standby' || !members) return primary;
+  const lagOf = (m: HaClusterMember): number => (typeof m.lag === 'number' ? m.lag : Number.MAX_SAFE_INTEGER);
+  const candidates = members
+    .filter((m) => m.name !== primary.name && m.state === 'streaming' && /^(replica|sync_standby|quorum_standby)$/.test(m.role))
+    .flatMap((m) => {
+      const host = pods.find((p) => p.metadata?.name === m.name && !p.metadata.deletionTimestamp)?.status?.podIP;
+      return host ? [{ member: { name: m.name, host }, lag: lagOf(m) }] : [];
+    })
+    .sort((a, b) => a.lag - b.lag || (a.member.name < b.member.name ? -1 : 1));
+  return candidates[0]?.member ?? primary;
+}
+
+/** pgBackRest's repository states whose listing is complete: ok, and no valid backups. */
+const listedRepositoryCodes = new Set([0, 2]);
+
+/**
+ * Completed Backups whose set the repository no longer lists: retention expired it. Only a
+ * repository whose listing is complete counts (an unreachable one lists nothing). Pure.
+ */
+export function expiredBackups(objects: BackupObject[], info: HaBackupStatus['info']): BackupObject[] {
+  if (!info?.backups || !info.repositories) return [];
+  const complete = new Set(info.repositories.filter((r) => listedRepositoryCodes.has(r.code)).map((r) => r.repository));
+  const listed = new Set(info.backups.map((b) => `${b.repository ?? 1}/${b.label}`));
+  return objects.filter((b) => {
+    const repository = b.status?.repositoryIndex ?? 1;
+    return b.status?.phase === 'Completed' && b.status.label !== undefined && complete.has(repository) && !listed.has(`${repository}/${b.status.label}`);
+  });
 }
 
 export const isActive = (b: BackupObject): boolean => !b.status?.phase || b.status.phase === 'Pending' || b.status.phase === 'Running';

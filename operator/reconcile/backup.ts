@@ -7,9 +7,9 @@ import type { BackupObject } from '../api/backup-kind.js';
 import { backupSecretRefs, buildBackupClaims } from '../builders/backup.js';
 import { buildScheduledBackup } from '../builders/backup-object.js';
 import type { RawCluster } from '../kube-api.js';
-import { backupsOf, isActive, runBackupObjects } from './backup-objects.js';
+import { backupMember, backupsOf, expiredBackups, isActive, runBackupObjects } from './backup-objects.js';
 import type { BuildContext } from '../builders/context.js';
-import type { HaBackupStatus } from '../hanode-client.js';
+import type { HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { ReconcileDeps } from './cluster.js';
 
 /**
@@ -100,8 +100,21 @@ async function createBackupObject(deps: ReconcileDeps, object: BackupObject): Pr
   });
 }
 
+/**
+ * A Backup whose set retention removed shows it: phase Expired, with when it was noticed. The
+ * object stays (it is the record of a backup that was taken; deleting it is the user's call).
+ */
+async function markExpired(deps: ReconcileDeps, cluster: DatabaseCluster, expired: BackupObject[], now: Date): Promise<void> {
+  for (const backup of expired) {
+    const message = `removed from repository ${backup.status!.repositoryIndex ?? 1} by the retention policy (spec.backup.retention); noticed ${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+    deps.recordWrite('Backup', 'update');
+    await deps.api.replaceBackupStatus({ ...(backup as unknown as RawCluster), status: { ...backup.status, phase: 'Expired', message } as Record<string, unknown> });
+    await deps.events.record(cluster.metadata, 'Normal', 'BackupExpired', `Backup ${backup.metadata.name} (${backup.status!.label}): ${message}`);
+  }
+}
+
 /** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
-export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date): Promise<BackupPass | undefined> {
+export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date, members?: HaClusterMember[]): Promise<BackupPass | undefined> {
   const cluster: DatabaseCluster = ctx.cluster;
   const backup = cluster.spec.backup;
   if (!backup) return undefined;
@@ -140,8 +153,9 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
       objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
     }
   }
-  const member = host && primary && observed?.stanzaReady ? { name: primary, host } : undefined;
+  const member = host && primary && observed?.stanzaReady ? backupMember(backup.target, { name: primary, host }, pods, members) : undefined;
   const observe = (target: string) => (target === host && observed ? Promise.resolve(observed) : deps.haNode.backupStatus(target).catch(() => undefined));
   const pass = await runBackupObjects(deps, cluster, objects, pods, member, observe, now);
+  await markExpired(deps, cluster, expiredBackups(objects, observed?.info), now);
   return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active };
 }

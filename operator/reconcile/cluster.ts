@@ -21,7 +21,7 @@ import { finalize } from './finalize.js';
 import { removeUnwantedPoolerObjects } from './pooler-cleanup.js';
 import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
-import { ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
+import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
@@ -133,6 +133,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
     : undefined;
   const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion, ...(replicaSource ? { standby: replicaSource.target } : {}) };
   await ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {});
+  await ensureBackupTlsSecret(deps, ctx);
   const capabilities = await deps.api.capabilities();
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
@@ -205,7 +206,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   if (replica.status) status.replica = replica.status;
   if (replica.condition) status.conditions = [...(status.conditions ?? []), stampCondition(replica.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
   for (const event of replica.events) await deps.events.record(cluster.metadata, event.type, event.reason, event.message);
-  const backup = await reconcileBackup(deps, ctx, pods, primary, now).catch((error: Error) => {
+  const backup = await reconcileBackup(deps, ctx, pods, primary, now, members).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');
     return undefined;
   });

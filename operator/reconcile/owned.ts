@@ -2,6 +2,8 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../api/types.js';
 import type { BuildContext } from '../builders/context.js';
+import { createCertificateAuthority } from '../../lib/tls-certificates.js';
+import { buildBackupTlsSecret, usesBackupTls } from '../builders/backup-tls.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
 import { podSelector, SecretKeys, selectorString } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
@@ -21,6 +23,24 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shar
       await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `${given ? 'copied the source\'s' : 'generated'} ${which} credentials in ${secret.metadata?.name}`);
     }),
   );
+}
+
+/**
+ * The cluster CA of pgBackRest's TLS server (backups on a standby), generated once when missing;
+ * an existing Secret is left alone (a user may bring their own CA in it). The key never leaves
+ * the Secret: not logged, not in an Event.
+ */
+export async function ensureBackupTlsSecret(deps: ReconcileDeps, ctx: BuildContext): Promise<void> {
+  if (!usesBackupTls(ctx)) return;
+  const { name, namespace } = ctx.cluster.metadata;
+  const placeholder = buildBackupTlsSecret(ctx, { cert: '', key: '' });
+  if (await deps.api.read(placeholder)) return;
+  const ca = await createCertificateAuthority(`${name}.${namespace}.backup.keelson.io`);
+  deps.recordWrite('Secret', 'create');
+  await deps.api.create(buildBackupTlsSecret(ctx, ca)).catch((error: unknown) => {
+    if (apiStatusCode(error) !== 409) throw error;
+  });
+  await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated the backup TLS CA in ${placeholder.metadata?.name}`);
 }
 
 /**

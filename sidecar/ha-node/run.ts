@@ -24,6 +24,7 @@ import { LeaderCrashJudge } from './takeover/judge.js';
 import { ContainerNames, Labels, PodComponents } from '../../operator/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
+import { issueMemberCertificates, PgBackRestServer } from './backup/tls-server.js';
 
 export interface RunningHaNode {
   url: string;
@@ -101,6 +102,7 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
     bin: settings.pgbackrestBin,
     runAs: pg.settings.runAs,
     activity: pg.activity,
+    podIp: settings.podIp,
   });
   pg.enforcedParameters = engine.archiveParameters();
   const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
@@ -110,6 +112,27 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
     logger.error({ err: (error as Error).message }, 'cannot write the pgBackRest configuration; WAL is kept until it can be archived');
   }
   return keeper;
+}
+
+/**
+ * pgBackRest's TLS server when backups may run on a standby: this member's certificates, issued
+ * from the cluster CA for its pod IP, then the server. A failure is logged and leaves backups on
+ * the primary working; a standby backup reaching this member then fails with pgBackRest's reason.
+ */
+async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKeeper, pg: PostgresInstance, logger: Logger): Promise<PgBackRestServer | undefined> {
+  const tlsServer = settings.backup?.tlsServer;
+  if (!tlsServer) return undefined;
+  const log = logger.child({ component: 'backup-tls' });
+  try {
+    await issueMemberCertificates(tlsServer, settings.podIp, keeper.engine.tlsFiles, pg.settings.runAs);
+    keeper.engine.writeConfig();
+  } catch (error) {
+    log.error({ err: (error as Error).message }, 'cannot issue the pgBackRest TLS certificates; backups on a standby will fail');
+    return undefined;
+  }
+  const server = new PgBackRestServer(keeper.engine.bin, keeper.engine.paths.conf, pg.settings.runAs, log);
+  server.start();
+  return server;
 }
 
 /** Starts one member: API server, DCS watch, fencing process and the HA loop. */
@@ -142,6 +165,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   pg.prepareDirectories();
   const backup = settings.backup ? startBackupKeeper(settings, pg, logger) : undefined;
+  const pgbackrestServer = backup ? await startPgBackRestServer(settings, backup, pg, logger) : undefined;
 
   const ref: { loop?: HaLoop } = {};
   const currentConfig = (): EffectiveConfig => ref.loop?.effective() ?? baseConfig;
@@ -236,6 +260,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
         await haLoop.shutdown();
         pods.stop();
         await server.close();
+        await pgbackrestServer?.stop();
         if (fencer && fencer.exitCode === null) fencer.kill('SIGTERM');
       })()),
   };

@@ -115,4 +115,32 @@ describe('a pass over an unchanged cluster', () => {
     assert.deepEqual(perPass, [], 'requests made by three idle passes');
     assert.deepEqual(haRequests, Array(3).fill('GET /cluster'), 'ha-node calls of three idle passes');
   });
+
+  it('reads the Backup objects of a cluster with backups from the watch cache too', async () => {
+    await api.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'kept' }, spec: { instances: 1, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } } },
+    });
+    await api.createBackup(ns, { apiVersion: `${group}/${version}`, kind: 'Backup', metadata: { name: 'kept-manual', namespace: ns }, spec: { cluster: 'kept', type: 'full' } });
+    await eventually('the StatefulSet', async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'kept', namespace: ns } })) !== undefined);
+    await createInstancePod(api, ns, 'kept', 0, 'primary');
+    // The pass marks the Backup Pending (no member can take it: the pod has no address) and then writes nothing.
+    await eventually('the Backup Pending and a pass without writes', async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      const before = await writes();
+      await controller.reconcileKey(`${ns}/kept`);
+      const backups = await api.listBackupsLive(ns);
+      return (await writes()) === before && backups.items.some((b) => (b.status as { phase?: string } | undefined)?.phase === 'Pending');
+    }, 30_000);
+
+    requests.length = 0;
+    counting = true;
+    for (let pass = 0; pass < 3; pass += 1) await controller.reconcileKey(`${ns}/kept`);
+    counting = false;
+    const perPass = requests.filter((r) => !r.includes('watch=true') && r !== 'GET /apis');
+    assert.deepEqual(perPass, [], 'requests made by three idle passes of a cluster with backups');
+  });
 });

@@ -304,6 +304,13 @@ const table: FieldCase[] = [
       { patch: { backup: { processMax: 0 } }, refused: /processMax/ },
     ],
   },
+  {
+    field: 'backup.target', podTemplate: true,
+    steps: [
+      { patch: { backup: { target: 'prefer-standby' } }, effect: everyPod((pod) => backupEnv(pod).tlsServer !== undefined && pod.spec?.volumes?.some((v) => v.secret?.secretName?.endsWith('-backup-tls')) === true), timeoutMs: rollout },
+      { patch: { backup: { target: 'standby' } }, refused: /target/ },
+    ],
+  },
   { field: 'backup.retention.fullCount', podTemplate: true, steps: [{ patch: { backup: { retention: { fullCount: 3 } } }, effect: everyPod((pod) => (backupEnv(pod).retention as { fullCount?: number } | undefined)?.fullCount === 3), timeoutMs: rollout }] },
   { field: 'image', podTemplate: true, steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }] },
   { field: 'resources.requests', podTemplate: true, steps: [{ patch: { resources: { requests: { cpu: '100m' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'), timeoutMs: rollout }] },

@@ -43,6 +43,8 @@ export interface ConfInput {
   config: Pick<BackupConfig, 'processMax' | 'compressType' | 'retention'>;
   server: LocalServer;
   paths: BackupPaths;
+  /** Lines added to [global] (the member's TLS server). */
+  extraGlobal?: string[];
 }
 
 /** A value on one line: pgBackRest reads to the end of the line, so a newline would inject an option. */
@@ -97,6 +99,7 @@ export function renderPgBackRestConf(input: ConfInput): string {
     'io-timeout=20',
     'db-timeout=60',
     ...input.repositories.flatMap((repository, i) => repositoryLines(i + 1, repository, input.credentials[i], config.retention)),
+    ...(input.extraGlobal ?? []),
   ];
   const stanza = [
     `[${input.stanza}]`,

@@ -8,6 +8,7 @@ import { archiveParameters, backupPaths, renderPgBackRestConf, type BackupPaths,
 import { parseInfo, type StanzaInfo } from './info.js';
 import type { ToolActivity } from '../postgres/tool-activity.js';
 import type { BackupConfig, Repository } from './settings.js';
+import { memberTlsFiles, standbyBackupArgs, tlsServerLines, type MemberTlsFiles, type PrimarySource } from './tls-server.js';
 
 export type BackupType = 'full' | 'diff' | 'incr';
 
@@ -19,6 +20,8 @@ export interface EngineOptions {
   runAs?: RunAs;
   /** Liveness counts a long restore or backup in progress as alive. */
   activity?: Pick<ToolActivity, 'started' | 'finished'>;
+  /** This member's pod IP: where its TLS server listens (with config.tlsServer). */
+  podIp?: string;
 }
 
 /** A pgBackRest command that failed: the message is pgBackRest's own error line (never credentials). */
@@ -40,7 +43,9 @@ export function errorSummary(output: string): string {
   if (start < 0) return output.slice(-300);
   const picked = [lines[start]!.replace(/^.*?(ERROR: )/, '$1')];
   for (const l of lines.slice(start + 1, start + 6)) if (/^\s+HINT:/.test(l)) picked.push(l.trim());
-  return picked.join(' ').slice(0, 500);
+  // Why a host was passed over ("unable to find primary cluster" says only that one was).
+  for (const l of lines.slice(0, start)) if (/WARN: unable to check pg\d/.test(l)) picked.push(l.replace(/^.*?(WARN: )/, '$1').trim());
+  return picked.join(' ').slice(0, 800);
 }
 
 function readCredentials(repository: Repository): S3Credentials | undefined {
@@ -92,9 +97,27 @@ export class PgBackRest {
     const { config, server } = this.options;
     writePrivateFile(
       this.paths.conf,
-      renderPgBackRestConf({ stanza: config.stanza, repositories: config.repositories, credentials: config.repositories.map(readCredentials), config, server, paths: this.paths }),
+      renderPgBackRestConf({ stanza: config.stanza, repositories: config.repositories, credentials: config.repositories.map(readCredentials), config, server, paths: this.paths, extraGlobal: this.tlsServerLines() }),
       this.options.runAs,
     );
+  }
+
+  /** The TLS server's lines when backups may run on a standby (and the pod IP is known). */
+  private tlsServerLines(): string[] {
+    const tls = this.options.config.tlsServer;
+    return tls && this.options.podIp ? tlsServerLines(tls, this.options.podIp, this.tlsFiles, this.stanza) : [];
+  }
+
+  get tlsFiles(): MemberTlsFiles {
+    return memberTlsFiles(this.paths);
+  }
+
+  get runAs(): RunAs | undefined {
+    return this.options.runAs;
+  }
+
+  get podIp(): string | undefined {
+    return this.options.podIp;
   }
 
   /** The restore source's configuration, only while restoring: it holds the source's credentials. */
@@ -136,8 +159,12 @@ export class PgBackRest {
     await this.runOrThrow('check', ['check'], { timeoutMs: 180_000 });
   }
 
-  async backup(type: BackupType, repository = 1): Promise<void> {
-    await this.runOrThrow('backup', ['backup', `--type=${type}`, `--repo=${repository}`], { timeoutMs: 6 * 3600_000 });
+  /** A backup of this member, or, given the primary, of this standby with the primary reached over TLS. */
+  async backup(type: BackupType, repository = 1, primary?: PrimarySource): Promise<void> {
+    const tls = this.options.config.tlsServer;
+    if (primary && !tls) throw new Error('a backup on a standby needs the TLS server (spec.backup.target prefer-standby)');
+    const fromStandby = primary && tls ? standbyBackupArgs(primary, tls, this.tlsFiles, this.options.server) : [];
+    await this.runOrThrow('backup', ['backup', `--type=${type}`, `--repo=${repository}`, ...fromStandby], { timeoutMs: 6 * 3600_000 });
   }
 
   async info(options: { source?: boolean } = {}): Promise<StanzaInfo> {

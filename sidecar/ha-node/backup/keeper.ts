@@ -6,6 +6,8 @@
 import type { Logger } from '../../../lib/log.js';
 import type { BackupType, PgBackRest } from './engine.js';
 import { setStartedSince, type BackupSet, type StanzaInfo } from './info.js';
+import type { PrimarySource } from './tls-server.js';
+import { restoreWindow, type RepositoryWindow } from './window.js';
 
 export interface Outcome {
   at: string;
@@ -19,9 +21,9 @@ export interface KeeperStatus {
   stanzaReady: boolean;
   /** The last stanza-create/check attempt (its error when it failed). */
   archive?: Outcome;
-  running?: { type: BackupType; repository: number; startedAt: string };
+  running?: { type: BackupType; repository: number; startedAt: string; fromStandby?: boolean };
   /** The last backup this member ran: startedAt is what POST /backup answered, set what pgBackRest lists for it. */
-  lastBackup?: Outcome & { type: BackupType; repository: number; startedAt: string; set?: BackupSet };
+  lastBackup?: Outcome & { type: BackupType; repository: number; startedAt: string; fromStandby?: boolean; set?: BackupSet };
   /** When the last successful backup finished. */
   lastSuccessAt?: string;
   /** Set while bootstrapping from a repository failed (the reason). */
@@ -44,6 +46,7 @@ export class BackupKeeper {
   private restoreOutcome: Outcome | undefined;
   /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
   private lastInfo: StanzaInfo | undefined;
+  private windowInFlight: Promise<RepositoryWindow[]> | undefined;
 
   constructor(
     readonly engine: PgBackRest,
@@ -75,22 +78,26 @@ export class BackupKeeper {
     }
   }
 
-  /** Starts a backup in the background; at most one runs at a time. */
-  startBackup(type: BackupType, repository = 1): StartResult {
+  /**
+   * Starts a backup in the background; at most one runs at a time. With `primary`, this member
+   * is a standby and the backup is of its files (the primary checked its stanza, not this member).
+   */
+  startBackup(type: BackupType, repository = 1, primary?: PrimarySource): StartResult {
     if (this.running) return { started: false, reason: 'busy' };
-    if (!this.stanzaReady) return { started: false, reason: 'stanza-not-ready' };
+    if (!this.stanzaReady && !primary) return { started: false, reason: 'stanza-not-ready' };
     const startedAt = new Date(this.now()).toISOString();
-    this.running = { type, repository, startedAt };
+    const fromStandby = primary ? { fromStandby: true } : {};
+    this.running = { type, repository, startedAt, ...fromStandby };
     void this.engine
-      .backup(type, repository)
+      .backup(type, repository, primary)
       .then(async () => ({ ok: true, message: `${type} backup finished`, set: await this.findSet(repository, startedAt) }))
       .catch((error: Error) => ({ ok: false, message: error.message, set: undefined }))
       .then(({ set, ...result }) => {
-        this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, startedAt, ...result, ...(set ? { set } : {}) };
+        this.lastBackup = { at: new Date(this.now()).toISOString(), type, repository, startedAt, ...fromStandby, ...result, ...(set ? { set } : {}) };
         if (result.ok) this.lastSuccessAt = this.lastBackup.at;
         this.running = undefined;
-        if (result.ok) this.logger.info({ type, repository }, 'backup finished');
-        else this.logger.error({ type, repository, err: result.message }, 'backup failed');
+        if (result.ok) this.logger.info({ type, repository, ...fromStandby }, 'backup finished');
+        else this.logger.error({ type, repository, ...fromStandby, err: result.message }, 'backup failed');
       });
     return { started: true, startedAt };
   }
@@ -131,6 +138,17 @@ export class BackupKeeper {
   /** The listing last read (GET /backup, the end of a backup), if any. */
   cachedInfo(): StanzaInfo | undefined {
     return this.lastInfo;
+  }
+
+  /**
+   * The restorable window of each repository (one computation at a time: concurrent callers
+   * share it, so repeated requests cannot pile up archive-get and pg_waldump runs).
+   */
+  restoreWindow(waldump: string): Promise<RepositoryWindow[]> {
+    this.windowInFlight ??= this.info()
+      .then((info) => restoreWindow({ engine: this.engine, waldump, runAs: this.engine.runAs }, info))
+      .finally(() => (this.windowInFlight = undefined));
+    return this.windowInFlight;
   }
 
   /** Waits for the background stanza work (tests and a clean shutdown). */

@@ -4,6 +4,7 @@
  * the restore bootstrap. This module: the backup settings ha-node reads from KEELSON_BACKUP (JSON).
  */
 import { z } from 'zod';
+import { Ports } from '../../../lib/ports.js';
 
 const absolutePath = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute path');
 const fileName = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute file path');
@@ -73,6 +74,16 @@ const recoverySchema = z.object({
   target: recoveryTargetSchema.default({}),
 });
 
+/**
+ * pgBackRest's TLS server on every member, for backups taken on a standby: the cluster CA (a
+ * mounted Secret) from which each member issues its own certificate for its pod IP at start.
+ */
+const tlsServerSchema = z.object({
+  caFile: fileName,
+  caKeyFile: fileName,
+  port: z.number().int().min(1).max(65535).default(Ports.pgbackrestServer),
+});
+
 export const backupConfigSchema = z.object({
   /** This cluster's stanza. */
   stanza: stanzaName,
@@ -84,12 +95,15 @@ export const backupConfigSchema = z.object({
   archiveTimeout: z.number().int().min(0).max(86_400).default(60),
   /** Bootstrap a new cluster from this repository instead of initdb. */
   recovery: recoverySchema.optional(),
+  /** Set when backups may run on a standby (spec.backup.target prefer-standby). */
+  tlsServer: tlsServerSchema.optional(),
 });
 
 export type Repository = z.infer<typeof repositorySchema>;
 export type S3Repository = z.infer<typeof s3Repository>;
 export type BackupConfig = z.infer<typeof backupConfigSchema>;
 export type RecoveryConfig = z.infer<typeof recoverySchema>;
+export type TlsServerConfig = z.infer<typeof tlsServerSchema>;
 
 /** Parses KEELSON_BACKUP; the error names the field, as every configuration error does. */
 export function parseBackupConfig(text: string): BackupConfig {

@@ -1,5 +1,6 @@
-/** `keelson ctl backup` and `keelson ctl backups`: start a backup on the leader, list what the repository holds. */
+/** `keelson ctl backup`, `backups` and `restore-window`: start a backup on the leader, list what the repository holds and what it can restore. */
 import type { BackupSet, StanzaInfo } from '../backup/info.js';
+import type { RepositoryWindow } from '../backup/window.js';
 import { restorableFrom } from '../backup/info.js';
 import { apiBase, callMember, jsonOf, OperationError } from './client.js';
 import { leaderOf, memberBases, readCluster } from './discovery.js';
@@ -42,5 +43,17 @@ export async function backupsCommand(ctx: CtlContext): Promise<number> {
   const status = jsonOf<{ info?: StanzaInfo; infoError?: string }>(await callMember(await leaderBase(ctx), 'GET', '/backup', undefined, ctx.client), 'GET /backup');
   if (!status.info) throw new OperationError(0, `pgbackrest info failed: ${status.infoError ?? 'no answer'}`);
   ctx.out(ctx.format === 'table' ? renderBackups(status.info) : machine(status.info, ctx.format));
+  return CtlExit.ok;
+}
+
+/** One row per repository: where a restore can stop, earliest and latest. */
+export function renderRestoreWindow(windows: RepositoryWindow[]): string {
+  const rows = windows.map((w) => [String(w.repository), w.earliest?.time ?? '', w.earliest?.lsn ?? '', w.earliest?.backup ?? '', w.latest?.time ?? '', w.latest?.lsn ?? '', w.note ?? '']);
+  return table(['Repo', 'Earliest time', 'Earliest LSN', 'Backup', 'Latest time', 'Latest LSN', 'Note'], rows);
+}
+
+export async function restoreWindowCommand(ctx: CtlContext): Promise<number> {
+  const reply = jsonOf<{ stanza: string; repositories: RepositoryWindow[] }>(await callMember(await leaderBase(ctx), 'GET', '/backup/window', undefined, ctx.client), 'GET /backup/window');
+  ctx.out(ctx.format === 'table' ? renderRestoreWindow(reply.repositories) : machine(reply, ctx.format));
   return CtlExit.ok;
 }

@@ -118,5 +118,14 @@ export function createCtlCommand(io?: CtlIo): Command {
   const backup = ctl.command('backup').description('start a backup on the primary (pgBackRest)').addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
   backup.action(runBackup((ctx, b) => b.backupCommand(ctx, backup.opts<{ type: string }>().type)));
   ctl.command('backups').description('backups in the repository, their WAL range and the restorable window').action(runBackup((ctx, b) => b.backupsCommand(ctx)));
+  const window = runBackup((ctx, b) => b.restoreWindowCommand(ctx));
+  ctl
+    .command('restore-window')
+    .description('earliest and latest restorable time and LSN of each repository')
+    .argument('[cluster]', 'cluster name (else --cluster)')
+    .action(async (cluster: string | undefined, _options: unknown, command: Command) => {
+      if (cluster) command.parent!.setOptionValue('cluster', cluster);
+      await window(command);
+    });
   return ctl;
 }

@@ -4,6 +4,8 @@ import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/va
 import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
+import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
+import type { BackupObject } from '../../../operator/api/backup-kind.js';
 import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
 import { demoSpec } from '../../../local/cluster/up.js';
 
@@ -77,5 +79,63 @@ describe('BackupReady and schedules', () => {
     assert.deepEqual(dueSchedule(spec, { full: '2026-01-01T03:00:00.000Z' }, created, new Date('2026-01-01T03:05:00Z')), { kind: 'incremental', dueAt: '2026-01-01T03:00:00.000Z' });
     assert.equal(dueSchedule(spec, { full: '2026-01-01T03:00:00.000Z', incremental: '2026-01-01T03:00:00.000Z' }, created, new Date('2026-01-01T03:09:59Z')), undefined);
     assert.equal(dueSchedule(spec, {}, new Date('2026-01-01T03:06:00Z'), new Date('2026-01-01T03:09:00Z')), undefined, 'nothing due from before the cluster existed');
+  });
+});
+
+describe('backups on a standby (target prefer-standby)', () => {
+  const pod = (name: string, ip: string, deleting = false) => ({ metadata: { name, ...(deleting ? { deletionTimestamp: new Date() } : {}) }, status: { podIP: ip } });
+  const pods = [pod('shop-0', '10.0.0.1'), pod('shop-1', '10.0.0.2'), pod('shop-2', '10.0.0.3')];
+  const primary = { name: 'shop-0', host: '10.0.0.1' };
+
+  it('mounts the cluster CA, opens the TLS server port and tells ha-node, only with prefer-standby', () => {
+    const ctx = { cluster: cluster({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' } }), operatorVersion: '1.0.0' };
+    const parsed = parseBackupConfig(JSON.stringify(haNodeBackupSettings(ctx)));
+    assert.deepEqual(parsed.tlsServer, { caFile: '/etc/keelson-backup-tls/ca.crt', caKeyFile: '/etc/keelson-backup-tls/ca.key', port: 8432 });
+    const spec = buildStatefulSet(ctx).spec!.template.spec!;
+    assert.equal(spec.volumes!.find((v) => v.name === 'backup-tls')?.secret?.secretName, 'shop-backup-tls');
+    assert.ok(spec.containers[0]!.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-backup-tls' && m.readOnly));
+    assert.ok(spec.containers[0]!.ports!.some((p) => p.containerPort === 8432));
+    const onPrimary = { cluster: cluster({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } }), operatorVersion: '1.0.0' };
+    assert.equal(onPrimary.cluster.spec.backup!.target, 'primary', 'the default');
+    assert.equal(parseBackupConfig(JSON.stringify(haNodeBackupSettings(onPrimary))).tlsServer, undefined);
+    assert.ok(!buildStatefulSet(onPrimary).spec!.template.spec!.volumes!.some((v) => v.name === 'backup-tls'));
+    assert.throws(() => cluster({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'standby' } }), /spec\.backup\.target/);
+  });
+
+  it('picks the streaming standby with the least lag, else the primary', () => {
+    const members = [
+      { name: 'shop-0', role: 'primary', state: 'running' },
+      { name: 'shop-1', role: 'replica', state: 'streaming', lag: 4096 },
+      { name: 'shop-2', role: 'sync_standby', state: 'streaming', lag: 0 },
+    ];
+    assert.deepEqual(backupMember('prefer-standby', primary, pods, members), { name: 'shop-2', host: '10.0.0.3' });
+    assert.deepEqual(backupMember('primary', primary, pods, members), primary, 'target primary');
+    assert.deepEqual(backupMember('prefer-standby', primary, pods, undefined), primary, 'members unknown');
+    const notStreaming = members.map((m) => (m.role === 'primary' ? m : { ...m, state: 'starting' }));
+    assert.deepEqual(backupMember('prefer-standby', primary, pods, notStreaming), primary, 'no standby streams');
+    const leaving = [pods[0]!, pods[1]!, pod('shop-2', '10.0.0.3', true)];
+    assert.deepEqual(backupMember('prefer-standby', primary, leaving, members), { name: 'shop-1', host: '10.0.0.2' }, 'a pod being deleted is passed over');
+    assert.deepEqual(backupMember('prefer-standby', primary, [pods[0]!], members), primary, 'a standby without a pod address');
+  });
+});
+
+describe('Backups that retention removed', () => {
+  const object = (name: string, label: string | undefined, phase: string, repositoryIndex?: number) =>
+    ({ apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name, namespace: 'prod' }, spec: { cluster: 'shop', type: 'full' }, status: { phase, ...(label ? { label } : {}), ...(repositoryIndex ? { repositoryIndex } : {}) } }) as unknown as BackupObject;
+  const objects = [
+    object('old', '20260101-010000F', 'Completed'),
+    object('kept', '20260102-010000F', 'Completed', 1),
+    object('elsewhere', '20260101-020000F', 'Completed', 2),
+    object('failed', undefined, 'Failed'),
+    object('running', undefined, 'Running'),
+  ];
+
+  it('are the Completed ones whose set a completely listed repository no longer has', () => {
+    const info = { backups: [{ label: '20260102-010000F', type: 'full', repository: 1, stoppedAt: '' }], repositories: [{ repository: 1, code: 0, message: 'ok' }, { repository: 2, code: 99, message: 'unreachable' }] };
+    assert.deepEqual(expiredBackups(objects, info).map((b) => b.metadata.name), ['old'], 'an unreachable repository expires nothing');
+    const bothListed = { ...info, repositories: [{ repository: 1, code: 0, message: 'ok' }, { repository: 2, code: 2, message: 'no valid backups' }] };
+    assert.deepEqual(expiredBackups(objects, bothListed).map((b) => b.metadata.name), ['old', 'elsewhere']);
+    assert.deepEqual(expiredBackups(objects, undefined), [], 'no listing, nothing expires');
+    assert.deepEqual(expiredBackups([object('gone', '20260101-010000F', 'Expired')], info), [], 'already Expired');
   });
 });

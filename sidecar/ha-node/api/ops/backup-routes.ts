@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
 import { roleOf } from '../../ha/snapshot.js';
@@ -5,6 +6,8 @@ import type { ApiCredentials } from '../../ops/auth.js';
 import type { ApiContext } from '../context.js';
 import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';
+import { leaderAddress } from '../../ha/loop-context.js';
+import { primaryDirectories, type PrimarySource } from '../../backup/tls-server.js';
 
 /** POST /backup {type, repository}: the body, checked field by field (400 names the field). */
 export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | 'diff' | 'incr'; repository: number } | { ok: false; text: string } {
@@ -20,7 +23,8 @@ export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | '
 
 /**
  * GET /backup: the keeper's status and the backups pgBackRest lists (open, like the other reads);
- * POST /backup: starts a backup on the primary (202), one at a time (409 while one runs).
+ * POST /backup: starts a backup on the primary, or on a streaming standby when the members run
+ * pgBackRest's TLS server (202), one at a time (409 while one runs).
  */
 export function backupRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
@@ -34,6 +38,15 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
       );
       res.status(200).json({ ...status, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
     }));
+    router.get(HaNodePaths.backupWindow, handle(async (_req, res) => {
+      if (!keeper || !context.pg) return sendReply(res, { code: 404, text: 'backups are not configured' });
+      const windows = await keeper.restoreWindow(join(context.pg.settings.binDir, 'pg_waldump')).then(
+        (value) => ({ ok: true as const, value }),
+        (error: Error) => ({ ok: false as const, error: error.message }),
+      );
+      if (!windows.ok) return sendReply(res, { code: 503, text: `cannot read the repositories: ${windows.error}` });
+      res.status(200).json({ stanza: keeper.engine.stanza, repositories: windows.value });
+    }));
     router.post(HaNodePaths.backup, requireAuth(credentials), handle(async (req, res) => {
       const body = await readJsonBody(req, 4096);
       if (!body.ok) return sendReply(res, body.reply);
@@ -41,8 +54,21 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
       const parsed = parseBackupRequest(body.value);
       if (!parsed.ok) return sendReply(res, { code: 400, text: parsed.text });
       const snapshot = context.snapshot();
-      if (!snapshot.isLeader || roleOf(snapshot) !== 'primary') return sendReply(res, { code: 503, text: 'backups run on the primary; this member is not the primary' });
-      const result = keeper.startBackup(parsed.type, parsed.repository);
+      const role = roleOf(snapshot);
+      let primary: PrimarySource | undefined;
+      if (role === 'replica') {
+        // A standby takes the backup of its own files; the primary is reached over TLS.
+        const leader = snapshot.cluster ? leaderAddress(snapshot.cluster) : undefined;
+        if (!keeper.engine.config.tlsServer || !context.pg) return sendReply(res, { code: 503, text: 'backups on a standby need spec.backup.target prefer-standby; this member is not the primary' });
+        if (!leader || snapshot.status?.replicationState !== 'streaming') return sendReply(res, { code: 503, text: 'this standby does not stream from a primary' });
+        const superuser = context.pg.settings.superuser;
+        const dirs = await primaryDirectories(leader.host, leader.port, superuser).catch((error: Error) => error);
+        if (dirs instanceof Error) return sendReply(res, { code: 503, text: `cannot reach the primary ${leader.name}: ${dirs.message}` });
+        primary = { host: leader.host, port: leader.port, ...dirs };
+      } else if (!snapshot.isLeader || role !== 'primary') {
+        return sendReply(res, { code: 503, text: 'backups run on the primary or a streaming standby; this member is neither' });
+      }
+      const result = keeper.startBackup(parsed.type, parsed.repository, primary);
       if (!result.started) {
         return sendReply(res, result.reason === 'busy' ? { code: 409, text: 'a backup is already running' } : { code: 503, text: 'the stanza is not ready yet (see GET /backup)' });
       }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { lastRecords, previousSegment } from '../../../../sidecar/ha-node/backup/window.js';
 import { parseBackupRequest } from '../../../../sidecar/ha-node/api/ops/backup-routes.js';
 import { archiveParameters, backupPaths, renderPgBackRestConf } from '../../../../sidecar/ha-node/backup/conf.js';
 import { errorSummary } from '../../../../sidecar/ha-node/backup/engine.js';
@@ -118,5 +119,25 @@ describe('POST /backup body', () => {
     assert.match((parseBackupRequest({ repository: 1.5 }) as { text: string }).text, /"repository"/);
     assert.match((parseBackupRequest({ label: 'x' }) as { text: string }).text, /unknown field "label"/);
     assert.match((parseBackupRequest([1]) as { text: string }).text, /JSON object/);
+  });
+});
+
+describe('restorable window pieces', () => {
+  it('steps back one WAL segment, across a log file, not before the first', () => {
+    assert.equal(previousSegment('000000020000000100000003'), '000000020000000100000002');
+    assert.equal(previousSegment('0000000200000001000000A0'), '00000002000000010000009F');
+    assert.equal(previousSegment('000000020000000100000000'), '0000000200000000000000FF');
+    assert.equal(previousSegment('000000010000000000000000'), undefined);
+  });
+
+  it('takes the last record and the last commit from pg_waldump, LSN written as PostgreSQL writes it', () => {
+    const dump = [
+      'rmgr: Heap        len (rec/tot):     59/    59, tx:        741, lsn: 0/04000110, prev 0/040000D8, desc: INSERT off 2 flags 0x00',
+      'rmgr: Transaction len (rec/tot):     34/    34, tx:        741, lsn: 0/04000150, prev 0/04000110, desc: COMMIT 2026-11-28 05:14:00.328431 UTC',
+      'rmgr: Standby     len (rec/tot):     50/    50, tx:          0, lsn: 0/04000178, prev 0/04000150, desc: RUNNING_XACTS nextXid 742',
+      'pg_waldump: error: error in WAL record at 0/4000178: invalid record length at 0/40001B0: wanted 24, got 0',
+    ].join('\n');
+    assert.deepEqual(lastRecords(dump), { lsn: '0/4000178', commitTime: '2026-11-28T05:14:00.328Z' });
+    assert.deepEqual(lastRecords('pg_waldump: error: could not find a valid record'), {});
   });
 });

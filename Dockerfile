@@ -16,9 +16,9 @@ RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
 FROM node:24.21.0-bookworm-slim AS runtime
 # PostgreSQL 15 server binaries: ha-node runs them in the database pod; pgBackRest archives WAL and takes
-# backups there; PgBouncer: `keelson pooler` runs it in the pooler pods.
+# backups there (openssl issues its TLS server certificates); PgBouncer: `keelson pooler` runs it in the pooler pods.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest pgbouncer ca-certificates \
+ && apt-get install -y --no-install-recommends postgresql-15 postgresql-contrib-15 pgbackrest pgbouncer ca-certificates openssl \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 26 keelson \
  && useradd --system --uid 26 --gid 26 --home-dir /var/lib/keelson --create-home keelson

@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     await primary.query('CHECKPOINT');
     const [{ size }] = (await primary.query<{ size: string }>('SELECT pg_database_size(current_database())::text AS size')).rows as [{ size: string }];
 
-    const rows: { basebackup: number; pgbackrest: number; bbBytes: number; repoBytes: number; copy: number; copyStart: number; restore: number; restoreStart: number }[] = [];
+    const rows: { basebackup: number; pgbackrest: number; bbBytes: number; repoBytes: number; copy: number; copyStart: number; copySync: number; restore: number; restoreStart: number; restorePlain: number }[] = [];
     for (let round = 1; round <= rounds; round += 1) {
       const work = ownedDir(primary.baseDir, `round-${round}`, runAs);
       const bbDir = join(work, 'basebackup');
@@ -115,15 +115,23 @@ async function main(): Promise<void> {
       const repoBytes = bytesUnder(join(repoDir, 'backup')) - repoBefore;
       const copyDir = join(work, 'copy');
       const copy = await timed(() => exec('cp', ['-a', bbDir, copyDir], runAs));
+      // pgBackRest makes every restored file durable; cp leaves them in the page cache.
+      const copySync = copy + (await timed(() => exec('sync', ['-f', copyDir], runAs)));
       const copyStart = copy + (await startCopy(primary, copyDir));
       const restoreDir = ownedDir(work, 'restore', runAs);
       const restore = await timed(() => engine.run(['restore', `--pg1-path=${restoreDir}`, '--type=immediate', '--target-action=promote'], { timeoutMs: 3600_000 }).then((r) => {
         if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
       }));
       const restoreStart = restore + (await startCopy(primary, restoreDir));
-      rows.push({ basebackup, pgbackrest, bbBytes, repoBytes, copy, copyStart, restore, restoreStart });
+      // The same restore from an uncompressed full backup: what lz4 decompression costs.
+      await engine.run(['backup', '--type=full', '--compress-type=none'], { timeoutMs: 3600_000 });
+      const plainDir = ownedDir(work, 'restore-plain', runAs);
+      const restorePlain = await timed(() => engine.run(['restore', `--pg1-path=${plainDir}`, '--type=none'], { timeoutMs: 3600_000 }).then((r) => {
+        if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
+      }));
+      rows.push({ basebackup, pgbackrest, bbBytes, repoBytes, copy, copyStart, copySync, restore, restoreStart, restorePlain });
       rmSync(work, { recursive: true, force: true });
-      process.stdout.write(`round ${round}: basebackup ${fmt(basebackup)} s, pgbackrest ${fmt(pgbackrest)} s, copy ${fmt(copy)} + start ${fmt(copyStart - copy)} s, restore ${fmt(restore)} + start ${fmt(restoreStart - restore)} s; load ${fmt(loadavg()[0]!, 1)}\n`);
+      process.stdout.write(`round ${round}: basebackup ${fmt(basebackup)} s, pgbackrest ${fmt(pgbackrest)} s, copy ${fmt(copy)} (+sync ${fmt(copySync - copy)}) + start ${fmt(copyStart - copy)} s, restore ${fmt(restore)} (uncompressed ${fmt(restorePlain)}) + start ${fmt(restoreStart - restore)} s; load ${fmt(loadavg()[0]!, 1)}\n`);
     }
 
     // Archive lag under a write load, then a crash: how much acknowledged WAL the archive lacks.
@@ -166,6 +174,8 @@ async function main(): Promise<void> {
       `| backup size | ${mb(m('repoBytes'))} (lz4) | ${mb(m('bbBytes'))} | ${fmt(m('repoBytes') / m('bbBytes'))}× | |`,
       `| restore to a running primary | ${fmt(m('restoreStart'))} s | copy + start ${fmt(m('copyStart'))} s | ${fmt(m('restoreStart') / m('copyStart'))}× | ≤ 1.5× |`,
       `| of which: files in place | pgbackrest restore ${fmt(m('restore'))} s | cp -a ${fmt(m('copy'))} s | ${fmt(m('restore') / m('copy'))}× | |`,
+      `| files in place, both durable | pgbackrest restore ${fmt(m('restore'))} s | cp -a + sync ${fmt(m('copySync'))} s | ${fmt(m('restore') / m('copySync'))}× | |`,
+      `| files in place from an uncompressed backup | pgbackrest restore ${fmt(m('restorePlain'))} s | cp -a ${fmt(m('copy'))} s | ${fmt(m('restorePlain') / m('copy'))}× | |`,
       `| of which: start to accepting writes | ${fmt(m('restoreStart') - m('restore'))} s | ${fmt(m('copyStart') - m('copy'))} s | | |`,
       `| WAL archive lag under pgbench (${loadSeconds} s, 4 clients + a bulk writer) | max ${fmt(maxLag, 1)} s behind, ${maxSegments} segment(s) waiting | archive_timeout ${archiveTimeout} s | | ≤ archive_timeout + 10 s |`,
       `| RPO after kill -9 under load (estimate) | ${fmt(rpo, 1)} s of WAL not archived | | | |`,

@@ -37,10 +37,10 @@ interface ReplicaStatus {
 type Status = Awaited<ReturnType<ClusterDriver['status']>> & { replica?: ReplicaStatus; systemIdentifier?: string };
 
 /** Writes one row every 100 ms to whichever cluster accepts it, keeping the ids whose COMMIT was acknowledged. */
-function swapWriter(targets: [ClusterDriver, string][]) {
+function swapWriter(targets: [ClusterDriver, string][], firstId = 1) {
   const acked: { id: number; at: number }[] = [];
   let stopped = false;
-  let next = 1;
+  let next = firstId;
   let current = 0;
   const loop = (async () => {
     while (!stopped) {
@@ -197,5 +197,34 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
     assert.equal(roleChange(await status(swb))?.status, 'False');
     assert.equal(roleChange(await status(swa))?.reason, 'Standby');
     process.stdout.write(`# swap: ${acked.length} acknowledged, 0 lost, longest write gap ${writer.longestGapMs()} ms, promoted ${swapSeconds.toFixed(1)} s after the apply\n`);
+  });
+
+  it('swaps back in one apply with the old primary\'s document first: it waits for its peer, then the same order holds', async () => {
+    const writer = swapWriter([[swb, 'swb-rw'], [swa, 'swa-rw']], 1_000_000);
+    await eventually('writes before the swap back', async () => writer.acked.length >= 20, 60_000);
+    const file = join(dir, 'swap-back.yaml');
+    const doc = (name: string, spec: Record<string, unknown>) => stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec });
+    writeFileSync(file, [
+      doc('swb', { instances: 1, ha, replica: { enabled: true, source: { cluster: 'swa' } } }),
+      doc('swa', { instances: 1, ha, replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'swb' } } }),
+    ].join('---\n'));
+    await kubectl(stack.kubeconfigPath, dir, 'apply', '-f', file);
+    await eventually('swa primary again', async () => {
+      const r = (await status(swa)).replica;
+      return r?.role === 'primary' && r.step === 'Promoted' ? r : undefined;
+    }, 180_000);
+    const atPromotion = writer.acked.length;
+    await eventually('writes on swa after the swap back', async () => writer.acked.length >= atPromotion + 20, 90_000);
+    const acked = await writer.stop();
+    const onNew = await ids(swa, 'swa-rw');
+    assert.deepEqual(acked.filter((id) => !onNew.has(id)), [], 'every acknowledged commit is on swa');
+    const back = await eventually('swb following swa on timeline 3', async () => {
+      const s = await status(swb);
+      return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 3 ? s : undefined;
+    }, 90_000);
+    assert.equal(back.replica?.demotion?.timeline, 2, 'swb was demoted from the timeline it promoted onto');
+    const [row] = await swa.query('swa-rw', 'SELECT timeline_id AS t FROM pg_control_checkpoint()');
+    assert.equal(Number(row?.t), 3);
+    process.stdout.write(`# swap back: ${acked.length} acknowledged, 0 lost, longest write gap ${writer.longestGapMs()} ms\n`);
   });
 });

@@ -139,6 +139,7 @@ async function runFleet(clusters: number): Promise<Row> {
       healthyMs,
       getsPerCluster: idle.get / clusters / resyncs,
       listsPerResync: idle.list / resyncs,
+      listsAtVersionPerResync: idle.listAtVersion / resyncs,
       writesPerResync: idle.write / resyncs,
       haNodeCallsPerPass: reconciles > 0 ? haCalls / reconciles : 0,
       reconcilesPerResync: reconciles / resyncs,

@@ -18,9 +18,17 @@ export interface Tally {
   write: number;
   /** Successful creates (201) other than Events: owned objects the operator made. */
   created: number;
+  /** LISTs naming a resourceVersion other than "" or "0": served from the API server's watch cache, no older than it. */
+  listAtVersion: number;
 }
 
-export const emptyTally = (): Tally => ({ watch: 0, get: 0, list: 0, discovery: 0, write: 0, created: 0 });
+export const emptyTally = (): Tally => ({ watch: 0, get: 0, list: 0, discovery: 0, write: 0, created: 0, listAtVersion: 0 });
+
+/** A LIST that names a version it must not be older than (pure). */
+export function namesVersion(url: string): boolean {
+  const version = new URLSearchParams(url.split('?')[1] ?? '').get('resourceVersion');
+  return version !== null && version !== '' && version !== '0';
+}
 
 /** What one request is, from its method and URL (pure). */
 export function classify(method: string, url: string): RequestClass {
@@ -49,6 +57,7 @@ export async function startCountingProxy(upstream: string, token: string, caCert
   const server: Server = createServer((req: IncomingMessage, res) => {
     const kind = classify(req.method ?? 'GET', req.url ?? '/');
     tally[kind] += 1;
+    if (kind === 'list' && namesVersion(req.url ?? '')) tally.listAtVersion += 1;
     const headers = { ...req.headers, host: target.host, authorization: `Bearer ${token}` };
     const upstreamRequest = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers, agent }, (answer) => {
       if (req.method === 'POST' && answer.statusCode === 201 && !/\/events(\?|$)/.test(req.url ?? '')) tally.created += 1;

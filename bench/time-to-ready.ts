@@ -5,7 +5,8 @@
  *  - one added replica: from its container's start (pod status) to the pod's Ready condition;
  *  - a rolling restart (a parameter that needs one): from the patch to every member restarted and
  *    Healthy again, with a writer inserting through `-rw` every 100 ms counting failed inserts.
- * Run: node --import tsx bench/time-to-ready.ts   (RUNS=3)
+ * Run: node --import tsx bench/time-to-ready.ts   (RUNS=3; KEEP_DIR=1 keeps each run's stack directory,
+ * with every container's log, and prints its path, to see where the time went)
  * Run it on two checkouts to compare them; the figures are wall-clock, so compare runs made
  * under the same load.
  */
@@ -132,7 +133,8 @@ async function oneRun(index: number): Promise<RunFigures> {
     return { readyMs, replicaReadyMs: added, rollingMs, writes: writes.committed, failedWrites: writes.failed };
   } finally {
     await stack.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.KEEP_DIR === '1') process.stdout.write(`run ${index + 1}: stack directory kept: ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

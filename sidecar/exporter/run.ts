@@ -2,7 +2,8 @@ import { packageVersion } from '../../lib/cli/version.js';
 import { serve, type RunningServer } from '../../lib/httpserver.js';
 import type { Logger } from '../../lib/log.js';
 import { parseListenAddress } from '../../lib/ports.js';
-import { builtinCollectorSources, builtinOrigin } from './collectors/index.js';
+import { builtinCollectorDocs } from './collectors/builtin-docs.generated.js';
+import { builtinOrigin } from './collectors/origin.js';
 import { loadCollectorConfig, parseCollectorSources } from './config/load.js';
 import type { CollectorSet } from './config/types.js';
 import { databaseOf } from './connection.js';
@@ -15,7 +16,7 @@ import type { BuildInfo } from './selfmetrics.js';
 import { BasicAuthChecker, loadWebConfig } from './webconfig.js';
 
 export function collectorLoader(configPath: string | undefined): () => CollectorSet {
-  return configPath ? () => loadCollectorConfig(configPath) : () => parseCollectorSources(builtinCollectorSources(), builtinOrigin, true);
+  return configPath ? () => loadCollectorConfig(configPath) : () => parseCollectorSources(builtinCollectorDocs, builtinOrigin, true);
 }
 
 const goArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' };

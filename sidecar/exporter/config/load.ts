@@ -4,11 +4,11 @@ import { yaml } from '../../../lib/yaml.js';
 import { CollectorConfigError, validateCollector } from './validate.js';
 import type { Collector, CollectorSet } from './types.js';
 
-/** One YAML document to load: its text and the name it is reported under. */
-export interface CollectorSource {
-  file: string;
-  text: string;
-}
+/**
+ * One YAML document to load and the name it is reported under: its text, or (for the generated
+ * built-in set) the document already parsed.
+ */
+export type CollectorSource = { file: string; text: string; doc?: undefined } | { file: string; doc: unknown; text?: undefined };
 
 const yamlFilePattern = /\.ya?ml$/i;
 
@@ -21,11 +21,13 @@ export function parseCollectorSources(sources: CollectorSource[], origin: string
   const byBranch = new Map<string, Collector>();
   const warnings: string[] = [];
   sources.forEach((source, index) => {
-    let doc: unknown;
-    try {
-      doc = yaml().parse(source.text, { prettyErrors: true });
-    } catch (error) {
-      throw new CollectorConfigError(source.file, undefined, undefined, `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+    let doc: unknown = source.doc;
+    if (source.text !== undefined) {
+      try {
+        doc = yaml().parse(source.text, { prettyErrors: true });
+      } catch (error) {
+        throw new CollectorConfigError(source.file, undefined, undefined, `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+      }
     }
     if (doc === null || doc === undefined) return;
     if (typeof doc !== 'object' || Array.isArray(doc)) {

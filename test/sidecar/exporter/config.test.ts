@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { builtinDocsModule, renderBuiltinDocsModule } from '../../../sidecar/exporter/collectors/builtin-data.js';
+import { builtinCollectorDocs } from '../../../sidecar/exporter/collectors/builtin-docs.generated.js';
 import { builtinCollectorSources, builtinOrigin } from '../../../sidecar/exporter/collectors/index.js';
 import { loadCollectorConfig, parseCollectorSources } from '../../../sidecar/exporter/config/load.js';
 import { CollectorConfigError, checkConstantLabels } from '../../../sidecar/exporter/config/validate.js';
 import { planCollectors, type ServerFacts } from '../../../sidecar/exporter/planner.js';
 import { sharedConfigFile, sharedConfigSubdir } from './helpers.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const pg15 = (overrides: Partial<ServerFacts> = {}): ServerFacts => ({
   version: 150018,
@@ -91,6 +96,13 @@ d: { query: SELECT 1 AS v, tags: [ "dbname:app", "username:postgres" ], metrics:
 });
 
 describe('Keelson built-in collector set', () => {
+  it('is generated in parsed form from its YAML, and the generated file is current (npm run collectors)', () => {
+    assert.equal(readFileSync(resolve(repoRoot, builtinDocsModule), 'utf8'), renderBuiltinDocsModule(), `${builtinDocsModule} is stale: run npm run collectors`);
+    const fromYaml = parseCollectorSources(builtinCollectorSources(), builtinOrigin, true);
+    const fromDocs = parseCollectorSources(builtinCollectorDocs, builtinOrigin, true);
+    assert.deepEqual(fromDocs, fromYaml);
+  });
+
   it('loads through the same loader and covers the required areas on PostgreSQL 15', () => {
     const set = parseCollectorSources(builtinCollectorSources(), builtinOrigin, true);
     assert.deepEqual(set.warnings, []);

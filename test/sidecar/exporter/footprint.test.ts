@@ -8,9 +8,11 @@ import { describe, it } from 'node:test';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Loads the given modules in a fresh Node process and reports what came with them. */
-async function loadedBy(modules: string[]): Promise<{ undici: boolean; express: boolean; yaml: boolean; navigator: string }> {
+async function loadedBy(modules: string[], afterwards = ''): Promise<{ undici: boolean; express: boolean; yaml: boolean; navigator: string }> {
   const script = `
-    for (const m of ${JSON.stringify(modules)}) await import(m);
+    const loaded = [];
+    for (const m of ${JSON.stringify(modules)}) loaded.push(await import(m));
+    ${afterwards}
     const { createRequire } = await import('node:module');
     const cache = Object.keys(createRequire(import.meta.url).cache);
     process.stdout.write(JSON.stringify({
@@ -33,6 +35,11 @@ describe('exporter process footprint', () => {
     // Node 22+ loads its internal undici with node:http itself; what counts is that the exporter adds none.
     const floor = await loadedBy(['node:http']);
     assert.equal(loaded.undici, floor.undici, 'undici loaded by the exporter run path beyond what node:http loads');
+  });
+
+  it('loads the built-in collector set without the YAML parser', async () => {
+    const loaded = await loadedBy([resolve(repoRoot, 'sidecar/exporter/run.ts')], 'loaded[0].collectorLoader(undefined)();');
+    assert.equal(loaded.yaml, false, 'the YAML parser loaded to read the built-in set');
   });
 
   it('pg through lib/pg.ts leaves no navigator stand-in behind and pulls in no undici', async () => {

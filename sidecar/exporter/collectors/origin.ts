@@ -1,0 +1,2 @@
+/** The name the built-in collector set is reported under. */
+export const builtinOrigin = 'keelson built-in collectors';

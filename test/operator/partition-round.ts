@@ -121,7 +121,10 @@ async function proxiedRw(setup: RoundSetup): Promise<() => string[]> {
   return () => (setup.stack.node.proxy.snapshot()[key] ?? []).map((backend) => backend.split(':')[0]!);
 }
 
-export async function faultRound(setup: RoundSetup, cut: (namespacePath: string) => Promise<unknown>): Promise<RoundOutcome> {
+/** Cuts the victim's network, given its pod's network namespace and its name. */
+export type FaultCut = (namespacePath: string, victim: string) => Promise<unknown>;
+
+export async function faultRound(setup: RoundSetup, cut: FaultCut): Promise<RoundOutcome> {
   const { driver, sampler, namespace, cluster } = setup;
   const old = (await driver.status()).currentPrimary!;
   // Synchronous mode promotes only a member the sync key names: wait until the primary published one.
@@ -138,7 +141,7 @@ export async function faultRound(setup: RoundSetup, cut: (namespacePath: string)
   try {
     await eventually(`${old} takes samples before the fault`, async () => committedSince(sampler.samples, Date.now() - 1000).includes(old), 15_000);
     const cutAt = Date.now();
-    await cut(path);
+    await cut(path, victim);
     if (setup.expectFailover ?? victim === old) await eventually('another member takes writes', async () => committedSince(sampler.samples, cutAt, old)[0], 60_000);
     // Held past ttl: whatever the old primary does on its own has had time to happen.
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 2 * setup.ttlSeconds * 1000 - Date.now())));

@@ -14,16 +14,16 @@ import { createLogger } from '../../lib/log.js';
 import { cutFromApiServer, cutFromEverything, cutFromPeers } from '../../local/node/netns/partition.js';
 import { nodeSubnet } from '../../local/node/netns/subnet.js';
 import { enterIsolatedRun } from '../support/netns.js';
-import { faultRound, startPartitionCluster, type RoundSetup } from './partition-round.js';
-import { staleRoutingBudgetMs } from './rw-watch.js';
+import { faultRound, startPartitionCluster, type FaultCut, type RoundSetup } from './partition-round.js';
+import { staleRoutingBudgetMs, timelineOf } from './rw-watch.js';
 
-const inside = await enterIsolatedRun(import.meta.url, 560_000);
+const inside = await enterIsolatedRun(import.meta.url, 800_000);
 const ttlSeconds = 10;
 const subnet = nodeSubnet('10.213.20');
 const logger = createLogger({ name: 'partition', level: process.env.LOG_LEVEL ?? 'silent' });
 
 if (inside) {
-  describe('partitions of the primary and of a replica (namespace mode, real PostgreSQL, synchronous mode)', { timeout: 540_000 }, () => {
+  describe('partitions of the primary and of a replica (namespace mode, real PostgreSQL, synchronous mode)', { timeout: 780_000 }, () => {
     let cluster: Awaited<ReturnType<typeof startPartitionCluster>>;
     let nextId = 1;
 
@@ -36,15 +36,15 @@ if (inside) {
       await cluster?.close();
     });
 
-    async function roundOn(cut: (namespacePath: string) => Promise<unknown>, victim: RoundSetup['victim'] = 'primary') {
+    async function roundOn(cut: FaultCut, victim: RoundSetup['victim'] = 'primary') {
       const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 30_000, victim }, cut);
       nextId += 100_000;
-      const timeline = () => outcome.routing.samples.map((s) => `${s.at - outcome.routing.samples[0]!.at} rw=${s.rw.join('+')} writable=${s.writable.join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`).join('\n');
+      const timeline = () => timelineOf(outcome.routing.samples);
       process.stderr.write(`# ${victim} ${outcome.victim} cut: -rw stale ${outcome.routing.staleMs} ms after the election, ${outcome.staleAfterCutMs} ms after the cut; NoPrimary ${outcome.routing.noPrimaryMs} ms\n`);
       return { ...outcome, timeline };
     }
 
-    async function judgedRound(cut: (namespacePath: string) => Promise<unknown>): Promise<void> {
+    async function judgedRound(cut: FaultCut): Promise<void> {
       const round = await roundOn(cut);
       assert.equal(round.status.currentPrimary, round.successor, 'status names the member that takes writes');
       assert.ok(round.standbys.includes(round.successor), `the successor ${round.successor} was a synchronous standby (${round.standbys.join(',')})`);
@@ -65,16 +65,31 @@ if (inside) {
       await judgedRound((path) => cutFromApiServer(path, subnet));
     });
 
-    it('full cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
-      const outcome = await roundOn((path) => cutFromEverything(path), 'sync standby');
+    /** A cut of the synchronous standby: the primary keeps writes throughout and the standby rejoins. */
+    async function judgedReplicaRound(cut: FaultCut): Promise<void> {
+      const outcome = await roundOn(cut, 'sync standby');
       assert.notEqual(outcome.victim, outcome.old, 'a replica was cut');
       assert.equal(outcome.successor, outcome.old, 'no other member took writes');
       assert.equal(outcome.status.currentPrimary, outcome.old, 'the primary stayed');
+      const misnamed = outcome.routing.samples.filter((s) => s.statusPrimary !== undefined && s.statusPrimary !== outcome.old);
+      assert.deepEqual(misnamed.map((s) => s.statusPrimary), [], `the status named ${outcome.old} as primary throughout:\n${outcome.timeline()}`);
       assert.equal(outcome.status.members?.find((m) => m.name === outcome.victim)?.role, 'replica', `${outcome.victim} rejoined as a replica`);
       assert.ok(outcome.acknowledged > 0, 'the writer had commits acknowledged');
       assert.deepEqual(outcome.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(outcome.splitBrains, [], 'never two members taking writes at once');
       assert.ok(outcome.staleAfterCutMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${outcome.staleAfterCutMs} ms:\n${outcome.timeline()}`);
+    }
+
+    it('full cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
+      await judgedReplicaRound((path) => cutFromEverything(path));
+    });
+
+    it('API-only cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
+      await judgedReplicaRound((path) => cutFromApiServer(path, subnet));
+    });
+
+    it('peers-only cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
+      await judgedReplicaRound((path, victim) => cutFromPeers(path, cluster.members.filter((m) => m.name !== victim).map((m) => m.ip)));
     });
 
     it('peers-only cut of the primary: it keeps the lock, commits again before the heal, and the status names no synchronous standby', async () => {

@@ -8,7 +8,7 @@ import { createLogger } from '../../lib/log.js';
 import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
-import { staleRoutingBudgetMs, summarize, watchRouting } from './rw-watch.js';
+import { staleRoutingBudgetMs, summarize, timelineOf, watchRouting } from './rw-watch.js';
 
 /**
  * The primary loses the API server (its pod's token is refused; the node, the operator and the
@@ -59,11 +59,11 @@ describe('-rw routing when the primary is cut from the API server', { timeout: 3
       samples = await watch.stop();
     }
     const summary = summarize(samples, old, ipOf);
-    const timeline = samples.map((s) => `${s.at - samples[0]!.at} rw=${s.rw.join('+')} writable=${s.writable.join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`);
-    if (process.env.RW_TIMELINE) process.stderr.write(`${timeline.join("\n")}\n`);
+    const timeline = timelineOf(samples);
+    if (process.env.RW_TIMELINE) process.stderr.write(`${timeline}\n`);
     process.stderr.write(`# old primary ${old}: -rw stale ${summary.staleMs} ms, status wrong ${summary.statusWrongMs} ms, NoPrimary ${summary.noPrimaryMs} ms after the election\n`);
-    assert.ok(summary.electedAt !== undefined, `another member led with a writable server:\n${timeline.join('\n')}`);
-    assert.ok(summary.staleMs <= staleRoutingBudgetMs, `-rw listed a read-only server for ${summary.staleMs} ms after the election:\n${timeline.join('\n')}`);
+    assert.ok(summary.electedAt !== undefined, `another member led with a writable server:\n${timeline}`);
+    assert.ok(summary.staleMs <= staleRoutingBudgetMs, `-rw listed a read-only server for ${summary.staleMs} ms after the election:\n${timeline}`);
     assert.equal(summary.noPrimaryMs, 0, `NoPrimary reported for ${summary.noPrimaryMs} ms after the election`);
     assert.ok(summary.statusWrongMs <= 15_000, `the status named another member than the Lease holder for ${summary.statusWrongMs} ms`);
     const last = samples.at(-1)!;

@@ -9,7 +9,10 @@ import type { ClusterDriver } from './e2e-support.js';
  * Watches how a cluster's `-rw` Service routes while faults happen: every ~100 ms it reads the
  * Service's Endpoints (or, given `rwBackends`, what the service proxy itself routes to), the
  * leader Lease and the DatabaseCluster status, and asks each pod over a fresh connection whether
- * it takes writes. A sample is "stale" when -rw lists an address whose server does not accept writes.
+ * it takes writes. A sample is "stale" when -rw lists an address whose server answered that it
+ * is in recovery, or that did not answer and is not the Lease holder's (a cut-off old primary).
+ * The holder's server not answering within the probe's timeout on a loaded machine is no
+ * evidence that -rw points at the wrong server, so it does not count.
  */
 
 /** How long after the election -rw may still list a read-only server: label write → Endpoints → proxy, plus sampling. */
@@ -23,7 +26,11 @@ export interface RoutingSample {
   rw: string[];
   /** Pod addresses whose server accepted a write session. */
   writable: string[];
+  /** Pod addresses whose server answered the probe at all (writable or in recovery). */
+  answered: string[];
   holder?: string;
+  /** The Lease holder's pod address. */
+  holderIp?: string;
   statusPrimary?: string;
   readyReason?: string;
 }
@@ -40,7 +47,8 @@ export interface RoutingSummary {
   noPrimaryMs: number;
 }
 
-async function writableAt(host: string, password: string): Promise<boolean> {
+/** true: takes writes; false: in recovery; undefined: no answer within the timeout. */
+async function writableAt(host: string, password: string): Promise<boolean | undefined> {
   const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 800, query_timeout: 800 });
   client.on('error', () => undefined);
   try {
@@ -48,7 +56,7 @@ async function writableAt(host: string, password: string): Promise<boolean> {
     const { rows } = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
     return rows[0]?.r === false;
   } catch {
-    return false;
+    return undefined;
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -64,11 +72,14 @@ async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: st
   ]);
   const ips = pods.map((p) => p.status?.podIP).filter((ip): ip is string => ip !== undefined);
   const answers = await Promise.all(ips.map((ip) => writableAt(ip, password)));
+  const holder = lease?.spec?.holderIdentity || undefined;
   return {
     at,
     rw: proxied ?? (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)),
-    writable: ips.filter((_, i) => answers[i]),
-    holder: lease?.spec?.holderIdentity || undefined,
+    writable: ips.filter((_, i) => answers[i] === true),
+    answered: ips.filter((_, i) => answers[i] !== undefined),
+    holder,
+    holderIp: pods.find((p) => p.metadata?.name === holder)?.status?.podIP,
     statusPrimary: status?.currentPrimary,
     readyReason: status?.conditions?.find((c) => c.type === 'Ready')?.reason,
   };
@@ -84,9 +95,22 @@ function durationWhere(samples: RoutingSample[], from: number, bad: (s: RoutingS
   return total;
 }
 
-/** Time after `from` during which -rw listed an address whose server did not take writes. */
+/** -rw lists a server known not to take writes: it answered in recovery, or it is silent and not the holder's. */
+export function isStale(s: RoutingSample): boolean {
+  return s.rw.some((ip) => !s.writable.includes(ip) && (s.answered.includes(ip) || ip !== s.holderIp));
+}
+
+/** One line per sample, times relative to the first, for assertion messages. */
+export function timelineOf(samples: RoutingSample[]): string {
+  const start = samples[0]?.at ?? 0;
+  return samples
+    .map((s) => `${s.at - start} rw=${s.rw.join('+')} writable=${s.writable.join('+')} silent=${s.rw.filter((ip) => !s.answered.includes(ip)).join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`)
+    .join('\n');
+}
+
+/** Time after `from` during which -rw listed a server known not to take writes. */
 export function staleSince(samples: RoutingSample[], from: number): number {
-  return durationWhere(samples, from, (s) => s.rw.some((ip) => !s.writable.includes(ip)));
+  return durationWhere(samples, from, isStale);
 }
 
 export function summarize(samples: RoutingSample[], oldPrimary: string, ipOf: (pod: string) => string | undefined): RoutingSummary {

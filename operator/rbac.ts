@@ -16,11 +16,11 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: ['keelson.io'], resources: ['backups'], verbs: ['get', 'list', 'watch', 'create'] },
     { apiGroups: ['keelson.io'], resources: ['backups/status'], verbs: ['update'] },
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
-    // delete on the pooler's kinds: a disabled pooler's objects are removed (reconcile/pooler-cleanup.ts).
+    // delete on the pooler's kinds but Secrets: a disabled pooler's objects are removed (reconcile/pooler-cleanup.ts).
     { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -18,9 +18,9 @@ export function createClusterCommands(): Command[] {
     .option('--instances <n>', 'instances of the demo cluster', '3')
     .option('--detach', 'run in the background and return once Ready (stop with keelson local down)')
     .option('--timeout <seconds>', 'how long to wait for Ready', '300')
-    .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses', '127.0.0')
+    .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses (loopback network)', '127.0.0')
     .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
-    .option('--network <mode>', 'loopback, or namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders (root)', 'loopback')
+    .option('--network <mode>', 'auto (namespace when root with ip, nsenter and nft, else loopback), loopback, or namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders', 'auto')
     .addOption(new Option('--foreground-child').hideHelp())
     .addOption(new Option('--isolated-child').hideHelp())
     .action(async (flags: UpFlags & { foregroundChild?: boolean; isolatedChild?: boolean }) => {
@@ -32,18 +32,19 @@ export function createClusterCommands(): Command[] {
         if (!/^127\.\d{1,3}\.\d{1,3}$/.test(flags.ipPrefix)) throw new Error('--ip-prefix must look like 127.0.0');
         const { packageVersion } = await import('../../lib/cli/version.js');
         const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
-        const { parseNetworkMode } = await import('../node/netns/node-mode.js');
-        const network = parseNetworkMode(flags.network);
+        const { chooseNetwork, withNetwork } = await import('./network-choice.js');
+        const { mode: network, reason } = await chooseNetwork(flags.network);
+        if (!flags.foregroundChild && !flags.isolatedChild) process.stdout.write(`network: ${network}: ${reason}\n`);
         const options = { dir: flags.dir, instances, detach: Boolean(flags.detach), out: (line: string) => process.stdout.write(`${line}\n`), operatorVersion: packageVersion(), readyTimeoutMs: timeout * 1000, ipPrefix: flags.ipPrefix, faultInjection: Boolean(flags.faultInjection), network };
         if (flags.detach) {
           const argv = process.argv.slice(1).filter((arg) => arg !== '--detach');
-          await runLocalUpDetached(options, [...argv, '--foreground-child']);
+          await runLocalUpDetached(options, [...withNetwork(argv, network), '--foreground-child']);
           process.exit(0);
         }
         if (network === 'namespace' && !flags.isolatedChild) {
           // This process stays in the host's namespace and serves the forwarders; the stack runs isolated.
           const { runLocalUpIsolated } = await import('./up-namespace.js');
-          await runLocalUpIsolated(flags.dir, [...process.argv.slice(1), '--isolated-child']);
+          await runLocalUpIsolated(flags.dir, [...withNetwork(process.argv.slice(1), network), '--isolated-child']);
           return;
         }
         await runLocalUpForeground(options);

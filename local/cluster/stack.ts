@@ -32,6 +32,8 @@ export interface LocalStackOptions {
   network?: NetworkMode;
   /** Private /24 of pod addresses in namespace mode (default 10.213.0). */
   podNetwork?: string;
+  /** Where the admin's kubeconfig goes (default DIR/kubeconfig). */
+  kubeconfigPath?: string;
 }
 
 const defaultIpPrefix = '127.0.0';
@@ -84,7 +86,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const dir = resolve(options.dir);
   await mkdir(dir, { recursive: true });
   const { logger } = options;
-  const kubeconfigPath = join(dir, 'kubeconfig');
+  const kubeconfigPath = options.kubeconfigPath ?? join(dir, 'kubeconfig');
   // Namespace mode: the bridge first (refused outside an isolated namespace), so the API server can
   // listen on the address pods reach it at.
   const subnet = options.network === 'namespace' ? nodeSubnet(options.podNetwork) : undefined;

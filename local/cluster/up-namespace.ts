@@ -2,7 +2,8 @@
  * `keelson local up --network namespace`: the stack runs in a child inside a fresh isolated
  * network namespace (ADR 0354); this process stays in the host's namespace and only serves
  * forwarders on 127.0.0.1 (the API server, demo-rw, demo-ro), each piped to a unix socket the
- * child serves inside. The host never sends to the private pod or node addresses.
+ * child serves inside. The host never sends to the private pod or node addresses. It is what
+ * `local up` does by default when it runs as root (local/cluster/network-choice.ts).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
@@ -20,9 +21,14 @@ export function forwardSocket(dir: string, name: (typeof forwardNames)[number]):
   return join(resolve(dir), 'forward', `${name}.sock`);
 }
 
-/** The kubeconfig for the host: the admin's, with the server at the API forwarder. */
+/** The kubeconfig for the host: the admin's, with the server at the API forwarder (where loopback mode has its one). */
 export function hostKubeconfigPath(dir: string): string {
-  return join(resolve(dir), 'host.kubeconfig');
+  return join(resolve(dir), 'kubeconfig');
+}
+
+/** The admin's kubeconfig with the API server's own address, usable only inside the node namespace. */
+export function nodeNamespaceKubeconfigPath(dir: string): string {
+  return join(resolve(dir), 'apiserver', 'node-namespace.kubeconfig');
 }
 
 /** Inside the isolated child: the forwarder ports the host side chose, if any. */

@@ -11,7 +11,7 @@ import { podSelector, selectorString } from '../../operator/naming.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
-import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
+import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, nodeNamespaceKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
 
 /**
  * `keelson local up|down`: the whole demo on one machine. `up` runs the stack in this process
@@ -83,6 +83,8 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
     lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`);
   }
+  // Pod addresses exist only inside the node namespace: enter it (this process's) to reach them.
+  if (forward) lines.push(`  pod URLs:    nsenter --net=/proc/$(cat ${pidFile(dir)})/ns/net curl <url>   (as root; pod addresses are reachable only inside the node namespace)`);
   if (faultInjection) lines.push(`  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`);
   lines.push(`  stop:        keelson local down --dir ${dir}`);
   return lines;
@@ -160,7 +162,9 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   writeFileSync(pidFile(dir), `${process.pid}\n`);
   const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
   options.out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
-  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network });
+  // Namespace mode: DIR/kubeconfig is the host's (through the forwarder); the stack's own names an address only reachable inside.
+  const kubeconfigPath = options.network === 'namespace' ? nodeNamespaceKubeconfigPath(dir) : undefined;
+  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network, kubeconfigPath });
   const forward = options.network === 'namespace' ? forwardPortsFromEnv() : undefined;
   if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath);
   let stopping = false;
@@ -185,7 +189,8 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
     const ip = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '';
     await serveServiceForwards(dir, { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) }, Ports.postgres);
   }
-  const info = await connectionInfo(api, dir, stack.apiServer.url, options.faultInjection ?? false, forward);
+  const server = forward ? `https://127.0.0.1:${forward.api}` : stack.apiServer.url;
+  const info = await connectionInfo(api, dir, server, options.faultInjection ?? false, forward);
   info.push(await firstBackupLine(api, firstBackupWaitMs));
   for (const line of info) options.out(line);
   writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);

@@ -13,17 +13,7 @@ import { WorkQueue, isNotFound, mergePatch, objectKey, splitKey, startInformer }
 import type { AddressPool } from '../node/addresses.js';
 import { PortForwarder, type Backend } from './forwarder.js';
 import { ServiceNameLabel } from '../controllers/endpoint-slices.js';
-
-/** Whether the server serves discovery.k8s.io/v1 EndpointSlices (1.20 does not). */
-async function servesEndpointSlices(discovery: k8s.DiscoveryV1Api): Promise<boolean> {
-  try {
-    await discovery.listEndpointSliceForAllNamespaces({ limit: 1 });
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
-}
+import { servedSliceVersion, startSliceInformer } from './slice-source.js';
 
 export interface ServiceProxyOptions {
   kubeConfig: k8s.KubeConfig;
@@ -105,7 +95,6 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
   const backendScope = options.backendScope ?? 'loopback';
   const logger = options.logger.child({ component: 'proxy' });
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  const discovery = kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
   const state = new Map<string, ServiceState>();
 
   async function teardown(key: string): Promise<void> {
@@ -187,9 +176,9 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
   // Keep addresses already written into Services away from pods.
   for (const service of services.list()) if (service.spec?.clusterIP) addresses.reserve(service.spec.clusterIP);
   const endpointsInformer = await startInformer(kubeConfig, '/api/v1/endpoints', () => core.listEndpointsForAllNamespaces(), { onChange: (e) => queue.add(objectKey(e)) }, logger);
-  const slicesInformer = (await servesEndpointSlices(discovery))
-    ? await startInformer(kubeConfig, '/apis/discovery.k8s.io/v1/endpointslices', () => discovery.listEndpointSliceForAllNamespaces(), { onChange: (s) => queueSliceService(s) }, logger)
-    : undefined;
+  const sliceVersion = await servedSliceVersion(kubeConfig);
+  const slicesInformer = sliceVersion ? await startSliceInformer(kubeConfig, sliceVersion, queueSliceService, logger) : undefined;
+  logger.debug({ endpointSlices: sliceVersion ?? 'not served' }, 'reading EndpointSlices');
   queue.resume();
 
   return {

@@ -7,8 +7,8 @@ import { Ports } from '../../../lib/ports.js';
 import { kubeJson } from '../../support/kube.js';
 import { keelson, localUpDir, run } from './cli.js';
 
-/** `keelson local up --detach` / `local down` through the real CLI, with a 1-instance demo. */
-describe('keelson local up / down', { timeout: 300_000 }, () => {
+/** `keelson local up --detach --network loopback` / `local down` through the real CLI, with a 1-instance demo. */
+describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () => {
   const dir = localUpDir('keelson-local-up-');
 
   /** --fault-injection: the pod has its own token, cannot use the hook, and the admin cuts it off and lifts the cut. */
@@ -32,7 +32,7 @@ describe('keelson local up / down', { timeout: 300_000 }, () => {
   }
 
   it('starts everything, waits for Ready, prints how to connect, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--ip-prefix', '127.0.43', '--fault-injection');
+    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--ip-prefix', '127.0.43', '--fault-injection', '--network', 'loopback');
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     assert.match(stdout, new RegExp(`export KUBECONFIG=${dir}/kubeconfig`));
     const rw = /read-write: .* psql -h (127\.[\d.]+) -p 5432/.exec(stdout)?.[1];

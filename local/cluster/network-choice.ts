@@ -1,8 +1,9 @@
 /**
- * Which network `keelson local up` runs pods on when `--network` is not given (`auto`): network
- * namespaces when this process can make them (root, iproute2, util-linux and nftables present,
- * and `unshare --net` permitted), so pods can be cut off the network as on a real cluster;
- * loopback addresses otherwise. `--network loopback` or `--network namespace` decides explicitly.
+ * Which network `keelson local up` runs pods on with `--network auto`: network namespaces when
+ * this process can make them (root, iproute2, util-linux and nftables present, and `unshare --net`
+ * permitted), so pods can be cut off the network as on a real cluster; loopback addresses
+ * otherwise. The default stays `loopback`: host tools that read pod addresses from the API
+ * (`keelson ctl`) would otherwise send to the private pod range from the host's namespace.
  */
 import { runTool } from '../node/netns/commands.js';
 import { namespaceToolsMissing } from '../node/netns/isolation.js';
@@ -29,7 +30,7 @@ export async function chooseNetwork(flag: string): Promise<NetworkChoice> {
   const unavailable = await namespaceModeUnavailable();
   return unavailable
     ? { mode: 'loopback', reason: `pods on loopback addresses (${unavailable}; network namespaces need root, ip, nsenter and nft)` }
-    : { mode: 'namespace', reason: 'pods in network namespaces, reached from here through 127.0.0.1 forwarders (--network loopback to opt out)' };
+    : { mode: 'namespace', reason: 'pods in network namespaces, reached from here through 127.0.0.1 forwarders (pod addresses only inside)' };
 }
 
 /** The child's argv with the chosen mode stated, so it does not choose again. */

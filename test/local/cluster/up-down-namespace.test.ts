@@ -1,6 +1,5 @@
 /**
- * `keelson local up` as root through the real CLI, without --network: namespace mode is the
- * default, the stack runs in an isolated namespace, and this test (in the host's namespace)
+ * `keelson local up --network auto` as root through the real CLI: namespace mode is chosen, the stack runs in an isolated namespace, and this test (in the host's namespace)
  * reaches kubectl (DIR/kubeconfig, as in loopback mode) and PostgreSQL only through the
  * forwarders on 127.0.0.1; pod URLs only through the printed nsenter into the node namespace.
  * `local down` stops everything and leaves no pod namespace.
@@ -14,12 +13,12 @@ import pg from 'pg';
 import { nodeId } from '../../../local/node/netns/subnet.js';
 import { keelson, localUpDir, run } from './cli.js';
 
-describe('keelson local up as root: network namespaces by default', { timeout: 300_000 }, () => {
+describe('keelson local up --network auto as root: network namespaces', { timeout: 300_000 }, () => {
   const dir = localUpDir('keelson-local-netns-');
 
   it('serves kubectl and psql on 127.0.0.1 forwarders, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach');
-    assert.match(stdout, /^network: namespace: pods in network namespaces/m, 'namespace mode is the default as root');
+    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--network', 'auto');
+    assert.match(stdout, /^network: namespace: pods in network namespaces/m, 'auto picks namespace mode as root');
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     const kubeconfig = join(dir, 'kubeconfig');
     assert.match(stdout, new RegExp(`export KUBECONFIG=${kubeconfig}`));

@@ -143,13 +143,17 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
   if (host && observed?.stanzaReady && !objects.some(isActive)) {
     const created = cluster.metadata.creationTimestamp ? new Date(cluster.metadata.creationTimestamp) : now;
     const due = dueSchedule(backup, lastScheduled, created, now);
-    const initial = backup.schedules.immediate && !lastScheduled.initial && observed.info !== undefined && good.length === 0;
-    const object = due ? buildScheduledBackup(ctx, backupTypeOf[due.kind], { schedule: due.kind, dueAt: due.dueAt }) : initial ? buildScheduledBackup(ctx, 'full', 'initial') : undefined;
+    // Not waiting for the repository listing: a pass without it would let a due schedule go first,
+    // and an extra full backup where one already exists costs only space retention reclaims.
+    const initial = backup.schedules.immediate && !lastScheduled.initial && good.length === 0;
+    // The first full backup goes before a schedule that falls due in the same pass: it serves that
+    // time as well (a full is what an incremental without a prior full becomes anyway).
+    const object = initial ? buildScheduledBackup(ctx, 'full', 'initial') : due ? buildScheduledBackup(ctx, backupTypeOf[due.kind], { schedule: due.kind, dueAt: due.dueAt }) : undefined;
     if (object) {
       await createBackupObject(deps, object);
       if (due) lastScheduled[due.kind] = due.dueAt;
-      else lastScheduled.initial = now.toISOString();
-      await deps.events.record(cluster.metadata, 'Normal', 'BackupScheduled', `created Backup ${object.metadata.name} (${due ? `schedule ${due.kind}: ${backup.schedules[due.kind]}` : 'first backup once archiving works'})`);
+      if (initial) lastScheduled.initial = now.toISOString();
+      await deps.events.record(cluster.metadata, 'Normal', 'BackupScheduled', `created Backup ${object.metadata.name} (${initial ? 'first backup once archiving works' : `schedule ${due!.kind}: ${backup.schedules[due!.kind]}`})`);
       objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
     }
   }

@@ -2,7 +2,6 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, Phase } from '../api/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
-import { canonicalJson } from './hash.js';
 import { AppliedCondition } from './refusals.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 
@@ -161,9 +160,4 @@ export function invalidSpecStatus(cluster: { metadata: { generation?: number }; 
       { type: 'Degraded', status: 'True', reason: 'InvalidSpec', message, lastTransitionTime: keep('Degraded', 'True'), observedGeneration: generation },
     ],
   };
-}
-
-/** Whether writing `next` would change anything (so equal statuses cost no write). */
-export function statusDiffers(previous: unknown, next: DatabaseClusterStatus): boolean {
-  return canonicalJson(previous ?? {}) !== canonicalJson(next);
 }

@@ -149,8 +149,10 @@ if (missing && process.env.CI === 'true') {
 
     it('an idle cluster costs zero writes per resync on the real server (its defaults do not count as differences)', async () => {
       await demo.healthyWith(3);
+      const before = await demo.status();
       const idle = await writesDuringIdlePasses(operator.metricsUrl, { quietMs: 3_000, timeoutMs: 30_000 });
-      assert.equal(idle.writes, 0, 'idle reconciles wrote to the API');
+      const after = await demo.status();
+      assert.equal(idle.writes, 0, `idle reconciles wrote to the API: ${idle.which.join(', ')}; status before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
     });
 
     it('deleting the primary pod elects a new primary within ttl + a few seconds; status and demo-rw follow', async () => {

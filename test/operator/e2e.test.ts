@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import type { LocalStack } from '../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, deleteCluster, failOver, keepWriting, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
 
 /**
@@ -26,6 +24,7 @@ const newImage = 'ghcr.io/keelson/keelson:0.1.1-e2e';
 
 describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', { timeout: 300_000 }, () => {
   let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let demo: ClusterDriver;
@@ -34,16 +33,13 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   const ids = async () => (await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id as number);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-e2e-'));
-    chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.41' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('e2e', { logger, ipPrefix: '127.0.41' });
+    ({ dir, stack, api } = e2e);
     demo = clusterDriver(api, ns, 'demo', viaClusterIp);
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('apply → Ready with one primary and two streaming replicas', async () => {

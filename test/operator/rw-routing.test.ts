@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import type { LocalStack } from '../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { staleRoutingBudgetMs, summarize, timelineOf, watchRouting } from './rw-watch.js';
 
 /**
@@ -20,16 +17,14 @@ const ns = 'default';
 const logger = createLogger({ name: 'rw-routing', level: process.env.LOG_LEVEL ?? 'silent' });
 
 describe('-rw routing when the primary is cut from the API server', { timeout: 300_000 }, () => {
-  let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let demo: ClusterDriver;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-rw-'));
-    chmodSync(dir, 0o755);
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.48' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('rw', { logger, ipPrefix: '127.0.48' });
+    ({ stack, api } = e2e);
     demo = clusterDriver(api, ns, 'demo', viaClusterIp);
     await demo.create({ instances: 3, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 } });
     await demo.healthyWith(3, 150_000);
@@ -37,8 +32,7 @@ describe('-rw routing when the primary is cut from the API server', { timeout: 3
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('takes the demoted primary out of -rw once another member leads, and the status names the Lease holder', async () => {

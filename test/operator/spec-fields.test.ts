@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiextensionsV1Api, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
-import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
-import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import type { LocalStack } from '../../local/cluster/stack.js';
 import { databaseClusterSpecSchema } from '../../operator/api/types.js';
 import { HaNodeClient } from '../../operator/hanode-client.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { poolerSelector, selectorString } from '../../operator/naming.js';
 import { clusterDriver, type ClusterDriver } from './e2e-support.js';
+import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { specFieldPaths } from './spec-paths.js';
 import { eventually } from './support.js';
 
@@ -487,6 +486,7 @@ describe('every DatabaseCluster.spec field has a test entry and a row in docs/op
 
 describe('every DatabaseCluster.spec field takes effect on a running cluster (stand-in, real PostgreSQL)', { timeout: 600_000 }, () => {
   let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let driver: ClusterDriver;
@@ -497,10 +497,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   const patchSpec = (spec: Record<string, unknown>) => kubectl('patch', `dbc/${name}`, '--type=merge', '-p', JSON.stringify({ spec }));
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-spec-'));
-    chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.52' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('spec', { logger, ipPrefix: '127.0.52' });
+    ({ dir, stack, api } = e2e);
     driver = clusterDriver(api, ns, name, async () => undefined);
     const apps = api.kubeConfig.makeApiClient(AppsV1Api);
     probe = {
@@ -544,8 +542,7 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('a new cluster starts with the spec it was created with: the DCS is seeded from it, no restart needed', async () => {

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import type { LocalStack } from '../../local/cluster/stack.js';
 import { parse } from 'yaml';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { ConfigKeys } from '../../operator/naming.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
 
 /**
@@ -35,6 +33,7 @@ interface ReplicaStatus {
 
 describe('standby DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', { timeout: 400_000 }, () => {
   let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let src: ClusterDriver;
@@ -45,17 +44,14 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
   const notes = async (driver: ClusterDriver, service: string) => (await driver.query(service, 'SELECT id, note FROM items ORDER BY id')).map((r) => [r.id, r.note]);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-standby-'));
-    chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.57' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('standby', { logger, ipPrefix: '127.0.57' });
+    ({ dir, stack, api } = e2e);
     src = clusterDriver(api, ns, 'src', viaClusterIp);
     stb = clusterDriver(api, ns, 'stb', viaClusterIp);
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('a standby cluster of a DatabaseCluster is cloned from it and follows it', async () => {

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
+import type { LocalStack } from '../../local/cluster/stack.js';
 import { apiVersion, kind } from '../../operator/api/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually, kubectl } from './support.js';
 
 /**
@@ -68,6 +67,7 @@ function swapWriter(targets: [ClusterDriver, string][], firstId = 1) {
 
 describe('controlled swap of two DatabaseClusters (stand-in, local node, real PostgreSQL)', { timeout: 600_000 }, () => {
   let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let swa: ClusterDriver;
@@ -76,17 +76,14 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
   const ids = async (driver: ClusterDriver, service: string) => new Set((await driver.query(service, 'SELECT id FROM swap_log')).map((r) => Number(r.id)));
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-swap-'));
-    chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.59' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('swap', { logger, ipPrefix: '127.0.59' });
+    ({ dir, stack, api } = e2e);
     swa = clusterDriver(api, ns, 'swa', viaClusterIp);
     swb = clusterDriver(api, ns, 'swb', viaClusterIp);
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('a standby cluster shows its lag behind the source and the source timeline', async () => {

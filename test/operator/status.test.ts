@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { build, describeRefusal, isRefusal, refusedStatus } from '../../operator/reconcile/refusals.js';
-import { computeStatus, statusDiffers } from '../../operator/reconcile/status.js';
+import { computeStatus } from '../../operator/reconcile/status.js';
+import { statusDiffers } from '../../operator/reconcile/status-diff.js';
 import { sampleCluster } from './fixtures.js';
 import { pod } from './pods.js';
 
@@ -48,6 +49,20 @@ describe('status', () => {
     const second = computeStatus({ ...input, now: new Date(now.getTime() + 300_000) });
     assert.equal(statusDiffers(JSON.parse(JSON.stringify(first)), second), false);
     assert.equal(computeStatus({ ...input, statefulSetReplicas: 5 }).phase, 'Creating');
+  });
+
+  it('a few bytes of lag on an idle cluster are no difference; a WAL segment or a doubling is', () => {
+    const cluster = sampleCluster();
+    const pods = [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' })];
+    const withLag = (lag: number) => computeStatus({ cluster, now, statefulSetReplicas: 2, outdatedPods: 0, pods, haMembers: [{ name: 'demo-1', role: 'replica', state: 'streaming', timeline: 1, lag }] });
+    const written = JSON.parse(JSON.stringify(withLag(0))) as unknown;
+    assert.equal(statusDiffers(written, withLag(56)), false, 'a standby snapshot record of the idle primary');
+    assert.equal(statusDiffers(written, withLag(16 * 1024 * 1024)), true, 'a whole WAL segment behind');
+    const behind = JSON.parse(JSON.stringify(withLag(20 * 1024 * 1024))) as unknown;
+    assert.equal(statusDiffers(behind, withLag(30 * 1024 * 1024)), false, 'within the same doubling');
+    assert.equal(statusDiffers(behind, withLag(40 * 1024 * 1024)), true, 'the next doubling');
+    assert.equal(statusDiffers(behind, withLag(10)), true, 'caught up again');
+    assert.equal(withLag(56).members?.[1]?.lagBytes, 56, 'what is written stays exact');
   });
 
   it('states API fallbacks in the ApiFallback condition without changing the phase', () => {

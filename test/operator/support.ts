@@ -104,7 +104,7 @@ export async function metricValue(metricsUrl: string, name: string, labels = '')
  * Waits for a quiet window (no API writes for `quietMs`), then for `passes` more reconciles, and
  * returns how many writes those passes made: an idle cluster must cost zero.
  */
-export async function writesDuringIdlePasses(metricsUrl: string, options: { quietMs: number; passes?: number; timeoutMs: number }): Promise<{ before: number; writes: number }> {
+export async function writesDuringIdlePasses(metricsUrl: string, options: { quietMs: number; passes?: number; timeoutMs: number }): Promise<{ before: number; writes: number; which: string[] }> {
   const writes = () => metricValue(metricsUrl, 'keelson_operator_api_writes_total');
   const reconciles = () => metricValue(metricsUrl, 'keelson_operator_reconcile_total');
   await eventually('a quiet window', async () => {
@@ -113,7 +113,21 @@ export async function writesDuringIdlePasses(metricsUrl: string, options: { quie
     return (await writes()) === before;
   }, options.timeoutMs);
   const before = await writes();
+  const byKindBefore = await writesByKindAndVerb(metricsUrl);
   const reconcilesBefore = await reconciles();
   await eventually('more reconciles', async () => (await reconciles()) >= reconcilesBefore + (options.passes ?? 3), options.timeoutMs);
-  return { before, writes: (await writes()) - before };
+  const byKindAfter = await writesByKindAndVerb(metricsUrl);
+  const which = [...byKindAfter].filter(([key, value]) => value !== (byKindBefore.get(key) ?? 0)).map(([key, value]) => `${key} +${value - (byKindBefore.get(key) ?? 0)}`);
+  return { before, writes: (await writes()) - before, which };
+}
+
+/** The operator's write counter split by its kind and verb labels, so a failing idle check names the writes. */
+async function writesByKindAndVerb(metricsUrl: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('keelson_operator_api_writes_total{')) continue;
+    counts.set(line.slice(line.indexOf('{'), line.indexOf('}') + 1), Number(line.split(' ').pop()));
+  }
+  return counts;
 }

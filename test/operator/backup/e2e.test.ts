@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadKubeConfig } from '../../../lib/kube/client.js';
 import { createLogger } from '../../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../../local/cluster/stack.js';
+import type { LocalStack } from '../../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
+import { startE2eStack, type E2eStack } from '../e2e-stack.js';
 import type { BackupObject } from '../../../operator/api/backup-kind.js';
 import { HaNodeClient } from '../../../operator/hanode-client.js';
 import { eventually, kubectl } from '../support.js';
@@ -30,6 +27,7 @@ interface BackupStatus {
 
 describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBackRest)', { timeout: 240_000 }, () => {
   let dir: string;
+  let e2e: E2eStack;
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let vault: ClusterDriver;
@@ -40,17 +38,14 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
   const createBackup = (name: string, spec: Record<string, unknown>) => api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name, namespace: ns }, spec });
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-e2e-backup-'));
-    chmodSync(dir, 0o755);
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.53' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('e2e-backup', { logger, ipPrefix: '127.0.53' });
+    ({ dir, stack, api } = e2e);
     vault = clusterDriver(api, ns, 'vault', viaClusterIp);
     broken = clusterDriver(api, ns, 'broken', viaClusterIp);
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('a missing credentials Secret: BackupReady=False naming it, an Event, no crash loop', async () => {

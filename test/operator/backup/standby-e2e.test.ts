@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadKubeConfig } from '../../../lib/kube/client.js';
 import { createLogger } from '../../../lib/log.js';
-import { startLocalStack, type LocalStack } from '../../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import type { BackupObject } from '../../../operator/api/backup-kind.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
+import { startE2eStack, type E2eStack } from '../e2e-stack.js';
 import { eventually } from '../support.js';
 
 /**
@@ -33,7 +31,7 @@ function filesUnder(dir: string): string[] {
 
 describe('backups on a streaming standby end to end (stand-in, prefer-standby)', { timeout: 300_000 }, () => {
   let dir: string;
-  let stack: LocalStack;
+  let e2e: E2eStack;
   let api: OperatorKubeApi;
   let ledger: ClusterDriver;
   const readBackup = async (name: string) => ((await api.listBackups(ns)) as unknown as BackupObject[]).find((b) => b.metadata.name === name);
@@ -44,16 +42,13 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     }, 180_000);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'keelson-e2e-backup-standby-'));
-    chmodSync(dir, 0o755);
-    stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: '127.0.54' });
-    api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
+    e2e = await startE2eStack('e2e-backup-standby', { logger, ipPrefix: '127.0.54' });
+    ({ dir, api } = e2e);
     ledger = clusterDriver(api, ns, 'ledger', viaClusterIp);
   });
 
   after(async () => {
-    await stack?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await e2e?.close();
   });
 
   it('a backup runs on the streaming standby, which reaches the primary over TLS', async () => {

@@ -1,16 +1,16 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../lib/http.js';
 import { AdminPaths } from '../lib/ports.js';
-import { Code } from './core/codes.js';
-import { cors } from './core/cors.js';
-import { currentContext, newContext, runWithContext } from './core/context.js';
-import { BizError, failure, type Envelope } from './core/envelope.js';
-import { checkApiPermission, checkButtons, checkRoles } from './core/permissions.js';
-import { JsonText, sendJson } from './core/respond.js';
+import { Code } from './http/codes.js';
+import { cors } from './http/cors.js';
+import { currentContext, newContext, runWithContext } from './http/context.js';
+import { BizError, failure, type Envelope } from './http/envelope.js';
+import { checkApiPermission, checkButtons, checkRoles } from './auth/permissions.js';
+import { JsonText, sendJson } from './http/respond.js';
 import { pickLocale } from './i18n/locale.js';
 import { localiseMessage } from './i18n/messages.js';
-import { staticRoutes } from './core/static-routes.js';
-import { toExpressPath, type ApiRouter, type MountedRoute } from './core/router.js';
+import { staticRoutes } from './http/static-routes.js';
+import { toExpressPath, type ApiRouter, type MountedRoute } from './http/router.js';
 import type { AdminServices } from './services.js';
 
 // PostgreSQL unique constraints → the duplicate codes the front end knows.

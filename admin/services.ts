@@ -4,12 +4,12 @@ import type { PrincipalStore } from './auth/principals.js';
 import type { Sessions } from './auth/sessions.js';
 import type { Kv } from './cache/kv.js';
 import type { AdminConfig } from './config.js';
-import type { Audit } from './core/audit.js';
-import type { IdCodec } from './core/ids.js';
-import type { RequestMetrics } from './core/monitoring.js';
-import type { PasswordHasher } from './core/passwords.js';
-import type { RateLimiter } from './core/rate-limit.js';
-import type { TokenService } from './core/tokens.js';
+import type { Audit } from './resources/audit.js';
+import type { IdCodec } from './resources/ids.js';
+import type { RequestMetrics } from './http/monitoring.js';
+import type { PasswordHasher } from './auth/passwords.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import type { TokenService } from './auth/tokens.js';
 import type { Db } from './db/pool.js';
 
 /** Everything a module needs, built once at start-up and passed down explicitly. */

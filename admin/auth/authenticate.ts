@@ -1,8 +1,8 @@
 import type { Logger } from '../../lib/log.js';
-import { Code } from '../core/codes.js';
-import type { RequestContextValues } from '../core/context.js';
-import { BizError } from '../core/envelope.js';
-import type { TokenService } from '../core/tokens.js';
+import { Code } from '../http/codes.js';
+import type { RequestContextValues } from '../http/context.js';
+import { BizError } from '../http/envelope.js';
+import type { TokenService } from './tokens.js';
 import type { PrincipalStore, Principal } from './principals.js';
 
 /** Reads `Authorization: Bearer <token>`; anything else counts as missing. */

@@ -1,9 +1,9 @@
 import type { Logger } from '../../lib/log.js';
 import { evalScript, KvKeys, KvUnavailableError, type Kv } from '../cache/kv.js';
 import type { KeyTracker } from '../cache/tracking.js';
-import type { ContextUser } from '../core/context.js';
-import { SUPER_ROLE } from '../core/context.js';
-import { poolGrants } from '../core/permissions.js';
+import type { ContextUser } from '../http/context.js';
+import { SUPER_ROLE } from '../http/context.js';
+import { poolGrants } from './permissions.js';
 import type { Queryable } from '../db/pool.js';
 import { PrincipalCache, type CachedAuthz } from './principal-cache.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/log.js';
-import type { MountedRoute } from '../core/router.js';
+import type { MountedRoute } from '../http/router.js';
 import { withTransaction, type Db } from './pool.js';
 
 export interface ReconcileResult {

@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/log.js';
 import { generatePassword } from '../auth/generated-password.js';
-import type { PasswordHasher } from '../core/passwords.js';
+import type { PasswordHasher } from '../auth/passwords.js';
 import { withTransaction, type Db } from './pool.js';
 import { seedDictionaries, seedLooseButtons, seedMenus, seedRoleMenus, seedRoles } from './seed-data.js';
 

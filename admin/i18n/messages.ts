@@ -1,4 +1,4 @@
-import { Code, defaultMessage } from '../core/codes.js';
+import { Code, defaultMessage } from '../http/codes.js';
 import type { Locale } from './locale.js';
 
 /**

@@ -41,7 +41,7 @@ describe('admin system-manage resources', () => {
     });
 
     it('ids of another secret do not decode', async () => {
-      const { createIdCodec } = await import('../../admin/core/ids.js');
+      const { createIdCodec } = await import('../../admin/resources/ids.js');
       const foreign = createIdCodec('some-other-secret-key-value').encode(1);
       assert.equal((await call('GET', `/users/${foreign}`)).code, '1200');
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { formatTime, recordMapper, auditFields } from '../../admin/core/records.js';
-import { createIdCodec } from '../../admin/core/ids.js';
+import { formatTime, recordMapper, auditFields } from '../../admin/resources/records.js';
+import { createIdCodec } from '../../admin/resources/ids.js';
 import { createPool, type Db } from '../../admin/db/pool.js';
 import { textTimestamps, utcTimestampParts } from '../../admin/db/timestamps.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sanitize } from '../../admin/core/audit.js';
-import { camelizeBody, camelKey, snakeKey } from '../../admin/core/case.js';
-import { orderClause } from '../../admin/core/crud.js';
-import { alphabetFromSecret, createIdCodec } from '../../admin/core/ids.js';
-import { checkApiPermission, checkButtons, checkRoles, poolGrants } from '../../admin/core/permissions.js';
-import { createRateLimiter } from '../../admin/core/rate-limit.js';
-import { ApiRouter } from '../../admin/core/router.js';
-import { createTokenService } from '../../admin/core/tokens.js';
+import { sanitize } from '../../admin/resources/audit.js';
+import { camelizeBody, camelKey, snakeKey } from '../../admin/http/case.js';
+import { orderClause } from '../../admin/resources/crud.js';
+import { alphabetFromSecret, createIdCodec } from '../../admin/resources/ids.js';
+import { checkApiPermission, checkButtons, checkRoles, poolGrants } from '../../admin/auth/permissions.js';
+import { createRateLimiter } from '../../admin/http/rate-limit.js';
+import { ApiRouter } from '../../admin/http/router.js';
+import { createTokenService } from '../../admin/auth/tokens.js';
 import { leafMenuIds, withAncestors } from '../../admin/modules/system-manage/roles.js';
 import { buildRouteTree, type MenuRow } from '../../admin/modules/route/routes.js';
 

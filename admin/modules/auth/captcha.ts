@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { KvKeys, KvUnavailableError, type Kv } from '../../cache/kv.js';
-import { Code } from '../../core/codes.js';
-import { BizError } from '../../core/envelope.js';
+import { Code } from '../../http/codes.js';
+import { BizError } from '../../http/envelope.js';
 
 export const CAPTCHA_TTL_SECONDS = 300;
 

@@ -1,15 +1,15 @@
-import { Code } from '../../core/codes.js';
-import { BizError, success } from '../../core/envelope.js';
-import { ApiRouter } from '../../core/router.js';
-import { parseBody } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { BizError, success } from '../../http/envelope.js';
+import { ApiRouter } from '../../http/router.js';
+import { parseBody } from '../../http/validate.js';
 import type { UserRow } from '../../auth/principals.js';
 import { KvUnavailableError } from '../../cache/kv.js';
 import type { AdminServices } from '../../services.js';
 import { withTransaction } from '../../db/pool.js';
-import { createFailureLock } from '../../core/rate-limit.js';
+import { createFailureLock } from '../../http/rate-limit.js';
 import { issueCaptcha, verifyCaptcha as verifyCaptchaCode } from './captcha.js';
 import { captchaBody, codeLoginBody, loginBody, refreshBody, registerBody } from './schemas.js';
-import { issueTokensFor } from './tokens.js';
+import { issueTokensFor } from './issue-tokens.js';
 
 /** Public authentication routes: login, captcha, code login, registration, token refresh. */
 export function addLoginRoutes(router: ApiRouter, services: AdminServices): void {

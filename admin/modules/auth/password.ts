@@ -1,14 +1,14 @@
-import { Code } from '../../core/codes.js';
-import { currentContext, getCurrentUserId } from '../../core/context.js';
-import { BizError, success } from '../../core/envelope.js';
-import { createFailureLock } from '../../core/rate-limit.js';
-import type { ApiRouter } from '../../core/router.js';
-import { parseBody } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { currentContext, getCurrentUserId } from '../../http/context.js';
+import { BizError, success } from '../../http/envelope.js';
+import { createFailureLock } from '../../http/rate-limit.js';
+import type { ApiRouter } from '../../http/router.js';
+import { parseBody } from '../../http/validate.js';
 import type { UserRow } from '../../auth/principals.js';
 import type { AdminServices } from '../../services.js';
 import { verifyCaptcha } from './captcha.js';
 import { passwordBody, resetByCaptchaBody, resetByOldPasswordBody } from './schemas.js';
-import { issueTokensFor } from './tokens.js';
+import { issueTokensFor } from './issue-tokens.js';
 
 /**
  * The caller's own password: PATCH /password (the client's user center: every session ends) and

@@ -1,7 +1,7 @@
-import { getCurrentUserId } from '../../core/context.js';
-import { success } from '../../core/envelope.js';
-import type { ApiRouter } from '../../core/router.js';
-import { parseBody } from '../../core/validate.js';
+import { getCurrentUserId } from '../../http/context.js';
+import { success } from '../../http/envelope.js';
+import type { ApiRouter } from '../../http/router.js';
+import { parseBody } from '../../http/validate.js';
 import { toContextUser, type UserRow } from '../../auth/principals.js';
 import type { AdminServices } from '../../services.js';
 import { profileBody } from './schemas.js';

@@ -1,11 +1,11 @@
-import { Code } from '../../core/codes.js';
-import { currentContext, getCurrentUserId, isSuperAdmin, type ContextUser } from '../../core/context.js';
-import { BizError, success } from '../../core/envelope.js';
-import { formatTime } from '../../core/records.js';
-import { ApiRouter, param } from '../../core/router.js';
+import { Code } from '../../http/codes.js';
+import { currentContext, getCurrentUserId, isSuperAdmin, type ContextUser } from '../../http/context.js';
+import { BizError, success } from '../../http/envelope.js';
+import { formatTime } from '../../resources/records.js';
+import { ApiRouter, param } from '../../http/router.js';
 import type { UserRow } from '../../auth/principals.js';
 import type { AdminServices } from '../../services.js';
-import { issueTokensFor } from './tokens.js';
+import { issueTokensFor } from './issue-tokens.js';
 
 /** user-info as the client stores it: the user, their roles and buttons, and any impersonation. */
 export function describeCurrentUser(services: AdminServices, user: ContextUser): Record<string, unknown> {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AdminPaths } from '../../../lib/ports.js';
-import { ApiRouter } from '../../core/router.js';
+import { ApiRouter } from '../../http/router.js';
 import type { AdminServices } from '../../services.js';
 
 /**

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { AdminPaths } from '../../../lib/ports.js';
 import { KvKeys } from '../../cache/kv.js';
-import { Code } from '../../core/codes.js';
-import { getCurrentUserId, isSuperAdmin } from '../../core/context.js';
-import { BizError, success } from '../../core/envelope.js';
-import { ApiRouter } from '../../core/router.js';
-import { refuseUnstorableText } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { getCurrentUserId, isSuperAdmin } from '../../http/context.js';
+import { BizError, success } from '../../http/envelope.js';
+import { ApiRouter } from '../../http/router.js';
+import { refuseUnstorableText } from '../../http/validate.js';
 import type { AdminServices } from '../../services.js';
 import { buildRouteTree, toRouteNode, type MenuRow } from './routes.js';
 

@@ -1,11 +1,11 @@
-import { getCurrentUserId, isSuperAdmin } from '../../core/context.js';
-import { addResourceRoutes } from '../../core/crud.js';
+import { getCurrentUserId, isSuperAdmin } from '../../http/context.js';
+import { addResourceRoutes } from '../../resources/crud.js';
 import { z } from 'zod';
-import { Code } from '../../core/codes.js';
-import { BizError, success } from '../../core/envelope.js';
-import { parseBody } from '../../core/validate.js';
-import type { Fields } from '../../core/records.js';
-import { param, type ApiRouter } from '../../core/router.js';
+import { Code } from '../../http/codes.js';
+import { BizError, success } from '../../http/envelope.js';
+import { parseBody } from '../../http/validate.js';
+import type { Fields } from '../../resources/records.js';
+import { param, type ApiRouter } from '../../http/router.js';
 import type { AdminServices } from '../../services.js';
 import { apiGrantTree } from './auth-trees.js';
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { KvKeys, KvUnavailableError } from '../../cache/kv.js';
-import { Code } from '../../core/codes.js';
-import { addResourceRoutes } from '../../core/crud.js';
-import { BizError, success } from '../../core/envelope.js';
-import type { Fields } from '../../core/records.js';
-import { param, type ApiRouter } from '../../core/router.js';
-import { optionalText } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { addResourceRoutes } from '../../resources/crud.js';
+import { BizError, success } from '../../http/envelope.js';
+import type { Fields } from '../../resources/records.js';
+import { param, type ApiRouter } from '../../http/router.js';
+import { optionalText } from '../../http/validate.js';
 import type { AdminServices } from '../../services.js';
 
 export const DICT_OPTIONS_TTL_SECONDS = 300;

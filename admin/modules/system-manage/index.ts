@@ -1,5 +1,5 @@
 import { AdminPaths } from '../../../lib/ports.js';
-import { ApiRouter } from '../../core/router.js';
+import { ApiRouter } from '../../http/router.js';
 import type { AdminServices } from '../../services.js';
 import { addApiRoutes } from './apis.js';
 import { addDictionaryRoutes } from './dictionaries.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { success } from '../../core/envelope.js';
-import type { ApiRouter } from '../../core/router.js';
-import { parseBody } from '../../core/validate.js';
+import { success } from '../../http/envelope.js';
+import type { ApiRouter } from '../../http/router.js';
+import { parseBody } from '../../http/validate.js';
 import type { AdminServices } from '../../services.js';
 import { buttonGrantTree, menuGrantTree, type ButtonRow, type MenuRow } from './auth-trees.js';
 

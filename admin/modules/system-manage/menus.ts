@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { KvKeys } from '../../cache/kv.js';
-import { addResourceRoutes } from '../../core/crud.js';
-import { Code } from '../../core/codes.js';
-import { BizError } from '../../core/envelope.js';
-import type { Fields } from '../../core/records.js';
-import type { ApiRouter } from '../../core/router.js';
-import { optionalText, statusSchema } from '../../core/validate.js';
+import { addResourceRoutes } from '../../resources/crud.js';
+import { Code } from '../../http/codes.js';
+import { BizError } from '../../http/envelope.js';
+import type { Fields } from '../../resources/records.js';
+import type { ApiRouter } from '../../http/router.js';
+import { optionalText, statusSchema } from '../../http/validate.js';
 import type { AdminServices } from '../../services.js';
 import { addMenuTreeRoutes } from './menu-trees.js';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { Code } from '../../core/codes.js';
-import { getCurrentUserId, getRequestId, isSuperAdmin, SUPER_ROLE } from '../../core/context.js';
-import { BizError, success } from '../../core/envelope.js';
-import { param, type ApiRouter } from '../../core/router.js';
-import { parseBody } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { getCurrentUserId, getRequestId, isSuperAdmin, SUPER_ROLE } from '../../http/context.js';
+import { BizError, success } from '../../http/envelope.js';
+import { param, type ApiRouter } from '../../http/router.js';
+import { parseBody } from '../../http/validate.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import type { AdminServices } from '../../services.js';
 import { isGroupKey } from './auth-trees.js';

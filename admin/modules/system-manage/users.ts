@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { Code } from '../../core/codes.js';
-import { addResourceRoutes } from '../../core/crud.js';
-import { getCurrentUserId } from '../../core/context.js';
-import { BizError, success } from '../../core/envelope.js';
-import type { Fields } from '../../core/records.js';
-import { param, type ApiRouter } from '../../core/router.js';
-import { optionalText, parseBody, statusSchema } from '../../core/validate.js';
+import { Code } from '../../http/codes.js';
+import { addResourceRoutes } from '../../resources/crud.js';
+import { getCurrentUserId } from '../../http/context.js';
+import { BizError, success } from '../../http/envelope.js';
+import type { Fields } from '../../resources/records.js';
+import { param, type ApiRouter } from '../../http/router.js';
+import { optionalText, parseBody, statusSchema } from '../../http/validate.js';
 import type { DbClient } from '../../db/pool.js';
 import type { AdminServices } from '../../services.js';
 

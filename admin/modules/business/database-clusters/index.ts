@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { getCurrentUser } from '../../../core/context.js';
-import { Code } from '../../../core/codes.js';
-import { BizError, success, successExtra } from '../../../core/envelope.js';
-import { param, type ApiRouter } from '../../../core/router.js';
-import { pageQuerySchema, parseBody } from '../../../core/validate.js';
+import { getCurrentUser } from '../../../http/context.js';
+import { Code } from '../../../http/codes.js';
+import { BizError, success, successExtra } from '../../../http/envelope.js';
+import { param, type ApiRouter } from '../../../http/router.js';
+import { pageQuerySchema, parseBody } from '../../../http/validate.js';
 import type { AdminServices } from '../../../services.js';
 import { createClusterApi, toBizError, type ClusterApi } from './kube.js';
 import { loadKubeConfig } from '../../../../lib/kube/client.js';

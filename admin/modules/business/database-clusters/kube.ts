@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { apiVersion, group, kind, plural, version } from '../../../../operator/api/types.js';
-import { Code } from '../../../core/codes.js';
-import { BizError } from '../../../core/envelope.js';
+import { Code } from '../../../http/codes.js';
+import { BizError } from '../../../http/envelope.js';
 import { KubeNotConfiguredError } from '../../../../lib/kube/client.js';
 
 /** Business codes of this module (4000–9999 are reserved for business modules). */

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { sendJson } from '../../admin/core/respond.js';
-import { serve, type RunningServer } from '../../lib/http.js';
-import { createLogger } from '../../lib/log.js';
+import { sendJson } from '../../../admin/http/respond.js';
+import { serve, type RunningServer } from '../../../lib/http.js';
+import { createLogger } from '../../../lib/log.js';
 
 interface Answer {
   status: number;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Sqids from 'sqids';
-import { BizError } from './envelope.js';
-import { Code } from './codes.js';
+import { BizError } from '../http/envelope.js';
+import { Code } from '../http/codes.js';
 
 const baseAlphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GENERATED_PASSWORD_LENGTH, PASSWORD_ALPHABET, generatePassword } from '../../admin/auth/generated-password.js';
+import { GENERATED_PASSWORD_LENGTH, PASSWORD_ALPHABET, generatePassword } from '../../../admin/auth/generated-password.js';
 
 describe('generated initial passwords', () => {
   it('every one passes the strictest stock login form (^\\w{6,18}$) and uses letters and digits only', () => {

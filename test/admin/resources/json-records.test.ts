@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createIdCodec } from '../../admin/core/ids.js';
-import { jsonRecords, pageEnvelopeText } from '../../admin/core/json-records.js';
-import { auditFields, recordMapper, type FieldDef, type FieldKind, type Fields } from '../../admin/core/records.js';
-import { createPool, type Db } from '../../admin/db/pool.js';
-import { textTimestamps } from '../../admin/db/timestamps.js';
-import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { createIdCodec } from '../../../admin/resources/ids.js';
+import { jsonRecords, pageEnvelopeText } from '../../../admin/resources/json-records.js';
+import { auditFields, recordMapper, type FieldDef, type FieldKind, type Fields } from '../../../admin/resources/records.js';
+import { createPool, type Db } from '../../../admin/db/pool.js';
+import { textTimestamps } from '../../../admin/db/timestamps.js';
+import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 
 // Search pages rendered by PostgreSQL (ADR 0208) must hold the records the mapper makes from the
 // same rows: every field kind, nulls, 0 ids, awkward text, and times at every precision and edge.

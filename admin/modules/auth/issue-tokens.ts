@@ -1,4 +1,4 @@
-import type { TokenPair } from '../../core/tokens.js';
+import type { TokenPair } from '../../auth/tokens.js';
 import type { AdminServices } from '../../services.js';
 
 /** Issues an access and a refresh token carrying the user's current session version. */

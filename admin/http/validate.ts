@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { camelizeBody } from './case.js';
 import { Code } from './codes.js';
 import { BizError } from './envelope.js';
-import { findUnstorableText } from './storable-text.js';
+import { findUnstorableText } from '../resources/storable-text.js';
 
 /** "field: message; field2: message" from the zod issues, so a client can show one clear line. */
 export function describeZodError(error: z.ZodError): string {

@@ -1,4 +1,4 @@
-import { Code } from './codes.js';
+import { Code } from '../http/codes.js';
 import type { IdCodec } from './ids.js';
 import { fmtNameOf, idValue, quoteIdent, type Fields } from './records.js';
 

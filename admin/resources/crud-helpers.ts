@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { Code } from './codes.js';
-import { BizError } from './envelope.js';
+import { Code } from '../http/codes.js';
+import { BizError } from '../http/envelope.js';
 import { quoteIdent, type Fields } from './records.js';
-import { pageQuerySchema } from './validate.js';
+import { pageQuerySchema } from '../http/validate.js';
 
 /** Pure helpers of the generic resource router: search schema, LIKE escaping, ordering, trees. */
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { staticRoutes } from '../../admin/core/static-routes.js';
-import { serve, type RunningServer } from '../../lib/http.js';
-import { createLogger } from '../../lib/log.js';
+import { staticRoutes } from '../../../admin/http/static-routes.js';
+import { serve, type RunningServer } from '../../../lib/http.js';
+import { createLogger } from '../../../lib/log.js';
 
 // Exact method + path of a parameterless route is one map lookup; everything else goes on to express
 // (ADR 0207). The app answers with which of the two served the request.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { PrincipalCache, userOfKey } from '../../admin/auth/principal-cache.js';
-import type { Principal } from '../../admin/auth/principals.js';
-import { ADMIN_PASSWORD, startHarness, until, type Harness } from './support.js';
+import { PrincipalCache, userOfKey } from '../../../admin/auth/principal-cache.js';
+import type { Principal } from '../../../admin/auth/principals.js';
+import { ADMIN_PASSWORD, startHarness, until, type Harness } from '../support.js';
 
 const principal = (id: number): Principal => ({
   user: { id, userName: `u${id}`, nickName: null, userGender: '3', userEmail: null, userPhone: null, lastLogin: null, statusType: '1', tokenVersion: 0, mustChangePassword: false },

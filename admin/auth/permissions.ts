@@ -1,5 +1,5 @@
-import { Code } from './codes.js';
-import { SUPER_ROLE } from './context.js';
+import { Code } from '../http/codes.js';
+import { SUPER_ROLE } from '../http/context.js';
 
 /** Permission key: lower-case method and the route template the router matched. */
 export const apiKey = (method: string, template: string): string => `${method.toLowerCase()} ${template}`;

@@ -10,6 +10,7 @@ import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PgBackRest } from './engine.js';
 import { errorSummary } from './engine.js';
 import type { StanzaInfo } from './info.js';
+import { cloneFrom } from '../postgres/clone.js';
 
 /** The newest good backup of the cluster's own stanza (any repository), or undefined; pure. */
 export function newestBackup(info: StanzaInfo): { label: string; repository: number } | undefined {
@@ -52,6 +53,6 @@ export async function cloneReplica(pg: PostgresInstance, engine: PgBackRest | un
       logger.warn({ err: (error as Error).message }, 'building the replica from the repository failed; cloning the leader instead');
     }
   }
-  await pg.basebackup(leader);
+  await cloneFrom(pg, leader);
   return leader.name;
 }

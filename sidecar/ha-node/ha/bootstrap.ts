@@ -10,6 +10,7 @@ import { effectiveConfig, noFailover, seedDynamicConfig } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { serverParameters } from './standby-replies.js';
 import { cloneSourceAndStart, describeSource } from './standby-duties.js';
+import { createRoles, initdb } from '../postgres/initialize.js';
 
 /** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
 const restoreRetryMs = 30_000;
@@ -41,7 +42,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       else if (standby) await cloneSourceAndStart(pg, standby);
       else await initdbAndStart(pg);
       // A standby's copy is read-only and already holds the source's roles.
-      if (!standby) await pg.createRoles();
+      if (!standby) await createRoles(pg);
       const status = await pg.status();
       await keepAppOwner(ctx, status);
       // The configuration goes in before the lock: members that start together clone as soon as
@@ -83,7 +84,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
 }
 
 async function initdbAndStart(pg: PostgresInstance): Promise<void> {
-  await pg.initdb();
+  await initdb(pg);
   pg.writeConfig(undefined, false);
   if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after initdb');
 }

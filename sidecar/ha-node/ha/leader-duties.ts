@@ -10,6 +10,7 @@ import { keepPoolersOnPrimary } from './pooler-handover.js';
 import { keepReadOnlyPoolersOnReplicas } from './read-only-poolers.js';
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { lockLost, promote } from './transitions.js';
+import { syncSlots } from '../postgres/slots.js';
 
 /** Members heard from within member_slots_ttl: the others' slots are dropped so WAL cannot pile up for ever. */
 export function slotMembers(members: MemberRecord[], now: number): string[] {
@@ -34,7 +35,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   if (isPrimary && handOverDueFor(ctx, cluster)) return handOver(ctx, cluster, cluster.failover!.member!);
   // Slots of members silent for longer than member_slots_ttl are dropped so WAL cannot pile up for ever.
   const live = slotMembers(cluster.members, Date.now());
-  const slots = isPrimary && state.config.use_slots ? await pg.syncSlots(live).catch(() => undefined) : undefined;
+  const slots = isPrimary && state.config.use_slots ? await syncSlots(pg, live).catch(() => undefined) : undefined;
   const failsafe = failsafeList(cluster.members, state.config.failsafe_mode);
   const renewal = await renewLock(ctx, isPrimary ? status.location : undefined, slots, failsafe);
   if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock in DCS');

@@ -11,6 +11,8 @@ import { manualFailoverOnLeader } from './manual-failover.js';
 import { walPositionOf } from './snapshot.js';
 import { watchForStreaming } from './streaming-watch.js';
 import { lockLost } from './transitions.js';
+import { syncSlots } from '../postgres/slots.js';
+import { cloneFrom } from '../postgres/clone.js';
 
 /**
  * The standby-cluster duty (Patroni's standby_cluster): while the dynamic configuration names a
@@ -42,7 +44,7 @@ export function describeSource(source: StandbySource): string {
 export async function leadStandby(ctx: LoopContext, cluster: ClusterView, status: ServerStatus, source: StandbySource): Promise<string> {
   const { pg, state } = ctx;
   // Slots for the cascading members live on the standby leader (a physical slot works on a standby).
-  const slots = status.inRecovery && state.config.use_slots ? await pg.syncSlots(slotMembers(cluster.members, Date.now())).catch(() => undefined) : undefined;
+  const slots = status.inRecovery && state.config.use_slots ? await syncSlots(pg, slotMembers(cluster.members, Date.now())).catch(() => undefined) : undefined;
   const renewal = await renewLock(ctx, walPositionOf(status), slots, failsafeList(cluster.members, state.config.failsafe_mode));
   if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock in DCS');
   if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
@@ -112,7 +114,7 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
  */
 export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource): Promise<void> {
   if (source.host === undefined) throw new Error('standby_cluster has no host: a standby cluster is cloned from its source by streaming');
-  await pg.basebackup(remoteAddress(source));
+  await cloneFrom(pg, remoteAddress(source));
   pg.writeConfig(remoteAddress(source), true);
   if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after cloning the source');
 }

@@ -4,6 +4,9 @@ import type { ServerStatus } from '../postgres/status.js';
 import { maintainHistory } from './leader-history.js';
 import { leaderTimeline, markDemoted, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
+import { dropInactiveSlots } from '../postgres/slots.js';
+import { rewindFrom } from '../postgres/rewind.js';
+import { cloneFrom } from '../postgres/clone.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
@@ -28,7 +31,7 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
   // pg_rewind on the old primary needs a checkpoint on the new timeline.
   await pg.query('CHECKPOINT').catch(() => undefined);
-  await pg.dropInactiveSlots().catch(() => undefined);
+  await dropInactiveSlots(pg).catch(() => undefined);
   const after = await pg.status().catch(() => undefined);
   if (after) state.snapshot.status = after;
   if (after) await maintainHistory(ctx, cluster, after).catch(() => undefined);
@@ -80,16 +83,16 @@ export async function startAsReplica(ctx: LoopContext, leader: LeaderAddress | u
   const control = await pg.controlData();
   const formerPrimary = wasPrimary || control?.state === 'in production' || control?.state === 'shut down';
   if (leader && (formerPrimary || replicaMayHaveDiverged(control, leaderTimeline(cluster))) && state.config.use_rewind) {
-    const ok = await pg.rewind(leader).catch((error: Error) => {
+    const ok = await rewindFrom(pg, leader).catch((error: Error) => {
       ctx.options.logger.error({ err: error.message }, 'rewind failed');
       return false;
     });
     if (!ok) {
       ctx.options.logger.warn('re-cloning the data directory from the leader');
-      await pg.basebackup(leader);
+      await cloneFrom(pg, leader);
     }
   } else if (leader && formerPrimary && !state.config.use_rewind) {
-    await pg.basebackup(leader);
+    await cloneFrom(pg, leader);
   }
   pg.writeConfig(leader, true);
   await pg.start(60);

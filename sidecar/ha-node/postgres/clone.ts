@@ -1,0 +1,28 @@
+import { renameSync, rmSync } from 'node:fs';
+import { connInfo } from './conf.js';
+import type { LeaderAddress, PostgresInstance } from './instance.js';
+import { runToolOrThrow } from './runner.js';
+
+/**
+ * Clones the leader with pg_basebackup into a side folder and swaps it in only when the copy
+ * is complete, so a failed clone never costs the data directory we had.
+ */
+export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Promise<void> {
+  const { settings } = db;
+  db.prepareDirectories();
+  const previousState = db.state;
+  db.state = 'creating_replica';
+  const target = `${settings.dataDir}.clone`;
+  rmSync(target, { recursive: true, force: true });
+  const conn = connInfo({ host: from.host, port: from.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name });
+  try {
+    await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
+  } catch (error) {
+    rmSync(target, { recursive: true, force: true });
+    db.state = previousState === 'creating_replica' ? 'stopped' : previousState;
+    throw error;
+  }
+  rmSync(settings.dataDir, { recursive: true, force: true });
+  renameSync(target, settings.dataDir);
+  db.state = 'stopped';
+}

@@ -1,0 +1,71 @@
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { buildHba } from './hba.js';
+import type { LeaderAddress, PostgresSettings } from './instance.js';
+import { writePrivateFile, type RunAs } from './runner.js';
+import { standbySourceSettings } from './standby-source.js';
+
+/** What the files depend on besides the static settings: the layers of parameters, hba lines and the role. */
+export interface ConfigInput {
+  /** Local, dynamic and enforced parameters, later layers winning. */
+  parameters: Record<string, ParameterValue>[];
+  hbaLines: readonly string[];
+  leader: LeaderAddress | undefined;
+  asReplica: boolean;
+  /** synchronous_standby_names as a primary (a replica writes none). */
+  syncStandbyNames: string;
+}
+
+/** postgresql.conf for the role: a replica streams from the leader (or its remote source) on a slot; a primary names its sync standbys. */
+export function renderServerConf(settings: PostgresSettings, input: ConfigInput): string {
+  const { leader, asReplica } = input;
+  const source = leader?.source;
+  const streamsFrom = leader && (!source || source.host !== undefined) ? leader : undefined;
+  const standby = asReplica
+    ? {
+        primaryConninfo: streamsFrom
+          ? connInfo({ host: streamsFrom.host, port: streamsFrom.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name })
+          : undefined,
+        // The remote source's slot is the one its owner created for this cluster; ours are per member.
+        slotName: source ? source.primary_slot_name : leader ? slotNameFor(settings.name) : undefined,
+        settings: source ? standbySourceSettings(source) : undefined,
+      }
+    : undefined;
+  return buildServerConf({
+    listenAddress: settings.listenAddress,
+    port: settings.port,
+    socketDir: settings.socketDir,
+    clusterName: settings.scope,
+    parameters: Object.assign({}, ...input.parameters, { synchronous_standby_names: asReplica ? '' : input.syncStandbyNames }) as Record<string, ParameterValue>,
+    standby,
+  });
+}
+
+/** Writes postgresql.conf, pg_hba.conf, an empty postgresql.auto.conf and the standby signal for the role. */
+export function writeConfigFiles(settings: PostgresSettings, runAs: RunAs | undefined, input: ConfigInput): void {
+  const dataDir = settings.dataDir;
+  writePrivateFile(join(dataDir, 'postgresql.conf'), renderServerConf(settings, input), runAs);
+  writePrivateFile(join(dataDir, 'pg_hba.conf'), buildHba({ superuser: settings.superuser.username, replication: settings.replication.username, userLines: input.hbaLines }), runAs);
+  // pg_basebackup and pg_rewind copy the source's auto.conf; ha-node owns every setting itself.
+  writePrivateFile(join(dataDir, 'postgresql.auto.conf'), '', runAs);
+  const signal = join(dataDir, 'standby.signal');
+  if (input.asReplica) writePrivateFile(signal, '', runAs);
+  else removeStandbySignal(dataDir);
+}
+
+export function removeStandbySignal(dataDir: string): void {
+  const signal = join(dataDir, 'standby.signal');
+  if (existsSync(signal)) unlinkSync(signal);
+}
+
+/** synchronous_standby_names as last written to postgresql.conf ('' when none or unreadable). */
+export function writtenSyncStandbyNames(dataDir: string): string {
+  try {
+    const text = readFileSync(join(dataDir, 'postgresql.conf'), 'utf8');
+    const match = /^synchronous_standby_names = '((?:[^']|'')*)'$/m.exec(text);
+    return match ? match[1]!.replace(/''/g, "'") : '';
+  } catch {
+    return '';
+  }
+}

@@ -12,7 +12,7 @@ export interface ClusterStatus {
   phase?: string;
   currentPrimary?: string;
   readyInstances?: number;
-  members?: Array<{ name: string; role: string; ready: boolean }>;
+  members?: Array<{ name: string; role: string; ready: boolean; state?: string }>;
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   switchover?: { targetInstance: string; result: string };
   pooler?: { instances: number; readyInstances: number; paused?: number; reachingPostgres?: number; readOnly?: { instances: number; readyInstances: number; onReplicas?: number } };
@@ -40,6 +40,13 @@ export const viaSelector: ServiceResolver = async (api, namespace, name) => {
 };
 
 /** Helpers bound to one cluster: create it, read status, wait for health, run SQL through a Service. */
+/** Phase, members and the reasons of the unhealthy conditions, in one line. */
+function describeStatus(s: ClusterStatus): string {
+  const members = (s.members ?? []).map((m) => `${m.name}:${m.role}${m.ready ? '' : '(not ready)'}${m.state ? `/${m.state}` : ''}`).join(' ');
+  const reasons = (s.conditions ?? []).filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True' && c.type === 'Degraded')).map((c) => `${c.type}=${c.reason}: ${c.message}`);
+  return `phase ${s.phase ?? '-'}, ready ${s.readyInstances ?? 0}, primary ${s.currentPrimary ?? '-'}, members [${members}]${reasons.length ? `, ${reasons.join('; ')}` : ''}`;
+}
+
 export function clusterDriver(api: OperatorKubeApi, namespace: string, name: string, resolve: ServiceResolver) {
   let password = '';
   const status = async () => ((await api.readCluster(namespace, name))?.status ?? {}) as ClusterStatus;
@@ -81,7 +88,9 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
         const s = await status();
         const roles = s.members?.map((m) => m.role) ?? [];
         const primaries = roles.filter((r) => r === 'primary').length;
-        return s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1 ? s : undefined;
+        if (s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1) return s;
+        // Thrown, not returned: a timeout then says where the cluster stood.
+        throw new Error(`last status: ${describeStatus(s)}`);
       }, timeoutMs);
     },
     async events(): Promise<Array<{ reason?: string; message?: string }>> {

@@ -35,7 +35,7 @@ export async function ensureBackupTlsSecret(deps: ReconcileDeps, ctx: BuildConte
   const { name, namespace } = ctx.cluster.metadata;
   const placeholder = buildBackupTlsSecret(ctx, { cert: '', key: '' });
   if (await deps.api.read(placeholder)) return;
-  const ca = await createCertificateAuthority(`${name}.${namespace}.backup.keelson.io`);
+  const ca = createCertificateAuthority(`${name}.${namespace}.backup.keelson.io`);
   deps.recordWrite('Secret', 'create');
   await deps.api.create(buildBackupTlsSecret(ctx, ca)).catch((error: unknown) => {
     if (apiStatusCode(error) !== 409) throw error;

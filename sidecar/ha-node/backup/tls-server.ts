@@ -42,8 +42,8 @@ export async function issueMemberCertificates(tls: TlsServerConfig, podIp: strin
     }
   };
   const ca = { cert: read('certificate', tls.caFile), key: read('key', tls.caKeyFile) };
-  const server = await issueCertificate(ca, podIp);
-  const client = await issueCertificate(ca, backupClientName);
+  const server = issueCertificate(ca, podIp);
+  const client = issueCertificate(ca, backupClientName);
   mkdirSync(files.dir, { recursive: true, mode: 0o700 });
   if (runAs) chownSync(files.dir, runAs.uid, runAs.gid);
   writePrivateFile(files.ca, ca.cert, runAs);

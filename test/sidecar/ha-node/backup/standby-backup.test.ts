@@ -25,7 +25,7 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
   before(async () => {
     repo = await posixRepositoryDir();
     caDir = mkdtempSync(join(tmpdir(), 'keelson-backup-ca-'));
-    const ca = await createCertificateAuthority('sbk-backup-ca');
+    const ca = createCertificateAuthority('sbk-backup-ca');
     writeFileSync(join(caDir, 'ca.crt'), ca.cert);
     writeFileSync(join(caDir, 'ca.key'), ca.key, { mode: 0o600 });
     const port = await freePort('127.0.0.2');

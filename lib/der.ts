@@ -1,4 +1,4 @@
-/** The few DER (ASN.1) encoders an X.509 certificate needs. */
+/** The few DER (ASN.1) encoders an X.509 certificate needs, and a reader for the parts of one it is signed from. */
 
 function length(n: number): Buffer {
   if (n < 0x80) return Buffer.from([n]);
@@ -55,4 +55,35 @@ export function objectIdentifier(oid: string): Buffer {
 export function time(date: Date): Buffer {
   const iso = date.toISOString().replace(/[-:T]/g, '').slice(0, 14);
   return date.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(`${iso.slice(2)}Z`)) : tlv(0x18, Buffer.from(`${iso}Z`));
+}
+
+/** One DER element read back: its tag, its content and the whole encoding (tag and length included). */
+export interface DerElement {
+  tag: number;
+  content: Buffer;
+  encoded: Buffer;
+}
+
+/** The elements one after another in `data` (the content of a SEQUENCE, or a whole encoding). */
+export function readElements(data: Buffer): DerElement[] {
+  const elements: DerElement[] = [];
+  let at = 0;
+  while (at < data.length) {
+    if (at + 2 > data.length) throw new Error('DER: truncated element');
+    const tag = data[at]!;
+    let size = data[at + 1]!;
+    let header = 2;
+    if (size & 0x80) {
+      const count = size & 0x7f;
+      if (count === 0 || count > 4 || at + 2 + count > data.length) throw new Error('DER: unsupported length');
+      size = 0;
+      for (let i = 0; i < count; i += 1) size = size * 256 + data[at + 2 + i]!;
+      header += count;
+    }
+    const end = at + header + size;
+    if (end > data.length) throw new Error('DER: element runs past its container');
+    elements.push({ tag, content: data.subarray(at + header, end), encoded: data.subarray(at, end) });
+    at = end;
+  }
+  return elements;
 }

@@ -71,7 +71,11 @@ export function backupTlsSecretName(clusterName: string): string {
   return `${clusterName}-backup-tls`;
 }
 
-export const BackupTlsKeys = { cert: 'ca.crt', key: 'ca.key' } as const;
+/** ca.crt: the trust bundle, its first certificate signs with ca.key; next.*: a staged CA, not mounted (see reconcile/backup-ca-rotation.ts). */
+export const BackupTlsKeys = { cert: 'ca.crt', key: 'ca.key', nextCert: 'next.crt', nextKey: 'next.key' } as const;
+
+/** When the operator staged the next backup TLS CA (on the Secret). */
+export const backupCaStagedAnnotation = 'keelson.io/backup-ca-staged-at';
 
 /** The PersistentVolumeClaim of a filesystem backup repository: shared by the namespace's clusters, kept when one is deleted. */
 export function backupClaimName(repository: string): string {

@@ -24,7 +24,8 @@ import { LeaderCrashJudge } from './takeover/judge.js';
 import { ContainerNames, Labels, PodComponents } from '../../operator/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
-import { issueMemberCertificates, PgBackRestServer } from './backup/tls-server.js';
+import { PgBackRestServer } from './backup/tls-server.js';
+import { MemberTlsRenewal } from './backup/tls-renewal.js';
 
 export interface RunningHaNode {
   url: string;
@@ -119,12 +120,13 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
  * from the cluster CA for its pod IP, then the server. A failure is logged and leaves backups on
  * the primary working; a standby backup reaching this member then fails with pgBackRest's reason.
  */
-async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKeeper, pg: PostgresInstance, logger: Logger): Promise<PgBackRestServer | undefined> {
+async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKeeper, pg: PostgresInstance, logger: Logger): Promise<{ server: PgBackRestServer; renewal: MemberTlsRenewal } | undefined> {
   const tlsServer = settings.backup?.tlsServer;
   if (!tlsServer) return undefined;
   const log = logger.child({ component: 'backup-tls' });
+  const renewal = new MemberTlsRenewal(tlsServer, settings.podIp, keeper.engine.tlsFiles, pg.settings.runAs, log);
   try {
-    await issueMemberCertificates(tlsServer, settings.podIp, keeper.engine.tlsFiles, pg.settings.runAs);
+    renewal.renewIfDue();
     keeper.engine.writeConfig();
   } catch (error) {
     log.error({ err: (error as Error).message }, 'cannot issue the pgBackRest TLS certificates; backups on a standby will fail');
@@ -132,7 +134,9 @@ async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKee
   }
   const server = new PgBackRestServer(keeper.engine.bin, keeper.engine.paths.conf, pg.settings.runAs, log);
   server.start();
-  return server;
+  // The operator rotates the CA before it expires: follow the mounted Secret.
+  renewal.follow(server);
+  return { server, renewal };
 }
 
 /** Starts one member: API server, DCS watch, fencing process and the HA loop. */
@@ -260,7 +264,8 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
         await haLoop.shutdown();
         pods.stop();
         await server.close();
-        await pgbackrestServer?.stop();
+        pgbackrestServer?.renewal.stop();
+        await pgbackrestServer?.server.stop();
         if (fencer && fencer.exitCode === null) fencer.kill('SIGTERM');
       })()),
   };

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
-import { connect, createServer, type AddressInfo } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { connect, createServer } from 'node:tls';
 import { certificateNotAfter, createCertificateAuthority, issueCertificate, pemCertificates } from '../../lib/tls-certificates.js';
 
 test('a CA signs a CN-only member certificate that verifies against it', () => {

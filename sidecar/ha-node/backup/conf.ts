@@ -56,7 +56,8 @@ function line(name: string, value: string | number): string {
 
 export function repositoryLines(index: number, repository: Repository, credentials: S3Credentials | undefined, retention: ConfInput['config']['retention']): string[] {
   const p = `repo${index}`;
-  const lines = [line(`${p}-path`, repository.path)];
+  // Bundles small files into larger repository objects: fewer files to write, sync and read back.
+  const lines = [line(`${p}-path`, repository.path), line(`${p}-bundle`, 'y')];
   if (retention.fullCount !== undefined) lines.push(line(`${p}-retention-full-type`, 'count'), line(`${p}-retention-full`, retention.fullCount));
   if (retention.windowDays !== undefined) lines.push(line(`${p}-retention-full-type`, 'time'), line(`${p}-retention-full`, retention.windowDays));
   if (repository.kind === 'posix') return [line(`${p}-type`, 'posix'), ...lines];

@@ -198,7 +198,7 @@ async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom
       const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);
       if (rows?.[0]?.r === false) return;
       if (Date.now() > deadline) throw new Error('recovery did not reach its target in time');
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
     pg.activity.finished(postmaster);

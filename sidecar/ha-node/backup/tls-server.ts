@@ -32,8 +32,11 @@ export function memberTlsFiles(paths: BackupPaths): MemberTlsFiles {
   return { dir, ca: join(dir, 'ca.crt'), serverCert: join(dir, 'server.crt'), serverKey: join(dir, 'server.key'), clientCert: join(dir, 'client.crt'), clientKey: join(dir, 'client.key') };
 }
 
-/** Issues this member's server (its pod IP) and client certificates from the cluster CA. */
-export async function issueMemberCertificates(tls: TlsServerConfig, podIp: string, files: MemberTlsFiles, runAs: RunAs | undefined): Promise<void> {
+/**
+ * Issues this member's server (its pod IP) and client certificates from the cluster CA (the
+ * first certificate of the mounted bundle signs), and copies the whole bundle as what it trusts.
+ */
+export function issueMemberCertificates(tls: TlsServerConfig, podIp: string, files: MemberTlsFiles, runAs: RunAs | undefined): void {
   const read = (what: string, file: string): string => {
     try {
       return readFileSync(file, 'utf8');
@@ -116,6 +119,7 @@ export class PgBackRestServer {
   private child: ChildProcess | undefined;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
+  private restarting = false;
 
   constructor(
     private readonly bin: string,
@@ -140,10 +144,29 @@ export class PgBackRestServer {
     child.on('exit', (code, signal) => {
       this.child = undefined;
       if (this.stopped) return;
+      if (this.restarting) {
+        this.restarting = false;
+        this.start();
+        return;
+      }
       this.logger.warn({ code, signal, stderr: stderr.trim().split('\n').at(-1) }, 'pgBackRest TLS server exited; starting it again');
       this.restartTimer = setTimeout(() => this.start(), 2000);
     });
     this.logger.info({ pid: child.pid }, 'pgBackRest TLS server started');
+  }
+
+  /**
+   * Starts the server again (it reads its certificates only at start). Connections already
+   * accepted are served by their own forked processes, which a SIGTERM to the listener leaves be.
+   */
+  restart(): void {
+    if (this.stopped) return;
+    if (!this.child) {
+      this.start();
+      return;
+    }
+    this.restarting = true;
+    this.child.kill('SIGTERM');
   }
 
   async stop(): Promise<void> {

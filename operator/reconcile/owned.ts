@@ -49,7 +49,7 @@ export async function ensureBackupTlsSecret(deps: ReconcileDeps, ctx: BuildConte
   }
   const current = readBackupTlsSecret(stored);
   if (!current || stored.metadata?.labels?.[Labels.owned] !== 'backup-tls') return;
-  const step = nextCaStep(current, new Date(), () => createCertificateAuthority(caName), policy);
+  const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(caName), policy);
   if (step.kind === 'none') return;
   const next = buildBackupTlsSecret(ctx, step.data);
   const { [backupCaStagedAnnotation]: _staged, ...otherAnnotations } = stored.metadata?.annotations ?? {};

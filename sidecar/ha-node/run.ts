@@ -135,7 +135,7 @@ async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKee
   const server = new PgBackRestServer(keeper.engine.bin, keeper.engine.paths.conf, pg.settings.runAs, log);
   server.start();
   // The operator rotates the CA before it expires: follow the mounted Secret.
-  renewal.follow(server);
+  renewal.follow(server, tlsServer.checkSeconds * 1000);
   return { server, renewal };
 }
 

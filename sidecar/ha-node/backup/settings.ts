@@ -82,6 +82,8 @@ const tlsServerSchema = z.object({
   caFile: fileName,
   caKeyFile: fileName,
   port: z.number().int().min(1).max(65535).default(Ports.pgbackrestServer),
+  /** How often the member looks at the mounted CA for a rotation (seconds). */
+  checkSeconds: z.number().int().min(1).max(3600).default(30),
 });
 
 export const backupConfigSchema = z.object({

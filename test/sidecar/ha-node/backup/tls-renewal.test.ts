@@ -17,7 +17,7 @@ test('a member follows the mounted CA: new files after a switch, none when nothi
     const old = createCertificateAuthority('old-ca');
     writeFileSync(caFile, old.cert);
     writeFileSync(caKeyFile, old.key);
-    const tls = { caFile, caKeyFile, port: 8432 };
+    const tls = { caFile, caKeyFile, port: 8432, checkSeconds: 30 };
     const files = memberTlsFiles({ root: dir } as Parameters<typeof memberTlsFiles>[0]);
     const renewal = new MemberTlsRenewal(tls, '10.0.0.7', files, undefined, createLogger({ name: 'test', level: 'silent' }));
     assert.equal(renewal.renewIfDue(), true, 'first issue');

@@ -1,8 +1,9 @@
 /**
  * Backup benchmark (not a test): pgBackRest as ha-node runs it (lz4, process-max 2, asynchronous
- * archiving) against the plain PostgreSQL tools, on one PostgreSQL 15 filled by pgbench, in one run:
+ * archiving, bundled repository files) against the plain PostgreSQL tools, on one PostgreSQL 15 filled by pgbench, in one run:
  *  - full backup time and size: pgBackRest full vs `pg_basebackup -Fp -X stream`;
- *  - restore to a running primary: pgBackRest restore (--type=immediate) and start, vs a plain copy
+ *  - restore to a running primary: pgBackRest restore and start with ha-node's settings for an
+ *    `immediate` target (WAL fetched when asked, not ahead), vs a plain copy
  *    of the pg_basebackup folder and start (both until the server accepts writes);
  *  - WAL archive lag under a pgbench write load: the age of the oldest segment waiting for the
  *    archiver (ha_backup_archive_pending_age_seconds), sampled every 250 ms, against archive_timeout;
@@ -11,13 +12,14 @@
  * Run: node --import tsx bench/backup.ts   (SCALE=pgbench scale, 70 ≈ 1 GB; LOAD_SECONDS; ROUNDS)
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { archiveParameters } from '../sidecar/ha-node/backup/conf.js';
 import { PgBackRest } from '../sidecar/ha-node/backup/engine.js';
 import { archivePending } from '../sidecar/ha-node/backup/metrics.js';
+import { recoveryParameters, replayPrefetch } from '../sidecar/ha-node/backup/restore.js';
 import { parseBackupConfig } from '../sidecar/ha-node/backup/settings.js';
 import { pgBin, startPostgres, type RunAs, type TestPostgres } from '../test/support/postgres.js';
 import { freePort } from '../test/support/ports.js';
@@ -119,9 +121,16 @@ async function main(): Promise<void> {
       const copySync = copy + (await timed(() => exec('sync', ['-f', copyDir], runAs)));
       const copyStart = copy + (await startCopy(primary, copyDir));
       const restoreDir = ownedDir(work, 'restore', runAs);
-      const restore = await timed(() => engine.run(['restore', `--pg1-path=${restoreDir}`, '--type=immediate', '--target-action=promote'], { timeoutMs: 3600_000 }).then((r) => {
+      // As ha-node restores to `immediate`: the files, then its recovery settings (restore.ts).
+      const restore = await timed(async () => {
+        const r = await engine.run(['restore', `--pg1-path=${restoreDir}`, '--type=none'], { timeoutMs: 3600_000 });
         if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
-      }));
+        const recovery = { target: { immediate: true } };
+        const settings = recoveryParameters(engine.restoreCommand({ prefetch: replayPrefetch(recovery), pgPath: restoreDir }), recovery);
+        appendFileSync(join(restoreDir, 'postgresql.auto.conf'), Object.entries(settings).map(([k, v]) => `${k} = '${v.replace(/'/g, "''")}'\n`).join(''));
+        writeFileSync(join(restoreDir, 'recovery.signal'), '');
+        if (runAs) for (const file of ['postgresql.auto.conf', 'recovery.signal']) chownSync(join(restoreDir, file), runAs.uid, runAs.gid);
+      });
       const restoreStart = restore + (await startCopy(primary, restoreDir));
       // The same restore from an uncompressed full backup: what lz4 decompression costs.
       await engine.run(['backup', '--type=full', '--compress-type=none'], { timeoutMs: 3600_000 });

@@ -4,7 +4,7 @@
  */
 import { chownSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { runTool, writePrivateFile, type RunAs, type RunResult } from '../postgres/runner.js';
-import { archiveParameters, backupPaths, renderPgBackRestConf, type BackupPaths, type LocalServer, type S3Credentials } from './conf.js';
+import { archiveParameters, backupPaths, pgBackRestCommand, renderPgBackRestConf, type BackupPaths, type LocalServer, type S3Credentials } from './conf.js';
 import { parseInfo, type StanzaInfo } from './info.js';
 import type { ToolActivity } from '../postgres/tool-activity.js';
 import type { BackupConfig, Repository } from './settings.js';
@@ -179,8 +179,17 @@ export class PgBackRest {
     await this.runOrThrow('restore', args, { source: true, timeoutMs: 6 * 3600_000 });
   }
 
-  /** restore_command reading the source's archive (used until the restored cluster promotes). */
-  sourceRestoreCommand(): string {
-    return archiveParameters(this.bin, this.paths.sourceConf, this.config.recovery!.stanza, 0).restore_command as string;
+  /**
+   * restore_command reading the source's archive (used until the restored cluster promotes), or
+   * this cluster's own. `prefetch` keeps pgBackRest's asynchronous archive-get (a queue fetched
+   * ahead in parallel: fast over a long replay); without it each segment is fetched when asked,
+   * which spares the async process's start (about 0.4 s, twice) when only a few segments replay.
+   */
+  restoreCommand(options: { source?: boolean; prefetch: boolean; pgPath?: string }): string {
+    const conf = options.source ? this.paths.sourceConf : this.paths.conf;
+    const stanza = options.source ? this.config.recovery!.stanza : this.stanza;
+    // archive-get checks that PostgreSQL runs in pg1-path: a data directory elsewhere must say so.
+    const path = options.pgPath ? [`--pg1-path=${options.pgPath}`] : [];
+    return pgBackRestCommand(this.bin, conf, stanza, [...path, ...(options.prefetch ? [] : ['--no-archive-async']), 'archive-get', '%f', '%p']);
   }
 }

@@ -86,7 +86,7 @@ export function backupForTarget(source: StanzaInfo, recovery: RecoveryConfig): s
 }
 
 /** The target kind a recovery names, for messages ("time", "lsn", ...; "latest" for the end of the archive). */
-export function targetKind(recovery: RecoveryConfig): 'time' | 'lsn' | 'name' | 'xid' | 'immediate' | 'latest' {
+export function targetKind(recovery: Pick<RecoveryConfig, 'target'>): 'time' | 'lsn' | 'name' | 'xid' | 'immediate' | 'latest' {
   const t = recovery.target;
   return t.time ? 'time' : t.lsn ? 'lsn' : t.name ? 'name' : t.xid ? 'xid' : t.immediate ? 'immediate' : 'latest';
 }
@@ -99,8 +99,16 @@ export function postgresTime(iso: string): string {
   return iso.replace('T', ' ').replace(/[zZ]$/, '+00');
 }
 
+/**
+ * Whether the replay fetches WAL ahead (asynchronous archive-get): not for `immediate`, which
+ * replays only the backup's own few segments; pure.
+ */
+export function replayPrefetch(recovery: Pick<RecoveryConfig, 'target'>): boolean {
+  return targetKind(recovery) !== 'immediate';
+}
+
 /** postgresql.conf settings for the replay: the source's archive, the target, promote at the end. */
-export function recoveryParameters(restoreCommand: string, recovery: RecoveryConfig): Record<string, string> {
+export function recoveryParameters(restoreCommand: string, recovery: Pick<RecoveryConfig, 'target'>): Record<string, string> {
   const parameters: Record<string, string> = { restore_command: restoreCommand, recovery_target_action: 'promote' };
   const { time, lsn, name, xid, immediate, exclusive } = recovery.target;
   if (time) parameters.recovery_target_time = postgresTime(time);
@@ -154,7 +162,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   await engine.restore(label);
   pg.state = 'stopped';
   const kept = pg.enforcedParameters;
-  pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.sourceRestoreCommand(), recovery) };
+  pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.restoreCommand({ source: true, prefetch: replayPrefetch(recovery) }), recovery) };
   pg.writeConfig(undefined, false);
   writePrivateFile(join(pg.settings.dataDir, 'recovery.signal'), '', pg.settings.runAs);
   const logFrom = logSize(pg);

@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import { lastRecords, previousSegment } from '../../../../sidecar/ha-node/backup/window.js';
 import { parseBackupRequest } from '../../../../sidecar/ha-node/api/ops/backup-routes.js';
 import { archiveParameters, backupPaths, renderPgBackRestConf } from '../../../../sidecar/ha-node/backup/conf.js';
-import { errorSummary } from '../../../../sidecar/ha-node/backup/engine.js';
+import { errorSummary, PgBackRest } from '../../../../sidecar/ha-node/backup/engine.js';
 import { parseInfo } from '../../../../sidecar/ha-node/backup/info.js';
-import { backupForTarget, postgresTime, recoveryFailure, restoreProblem } from '../../../../sidecar/ha-node/backup/restore.js';
+import { backupForTarget, postgresTime, recoveryFailure, replayPrefetch, restoreProblem } from '../../../../sidecar/ha-node/backup/restore.js';
 import { parseBackupConfig } from '../../../../sidecar/ha-node/backup/settings.js';
 
 const s3 = { kind: 's3', bucket: 'backups', endpoint: 'minio.example', region: 'eu-1', path: '/prod', uriStyle: 'path', keyFile: '/secrets/key', secretKeyFile: '/secrets/secret' };
@@ -139,5 +139,17 @@ describe('restorable window pieces', () => {
     ].join('\n');
     assert.deepEqual(lastRecords(dump), { lsn: '0/4000178', commitTime: '2026-11-28T05:14:00.328Z' });
     assert.deepEqual(lastRecords('pg_waldump: error: could not find a valid record'), {});
+  });
+});
+
+describe('restore_command of a replay', () => {
+  it('fetches WAL ahead over a long replay, on demand for an immediate target', () => {
+    assert.equal(replayPrefetch({ target: { immediate: true } }), false);
+    assert.equal(replayPrefetch({ target: { time: '2026-11-28T05:14:00Z' } }), true);
+    assert.equal(replayPrefetch({ target: {} }), true);
+    const config = parseBackupConfig(JSON.stringify({ stanza: 'db', repositories: [{ kind: 'posix', path: '/repo' }], recovery: { stanza: 'src', repository: { kind: 'posix', path: '/repo' }, target: { immediate: true } } }));
+    const engine = new PgBackRest({ config, server: { dataDir: '/var/lib/pg/data/pgdata', port: 5432, socketDir: '/run', user: 'postgres' }, bin: '/usr/bin/pgbackrest' });
+    assert.equal(engine.restoreCommand({ source: true, prefetch: false }), '/usr/bin/pgbackrest --config=/var/lib/pg/data/pgbackrest/source.conf --stanza=src --no-archive-async archive-get %f %p');
+    assert.equal(engine.restoreCommand({ prefetch: true, pgPath: '/elsewhere' }), '/usr/bin/pgbackrest --config=/var/lib/pg/data/pgbackrest/pgbackrest.conf --stanza=db --pg1-path=/elsewhere archive-get %f %p');
   });
 });

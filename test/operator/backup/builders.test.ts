@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/validate.js';
 import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
+import { buildBackupTlsSecret, readBackupTlsSecret } from '../../../operator/builders/backup-tls.js';
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
 import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
 import type { BackupObject } from '../../../operator/api/backup-kind.js';
@@ -90,9 +91,16 @@ describe('backups on a standby (target prefer-standby)', () => {
   it('mounts the cluster CA, opens the TLS server port and tells ha-node, only with prefer-standby', () => {
     const ctx = { cluster: cluster({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' } }), operatorVersion: '1.0.0' };
     const parsed = parseBackupConfig(JSON.stringify(haNodeBackupSettings(ctx)));
-    assert.deepEqual(parsed.tlsServer, { caFile: '/etc/keelson-backup-tls/ca.crt', caKeyFile: '/etc/keelson-backup-tls/ca.key', port: 8432 });
+    assert.deepEqual(parsed.tlsServer, { caFile: '/etc/keelson-backup-tls/ca.crt', caKeyFile: '/etc/keelson-backup-tls/ca.key', port: 8432, checkSeconds: 30 });
     const spec = buildStatefulSet(ctx).spec!.template.spec!;
     assert.equal(spec.volumes!.find((v) => v.name === 'backup-tls')?.secret?.secretName, 'shop-backup-tls');
+    // Only the signing pair is mounted: a staged CA's key stays in the Secret until it signs.
+    assert.deepEqual(spec.volumes!.find((v) => v.name === 'backup-tls')?.secret?.items?.map((i) => i.key), ['ca.crt', 'ca.key']);
+    const staged = { cert: 'A', key: 'K', nextCert: 'B', nextKey: 'L', stagedAt: '2026-11-28T09:00:00.000Z' };
+    const secret = buildBackupTlsSecret(ctx, staged);
+    assert.deepEqual(Object.keys(secret.data!).sort(), ['ca.crt', 'ca.key', 'next.crt', 'next.key']);
+    assert.deepEqual(readBackupTlsSecret(secret), staged);
+    assert.deepEqual(Object.keys(buildBackupTlsSecret(ctx, { cert: 'A', key: 'K' }).data!).sort(), ['ca.crt', 'ca.key']);
     assert.ok(spec.containers[0]!.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-backup-tls' && m.readOnly));
     assert.ok(spec.containers[0]!.ports!.some((p) => p.containerPort === 8432));
     const onPrimary = { cluster: cluster({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } }), operatorVersion: '1.0.0' };

@@ -20,7 +20,8 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
+    // update: the backup TLS CA is rotated before it expires (reconcile/backup-ca-rotation.ts); credential Secrets never are.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

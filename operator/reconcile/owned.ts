@@ -32,7 +32,7 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shar
  * not make is left alone (a user may bring their own CA in it). The key never leaves the
  * Secret: not logged, not in an Event.
  */
-export async function ensureBackupTlsSecret(deps: ReconcileDeps, ctx: BuildContext, policy?: CaRotationPolicy): Promise<void> {
+export async function ensureBackupTlsSecret(deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>, ctx: BuildContext, policy?: CaRotationPolicy): Promise<void> {
   if (!usesBackupTls(ctx)) return;
   const { name, namespace } = ctx.cluster.metadata;
   const caName = `${name}.${namespace}.backup.keelson.io`;

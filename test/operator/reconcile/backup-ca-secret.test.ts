@@ -1,0 +1,80 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Secret } from '@kubernetes/client-node';
+import { createLogger } from '../../../lib/log.js';
+import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
+import { parseDatabaseCluster } from '../../../operator/api/validate.js';
+import { EventRecorder } from '../../../operator/events.js';
+import { OperatorKubeApi } from '../../../operator/kube-api.js';
+import { ensureBackupTlsSecret } from '../../../operator/reconcile/owned.js';
+import { installCrds } from '../../../local/cluster/stack.js';
+import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+
+/** The operator's side of the backup CA rotation against the stand-in's API server: create, stage, switch, leave a user's CA alone. */
+describe('backup TLS CA Secret: created, then rotated before it expires', { timeout: 60_000 }, () => {
+  let server: TestApiServer;
+  let api: OperatorKubeApi;
+  const logger = createLogger({ name: 'ca-secret', level: 'silent' });
+  const ns = 'default';
+  const decode = (secret: V1Secret, key: string): string | undefined => (secret.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString() : undefined);
+  /** A stored DatabaseCluster (the Secret's owner: the garbage collector removes what an absent owner owns). */
+  const ctxFor = async (name: string) => {
+    const spec = { instances: 1, storage: { size: '1Gi' }, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' } };
+    const stored = await api.custom.createNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', body: { apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name, namespace: ns }, spec } });
+    return { cluster: parseDatabaseCluster(stored), operatorVersion: '1.0.0' };
+  };
+  const read = (name: string) => api.core.readNamespacedSecret({ namespace: ns, name });
+  const reasons = async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.reason);
+
+  before(async () => {
+    server = await startTestApiServer();
+    api = new OperatorKubeApi(server.kubeConfig);
+    await installCrds(server.kubeConfig, logger);
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('creates a ten-year CA, stages a new one within the renewal window, switches after the propagation time', async () => {
+    let now = new Date();
+    const deps = { api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined, now: () => now };
+    const ctx = await ctxFor('shop');
+    await ensureBackupTlsSecret(deps, ctx);
+    const created = await read('shop-backup-tls');
+    assert.equal(pemCertificates(decode(created, 'ca.crt')!).length, 1);
+    await ensureBackupTlsSecret(deps, ctx);
+    assert.equal((await read('shop-backup-tls')).metadata!.resourceVersion, created.metadata!.resourceVersion, 'a CA far from its end is left alone');
+
+    // A CA twenty days from its end (as an old cluster would have).
+    const old = createCertificateAuthority('shop.default.backup.keelson.io', 20);
+    await api.core.replaceNamespacedSecret({ namespace: ns, name: 'shop-backup-tls', body: { ...created, data: { 'ca.crt': Buffer.from(old.cert).toString('base64'), 'ca.key': Buffer.from(old.key).toString('base64') } } });
+    await ensureBackupTlsSecret(deps, ctx);
+    const staged = await read('shop-backup-tls');
+    assert.equal(decode(staged, 'ca.key'), old.key, 'the old CA still signs');
+    const bundle = pemCertificates(decode(staged, 'ca.crt')!);
+    assert.equal(bundle.length, 2);
+    assert.equal(bundle[1]!.trim(), decode(staged, 'next.crt')!.trim());
+    assert.ok(staged.metadata!.annotations!['keelson.io/backup-ca-staged-at']);
+    assert.ok((await reasons()).includes('BackupCaStaged'));
+
+    await ensureBackupTlsSecret(deps, ctx);
+    assert.equal((await read('shop-backup-tls')).metadata!.resourceVersion, staged.metadata!.resourceVersion, 'no switch before the kubelets refreshed');
+    now = new Date(now.getTime() + 4 * 60_000);
+    await ensureBackupTlsSecret(deps, ctx);
+    const switched = await read('shop-backup-tls');
+    assert.equal(decode(switched, 'ca.key'), decode(staged, 'next.key'));
+    assert.deepEqual(pemCertificates(decode(switched, 'ca.crt')!).map((c) => c.trim()), [decode(staged, 'next.crt')!.trim(), old.cert.trim()]);
+    assert.equal(decode(switched, 'next.key'), undefined);
+    assert.equal(switched.metadata!.annotations?.['keelson.io/backup-ca-staged-at'], undefined);
+    assert.equal(switched.metadata!.labels!['keelson.io/owned-kind'], 'backup-tls');
+    assert.ok((await reasons()).includes('BackupCaRotated'));
+  });
+
+  it('leaves a CA the user brought alone, even near its end', async () => {
+    const mine = createCertificateAuthority('my-own-ca', 5);
+    await api.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'own-backup-tls', namespace: ns }, data: { 'ca.crt': Buffer.from(mine.cert).toString('base64'), 'ca.key': Buffer.from(mine.key).toString('base64') } } });
+    const before = await read('own-backup-tls');
+    await ensureBackupTlsSecret({ api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined }, await ctxFor('own'));
+    assert.equal((await read('own-backup-tls')).metadata!.resourceVersion, before.metadata!.resourceVersion);
+  });
+});

@@ -1,10 +1,11 @@
 import pg from 'pg';
-import type { V1Pod } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { isPodReady } from '../../operator/reconcile/status.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
+import { operatorRules } from '../../operator/rbac.js';
 import { eventually } from './support.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
@@ -217,4 +218,17 @@ export function keepWriting(driver: ClusterDriver, service: string, table: strin
       return committed;
     },
   };
+}
+
+/** Grants the user exactly operator/rbac.ts (what the chart's ClusterRole holds), cluster-wide. */
+export async function grantOperatorRules(admin: KubeConfig, user: string): Promise<void> {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({ body: { metadata: { name: user }, rules: operatorRules() } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
 }

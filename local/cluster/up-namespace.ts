@@ -1,9 +1,9 @@
 /**
  * `keelson local up --network namespace`: the stack runs in a child inside a fresh isolated
  * network namespace (ADR 0354); this process stays in the host's namespace and only serves
- * forwarders on 127.0.0.1 (the API server, demo-rw, demo-ro), each piped to a unix socket the
- * child serves inside. The host never sends to the private pod or node addresses. It is what
- * `local up` does by default when it runs as root (local/cluster/network-choice.ts).
+ * forwarders on 127.0.0.1 (the API server, the member proxy for keelson ctl, demo-rw, demo-ro,
+ * the pooler), each piped to a unix socket the child serves inside. The host never sends to the
+ * private pod or node addresses. `--network auto` picks it as root (local/cluster/network-choice.ts).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';

@@ -20,7 +20,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { apiStatusCode, loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';

@@ -209,7 +209,11 @@ if (missing && process.env.CI === 'true') {
         const pods = await demo.pods();
         const s = await demo.status();
         const updated = pods.every((p) => p.metadata?.labels?.['controller-revision-hash'] === revision && p.spec?.containers[0]?.image === newImage && !p.metadata?.deletionTimestamp);
-        return pods.length === 2 && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1;
+        if (pods.length === 2 && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1) return true;
+        // Thrown, not returned: a timeout then says where the rollout stood.
+        const podsText = pods.map((p) => `${p.metadata?.name}:${p.metadata?.labels?.['controller-revision-hash']}:${p.spec?.containers[0]?.image}${p.metadata?.deletionTimestamp ? ':deleting' : ''}`).join(' ');
+        const events = (await demo.events()).slice(-4).map((e) => `${e.reason}: ${e.message}`).join(' | ');
+        throw new Error(`revision ${revision}; pods ${podsText}; phase ${s.phase}; members ${JSON.stringify(s.members?.map((m) => [m.name, m.role]))}; conditions ${JSON.stringify(s.conditions?.map((c) => [c.type, c.status, c.reason, c.message]))}; events ${events}`);
       }, 180_000);
       const committed = await writer.stop();
       const replaced = await tracker.stop();

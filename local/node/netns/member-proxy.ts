@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { splice } from '../../../lib/splice.js';
 import { assertIsolated } from './isolation.js';
 import type { NodeSubnet } from './subnet.js';
 
@@ -19,16 +20,6 @@ export function tunnelTarget(authority: string | undefined, subnet: Pick<NodeSub
   if (prefix !== subnet.prefix || Number(octet) < subnet.firstPod || Number(octet) > subnet.lastPod) return { refused: `${prefix}.${octet} is not a pod address of ${subnet.prefix}.0/24` };
   if (port < 1 || port > 65535) return { refused: `port ${port} is out of range` };
   return { host: `${prefix}.${octet}`, port };
-}
-
-function splice(a: Socket, b: Socket): void {
-  a.pipe(b).pipe(a);
-  const close = (): void => {
-    a.destroy();
-    b.destroy();
-  };
-  a.once('error', close).once('close', close);
-  b.once('error', close).once('close', close);
 }
 
 /** Serves the member proxy on `socketPath` (checked: this namespace must be isolated). */

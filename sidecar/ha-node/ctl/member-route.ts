@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { inHostNetworkNamespace, isLoopbackHost } from '../../../lib/host-network.js';
+import { splice } from '../../../lib/splice.js';
 import { loadKubeConfig } from '../../../lib/kube/client.js';
 import { clusterExtension, kubeconfigFiles, memberProxyExtension } from '../../../lib/kube/kubeconfig-extensions.js';
 import { UnreachableError } from './client-errors.js';
@@ -114,15 +115,7 @@ export async function memberEndpoint(route: MemberRoute | undefined, host: strin
   const proxy = route.proxy;
   const server: Server = createServer((client) => {
     openTunnel(proxy, host, port, timeoutMs).then(
-      (upstream) => {
-        client.pipe(upstream).pipe(client);
-        const close = (): void => {
-          client.destroy();
-          upstream.destroy();
-        };
-        client.once('close', close).once('error', close);
-        upstream.once('close', close).once('error', close);
-      },
+      (upstream) => splice(client, upstream),
       () => client.destroy(),
     );
   });

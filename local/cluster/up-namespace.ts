@@ -1,19 +1,23 @@
 /**
  * `keelson local up --network namespace`: the stack runs in a child inside a fresh isolated
  * network namespace (ADR 0354); this process stays in the host's namespace and only serves
- * forwarders on 127.0.0.1 (the API server, demo-rw, demo-ro), each piped to a unix socket the
- * child serves inside. The host never sends to the private pod or node addresses. It is what
- * `local up` does by default when it runs as root (local/cluster/network-choice.ts).
+ * forwarders on 127.0.0.1 (the API server, the member proxy for keelson ctl, demo-rw, demo-ro,
+ * the pooler), each piped to a unix socket the child serves inside. The host never sends to the
+ * private pod or node addresses. `--network auto` picks it as root (local/cluster/network-choice.ts).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
+import { yaml } from '../../lib/yaml.js';
+import { memberProxyExtension } from '../../lib/kube/kubeconfig-extensions.js';
 import { serveLoopbackToUnix, serveUnixToTcp } from '../node/netns/forward.js';
+import { serveMemberProxy } from '../node/netns/member-proxy.js';
+import type { NodeSubnet } from '../node/netns/subnet.js';
 import { spawnIsolated } from '../node/netns/isolated-run.js';
 
-export const forwardNames = ['api', 'rw', 'ro', 'pooler'] as const;
+export const forwardNames = ['api', 'members', 'rw', 'ro', 'pooler'] as const;
 /** The demo's Services the host reaches through a forwarder each. */
-export type ServiceForward = Exclude<(typeof forwardNames)[number], 'api'>;
+export type ServiceForward = Exclude<(typeof forwardNames)[number], 'api' | 'members'>;
 export type ForwardPorts = Record<(typeof forwardNames)[number], number>;
 const portsVariable = 'KEELSON_LOCAL_FORWARD_PORTS';
 
@@ -67,13 +71,24 @@ export async function runLocalUpIsolated(dir: string, childArgv: string[]): Prom
   process.exit(code);
 }
 
-/** Child side, once the API server runs: the host kubeconfig and the API socket. */
-export async function serveApiForward(dir: string, ports: ForwardPorts, apiServerUrl: string, adminKubeconfig: string): Promise<Server> {
+/**
+ * The host's kubeconfig: the admin's, with the server at the API forwarder and the member proxy
+ * forwarder named in the cluster's `keelson.io/member-proxy` extension, which `keelson ctl` follows.
+ */
+export function hostKubeconfigText(adminKubeconfig: string, ports: Pick<ForwardPorts, 'api' | 'members'>): string {
+  const doc = yaml().parse(adminKubeconfig) as { clusters?: Array<{ cluster?: Record<string, unknown> }> };
+  for (const entry of doc.clusters ?? []) {
+    entry.cluster = { ...entry.cluster, server: `https://127.0.0.1:${ports.api}`, extensions: [{ name: memberProxyExtension, extension: { url: `http://127.0.0.1:${ports.members}` } }] };
+  }
+  return yaml().stringify(doc);
+}
+
+/** Child side, once the API server runs: the host kubeconfig, the API socket and the member proxy socket. */
+export async function serveApiForward(dir: string, ports: ForwardPorts, apiServerUrl: string, adminKubeconfig: string, subnet: NodeSubnet): Promise<Server[]> {
   const url = new URL(apiServerUrl);
-  const text = readFileSync(adminKubeconfig, 'utf8').replace(/server: \S+/g, `server: https://127.0.0.1:${ports.api}`);
   rmSync(hostKubeconfigPath(dir), { force: true });
-  writeFileSync(hostKubeconfigPath(dir), text, { mode: 0o600 });
-  return serveUnixToTcp(forwardSocket(dir, 'api'), { host: url.hostname, port: Number(url.port) });
+  writeFileSync(hostKubeconfigPath(dir), hostKubeconfigText(readFileSync(adminKubeconfig, 'utf8'), ports), { mode: 0o600 });
+  return Promise.all([serveUnixToTcp(forwardSocket(dir, 'api'), { host: url.hostname, port: Number(url.port) }), serveMemberProxy(forwardSocket(dir, 'members'), subnet)]);
 }
 
 /** Child side, once the Services exist: demo-rw, demo-ro and demo-pooler-rw sockets to their cluster IPs. */

@@ -9,6 +9,7 @@ import type { BackupObject } from '../../operator/api/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
+import { nodeSubnet } from '../node/netns/subnet.js';
 import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, nodeNamespaceKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
@@ -85,6 +86,8 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
   }
   // Pod addresses exist only inside the node namespace: enter it (this process's) to reach them.
   if (forward) lines.push(`  pod URLs:    nsenter --net=/proc/$(cat ${pidFile(dir)})/ns/net curl <url>   (as root; pod addresses are reachable only inside the node namespace)`);
+  // ctl finds the members through the Leases; in namespace mode the kubeconfig names the 127.0.0.1 member proxy it tunnels through.
+  lines.push(`  keelson ctl: keelson ctl --kubeconfig ${kubeconfig} -c ${clusterName} list   (switchover, restart, ...)`);
   if (faultInjection) lines.push(`  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`);
   lines.push(`  stop:        keelson local down --dir ${dir}`);
   return lines;
@@ -166,7 +169,7 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   const kubeconfigPath = options.network === 'namespace' ? nodeNamespaceKubeconfigPath(dir) : undefined;
   const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network, kubeconfigPath });
   const forward = options.network === 'namespace' ? forwardPortsFromEnv() : undefined;
-  if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath);
+  if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath, nodeSubnet());
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

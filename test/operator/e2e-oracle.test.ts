@@ -20,7 +20,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { apiStatusCode, loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
@@ -28,29 +28,15 @@ import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
 import { installCrds } from '../../local/cluster/stack.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { operatorRules } from '../../operator/rbac.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';
-import { clusterDriver, deleteCluster, failOver, viaSelector, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, deleteCluster, failOver, grantOperatorRules, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { eventually, writesDuringIdlePasses } from './support.js';
 
 const ns = 'default';
 const logger = createLogger({ name: 'e2e-oracle', level: process.env.LOG_LEVEL ?? 'silent' });
 const missing = oracleMissing();
 const operatorUser = 'keelson-operator';
-
-/** Grants the operator's user exactly operator/rbac.ts (what the chart's ClusterRole holds), cluster-wide. */
-async function grantOperatorRules(admin: KubeConfig): Promise<void> {
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({ body: { metadata: { name: operatorUser }, rules: operatorRules() } });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: operatorUser },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: operatorUser },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser }],
-    },
-  });
-}
 
 if (missing && process.env.CI === 'true') {
   describe('operator end to end on kube-apiserver 1.20.2', () => {
@@ -76,7 +62,7 @@ if (missing && process.env.CI === 'true') {
       oracle = await startOracleApiServer({ authorizationMode: 'RBAC', users: { [operatorUser]: operatorToken } });
       operatorKubeconfig = join(dir, 'operator-kubeconfig');
       writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), { mode: 0o600 });
-      await grantOperatorRules(oracle.kubeConfig);
+      await grantOperatorRules(oracle.kubeConfig, operatorUser);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaSelector);
       await installCrds(oracle.kubeConfig, logger);

@@ -1,10 +1,12 @@
+import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { V1Pod } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type AppsV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { isPodReady } from '../../operator/reconcile/status.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
+import { operatorRules } from '../../operator/rbac.js';
 import { eventually } from './support.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
@@ -217,4 +219,55 @@ export function keepWriting(driver: ClusterDriver, service: string, table: strin
       return committed;
     },
   };
+}
+
+/** Grants the user exactly operator/rbac.ts (what the chart's ClusterRole holds), cluster-wide. */
+export async function grantOperatorRules(admin: KubeConfig, user: string): Promise<void> {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({ body: { metadata: { name: user }, rules: operatorRules() } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
+}
+
+/**
+ * Changes the image (through `patch`) while writing through `<name>-rw`, waits until every pod
+ * runs it on the StatefulSet's new update revision with one primary, and checks what every
+ * rollout must hold: each pod replaced once, the old primary last and as a replica, writes went
+ * on, none committed was lost. Returns the replacements for checks of the caller's own.
+ */
+export async function rollOutImage(apps: AppsV1Api, namespace: string, driver: ClusterDriver, options: { name: string; image: string; instances: number; table: string; patch: () => Promise<void>; timeoutMs: number }) {
+  const before = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
+  const oldPrimary = (await driver.status()).currentPrimary!;
+  const tracker = trackPods(driver);
+  const writer = keepWriting(driver, `${options.name}-rw`, options.table, 1000);
+  await options.patch();
+  const revision = await eventually('a new update revision', async () => {
+    const rev = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
+    return rev && rev !== before ? rev : undefined;
+  }, 30_000);
+  await eventually('every pod on the new revision and image, one primary', async () => {
+    const pods = await driver.pods();
+    const s = await driver.status();
+    const updated = pods.every((p) => p.metadata?.labels?.['controller-revision-hash'] === revision && p.spec?.containers[0]?.image === options.image && !p.metadata?.deletionTimestamp);
+    if (pods.length === options.instances && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1) return true;
+    // Thrown, not returned: a timeout then says where the rollout stood.
+    const podsText = pods.map((p) => `${p.metadata?.name}:${p.metadata?.labels?.['controller-revision-hash']}:${p.spec?.containers[0]?.image}${p.metadata?.deletionTimestamp ? ':deleting' : ''}`).join(' ');
+    const events = (await driver.events()).slice(-4).map((e) => `${e.reason}: ${e.message}`).join(' | ');
+    throw new Error(`revision ${revision}; pods ${podsText}; ${describeStatus(s)}; events ${events}`);
+  }, options.timeoutMs);
+  const committed = await writer.stop();
+  const replaced = await tracker.stop();
+  assert.deepEqual(replaced.map((r) => r.name).sort(), Array.from({ length: options.instances }, (_, i) => `${options.name}-${i}`), 'each pod replaced once');
+  const last = replaced.at(-1)!;
+  assert.equal(last.name, oldPrimary, 'the old primary last');
+  assert.equal(last.role, 'replica', 'the old primary was switched over before its pod went');
+  assert.ok(committed.length > 0, 'writes went on during the rollout');
+  const present = new Set(await eventually(`${options.name}-rw answers`, async () => (await driver.query(`${options.name}-rw`, `SELECT id FROM ${options.table} ORDER BY id`)).map((r) => r.id as number), 30_000));
+  assert.deepEqual(committed.filter((id) => !present.has(id)), [], 'every committed write survived the rollout');
+  return { oldPrimary, replaced };
 }

@@ -7,7 +7,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { createLogger } from '../../lib/log.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { clusterDriver, deleteCluster, failOver, keepWriting, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, deleteCluster, failOver, rollOutImage, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
 
@@ -98,34 +98,13 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
 
   it('an image change rolls through real StatefulSet revisions: replicas, switchover, old primary; no committed write lost', async () => {
     const apps = api.kubeConfig.makeApiClient(AppsV1Api);
-    const before = (await apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' })).status?.updateRevision;
-    const oldPrimary = (await demo.status()).currentPrimary!;
-    const tracker = trackPods(demo);
-    const writer = keepWriting(demo, 'demo-rw', 'e2e', 1000);
-    await kubectl('patch', 'dbc/demo', '--type=merge', '-p', JSON.stringify({ spec: { image: newImage } }));
-    const revision = await eventually('a new update revision', async () => {
-      const rev = (await apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' })).status?.updateRevision;
-      return rev && rev !== before ? rev : undefined;
-    }, 30_000);
-    await eventually('every pod on the new revision and image, one primary', async () => {
-      const pods = await demo.pods();
-      const s = await demo.status();
-      const updated = pods.every((p) => p.metadata?.labels?.['controller-revision-hash'] === revision && p.spec?.containers[0]?.image === newImage && !p.metadata?.deletionTimestamp);
-      return pods.length === 2 && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1;
-    }, 120_000);
-    const committed = await writer.stop();
-    const replaced = await tracker.stop();
-    assert.deepEqual(replaced.map((r) => r.name).sort(), ['demo-0', 'demo-1'], 'each pod replaced once');
+    const patch = () => kubectl('patch', 'dbc/demo', '--type=merge', '-p', JSON.stringify({ spec: { image: newImage } })).then(() => undefined);
+    const { oldPrimary, replaced } = await rollOutImage(apps, ns, demo, { name: 'demo', image: newImage, instances: 2, table: 'e2e', patch, timeoutMs: 120_000 });
     const [first, last] = replaced;
     assert.notEqual(first!.name, oldPrimary, 'a replica is replaced first');
     assert.equal(first!.role, 'replica');
-    assert.equal(last!.name, oldPrimary, 'the old primary last');
-    assert.equal(last!.role, 'replica', 'the old primary was switched over before its pod went');
     assert.ok(last!.primaryThen && last!.primaryThen !== oldPrimary, `another pod was primary when ${oldPrimary} went`);
     assert.ok((await demo.events()).some((e) => e.reason === 'Switchover' && /rolling update/.test(e.message ?? '')), 'the rollout switched over by itself');
-    assert.ok(committed.length > 0, 'writes went on during the rollout');
-    const present = new Set(await eventually('demo-rw answers', ids, 30_000));
-    assert.deepEqual(committed.filter((id) => !present.has(id)), [], 'every committed write survived the rollout');
   });
 
   it('a parameter change that needs a restart rolls through ha-node without losing committed writes', async () => {

@@ -4,20 +4,10 @@
  * to host:port there; a process in the host's namespace listens on 127.0.0.1 and pipes each
  * connection to that unix socket. The host side only ever connects to a file path.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer, connect, type Server } from 'node:net';
 import { rmSync } from 'node:fs';
+import { splice } from '../../../lib/splice.js';
 import { assertIsolated } from './isolation.js';
-
-function pipe(client: Socket, upstream: Socket): void {
-  client.pipe(upstream);
-  upstream.pipe(client);
-  const close = (): void => {
-    client.destroy();
-    upstream.destroy();
-  };
-  client.once('error', close).once('close', close);
-  upstream.once('error', close).once('close', close);
-}
 
 function listening(server: Server, listen: (done: () => void) => void): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -33,14 +23,14 @@ function listening(server: Server, listen: (done: () => void) => void): Promise<
 export async function serveUnixToTcp(socketPath: string, target: { host: string; port: number }): Promise<Server> {
   await assertIsolated();
   rmSync(socketPath, { force: true });
-  const server = createServer((client) => pipe(client, connect({ host: target.host, port: target.port })));
+  const server = createServer((client) => splice(client, connect({ host: target.host, port: target.port })));
   return listening(server, (done) => server.listen(socketPath, done));
 }
 
 /** In the host's namespace: `host:port` (loopback only) forwards to the unix socket. Port 0 picks one. */
 export async function serveLoopbackToUnix(socketPath: string, port = 0, host = '127.0.0.1'): Promise<{ server: Server; port: number }> {
   if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) throw new Error(`forwarders listen on loopback only, not on "${host}"`);
-  const server = createServer((client) => pipe(client, connect({ path: socketPath })));
+  const server = createServer((client) => splice(client, connect({ path: socketPath })));
   await listening(server, (done) => server.listen(port, host, done));
   const address = server.address();
   return { server, port: typeof address === 'object' && address ? address.port : port };

@@ -6,6 +6,7 @@
  * out they would leave the machine, so the node agent refuses to start unless this check passes.
  */
 import { readlinkSync, statSync } from 'node:fs';
+import { hostNetworkNamespace } from '../../../lib/host-network.js';
 import { ipJson, runTool } from './commands.js';
 import { bridgeName, namespacePath, podNamespacePrefix } from './subnet.js';
 
@@ -59,18 +60,6 @@ export function isolationProblems(facts: NetworkFacts): string[] {
   return problems;
 }
 
-/**
- * The host's namespace as `net:[inode]`: pid 1's when readable (it may not be, even to root, when
- * pid 1 holds capabilities we lack), else the one a launcher recorded when it isolated us.
- */
-function hostNamespace(): string | undefined {
-  try {
-    return readlinkSync('/proc/1/ns/net');
-  } catch {
-    return process.env.KEELSON_HOST_NETNS || undefined;
-  }
-}
-
 function namespaceInode(path: string): number | undefined {
   try {
     return statSync(path).ino;
@@ -81,7 +70,7 @@ function namespaceInode(path: string): number | undefined {
 
 /** Reads routes (every table, both families), links and peer namespaces of this process's namespace. */
 export async function readNetworkFacts(): Promise<NetworkFacts> {
-  const host = hostNamespace();
+  const host = hostNetworkNamespace();
   const hostInode = host ? Number(/\[(\d+)\]/.exec(host)?.[1]) : undefined;
   const own = readlinkSync('/proc/self/ns/net');
   const [v4, v6, links, ids] = await Promise.all([

@@ -1,21 +1,17 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { authorizationHeader, type ApiCredentials } from '../ops/auth.js';
+import { UnreachableError, OperationError } from './client-errors.js';
+import { checkDirect, openTunnel, type MemberRoute } from './member-route.js';
+
+export { UnreachableError, OperationError };
 
 /** A reply from a member's REST API. */
 export interface ApiReply {
   status: number;
   text: string;
-}
-
-/** Failure to reach any member: exit code 3, distinct from a refused operation (1). */
-export class UnreachableError extends Error {}
-
-/** Refusal by the API (non-2xx), carrying the member's text for the user. */
-export class OperationError extends Error {
-  constructor(readonly status: number, text: string) {
-    super(text);
-  }
 }
 
 /** Credentials looked up only when a request needs them (e.g. read from a Kubernetes Secret). */
@@ -29,6 +25,8 @@ export interface ClientOptions {
   ca?: string;
   /** Skip certificate verification (testing only). */
   insecure?: boolean;
+  /** How members are reached from here (member-route.ts); direct without checks when absent. */
+  route?: MemberRoute;
 }
 
 /** Strips the node-document path from an api_url ("http://h:8008/ha" → "http://h:8008"). */
@@ -60,9 +58,18 @@ export async function callMember(base: string, method: string, path: string, bod
     headers['Content-Type'] = 'application/json';
     headers['Content-Length'] = Buffer.byteLength(payload);
   }
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const https = url.protocol === 'https:';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let tunnel: Socket | undefined;
+  if (options.route?.proxy) tunnel = await openTunnel(options.route.proxy, host, Number(url.port || (https ? 443 : 80)), options.timeoutMs);
+  else checkDirect(options.route, host);
+  const tls = https ? { ca: options.ca, rejectUnauthorized: !options.insecure } : {};
+  // Through a tunnel the request rides the CONNECT socket (TLS on top of it for https members). No
+  // agent: node:http uses createConnection only without one (an agent would dial the address itself).
+  const viaTunnel = tunnel ? { agent: undefined, createConnection: () => (https ? tlsConnect({ socket: tunnel, host, ...(isIP(host) ? {} : { servername: host }), ...tls }) : tunnel) } : {};
+  const send = https ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method, headers, timeout: options.timeoutMs, ...(url.protocol === 'https:' ? { ca: options.ca, rejectUnauthorized: !options.insecure } : {}) }, (res) => {
+    const req = send(url, { method, headers, timeout: options.timeoutMs, ...tls, ...viaTunnel }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -4,6 +4,7 @@ import { names, SecretKeys } from '../../../operator/naming.js';
 import { Label, memberFromLease } from '../dcs/lease-codec.js';
 import type { ApiCredentials } from '../ops/auth.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
+import { MemberAddressRefused } from './member-route.js';
 
 /** The member list of GET /cluster as ctl uses it. */
 export interface ClusterMember {
@@ -89,6 +90,7 @@ export async function readCluster(bases: string[], options: ClientOptions): Prom
       const cluster = jsonOf<ClusterDocument>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster');
       return { cluster, via: base };
     } catch (error) {
+      if (error instanceof MemberAddressRefused) throw error; // every member would be refused the same way
       errors.push(error instanceof Error ? error.message : String(error));
     }
   }

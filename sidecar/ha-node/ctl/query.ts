@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { OperationError } from './client.js';
+import { memberEndpoint } from './member-route.js';
 import { CtlExit, load, UsageError, type CtlContext } from './context.js';
 import { leaderOf, memberNamed, type ClusterDocument, type ClusterMember } from './discovery.js';
 import { machine, table } from './render.js';
@@ -82,9 +83,11 @@ export async function queryCommand(ctx: CtlContext, options: QueryOptions): Prom
   const { cluster } = await load(ctx);
   const member = chooseMember(cluster, options);
   const { host, port } = addressOf(member);
+  // Through the member proxy when the route has one (a local stack's pod addresses exist only inside it).
+  const endpoint = await memberEndpoint(ctx.client.route, host, port, ctx.client.timeoutMs);
   const client = new pg.Client({
-    host,
-    port,
+    host: endpoint.host,
+    port: endpoint.port,
     database: options.dbname ?? process.env.PGDATABASE ?? 'postgres',
     user: options.dbUser ?? process.env.PGUSER ?? 'postgres',
     application_name: 'keelson ctl query',
@@ -94,6 +97,7 @@ export async function queryCommand(ctx: CtlContext, options: QueryOptions): Prom
   try {
     await client.connect();
   } catch (error) {
+    endpoint.close();
     throw new OperationError(0, `cannot connect to ${member.name} (${host}:${port}): ${(error as Error).message}`);
   }
   try {
@@ -113,5 +117,6 @@ export async function queryCommand(ctx: CtlContext, options: QueryOptions): Prom
     throw new OperationError(0, `${member.name}: ${(error as Error).message}`);
   } finally {
     await client.end().catch(() => undefined);
+    endpoint.close();
   }
 }

@@ -5,6 +5,7 @@ import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
 import { onceSource, OperationError, UnreachableError } from './client.js';
 import { credentialsFromClusterSecret } from './discovery.js';
+import { resolveMemberRoute } from './member-route.js';
 import type { CtlFlags } from './options.js';
 import { parseFormat } from './render.js';
 
@@ -73,7 +74,7 @@ export async function execute(
     const credentials = credentialsFrom(flags, env) ?? onceSource(() => credentialsFromClusterSecret(target));
     const ctx: CtlContext = {
       target,
-      client: { credentials, timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure },
+      client: { credentials, timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure, route: resolveMemberRoute(target.kubeconfig, env) },
       format: parseFormat(flags.output),
       out: (text) => io.out(text),
       confirm: askTerminal,

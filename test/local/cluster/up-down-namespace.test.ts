@@ -1,23 +1,25 @@
 /**
  * `keelson local up --network auto` as root through the real CLI: namespace mode is chosen, the stack runs in an isolated namespace, and this test (in the host's namespace)
- * reaches kubectl (DIR/kubeconfig, as in loopback mode) and PostgreSQL only through the
- * forwarders on 127.0.0.1; pod URLs only through the printed nsenter into the node namespace.
- * `local down` stops everything and leaves no pod namespace.
+ * reaches kubectl (DIR/kubeconfig, as in loopback mode), PostgreSQL and `keelson ctl` (list,
+ * switchover) only through the forwarders on 127.0.0.1; pod URLs only through the printed nsenter
+ * into the node namespace. ctl with a kubeconfig that names no member proxy refuses the private
+ * pod addresses. `local down` stops everything and leaves no pod namespace.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { nodeId } from '../../../local/node/netns/subnet.js';
+import { eventually } from '../../operator/support.js';
 import { keelson, localUpDir, run } from './cli.js';
 
 describe('keelson local up --network auto as root: network namespaces', { timeout: 300_000 }, () => {
   const dir = localUpDir('keelson-local-netns-');
 
-  it('serves kubectl and psql on 127.0.0.1 forwarders, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--network', 'auto');
+  it('serves kubectl, psql and keelson ctl on 127.0.0.1 forwarders, and down stops it all', async () => {
+    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '2', '--detach', '--network', 'auto');
     assert.match(stdout, /^network: namespace: pods in network namespaces/m, 'auto picks namespace mode as root');
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     const kubeconfig = join(dir, 'kubeconfig');
@@ -33,16 +35,39 @@ describe('keelson local up --network auto as root: network namespaces', { timeou
     const stackPid = readFileSync(enter, 'utf8').trim();
     assert.notEqual(readlinkSync(`/proc/${stackPid}/ns/net`), readlinkSync('/proc/self/ns/net'), 'the recorded process is not in the host\'s namespace');
     const { stdout: cluster } = await run('nsenter', [`--net=/proc/${stackPid}/ns/net`, 'curl', '-sf', '--max-time', '5', ha]);
-    assert.equal((JSON.parse(cluster) as { members: Array<{ role: string }> }).members[0]?.role, 'leader');
+    assert.ok((JSON.parse(cluster) as { members: Array<{ role: string }> }).members.some((m) => m.role === 'leader'));
 
     const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'kcache'), ...args]);
-    assert.match((await kubectl('get', 'dbc', 'demo', '--no-headers')).stdout, /demo\s+1\s+1\s+demo-0\s+Healthy/);
+    assert.match((await kubectl('get', 'dbc', 'demo', '--no-headers')).stdout, /demo\s+2\s+2\s+demo-\d\s+Healthy/);
     assert.match((await kubectl('get', 'pod', 'demo-0', '-o', 'jsonpath={.status.podIP}')).stdout, /^10\.213\.0\.\d+$/);
     const encoded = (await kubectl('get', 'secret', 'demo-superuser', '-o', 'jsonpath={.data.password}')).stdout;
     const client = new pg.Client({ host: '127.0.0.1', port: rwPort, user: 'postgres', password: Buffer.from(encoded, 'base64').toString(), database: 'postgres' });
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the forwarder reaches the primary');
     await client.end();
+
+    // keelson ctl as printed: members found through the Leases, reached through the member proxy forwarder.
+    assert.match(stdout, new RegExp(`keelson ctl: keelson ctl --kubeconfig ${kubeconfig} -c demo list`));
+    const ctl = (...args: string[]) => keelson('ctl', '--kubeconfig', kubeconfig, '-c', 'demo', ...args);
+    const members = () => ctl('list', '-o', 'json').then(({ stdout: json }) => (JSON.parse(json) as { members: Array<{ name: string; role: string; state: string; lag?: number | string }> }).members);
+    assert.match((await ctl('list')).stdout, /demo-0[\s\S]*demo-1/, 'the table lists both members');
+    const listed = await members();
+    const leader = listed.find((m) => m.role === 'leader')?.name;
+    const candidate = listed.find((m) => m.role !== 'leader')?.name;
+    assert.ok(leader && candidate, `a leader and a replica: ${JSON.stringify(listed)}`);
+    // The first backup's WAL may still be on its way: a switchover waits for a streaming replica within maximum_lag_on_failover.
+    await eventually('the replica streams and has caught up', async () => (await members()).some((m) => m.name === candidate && m.state === 'streaming' && typeof m.lag === 'number' && m.lag < 1_048_576), 60_000);
+    const { stdout: switched } = await ctl('switchover', '--candidate', candidate, '--force');
+    assert.match(switched, new RegExp(`Successfully switched over to "${candidate}"`));
+    await eventually('ctl list shows the new leader', async () => (await members()).find((m) => m.role === 'leader')?.name === candidate, 30_000);
+
+    // The same cluster through a kubeconfig without the member proxy: refused before anything is sent.
+    const bare = join(dir, 'no-proxy.kubeconfig');
+    writeFileSync(bare, readFileSync(kubeconfig, 'utf8').replace(/\n\s+extensions:\n(\s+- .*\n|\s{6,}.*\n)+/, '\n'), { mode: 0o600 });
+    assert.doesNotMatch(readFileSync(bare, 'utf8'), /member-proxy/);
+    const refused = await keelson('ctl', '--kubeconfig', bare, '-c', 'demo', 'list').then(() => undefined, (error: { code?: number; stderr?: string }) => error);
+    assert.equal(refused?.code, 3, 'nothing reachable from here');
+    assert.match(refused?.stderr ?? '', /refusing to send to member address 10\.213\.0\.\d+: the cluster's API server is on this machine/);
 
     const { stdout: down } = await keelson('local', 'down', '--dir', dir);
     assert.match(down, /stopped/);

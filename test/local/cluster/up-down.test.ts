@@ -58,6 +58,10 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     await app.connect();
     assert.equal((await app.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the pooler reaches the primary');
     await app.end();
+    // keelson ctl as printed: in loopback mode the members' addresses are loopback ones, reached directly.
+    assert.match(stdout, new RegExp(`keelson ctl: keelson ctl --kubeconfig ${dir}/kubeconfig -c demo list`));
+    const { stdout: ctlList } = await keelson('ctl', '--kubeconfig', join(dir, 'kubeconfig'), '-c', 'demo', 'list', '-o', 'json');
+    assert.equal((JSON.parse(ctlList) as { members: Array<{ name: string; role: string }> }).members.find((m) => m.name === 'demo-0')?.role, 'leader');
     const exporter = /exporter (http:\/\/[\d.]+:9630\/metrics)/.exec(stdout)?.[1];
     assert.ok(exporter, 'prints the exporter URL');
     assert.match(await (await fetch(exporter)).text(), /^pg_up 1$/m, 'the exporter sidecar reaches PostgreSQL with the Secret credentials');

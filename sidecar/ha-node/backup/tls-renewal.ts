@@ -19,14 +19,14 @@ export function caFingerprint(tls: TlsServerConfig): string {
   return createHash('sha256').update(readFileSync(tls.caFile)).update('\0').update(readFileSync(tls.caKeyFile)).digest('hex');
 }
 
-/** Whether this member's certificates must be issued again: a new CA Secret, or one of them ending soon. */
-export function renewalDue(issuedFrom: string | undefined, current: string, files: MemberTlsFiles, now = new Date()): boolean {
-  if (issuedFrom !== current) return true;
-  try {
-    return [files.serverCert, files.clientCert].some((file) => certificateNotAfter(readFileSync(file, 'utf8')).getTime() - now.getTime() < renewBeforeMs);
-  } catch {
-    return true;
-  }
+/** Whether this member's certificates must be issued again: a new CA Secret, or the first of them ending soon. */
+export function renewalDue(issuedFrom: string | undefined, current: string, validUntilMs: number | undefined, now = new Date()): boolean {
+  return issuedFrom !== current || validUntilMs === undefined || validUntilMs - now.getTime() < renewBeforeMs;
+}
+
+/** When the first of this member's certificates ends (read once, after they are issued). */
+function earliestNotAfter(files: MemberTlsFiles): number {
+  return Math.min(...[files.serverCert, files.clientCert].map((file) => certificateNotAfter(readFileSync(file, 'utf8')).getTime()));
 }
 
 export interface RestartableServer {
@@ -36,6 +36,7 @@ export interface RestartableServer {
 export class MemberTlsRenewal {
   private timer: NodeJS.Timeout | undefined;
   private issuedFrom: string | undefined;
+  private validUntilMs: number | undefined;
 
   constructor(
     private readonly tls: TlsServerConfig,
@@ -48,9 +49,10 @@ export class MemberTlsRenewal {
   /** Issues this member's certificates when due; true when it did. Errors are the caller's. */
   renewIfDue(): boolean {
     const current = caFingerprint(this.tls);
-    if (!renewalDue(this.issuedFrom, current, this.files)) return false;
+    if (!renewalDue(this.issuedFrom, current, this.validUntilMs)) return false;
     issueMemberCertificates(this.tls, this.podIp, this.files, this.runAs);
     this.issuedFrom = current;
+    this.validUntilMs = earliestNotAfter(this.files);
     return true;
   }
 
@@ -59,7 +61,7 @@ export class MemberTlsRenewal {
     this.timer = setInterval(() => {
       try {
         if (this.renewIfDue()) {
-          this.logger.info({ notAfter: certificateNotAfter(readFileSync(this.files.serverCert, 'utf8')).toISOString() }, 'issued new pgBackRest TLS certificates from the cluster CA; restarting the TLS server');
+          this.logger.info({ notAfter: new Date(this.validUntilMs ?? 0).toISOString() }, 'issued new pgBackRest TLS certificates from the cluster CA; restarting the TLS server');
           server.restart();
         }
       } catch (error) {

@@ -27,7 +27,7 @@ test('a member follows the mounted CA: new files after a switch, none when nothi
     const next = createCertificateAuthority('new-ca');
     writeFileSync(caFile, next.cert + old.cert);
     writeFileSync(caKeyFile, next.key);
-    assert.equal(renewalDue(undefined, caFingerprint(tls), files), true);
+    assert.equal(renewalDue(undefined, caFingerprint(tls), undefined), true);
     assert.equal(renewal.renewIfDue(), true, 'a switched CA Secret');
     assert.ok(new X509Certificate(readFileSync(files.serverCert)).checkIssued(new X509Certificate(next.cert)));
     assert.equal(new X509Certificate(readFileSync(files.serverCert)).subject, 'CN=10.0.0.7');

@@ -13,7 +13,7 @@ import type { ImageMapping } from './images.js';
 import type { PodNetworkProvider } from './netns/pod-network.js';
 import { PodCredentials } from './pod-kubeconfig.js';
 import { PodWorker, type LocalUser } from './pod-worker.js';
-import { apiEnvSources, ensureClaimBound } from './sources.js';
+import { apiEnvSources, ensureClaimBound, watchProjectedSources } from './sources.js';
 import { EventRecorder } from './events.js';
 import { StatusWriter } from './status-writer.js';
 import { registerNode, renewNodeLease } from './node-heartbeat.js';
@@ -173,6 +173,15 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     created.start();
   }
 
+  // Secret and ConfigMap volumes follow their objects while pods run, as on a kubelet.
+  const projectedWatches = await watchProjectedSources(kubeConfig, core, logger, (kind, object, data) => {
+    if (closed) return;
+    const { namespace, name } = object.metadata ?? {};
+    for (const worker of workers.values()) {
+      if (worker.pod.metadata?.namespace === namespace && !terminating.has(worker.uid)) void worker.refreshProjected(kind, name ?? '', data);
+    }
+  });
+
   const informer: RunningInformer<k8s.V1Pod> = await startInformer(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: handle }, logger);
 
   // A relist after a dropped watch reports a pod deleted and recreated under the same name as an
@@ -208,6 +217,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       clearInterval(sweep);
       clearInterval(resync);
       await informer.stop();
+      await Promise.all(projectedWatches.map((w) => w.stop()));
       statusWriter.close();
       await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
       await Promise.all([...terminating.values()]);

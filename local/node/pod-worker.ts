@@ -19,7 +19,8 @@ import { rewriteLoopback } from './loopback.js';
 import { enterNamespace } from './netns/enter.js';
 import type { PodNamespace, PodNetworkProvider } from './netns/pod-network.js';
 import { sleep } from './time.js';
-import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, rewriteMountPaths } from './volumes.js';
+import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, rewriteMountPaths, volumeHostPath } from './volumes.js';
+import { volumesProjecting, writeProjectedVolume, type ProjectedKind } from './projected-volumes.js';
 
 export interface LocalUser {
   name: string;
@@ -74,6 +75,11 @@ export class PodWorker {
   private terminated = false;
   private kubeconfig?: string;
   private netns?: PodNamespace;
+  /** Volumes are written; until then a changed Secret or ConfigMap only marks them stale. */
+  private volumesPrepared = false;
+  private volumesStale = false;
+  /** Refreshes of projected volumes, one after another (never two writers in one folder). */
+  private refreshing: Promise<void> = Promise.resolve();
 
   constructor(
     public pod: V1Pod,
@@ -149,6 +155,12 @@ export class PodWorker {
       if (!(await sleep(2000, this.stopController.signal))) return;
     }
     this.message = undefined;
+    this.volumesPrepared = true;
+    // A Secret or ConfigMap that changed while the volumes were written: write them once more.
+    if (this.volumesStale) {
+      this.volumesStale = false;
+      await this.volumesWaiting().catch(() => undefined);
+    }
     for (const runner of this.initRunners) {
       await runner.start();
       if (this.stopController.signal.aborted) return;
@@ -161,6 +173,33 @@ export class PodWorker {
     this.initialized = true;
     this.deps.onStatus(this);
     for (const runner of this.runners) void runner.start();
+  }
+
+  /**
+   * A Secret or ConfigMap this node watches changed: rewrite the volumes of this pod that project
+   * it, as a kubelet keeps them current. Returns how many files changed.
+   */
+  refreshProjected(kind: ProjectedKind, name: string, data: Record<string, string>): Promise<number> {
+    const volumes = volumesProjecting(this.pod, kind, name);
+    if (volumes.length === 0 || this.terminated) return Promise.resolve(0);
+    if (!this.volumesPrepared) {
+      this.volumesStale = true;
+      return Promise.resolve(0);
+    }
+    const run = this.refreshing.then(async () => {
+      let changed = 0;
+      for (const volume of volumes) {
+        const ref = volume.secret ?? volume.configMap ?? {};
+        changed += await writeProjectedVolume(volumeHostPath(this.deps.nodeDir, this.pod, volume), data, ref, this.deps.nonRootUser);
+      }
+      if (changed > 0) this.deps.logger.info({ pod: this.key, [kind]: name, files: changed }, 'projected volume updated');
+      return changed;
+    });
+    this.refreshing = run.then(
+      () => undefined,
+      (err: unknown) => this.deps.logger.warn({ pod: this.key, [kind]: name, err: err instanceof Error ? err.message : String(err) }, 'projected volume update failed'),
+    );
+    return run;
   }
 
   /** Why volumes are not ready yet (missing claim, configmap or secret), or undefined when prepared. */

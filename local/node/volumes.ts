@@ -4,7 +4,8 @@
  *
  *   persistentVolumeClaim  <dir>/volumes/<namespace>/<claimName>   (survives pod restarts, like a PV)
  *   emptyDir               <dir>/pods/<uid prefix>/volumes/<volume>   (removed with the pod)
- *   configMap / secret     <dir>/pods/<uid prefix>/volumes/<volume>/<key> (written before start)
+ *   configMap / secret     <dir>/pods/<uid prefix>/volumes/<volume>/<key> (written before start,
+ *                          kept current while the pod runs: projected-volumes.ts)
  *   hostPath               the path itself
  *
  * The mapping reaches the process two ways: every `command`/`args`/env value that contains a
@@ -12,10 +13,11 @@
  * KEELSON_LOCAL_MOUNTS holds the JSON map {mountPath: hostFolder} for programs that read paths
  * from elsewhere. Manifests therefore stay exactly as they would be on a real cluster.
  */
-import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
-import type { V1KeyToPath, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { chown, mkdir } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
+import type { V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EnvSources } from './env.js';
+import { projectedSource, writeProjectedVolume } from './projected-volumes.js';
 
 export interface MountMapping {
   mountPath: string;
@@ -75,11 +77,6 @@ export function rewriteMountPaths(value: string, mounts: MountMapping[]): string
   return value.replace(pattern, (_match, lead: string, path: string) => `${lead}${byPath.get(path) ?? path}`);
 }
 
-function projectedFiles(data: Record<string, string>, items: V1KeyToPath[] | undefined): Array<{ path: string; content: string; mode?: number }> {
-  if (!items || items.length === 0) return Object.entries(data).map(([key, content]) => ({ path: key, content }));
-  return items.filter((item) => data[item.key] !== undefined).map((item) => ({ path: item.path, content: data[item.key], mode: item.mode }));
-}
-
 /**
  * Creates the host folders of every pod volume and writes configMap/secret contents. Returns
  * false when a referenced object is missing (the kubelet keeps such pods in ContainerCreating).
@@ -95,20 +92,14 @@ export async function prepareVolumes(nodeDir: string, pod: V1Pod, sources: EnvSo
     await mkdir(target, { recursive: true });
     if (owner && (volume.persistentVolumeClaim || volume.emptyDir)) await chown(target, owner.uid, owner.gid);
     const ref = volume.configMap ?? volume.secret;
-    if (!ref) continue;
-    const name = volume.configMap ? volume.configMap.name : volume.secret?.secretName;
-    const data = volume.configMap ? await sources.configMap(namespace, name ?? '') : await sources.secret(namespace, name ?? '');
+    const source = projectedSource(volume);
+    if (!ref || !source) continue;
+    const data = source.kind === 'configMap' ? await sources.configMap(namespace, source.name) : await sources.secret(namespace, source.name);
     if (!data) {
       if (ref.optional) continue;
-      return { ready: false, message: `${volume.configMap ? 'configmap' : 'secret'} "${name}" not found` };
+      return { ready: false, message: `${source.kind === 'configMap' ? 'configmap' : 'secret'} "${source.name}" not found` };
     }
-    for (const file of projectedFiles(data, ref.items)) {
-      const path = join(target, file.path);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, file.content);
-      await chmod(path, file.mode ?? ref.defaultMode ?? 0o644);
-      if (owner) await chown(path, owner.uid, owner.gid);
-    }
+    await writeProjectedVolume(target, data, ref, owner);
   }
   return { ready: true };
 }

@@ -3,7 +3,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
+import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
+import { backupCaStagedAnnotation } from '../../../operator/naming.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import type { BackupObject } from '../../../operator/api/backup-kind.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
@@ -19,6 +22,15 @@ import { eventually } from '../support.js';
  */
 const ns = 'default';
 const logger = createLogger({ name: 'e2e-backup-standby', level: process.env.LOG_LEVEL ?? 'silent' });
+
+/** Members' pgBackRest server certificates (`…/tls/server.crt`) under the stand-in's folders. */
+function certificatesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return certificatesUnder(path);
+    return entry.name === 'server.crt' && dir.endsWith('/tls') ? [path] : [];
+  });
+}
 
 /** Every file under `dir` (the stand-in's pod folders and logs), for a search for the CA key. */
 function filesUnder(dir: string): string[] {
@@ -85,6 +97,46 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     // The CA key appears in no log or status file of the stand-in (pods, operator, agents).
     const keyLine = Buffer.from(secret.data!['ca.key']!, 'base64').toString().split('\n')[1]!;
     for (const file of filesUnder(dir)) assert.ok(!readFileSync(file, 'utf8').includes(keyLine), `the CA key leaked into ${file}`);
+  });
+
+  it('the backup CA rotates under running members: each step reaches their volumes and a backup on the standby works after it', async () => {
+    const secretName = 'ledger-backup-tls';
+    const read = () => api.core.readNamespacedSecret({ namespace: ns, name: secretName });
+    const decoded = (secret: V1Secret, key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
+    const memberCerts = () => certificatesUnder(dir).map((path) => new X509Certificate(readFileSync(path)));
+    const signedBy = (ca: X509Certificate) => () => {
+      const certs = memberCerts();
+      return certs.length >= 2 && certs.every((cert) => cert.verify(ca.publicKey)) ? certs : undefined;
+    };
+    const reasons = async () => new Set((await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'ledger').map((e) => e.reason));
+    // A CA near its end, in the operator's own Secret (as after ten years): the operator must rotate it.
+    const ending = createCertificateAuthority('ledger.default.backup.keelson.io', 60);
+    const stored = await read();
+    await api.core.replaceNamespacedSecret({ namespace: ns, name: secretName, body: { ...stored, data: { 'ca.crt': Buffer.from(ending.cert).toString('base64'), 'ca.key': Buffer.from(ending.key).toString('base64') } } });
+    await eventually('members re-issued from the replaced CA', async () => signedBy(new X509Certificate(ending.cert))(), 120_000);
+    // Step 1: a new CA is trusted, the ending one still signs.
+    const staged = await eventually('the next CA staged', async () => {
+      const secret = await read();
+      return decoded(secret, 'next.key') ? secret : undefined;
+    }, 90_000);
+    assert.ok((await reasons()).has('BackupCaStaged'));
+    const next = new X509Certificate(decoded(staged, 'next.crt'));
+    assert.equal(pemCertificates(decoded(staged, 'ca.crt')).length, 2, 'the bundle holds the ending and the next CA');
+    // Step 2 follows the propagation time; as if it had passed, the staging time moves back four minutes.
+    const earlier = new Date(Date.now() - 4 * 60_000).toISOString();
+    await api.core.replaceNamespacedSecret({ namespace: ns, name: secretName, body: { ...staged, metadata: { ...staged.metadata, annotations: { ...staged.metadata?.annotations, [backupCaStagedAnnotation]: earlier } } } });
+    await eventually('the next CA signs', async () => {
+      const secret = await read();
+      return !decoded(secret, 'next.key') && new X509Certificate(pemCertificates(decoded(secret, 'ca.crt'))[0]!).fingerprint256 === next.fingerprint256 ? secret : undefined;
+    }, 90_000);
+    assert.ok((await reasons()).has('BackupCaRotated'));
+    // The node refreshes the mounted Secret and the members re-issue from the new CA without a restart.
+    await eventually('members re-issued from the rotated CA', async () => signedBy(next)(), 120_000);
+    await api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name: 'ledger-rotated', namespace: ns }, spec: { cluster: 'ledger', type: 'incr' } });
+    const rotated = await finished('ledger-rotated');
+    assert.equal(rotated.status!.phase, 'Completed', rotated.status!.message);
+    const primary = (await ledger.pods()).find((p) => p.metadata?.labels?.['keelson.io/role'] === 'primary')!;
+    assert.notEqual(rotated.status!.member, primary.metadata!.name, 'on the standby, over TLS with the new certificates');
   });
 
   it('with no standby streaming, a requested backup runs on the primary', async () => {

@@ -23,6 +23,7 @@ import { recoveryParameters, replayPrefetch } from '../sidecar/ha-node/backup/re
 import { parseBackupConfig } from '../sidecar/ha-node/backup/settings.js';
 import { pgBin, startPostgres, type RunAs, type TestPostgres } from '../test/support/postgres.js';
 import { freePort } from '../test/support/ports.js';
+import { median } from './stats.js';
 
 const scale = Number(process.env.SCALE ?? 10);
 const loadSeconds = Number(process.env.LOAD_SECONDS ?? 30);
@@ -83,7 +84,6 @@ async function startCopy(primary: TestPostgres, dataDir: string): Promise<number
   });
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const fmt = (n: number, digits = 2): string => n.toFixed(digits);
 const mb = (bytes: number): string => `${fmt(bytes / 1048576, 1)} MB`;
 

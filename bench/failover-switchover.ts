@@ -12,6 +12,7 @@
 import pg from 'pg';
 import type { Member, TestCluster } from '../test/sidecar/ha-node/harness.js';
 import { startOpsCluster } from '../test/sidecar/ha-node/ops/ops-cluster.js';
+import { median } from './stats.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const credentials = { user: 'bench', password: 'bench-password' };
@@ -103,7 +104,6 @@ async function healthy(cluster: TestCluster): Promise<Member> {
   return primary;
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   const cluster = await startOpsCluster({ scope: 'bench', env: { KEELSON_API_USERNAME: credentials.user, KEELSON_API_PASSWORD: credentials.password } });

@@ -17,6 +17,7 @@ import { assertIsolated } from '../local/node/netns/isolation.js';
 import { cutFromApiServer, cutFromEverything, cutFromPeers } from '../local/node/netns/partition.js';
 import { nodeSubnet } from '../local/node/netns/subnet.js';
 import { faultRound, startPartitionCluster, type RoundOutcome } from '../test/operator/partition-round.js';
+import { median } from './stats.js';
 
 const rounds = Number(process.env.ROUNDS ?? 3);
 const ttlSeconds = Number(process.env.TTL ?? 10);
@@ -55,11 +56,7 @@ try {
   await cluster.close();
 }
 
-const median = (values: number[]): string => {
-  if (values.length === 0) return '-';
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor(sorted.length / 2)] / 1000).toFixed(1);
-};
+const medianSeconds = (values: number[]): string => (values.length === 0 ? '-' : (median(values) / 1000).toFixed(1));
 const max = (values: number[]): string => (values.length === 0 ? '-' : (Math.max(...values) / 1000).toFixed(1));
 console.log(`\nttl ${ttlSeconds} s, synchronous mode on, faults held 2 × ttl`);
 console.log('fault             rounds  failed  split-brain  lost commits  failover s (median/max)  primary again s (median/max)  -rw stale s (median/max)  Healthy after heal s (median/max)');
@@ -71,6 +68,6 @@ for (const [name, outcomes] of results) {
   const splitBrains = Math.max(0, ...ok.map((o) => o.splitBrains.length));
   const lost = ok.reduce((n, o) => n + o.missing.length, 0);
   const stale = ok.map(staleMs);
-  console.log(`${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${median(failover)}/${max(failover)}`.padStart(23)}  ${`${median(resumed)}/${max(resumed)}`.padStart(28)}  ${`${median(stale)}/${max(stale)}`.padStart(24)}  ${`${median(healthy)}/${max(healthy)}`.padStart(33)}`);
+  console.log(`${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${medianSeconds(failover)}/${max(failover)}`.padStart(23)}  ${`${medianSeconds(resumed)}/${max(resumed)}`.padStart(28)}  ${`${medianSeconds(stale)}/${max(stale)}`.padStart(24)}  ${`${medianSeconds(healthy)}/${max(healthy)}`.padStart(33)}`);
 }
 process.exit(0);

@@ -19,6 +19,7 @@ import { createLogger } from '../lib/log.js';
 import { startLocalStack } from '../local/cluster/stack.js';
 import { group, plural, version } from '../operator/api/types.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
+import { describePhases, trackPhases } from './time-to-ready-phases.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../test/operator/e2e-support.js';
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -93,12 +94,20 @@ async function oneRun(index: number): Promise<RunFigures> {
     const name = 'demo';
     const demo: ClusterDriver = clusterDriver(api, ns, name, viaClusterIp);
 
+    const podNamed = (pod: string) => async () => (await demo.pods()).find((p) => p.metadata?.name === pod);
+    const firstPods = [0, 1, 2].map((ordinal) => trackPhases(podNamed(`${name}-${ordinal}`)));
     const applied = Date.now();
     await demo.create({ instances: 3 });
     await demo.healthyWith(3, 300_000);
-    const readyMs = Date.now() - applied;
+    const healthy = Date.now();
+    const readyMs = healthy - applied;
+    for (const [ordinal, tracker] of firstPods.entries()) {
+      process.stdout.write(`  ${name}-${ordinal}: ${describePhases(await tracker.stop(), { applied, healthy3: healthy })}\n`);
+    }
     await demo.readPassword();
 
+    const addedPhases = trackPhases(podNamed(`${name}-3`));
+    const scaled = Date.now();
     await patchSpec(api, name, { instances: 4 });
     const added = await until('demo-3 Ready', async () => {
       const pod = (await demo.pods()).find((p) => p.metadata?.name === `${name}-3`);
@@ -107,6 +116,7 @@ async function oneRun(index: number): Promise<RunFigures> {
       return started !== undefined && ready !== undefined ? ready - started : undefined;
     }, 180_000);
     await demo.healthyWith(4, 120_000);
+    process.stdout.write(`  ${name}-3: ${describePhases(await addedPhases.stop(), { scaled, healthy4: Date.now() })}\n`);
 
     await demo.query(`${name}-rw`, 'CREATE TABLE IF NOT EXISTS bench_rolling (id int PRIMARY KEY)');
     const before = new Map((await demo.pods()).map((p) => [p.metadata!.name!, p.metadata!.uid!]));

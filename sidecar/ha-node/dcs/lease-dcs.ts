@@ -473,13 +473,19 @@ export class LeaseDcs implements Dcs {
   private onWatchEvent(phase: string, lease: k8s.V1Lease): void {
     if (!lease?.metadata?.name) return;
     this.seen();
+    const known = this.leases.has(lease.metadata.name);
     if (phase === 'DELETED') {
       this.leases.delete(lease.metadata.name);
     } else {
       this.remember(lease);
     }
-    // Member heartbeats only keep the cache current; the loop reads them on its own schedule.
-    if (lease.metadata.labels?.[Label.dcsKey] === 'member') return;
+    if (lease.metadata.labels?.[Label.dcsKey] === 'member') {
+      // A member seen for the first time wakes the loop once: the leader creates its replication
+      // slot now, not up to loop_wait later (the new replica cannot stream before that). Member
+      // heartbeats only keep the cache current; the loop reads them on its own schedule.
+      if (memberJoined(phase, known)) this.wake('member-joined');
+      return;
+    }
     if (lease.metadata.name === this.leaderName) {
       const previous = this.observer.raw();
       const wasExpired = this.observer.isExpired();
@@ -490,6 +496,11 @@ export class LeaseDcs implements Dcs {
     }
     this.wake(`${lease.metadata.labels?.[Label.dcsKey] ?? 'key'}-changed`);
   }
+}
+
+/** A member lease event that announces a member this cache did not hold (not a heartbeat, not a replay). */
+export function memberJoined(phase: string, known: boolean): boolean {
+  return phase !== 'DELETED' && !known;
 }
 
 function sameInstant(a: string | undefined, b: string): boolean {

@@ -54,6 +54,9 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       state.snapshot.offlineRole = standby ? 'replica' : 'primary';
       if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
       if (standby) watchForStreaming(state, performance.now());
+      // The members that started with this one clone as soon as they see the lock, and cannot stream
+      // before the leader's cycle has made their replication slots: run that cycle now, not a loop_wait later.
+      scheduleSoon(ctx, 0);
       return restoring ? 'restored a new cluster from the repository' : standby ? `cloned a standby cluster from ${describeSource(standby)}` : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');

@@ -131,6 +131,23 @@ describe('ha-node DCS at steady state', () => {
     assert.deepEqual(seen.of('member-b', mark), ['GET /apis/coordination.k8s.io/v1/namespaces/default/leases'], 'no live leader: the loop reads fresh');
   });
 
+  it('wakes the loop once when a member joins (the leader creates its slot now), not for its later records', async () => {
+    const leaderWakes: string[] = [];
+    a.onWake((reason) => leaderWakes.push(reason));
+    const c = new LeaseDcs({ kubeConfig: kubeConfigAs(api, 'member-c', join(dir, 'c')), namespace: 'default', scope, name: 'c', ttl: () => 30, requestTimeoutMs: () => 3000, logger: quiet });
+    try {
+      await c.start();
+      const record = memberRecord('c', 'http://127.0.0.1:3/ha');
+      assert.equal(await c.touchMember(record), true);
+      await until('a is woken by the new member', () => leaderWakes.includes('member-joined'));
+      assert.equal(await c.touchMember({ ...record, heartbeat: record.heartbeat + 1, state: 'streaming' }), true);
+      await until('a sees the changed record', () => a.cachedCluster()?.members.some((m) => m.name === 'c' && m.state === 'streaming') === true);
+      assert.deepEqual(leaderWakes.filter((w) => w === 'member-joined'), ['member-joined'], 'a changed record of a known member does not wake');
+    } finally {
+      c.stop();
+    }
+  });
+
   it('reuses one connection for its requests', async () => {
     const before = seen.newConnections.get('member-a') ?? 0;
     const mark = seen.requests.length;

@@ -2,11 +2,14 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
- * How far the heap may grow past what the last full GC kept before the exporter runs one itself.
- * V8's own limit lies at least 8 MB past the live heap (its minimum growing step), and scrapes
- * without the cache fill that with promoted results before every mark-compact.
+ * How far the heap in use (young generation included, up to 1 MB of it) may grow past what the
+ * last full GC kept before the exporter runs one itself. V8's own limit lies at least 8 MB past
+ * the live heap (its minimum growing step), and scrapes without the cache fill that with
+ * promoted garbage before every mark-compact. Measured over 400 uncached scrapes of the built-in
+ * set: 3 MB ran a full GC every ~45 scrapes, 1.5 MB every ~15 (peak RSS 1.1 MB lower), 1 MB
+ * every ~7 for 0.3 MB less.
  */
-export const heapTrimBudgetBytes = 3 * 1024 * 1024;
+export const heapTrimBudgetBytes = 1.5 * 1024 * 1024;
 
 interface HeapTrim {
   collect: () => void;

@@ -23,7 +23,7 @@ export const heapGrowingPercent = 30;
  *   and a scrape waits on PostgreSQL, not on JavaScript: the benchmark shows the same scrape
  *   times, cached and uncached, with and without it.
  *
- * - Full GCs are also run by the exporter itself after a scrape once the heap has grown a few MB
+ * - Full GCs are also run by the exporter itself after a scrape once the heap has grown 1.5 MB
  *   past what the last one kept (`heaptrim.ts`): V8's own limit lies at least 8 MB further, and
  *   scrapes without the cache fill it with promoted results.
  *

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { trimHeapAfterScrape } from './heaptrim.js';
 import { familiesOfText, renderExposition, textContentType, type RenderedFamily } from './exposition.js';
 
 /**
@@ -20,6 +21,7 @@ export function sendBody(res: ServerResponse, body: ScrapeBody): void {
   res.write(body.cached);
   res.end(body.fresh);
   res.uncork();
+  trimHeapAfterScrape();
 }
 
 function sameFamilies(a: RenderedFamily[], b: RenderedFamily[]): boolean {

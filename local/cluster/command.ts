@@ -20,7 +20,7 @@ export function createClusterCommands(): Command[] {
     .option('--timeout <seconds>', 'how long to wait for Ready', '300')
     .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses (loopback network)', '127.0.0')
     .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
-    .option('--network <mode>', 'loopback (default), namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders, or auto (namespace when root with ip, nsenter and nft, else loopback)', 'loopback')
+    .option('--network <mode>', 'auto (default): namespace when root with ip, nsenter and nft, else loopback; namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders; loopback: pods on 127.X addresses', 'auto')
     .addOption(new Option('--foreground-child').hideHelp())
     .addOption(new Option('--isolated-child').hideHelp())
     .action(async (flags: UpFlags & { foregroundChild?: boolean; isolatedChild?: boolean }) => {

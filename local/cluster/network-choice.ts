@@ -1,9 +1,9 @@
 /**
- * Which network `keelson local up` runs pods on with `--network auto`: network namespaces when
- * this process can make them (root, iproute2, util-linux and nftables present, and `unshare --net`
- * permitted), so pods can be cut off the network as on a real cluster; loopback addresses
- * otherwise. The default stays `loopback`: host tools that read pod addresses from the API
- * (`keelson ctl`) would otherwise send to the private pod range from the host's namespace.
+ * Which network `keelson local up` runs pods on with `--network auto` (the default): network
+ * namespaces when this process can make them (root, iproute2, util-linux and nftables present, and
+ * `unshare --net` permitted), so pods can be cut off the network as on a real cluster; loopback
+ * addresses otherwise. Host tools reach a namespace stack only through its 127.0.0.1 forwarders
+ * (kubectl, psql, and `keelson ctl` through the member proxy named in DIR/kubeconfig).
  */
 import { runTool } from '../node/netns/commands.js';
 import { namespaceToolsMissing } from '../node/netns/isolation.js';

@@ -59,6 +59,16 @@ export function vethName(node: string, podIP: string): string {
   return `kv${node}-${podIP.split('.').pop()}`;
 }
 
+/**
+ * The MAC of a pod's `eth0`, derived from its address (`0a:58:` and the four octets, locally
+ * administered, as the CNI bridge plugin did): a pod recreated on the same address answers with
+ * the same MAC, so neighbour caches of the node and of peers that still hold the old entry stay
+ * right instead of sending to a vanished interface for seconds.
+ */
+export function podMacAddress(podIP: string): string {
+  return ['0a', '58', ...podIP.split('.').map((o) => Number(o).toString(16).padStart(2, '0'))].join(':');
+}
+
 export function namespacePath(name: string): string {
   return `/run/netns/${name}`;
 }

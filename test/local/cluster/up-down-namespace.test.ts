@@ -1,5 +1,6 @@
 /**
- * `keelson local up --network auto` as root through the real CLI: namespace mode is chosen, the stack runs in an isolated namespace, and this test (in the host's namespace)
+ * `keelson local up` as root through the real CLI, no --network given (auto, the default):
+ * namespace mode is chosen, the stack runs in an isolated namespace, and this test (in the host's namespace)
  * reaches kubectl (DIR/kubeconfig, as in loopback mode), PostgreSQL and `keelson ctl` (list,
  * switchover) only through the forwarders on 127.0.0.1; pod URLs only through the printed nsenter
  * into the node namespace. ctl with a kubeconfig that names no member proxy refuses the private
@@ -15,12 +16,12 @@ import { nodeId } from '../../../local/node/netns/subnet.js';
 import { eventually } from '../../operator/support.js';
 import { keelson, localUpDir, run } from './cli.js';
 
-describe('keelson local up --network auto as root: network namespaces', { timeout: 300_000 }, () => {
+describe('keelson local up as root (--network auto by default): network namespaces', { timeout: 300_000 }, () => {
   const dir = localUpDir('keelson-local-netns-');
 
   it('serves kubectl, psql and keelson ctl on 127.0.0.1 forwarders, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '2', '--detach', '--network', 'auto');
-    assert.match(stdout, /^network: namespace: pods in network namespaces/m, 'auto picks namespace mode as root');
+    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '2', '--detach');
+    assert.match(stdout, /^network: namespace: pods in network namespaces/m, 'the default (auto) picks namespace mode as root');
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     const kubeconfig = join(dir, 'kubeconfig');
     assert.match(stdout, new RegExp(`export KUBECONFIG=${kubeconfig}`));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isolationProblems, readNetworkFacts, type NetworkFacts } from '../../../../local/node/netns/isolation.js';
-import { isPrivatePrefix, nodeSubnet, podNamespaceName, vethName } from '../../../../local/node/netns/subnet.js';
+import { isPrivatePrefix, nodeSubnet, podMacAddress, podNamespaceName, vethName } from '../../../../local/node/netns/subnet.js';
 import { cutRules } from '../../../../local/node/netns/partition.js';
 
 const isolated = (): NetworkFacts => ({
@@ -57,6 +57,14 @@ describe('address plan', () => {
     assert.deepEqual([subnet.nodeAddress, subnet.apiAddress], ['10.9.8.1', '10.9.8.254']);
     assert.equal(podNamespaceName('abc123', '10.9.8.199'), 'keelson-abc123-199');
     assert.ok(vethName('abc123', '10.9.8.199').length <= 15);
+  });
+
+  it('gives a pod a locally administered unicast MAC that follows from its address alone', () => {
+    assert.equal(podMacAddress('10.213.40.3'), '0a:58:0a:d5:28:03');
+    assert.equal(podMacAddress('192.168.9.254'), podMacAddress('192.168.9.254'), 'the same address, the same MAC (a replacement pod keeps it)');
+    assert.notEqual(podMacAddress('10.213.40.3'), podMacAddress('10.213.40.4'));
+    const first = parseInt(podMacAddress('172.31.4.2').slice(0, 2), 16);
+    assert.equal(first & 0b11, 0b10, 'locally administered, not multicast');
   });
 
   it('writes partition rules that drop both directions and replace the previous cut', () => {

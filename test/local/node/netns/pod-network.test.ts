@@ -134,6 +134,22 @@ if (inside) {
       assert.equal(await reachableFrom(a, subnet.apiAddress, 7001), true);
     });
 
+    it('attaches a pod again on the same address at once, even while a process lingers in the old namespace', async () => {
+      // `ip netns del` alone leaves the veth to the kernel's later cleanup (never while a process is
+      // inside), and the replacement pod's `ip link add` found the name taken.
+      const address = '10.213.7.20';
+      for (let round = 0; round < 5; round++) {
+        const first = await networks.attach(address);
+        const lingering = await listen(first.podIP, 7000, first);
+        await networks.detach(address);
+        const again = await networks.attach(address);
+        const replacement = await listen(again.podIP, 7000, again);
+        assert.equal(await reachable(address, 7000), true, `round ${round}: the replacement pod is reachable`);
+        for (const child of [lingering, replacement]) child.kill('SIGKILL');
+        await networks.detach(address);
+      }
+    });
+
     it("removes a crashed run's namespaces: its own node's, and others' that lost their veth", async () => {
       await ip(['netns', 'add', podNamespaceName('t3st01', '10.213.7.150')]);
       await ip(['netns', 'add', podNamespaceName('zz9999', '10.213.7.151')]);

@@ -61,6 +61,10 @@ export function wantsNonRoot(container: V1Container, pod: V1PodSecurityContext |
   return (own?.runAsNonRoot ?? pod?.runAsNonRoot) === true;
 }
 
+/** Delays between attempts to set a pod's sandbox up: 1 s, doubling, at most 30 s. */
+const sandboxRetryFirstMs = 1000;
+const sandboxRetryMaxMs = 30_000;
+
 export class PodWorker {
   readonly uid: string;
   podIP?: string;
@@ -138,14 +142,49 @@ export class PodWorker {
     });
   }
 
+  /**
+   * The pod's address, network namespace, folders and kubeconfig. A failure (an `ip` command timing
+   * out under load, a TokenRequest refused for a moment) is retried with a growing delay, as a
+   * kubelet retries a pod sandbox, after undoing what the attempt had set up. Returns false when
+   * the pod was stopped meanwhile.
+   */
+  private async setUpSandbox(): Promise<boolean> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        // hostNetwork pods share the node address, as on a real node.
+        this.podIP = this.pod.spec?.hostNetwork ? this.deps.hostIP : this.deps.addresses.allocate('low');
+        if (this.deps.network && !this.pod.spec?.hostNetwork) this.netns = await this.deps.network.attach(this.podIP);
+        await mkdir(this.directory, { recursive: true });
+        await mkdir(this.logDirectory, { recursive: true });
+        if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
+        this.kubeconfig = await this.deps.kubeconfigFor(this.pod, this.directory);
+        return true;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        const delayMs = Math.min(sandboxRetryFirstMs * 2 ** (attempt - 1), sandboxRetryMaxMs);
+        this.message = `pod sandbox: ${message} (attempt ${attempt}, next in ${delayMs / 1000} s)`;
+        this.deps.logger.warn({ pod: this.key, attempt, err: message }, 'pod sandbox setup failed, retrying');
+        this.deps.onEvent(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`);
+        this.deps.onStatus(this);
+        await this.releaseNetwork();
+        if (!(await sleep(delayMs, this.stopController.signal))) return false;
+      }
+    }
+  }
+
+  /** Gives the pod's network namespace and address back (teardown, or a sandbox attempt that failed). */
+  private async releaseNetwork(): Promise<void> {
+    if (this.netns) {
+      await this.deps.network?.detach(this.netns.podIP).catch((err: unknown) => this.deps.logger.warn({ pod: this.key, err: (err as Error).message }, 'pod network teardown failed'));
+      this.netns = undefined;
+    }
+    if (this.podIP && !this.pod.spec?.hostNetwork) this.deps.addresses.release(this.podIP);
+    this.podIP = undefined;
+  }
+
   private async run(): Promise<void> {
-    // hostNetwork pods share the node address, as on a real node.
-    this.podIP = this.pod.spec?.hostNetwork ? this.deps.hostIP : this.deps.addresses.allocate('low');
-    if (this.deps.network && !this.pod.spec?.hostNetwork) this.netns = await this.deps.network.attach(this.podIP);
-    await mkdir(this.directory, { recursive: true });
-    await mkdir(this.logDirectory, { recursive: true });
-    if (this.deps.nonRootUser) await chown(this.directory, this.deps.nonRootUser.uid, this.deps.nonRootUser.gid);
-    this.kubeconfig = await this.deps.kubeconfigFor(this.pod, this.directory);
+    if (!(await this.setUpSandbox())) return;
+    this.message = undefined;
     this.deps.onStatus(this);
     for (;;) {
       const waiting = await this.volumesWaiting().catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
@@ -307,11 +346,7 @@ export class PodWorker {
 
   private async cleanup(): Promise<void> {
     this.terminated = true;
-    if (this.netns) {
-      await this.deps.network?.detach(this.netns.podIP).catch((err: unknown) => this.deps.logger.warn({ pod: this.key, err: (err as Error).message }, 'pod network teardown failed'));
-      this.netns = undefined;
-    }
-    if (this.podIP && !this.pod.spec?.hostNetwork) this.deps.addresses.release(this.podIP);
+    await this.releaseNetwork();
     await rm(this.directory, { recursive: true, force: true });
   }
 }

@@ -26,7 +26,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function makeWorker(pod: V1Pod): { worker: PodWorker; status: () => V1PodStatus } {
+function makeWorker(pod: V1Pod, overrides: Partial<ConstructorParameters<typeof PodWorker>[1]> = {}): { worker: PodWorker; status: () => V1PodStatus } {
   const worker = new PodWorker(pod, {
     nodeDir: dir,
     nodeName: 'test-node',
@@ -43,6 +43,7 @@ function makeWorker(pod: V1Pod): { worker: PodWorker; status: () => V1PodStatus 
     kubeconfigFor: async () => undefined,
     onStatus: () => undefined,
     onEvent: () => undefined,
+    ...overrides,
   });
   workers.push(worker);
   return { worker, status: () => worker.status() };
@@ -80,6 +81,29 @@ function httpPod(name: string, env: Array<{ name: string; value: string }> = [],
 }
 
 const ready = (s: V1PodStatus): boolean => s.phase === 'Running' && s.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
+test('a pod whose sandbox setup fails is set up again with a growing delay, its address given back each time', async () => {
+  let refusals = 2;
+  const events: string[] = [];
+  const sizeBefore = addresses.size;
+  const { worker, status } = makeWorker(httpPod('retried'), {
+    kubeconfigFor: async () => {
+      if (refusals-- > 0) throw new Error('TokenRequest refused');
+      return undefined;
+    },
+    onEvent: (_pod, type, reason, message) => events.push(`${type} ${reason} ${message}`),
+  });
+  const started = Date.now();
+  worker.start();
+  await eventually(() => (status().message ?? '').includes('attempt 1') || undefined, 'the first failure reported in status');
+  assert.equal(addresses.size, sizeBefore, 'the failed attempt gave its address back');
+  await eventually(() => ready(status()), 'pod ready after two failed sandbox attempts', 30_000);
+  assert.ok(Date.now() - started >= 3000, 'waited 1 s, then 2 s');
+  assert.deepEqual(events.filter((e) => e.includes('FailedCreatePodSandBox')).map((e) => e.split(':')[0]), ['Warning FailedCreatePodSandBox Failed to create pod sandbox', 'Warning FailedCreatePodSandBox Failed to create pod sandbox']);
+  assert.equal(status().message, undefined);
+  assert.equal(addresses.size, sizeBefore + 1, 'one address held by the running pod');
+  await worker.terminate(2000);
+});
 
 test('a pod runs on its own loopback address with env, mounts and readiness', async () => {
   const { worker, status } = makeWorker(httpPod('alpha'));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { repositoryName } from './backup-types.js';
 import { dnsLabel, duration } from './schema-helpers.js';
 
 /**
@@ -11,10 +12,19 @@ import { dnsLabel, duration } from './schema-helpers.js';
 const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9]([A-Za-z0-9.:-]*[A-Za-z0-9])?$/, 'must be a host name or IP address');
 
 const sourceRules = [
-  { rule: 'has(self.cluster) != has(self.host)', message: 'replica.source needs exactly one of cluster or host' },
+  {
+    rule: 'has(self.cluster) != has(self.host) || (has(self.repository) && !has(self.cluster) && !has(self.host))',
+    message: 'replica.source needs exactly one of cluster or host, or repository alone',
+  },
   { rule: '!has(self.host) || has(self.credentialsSecret)', message: 'replica.source.host needs credentialsSecret (the replication user of the source)' },
   { rule: '!has(self.namespace) || has(self.cluster)', message: 'replica.source.namespace goes with cluster' },
   { rule: '!has(self.port) || has(self.host)', message: 'replica.source.port goes with host' },
+  { rule: '!has(self.repository) || has(self.cluster) || has(self.stanza)', message: 'replica.source.repository needs stanza (the source cluster\'s name) when no cluster is named' },
+  { rule: '!has(self.stanza) || has(self.repository)', message: 'replica.source.stanza goes with repository' },
+  {
+    rule: 'has(self.cluster) || has(self.host) || has(self.credentialsSecret)',
+    message: "replica.source.repository alone needs credentialsSecret (the source's replication user: the restored copy carries its password)",
+  },
 ];
 
 export const replicaSourceSchema = z
@@ -26,17 +36,27 @@ export const replicaSourceSchema = z
     credentialsSecret: dnsLabel
       .optional()
       .meta({ description: 'Secret (keys username, password) of the replication user of host; it becomes this cluster\'s replication credentials.' }),
+    repository: repositoryName
+      .optional()
+      .meta({
+        description:
+          "Name of one of spec.backup.repositories holding the source's backups and WAL archive: the first instance restores the newest backup (instead of pg_basebackup) and the standby leader replays the archive; with cluster or host it streams and falls back to the archive.",
+      }),
+    stanza: dnsLabel.optional().meta({ description: "The source's stanza in repository (the source DatabaseCluster's name); source.cluster when unset." }),
   })
   .superRefine((source, ctx) => {
     const checks: [boolean, string][] = [
-      [(source.cluster === undefined) !== (source.host === undefined), sourceRules[0]!.message],
+      [(source.cluster === undefined) !== (source.host === undefined) || (source.repository !== undefined && source.cluster === undefined && source.host === undefined), sourceRules[0]!.message],
       [source.host === undefined || source.credentialsSecret !== undefined, sourceRules[1]!.message],
       [source.namespace === undefined || source.cluster !== undefined, sourceRules[2]!.message],
       [source.port === undefined || source.host !== undefined, sourceRules[3]!.message],
+      [source.repository === undefined || source.cluster !== undefined || source.stanza !== undefined, sourceRules[4]!.message],
+      [source.stanza === undefined || source.repository !== undefined, sourceRules[5]!.message],
+      [source.cluster !== undefined || source.host !== undefined || source.credentialsSecret !== undefined, sourceRules[6]!.message],
     ];
     for (const [ok, message] of checks) if (!ok) ctx.addIssue({ code: 'custom', message });
   })
-  .meta({ description: 'What the standby follows: a DatabaseCluster, or a host with credentials.', 'x-kubernetes-validations': sourceRules });
+  .meta({ description: 'What the standby follows: a DatabaseCluster, a host with credentials, a backup repository, or either of the first two with a repository.', 'x-kubernetes-validations': sourceRules });
 
 export const promotions = ['Immediate', 'AfterSourceDemotion'] as const;
 

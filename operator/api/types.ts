@@ -256,6 +256,10 @@ export const databaseClusterSpecSchema = z
         rule: '!has(self.bootstrap.recovery) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.bootstrap.recovery.repository))',
         message: 'bootstrap.recovery.repository must name one of backup.repositories',
       },
+      {
+        rule: '!has(self.replica) || !has(self.replica.source.repository) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.replica.source.repository))',
+        message: 'replica.source.repository must name one of backup.repositories',
+      },
       { rule: '!has(self.bootstrap.recovery) || !has(self.replica)', message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)' },
       // Adding replica to a running primary cluster demotes it; removing it would leave the role unsaid.
       { rule: '!has(oldSelf.replica) || has(self.replica)', message: 'replica cannot be removed (set replica.enabled: false to promote)' },

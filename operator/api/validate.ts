@@ -66,6 +66,8 @@ function backupIssues(spec: DatabaseCluster['spec'], name: string, namespace: st
   const issues: string[] = [];
   const names = (spec.backup?.repositories ?? []).map((r) => r.name);
   if (new Set(names).size !== names.length) issues.push('spec.backup.repositories: names must be unique');
+  const fromRepository = spec.replica?.source.repository;
+  if (fromRepository !== undefined && !names.includes(fromRepository)) issues.push('spec.replica.source.repository must name one of backup.repositories');
   const recovery = spec.bootstrap.recovery;
   if (!recovery) return issues;
   if (!names.includes(recovery.repository)) issues.push('spec.bootstrap.recovery.repository must name one of backup.repositories');

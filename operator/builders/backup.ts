@@ -65,6 +65,7 @@ export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown>
   if (!backup) return undefined;
   const recovery = spec.bootstrap.recovery;
   const source = recovery ? backup.repositories.find((r) => r.name === recovery.repository) : undefined;
+  const standby = standbyRecovery(ctx);
   const tlsServer = haNodeTlsServer(ctx);
   return {
     stanza: metadata.name,
@@ -82,7 +83,22 @@ export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown>
           },
         }
       : {}),
+    ...(standby ? { recovery: standby } : {}),
   };
+}
+
+/**
+ * A standby cluster of a backup repository (spec.replica.source.repository): restore the source
+ * stanza's newest backup and replay its archive. Kept after promotion: it only matters at
+ * bootstrap, and a changed environment would restart every pod.
+ */
+function standbyRecovery(ctx: BuildContext): Record<string, unknown> | undefined {
+  const { spec, metadata } = ctx.cluster;
+  const source = spec.replica?.source;
+  const repository = source?.repository !== undefined ? spec.backup?.repositories.find((r) => r.name === source.repository) : undefined;
+  const stanza = source?.stanza ?? source?.cluster;
+  if (!source || !repository || !stanza) return undefined;
+  return { stanza, repository: haNodeRepository(repository, source.namespace ?? metadata.namespace, stanza), target: {}, standby: true };
 }
 
 /** The Secrets the pods mount for the repositories: what must exist before backups can work. */

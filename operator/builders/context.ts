@@ -2,10 +2,15 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../api/types.js';
 import { commonLabels, defaultImage, Labels, names, ownerReference, PoolerParts, type ClusterNames } from '../naming.js';
 
-/** Where the standby leader of a standby cluster streams from (resolved from spec.replica.source). */
+/**
+ * What the standby leader of a standby cluster follows (resolved from spec.replica.source): an
+ * address to stream from, the source's WAL archive in a backup repository, or both.
+ */
 export interface StandbyTarget {
-  host: string;
-  port: number;
+  host?: string;
+  port?: number;
+  /** Replay the archive of spec.replica.source.repository (ha-node's standby_cluster.repository). */
+  repository?: boolean;
 }
 
 /** What every builder needs: the parsed cluster and the operator's own image (the default). */

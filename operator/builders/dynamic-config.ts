@@ -33,7 +33,11 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
 
 function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): Record<string, unknown> {
   const delay = cluster.spec.replica?.minApplyDelay;
-  return { host: standby.host, port: standby.port, ...(delay ? { recovery_min_apply_delay: durationMs(delay) } : {}) };
+  return {
+    ...(standby.host !== undefined ? { host: standby.host, port: standby.port } : {}),
+    ...(standby.repository ? { repository: true } : {}),
+    ...(delay ? { recovery_min_apply_delay: durationMs(delay) } : {}),
+  };
 }
 
 /** A /config PATCH body turning `current` into `desired`: parameters no longer wanted are set to null. */

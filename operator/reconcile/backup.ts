@@ -113,6 +113,13 @@ async function markExpired(deps: ReconcileDeps, cluster: DatabaseCluster, expire
   }
 }
 
+/** A failed restore of a standby cluster names the spec field it came from (ha-node speaks of its own settings). */
+export function namedRestoreField(verdict: BackupVerdict, cluster: DatabaseCluster): BackupVerdict {
+  const repository = cluster.spec.replica?.source.repository;
+  if (verdict.reason !== 'RestoreFailed' || repository === undefined) return verdict;
+  return { ...verdict, message: `spec.replica.source.repository (${repository}): ${verdict.message}` };
+}
+
 /** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
 export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date, members?: HaClusterMember[]): Promise<BackupPass | undefined> {
   const cluster: DatabaseCluster = ctx.cluster;
@@ -131,7 +138,7 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
       return undefined;
     });
   }
-  const condition = backupVerdict(missing, host ? primary : undefined, observed, observeError);
+  const condition = namedRestoreField(backupVerdict(missing, host ? primary : undefined, observed, observeError), cluster);
   const previous = cluster.status?.conditions?.find((c: Condition) => c.type === BackupReadyCondition);
   if (condition.status === 'False' && (previous?.reason !== condition.reason || previous.message !== condition.message)) {
     await deps.events.record(cluster.metadata, 'Warning', condition.reason, condition.message);

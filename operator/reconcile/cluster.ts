@@ -50,6 +50,11 @@ export interface ReconcileResult {
 const convergingRequeueMs = 5_000;
 const backupRequeueMs = 20_000;
 const roleChangeRequeueMs = 1_000;
+/**
+ * While a swap's standby waits for its source's demotion or replays up to it, the source takes no
+ * writes: every pass sooner shortens the write gap. Only these few seconds of a swap poll this often.
+ */
+const swapWaitRequeueMs = 250;
 
 async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | undefined): Promise<HaClusterMember[] | undefined> {
   const host = pods.find((pod) => pod.metadata?.name === primary)?.status?.podIP;
@@ -221,7 +226,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   await writeStatus(deps, raw, status);
 
   // A change of role is followed every second: each step waits on the other cluster or on ha-node.
-  if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: roleChangeRequeueMs };
+  if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: rolePlan.swapping && rolePlan.step !== 'Promoting' ? swapWaitRequeueMs : roleChangeRequeueMs };
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
   if (converging) return { requeueAfterMs: convergingRequeueMs, converging: true };
   // A backup in progress is followed closely; that is not a cluster failing to converge.

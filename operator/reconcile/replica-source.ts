@@ -46,7 +46,9 @@ export function followedCluster(raw: { metadata?: { namespace?: string }; spec?:
 export function describeReplicaSource(cluster: DatabaseCluster): string | undefined {
   const source = cluster.spec.replica?.source;
   if (!source) return undefined;
-  return source.cluster ? `${source.namespace ?? cluster.metadata.namespace}/${source.cluster}` : `${source.host}:${source.port ?? Ports.postgres}`;
+  const followed = source.cluster ? `${source.namespace ?? cluster.metadata.namespace}/${source.cluster}` : source.host !== undefined ? `${source.host}:${source.port ?? Ports.postgres}` : undefined;
+  const archive = source.repository !== undefined ? `repository ${source.repository} (stanza ${source.stanza ?? source.cluster})` : undefined;
+  return [followed, archive].filter((part) => part !== undefined).join(' and ');
 }
 
 export interface ResolveOptions {
@@ -61,9 +63,10 @@ export async function resolveReplicaSource(deps: ReconcileDeps, cluster: Databas
   const replica = cluster.spec.replica;
   if (!replica) return undefined;
   const { source } = replica;
-  if (source.host !== undefined) {
+  const archive = source.repository !== undefined ? { repository: true } : {};
+  if (source.host !== undefined || source.cluster === undefined) {
     const replication = await readCredentials(deps, cluster.metadata.namespace, source.credentialsSecret!, 'replica.source.credentialsSecret');
-    return { target: { host: source.host, port: source.port ?? Ports.postgres }, replication };
+    return { target: { ...(source.host !== undefined ? { host: source.host, port: source.port ?? Ports.postgres } : {}), ...archive }, replication };
   }
   const namespace = source.namespace ?? cluster.metadata.namespace;
   const name = source.cluster!;
@@ -76,7 +79,7 @@ export async function resolveReplicaSource(deps: ReconcileDeps, cluster: Databas
   if (!host || host === 'None') throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has no ${sourceNames.rwService} Service address yet`);
   const replication = await readCredentials(deps, namespace, sourceNames.replicationSecret, `replica.source (${namespace}/${name})`);
   const superuser = await readCredentials(deps, namespace, sourceNames.superuserSecret, `replica.source (${namespace}/${name})`);
-  return { target: { host, port: Ports.postgres }, replication, superuser };
+  return { target: { host, port: Ports.postgres, ...archive }, replication, superuser };
 }
 
 async function requireCluster(deps: ReconcileDeps, namespace: string, name: string): Promise<void> {

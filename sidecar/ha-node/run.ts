@@ -109,6 +109,8 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
   const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
   try {
     engine.writeConfig();
+    // Every member of a standby cluster can read the source's archive: any may become its leader.
+    if (settings.backup!.recovery?.standby) engine.writeSourceConfig();
   } catch (error) {
     logger.error({ err: (error as Error).message }, 'cannot write the pgBackRest configuration; WAL is kept until it can be archived');
   }
@@ -169,6 +171,9 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   pg.prepareDirectories();
   const backup = settings.backup ? startBackupKeeper(settings, pg, logger) : undefined;
+  // What standby_cluster.repository stands for on this member: each segment fetched when asked
+  // (the asynchronous queue would wait for segments the source has not written yet).
+  if (backup && settings.backup?.recovery?.standby) baseConfig.standby_archive_command = backup.engine.restoreCommand({ source: true, prefetch: false });
   const pgbackrestServer = backup ? await startPgBackRestServer(settings, backup, pg, logger) : undefined;
 
   const ref: { loop?: HaLoop } = {};

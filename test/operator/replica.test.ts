@@ -9,6 +9,9 @@ import { describeReplicaSource, followedCluster } from '../../operator/reconcile
 import { replicaStatusOf, systemIdentifierOf } from '../../operator/reconcile/replica-status.js';
 import { planRole } from '../../operator/reconcile/replica-role.js';
 import { sampleCluster } from './fixtures.js';
+import { haNodeBackupSettings } from '../../operator/builders/backup.js';
+import { namedRestoreField } from '../../operator/reconcile/backup.js';
+import { parseBackupConfig } from '../../sidecar/ha-node/backup/settings.js';
 
 /** spec.replica without processes: the spec rules, the path to ha-node's standby_cluster, status. */
 
@@ -150,4 +153,41 @@ describe('the controlled swap, step by step (pure)', () => {
     assert.match(refusal({ replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { host: '127.0.0.9', credentialsSecret: 's' } } }), /promotion AfterSourceDemotion needs a DatabaseCluster source/);
   });
 
+});
+
+describe('spec.replica.source.repository: a standby of a backup repository', () => {
+  const backup = { repositories: [{ name: 'vault', volume: { size: '1Gi' } }] };
+
+  it('takes a repository alone (with stanza and credentials) or beside a cluster, and refuses what cannot work', () => {
+    const alone = sampleCluster({ backup, replica: { source: { repository: 'vault', stanza: 'src', credentialsSecret: 'src-repl' } } });
+    assert.equal(alone.spec.replica?.source.repository, 'vault');
+    assert.equal(refusal({ backup, replica: { source: { cluster: 'src', repository: 'vault' } } }), 'accepted');
+    const cases: [Record<string, unknown>, Record<string, unknown> | undefined, RegExp][] = [
+      [{ repository: 'vault', credentialsSecret: 's' }, backup, /repository needs stanza/],
+      [{ repository: 'vault', stanza: 'src' }, backup, /repository alone needs credentialsSecret/],
+      [{ cluster: 'src', stanza: 'src' }, backup, /stanza goes with repository/],
+      [{ cluster: 'src', repository: 'elsewhere' }, backup, /spec\.replica\.source\.repository must name one of backup\.repositories/],
+      [{ cluster: 'src', repository: 'vault' }, undefined, /spec\.replica\.source\.repository must name one of backup\.repositories/],
+    ];
+    for (const [source, withBackup, message] of cases) assert.match(refusal({ ...(withBackup ? { backup: withBackup } : {}), replica: { source } }), message, JSON.stringify(source));
+  });
+
+  it('reaches ha-node as a standby recovery of the source stanza and standby_cluster.repository, which ha-node accepts', () => {
+    const cluster = sampleCluster({ backup, replica: { source: { repository: 'vault', stanza: 'src', credentialsSecret: 'src-repl' } } });
+    const desired = desiredDynamicConfig(cluster, { repository: true });
+    assert.deepEqual(desired.standby_cluster, { repository: true });
+    assert.deepEqual(validateDynamicConfig(desired as never), []);
+    const settings = parseBackupConfig(JSON.stringify(haNodeBackupSettings({ cluster, operatorVersion: '9.9.9' })));
+    assert.equal(settings.recovery?.stanza, 'src');
+    assert.equal(settings.recovery?.standby, true);
+    assert.match(JSON.stringify(settings.recovery?.repository), /vault\/.*\/src"/, "the source's stanza path in the repository");
+    assert.deepEqual(desiredDynamicConfig(cluster, { ...target, repository: true }).standby_cluster, { host: '127.1.0.9', port: 5432, repository: true }, 'streaming with the archive as fallback');
+    assert.equal(describeReplicaSource(cluster), 'repository vault (stanza src)');
+  });
+
+  it('names spec.replica.source.repository in a failed restore', () => {
+    const cluster = sampleCluster({ backup, replica: { source: { cluster: 'src', repository: 'vault' } } });
+    const verdict = namedRestoreField({ status: 'False', reason: 'RestoreFailed', message: 'recovery.stanza: no stanza src in the source repository' }, cluster);
+    assert.match(verdict.message, /^spec\.replica\.source\.repository \(vault\): recovery\.stanza: no stanza src/);
+  });
 });

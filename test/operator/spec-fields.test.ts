@@ -413,6 +413,9 @@ const table: FieldCase[] = [
   { field: 'replica.source.host', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:5432' }] },
   { field: 'replica.source.port', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: null, namespace: null, host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:6432' }] },
   { field: 'replica.source.credentialsSecret', steps: [{ patch: { replica: { enabled: false, source: { host: '127.0.0.99', credentialsSecret: null } } }, refused: /replica\.source\.host needs credentialsSecret/ }] },
+  // A standby from a repository is tested end to end in test/operator/backup/standby-repository-e2e.test.ts.
+  { field: 'replica.source.repository', steps: [{ patch: { replica: { source: { repository: 'nowhere' } } }, refused: /replica\.source\.repository must name one of backup\.repositories/ }] },
+  { field: 'replica.source.stanza', steps: [{ patch: { replica: { source: { stanza: 'src' } } }, refused: /replica\.source\.stanza goes with repository/ }] },
   { field: 'replica.minApplyDelay', steps: [{ patch: { replica: { minApplyDelay: 'soon' } }, refused: /spec\.replica\.minApplyDelay.*(must be a duration|should match)/ }] },
   { field: 'replica.promotion', steps: [{ patch: { replica: { promotion: 'AfterSourceDemotion', source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' } } }, refused: /promotion AfterSourceDemotion needs a DatabaseCluster source/ }] },
   { field: 'bootstrap.recovery.source.namespace', steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }] },

@@ -142,10 +142,11 @@ function logTail(pg: PostgresInstance, from: number): string {
 }
 
 /**
- * Restores, replays and promotes; returns with PostgreSQL running as a primary. On error the data
- * directory is left for the caller to remove (the bootstrap gives the initialize key back).
+ * The first part of both endings: checks the source (stanza, a usable backup, its first WAL in the
+ * archive) and this cluster's own empty stanza, then restores the chosen backup into an empty data
+ * directory. Leaves the source's configuration (source.conf) in place for the replay.
  */
-export async function restoreFromRepository(pg: PostgresInstance, engine: PgBackRest, logger: Logger, timeoutMs = 6 * 3600_000): Promise<void> {
+export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRest, logger: Logger): Promise<string | undefined> {
   const recovery = engine.config.recovery!;
   engine.writeConfig();
   engine.writeSourceConfig();
@@ -153,7 +154,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   const problem = restoreProblem(source, own, recovery);
   if (problem) throw new RestoreRefused(problem);
   const label = backupForTarget(source, recovery);
-  logger.info({ source: recovery.stanza, backup: label, target: targetKind(recovery), ...recovery.target }, 'restoring from the repository');
+  logger.info({ source: recovery.stanza, backup: label, target: targetKind(recovery), standby: recovery.standby === true, ...recovery.target }, 'restoring from the repository');
   pg.prepareDirectories();
   pg.removeDataDirectory();
   mkdirSync(pg.settings.dataDir, { mode: 0o700 });
@@ -161,6 +162,16 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   pg.state = 'creating_replica';
   await engine.restore(label);
   pg.state = 'stopped';
+  return label;
+}
+
+/**
+ * Restores, replays and promotes; returns with PostgreSQL running as a primary. On error the data
+ * directory is left for the caller to remove (the bootstrap gives the initialize key back).
+ */
+export async function restoreFromRepository(pg: PostgresInstance, engine: PgBackRest, logger: Logger, timeoutMs = 6 * 3600_000): Promise<void> {
+  const recovery = engine.config.recovery!;
+  await restoreSourceBackup(pg, engine, logger);
   const kept = pg.enforcedParameters;
   pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.restoreCommand({ source: true, prefetch: replayPrefetch(recovery) }), recovery) };
   pg.writeConfig(undefined, false);

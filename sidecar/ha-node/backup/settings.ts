@@ -72,7 +72,12 @@ const recoverySchema = z.object({
   stanza: stanzaName,
   repository: repositorySchema,
   target: recoveryTargetSchema.default({}),
-});
+  /**
+   * A standby cluster of the source: restore its newest backup and keep replaying its archive
+   * (standby_cluster.repository) instead of promoting at a target. The target must stay unset.
+   */
+  standby: z.boolean().optional(),
+}).refine((r) => !r.standby || Object.values(r.target).every((v) => v === undefined), { message: 'a standby (recovery.standby) follows the end of the archive: give no target', path: ['target'] });
 
 /**
  * pgBackRest's TLS server on every member, for backups taken on a standby: the cluster CA (a

@@ -27,9 +27,12 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       scheduleSoon(ctx, 1000);
       return deferral;
     }
-    const restoring = ctx.options.backup?.engine.config.recovery !== undefined;
+    const recovery = ctx.options.backup?.engine.config.recovery;
+    // A standby recovery restores too, but ends as standby leader (the standby duty's bootstrap).
+    const restoring = recovery !== undefined && !recovery.standby;
+    const fromRepository = recovery?.standby === true;
     const failed = ctx.options.backup?.restoreFailure();
-    if (restoring && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
+    if ((restoring || fromRepository) && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
       // The first server already runs with the bootstrap document's parameters and client rules.
@@ -39,7 +42,8 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       pg.hbaLines = state.config.pg_hba;
       const standby = state.config.standby_cluster;
       if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
-      else if (standby) await cloneSourceAndStart(pg, standby);
+      else if (standby) await cloneSourceAndStart(pg, standby, fromRepository ? ctx.options.backup!.engine : undefined, ctx.options.logger);
+      else if (fromRepository) throw new Error('backup recovery.standby needs standby_cluster in the bootstrap configuration');
       else await initdbAndStart(pg);
       // A standby's copy is read-only and already holds the source's roles.
       if (!standby) await createRoles(pg);
@@ -52,20 +56,20 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       renewed(ctx);
       await dcs.setInitialize(status.systemIdentifier);
       state.snapshot.offlineRole = standby ? 'replica' : 'primary';
-      if (restoring) ctx.options.backup!.recordRestore(true, 'restored from the repository');
+      if (restoring || fromRepository) ctx.options.backup!.recordRestore(true, fromRepository ? 'restored a standby from the repository' : 'restored from the repository');
       if (standby) watchForStreaming(state, performance.now());
       // The members that started with this one clone as soon as they see the lock, and cannot stream
       // before the leader's cycle has made their replication slots: run that cycle now, not a loop_wait later.
       scheduleSoon(ctx, 0);
-      return restoring ? 'restored a new cluster from the repository' : standby ? `cloned a standby cluster from ${describeSource(standby)}` : 'initialized a new cluster';
+      return restoring ? 'restored a new cluster from the repository' : standby ? `${fromRepository ? 'restored' : 'cloned'} a standby cluster from ${describeSource(standby)}` : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
-      if (restoring) ctx.options.backup!.recordRestore(false, (error as Error).message);
+      if (restoring || fromRepository) ctx.options.backup!.recordRestore(false, (error as Error).message);
       await pg.stop('immediate');
       pg.removeDataDirectory();
       pg.state = 'initdb_failed';
       await dcs.setInitialize(undefined).catch(() => undefined);
-      return restoring ? `restore from the repository failed: ${(error as Error).message}` : 'bootstrap failed';
+      return restoring || fromRepository ? `restore from the repository failed: ${(error as Error).message}` : 'bootstrap failed';
     }
   }
   const leader = leaderAddress(cluster);

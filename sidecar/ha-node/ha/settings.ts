@@ -1,6 +1,6 @@
 import { hbaProblems, sslOn } from '../../../lib/pg-hba.js';
 import type { DynamicConfig, MemberTags } from '../dcs/types.js';
-import { standbySourceOf, type StandbySource } from '../postgres/standby-source.js';
+import { standbySourceOf, withRepositoryArchive, type StandbySource } from '../postgres/standby-source.js';
 
 /** Timers and failover rules in force: local defaults overlaid by the cluster's dynamic configuration. */
 export interface EffectiveConfig {
@@ -23,6 +23,11 @@ export interface EffectiveConfig {
   pg_hba: string[];
   /** Set while this is a standby cluster: the remote source its leader follows (never promotes). */
   standby_cluster?: StandbySource;
+  /**
+   * restore_command reading the standby's source repository (backup settings with a standby
+   * recovery): what `standby_cluster.repository` stands for on this member. Never from the DCS.
+   */
+  standby_archive_command?: string;
 }
 
 export const defaultConfig: EffectiveConfig = {
@@ -90,7 +95,8 @@ export function effectiveConfig(base: EffectiveConfig, dynamic: DynamicConfig | 
     pg_hba: [],
   };
   const standby = standbySourceOf(d.standby_cluster);
-  if (standby) config.standby_cluster = standby;
+  if (standby) config.standby_cluster = withRepositoryArchive(standby, base.standby_archive_command);
+  if (base.standby_archive_command !== undefined) config.standby_archive_command = base.standby_archive_command;
   config.pg_hba = validHbaLines(d.db?.pg_hba, config.parameters) ?? base.pg_hba;
   if (config.loop_wait + 2 * config.retry_timeout > config.ttl) {
     config.loop_wait = Math.max(1, config.ttl - 2 * config.retry_timeout);

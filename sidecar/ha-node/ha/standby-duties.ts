@@ -13,6 +13,9 @@ import { watchForStreaming } from './streaming-watch.js';
 import { lockLost } from './transitions.js';
 import { syncSlots } from '../postgres/slots.js';
 import { cloneFrom } from '../postgres/clone.js';
+import type { PgBackRest } from '../backup/engine.js';
+import { restoreSourceBackup } from '../backup/restore.js';
+import type { Logger } from '../../../lib/log.js';
 
 /**
  * The standby-cluster duty (Patroni's standby_cluster): while the dynamic configuration names a
@@ -109,12 +112,14 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
 }
 
 /**
- * The first member of a standby cluster: a copy of the source instead of initdb. Roles and the
- * application database come with the copy (the server is read-only until promoted).
+ * The first member of a standby cluster: a copy of the source instead of initdb, by streaming
+ * (pg_basebackup) or, given the engine of a standby recovery, the newest backup in the source's
+ * repository. Roles and the application database come with the copy (read-only until promoted).
  */
-export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource): Promise<void> {
-  if (source.host === undefined) throw new Error('standby_cluster has no host: a standby cluster is cloned from its source by streaming');
-  await cloneFrom(pg, remoteAddress(source));
+export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource, repository?: PgBackRest, logger?: Logger): Promise<void> {
+  if (repository && logger) await restoreSourceBackup(pg, repository, logger);
+  else if (source.host === undefined) throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
+  else await cloneFrom(pg, remoteAddress(source));
   pg.writeConfig(remoteAddress(source), true);
   if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after cloning the source');
 }

@@ -14,6 +14,11 @@ export interface StandbySource {
   archive_cleanup_command?: string;
   /** Milliseconds, or a PostgreSQL duration such as "5min". */
   recovery_min_apply_delay?: number | string;
+  /**
+   * Keelson's own key: follow the WAL archive of the backup repository this member's backup
+   * settings name as the standby's source (each member fills in its own restore_command for it).
+   */
+  repository?: boolean;
 }
 
 export interface StandbyProblem {
@@ -42,6 +47,7 @@ const checks: Record<keyof StandbySource, Check> = {
     (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 2_147_483_647) || (typeof v === 'string' && durationPattern.test(v))
       ? undefined
       : 'must be milliseconds (0 to 2147483647) or a duration such as "5min"',
+  repository: (v) => (typeof v === 'boolean' ? undefined : 'must be true or false'),
 };
 
 /** Every problem of a `standby_cluster` value (empty: valid). A source needs host or restore_command. */
@@ -55,8 +61,8 @@ export function standbySourceProblems(value: unknown): StandbyProblem[] {
     if (message) problems.push({ field: `${field}.${key}`, message: check ? `${message} (got ${JSON.stringify(inner)})` : message });
   }
   const source = value as StandbySource;
-  if (problems.length === 0 && source.host === undefined && source.restore_command === undefined) {
-    problems.push({ field, message: 'needs host (streaming) or restore_command (WAL archive), or both' });
+  if (problems.length === 0 && source.host === undefined && source.restore_command === undefined && source.repository !== true) {
+    problems.push({ field, message: 'needs host (streaming), restore_command or repository (WAL archive), or both' });
   }
   return problems;
 }
@@ -65,6 +71,15 @@ export function standbySourceProblems(value: unknown): StandbyProblem[] {
 export function standbySourceOf(value: unknown): StandbySource | undefined {
   if (value === undefined || value === null || standbySourceProblems(value).length > 0) return undefined;
   return { ...(value as StandbySource) };
+}
+
+/**
+ * The source with the repository's archive as its restore_command when it follows the backup
+ * repository (`repository: true`) and names no command of its own; pure.
+ */
+export function withRepositoryArchive(source: StandbySource, archiveCommand: string | undefined): StandbySource {
+  if (source.repository !== true || source.restore_command !== undefined || archiveCommand === undefined) return source;
+  return { ...source, restore_command: archiveCommand };
 }
 
 /** Where the standby leader streams from (port defaults to PostgreSQL's). */

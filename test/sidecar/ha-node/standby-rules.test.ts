@@ -164,3 +164,21 @@ describe('standby leader role', () => {
     assert.equal(normal[0]?.role, 'leader');
   });
 });
+
+describe('standby_cluster.repository: the archive of the backup source', () => {
+  const archive = "pgbackrest '--config=/data/pgbackrest/source.conf' '--stanza=src' --no-archive-async archive-get %f %p";
+
+  it('is a valid source alone, and a boolean', () => {
+    assert.deepEqual(validateDynamicConfig({ standby_cluster: { repository: true } } as never), []);
+    assert.match(describeProblems(validateDynamicConfig({ standby_cluster: { repository: 'yes' } } as never)), /"standby_cluster\.repository" must be true or false/);
+    assert.match(describeProblems(validateDynamicConfig({ standby_cluster: { repository: false } } as never)), /"standby_cluster" needs host \(streaming\), restore_command or repository/);
+  });
+
+  it("becomes this member's restore_command, unless the source names its own", () => {
+    const base = { ...defaultConfig, standby_archive_command: archive };
+    assert.equal(effectiveConfig(base, { standby_cluster: { repository: true } } as never).standby_cluster?.restore_command, archive);
+    assert.equal(effectiveConfig(base, { standby_cluster: { repository: true, restore_command: 'cp /a/%f %p' } } as never).standby_cluster?.restore_command, 'cp /a/%f %p');
+    assert.equal(effectiveConfig(base, { standby_cluster: { host: '127.0.0.9' } } as never).standby_cluster?.restore_command, undefined, 'no archive unless asked for');
+    assert.equal(effectiveConfig(defaultConfig, { standby_cluster: { repository: true } } as never).standby_cluster?.restore_command, undefined, 'a member without the backup source has none');
+  });
+});

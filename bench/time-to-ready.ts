@@ -5,7 +5,9 @@
  *  - one added replica: from its container's start (pod status) to the pod's Ready condition;
  *  - a rolling restart (a parameter that needs one): from the patch to every member restarted and
  *    Healthy again, with a writer inserting through `-rw` every 100 ms counting failed inserts.
- * Run: node --import tsx bench/time-to-ready.ts   (RUNS=3; KEEP_DIR=1 keeps each run's stack directory,
+ * Run built, as the image runs (containers then start from dist/ too, not through tsx):
+ *   npm run build && node dist/bench/time-to-ready.js
+ * or from the sources: node --import tsx bench/time-to-ready.ts   (RUNS=3; KEEP_DIR=1 keeps each run's stack directory,
  * with every container's log, and prints its path, to see where the time went)
  * Run it on two checkouts to compare them; the figures are wall-clock, so compare runs made
  * under the same load.
@@ -20,6 +22,7 @@ import { startLocalStack } from '../local/cluster/stack.js';
 import { group, plural, version } from '../operator/api/types.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
 import { describePhases, trackPhases } from './time-to-ready-phases.js';
+import { median } from './stats.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../test/operator/e2e-support.js';
 
 const runs = Number(process.env.RUNS ?? 3);
@@ -149,7 +152,6 @@ async function oneRun(index: number): Promise<RunFigures> {
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const results: RunFigures[] = [];
 for (let i = 0; i < runs; i += 1) {

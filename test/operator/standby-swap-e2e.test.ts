@@ -10,6 +10,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually, kubectl } from './support.js';
+import { currentTimelineSql } from '../support/postgres.js';
 
 /**
  * The controlled swap of two DatabaseClusters on the stand-in with real PostgreSQL, as one
@@ -220,7 +221,7 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
       return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 3 ? s : undefined;
     }, 90_000);
     assert.equal(back.replica?.demotion?.timeline, 2, 'swb was demoted from the timeline it promoted onto');
-    const [row] = await swa.query('swa-rw', 'SELECT timeline_id AS t FROM pg_control_checkpoint()');
+    const [row] = await swa.query('swa-rw', `SELECT ${currentTimelineSql('t')}`);
     assert.equal(Number(row?.t), 3);
     process.stdout.write(`# swap back: ${acked.length} acknowledged, 0 lost, longest write gap ${writer.longestGapMs()} ms\n`);
   });

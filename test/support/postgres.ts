@@ -146,3 +146,12 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Test
 export async function postgresUserName(): Promise<string> {
   return (await postgresRunAs())?.user ?? userInfo().username;
 }
+
+/**
+ * SQL selecting the timeline a primary writes WAL on, as `alias` (0 while in recovery). A just
+ * promoted server's pg_control_checkpoint() still names the old timeline until its end-of-recovery
+ * checkpoint completes, which runs in the background after the promotion.
+ */
+export function currentTimelineSql(alias: string): string {
+  return `CASE WHEN pg_is_in_recovery() THEN 0 ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS ${alias}`;
+}

@@ -6,6 +6,7 @@ import { HaNodeClient } from '../../../operator/hanode-client.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
 import { startE2eStack, type E2eStack } from '../e2e-stack.js';
 import { eventually, kubectl } from '../support.js';
+import { currentTimelineSql } from '../../support/postgres.js';
 
 /**
  * A standby DatabaseCluster from a backup repository (spec.replica.source.repository) on the
@@ -77,7 +78,7 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
     await kubectl(e2e.stack.kubeconfigPath, e2e.dir, '-n', ns, 'patch', 'dbc/vault-dr', '--type=merge', '-p', JSON.stringify({ spec: { replica: { enabled: false } } }));
     await eventually('vault-dr promoted', async () => ((((await dr.status()) as { replica?: { role?: string } }).replica?.role === 'primary') ? true : undefined), 90_000);
     const [after] = await eventually('vault-dr-rw writable', async () => {
-      const rows = await dr.query('vault-dr-rw', 'SELECT pg_is_in_recovery() AS standby, timeline_id AS t FROM pg_control_checkpoint()');
+      const rows = await dr.query('vault-dr-rw', `SELECT pg_is_in_recovery() AS standby, ${currentTimelineSql('t')}`);
       return rows[0]?.standby === false ? rows : undefined;
     }, 60_000);
     assert.ok(Number(after?.t) > 1, 'a new timeline');

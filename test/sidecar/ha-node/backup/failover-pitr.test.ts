@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
  * The archive has no gap across a failover: the new primary archives its timeline's history and
@@ -48,7 +49,7 @@ describe('ha-node point-in-time recovery across a failover', { timeout: 300_000 
     await new Promise((r) => setTimeout(r, 1100));
     await promoted.query('INSERT INTO items SELECT g, 3 FROM generate_series(201, 300) g');
     await archiveCurrentWal(source, promoted);
-    const [{ tli }] = (await promoted.query<{ tli: number }>('SELECT timeline_id AS tli FROM pg_control_checkpoint()')) as [{ tli: number }];
+    const [{ tli }] = (await promoted.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`)) as [{ tli: number }];
     assert.ok(tli >= 2, 'the new primary runs on a new timeline');
 
     const recovery = { stanza: 'fo', repository: repository(), target: { time: target } };
@@ -56,7 +57,7 @@ describe('ha-node point-in-time recovery across a failover', { timeout: 300_000 
     const primary = await restored.waitFor('the restored primary', () => restored!.primary(), 150_000);
     const rows = await primary.query<{ batch: number; n: string }>('SELECT batch, count(*)::text AS n FROM items GROUP BY batch ORDER BY batch');
     assert.deepEqual(rows, [{ batch: 1, n: '100' }, { batch: 2, n: '100' }]);
-    const [restoredTimeline] = await primary.query<{ tli: number }>('SELECT timeline_id AS tli FROM pg_control_checkpoint()');
+    const [restoredTimeline] = await primary.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
     assert.ok(restoredTimeline!.tli > tli, 'recovery followed the failover timeline, then forked its own');
   });
 });

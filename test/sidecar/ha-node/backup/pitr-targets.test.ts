@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
  * Recovery targets besides a time, each restoring a NEW cluster from a filesystem repository:
@@ -51,7 +52,7 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
     try {
       const restored = await cluster.waitFor(`the ${scope} primary`, () => cluster.primary(), 150_000);
       const rows = await restored.query<{ batches: string }>("SELECT string_agg(batch || ':' || n, ',' ORDER BY batch) AS batches FROM (SELECT batch, count(*) AS n FROM items GROUP BY batch) b");
-      const [timeline] = await restored.query<{ tli: number }>('SELECT timeline_id AS tli FROM pg_control_checkpoint()');
+      const [timeline] = await restored.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
       return { batches: rows[0]!.batches, tli: timeline!.tli };
     } finally {
       await cluster.stop();

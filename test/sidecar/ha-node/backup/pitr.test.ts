@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
  * Point-in-time recovery into a NEW cluster from a filesystem repository: rows in three batches,
@@ -54,7 +55,7 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
     const primary = await restored.waitFor('the restored primary', () => restored!.primary(), 120_000);
     const rows = await primary.query<{ batch: number; n: string }>('SELECT batch, count(*)::text AS n FROM items GROUP BY batch ORDER BY batch');
     assert.deepEqual(rows, [{ batch: 1, n: '100' }, { batch: 2, n: '100' }]);
-    const [timeline] = await primary.query<{ tli: number }>('SELECT timeline_id AS tli FROM pg_control_checkpoint()');
+    const [timeline] = await primary.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
     assert.ok(timeline!.tli > 1, 'the restored cluster promoted onto a new timeline');
     const replica = restored.members.find((m) => m !== primary)!;
     await restored.waitFor('the replica has the restored rows', async () => (await replica.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '200', 90_000);

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { patchConfig, standbyApiEnv, standbyLeaderOf } from '../standby-support.js';
 import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
  * A standby cluster bootstrapped from a backup repository and following the source's WAL archive
@@ -67,7 +68,7 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
     const promoted = await patchConfig(leader, { standby_cluster: null });
     assert.equal(promoted.status, 200, promoted.text);
     await standby.waitFor('the promoted leader writable', () => leader.isWritable(), 60_000);
-    const [timeline] = await leader.query<{ tli: number }>('SELECT timeline_id AS tli FROM pg_control_checkpoint()');
+    const [timeline] = await leader.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
     assert.ok(timeline!.tli > 1, 'promoted onto a new timeline');
     assert.equal(await count(leader), 300);
     await leader.query('INSERT INTO items VALUES (301)');

@@ -61,11 +61,21 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
     await primary.query('CREATE TABLE items (id int PRIMARY KEY)');
     await cluster.waitFor(`the table on ${candidate.name}`, async () => (await candidate.query("SELECT to_regclass('items') AS t"))[0]?.t === 'items', 20_000);
 
+    let rowsCommitted = 0;
     const release = keepWalReceiverDown(candidate);
     try {
       await cluster.waitFor(`${candidate.name} no longer streaming`, async () => !(await streaming(primary)).includes(candidate.name), 20_000);
-      await primary.query('INSERT INTO items SELECT generate_series(1, 100)');
-      const committedUpTo = parseLsn((await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'))[0]?.lsn)!;
+      // The premise: the candidate lacks the committed WAL when the switchover is asked for. Its WAL
+      // receiver can slip in between two kills and fetch a small insert; then commit another batch.
+      let committedUpTo = 0;
+      for (let batch = 0; ; batch += 1) {
+        await primary.query(`INSERT INTO items SELECT generate_series(${batch * 100 + 1}, ${batch * 100 + 100})`);
+        rowsCommitted += 100;
+        committedUpTo = parseLsn((await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'))[0]?.lsn)!;
+        const received = parseLsn((await candidate.query<{ r: string | null }>('SELECT pg_last_wal_receive_lsn()::text AS r'))[0]?.r ?? '0/0') ?? 0;
+        if (received < committedUpTo) break;
+        assert.ok(batch < 5, `the candidate kept receiving WAL (at ${received}) despite its receiver being stopped`);
+      }
 
       // The lease as released: watched from the moment the switchover is asked for.
       let releasedCheckpoint: number | undefined;
@@ -99,7 +109,7 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
       assert.ok(releasedCheckpoint !== undefined, 'the old primary published its shutdown checkpoint with the release');
       assert.ok(releasedCheckpoint >= committedUpTo, `the released checkpoint ${releasedCheckpoint} covers the commits up to ${committedUpTo}`);
       const rows = await newPrimary.query<{ n: string }>('SELECT count(*) AS n FROM items');
-      assert.equal(rows[0]?.n, '100', `every committed row is on the new primary ${newPrimary.name}`);
+      assert.equal(rows[0]?.n, String(rowsCommitted), `every committed row is on the new primary ${newPrimary.name}`);
       // The candidate saw the gap and did not promote then. It may still lead later: once the old
       // primary runs as a replica, the candidate's WAL receiver can fetch the tail from it.
       assert.match(candidate.log(), /waiting before promoting: missing WAL the last leader released/);
@@ -108,7 +118,7 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
     }
 
     for (const member of cluster.members) {
-      await cluster.waitFor(`${member.name} has every row`, async () => (await member.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '100', 60_000);
+      await cluster.waitFor(`${member.name} has every row`, async () => (await member.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === String(rowsCommitted), 60_000);
     }
   });
 });

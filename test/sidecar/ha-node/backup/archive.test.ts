@@ -45,6 +45,11 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
   });
 
   it('only the primary archives: the replica runs archive_mode=on without archiving', async () => {
+    // The replica may be restarting to take the archive settings (archive_mode needs a restart).
+    await cluster.waitFor('the replica answering with the archive settings', async () => {
+      const rows = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'restore_command'").catch(() => []);
+      return /archive-get %f %p/.test(rows[0]?.setting ?? '');
+    }, 60_000);
     const [setting] = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'archive_mode'");
     assert.equal(setting?.setting, 'on');
     const [stats] = await replica.query<{ archived: string; failed: string }>('SELECT archived_count::text AS archived, failed_count::text AS failed FROM pg_stat_archiver');

@@ -8,7 +8,7 @@ import { isPodReady } from '../../operator/reconcile/status.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
 import { operatorRules } from '../../operator/rbac.js';
 import { eventually } from './support.js';
-import { connect } from 'node:net';
+import { acceptsConnection } from '../support/ports.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
 export interface ClusterStatus {
@@ -41,20 +41,6 @@ export const viaSelector: ServiceResolver = async (api, namespace, name) => {
   const pods = await api.listPods(namespace, selectorString(selector));
   return pods.find((pod: V1Pod) => isPodReady(pod) && pod.status?.podIP)?.status?.podIP;
 };
-
-/** Whether a TCP connection to host:port is accepted within 2 s. */
-function accepts(host: string, port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect({ host, port, timeout: 2_000 });
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.once('connect', () => finish(true));
-    socket.once('timeout', () => finish(false));
-    socket.once('error', () => finish(false));
-  });
-}
 
 /** Helpers bound to one cluster: create it, read status, wait for health, run SQL through a Service. */
 /** Phase, members and the reasons of the unhealthy conditions, in one line. */
@@ -109,7 +95,7 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
           // Healthy comes from the members; the -rw Service follows the pods' readiness a moment
           // later. A client's view: the cluster is usable once -rw accepts connections too.
           const host = await resolve(api, namespace, `${name}-rw`);
-          if (host && (await accepts(host, Ports.postgres))) return s;
+          if (host && (await acceptsConnection(host, Ports.postgres))) return s;
           throw new Error(`Healthy, but ${name}-rw (${host ?? 'no address'}) does not accept connections yet`);
         }
         // Thrown, not returned: a timeout then says where the cluster stood.

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** A TCP port that was free on host a moment ago (the OS picks it). */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
@@ -31,4 +31,18 @@ export async function waitForPort(host: string, port: number, timeoutMs = 15_000
     if (Date.now() > deadline) throw new Error(`nothing listening on ${host}:${port} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Whether host:port accepts a TCP connection within timeoutMs, tried from this process's network namespace. */
+export function acceptsConnection(host: string, port: number, timeoutMs = 2_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: timeoutMs });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
 }

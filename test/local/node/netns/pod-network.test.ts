@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ip, ipJson, runTool } from '../../../../local/node/netns/commands.js';
 import { assertIsolated, isolationProblems, readNetworkFacts } from '../../../../local/node/netns/isolation.js';
@@ -16,22 +15,12 @@ import { PodNetworks, type PodNamespace } from '../../../../local/node/netns/pod
 import { nodeSubnet, podNamespaceName, serviceCidrOfSubnet } from '../../../../local/node/netns/subnet.js';
 import { hostPidVariable } from '../../../../local/node/netns/isolated-run.js';
 import { enterIsolatedRun } from '../../../support/netns.js';
+import { acceptsConnection } from '../../../support/ports.js';
 
 const inside = await enterIsolatedRun(import.meta.url, 120_000);
 
-/** Whether host:port accepts a TCP connection within timeoutMs, tried from this (node) namespace. */
-function reachable(host: string, port: number, timeoutMs = 1500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: timeoutMs });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('timeout', () => done(false));
-    socket.once('error', () => done(false));
-  });
-}
+/** Whether host:port accepts a TCP connection, tried from this (node) namespace. */
+const reachable = (host: string, port: number, timeoutMs = 1500): Promise<boolean> => acceptsConnection(host, port, timeoutMs);
 
 /** The same, tried from inside a pod's namespace. */
 async function reachableFrom(pod: PodNamespace, host: string, port: number): Promise<boolean> {

@@ -26,6 +26,7 @@ import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 import { PgBackRestServer } from './backup/tls-server.js';
 import { MemberTlsRenewal } from './backup/tls-renewal.js';
+import { LiveWal } from './api/live-wal.js';
 
 export interface RunningHaNode {
   url: string;
@@ -240,7 +241,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

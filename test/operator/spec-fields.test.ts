@@ -13,7 +13,7 @@ import { databaseClusterSpecSchema } from '../../operator/api/types.js';
 import { HaNodeClient } from '../../operator/hanode-client.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { poolerSelector, selectorString } from '../../operator/naming.js';
-import { clusterDriver, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { specFieldPaths } from './spec-paths.js';
 import { eventually } from './support.js';
@@ -502,7 +502,7 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   before(async () => {
     e2e = await startE2eStack('spec', { logger, ipPrefix: '127.0.52' });
     ({ dir, stack, api } = e2e);
-    driver = clusterDriver(api, ns, name, async () => undefined);
+    driver = clusterDriver(api, ns, name, viaSelector);
     const apps = api.kubeConfig.makeApiClient(AppsV1Api);
     probe = {
       driver,

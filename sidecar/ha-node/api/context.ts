@@ -7,6 +7,7 @@ import type { NodeSnapshot } from '../ha/snapshot.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import type { BackupKeeper } from '../backup/keeper.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
+import type { LiveWal } from './live-wal.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -17,6 +18,8 @@ export interface ApiContext {
   wake(reason: string): void;
   loop?: HaLoop;
   pg?: PostgresInstance;
+  /** Reads WAL positions at request time for the node document; absent: the loop's snapshot. */
+  liveWal?: LiveWal;
   /** pgBackRest (GET/POST /backup); undefined when backups are off. */
   backup?: BackupKeeper;
   /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */

@@ -29,8 +29,10 @@ export const healthRoutes = (router: Router, context: ApiContext): void => {
     // Patroni answers liveness with the status line only, for every method.
     res.status(livenessStatus(context.snapshot())).end();
   });
-  router.get(HaNodePaths.ha, (_req, res) => {
-    res.status(200).json(nodeDocument(context.snapshot()));
+  router.get(HaNodePaths.ha, (_req, res, next) => {
+    // Peers and `ctl` judge WAL positions from this document: read them now, not a cycle ago.
+    const snapshot = context.snapshot();
+    (context.liveWal ? context.liveWal.refresh(snapshot) : Promise.resolve(snapshot)).then((fresh) => res.status(200).json(nodeDocument(fresh)), next);
   });
   router.options(HaNodePaths.ha, (_req, res) => void res.status(200).end());
 };

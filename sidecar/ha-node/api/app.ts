@@ -17,7 +17,8 @@ export function createHaNodeApp(given: ApiContext, extraModules: ApiModule[] = [
   const context: ApiContext = { ...given, credentials: given.credentials === undefined ? (loadApiCredentials() ?? null) : given.credentials };
   const app = createApp(context.logger);
   app.set('etag', false);
-  const router = express.Router();
+  // Patroni dispatches on the exact path: `/FAILSAFE` is not `/failsafe`.
+  const router = express.Router({ caseSensitive: true });
   for (const register of [...readModules, ...extraModules]) register(router, context);
   healthFallback(router, context);
   app.use(router);

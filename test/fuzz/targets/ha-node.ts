@@ -88,9 +88,9 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       ],
       profile,
       allows5xx: (request, status) => {
-        // Express routes without strict routing and case-insensitively (its defaults): one trailing
-        // slash and any letter case reach the same route.
-        const path = pathOf(request.target).replace(/(.)\/$/, '$1').toLowerCase();
+        // Express routes without strict routing: one trailing slash reaches the same route. Letter
+        // case counts, as in Patroni.
+        const path = pathOf(request.target).replace(/(.)\/$/, '$1');
         if (status === 503 && healthPaths.includes(path)) return true;
         // As Patroni: a GET no route serves is the generic health check, 503 with the status body;
         // OPTIONS (load balancers' checks) and HEAD answer the same code.

@@ -74,6 +74,14 @@ describe('POST /failsafe', () => {
     assert.equal(await failsafeActive(off), undefined);
   });
 
+  it('routes on the exact path, as Patroni: /FAILSAFE is no route (501), GET /HA is an unknown health check (503)', async () => {
+    const upper = await call(on, 'POST', '/FAILSAFE', confirmation, memberAuth);
+    assert.deepEqual([upper.status, upper.text], [501, 'Unsupported method']);
+    assert.equal(await failsafeActive(on), undefined, 'nothing was recorded');
+    assert.equal((await call(on, 'GET', '/HA')).status, 503);
+    assert.equal((await call(on, 'GET', '/ha')).status, 200);
+  });
+
   it('answers 400/413 (not 500) to a null, non-object or oversized body', async () => {
     for (const [body, code] of [['null', 400], ['[1]', 400], ['{"name":', 400], [JSON.stringify({ name: 'x'.repeat(100 * 1024) }), 413]] as const) {
       const r = await call(on, 'POST', '/failsafe', body, memberAuth).catch((error: Error) => ({ status: -1, text: error.message }));

@@ -67,10 +67,12 @@ describe('GET /ha on a replica between two HA cycles (real PostgreSQL)', { timeo
     // A WAL switch moves the primary a whole segment on: the jump a backup or archive_timeout makes.
     await primary.query('CREATE TABLE IF NOT EXISTS livewal AS SELECT generate_series(1, 1000) AS id');
     const [{ lsn }] = await primary.query<{ lsn: string }>('SELECT pg_switch_wal(), pg_current_wal_flush_lsn()::text AS lsn');
-    const target = parseLsn(lsn!);
+    const target = parseLsn(lsn ?? '');
+    assert.ok(target !== undefined && target > 0, `the primary's position: ${lsn}`);
     const received = await cluster.waitFor('the replica received it', async () => {
       const [row] = await standby.query<{ lsn: string | null }>('SELECT pg_last_wal_receive_lsn()::text AS lsn');
-      return row?.lsn && parseLsn(row.lsn) >= target ? parseLsn(row.lsn) : undefined;
+      const position = row?.lsn ? parseLsn(row.lsn) : undefined;
+      return position !== undefined && position >= target ? position : undefined;
     }, 10_000);
     const started = Date.now();
     const doc = (await standby.get(HaNodePaths.ha)).json() as { xlog?: { received_location?: number } };

@@ -19,7 +19,7 @@ export const compiledCacheDir = '.keelson-cli';
 const keptBuilds = 3;
 
 /** The subset of esbuild's API used here (esbuild is tsx's dependency, not one of ours). */
-interface Transpiler {
+export interface Transpiler {
   version: string;
   build(options: Record<string, unknown>): Promise<{ errors: unknown[] }>;
 }
@@ -129,7 +129,8 @@ export async function ensureCompiledCli(root: string, transpiler: Transpiler): P
  * argv prefix for containers started by a stand-in that runs from the sources: the compiled cache,
  * else (no transpiler, a compile error, a read-only checkout) `fallback` with a warning naming why.
  */
-export async function compiledCliArgv(root: string, fallback: string[], logger: Logger, transpiler = loadTranspiler()): Promise<string[]> {
+export async function compiledCliArgv(root: string, fallback: string[], logger: Logger, load: () => Transpiler | undefined = loadTranspiler): Promise<string[]> {
+  const transpiler = load();
   if (!transpiler) {
     logger.warn({ fallback: 'tsx' }, 'containers start through tsx (slower): esbuild cannot be loaded to compile the sources');
     return fallback;

@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'crds/**', 'web/**', '.keelson-local/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'crds/**', 'web/**', '.keelson-local/**', '.keelson-cli/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,8 +7,12 @@
  *    Healthy again, with a writer inserting through `-rw` every 100 ms counting failed inserts.
  * Run built, as the image runs (containers then start from dist/ too, not through tsx):
  *   npm run build && node dist/bench/time-to-ready.js
- * or from the sources: node --import tsx bench/time-to-ready.ts   (RUNS=3; KEEP_DIR=1 keeps each run's stack directory,
+ * or from the sources, as `npm run local:up` runs (containers then start from the sources compiled
+ * once into .keelson-cli/, see local/node/compiled-cli.ts):
+ *   node --import tsx bench/time-to-ready.ts   (RUNS=3; KEEP_DIR=1 keeps each run's stack directory,
  * with every container's log, and prints its path, to see where the time went)
+ * The rolling restart prints each member's phases (pending seen, PostgreSQL restarted, Ready
+ * flips, role changes) and the operator's Events, seconds after the patch.
  * Run it on two checkouts to compare them; the figures are wall-clock, so compare runs made
  * under the same load.
  */
@@ -22,6 +26,7 @@ import { startLocalStack } from '../local/cluster/stack.js';
 import { group, plural, version } from '../operator/api/types.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
 import { describePhases, trackPhases } from './time-to-ready-phases.js';
+import { describeRolling, trackRolling } from './rolling-phases.js';
 import { median } from './stats.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../test/operator/e2e-support.js';
 
@@ -79,6 +84,16 @@ async function patchSpec(api: OperatorKubeApi, name: string, spec: Record<string
   await api.custom.replaceNamespacedCustomObject({ group, version, namespace: ns, plural, name, body });
 }
 
+/** The operator's Events since `since` (restarts, switchovers), seconds after it. */
+async function operatorEvents(api: OperatorKubeApi, since: number): Promise<string[]> {
+  const events = (await api.core.listNamespacedEvent({ namespace: ns })).items;
+  return events
+    .map((e) => ({ at: new Date(e.firstTimestamp ?? e.eventTime ?? 0).getTime(), e }))
+    .filter(({ at }) => at >= since - 1000)
+    .sort((a, b) => a.at - b.at)
+    .map(({ at, e }) => `+${((at - since) / 1000).toFixed(1)} ${e.reason} ×${e.count ?? 1}: ${e.message ?? ''}`);
+}
+
 interface RunFigures {
   readyMs: number;
   replicaReadyMs: number;
@@ -124,6 +139,7 @@ async function oneRun(index: number): Promise<RunFigures> {
     await demo.query(`${name}-rw`, 'CREATE TABLE IF NOT EXISTS bench_rolling (id int PRIMARY KEY)');
     const before = new Map((await demo.pods()).map((p) => [p.metadata!.name!, p.metadata!.uid!]));
     const writer = writeThrough(demo, `${name}-rw`, 100);
+    const rolling = trackRolling(() => demo.pods());
     const rolled = Date.now();
     await patchSpec(api, name, { postgresql: { parameters: { max_connections: '120' }, pg_hba: [] } });
     await until('every member restarted with the new max_connections', async () => {
@@ -142,6 +158,8 @@ async function oneRun(index: number): Promise<RunFigures> {
       return members.every(Boolean) ? true : undefined;
     }, 300_000);
     const rollingMs = Date.now() - rolled;
+    for (const line of describeRolling(await rolling.stop(), rolled)) process.stdout.write(`  rolling ${line}\n`);
+    for (const line of await operatorEvents(api, rolled)) process.stdout.write(`  rolling event ${line}\n`);
     const writes = await writer.stop();
     return { readyMs, replicaReadyMs: added, rollingMs, writes: writes.committed, failedWrites: writes.failed };
   } finally {

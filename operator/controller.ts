@@ -188,9 +188,7 @@ export class Controller {
         const result = await this.reconcileKey(key);
         this.queue.forget(key);
         metrics.reconcileTotal.inc({ result: result.requeueAfterMs ? 'requeue' : 'success' });
-        if (!result.converging) this.queue.settled(key);
-        if (result.requeueAfterMs && result.converging) this.queue.addConverging(key, result.requeueAfterMs);
-        else if (result.requeueAfterMs) this.queue.addAfter(key, result.requeueAfterMs);
+        this.queue.requeueAfterPass(key, result);
       } catch (err) {
         metrics.reconcileTotal.inc({ result: 'error' });
         metrics.reconcileErrors.inc();

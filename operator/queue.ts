@@ -31,6 +31,13 @@ export interface WorkQueueOptions {
   onDepthChange?: (depth: number) => void;
 }
 
+/** What a successful reconcile pass asks of the queue (operator/reconcile/cluster.ts ReconcileResult). */
+export interface PassOutcome {
+  requeueAfterMs?: number;
+  converging?: boolean;
+  progressed?: boolean;
+}
+
 export class WorkQueue {
   /** One FIFO per priority; an entry whose key moved to another priority is skipped (lazy removal). */
   private readonly lanes: Record<Priority, string[]> = { high: [], normal: [], low: [] };
@@ -105,6 +112,18 @@ export class WorkQueue {
     const delay = this.converging.next(key, baseMs);
     this.addAfter(key, delay);
     return delay;
+  }
+
+  /**
+   * Files a successful pass: a converging key comes back after its back-off, which starts over
+   * when the pass took a step (waits double only while nothing moves); a settled key loses it.
+   * Returns the delay used, if any.
+   */
+  requeueAfterPass(key: string, outcome: PassOutcome): number | undefined {
+    if (!outcome.converging || outcome.progressed) this.settled(key);
+    if (outcome.requeueAfterMs && outcome.converging) return this.addConverging(key, outcome.requeueAfterMs);
+    if (outcome.requeueAfterMs) this.addAfter(key, outcome.requeueAfterMs);
+    return outcome.requeueAfterMs;
   }
 
   /** Clears the failure back-off of a key after a successful reconcile. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 
-/** The package version, read from the package.json that ships beside the code (source or dist). */
+/** The package version, read from the package.json that ships beside the code (source, dist, or the stand-in's compiled cache one level deeper). */
 export function packageVersion(): string {
-  for (const relative of ['../../package.json', '../../../package.json']) {
+  for (const relative of ['../../package.json', '../../../package.json', '../../../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'keelson' && pkg.version) return pkg.version;

@@ -43,8 +43,14 @@ function pidFile(dir: string): string {
 }
 
 export function runningPid(dir: string, file = pidFile(dir)): number | undefined {
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').trim());
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    // Missing, or removed just now by the process exiting (the forwarders' pid file in `local down`).
+    return undefined;
+  }
+  const pid = Number(text.trim());
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   try {
     process.kill(pid, 0);

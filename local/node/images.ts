@@ -6,7 +6,8 @@
  *    `/`) uses that mapping's `entrypoint` as the image ENTRYPOINT. `aliases` maps executable names
  *    that manifests put in `command` (e.g. `keelson`) to local argv prefixes.
  * 2. Built in: any repository ending in `keelson` (`ghcr.io/keelson/keelson:0.1.0`) has ENTRYPOINT
- *    `keelson`, which runs this repository's CLI (dist when built, else `node --import tsx`).
+ *    `keelson`, which runs this repository's CLI (dist when built; from the sources, their compiled
+ *    cache, see compiled-cli.ts, else `node --import tsx`).
  * 3. Docker semantics otherwise: `command` replaces the ENTRYPOINT and `args` replace CMD, so a
  *    container with an explicit `command` of a local executable (`/bin/sh`) runs as is.
  */
@@ -98,8 +99,8 @@ export function keelsonCliArgv(root = findRepositoryRoot(), runningBuilt = fileU
   return [process.execPath, '--import', tsxLoader, join(root, 'bin', 'keelson.ts')];
 }
 
-export function builtinImageMappings(root?: string): ImageMapping[] {
-  const cli = keelsonCliArgv(root);
+/** `cli` is the argv prefix that runs the CLI (default: as this process runs; see compiled-cli.ts). */
+export function builtinImageMappings(root?: string, cli = keelsonCliArgv(root)): ImageMapping[] {
   return [{ repository: 'keelson', entrypoint: cli, aliases: { keelson: cli } }];
 }
 

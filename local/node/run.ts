@@ -18,6 +18,7 @@ import { startServiceProxy, type ServiceProxy } from '../proxy/proxy.js';
 import { AddressPool } from './addresses.js';
 import { startNodeAgent, type NodeAgent } from './agent.js';
 import { kubeletBackoff, type BackoffPolicy } from './backoff.js';
+import { containerCliArgv } from './compiled-cli.js';
 import { builtinImageMappings, type ImageMapping } from './images.js';
 import type { LocalUser } from './pod-worker.js';
 import { kubeconfigDocument, writeKubeconfigFile } from './pod-kubeconfig.js';
@@ -163,7 +164,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
       addresses: namespaceMode?.podAddresses ?? addresses,
       network: namespaceMode?.network,
       hostIP: namespaceMode?.hostIP,
-      images: [...(options.images ?? []), ...builtinImageMappings()],
+      images: [...(options.images ?? []), ...builtinImageMappings(undefined, await containerCliArgv(logger))],
       baseEnv,
       nonRootUser,
       backoff: { ...kubeletBackoff, ...options.backoff },

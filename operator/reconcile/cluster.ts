@@ -45,6 +45,8 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
   /** The delay is a floor that doubles while the cluster stays unconverged (the work queue's back-off). */
   converging?: boolean;
+  /** This pass took a step: the converging back-off starts over (waits double only while nothing moves). */
+  progressed?: boolean;
 }
 
 const convergingRequeueMs = 5_000;
@@ -228,7 +230,11 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   // A change of role is followed every second: each step waits on the other cluster or on ha-node.
   if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: rolePlan.swapping && rolePlan.step !== 'Promoting' ? swapWaitRequeueMs : roleChangeRequeueMs };
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
-  if (converging) return { requeueAfterMs: convergingRequeueMs, converging: true };
+  // A pass that took a step starts the back-off over. A rolling restart's next member is ready at
+  // once and no watched object tells (a member restarts in about a second, often without turning
+  // unready, and pending restarts live in ha-node): look again in a second, not after the back-off.
+  const progressed = configPending.acted !== undefined || (!!step && step.type !== 'wait' && !stepFailed);
+  if (converging) return { requeueAfterMs: configPending.acted === 'restart' ? roleChangeRequeueMs : convergingRequeueMs, converging: true, progressed };
   // A backup in progress is followed closely; that is not a cluster failing to converge.
   if (backup?.active) return { requeueAfterMs: convergingRequeueMs };
   // Schedules are checked on every pass: come back often enough to start a backup within its minute.

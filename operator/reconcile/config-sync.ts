@@ -14,6 +14,11 @@ export interface ConfigSyncResult {
   appliedHash?: string;
   /** Something is still to do (a PATCH failed or restarts are pending). */
   pending: boolean;
+  /**
+   * This pass moved the change on: ha-node accepted the settings, or a member restarted or handed
+   * over for its restart (after which the next member is ready to go at once).
+   */
+  acted?: 'settings' | 'restart';
 }
 
 /**
@@ -47,7 +52,7 @@ export async function syncDynamicConfig(
     return { pending: true };
   }
   await deps.events.record(cluster.metadata, 'Normal', 'ConfigurationApplied', 'HA and PostgreSQL settings sent to ha-node /config');
-  return { appliedHash: hash, pending: true };
+  return { appliedHash: hash, pending: true, acted: 'settings' };
 }
 
 /**
@@ -89,11 +94,16 @@ async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pod
       const result = await deps.haNode.switchover(target.status!.podIP!, primary, candidate).catch(() => undefined);
       if (result && (result.status === 200 || result.status === 202)) {
         await deps.events.record(cluster.metadata, 'Normal', 'Switchover', `${primary} → ${candidate}: restart needed on the primary`);
+        return { pending: true, acted: 'restart' };
       }
       return { pending: true };
     }
   }
+  // ha-node answers once PostgreSQL runs again and wakes its loop, which republishes its record.
   const result = await deps.haNode.restartPending(target.status!.podIP!).catch(() => undefined);
-  if (result && result.status < 300) await deps.events.record(cluster.metadata, 'Normal', 'Restarted', `restarted PostgreSQL on ${name} for a pending parameter change`);
+  if (result && result.status < 300) {
+    await deps.events.record(cluster.metadata, 'Normal', 'Restarted', `restarted PostgreSQL on ${name} for a pending parameter change`);
+    return { pending: true, acted: 'restart' };
+  }
   return { pending: true };
 }

@@ -1,17 +1,7 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { createApp, serve } from '../../lib/http.js';
-import { createLogger } from '../../lib/log.js';
-
-function capturedLogger() {
-  const stream = new PassThrough();
-  const lines: Record<string, unknown>[] = [];
-  stream.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  return { logger: createLogger({ name: 'test', level: 'debug', destination: stream }), lines };
-}
+import { capturedLogger } from '../support/log-lines.js';
 
 describe('http helper', () => {
   it('echoes a sane X-Request-ID, replaces a forged one, and logs with reqId', async () => {

@@ -79,6 +79,17 @@ describe('work queue', () => {
     queue.shutDown();
   });
 
+  it('a converging pass that took a step starts the back-off over; one that waited keeps doubling', () => {
+    const queue = new WorkQueue({ maxConvergingDelayMs: 60_000 });
+    const waited = { requeueAfterMs: 5_000, converging: true };
+    assert.deepEqual([1, 2, 3].map(() => queue.requeueAfterPass('db/a', waited)), [5_000, 10_000, 20_000]);
+    assert.equal(queue.requeueAfterPass('db/a', { requeueAfterMs: 1_000, converging: true, progressed: true }), 1_000, 'a member restarted: look again in a second');
+    assert.equal(queue.requeueAfterPass('db/a', waited), 10_000, 'the doubling goes on from the step, not from before it');
+    assert.equal(queue.requeueAfterPass('db/a', {}), undefined);
+    assert.equal(queue.requeueAfterPass('db/a', waited), 5_000, 'a settled key starts from its floor');
+    queue.shutDown();
+  });
+
   it('keeps the earliest of two delayed adds of a key', async () => {
     const queue = new WorkQueue();
     queue.addAfter('db/a', 60_000);

@@ -4,7 +4,7 @@
  * reaches kubectl (DIR/kubeconfig, as in loopback mode), PostgreSQL and `keelson ctl` (list,
  * switchover) only through the forwarders on 127.0.0.1; pod URLs only through the printed nsenter
  * into the node namespace. ctl with a kubeconfig that names no member proxy refuses the private
- * pod addresses. `local down` stops everything and leaves no pod namespace.
+ * pod addresses. The members run the sources compiled once (.keelson-cli/), not through tsx. `local down` stops everything and leaves no pod namespace.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -69,6 +69,12 @@ describe('keelson local up as root (--network auto by default): network namespac
     const refused = await keelson('ctl', '--kubeconfig', bare, '-c', 'demo', 'list').then(() => undefined, (error: { code?: number; stderr?: string }) => error);
     assert.equal(refused?.code, 3, 'nothing reachable from here');
     assert.match(refused?.stderr ?? '', /refusing to send to member address 10\.213\.0\.\d+: the cluster's API server is on this machine/);
+
+    // Started from the sources (as `npm run local:up`), the members run the sources compiled once, not through tsx (ADR 0358).
+    const { stdout: running } = await run('ps', ['-eo', 'args']);
+    const haNodes = running.split('\n').filter((line) => line.includes(' ha-node --config ') && line.includes(dir));
+    assert.ok(haNodes.length >= 2, `both members' ha-node processes are listed: ${haNodes.join('\n')}`);
+    assert.ok(haNodes.every((line) => line.includes('/.keelson-cli/') && !line.includes('--import')), `ha-node runs compiled JavaScript: ${haNodes.join('\n')}`);
 
     const { stdout: down } = await keelson('local', 'down', '--dir', dir);
     assert.match(down, /stopped/);

@@ -1,30 +1,8 @@
 #!/usr/bin/env node
-// First: sets the exporter's V8 flags before anything else compiles.
+// First, and alone: the exporter's V8 flags. The program is imported only afterwards, because Node
+// resolves every static import of a module graph before it runs any of it, and resolving the whole
+// program's ~100 modules makes its resolver code hot enough for TurboFan (lib/cli/exporter-early-flags.ts).
 import '../lib/cli/exporter-early-flags.js';
-import { Command } from 'commander';
-import { withUsageExitCodes } from '../lib/cli/exit.js';
-import { packageVersion } from '../lib/cli/version.js';
-import { createOperatorCommand } from '../operator/command.js';
-import { createHaNodeCommand } from '../sidecar/ha-node/command.js';
-import { createCtlCommand } from '../sidecar/ha-node/ctl/command.js';
-import { createExporterCommand } from '../sidecar/exporter/command.js';
-import { createPoolerCommand } from '../sidecar/pooler/command.js';
-import { createAdminCommand } from '../admin/command.js';
-import { createLocalCommand } from '../local/command.js';
 
-/** One entry point, one image: each program is a subcommand whose module loads its implementation lazily. */
-export function createProgram(): Command {
-  const program = new Command('keelson')
-    .description('Highly available PostgreSQL on Kubernetes')
-    .version(packageVersion(), '-V, --version', 'print the version')
-    .addCommand(createOperatorCommand())
-    .addCommand(createHaNodeCommand())
-    .addCommand(createExporterCommand())
-    .addCommand(createPoolerCommand())
-    .addCommand(createAdminCommand())
-    .addCommand(createCtlCommand())
-    .addCommand(createLocalCommand());
-  return withUsageExitCodes(program);
-}
-
+const { createProgram } = await import('../lib/cli/program.js');
 await createProgram().parseAsync(process.argv);

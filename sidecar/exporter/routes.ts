@@ -45,11 +45,11 @@ type AppLoader = (settings: RouteSettings) => Promise<RequestListener>;
 const loadExpressApp: AppLoader = async (settings) => (await import('./app.js')).createExporterApp(settings);
 
 /**
- * The listener. Unauthenticated GETs of the metrics path and GET/HEAD of the health paths (what
- * Prometheus and the kubelet send) are answered here; everything else goes to the express app,
- * loaded on first use. Express and its dependencies are a fifth of the process's memory and its
- * routing a fifth of a cached scrape; the answers (status, headers, X-Request-ID, body) are the
- * same as the app's.
+ * The listener. Unauthenticated GETs of the metrics path and GET/HEAD of the health paths and of
+ * /version (what Prometheus and the kubelet send: the pods' liveness probe asks /version) are
+ * answered here; everything else goes to the express app, loaded on first use. Express and its
+ * dependencies are ~4 MB of the process's memory and its routing a fifth of a cached scrape; the
+ * answers (status, headers, X-Request-ID, body) are the same as the app's.
  */
 export function createExporterListener(settings: RouteSettings, loadApp: AppLoader = loadExpressApp): RequestListener {
   const fast = !settings.auth?.enabled || settings.authScope === 'admin';
@@ -74,17 +74,20 @@ export function createExporterListener(settings: RouteSettings, loadApp: AppLoad
     const query = url.indexOf('?');
     const pathname = query < 0 ? url : url.slice(0, query);
     const check = pathname === path ? undefined : healthChecks.get(pathname);
+    const version = pathname !== path && pathname === ExporterPaths.version;
+    const textAnswer = check !== undefined || version;
     const method = req.method;
-    if (!fast || debug || (pathname !== path && check === undefined) || (method !== 'GET' && (check === undefined || method !== 'HEAD'))) {
+    if (!fast || debug || (pathname !== path && !textAnswer) || (method !== 'GET' && (!textAnswer || method !== 'HEAD'))) {
       slow(req, res);
       return;
     }
     for (const [name, value] of headers) res.setHeader(name, value);
     res.setHeader('X-Request-ID', requestIdFrom(req));
-    if (check !== undefined) {
+    if (textAnswer) {
       const state = settings.health.state;
-      res.writeHead(healthStatus(check, state), { 'Content-Type': plain, 'Content-Length': Buffer.byteLength(state) });
-      res.end(method === 'HEAD' ? undefined : state);
+      const body = check === undefined ? settings.versionText : state;
+      res.writeHead(check === undefined ? 200 : healthStatus(check, state), { 'Content-Type': plain, 'Content-Length': Buffer.byteLength(body) });
+      res.end(method === 'HEAD' ? undefined : body);
       return;
     }
     settings.exporter.scrape().then(

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { serve } from '../../../lib/http.js';
 import { HealthProbe } from '../../../sidecar/exporter/health.js';
 import { createExporterApp } from '../../../sidecar/exporter/app.js';
+import { createExporterListener, type RouteSettings } from '../../../sidecar/exporter/routes.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { get, parseMetrics, quietLogger, startTestExporter, valueOf, type ParsedMetrics } from './helpers.js';
 
@@ -256,6 +257,36 @@ describe('exporter HTTP API and collection behaviour', () => {
     const root = await get(`${exporter.url}/`);
     assert.equal(root.status, 200);
     assert.match(root.body, /<h1>PG Exporter<\/h1>/);
+  });
+
+  it('the listener answers /version and the health paths itself, exactly as the express app does (the liveness probe loads no express)', async () => {
+    const health = new HealthProbe({ url: pg.url, intervalMs: 1000, timeoutMs: 100, logger: quietLogger() });
+    const settings: RouteSettings = { exporter: exporter.exporter, health, telemetryPath: '/metrics', logger: quietLogger(), versionText: 'keelson exporter version 1.2.3\n', authScope: 'all', headers: { 'X-Extra': 'on' } };
+    let appLoads = 0;
+    const listener = createExporterListener(settings, async (routeSettings) => {
+      appLoads++;
+      return createExporterApp(routeSettings);
+    });
+    const fast = await serve(listener, { host: '127.0.0.1', port: 0, logger: quietLogger() });
+    const app = await serve(createExporterApp(settings), { host: '127.0.0.1', port: 0, logger: quietLogger() });
+    const answer = async (base: string, path: string, method: string) => {
+      const r = await get(`${base}${path}`, { method, headers: { 'X-Request-ID': 'probe-1' } });
+      return { status: r.status, body: r.body, type: r.headers.get('content-type'), length: r.headers.get('content-length'), id: r.headers.get('x-request-id'), extra: r.headers.get('x-extra') };
+    };
+    try {
+      for (const method of ['GET', 'HEAD']) {
+        for (const path of ['/version', '/up', '/primary', '/replica']) {
+          assert.deepEqual(await answer(fast.url, path, method), await answer(app.url, path, method), `${method} ${path}`);
+        }
+      }
+      assert.equal(appLoads, 0, 'the express app was loaded for /version or a health path');
+      // Paths express matches loosely (letter case, a trailing slash) still go to the app.
+      assert.deepEqual(await answer(fast.url, '/version/', 'GET'), await answer(app.url, '/version/', 'GET'));
+      assert.equal(appLoads, 1);
+    } finally {
+      await fast.close();
+      await app.close();
+    }
   });
 
   it('concurrent scrapes share one in-flight collection', async () => {

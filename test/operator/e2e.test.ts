@@ -10,6 +10,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, deleteCluster, failOver, rollOutImage, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
+import { watchFirstReady } from './ready-watch.js';
 
 /**
  * End to end on the stand-in with real PostgreSQL: the local node runs each pod's ha-node and
@@ -43,8 +44,12 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   });
 
   it('apply → Ready with one primary and two streaming replicas', async () => {
+    const firstReady = await watchFirstReady(api, ns, 'demo', viaClusterIp);
     await demo.create({ instances: 3, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 } });
     const s = await demo.healthyWith(3);
+    // Ready means routable: `kubectl wait --for=condition=Ready` and then a connection through -rw works.
+    const first = await firstReady.seen.finally(() => firstReady.stop());
+    assert.ok(first.rwAccepts, `demo-rw (${first.rwAddress ?? 'no address'}) refused a connection when Ready first turned True (${first.message}; pods ${first.pods.join(' ')})`);
     assert.equal(s.members?.length, 3);
     await demo.readPassword();
     const replicas = await eventually('two streaming replicas', async () => {

@@ -98,7 +98,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
     for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
     const events = await demo.events();
     assert.ok(events.some((e) => e.reason === 'Switchover' && /scale-down to 2 would remove primary demo-4/.test(e.message ?? '')), 'switchover before the scale-down');
-    // Healthy comes from the members; the Service follows the replica's readiness probe a moment later.
+    // Healthy: the kept replica's pod is Ready and labelled replica; the proxy follows its Endpoints on its own clock.
     const [kept] = await eventually('demo-ro answers after the scale-down', () => demo.query('demo-ro', 'SELECT note FROM e2e WHERE id = 1'), 30_000);
     assert.equal(kept?.note, 'before failover');
   });

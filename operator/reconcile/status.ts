@@ -4,6 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { AppliedCondition } from './refusals.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
+import { isPodReady, notServed, routedTo, type ServedMember } from './serving.js';
 
 export interface StatusInput {
   cluster: DatabaseCluster;
@@ -28,9 +29,7 @@ export interface StatusInput {
 /** Condition type saying the server lacks an API version or kind the cluster would use. */
 export const ApiFallbackCondition = 'ApiFallback';
 
-export function isPodReady(pod: V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
-}
+export { isPodReady } from './serving.js';
 
 /**
  * A member's role: the Lease's word when it names a primary (a stale primary label on a demoted
@@ -41,7 +40,8 @@ function roleOf(podName: string, label: string | undefined, primary: string | un
   return label === Roles.primary ? 'primary' : label === Roles.replica ? 'replica' : 'unknown';
 }
 
-function members(input: StatusInput): MemberStatus[] {
+/** Each member as status shows it, and what the Ready condition's reason is judged from. */
+function members(input: StatusInput): Array<{ member: MemberStatus; served: ServedMember }> {
   const name = input.cluster.metadata.name;
   const fromHa = new Map((input.haMembers ?? []).map((m) => [m.name, m]));
   return input.pods
@@ -51,16 +51,15 @@ function members(input: StatusInput): MemberStatus[] {
       const podName = pod.metadata!.name!;
       const label = pod.metadata?.labels?.[Labels.role];
       const ha = fromHa.get(podName);
-      const member: MemberStatus = {
-        name: podName,
-        role: roleOf(podName, label, input.primary),
-        ready: isPodReady(pod),
-      };
+      const role = roleOf(podName, label, input.primary);
+      // Ready: its Service routes to it (pod Ready and labelled for its role), not just ha-node's word.
+      const member: MemberStatus = { name: podName, role, ready: routedTo(pod, role) };
       const state = ha?.state ?? pod.status?.phase;
       if (state) member.state = state;
       if (typeof ha?.timeline === 'number') member.timeline = ha.timeline;
       if (typeof ha?.lag === 'number') member.lagBytes = ha.lag;
-      return member;
+      const served: ServedMember = { name: podName, role, podReady: isPodReady(pod), ...(ha?.state ? { state: ha.state } : {}), ...(label ? { label } : {}) };
+      return { member, served };
     });
 }
 
@@ -79,7 +78,8 @@ function condition(type: string, status: boolean, reason: string, message: strin
 export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const { cluster } = input;
   const previous = cluster.status?.conditions;
-  const list = members(input);
+  const views = members(input);
+  const list = views.map((v) => v.member);
   const ready = list.filter((m) => m.ready).length;
   const primaries = list.filter((m) => m.role === 'primary');
   const primary = primaries.length === 1 ? primaries[0]!.name : undefined;
@@ -87,7 +87,8 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const scaling = input.statefulSetReplicas !== wanted || list.length !== wanted;
   const updating = input.outdatedPods > 0;
   const switching = input.switchover?.result === 'Pending';
-  const allReady = ready === wanted && list.length === wanted && primary !== undefined;
+  const gap = notServed(views.map((v) => v.served), wanted, primary, cluster.metadata.name);
+  const allReady = gap === undefined;
   const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
   // Synchronous modes: not Healthy until the primary names a synchronous standby (still Creating at first).
   const sync = syncStandbyState(cluster, input.haMembers);
@@ -104,13 +105,13 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   else if (allReady && !syncGap) phase = 'Healthy';
   else phase = 'Degraded';
 
-  const readyReason = allReady ? 'AllInstancesReady' : primary === undefined ? 'NoPrimary' : 'InstancesNotReady';
+
   const progressingReason = switching ? 'SwitchingOver' : updating ? 'RollingUpdate' : phase === 'Creating' ? 'Creating' : scaling ? 'Scaling' : 'Stable';
   const degraded = (everReady && !allReady && !scaling && !updating && !switching) || phase === 'Degraded';
-  const degradedReason = !degraded ? 'AsExpected' : !primary ? 'NoPrimary' : !allReady ? 'InstancesNotReady' : (syncGap?.reason ?? 'InstancesNotReady');
-  const degradedMessage = !degraded ? 'all instances as expected' : allReady && syncGap ? syncGap.message : `${wanted - ready} instance(s) not ready`;
+  const degradedReason = !degraded ? 'AsExpected' : gap ? gap.reason : (syncGap?.reason ?? 'InstancesNotReady');
+  const degradedMessage = !degraded ? 'all instances as expected' : gap ? gap.message : syncGap ? syncGap.message : `${wanted - ready} instance(s) not ready`;
   const conditions = [
-    condition('Ready', allReady, readyReason, `${ready}/${wanted} instances ready${primary ? `, primary ${primary}` : ''}`, previous, input),
+    condition('Ready', allReady, gap?.reason ?? 'AllInstancesReady', gap?.message ?? `${ready}/${wanted} instances ready, primary ${primary}`, previous, input),
     condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
     condition('Degraded', degraded, degradedReason, degradedMessage, previous, input),
   ];

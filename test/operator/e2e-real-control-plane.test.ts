@@ -191,7 +191,7 @@ if (missing && process.env.CI === 'true') {
       assert.ok(['demo-0', 'demo-1'].includes(s.currentPrimary!), `primary ${s.currentPrimary} survives the scale-down`);
       assert.deepEqual(removed.map((r) => r.name).sort(), ['demo-2', 'demo-3']);
       for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
-      // Healthy comes from the members; demo-rw follows once the real Endpoints controller has seen the primary's pod ready.
+      // Healthy: the primary's pod is Ready and labelled; demo-rw follows once the real Endpoints controller has written it.
       const rows = await eventually('demo-rw answers after the scale-down', async () => demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 30_000);
       assert.deepEqual(rows.map((r) => r.id), [1, 2], 'committed rows survived');
     });

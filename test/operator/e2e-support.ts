@@ -92,8 +92,8 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
         const roles = s.members?.map((m) => m.role) ?? [];
         const primaries = roles.filter((r) => r === 'primary').length;
         if (s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1) {
-          // Healthy comes from the members; the -rw Service follows the pods' readiness a moment
-          // later. A client's view: the cluster is usable once -rw accepts connections too.
+          // Healthy means the pod labelled primary is Ready (ADR 0509); the Endpoints and the proxy
+          // follow that pod change on their own clock, so the client's view is checked too.
           const host = await resolve(api, namespace, `${name}-rw`);
           if (host && (await acceptsConnection(host, Ports.postgres))) return s;
           throw new Error(`Healthy, but ${name}-rw (${host ?? 'no address'}) does not accept connections yet`);

@@ -10,6 +10,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, deleteCluster, failOver, rollOutImage, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
+import { watchReady, type ReadyWatch } from './ready-watch.js';
 
 /**
  * End to end on the stand-in with real PostgreSQL: the local node runs each pod's ha-node and
@@ -28,6 +29,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   let stack: LocalStack;
   let api: OperatorKubeApi;
   let demo: ClusterDriver;
+  let readyWatch: ReadyWatch | undefined;
 
   const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
   const ids = async () => (await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id as number);
@@ -39,12 +41,23 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
   });
 
   after(async () => {
+    if (readyWatch) {
+      // Every later turn to Ready (after the scale-up, switchovers, rollout, failover), as figures.
+      const moments = await readyWatch.moments();
+      readyWatch.stop();
+      const refused = moments.filter((m) => !m.rwAccepts);
+      process.stderr.write(`# Ready turned True ${moments.length} times; demo-rw refused at ${refused.length}${refused.map((m) => ` [${m.message}; ${m.pods.join(' ')}]`).join('')}\n`);
+    }
     await e2e?.close();
   });
 
   it('apply → Ready with one primary and two streaming replicas', async () => {
+    readyWatch = await watchReady(api, ns, 'demo', viaClusterIp);
     await demo.create({ instances: 3, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 } });
     const s = await demo.healthyWith(3);
+    // Ready means routable: `kubectl wait --for=condition=Ready` and then a connection through -rw works.
+    const first = await readyWatch.first;
+    assert.ok(first.rwAccepts, `demo-rw (${first.rwAddress ?? 'no address'}) refused a connection when Ready first turned True (${first.message}; pods ${first.pods.join(' ')})`);
     assert.equal(s.members?.length, 3);
     await demo.readPassword();
     const replicas = await eventually('two streaming replicas', async () => {
@@ -93,7 +106,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
     for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
     const events = await demo.events();
     assert.ok(events.some((e) => e.reason === 'Switchover' && /scale-down to 2 would remove primary demo-4/.test(e.message ?? '')), 'switchover before the scale-down');
-    // Healthy comes from the members; the Service follows the replica's readiness probe a moment later.
+    // Healthy: the kept replica's pod is Ready and labelled replica; the proxy follows its Endpoints on its own clock.
     const [kept] = await eventually('demo-ro answers after the scale-down', () => demo.query('demo-ro', 'SELECT note FROM e2e WHERE id = 1'), 30_000);
     assert.equal(kept?.note, 'before failover');
   });

@@ -41,6 +41,47 @@ describe('status', () => {
     assert.equal(progressing?.lastTransitionTime, '2026-11-22T20:00:00Z', 'unchanged condition keeps its time');
   });
 
+  it('is not Ready while the members run but the pods are not yet Ready or labelled (the Services would refuse a client)', () => {
+    const cluster = sampleCluster();
+    const haMembers = [
+      { name: 'demo-0', role: 'leader', state: 'running' },
+      { name: 'demo-1', role: 'replica', state: 'streaming' },
+      { name: 'demo-2', role: 'replica', state: 'streaming' },
+    ];
+    const at = (pods: ReturnType<typeof pod>[], when = now) => computeStatus({ cluster, now: when, statefulSetReplicas: 3, outdatedPods: 0, pods, haMembers, primary: 'demo-0' });
+    const readyOf = (s: ReturnType<typeof computeStatus>) => s.conditions?.find((c) => c.type === 'Ready');
+
+    // ha-node reports every member running before the readiness probes pass.
+    const probing = at([pod('demo-0', { role: 'primary', ready: false }), pod('demo-1', { role: 'replica', ready: false }), pod('demo-2', { role: 'replica' })]);
+    assert.equal(probing.phase, 'Creating');
+    assert.equal(probing.readyInstances, 1);
+    assert.deepEqual([readyOf(probing)?.status, readyOf(probing)?.reason], ['False', 'PodsNotReady']);
+    assert.match(readyOf(probing)!.message, /demo-0, demo-1 running but the pod is not Ready yet, so demo-ro\/demo-rw does not route/);
+
+    // Every pod Ready, but the Lease holder still wears the replica label it started with: -rw has no endpoint.
+    const labelling = at([pod('demo-0', { role: 'replica' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'replica' })]);
+    assert.equal(labelling.phase, 'Creating');
+    assert.equal(labelling.currentPrimary, 'demo-0');
+    assert.equal(labelling.readyInstances, 2);
+    assert.deepEqual(labelling.members?.map((m) => [m.name, m.role, m.ready]), [['demo-0', 'primary', false], ['demo-1', 'replica', true], ['demo-2', 'replica', true]]);
+    assert.deepEqual([readyOf(labelling)?.status, readyOf(labelling)?.reason], ['False', 'RoleLabelPending']);
+
+    const served = [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'replica' })];
+    const healthy = at(served);
+    assert.equal(healthy.phase, 'Healthy');
+    assert.equal(healthy.readyInstances, 3);
+    assert.deepEqual([readyOf(healthy)?.status, readyOf(healthy)?.reason], ['True', 'AllInstancesReady']);
+
+    // Once Healthy, the same pods give the same status (no flapping, no write) ...
+    cluster.status = JSON.parse(JSON.stringify(healthy)) as typeof healthy;
+    assert.equal(statusDiffers(JSON.parse(JSON.stringify(healthy)), at(served, new Date(now.getTime() + 60_000))), false);
+    // ... and a demoted member still labelled primary (two pods labelled primary: -rw routes to both) is no longer ready.
+    const demoted = at([pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'primary' }), pod('demo-2', { role: 'replica' })], new Date(now.getTime() + 60_000));
+    assert.equal(demoted.phase, 'Degraded');
+    assert.deepEqual(demoted.members?.map((m) => [m.name, m.role, m.ready]), [['demo-0', 'primary', true], ['demo-1', 'replica', false], ['demo-2', 'replica', true]]);
+    assert.deepEqual([readyOf(demoted)?.reason, demoted.conditions?.find((c) => c.type === 'Degraded')?.reason], ['RoleLabelPending', 'RoleLabelPending']);
+  });
+
   it('a recomputed identical status is not a difference (no write)', () => {
     const cluster = sampleCluster();
     const input = { cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { role: 'primary' })] };

@@ -28,12 +28,12 @@ describe('docs/troubleshooting.md', () => {
 
   it('explains every phase and every condition reason', () => {
     for (const phase of phases) assert.match(doc, new RegExp(`\\| ${phase} \\|`), `phase ${phase}`);
-    const status = readFileSync(join(operatorDir, 'reconcile/status.ts'), 'utf8') + readFileSync(join(operatorDir, 'reconcile/refusals.ts'), 'utf8');
+    const status = ['status.ts', 'serving.ts', 'refusals.ts'].map((file) => readFileSync(join(operatorDir, 'reconcile', file), 'utf8')).join('\n');
     // Reasons are the quoted words on the lines that build conditions or pick their reasons.
     const reasonLines = status.split('\n').filter((line) => /Reason|condition\(|reason: '/.test(line));
     const reasons = new Set(reasonLines.flatMap((line) => [...line.matchAll(/'([A-Z][A-Za-z]+)'/g)].map((m) => m[1]!)));
     for (const type of ['Ready', 'Progressing', 'Degraded', 'True', 'False']) reasons.delete(type);
-    for (const reason of ['AllInstancesReady', 'NoPrimary', 'InstancesNotReady', 'AsExpected', 'ServerLacksApi', 'AllApisServed', 'AllObjectsApplied', 'Refused', 'InvalidSpec', 'Stable', 'RollingUpdate']) {
+    for (const reason of ['AllInstancesReady', 'NoPrimary', 'InstancesNotReady', 'AsExpected', 'ServerLacksApi', 'AllApisServed', 'AllObjectsApplied', 'Refused', 'InvalidSpec', 'Stable', 'RollingUpdate', 'PodsNotReady', 'RoleLabelPending']) {
       assert.ok(reasons.has(reason), `${reason} is found among the reasons in the code`);
     }
     for (const reason of reasons) assert.ok(doc.includes(`\`${reason}\``), `condition reason ${reason} is explained`);

@@ -1,0 +1,67 @@
+/**
+ * Whether the cluster's Services route to its members, from the pods alone (the watch cache the
+ * pass already reads). `<name>-rw` selects the pod labelled primary and `<name>-ro` the pods
+ * labelled replica, and a Service's Endpoints hold only Ready pods. ha-node reports a member
+ * running as soon as PostgreSQL answers; its pod turns Ready at the next readiness probe and its
+ * role label follows ha-node's patch. Until then a client of the Service is refused, so the status
+ * counts a member ready only once its Service routes to it (docs/adr/0509).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { MemberStatus } from '../api/types.js';
+import { Labels } from '../naming.js';
+
+export function isPodReady(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
+}
+
+/** Whether the Service for `role` routes to this pod: Ready and labelled with that role. */
+export function routedTo(pod: V1Pod, role: MemberStatus['role']): boolean {
+  return role !== 'unknown' && isPodReady(pod) && pod.metadata?.labels?.[Labels.role] === role;
+}
+
+/** What status needs of one member to say why it is not served yet. */
+export interface ServedMember {
+  name: string;
+  role: MemberStatus['role'];
+  /** ha-node's own state for it (running, streaming, ...), when the primary's /cluster answered. */
+  state?: string;
+  podReady: boolean;
+  /** The pod's keelson.io/role label. */
+  label?: string;
+}
+
+export interface NotServed {
+  reason: 'NoPrimary' | 'InstancesNotReady' | 'PodsNotReady' | 'RoleLabelPending';
+  message: string;
+}
+
+/** ha-node's words for a member whose PostgreSQL is up (Patroni's `running`, a replica's `streaming`). */
+const upStates = new Set(['running', 'streaming']);
+
+const servedBy = (m: ServedMember): boolean => m.role !== 'unknown' && m.podReady && m.label === m.role;
+
+/**
+ * Why the Ready condition is False, when it is: no primary; a member missing or down; every
+ * member up by ha-node's word but some pod not yet Ready (PodsNotReady); or every pod Ready but
+ * some role label not yet matching (RoleLabelPending, e.g. the moment after a promotion).
+ * Undefined when every wanted member is served.
+ */
+export function notServed(members: ServedMember[], wanted: number, primary: string | undefined, cluster: string): NotServed | undefined {
+  const served = members.filter(servedBy).length;
+  const counted = `${served}/${wanted} instances ready`;
+  if (primary === undefined) return { reason: 'NoPrimary', message: counted };
+  if (served === wanted && members.length === wanted) return undefined;
+  const waiting = members.filter((m) => !servedBy(m));
+  if (members.length !== wanted || waiting.some((m) => !m.podReady && !upStates.has(m.state ?? ''))) return { reason: 'InstancesNotReady', message: `${counted}, primary ${primary}` };
+  const unready = waiting.filter((m) => !m.podReady).map((m) => m.name);
+  if (unready.length > 0) {
+    return { reason: 'PodsNotReady', message: `${counted}, primary ${primary}: ${unready.join(', ')} running but the pod is not Ready yet, so ${serviceOf(cluster, waiting)} does not route to it yet` };
+  }
+  const mislabelled = waiting.map((m) => `${m.name} is ${m.role} but labelled ${m.label ?? 'nothing'}`);
+  return { reason: 'RoleLabelPending', message: `${counted}, primary ${primary}: ${mislabelled.join('; ')} (${serviceOf(cluster, waiting)} follows the label)` };
+}
+
+function serviceOf(cluster: string, waiting: ServedMember[]): string {
+  const services = new Set(waiting.map((m) => (m.role === 'primary' ? `${cluster}-rw` : `${cluster}-ro`)));
+  return [...services].sort().join('/');
+}

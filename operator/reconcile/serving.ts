@@ -4,7 +4,7 @@
  * labelled replica, and a Service's Endpoints hold only Ready pods. ha-node reports a member
  * running as soon as PostgreSQL answers; its pod turns Ready at the next readiness probe and its
  * role label follows ha-node's patch. Until then a client of the Service is refused, so the status
- * counts a member ready only once its Service routes to it (docs/adr/0509).
+ * counts a member ready only once its Service routes to it (docs/adr/0510).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MemberStatus } from '../api/types.js';

@@ -92,7 +92,7 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
         const roles = s.members?.map((m) => m.role) ?? [];
         const primaries = roles.filter((r) => r === 'primary').length;
         if (s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1) {
-          // Healthy means the pod labelled primary is Ready (ADR 0509); the Endpoints and the proxy
+          // Healthy means the pod labelled primary is Ready (ADR 0510); the Endpoints and the proxy
           // follow that pod change on their own clock, so the client's view is checked too.
           const host = await resolve(api, namespace, `${name}-rw`);
           if (host && (await acceptsConnection(host, Ports.postgres))) return s;

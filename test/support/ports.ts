@@ -16,18 +16,8 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 
 /** Resolves once something accepts TCP connections on host:port, or rejects after timeoutMs. */
 export async function waitForPort(host: string, port: number, timeoutMs = 15_000): Promise<void> {
-  const { connect } = await import('node:net');
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host, port });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
+  while (!(await acceptsConnection(host, port))) {
     if (Date.now() > deadline) throw new Error(`nothing listening on ${host}:${port} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -14,9 +14,14 @@ export function isPodReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;
 }
 
-/** Whether the Service for `role` routes to this pod: Ready and labelled with that role. */
+/** The one rule: the Service for `role` routes to a pod that is Ready and labelled with that role. */
+function servesRole(role: MemberStatus['role'], podReady: boolean, label: string | undefined): boolean {
+  return role !== 'unknown' && podReady && label === role;
+}
+
+/** Whether the Service for `role` routes to this pod. */
 export function routedTo(pod: V1Pod, role: MemberStatus['role']): boolean {
-  return role !== 'unknown' && isPodReady(pod) && pod.metadata?.labels?.[Labels.role] === role;
+  return servesRole(role, isPodReady(pod), pod.metadata?.labels?.[Labels.role]);
 }
 
 /** What status needs of one member to say why it is not served yet. */
@@ -38,7 +43,7 @@ export interface NotServed {
 /** ha-node's words for a member whose PostgreSQL is up (Patroni's `running`, a replica's `streaming`). */
 const upStates = new Set(['running', 'streaming']);
 
-const servedBy = (m: ServedMember): boolean => m.role !== 'unknown' && m.podReady && m.label === m.role;
+const servedBy = (m: ServedMember): boolean => servesRole(m.role, m.podReady, m.label);
 
 /**
  * Why the Ready condition is False, when it is: no primary; a member missing or down; every

@@ -105,7 +105,6 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   else if (allReady && !syncGap) phase = 'Healthy';
   else phase = 'Degraded';
 
-
   const progressingReason = switching ? 'SwitchingOver' : updating ? 'RollingUpdate' : phase === 'Creating' ? 'Creating' : scaling ? 'Scaling' : 'Stable';
   const degraded = (everReady && !allReady && !scaling && !updating && !switching) || phase === 'Degraded';
   const degradedReason = !degraded ? 'AsExpected' : gap ? gap.reason : (syncGap?.reason ?? 'InstancesNotReady');

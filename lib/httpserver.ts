@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type * as http from 'node:http';
 import type { IncomingMessage, RequestListener, Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { http, https } from './builtins.js';
 import type { Logger } from './log.js';
-
-// Required, not imported: `import … from 'node:http'` makes Node 22+ build the module's namespace,
-// which reads its lazy exports and so loads Node's internal fetch stack (undici, ≈ 8 MB of RSS on
-// Node 24) into every server, the exporter included. require() reads only what is used.
-const { createServer: createHttpServer } = createRequire(import.meta.url)('node:http') as typeof http;
 
 /**
  * The HTTP server every program listens with, and the request id it echoes. Nothing here loads
@@ -61,8 +54,8 @@ export interface RunningServer {
 
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<RunningServer> {
   const server: Server = options.tls
-    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ca: options.tls.ca }, handler)
-    : createHttpServer(handler);
+    ? https().createServer({ cert: options.tls.cert, key: options.tls.key, ca: options.tls.ca }, handler)
+    : http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,6 @@
 import { isServerError, timedBatch } from './connection.js';
 import type { ClientLease, CollectOutcome, CollectorRuntime } from './runtime.js';
+import { monotonicMs } from './clock.js';
 
 /**
  * Runs several collectors' queries in one round trip. An uncached scrape's time goes mostly on
@@ -11,7 +12,7 @@ import type { ClientLease, CollectOutcome, CollectorRuntime } from './runtime.js
  */
 export async function collectBatch(runtimes: CollectorRuntime[], lease: ClientLease, scrapeStartMs: number, disableCache: boolean): Promise<CollectOutcome[]> {
   if (runtimes.length < 2) return Promise.all(runtimes.map((r) => r.collect(lease, scrapeStartMs, disableCache)));
-  const started = performance.now();
+  const started = monotonicMs();
   let outputs;
   try {
     outputs = await timedBatch(
@@ -24,7 +25,7 @@ export async function collectBatch(runtimes: CollectorRuntime[], lease: ClientLe
     for (const runtime of runtimes) outcomes.push(await runtime.collect(lease, scrapeStartMs, disableCache));
     return outcomes;
   }
-  const share = (performance.now() - started) / 1000 / runtimes.length;
+  const share = (monotonicMs() - started) / 1000 / runtimes.length;
   return runtimes.map((runtime, i) => {
     runtime.begin(scrapeStartMs);
     runtime.stats.duration = share;

@@ -10,6 +10,7 @@ import type { ExporterOptions } from './options.js';
 import { ProcessMetrics } from './processmetrics.js';
 import { SelfMetrics, type BuildInfo } from './selfmetrics.js';
 import { TargetServer } from './server.js';
+import { monotonicMs } from './clock.js';
 
 /** The parsed options the core uses (declared once, in options.ts) plus what the command builds. */
 export interface ExporterSettings
@@ -100,7 +101,7 @@ export class Exporter {
 
   private async collect(): Promise<ScrapeBody> {
     const startedMs = Date.now();
-    const started = performance.now();
+    const started = monotonicMs();
     this.scrapeCount++;
     const families: RenderedFamily[] = [];
     // Known databases are scraped beside the main server (one connection each); the main scrape
@@ -120,7 +121,7 @@ export class Exporter {
     this.lastScrapeFailed = !main.up;
     if (!main.up) this.scrapeErrorCount++;
     this.lastScrapeAtMs = startedMs;
-    this.lastScrapeSeconds = (performance.now() - started) / 1000;
+    this.lastScrapeSeconds = (monotonicMs() - started) / 1000;
     // Sized from the last scrape, so the buffer rarely grows (and copies) while it is written.
     const fresh = new ByteWriter(this.freshSize + 512);
     this.selfMetrics?.write(fresh, {

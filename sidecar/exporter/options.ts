@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fs } from '../../lib/builtins.js';
 import { isValidLabelName } from './config/validate.js';
 import { databaseOf, normalizeUrl } from './connection.js';
 import { flag, integerAtLeast, list, nonEmptyText, oneOf, optionError, readOption, text, type OptionSpec } from './optionvalues.js';
@@ -68,7 +68,7 @@ export function resolveUrl(flag: string | undefined, env: NodeJS.ProcessEnv): st
   if (pick) return normalizeUrl(pick);
   if (env.PG_EXPORTER_URL_FILE) {
     try {
-      return normalizeUrl(readFileSync(env.PG_EXPORTER_URL_FILE, 'utf8').trim());
+      return normalizeUrl(fs.readFileSync(env.PG_EXPORTER_URL_FILE, 'utf8').trim());
     } catch (error) {
       throw optionError('url', `env PG_EXPORTER_URL_FILE`, (error as Error).message);
     }

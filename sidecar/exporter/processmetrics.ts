@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { fs } from '../../lib/builtins.js';
 import type { ByteWriter } from './bytewriter.js';
 import { familyHead, formatValue, renderLabels, type FamilyType } from './exposition.js';
 
@@ -6,7 +6,7 @@ const startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
 
 function openFds(): number | undefined {
   try {
-    return readdirSync('/proc/self/fd').length;
+    return fs.readdirSync('/proc/self/fd').length;
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@ import type { Collector } from './config/types.js';
 import { isServerError, timedQuery, type QueryOutput } from './connection.js';
 import type { RenderedFamily } from './exposition.js';
 import { transformRows, type Cell } from './transform.js';
+import { monotonicMs } from './clock.js';
 
 /** Hands out the scrape's connection; `discard()` drops a broken one so the next get() reconnects. */
 export interface ClientLease {
@@ -91,7 +92,7 @@ export class CollectorRuntime {
     const cached = this.cachedOutcome(scrapeStartMs, disableCache);
     if (cached) return cached;
     this.begin(scrapeStartMs);
-    const started = performance.now();
+    const started = monotonicMs();
     try {
       const passed = await this.checkPredicates(lease, scrapeStartMs, disableCache);
       if (!passed) {
@@ -106,7 +107,7 @@ export class CollectorRuntime {
     } catch (error) {
       return this.fail(error);
     } finally {
-      this.stats.duration = (performance.now() - started) / 1000;
+      this.stats.duration = (monotonicMs() - started) / 1000;
     }
   }
 

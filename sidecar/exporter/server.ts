@@ -6,6 +6,7 @@ import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
 import { collectBatch } from './batch.js';
 import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
+import { monotonicMs } from './clock.js';
 
 export interface TargetSettings {
   url: string;
@@ -99,7 +100,7 @@ export class TargetServer {
   }
 
   async scrape(scrapeStartMs: number): Promise<ServerScrape> {
-    const started = performance.now();
+    const started = monotonicMs();
     this.scrapeCount++;
     const leases: PooledLease[] = [];
     const newLease = (): PooledLease => {
@@ -138,7 +139,7 @@ export class TargetServer {
       return { up: false, families: [], error: this.lastError };
     } finally {
       for (const lease of leases) lease.release();
-      this.lastScrapeSeconds = (performance.now() - started) / 1000;
+      this.lastScrapeSeconds = (monotonicMs() - started) / 1000;
       this.scrapeTotalSeconds += this.lastScrapeSeconds;
     }
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { fs } from '../../lib/builtins.js';
 import { yaml } from '../../lib/yaml.js';
 
 /**
@@ -35,7 +35,7 @@ function isMap(v: unknown): v is Record<string, unknown> {
 export function loadWebConfig(file: string): WebConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     throw new WebConfigError(file, '(file)', `cannot read: ${(error as Error).message}`);
   }
@@ -57,7 +57,7 @@ export function parseWebConfig(doc: unknown, file: string): WebConfig {
     if (typeof path !== 'string' || path === '') throw new WebConfigError(file, field, 'must be a file path');
     const full = isAbsolute(path) ? path : resolve(base, path);
     try {
-      return readFileSync(full);
+      return fs.readFileSync(full);
     } catch (error) {
       throw new WebConfigError(file, field, `cannot read ${full}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }

@@ -15,6 +15,7 @@ import { haNodeRules } from '../../operator/builders/role.js';
 import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
+import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
 
 const all = modernCapabilities;
 
@@ -135,6 +136,9 @@ describe('builders', () => {
     assert.equal(env.get('KEELSON_SUPERUSER_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-superuser');
     assert.equal(exporter!.name, 'exporter');
     assert.equal(exporter!.args?.[0], 'exporter');
+    // Node's start-up flags for the exporter (interpreter only: ≈ 4 MB less per pod on Node 24).
+    assert.equal(exporter!.env?.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);
+    assert.equal(postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'), undefined, 'ha-node keeps its compilers');
     assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
     // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.
     assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.version, port: Ports.exporter });

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fs } from '../../../lib/builtins.js';
 import { yaml } from '../../../lib/yaml.js';
 import { CollectorConfigError, validateCollector } from './validate.js';
 import type { Collector, CollectorSet } from './types.js';
@@ -53,12 +53,12 @@ export function parseCollectorSources(sources: CollectorSource[], origin: string
 export function loadCollectorConfig(path: string): CollectorSet {
   let isDirectory: boolean;
   try {
-    isDirectory = statSync(path).isDirectory();
+    isDirectory = fs.statSync(path).isDirectory();
   } catch (error) {
     throw new CollectorConfigError(path, undefined, undefined, `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (!isDirectory) return parseCollectorSources([readSource(path)], path, false);
-  const files = readdirSync(path)
+  const files = fs.readdirSync(path)
     .filter((name) => yamlFilePattern.test(name))
     .sort();
   if (files.length === 0) throw new CollectorConfigError(path, undefined, undefined, 'directory holds no *.yml or *.yaml files');
@@ -71,7 +71,7 @@ export function loadCollectorConfig(path: string): CollectorSet {
 
 function readSource(path: string): CollectorSource {
   try {
-    return { file: path, text: readFileSync(path, 'utf8') };
+    return { file: path, text: fs.readFileSync(path, 'utf8') };
   } catch (error) {
     throw new CollectorConfigError(path, undefined, undefined, `cannot read: ${(error as Error).message}`);
   }

@@ -50,12 +50,16 @@ export class CollectorRuntime {
   private readonly predicateCache = new Map<number, { at: number; pass: boolean }>();
   /** The outcome cached scrapes get, made once per result. */
   private kept: CollectOutcome | undefined;
+  /** The query is one statement (decided once: the text never changes, and scrapes ask each time). */
+  private readonly singleStatement: boolean;
 
   constructor(
     readonly collector: Collector,
     private readonly constantLabels: ReadonlyArray<readonly [string, string]>,
     private readonly useStatementTimeout: boolean,
-  ) {}
+  ) {
+    this.singleStatement = !collector.query.replace(/[\s;]+$/, '').includes(';');
+  }
 
   /** Seconds left before the cached result expires, as of the last scrape (0..ttl). */
   remainingTtl(): number {
@@ -117,7 +121,7 @@ export class CollectorRuntime {
    * error the last time, so that a failing collector does not keep failing a whole batch.
    */
   batchable(): boolean {
-    return this.useStatementTimeout && this.collector.predicateQueries.length === 0 && this.lastError === undefined && !this.collector.query.replace(/[\s;]+$/, '').includes(';');
+    return this.useStatementTimeout && this.singleStatement && this.collector.predicateQueries.length === 0 && this.lastError === undefined;
   }
 
   /** Counts an execution that starts now (not a cache hit). */

@@ -57,6 +57,25 @@ interface Bound {
  * Turns one result set into rendered families. A LABEL or HISTOGRAM column missing from the result
  * fails the collector; a missing GAUGE/COUNTER is skipped with a warning, as pg_exporter does.
  */
+type HistogramGroup = { labels: Array<[string, string]>; counts: number[]; count: number; sum: number };
+
+/** Counts one row's observation into its label set's buckets. */
+function observe(h: Bound, groups: Map<string, HistogramGroup>, row: Cell[], rendered: string, pairs: Array<[string, string]>): void {
+  const cell = row[h.index];
+  if (cell === null || cell === undefined) return;
+  const observed = metricValue(cell, h.typeOid, h.column);
+  if (Number.isNaN(observed)) return;
+  let group = groups.get(rendered);
+  if (!group) {
+    group = { labels: pairs, counts: new Array<number>(h.column.bucket?.length ?? 0).fill(0), count: 0, sum: 0 };
+    groups.set(rendered, group);
+  }
+  const bounds = h.column.bucket ?? [];
+  for (let b = 0; b < bounds.length; b++) if (observed <= bounds[b]) group.counts[b]++;
+  group.count++;
+  group.sum += observed;
+}
+
 export function transformRows(collector: Collector, fields: ResultField[], rows: Cell[][], constantLabels: ReadonlyArray<readonly [string, string]>): Transformed {
   const warnings: string[] = [];
   const indexOf = new Map<string, number>();
@@ -90,13 +109,17 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
     type: v.column.usage === 'COUNTER' ? 'counter' : 'gauge',
     lines: [],
   }));
-  const histogramGroups = histograms.map(() => new Map<string, { labels: Array<[string, string]>; counts: number[]; count: number; sum: number }>());
+  const histogramGroups = histograms.map(() => new Map<string, HistogramGroup>());
 
   // Series repeat only when two rows have the same labels; knowing that per row saves the
   // per-line de-duplication for the usual result.
   const labelSets = new Set<string>();
+  // Plain loops, no closures per row: a scrape transforms thousands of rows, and the exporter runs
+  // in V8's interpreter (ADR 0107), where every call and allocation is paid in full.
+  const labelNames = labels.map((l) => l.column.rename ?? l.column.name);
   for (const row of rows) {
-    const pairs: Array<[string, string]> = labels.map((l) => [l.column.rename ?? l.column.name, labelValue(row[l.index], l.typeOid)]);
+    const pairs: Array<[string, string]> = [];
+    for (let l = 0; l < labels.length; l++) pairs.push([labelNames[l], labelValue(row[labels[l].index], labels[l].typeOid)]);
     for (const c of constantLabels) pairs.push([c[0], c[1]]);
     const rendered = renderLabels(pairs);
     labelSets.add(rendered);
@@ -104,21 +127,7 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
       const v = values[i];
       families[i].lines.push(sampleLine(v.metric, rendered, metricValue(row[v.index], v.typeOid, v.column)));
     }
-    histograms.forEach((h, i) => {
-      const cell = row[h.index];
-      if (cell === null || cell === undefined) return;
-      const observed = metricValue(cell, h.typeOid, h.column);
-      if (Number.isNaN(observed)) return;
-      let group = histogramGroups[i].get(rendered);
-      if (!group) {
-        group = { labels: pairs, counts: new Array<number>(h.column.bucket?.length ?? 0).fill(0), count: 0, sum: 0 };
-        histogramGroups[i].set(rendered, group);
-      }
-      const bounds = h.column.bucket ?? [];
-      for (let b = 0; b < bounds.length; b++) if (observed <= bounds[b]) group.counts[b]++;
-      group.count++;
-      group.sum += observed;
-    });
+    for (let i = 0; i < histograms.length; i++) observe(histograms[i], histogramGroups[i], row, rendered, pairs);
   }
 
   histograms.forEach((h, i) => {

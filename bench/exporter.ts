@@ -296,7 +296,7 @@ async function main(): Promise<void> {
     if (go) targets.push(go);
     const floor = await bareNodeTarget();
     targets.push(floor);
-    const floorWithFlags = await bareNodeTarget(exporterNodeOptions);
+    const floorWithFlags = await bareNodeTarget(exporterFlags);
     targets.push(floorWithFlags);
     await interleaved(targets, scrapes);
 
@@ -330,7 +330,7 @@ async function main(): Promise<void> {
     }
     // Not a goal, shown so the flags' share is visible: the same floor started with the exporter's flags.
     const flaggedPeak = rssAtEnd.get(floorWithFlags)?.hwm ?? 0;
-    process.stdout.write(`\nAbove a bare Node server started with the exporter's flags too (${exporterNodeOptions}, ${flaggedPeak.toFixed(1)} MB): ${[targets[0], targets[1]].map((t) => `${t.name} +${((rssAtEnd.get(t)?.hwm ?? 0) - flaggedPeak).toFixed(1)} MB`).join(', ')}\n`);
+    process.stdout.write(`\nAbove a bare Node server started with the exporter's flags too (${exporterFlags || 'none'}, ${flaggedPeak.toFixed(1)} MB): ${[targets[0], targets[1]].map((t) => `${t.name} +${((rssAtEnd.get(t)?.hwm ?? 0) - flaggedPeak).toFixed(1)} MB`).join(', ')}\n`);
     for (const t of targets) await t.stop();
     targets.length = 0;
 

@@ -53,10 +53,6 @@ interface Bound {
   metric: string;
 }
 
-/**
- * Turns one result set into rendered families. A LABEL or HISTOGRAM column missing from the result
- * fails the collector; a missing GAUGE/COUNTER is skipped with a warning, as pg_exporter does.
- */
 type HistogramGroup = { labels: Array<[string, string]>; counts: number[]; count: number; sum: number };
 
 /** Counts one row's observation into its label set's buckets. */
@@ -76,6 +72,10 @@ function observe(h: Bound, groups: Map<string, HistogramGroup>, row: Cell[], ren
   group.sum += observed;
 }
 
+/**
+ * Turns one result set into rendered families. A LABEL or HISTOGRAM column missing from the result
+ * fails the collector; a missing GAUGE/COUNTER is skipped with a warning, as pg_exporter does.
+ */
 export function transformRows(collector: Collector, fields: ResultField[], rows: Cell[][], constantLabels: ReadonlyArray<readonly [string, string]>): Transformed {
   const warnings: string[] = [];
   const indexOf = new Map<string, number>();

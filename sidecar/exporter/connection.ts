@@ -1,4 +1,5 @@
 import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../lib/pg.js';
+import { preparedStatements } from './prepared.js';
 
 /**
  * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
@@ -71,13 +72,21 @@ export interface PoolSettings {
   applicationName: string;
 }
 
+/**
+ * A connection outlives several scrapes at the usual 15–60 s intervals, so that the statements
+ * it has prepared (prepared.ts) are reused; it is still replaced every ten minutes, which returns
+ * whatever memory its backend has gathered.
+ */
+export const poolIdleTimeoutMs = 5 * 60_000;
+export const poolMaxLifetimeSeconds = 10 * 60;
+
 export function createPool(settings: PoolSettings): Pool {
   const pool = new pg.Pool({
     connectionString: settings.url,
     max: settings.max,
     connectionTimeoutMillis: Math.max(settings.connectTimeoutMs, 1),
-    idleTimeoutMillis: 60_000,
-    maxLifetimeSeconds: 60,
+    idleTimeoutMillis: poolIdleTimeoutMs,
+    maxLifetimeSeconds: poolMaxLifetimeSeconds,
     application_name: settings.applicationName,
     types: exporterTypes,
     keepAlive: true,
@@ -118,18 +127,51 @@ export async function timedQuery(client: PoolClient, text: string, timeoutMs: nu
   return results[results.length - 1];
 }
 
+/** One statement of a batch; with `prepareAs`, it runs as that prepared statement (prepared.ts). */
+export interface BatchStatement {
+  text: string;
+  timeoutMs: number;
+  prepareAs?: string;
+}
+
 /**
  * Runs several statements in one round trip (one simple-query message), each under its own
  * statement_timeout, and returns every statement's answer in order. The server runs them as one
- * implicit transaction: the first error ends the batch and nothing is returned.
+ * implicit transaction: the first error ends the batch and nothing is returned. A statement with
+ * `prepareAs` is prepared in the same message the first time this connection sees it, then only
+ * executed. After a failed batch, what the connection has prepared is not known: callers discard
+ * the connection.
  */
-export async function timedBatch(client: PoolClient, statements: Array<{ text: string; timeoutMs: number }>): Promise<QueryOutput[]> {
-  const timeouts = statements.map((s) => (s.timeoutMs > 0 ? Math.max(1, Math.round(s.timeoutMs)) : 0));
-  const sql = statements.map((s, i) => `SET statement_timeout = ${timeouts[i]};\n${s.text}\n;`).join('\n');
-  const backstopMs = timeouts.includes(0) ? 0 : timeouts.reduce((a, b) => a + b, 0) + backstopGraceMs;
-  const results = await boundedRun(client, sql, backstopMs);
-  if (results.length !== statements.length * 2) throw new Error(`a batch of ${statements.length} statements returned ${results.length} results`);
-  return statements.map((_, i) => results[i * 2 + 1]);
+export async function timedBatch(client: PoolClient, statements: BatchStatement[]): Promise<QueryOutput[]> {
+  const prepared = preparedStatements(client);
+  const preparing: string[] = [];
+  const parts: string[] = [];
+  const answerAt: number[] = [];
+  let results = 0;
+  let unbounded = false;
+  let backstopMs = backstopGraceMs;
+  for (const statement of statements) {
+    const ms = statement.timeoutMs > 0 ? Math.max(1, Math.round(statement.timeoutMs)) : 0;
+    unbounded ||= ms === 0;
+    backstopMs += ms;
+    let text = statement.text;
+    const name = statement.prepareAs;
+    if (name !== undefined) {
+      if (!prepared.has(name) && !preparing.includes(name)) {
+        parts.push(`PREPARE ${name} AS ${text}\n;`);
+        preparing.push(name);
+        results++;
+      }
+      text = `EXECUTE ${name}`;
+    }
+    parts.push(`SET statement_timeout = ${ms};\n${text}\n;`);
+    results += 2;
+    answerAt.push(results - 1);
+  }
+  const answers = await boundedRun(client, parts.join('\n'), unbounded ? 0 : backstopMs);
+  if (answers.length !== results) throw new Error(`a batch of ${statements.length} statements returned ${answers.length} results`);
+  for (const name of preparing) prepared.add(name);
+  return answerAt.map((i) => answers[i]);
 }
 
 /** Runs a query text and returns each statement's answer; no answer within backstopMs (> 0) rejects. */

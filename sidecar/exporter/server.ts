@@ -1,10 +1,11 @@
 import type { Pool, PoolClient } from '../../lib/pg.js';
 import type { Logger } from '../../lib/log.js';
 import type { Collector } from './config/types.js';
-import { createPool, databaseOf, isServerError, timedQuery } from './connection.js';
+import { createPool, databaseOf, isServerError, timedQuery, type QueryOutput } from './connection.js';
+import { factsFromRow, factsQuery, needsReplan, pgbouncerVersion } from './facts.js';
 import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
-import { collectBatch } from './batch.js';
+import { collectBatch, type LeadStatement } from './batch.js';
 import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
 import { monotonicMs } from './clock.js';
 
@@ -28,12 +29,6 @@ export interface ServerScrape {
   facts?: ServerFacts;
 }
 
-const factsQuery = `SELECT current_setting('server_version_num')::int AS version,
-  current_catalog, current_user, pg_catalog.pg_is_in_recovery(),
-  (SELECT coalesce(json_agg(datname ORDER BY datname), '[]') FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate)::text,
-  (SELECT coalesce(json_agg(nspname), '[]') FROM pg_catalog.pg_namespace)::text,
-  (SELECT coalesce(json_agg(extname), '[]') FROM pg_catalog.pg_extension)::text`;
-
 /**
  * One PostgreSQL database the exporter scrapes: the main URL or an auto-discovered database.
  * Each scrape runs a precheck (facts), re-plans when the version, role or database changed, then
@@ -49,6 +44,8 @@ export class TargetServer {
   private lastFacts: ServerFacts | undefined;
   /** The precheck row the last facts were parsed from: an unchanged row reuses them (no JSON parsing per scrape). */
   private lastFactsRow: string[] = [];
+  /** Batched queries run as prepared statements, until the server shows it does not keep them. */
+  private prepareStatements: boolean;
   readonly createdAt = Date.now();
   up = false;
   version = 0;
@@ -65,6 +62,7 @@ export class TargetServer {
   ) {
     this.collectors = collectors;
     this.pgbouncer = databaseOf(settings.url) === 'pgbouncer';
+    this.prepareStatements = !this.pgbouncer;
     this.pool = createPool({ url: settings.url, max: settings.poolSize, connectTimeoutMs: settings.connectTimeoutMs, applicationName: 'pg_exporter' });
   }
 
@@ -75,6 +73,11 @@ export class TargetServer {
     // Plan at once with what the last precheck saw, so /explain and /stat show the new set
     // immediately; the next scrape re-plans anyway if the server changed meanwhile.
     if (this.lastFacts) this.applyFacts(this.lastFacts);
+  }
+
+  /** Whether batched queries still run as prepared statements (not through a transaction pooler). */
+  preparesStatements(): boolean {
+    return this.prepareStatements;
   }
 
   installed(): CollectorRuntime[] {
@@ -103,19 +106,11 @@ export class TargetServer {
     const started = monotonicMs();
     this.scrapeCount++;
     const leases: PooledLease[] = [];
-    const newLease = (): PooledLease => {
-      const lease = pooledLease(this.pool);
-      leases.push(lease);
-      return lease;
-    };
-    const first = newLease();
+    // The scrape's n-th connection; the collectors' second run after a re-plan reuses them.
+    const leaseFor = (n: number): PooledLease => (leases[n] ??= pooledLease(this.pool));
+    const first = leaseFor(0);
     try {
-      // A discovered database whose collectors are all cached needs no precheck round trip;
-      // the main server always runs one, since pg_up and the role come from it.
-      const cachedOnly = this.settings.forked && this.planned && this.lastFacts !== undefined && this.runtimes.every((r) => r.isFresh(scrapeStartMs, this.settings.disableCache));
-      const facts = cachedOnly ? (this.lastFacts as ServerFacts) : await this.precheck(first);
-      this.applyFacts(facts);
-      const outcomes = await this.runCollectors(scrapeStartMs, first, newLease);
+      const { facts, outcomes } = await this.collectWithFacts(scrapeStartMs, leaseFor);
       const families: RenderedFamily[] = [];
       for (let i = 0; i < this.runtimes.length; i++) {
         const runtime = this.runtimes[i];
@@ -145,12 +140,44 @@ export class TargetServer {
   }
 
   /**
-   * Every installed collector's outcome, in plan order. Cached ones answer at once; the rest run
-   * on as many connections as the pool allows (two for the main server), batched where they can
-   * be (batch.ts), so the round trips of one connection overlap the other's. Fatal collectors
-   * run first, alone: when one fails, nothing else runs.
+   * The server's facts and every installed collector's outcome. Once planned, the facts query
+   * rides at the head of the first connection's batch instead of taking a round trip of its own
+   * before the collectors: the plan changes only when the server does (a restart into another
+   * version, a failover), and then the collectors run again under the new plan. Before the first
+   * plan, for the pgbouncer console and with fatal collectors, the facts come first. A discovered
+   * database whose collectors are all cached needs no facts at all; the main server always reads
+   * them, since pg_up and the role come from them.
    */
-  private async runCollectors(scrapeStartMs: number, first: PooledLease, newLease: () => PooledLease): Promise<CollectOutcome[]> {
+  private async collectWithFacts(scrapeStartMs: number, leaseFor: LeaseFor): Promise<{ facts: ServerFacts; outcomes: CollectOutcome[] }> {
+    const first = leaseFor(0);
+    const known = this.planned ? this.lastFacts : undefined;
+    if (known && this.settings.forked && this.runtimes.every((r) => r.isFresh(scrapeStartMs, this.settings.disableCache))) {
+      return { facts: known, outcomes: complete(await this.runCollectors(scrapeStartMs, leaseFor)) };
+    }
+    if (known && !this.pgbouncer && !this.runtimes.some((r) => r.collector.fatal)) {
+      const run = await this.runCollectors(scrapeStartMs, leaseFor, { text: factsQuery, timeoutMs: this.settings.connectTimeoutMs });
+      const facts = run.lead ? this.factsFrom(run.lead.rows[0] as string[]) : await this.precheck(first);
+      if (this.applyFacts(facts)) return { facts, outcomes: complete(await this.runCollectors(scrapeStartMs, leaseFor)) };
+      // Where a connection's batch failed, the server is now known to be there: what that
+      // connection would have run runs again, one by one.
+      const outcomes = run.outcomes;
+      for (let i = 0; i < outcomes.length; i++) outcomes[i] ??= await this.runtimes[i].collect(first, scrapeStartMs, this.settings.disableCache);
+      return { facts, outcomes: complete(run) };
+    }
+    const facts = await this.precheck(first);
+    this.applyFacts(facts);
+    return { facts, outcomes: complete(await this.runCollectors(scrapeStartMs, leaseFor)) };
+  }
+
+  /**
+   * Every installed collector's outcome, in plan order (with a lead, undefined where a
+   * connection's batch failed and that connection stopped). Cached ones answer at once; the rest run on as many connections as the pool allows
+   * (two for the main server), batched where they can be (batch.ts), so the round trips of one
+   * connection overlap the other's. The lead statement goes first in the first connection's
+   * batch. Fatal collectors run first, alone: when one fails, nothing else runs.
+   */
+  private async runCollectors(scrapeStartMs: number, leaseFor: LeaseFor, lead?: LeadStatement): Promise<CollectorsRun> {
+    const first = leaseFor(0);
     const disableCache = this.settings.disableCache;
     const outcomes: Array<CollectOutcome | undefined> = this.runtimes.map((r) => r.cachedOutcome(scrapeStartMs, disableCache));
     const pending: number[] = [];
@@ -162,7 +189,7 @@ export class TargetServer {
       }
       const outcome = await this.runtimes[i].collect(first, scrapeStartMs, disableCache);
       outcomes[i] = outcome;
-      if (!outcome.ok) return outcomes.map((o) => o ?? skippedOutcome);
+      if (!outcome.ok) return { outcomes: outcomes.map((o) => o ?? skippedOutcome) };
     }
     // Each connection sends its share of the batchable collectors as one batch, then takes the
     // others one at a time from a shared queue.
@@ -170,22 +197,30 @@ export class TargetServer {
     const single = pending.filter((i) => !this.runtimes[i].batchable());
     const lanes = Math.max(1, Math.min(this.settings.poolSize, Math.max(single.length, Math.ceil(batchable.length / 2))));
     let next = 0;
+    let leadOutput: QueryOutput | undefined;
     const lane = async (n: number, lease: PooledLease): Promise<void> => {
       const mine = batchable.filter((_, k) => k % lanes === n);
       const batched = await collectBatch(
         mine.map((i) => this.runtimes[i]),
         lease,
-        scrapeStartMs,
-        disableCache,
+        { scrapeStartMs, disableCache, prepare: this.prepareStatements, lead: n === 0 ? lead : undefined, deferFailure: lead !== undefined },
       );
-      mine.forEach((i, k) => (outcomes[i] = batched[k]));
+      if (batched.preparedLost && this.prepareStatements) {
+        this.prepareStatements = false;
+        this.settings.logger.warn({ datname: this.settings.datname }, 'prepared statements vanish between queries (a transaction pooler in between?): batches run as plain text from now on');
+      }
+      if (n === 0) leadOutput = batched.lead;
+      const own = batched.outcomes;
+      // Failed while the facts are unread: whether the server is there at all is not known yet.
+      if (own === undefined) return;
+      mine.forEach((i, k) => (outcomes[i] = own[k]));
       while (next < single.length) {
         const i = single[next++];
         outcomes[i] = await this.runtimes[i].collect(lease, scrapeStartMs, disableCache);
       }
     };
-    await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n, n === 0 ? first : newLease())));
-    return outcomes.map((o) => o ?? skippedOutcome);
+    await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n, leaseFor(n))));
+    return { outcomes, lead: leadOutput };
   }
 
   /**
@@ -205,21 +240,14 @@ export class TargetServer {
   private async readFacts(client: PoolClient): Promise<ServerFacts> {
     if (this.pgbouncer) return this.readPgbouncerFacts(client);
     const output = await timedQuery(client, factsQuery, this.settings.connectTimeoutMs);
-    const row = output.rows[0] as string[];
+    return this.factsFrom(output.rows[0] as string[]);
+  }
+
+  /** Facts from the facts query's row; an unchanged row reuses the last facts (no JSON parsing per scrape). */
+  private factsFrom(row: string[]): ServerFacts {
     if (this.lastFacts && !this.lastFacts.pgbouncer && row.length === this.lastFactsRow.length && row.every((cell, i) => cell === this.lastFactsRow[i])) return this.lastFacts;
     this.lastFactsRow = row;
-    return {
-      version: Number(row[0]),
-      datname: row[1],
-      username: row[2],
-      inRecovery: row[3] === 't',
-      databases: JSON.parse(row[4]) as string[],
-      schemas: JSON.parse(row[5]) as string[],
-      extensions: JSON.parse(row[6]) as string[],
-      forked: this.settings.forked,
-      pgbouncer: this.pgbouncer,
-      serverTags: this.settings.serverTags,
-    };
+    return factsFromRow(row, { forked: this.settings.forked, serverTags: this.settings.serverTags });
   }
 
   /** The pgbouncer admin console has no catalog: only its version (SHOW VERSION) matters for planning. */
@@ -240,19 +268,19 @@ export class TargetServer {
     };
   }
 
-  /** Re-plans when never planned or when the version, recovery state or database changed. */
-  private applyFacts(facts: ServerFacts): void {
+  /** Re-plans when never planned or when the version, recovery state or database changed; true when it did. */
+  private applyFacts(facts: ServerFacts): boolean {
     const previous = this.lastFacts;
     this.lastFacts = facts;
     this.version = facts.version;
     this.inRecovery = facts.inRecovery;
-    const changed = !previous || previous.version !== facts.version || previous.inRecovery !== facts.inRecovery || previous.datname !== facts.datname;
-    if (this.planned && !changed) return;
+    if (this.planned && !needsReplan(previous, facts)) return false;
     const plan = planCollectors(this.collectors, facts);
     this.decisions = plan.decisions;
     this.runtimes = plan.installed.map((c) => new CollectorRuntime(c, this.settings.constantLabels, !this.pgbouncer));
     this.planned = true;
     this.settings.logger.info({ datname: this.settings.datname, version: facts.version, inRecovery: facts.inRecovery, installed: this.runtimes.length, total: this.collectors.length }, 'planned collectors');
+    return true;
   }
 
   async close(): Promise<void> {
@@ -267,30 +295,50 @@ function isStaleConnection(error: unknown): boolean {
   return code === '57P01' || code === '57P02' || code.startsWith('08') || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-/** "PgBouncer 1.18.0" → 11800 (major·10000 + minor·100 + patch); 0 when unknown (older versions answer with a NOTICE). */
-export function pgbouncerVersion(text: string): number {
-  const match = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
-  return match ? Number(match[1]) * 10000 + Number(match[2]) * 100 + Number(match[3] ?? 0) : 0;
-}
-
 /** A lease that connects on first use and is released (or discarded) by the scrape that made it. */
 interface PooledLease extends ClientLease {
   release(): void;
 }
 
+/**
+ * pg reports a connection that ends between two queries as an 'error' event on its client. The
+ * pool listens only on idle clients, and an event nobody listens to ends the process; the next
+ * query on the client fails instead, and the lease discards it.
+ */
+const ignoreLeasedClientError = (): void => undefined;
+
 function pooledLease(pool: Pool): PooledLease {
   let current: PoolClient | undefined;
-  return {
-    get: async () => (current ??= await pool.connect()),
-    discard: () => {
-      current?.release(true);
-      current = undefined;
-    },
-    release: () => {
-      current?.release();
-      current = undefined;
-    },
+  const giveBack = (destroy: boolean): void => {
+    current?.off('error', ignoreLeasedClientError);
+    current?.release(destroy);
+    current = undefined;
   };
+  return {
+    get: async () => {
+      if (current) return current;
+      const client = await pool.connect();
+      client.on('error', ignoreLeasedClientError);
+      current = client;
+      return client;
+    },
+    discard: () => giveBack(true),
+    release: () => giveBack(false),
+  };
+}
+
+/** The scrape's n-th connection (0: the first, which also reads the facts). */
+type LeaseFor = (n: number) => PooledLease;
+
+/** The collectors' outcomes of one run, and the lead statement's answer when it had one. */
+interface CollectorsRun {
+  outcomes: Array<CollectOutcome | undefined>;
+  lead?: QueryOutput;
+}
+
+/** A run's outcomes with none missing (a missing one can only follow a failed lead batch, run again by the caller). */
+function complete(run: CollectorsRun): CollectOutcome[] {
+  return run.outcomes.map((o) => o ?? skippedOutcome);
 }
 
 /** Stands in for collectors left out after a fatal collector failed; the scrape fails anyway. */

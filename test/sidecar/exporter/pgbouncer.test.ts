@@ -4,7 +4,8 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pgbouncerVersion } from '../../../sidecar/exporter/server.js';
+import { Client as PgClient } from 'pg';
+import { pgbouncerVersion } from '../../../sidecar/exporter/facts.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { freePort, waitForPort } from '../../support/ports.js';
 import { eventually, get, parseMetrics, sharedConfigSubdir, startTestExporter, valueOf } from './helpers.js';
@@ -22,12 +23,14 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
     pg = await startPostgres();
     dir = mkdtempSync(join(tmpdir(), 'keelson-pgbouncer-'));
     port = await freePort();
-    writeFileSync(join(dir, 'userlist.txt'), '"pgbouncer" ""\n');
+    writeFileSync(join(dir, 'userlist.txt'), `"pgbouncer" ""\n"${pg.superuser}" ""\n`);
     writeFileSync(
       join(dir, 'pgbouncer.ini'),
       [
         '[databases]',
         `postgres = host=127.0.0.1 port=${pg.port} dbname=postgres`,
+        // Transaction pooling: consecutive transactions of one client land on any of four server connections.
+        `txn = host=127.0.0.1 port=${pg.port} dbname=postgres user=${pg.superuser} password=${pg.password} pool_mode=transaction pool_size=4`,
         '[pgbouncer]',
         'listen_addr = 127.0.0.1',
         `listen_port = ${port}`,
@@ -75,6 +78,40 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       assert.ok(metrics.families.has('pgbouncer_database_pool_size'), [...metrics.families.keys()].filter((k) => k.startsWith('pgbouncer_')).join(','));
       assert.equal(await eventually(async () => (await get(`${exporter.url}/primary`)).body, (s) => s === 'primary', 5_000), 'primary');
       assert.equal((await get(`${exporter.url}/replica`)).status, 404);
+    } finally {
+      await exporter.close();
+    }
+  });
+
+  it('behind a transaction pooler, batched queries fall back to plain text once a prepared statement is lost, and every collector reports', async () => {
+    const file = join(dir, 'gauges.yml');
+    const names = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6'];
+    writeFileSync(file, names.map((name, i) => `${name}:\n  query: SELECT ${i + 1} AS v\n  ttl: 0\n  metrics:\n    - v: { usage: GAUGE }\n`).join(''));
+    const exporter = await startTestExporter({ url: `postgres://${pg.superuser}@127.0.0.1:${port}/txn`, config: file, 'auto-discovery': 'false' });
+    try {
+      const scrapeAll = async (label: string): Promise<void> => {
+        const metrics = parseMetrics((await get(`${exporter.url}/metrics`)).body);
+        assert.equal(valueOf(metrics, 'pg_up'), 1, label);
+        names.forEach((name, i) => assert.equal(valueOf(metrics, `${name}_v`), i + 1, `${label}: ${name}`));
+      };
+      for (let scrape = 0; scrape < 3; scrape++) await scrapeAll(`scrape ${scrape}`);
+      // Two open transactions hold the server connections the exporter prepared its statements on,
+      // so its next transactions run on connections that never saw them.
+      const holders = [new PgClient({ connectionString: `postgres://${pg.superuser}@127.0.0.1:${port}/txn` }), new PgClient({ connectionString: `postgres://${pg.superuser}@127.0.0.1:${port}/txn` })];
+      try {
+        for (const holder of holders) {
+          await holder.connect();
+          await holder.query('BEGIN');
+          await holder.query('SELECT 1');
+        }
+        for (let scrape = 3; scrape < 6; scrape++) await scrapeAll(`scrape ${scrape}`);
+      } finally {
+        for (const holder of holders) await holder.end().catch(() => undefined);
+      }
+      for (let scrape = 6; scrape < 9; scrape++) await scrapeAll(`scrape ${scrape}`);
+      const server = exporter.exporter.main;
+      assert.deepEqual(server.installed().filter((r) => r.stats.error > 0).map((r) => r.collector.name), []);
+      assert.equal(server.preparesStatements(), false, 'preparing stopped once the server did not know a statement');
     } finally {
       await exporter.close();
     }

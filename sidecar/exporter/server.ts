@@ -31,8 +31,9 @@ export interface ServerScrape {
 
 /**
  * One PostgreSQL database the exporter scrapes: the main URL or an auto-discovered database.
- * Each scrape runs a precheck (facts), re-plans when the version, role or database changed, then
- * runs fatal collectors first and the rest one after another on one connection.
+ * Each scrape reads the server's facts (facts.ts), re-plans when the version, recovery state or
+ * database changed, and runs the collectors: fatal ones first, the rest in batches on the pool's
+ * connections (batch.ts).
  */
 export class TargetServer {
   readonly pool: Pool;

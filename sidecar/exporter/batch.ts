@@ -1,22 +1,17 @@
 import { isServerError, timedBatch, type BatchStatement, type QueryOutput } from './connection.js';
-import { isPreparable, isUnknownStatement, statementName } from './prepared.js';
+import { isUnknownStatement } from './prepared.js';
 import type { ClientLease, CollectOutcome, CollectorRuntime } from './runtime.js';
 import { monotonicMs } from './clock.js';
-
-/** A statement sent ahead of the collectors' queries in the same round trip (the server's facts). */
-export interface LeadStatement {
-  text: string;
-  timeoutMs: number;
-}
 
 export interface BatchOptions {
   scrapeStartMs: number;
   disableCache: boolean;
-  /** Run the statements as prepared statements (prepared.ts). */
+  /** Run the statements as prepared statements where they name one (prepared.ts). */
   prepare: boolean;
-  lead?: LeadStatement;
-  /** Return no outcomes when the batch fails instead of running each collector alone; always so with a lead. */
-  deferFailure?: boolean;
+  /** A statement sent ahead of the collectors' queries in the same round trip (the server's facts). */
+  lead?: BatchStatement;
+  /** Return no outcomes when the batch fails instead of running each collector alone (so with a lead). */
+  deferFailure: boolean;
 }
 
 export interface BatchResult {
@@ -37,7 +32,7 @@ export interface BatchResult {
  * its own; the one that fails then has an error and stays out of batches until it succeeds.
  * Every collector is counted once, with the batch's time shared out as its duration.
  *
- * A batch that defers its failure (always so with a lead statement) is not retried collector by
+ * A batch that defers its failure (the caller's choice with a lead statement) is not retried collector by
  * collector and counts for none of them: the caller first learns whether the server is there and
  * lets it in (one that refuses or does not answer would otherwise cost a connection attempt or a
  * connect timeout per collector), then runs them again.
@@ -46,16 +41,16 @@ export async function collectBatch(runtimes: CollectorRuntime[], lease: ClientLe
   const { scrapeStartMs, disableCache, lead } = options;
   if (lead === undefined && runtimes.length < 2) return { outcomes: await Promise.all(runtimes.map((r) => r.collect(lease, scrapeStartMs, disableCache))) };
   const started = monotonicMs();
-  const statement = (text: string, timeoutMs: number): BatchStatement => ({ text, timeoutMs, prepareAs: options.prepare && isPreparable(text) ? statementName(text) : undefined });
-  const statements = runtimes.map((r) => statement(r.collector.query, r.collector.timeout * 1000));
+  const asSent = (s: BatchStatement): BatchStatement => (options.prepare ? s : { text: s.text, timeoutMs: s.timeoutMs });
+  const statements = runtimes.map((r) => asSent(r.batchStatement));
   let outputs: QueryOutput[];
   try {
-    outputs = await timedBatch(await lease.get(), lead ? [statement(lead.text, lead.timeoutMs), ...statements] : statements);
+    outputs = await timedBatch(await lease.get(), lead ? [asSent(lead), ...statements] : statements);
   } catch (error) {
     // Prepared statements may have been made or lost on the way: a new connection starts clean.
     if (!isServerError(error) || options.prepare) lease.discard();
     const preparedLost = options.prepare && isUnknownStatement(error);
-    if (options.deferFailure ?? lead !== undefined) return { outcomes: undefined, preparedLost };
+    if (options.deferFailure) return { outcomes: undefined, preparedLost };
     const outcomes: CollectOutcome[] = [];
     for (const runtime of runtimes) outcomes.push(await runtime.collect(lease, scrapeStartMs, disableCache));
     return { outcomes, preparedLost };

@@ -77,8 +77,8 @@ export interface PoolSettings {
  * it has prepared (prepared.ts) are reused; it is still replaced every ten minutes, which returns
  * whatever memory its backend has gathered.
  */
-export const poolIdleTimeoutMs = 5 * 60_000;
-export const poolMaxLifetimeSeconds = 10 * 60;
+const poolIdleTimeoutMs = 5 * 60_000;
+const poolMaxLifetimeSeconds = 10 * 60;
 
 export function createPool(settings: PoolSettings): Pool {
   const pool = new pg.Pool({

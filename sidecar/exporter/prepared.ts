@@ -1,3 +1,5 @@
+import type { BatchStatement } from './connection.js';
+
 /**
  * Server-side prepared statements for batched queries. Most of a catalog query's time goes on
  * parsing, rewriting the statistics views and planning, not on running it: prepared once per
@@ -7,20 +9,25 @@
  */
 
 /** Queries PREPARE accepts as they are; others (SHOW, utility commands) run as text. */
-export function isPreparable(query: string): boolean {
+function isPreparable(query: string): boolean {
   return /^\s*(?:\/\*[\s\S]*?\*\/\s*|--[^\n]*\n\s*)*(select|with|values|table)\b/i.test(query);
 }
 
 const statementNames = new Map<string, string>();
 
 /** One name per distinct query text, the same on every connection of this process. */
-export function statementName(query: string): string {
+function statementName(query: string): string {
   let name = statementNames.get(query);
   if (name === undefined) {
     name = `pg_exporter_q${statementNames.size + 1}`;
     statementNames.set(query, name);
   }
   return name;
+}
+
+/** A batch statement for the query, named for preparing when PREPARE accepts it. */
+export function preparedStatement(text: string, timeoutMs: number): BatchStatement {
+  return { text, timeoutMs, prepareAs: isPreparable(text) ? statementName(text) : undefined };
 }
 
 const preparedOn = new WeakMap<object, Set<string>>();

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Collector } from './config/types.js';
-import { isServerError, timedQuery, type QueryOutput } from './connection.js';
+import { isServerError, timedQuery, type BatchStatement, type QueryOutput } from './connection.js';
+import { preparedStatement } from './prepared.js';
 import type { RenderedFamily } from './exposition.js';
 import { transformRows, type Cell } from './transform.js';
 import { monotonicMs } from './clock.js';
@@ -52,6 +53,8 @@ export class CollectorRuntime {
   private kept: CollectOutcome | undefined;
   /** The query is one statement (decided once: the text never changes, and scrapes ask each time). */
   private readonly singleStatement: boolean;
+  /** The query as a batch statement, with its prepared statement's name where it can have one (decided once). */
+  readonly batchStatement: BatchStatement;
 
   constructor(
     readonly collector: Collector,
@@ -59,6 +62,7 @@ export class CollectorRuntime {
     private readonly useStatementTimeout: boolean,
   ) {
     this.singleStatement = !collector.query.replace(/[\s;]+$/, '').includes(';');
+    this.batchStatement = preparedStatement(collector.query, collector.timeout * 1000);
   }
 
   /** Seconds left before the cached result expires, as of the last scrape (0..ttl). */

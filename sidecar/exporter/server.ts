@@ -1,11 +1,12 @@
 import type { Pool, PoolClient } from '../../lib/pg.js';
 import type { Logger } from '../../lib/log.js';
 import type { Collector } from './config/types.js';
-import { createPool, databaseOf, isServerError, timedQuery, type QueryOutput } from './connection.js';
+import { createPool, databaseOf, isServerError, timedQuery, type BatchStatement, type QueryOutput } from './connection.js';
 import { factsFromRow, factsQuery, needsReplan, pgbouncerVersion } from './facts.js';
+import { preparedStatement } from './prepared.js';
 import type { RenderedFamily } from './exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
-import { collectBatch, type LeadStatement } from './batch.js';
+import { collectBatch } from './batch.js';
 import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
 import { monotonicMs } from './clock.js';
 
@@ -47,6 +48,8 @@ export class TargetServer {
   private lastFactsRow: string[] = [];
   /** Batched queries run as prepared statements, until the server shows it does not keep them. */
   private prepareStatements: boolean;
+  /** The facts query as the lead of a batch. */
+  private readonly factsStatement: BatchStatement;
   readonly createdAt = Date.now();
   up = false;
   version = 0;
@@ -64,6 +67,7 @@ export class TargetServer {
     this.collectors = collectors;
     this.pgbouncer = databaseOf(settings.url) === 'pgbouncer';
     this.prepareStatements = !this.pgbouncer;
+    this.factsStatement = preparedStatement(factsQuery, settings.connectTimeoutMs);
     this.pool = createPool({ url: settings.url, max: settings.poolSize, connectTimeoutMs: settings.connectTimeoutMs, applicationName: 'pg_exporter' });
   }
 
@@ -156,7 +160,7 @@ export class TargetServer {
       return { facts: known, outcomes: complete(await this.runCollectors(scrapeStartMs, leaseFor)) };
     }
     if (known && !this.pgbouncer && !this.runtimes.some((r) => r.collector.fatal)) {
-      const run = await this.runCollectors(scrapeStartMs, leaseFor, { text: factsQuery, timeoutMs: this.settings.connectTimeoutMs });
+      const run = await this.runCollectors(scrapeStartMs, leaseFor, this.factsStatement);
       const facts = run.lead ? this.factsFrom(run.lead.rows[0] as string[]) : await this.precheck(first);
       if (this.applyFacts(facts)) return { facts, outcomes: complete(await this.runCollectors(scrapeStartMs, leaseFor)) };
       // Where a connection's batch failed, the server is now known to be there: what that
@@ -172,12 +176,13 @@ export class TargetServer {
 
   /**
    * Every installed collector's outcome, in plan order (with a lead, undefined where a
-   * connection's batch failed and that connection stopped). Cached ones answer at once; the rest run on as many connections as the pool allows
-   * (two for the main server), batched where they can be (batch.ts), so the round trips of one
-   * connection overlap the other's. The lead statement goes first in the first connection's
-   * batch. Fatal collectors run first, alone: when one fails, nothing else runs.
+   * connection's batch failed and that connection stopped). Cached ones answer at once; the rest
+   * run on as many connections as the pool allows (two for the main server), batched where they
+   * can be (batch.ts), so the round trips of one connection overlap the other's. The lead
+   * statement goes first in the first connection's batch. Fatal collectors run first, alone:
+   * when one fails, nothing else runs.
    */
-  private async runCollectors(scrapeStartMs: number, leaseFor: LeaseFor, lead?: LeadStatement): Promise<CollectorsRun> {
+  private async runCollectors(scrapeStartMs: number, leaseFor: LeaseFor, lead?: BatchStatement): Promise<CollectorsRun> {
     const first = leaseFor(0);
     const disableCache = this.settings.disableCache;
     const outcomes: Array<CollectOutcome | undefined> = this.runtimes.map((r) => r.cachedOutcome(scrapeStartMs, disableCache));

@@ -29,7 +29,7 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       [
         '[databases]',
         `postgres = host=127.0.0.1 port=${pg.port} dbname=postgres`,
-        // Transaction pooling: consecutive transactions of one client land on any of four server connections.
+        // Transaction pooling: consecutive transactions of one client land on any of the server connections.
         `txn = host=127.0.0.1 port=${pg.port} dbname=postgres user=${pg.superuser} password=${pg.password} pool_mode=transaction pool_size=4`,
         '[pgbouncer]',
         'listen_addr = 127.0.0.1',
@@ -95,19 +95,16 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
         names.forEach((name, i) => assert.equal(valueOf(metrics, `${name}_v`), i + 1, `${label}: ${name}`));
       };
       for (let scrape = 0; scrape < 3; scrape++) await scrapeAll(`scrape ${scrape}`);
-      // Two open transactions hold the server connections the exporter prepared its statements on,
-      // so its next transactions run on connections that never saw them.
-      const holders = [new PgClient({ connectionString: `postgres://${pg.superuser}@127.0.0.1:${port}/txn` }), new PgClient({ connectionString: `postgres://${pg.superuser}@127.0.0.1:${port}/txn` })];
+      // PgBouncer replaces its server connections to PostgreSQL: the exporter's next transactions
+      // run on connections that never saw its prepared statements.
+      const admin = new PgClient({ connectionString: `postgres://pgbouncer@127.0.0.1:${port}/pgbouncer` });
+      await admin.connect();
       try {
-        for (const holder of holders) {
-          await holder.connect();
-          await holder.query('BEGIN');
-          await holder.query('SELECT 1');
-        }
-        for (let scrape = 3; scrape < 6; scrape++) await scrapeAll(`scrape ${scrape}`);
+        await admin.query('RECONNECT txn');
       } finally {
-        for (const holder of holders) await holder.end().catch(() => undefined);
+        await admin.end();
       }
+      for (let scrape = 3; scrape < 6; scrape++) await scrapeAll(`scrape ${scrape}`);
       for (let scrape = 6; scrape < 9; scrape++) await scrapeAll(`scrape ${scrape}`);
       const server = exporter.exporter.main;
       assert.deepEqual(server.installed().filter((r) => r.stats.error > 0).map((r) => r.collector.name), []);

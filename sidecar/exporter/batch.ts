@@ -1,5 +1,5 @@
 import { isServerError, timedBatch, type BatchStatement, type QueryOutput } from './connection.js';
-import { isUnknownStatement } from './prepared.js';
+import { isSharedServerStatement } from './prepared.js';
 import type { ClientLease, CollectOutcome, CollectorRuntime } from './runtime.js';
 import { monotonicMs } from './clock.js';
 
@@ -19,7 +19,7 @@ export interface BatchResult {
   outcomes: CollectOutcome[] | undefined;
   /** The lead statement's answer; absent when there was none or the batch failed. */
   lead?: QueryOutput;
-  /** The server did not know a statement this connection had prepared: something between pools the connections. */
+  /** The server's prepared statements do not follow this connection: something between pools the connections. */
   preparedLost?: boolean;
 }
 
@@ -49,7 +49,7 @@ export async function collectBatch(runtimes: CollectorRuntime[], lease: ClientLe
   } catch (error) {
     // Prepared statements may have been made or lost on the way: a new connection starts clean.
     if (!isServerError(error) || options.prepare) lease.discard();
-    const preparedLost = options.prepare && isUnknownStatement(error);
+    const preparedLost = options.prepare && isSharedServerStatement(error);
     if (options.deferFailure) return { outcomes: undefined, preparedLost };
     const outcomes: CollectOutcome[] = [];
     for (const runtime of runtimes) outcomes.push(await runtime.collect(lease, scrapeStartMs, disableCache));

@@ -42,7 +42,12 @@ export function preparedStatements(connection: object): Set<string> {
   return names;
 }
 
-/** SQLSTATE 26000: the statement is not prepared on the server answering (a transaction pooler in between). */
-export function isUnknownStatement(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '26000';
+/**
+ * SQLSTATE 26000 (the statement is not there) or 42P05 (a statement of that name is already
+ * there): the server answering is not the one this connection prepared on, or it is shared with
+ * another of the exporter's connections. A transaction pooler in between does both.
+ */
+export function isSharedServerStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '26000' || code === '42P05';
 }

@@ -213,7 +213,7 @@ export class TargetServer {
       );
       if (batched.preparedLost && this.prepareStatements) {
         this.prepareStatements = false;
-        this.settings.logger.warn({ datname: this.settings.datname }, 'prepared statements vanish between queries (a transaction pooler in between?): batches run as plain text from now on');
+        this.settings.logger.warn({ datname: this.settings.datname }, 'prepared statements do not follow the connection (a transaction pooler in between?): batches run as plain text from now on');
       }
       if (n === 0) leadOutput = batched.lead;
       const own = batched.outcomes;

@@ -100,7 +100,12 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       const admin = new PgClient({ connectionString: `postgres://pgbouncer@127.0.0.1:${port}/pgbouncer` });
       await admin.connect();
       try {
+        const serverPids = async (): Promise<string[]> => (await admin.query<{ database: string; remote_pid: string }>('SHOW SERVERS')).rows.filter((r) => r.database === 'txn').map((r) => String(r.remote_pid));
+        const before = await serverPids();
+        assert.ok(before.length > 0, 'the exporter’s server connections before RECONNECT');
         await admin.query('RECONNECT txn');
+        // PgBouncer closes the idle ones on its next maintenance pass.
+        await eventually(serverPids, (pids) => !pids.some((pid) => before.includes(pid)), 10_000);
       } finally {
         await admin.end();
       }

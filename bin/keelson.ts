@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// First, and alone: the exporter's V8 flags. The program is imported only afterwards, because Node
+// First: refuse a Node.js that cannot run Keelson, before anything that could crash on it loads.
+import '../lib/cli/node-check.js';
+// Then, alone: the exporter's V8 flags. The program is imported only afterwards, because Node
 // resolves every static import of a module graph before it runs any of it, and resolving the whole
 // program's ~100 modules makes its resolver code hot enough for TurboFan (lib/cli/exporter-early-flags.ts).
 import '../lib/cli/exporter-early-flags.js';

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import '../lib/cli/node-check.js';
 import { withUsageExitCodes } from '../lib/cli/exit.js';
 import { createKubectlPlugin } from '../sidecar/ha-node/ctl/kubectl/plugin.js';
 

@@ -1,10 +1,17 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts with Node's own test runner and the tsx loader.
-// Node 20's --test does not expand globs, so the file list is built here.
+// Runs every test/**/*.test.ts with Node's own test runner and the tsx loader, one process per file.
 // Usage: npm test [-- <path filter> ...]   e.g. npm test -- test/lib test/sidecar/exporter
-import { readdirSync, statSync } from 'node:fs';
+//
+// First it checks (and as root installs) what the suites need, through the same prerequisites
+// list as `keelson local up` and .ci/run (`keelson local doctor --for tests`).
+// Files run side by side in TEST_CONCURRENCY slots (default 2): most suites wait on timers, servers
+// and child processes rather than on the CPU. The files scripts/test-lanes.mjs marks `alone`
+// (network namespaces and nftables, fixed addresses, whole-machine stacks) run first, one at a time. Each file's output is printed whole when it ends, so outputs never interleave; the run
+// closes with the ten slowest files and the totals of all files.
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { spawn } from 'node:child_process';
+import { runsAlone } from './test-lanes.mjs';
 
 function collect(dir) {
   const found = [];
@@ -25,8 +32,87 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const concurrency = process.env.TEST_CONCURRENCY ?? '1';
-// --test-force-exit: a file whose suite timed out must not keep the run waiting on open handles.
-const args = ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files];
-const child = spawn(process.execPath, args, { stdio: 'inherit' });
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+
+const doctor = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'doctor', '--for', 'tests', '--install', '--quiet'], { stdio: 'inherit' });
+if (doctor.status !== 0) process.exit(doctor.status ?? 1);
+
+const slots = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2) || 1);
+// A file's own hard limit: a suite whose timers never fire must not hold the run until CI's limit.
+const fileLimitMs = Number(process.env.TEST_FILE_LIMIT_MS ?? 20 * 60_000);
+// Durations of the last run, longest first, so long files start early and the lanes stay full.
+const timingsFile = join('.tmp', 'test-timings.json');
+let previous = {};
+try {
+  previous = JSON.parse(readFileSync(timingsFile, 'utf8'));
+} catch {
+  // first run on this checkout
+}
+const queue = [...files].sort((a, b) => (previous[b] ?? 60_000) - (previous[a] ?? 60_000));
+
+const counters = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
+const totals = Object.fromEntries(counters.map((c) => [c, 0]));
+const durations = {};
+const failedFiles = [];
+const started = Date.now();
+
+/** The counts from the spec reporter's closing lines ("ℹ tests 12"). */
+function counts(output) {
+  const found = {};
+  for (const name of counters) {
+    const matches = [...output.matchAll(new RegExp(`^ℹ ${name} (\\d+)$`, 'gm'))];
+    if (matches.length > 0) found[name] = Number(matches.at(-1)[1]);
+  }
+  return found;
+}
+
+let startedFiles = 0;
+
+function runFile(file) {
+  return new Promise((resolve) => {
+    const begin = Date.now();
+    startedFiles += 1;
+    // Its output comes whole when it ends; meanwhile this line says what is running.
+    process.stdout.write(`… ${file} started (${startedFiles}/${files.length}, ${Math.round((begin - started) / 1000)} s)\n`);
+    const args = ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', file];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const limit = setTimeout(() => {
+      output += `\n✖ ${file}: killed after ${fileLimitMs / 60_000} min\n`;
+      child.kill('SIGKILL');
+    }, fileLimitMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(limit);
+      const ms = Date.now() - begin;
+      durations[file] = ms;
+      const found = counts(output);
+      for (const name of counters) totals[name] += found[name] ?? 0;
+      const ok = code === 0 && found.tests !== undefined;
+      if (!ok) {
+        failedFiles.push(file);
+        // A file that died before reporting still counts as a failure in the totals.
+        if (!found.fail) totals.fail += 1;
+      }
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s${ok ? '' : `, FAILED: exit ${code ?? signal}`})\n${output.trimEnd()}\n`);
+      resolve();
+    });
+  });
+}
+
+// The `alone` files first, one after another; then the rest side by side, longest first.
+for (const file of queue.filter(runsAlone)) await runFile(file);
+const shared = queue.filter((f) => !runsAlone(f));
+await Promise.all(Array.from({ length: slots }, async () => {
+  for (let file = shared.shift(); file !== undefined; file = shared.shift()) await runFile(file);
+}));
+
+mkdirSync('.tmp', { recursive: true });
+writeFileSync(timingsFile, `${JSON.stringify({ ...previous, ...durations }, null, 1)}\n`);
+const slowest = Object.entries(durations).sort((a, b) => b[1] - a[1]).slice(0, 10);
+process.stdout.write(`\nslowest files (${files.length} files, ${slots} slot${slots === 1 ? '' : 's'}, ${Math.round((Date.now() - started) / 1000)} s in all):\n`);
+for (const [file, ms] of slowest) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}\n`);
+if (failedFiles.length > 0) process.stdout.write(`\nfiles with failures:\n${failedFiles.map((f) => `  ${f}`).join('\n')}\n`);
+process.stdout.write(`\n${counters.map((c) => `ℹ ${c} ${totals[c]}`).join('\n')}\nℹ duration_ms ${Date.now() - started}\n`);
+process.stdout.write(`${totals.pass} passed, ${totals.fail} failed\n`);
+process.exit(failedFiles.length > 0 || totals.fail > 0 ? 1 : 0);

@@ -24,10 +24,14 @@ export function withUsageExitCodes(command: Command): Command {
   return command;
 }
 
-/** Prints a failure from a subcommand action as one line and exits 1 (never a stack for expected errors). */
+/**
+ * Prints a failure from a subcommand action as one line and exits 1, or with the error's own
+ * `exitCode` (2 for something the user must do first); never a stack for expected errors.
+ */
 export function failAndExit(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`keelson: ${message}\n`);
   if (process.env.KEELSON_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  process.exit(ExitCode.failure);
+  const own = error instanceof Error && 'exitCode' in error ? error.exitCode : undefined;
+  process.exit(own === ExitCode.usage ? ExitCode.usage : ExitCode.failure);
 }

@@ -17,7 +17,7 @@ export function createClusterCommands(): Command[] {
     .option('--dir <dir>', 'where state, logs and DIR/kubeconfig go', '.keelson-local')
     .option('--instances <n>', 'instances of the demo cluster', '3')
     .option('--detach', 'run in the background and return once Ready (stop with keelson local down)')
-    .option('--timeout <seconds>', 'how long to wait for Ready', '300')
+    .option('--timeout <seconds>', 'deadline for Ready, from the start (exits non-zero with a summary of every pod not Ready)', '180')
     .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses (loopback network)', '127.0.0')
     .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
     .option('--network <mode>', 'auto (default): namespace when root with ip, nsenter and nft, else loopback; namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders; loopback: pods on 127.X addresses', 'auto')
@@ -30,6 +30,10 @@ export function createClusterCommands(): Command[] {
         const timeout = Number(flags.timeout);
         if (!Number.isFinite(timeout) || timeout <= 0) throw new Error('--timeout must be a positive number of seconds');
         if (!/^127\.\d{1,3}\.\d{1,3}$/.test(flags.ipPrefix)) throw new Error('--ip-prefix must look like 127.0.0');
+        // What the pods run must be here before anything starts: install it as root, else say how (exit 2).
+        const { localUpParts } = await import('./doctor.js');
+        const { ensurePrerequisites } = await import('../../lib/prerequisites/ensure.js');
+        if (!flags.foregroundChild && !flags.isolatedChild) ensurePrerequisites(localUpParts(flags.network), { say: (line) => process.stdout.write(`${line}\n`) });
         const { packageVersion } = await import('../../lib/cli/version.js');
         const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
         const { chooseNetwork, withNetwork } = await import('./network-choice.js');
@@ -64,5 +68,18 @@ export function createClusterCommands(): Command[] {
         failAndExit(err);
       }
     });
-  return [up, down];
+  const doctor = new Command('doctor')
+    .description('check what Keelson needs from this machine (PostgreSQL, pgBackRest, PgBouncer, network tools, test servers); --install installs what is missing (root, apt-get)')
+    .option('--for <parts>', 'comma-separated parts: local, network, tests, oracle (default: what local up needs here)')
+    .option('--install', 'install what is missing with apt-get (root only)')
+    .option('--quiet', 'print the table only when something is missing')
+    .action(async (flags: { for?: string; install?: boolean; quiet?: boolean }) => {
+      try {
+        const { runDoctor } = await import('./doctor.js');
+        process.exitCode = runDoctor(flags, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
+      } catch (err) {
+        failAndExit(err);
+      }
+    });
+  return [up, down, doctor];
 }

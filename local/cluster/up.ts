@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import type { V1Pod } from '@kubernetes/client-node';
 import { join, resolve } from 'node:path';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
@@ -10,6 +11,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { podSelector, selectorString } from '../../operator/naming.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { nodeSubnet } from '../node/netns/subnet.js';
+import { PodDiagnostics, readTail, type LogReader } from './pod-diagnostics.js';
 import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, nodeNamespaceKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
@@ -130,6 +132,9 @@ export function demoSpec(instances: number): Record<string, unknown> {
 /** How long `up` waits, once Ready, for the demo's first backup before it reports it as still running. */
 const firstBackupWaitMs = 120_000;
 
+/** How long `up` waits for the cluster to become Ready, from its start (the --timeout default). */
+export const defaultReadyTimeoutMs = 180_000;
+
 /** The demo's first backup (schedules.immediate) once it completed, as `kubectl get kbk` will show it. */
 async function firstBackupLine(api: OperatorKubeApi, timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
@@ -144,19 +149,43 @@ async function firstBackupLine(api: OperatorKubeApi, timeoutMs: number): Promise
   return `  backups:     ${last ? `${last.metadata.name} ${last.status?.phase ?? 'Pending'}` : 'the first backup has not started yet'}  (kubectl get kbk)`;
 }
 
-async function waitReady(api: OperatorKubeApi, instances: number, out: (line: string) => void, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Progress lines carry the seconds since `up` started, so a slow step shows where the time went. */
+function stamped(out: (line: string) => void, startedAt: number): (line: string) => void {
+  return (line) => out(line.startsWith('  ') ? `${line}  [${((Date.now() - startedAt) / 1000).toFixed(1)} s]` : line);
+}
+
+/** The container logs the node agent keeps (DIR/node/logs/<ns>_<pod>_<uid>/<container>.log). */
+function nodeLogReader(dir: string): LogReader {
+  return (pod, container) => {
+    const meta = pod.metadata ?? {};
+    return readTail(join(dir, 'node', 'logs', `${meta.namespace ?? namespace}_${meta.name}_${meta.uid}`, `${container}.log`));
+  };
+}
+
+/** Not Ready by the deadline: the error carries the summary of every pod that is not Ready. */
+export class NotReadyError extends Error {}
+
+/**
+ * Waits until the cluster is Healthy with every instance ready, printing each change of its status
+ * and, for pods that restart or stay unready, the container and the last error line of its log.
+ */
+async function waitReady(api: OperatorKubeApi, dir: string, instances: number, out: (line: string) => void, deadline: number): Promise<void> {
+  const diagnostics = new PodDiagnostics(nodeLogReader(dir));
   let last = '';
+  let pods: V1Pod[] = [];
   while (Date.now() < deadline) {
-    const status = ((await api.readCluster(namespace, clusterName))?.status ?? {}) as ClusterView;
+    const status = ((await api.readCluster(namespace, clusterName).catch(() => undefined))?.status ?? {}) as ClusterView;
     const members = (status.members ?? []).map((m) => `${m.name}:${m.role}${m.ready ? '' : '(not ready)'}`).join(' ');
     const line = `  ${status.phase ?? 'Pending'}: ${status.readyInstances ?? 0}/${instances} ready${status.currentPrimary ? `, primary ${status.currentPrimary}` : ''}${members ? ` [${members}]` : ''}`;
     if (line !== last) out(line);
     last = line;
     if (status.phase === 'Healthy' && status.readyInstances === instances) return;
+    pods = (await api.core.listNamespacedPod({ namespace }).catch(() => ({ items: pods }))).items;
+    for (const problem of diagnostics.observe(pods, Date.now())) out(problem);
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  throw new Error(`cluster ${clusterName} not Ready within ${Math.round(timeoutMs / 1000)} s; logs are under the --dir (node/logs)`);
+  const summary = diagnostics.summary(pods, Date.now());
+  throw new NotReadyError([`cluster ${clusterName} is not Ready by the deadline (${last.trim() || 'no status yet'}); logs are under ${join(dir, 'node', 'logs')}`, ...(summary.length > 0 ? ['pods not Ready:', ...summary] : [])].join('\n'));
 }
 
 /** Runs the stack in this process until SIGINT/SIGTERM. Resolves once it is Ready (the process keeps running). */
@@ -169,8 +198,11 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   rmSync(join(dir, 'ready'), { force: true });
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   writeFileSync(pidFile(dir), `${process.pid}\n`);
+  const startedAt = Date.now();
+  const deadline = startedAt + (options.readyTimeoutMs ?? defaultReadyTimeoutMs);
+  const out = stamped(options.out, startedAt);
   const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
-  options.out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
+  out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
   // Namespace mode: DIR/kubeconfig is the host's (through the forwarder); the stack's own names an address only reachable inside.
   const kubeconfigPath = options.network === 'namespace' ? nodeNamespaceKubeconfigPath(dir) : undefined;
   const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network, kubeconfigPath });
@@ -191,44 +223,86 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   process.once('SIGINT', () => stop('SIGINT'));
   const api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
   await ensureCluster(api, options.instances);
-  options.out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
-  await waitReady(api, options.instances, options.out, options.readyTimeoutMs ?? 300_000);
-  await waitPooler(api, { namespace, cluster: clusterName, ...demoApp }, options.out, 60_000);
+  out(`creating DatabaseCluster ${clusterName} with ${options.instances} instance(s)`);
+  try {
+    await waitReady(api, dir, options.instances, out, deadline);
+    await waitPooler(api, { namespace, cluster: clusterName, ...demoApp }, out, Math.max(1_000, deadline - Date.now()));
+  } catch (err) {
+    // Not Ready: stop what was started, so nothing is left running behind the error.
+    await stack.close().catch(() => undefined);
+    rmSync(pidFile(dir), { force: true });
+    throw err;
+  }
   if (forward) {
     const ip = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '';
     await serveServiceForwards(dir, { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) }, Ports.postgres);
   }
   const server = forward ? `https://127.0.0.1:${forward.api}` : stack.apiServer.url;
   const info = await connectionInfo(api, dir, server, options.faultInjection ?? false, forward);
-  info.push(await firstBackupLine(api, firstBackupWaitMs));
+  info[1] = `${info[1]} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`;
+  info.push('  backups:     the first backup runs now  (kubectl get kbk)');
   for (const line of info) options.out(line);
   writeFileSync(join(dir, 'ready'), `${info.join('\n')}\n`);
+  // Told once it is known, without holding Ready back (the first backup runs right after bootstrap).
+  void firstBackupLine(api, firstBackupWaitMs).then(options.out, () => undefined);
   return stack;
 }
 
-/** Starts `keelson local up` as a detached child and waits until it reports Ready (or dies). */
+/** Starts `keelson local up` as a detached child, shows its progress, and returns once it is Ready (or throws when it stopped). */
 export async function runLocalUpDetached(options: UpOptions, argv: string[]): Promise<void> {
   const dir = resolve(options.dir);
   if (runningPid(dir)) throw new Error(`a local cluster is already running from ${dir}; run keelson local down --dir ${dir}`);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   rmSync(join(dir, 'ready'), { force: true });
-  const log = openSync(join(dir, 'up.log'), 'w');
+  const logPath = join(dir, 'up.log');
+  const log = openSync(logPath, 'w');
   const child = spawn(process.execPath, [...process.execArgv, ...argv], { detached: true, stdio: ['ignore', log, log], env: process.env });
   closeSync(log);
   child.unref();
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 300_000) + firstBackupWaitMs + 30_000;
-  options.out(`started in the background (pid ${child.pid}); progress in ${join(dir, 'up.log')}`);
-  while (Date.now() < deadline) {
-    if (existsSync(join(dir, 'ready'))) {
-      options.out(readFileSync(join(dir, 'ready'), 'utf8').trimEnd());
+  options.out(`started in the background (pid ${child.pid}); its log: ${logPath}`);
+  // The child keeps its own deadline and exits with a summary; this one only guards against a child that hangs.
+  const deadline = Date.now() + (options.readyTimeoutMs ?? defaultReadyTimeoutMs) + 30_000;
+  const relay = new LineRelay(logPath, options.out);
+  for (;;) {
+    const ready = existsSync(join(dir, 'ready'));
+    relay.drain();
+    if (ready) return;
+    if (exited !== undefined) throw new Error(`local up stopped (exit code ${exited}) before the cluster was Ready; its log: ${logPath}`);
+    if (Date.now() > deadline) throw new Error(`local up did not report Ready by its deadline; still running as pid ${child.pid} (keelson local down --dir ${dir}); its log: ${logPath}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Prints the complete lines a growing file gains, each once. */
+class LineRelay {
+  private offset = 0;
+  private partial = '';
+
+  constructor(private readonly path: string, private readonly out: (line: string) => void) {}
+
+  drain(): void {
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch {
       return;
     }
-    if (exited !== undefined) throw new Error(`local up exited with code ${exited}; see ${join(dir, 'up.log')}`);
-    await new Promise((r) => setTimeout(r, 500));
+    try {
+      const buffer = Buffer.alloc(64 * 1024);
+      for (;;) {
+        const read = readSync(fd, buffer, 0, buffer.length, this.offset);
+        if (read <= 0) break;
+        this.offset += read;
+        const lines = (this.partial + buffer.subarray(0, read).toString('utf8')).split('\n');
+        this.partial = lines.pop() ?? '';
+        for (const line of lines) this.out(line);
+      }
+    } finally {
+      closeSync(fd);
+    }
   }
-  throw new Error(`local up did not become Ready in time; see ${join(dir, 'up.log')}`);
 }
 
 /** Stops the process recorded in DIR/pid (SIGTERM, then SIGKILL after the grace period). */

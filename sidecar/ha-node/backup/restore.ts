@@ -4,9 +4,10 @@
  * cluster archives into its OWN stanza from its first WAL on; the source is only ever read.
  */
 import { join } from 'node:path';
-import { chownSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, mkdirSync } from 'node:fs';
 import type { Logger } from '../../../lib/log.js';
 import type { PostgresInstance } from '../postgres/instance.js';
+import { serverLogLinesSince, serverLogSize } from '../postgres/server-log.js';
 import { writePrivateFile } from '../postgres/runner.js';
 import type { PgBackRest } from './engine.js';
 import type { StanzaInfo } from './info.js';
@@ -121,24 +122,11 @@ export function recoveryParameters(restoreCommand: string, recovery: Pick<Recove
   return parameters;
 }
 
-function logSize(pg: PostgresInstance): number {
-  try {
-    return statSync(logPath(pg)).size;
-  } catch {
-    return 0;
-  }
-}
-
 const logPath = (pg: PostgresInstance): string => join(pg.settings.dataDir, '..', 'postgresql.log');
 
-/** The server's errors since `from` (this attempt only: the log file is shared by every start). */
+/** The server's errors and replay landmarks since `from` (this attempt only: the log file is shared by every start). */
 function logTail(pg: PostgresInstance, from: number): string {
-  try {
-    const lines = readFileSync(logPath(pg)).subarray(from).toString('utf8').split('\n');
-    return lines.filter((l) => /FATAL|PANIC|ERROR|last completed transaction was at log time|redo done at/.test(l)).slice(-4).join('\n');
-  } catch {
-    return '';
-  }
+  return serverLogLinesSince(logPath(pg), from, /FATAL|PANIC|ERROR|last completed transaction was at log time|redo done at/).join('\n');
 }
 
 /**
@@ -176,7 +164,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.restoreCommand({ source: true, prefetch: replayPrefetch(recovery) }), recovery) };
   pg.writeConfig(undefined, false);
   writePrivateFile(join(pg.settings.dataDir, 'recovery.signal'), '', pg.settings.runAs);
-  const logFrom = logSize(pg);
+  const logFrom = serverLogSize(logPath(pg));
   try {
     await pg.start(120);
     await waitForPromotion(pg, timeoutMs, logFrom, targetKind(recovery));

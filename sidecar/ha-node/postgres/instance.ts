@@ -10,6 +10,7 @@ import { stopBySignal } from './signal-stop.js';
 import type { StandbySource } from './standby-source.js';
 import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
+import { serverLogLinesSince, serverLogSize } from './server-log.js';
 import { readServerStatus, type ServerStatus } from './status.js';
 
 /** Bounds of one connection to the local server: a hung server answers neither (statement_timeout is enforced by the server, so a frozen one never applies it). */
@@ -227,6 +228,7 @@ export class PostgresInstance {
   /** Starts the server with the files already written; waits until it accepts connections. */
   async start(timeoutSeconds = 60): Promise<boolean> {
     this.state = 'starting';
+    const logFrom = serverLogSize(this.logFile);
     const result = await runTool(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-l', this.logFile, '-w', '-t', String(timeoutSeconds), 'start'], {
       runAs: this.runAs,
       activity: this.activity,
@@ -241,7 +243,8 @@ export class PostgresInstance {
       this.log.warn({ waitedSeconds: timeoutSeconds }, 'PostgreSQL is still starting (recovery in progress)');
       this.state = 'starting';
     } else {
-      this.log.error({ output: result.output.slice(-500) }, 'PostgreSQL did not start');
+      // pg_ctl only says to examine the log: the server's own reasons go into this line (kubectl logs shows them).
+      this.log.error({ output: result.output.slice(-500), serverLog: serverLogLinesSince(this.logFile, logFrom).join('\n') }, 'PostgreSQL did not start');
       this.state = 'start_failed';
     }
     return false;

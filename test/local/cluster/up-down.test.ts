@@ -41,10 +41,18 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
 
     const { stdout: table } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'dbc', 'demo', '--no-headers']);
     assert.match(table, /demo\s+1\s+1\s+demo-0\s+Healthy/);
-    // The demo has a filesystem repository and takes its first backup once archiving works.
-    assert.match(stdout, /backups: +demo-initial Completed \(\d{8}-\d{6}F, \d+ bytes\)/);
-    const { stdout: backups } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'kbk', '--no-headers']);
+    // The demo has a filesystem repository and takes its first backup once archiving works; Ready does not wait for it.
+    assert.match(stdout, /backups: +the first backup runs now/);
+    assert.match(stdout, /^ {2}Healthy: 1\/1 ready, primary demo-0 \[demo-0:primary\] {2}\[\d+\.\d s\]$/m, 'progress lines carry the seconds since the start');
+    let backups = '';
+    for (let i = 0; i < 240 && !/Completed/.test(backups); i += 1) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      backups = (await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'kbk', '--no-headers'])).stdout;
+    }
     assert.match(backups, /^demo-initial\s+demo\s+full\s+Completed\s+\d{8}-\d{6}F\s/m);
+    // The background process tells the outcome in its log once it is known.
+    for (let i = 0; i < 60 && !/backups: +demo-initial Completed/.test(readFileSync(join(dir, 'up.log'), 'utf8')); i += 1) await new Promise((r) => setTimeout(r, 500));
+    assert.match(readFileSync(join(dir, 'up.log'), 'utf8'), /backups: +demo-initial Completed \(\d{8}-\d{6}F, \d+ bytes\)/);
     const { stdout: encoded } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'secret', 'demo-superuser', '-o', 'jsonpath={.data.password}']);
     const client = new pg.Client({ host: rw, port: Ports.postgres, user: 'postgres', password: Buffer.from(encoded, 'base64').toString(), database: 'postgres' });
     await client.connect();

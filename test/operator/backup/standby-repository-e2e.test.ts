@@ -38,7 +38,7 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
   };
 
   before(async () => {
-    e2e = await startE2eStack('e2e-standby-repo', { logger, ipPrefix: '127.0.53' });
+    e2e = await startE2eStack('e2e-standby-repo', { logger, ipPrefix: '127.0.55' });
     ({ api } = e2e);
     vault = clusterDriver(api, ns, 'vault', viaClusterIp);
     dr = clusterDriver(api, ns, 'vault-dr', viaClusterIp);

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { localUpDir } from './cli.js';
+
+/**
+ * A cluster that cannot become Ready: the pods' PATH lacks pgBackRest (every replica's
+ * restore_command), as on a machine where it was never installed. The prerequisites check looks
+ * at the real PATH (KEELSON_PREREQUISITES_PATH), so `local up` starts and has to tell the user why
+ * it waits, then give up at its deadline with a non-zero exit and every pod that is not Ready.
+ */
+describe('keelson local up on a cluster that cannot become Ready', { timeout: 240_000 }, () => {
+  const dir = localUpDir('keelson-not-ready-');
+  const bin = mkdtempSync(join(tmpdir(), 'keelson-path-'));
+  after(() => rmSync(bin, { recursive: true, force: true }));
+  for (const name of readdirSync('/usr/bin')) if (name !== 'pgbackrest') symlinkSync(join('/usr/bin', name), join(bin, name));
+
+  it('names the pod, its container and the last error line, and exits non-zero at its deadline', async () => {
+    const started = Date.now();
+    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', dir, '--instances', '2', '--detach', '--timeout', '50', '--ip-prefix', '127.0.47', '--network', 'loopback'], {
+        timeout: 200_000,
+        env: { ...process.env, PATH: `${bin}:/usr/sbin:/sbin`, KEELSON_PREREQUISITES_PATH: '/usr/bin:/usr/sbin:/bin:/sbin' },
+      }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }));
+    });
+    const elapsed = (Date.now() - started) / 1000;
+    assert.notEqual(result.code, 0, result.output);
+    // While waiting: the replica is named with its container and the error that keeps it from streaming.
+    assert.match(result.output, /^ {2}pod demo-1, container postgres: (restarting|not ready for \d+ s);.*last error: .*(pgbackrest|not found|restore)/m, result.output);
+    // At the deadline: the summary of every pod that is not Ready, and the way out.
+    assert.match(result.output, /cluster demo is not Ready by the deadline/, result.output);
+    assert.match(result.output, /pods not Ready:\n {2}pod demo-1, container postgres: /, result.output);
+    assert.match(result.output, /local up stopped \(exit code 1\) before the cluster was Ready/, result.output);
+    assert.ok(elapsed < 50 + 60, `gave up at its own deadline (${elapsed.toFixed(0)} s)`);
+  });
+});

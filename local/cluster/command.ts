@@ -9,6 +9,7 @@ interface UpFlags {
   timeout: string;
   faultInjection?: boolean;
   network: string;
+  install: boolean;
 }
 
 export function createClusterCommands(): Command[] {
@@ -20,6 +21,7 @@ export function createClusterCommands(): Command[] {
     .option('--timeout <seconds>', 'deadline for Ready, from the start (exits non-zero with a summary of every pod not Ready)', '180')
     .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses (loopback network)', '127.0.0')
     .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
+    .option('--no-install', 'never install missing packages (as root it otherwise runs apt-get); stop with exit code 2 and the command instead')
     .option('--network <mode>', 'auto (default): namespace when root with ip, nsenter and nft, else loopback; namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders; loopback: pods on 127.X addresses', 'auto')
     .addOption(new Option('--foreground-child').hideHelp())
     .addOption(new Option('--isolated-child').hideHelp())
@@ -33,7 +35,7 @@ export function createClusterCommands(): Command[] {
         // What the pods run must be here before anything starts: install it as root, else say how (exit 2).
         const { localUpParts } = await import('./doctor.js');
         const { ensurePrerequisites } = await import('../../lib/prerequisites/ensure.js');
-        if (!flags.foregroundChild && !flags.isolatedChild) ensurePrerequisites(localUpParts(flags.network), { say: (line) => process.stdout.write(`${line}\n`) });
+        if (!flags.foregroundChild && !flags.isolatedChild) ensurePrerequisites(localUpParts(flags.network), { install: flags.install !== false, say: (line) => process.stdout.write(`${line}\n`) });
         const { packageVersion } = await import('../../lib/cli/version.js');
         const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
         const { chooseNetwork, withNetwork } = await import('./network-choice.js');

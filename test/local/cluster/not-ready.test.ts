@@ -37,3 +37,20 @@ describe('keelson local up on a cluster that cannot become Ready', { timeout: 24
     assert.ok(elapsed < 50 + 60, `gave up at its own deadline (${elapsed.toFixed(0)} s)`);
   });
 });
+
+describe('keelson local up on a machine that lacks what the pods run', () => {
+  it('stops within 2 s with exit code 2, naming the packages and the command, when it may not install', async () => {
+    const started = Date.now();
+    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', join(tmpdir(), 'keelson-never-started'), '--no-install', '--network', 'loopback'], {
+        timeout: 30_000,
+        // Only PostgreSQL's own folder: pgBackRest and PgBouncer are nowhere to be found.
+        env: { ...process.env, KEELSON_PREREQUISITES_PATH: '/usr/lib/postgresql/15/bin' },
+      }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` }));
+    });
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(result.code, 2, result.output);
+    assert.match(result.output, /missing: pgbackrest pgbouncer \((installing was not asked for|installing needs root)\); run: (sudo )?apt-get install -y --no-install-recommends pgbackrest pgbouncer/);
+    assert.ok(seconds < 2 + 3, `answered in ${seconds.toFixed(1)} s (2 s, plus tsx compiling the CLI on a cold cache)`);
+  });
+});

@@ -2,8 +2,8 @@
  * Time to Ready as a user sees it: `npm run local:up -- --detach` (the README's first command, from
  * the sources through tsx), from the command to its "is Ready" line, stack start included, in the
  * network mode `auto` picks here (namespace as root). Each run is then stopped with `local down`.
- *   node --import tsx bench/local-up.ts            (RUNS=3 warm runs)
- *   COLD=1 node --import tsx bench/local-up.ts     (first a run that compiles the sources for the containers)
+ *   node --import tsx bench/time-to-ready-command.ts            (RUNS=3 warm runs)
+ *   COLD=1 node --import tsx bench/time-to-ready-command.ts     (first a run that compiles the sources for the containers)
  * Where the time went comes from the stamped progress lines (`[12.3 s]`, seconds since `up` started):
  * the first status of the cluster, its first primary, Healthy, the pooler, and Ready.
  * Goals (issue text): warm ≤ 20 s, compiling ≤ 45 s.

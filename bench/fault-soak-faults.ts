@@ -10,6 +10,8 @@ export interface FaultContext {
   /** ttl in seconds: stops and cuts are held past it. */
   ttl: number;
   authorization: string;
+  /** Set by the health-checked fault: ms /primary still answered 200 after the postmaster died. */
+  healthLagMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,6 +53,20 @@ export const faults: Record<string, (ctx: FaultContext) => Promise<void>> = {
     signal(pid, 'SIGSTOP');
     await sleep((ttl + 4) * 1000);
     signal(pid, 'SIGCONT');
+  },
+  /** With a client asking /primary every 50 ms: how long it still said 200 after the postmaster died. */
+  'kill -9 postmaster, health checked': async (ctx) => {
+    const { primary } = ctx;
+    const pid = primary.postmasterPid();
+    signal(pid, 'SIGKILL');
+    const killedAt = Date.now();
+    const deadline = killedAt + 30_000;
+    while (Date.now() < deadline) {
+      const code = await fetch(`${primary.apiUrl}/primary`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);
+      if (code !== 200) break;
+      await sleep(50);
+    }
+    ctx.healthLagMs = Date.now() - killedAt;
   },
   'API cut of the primary': async ({ cluster, primary, ttl }) => {
     const lift = cluster.api.faults.refuse({ pod: `default/${primary.name}`, response: 'hang' });

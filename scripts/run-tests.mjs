@@ -45,8 +45,8 @@ if (!oracleBuilt) process.stdout.write('the real kube-apiserver is not built: it
 const slots = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2) || 1);
 // A file's own hard limit: a suite whose timers never fire must not hold the run until CI's limit.
 const fileLimitMs = Number(process.env.TEST_FILE_LIMIT_MS ?? 20 * 60_000);
-// Durations of the last run here (else those of a full run kept beside this script), longest
-// first, so long files start early and both lanes end together.
+// Durations of the last run here (else those of a full run kept beside this script, when there
+// is one), longest first, so long files start early and both lanes end together.
 const timingsFile = join('.tmp', 'test-timings.json');
 let previous = {};
 for (const candidate of [timingsFile, join('scripts', 'test-timings.json')]) {

@@ -5,7 +5,7 @@
  * (ADR 0358). Transpile only (esbuild, which tsx itself depends on); type checking stays with
  * `npm run typecheck`. When nothing can be compiled, containers fall back to tsx and a warning says so.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
@@ -97,7 +97,8 @@ export async function ensureCompiledCli(root: string, transpiler: Transpiler): P
   const entry = join(target, 'bin', 'keelson.js');
   if (existsSync(entry)) return { entry, hash, compiled: false, ms: Date.now() - started };
   mkdirSync(cache, { recursive: true, mode: 0o755 });
-  const staging = join(cache, `.staging-${hash}-${process.pid}-${Date.now()}`);
+  // Unique per call: builds started in the same millisecond by one process must not share a folder.
+  const staging = join(cache, `.staging-${hash}-${process.pid}-${randomUUID()}`);
   try {
     const result = await transpiler.build({
       entryPoints: files,

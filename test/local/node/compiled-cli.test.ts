@@ -48,7 +48,11 @@ test('the sources compile once per content hash into a folder one level below th
 test('stacks compiling the same tree side by side all get a whole build', { skip: !transpiler && 'esbuild is not installed' }, async () => {
   const root = fakeRepository();
   try {
-    const builds = await Promise.all([1, 2, 3].map(() => ensureCompiledCli(root, transpiler!)));
+    // Each build writes to a folder of its own: one finishing must not move or remove another's output.
+    const outdirs: unknown[] = [];
+    const recording = { version: transpiler!.version, build: (options: Record<string, unknown>) => (outdirs.push(options.outdir), transpiler!.build(options)) };
+    const builds = await Promise.all([1, 2, 3].map(() => ensureCompiledCli(root, recording)));
+    assert.equal(new Set(outdirs).size, 3, `staging folders: ${outdirs.join(', ')}`);
     assert.equal(new Set(builds.map((b) => b.entry)).size, 1);
     assert.equal((await run(process.execPath, [builds[0]!.entry])).stdout, 'hello \n');
   } finally {

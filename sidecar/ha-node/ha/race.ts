@@ -10,7 +10,7 @@ import { releasedWalFloor, releaserHealth, type ReleaserHealth } from './release
 import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { becomeStandbyLeader } from './standby-duties.js';
-import { demoteAndFollow, promote } from './transitions.js';
+import { demoteAndFollow, lockLost, promote } from './transitions.js';
 
 /** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
 interface Takeover {
@@ -125,7 +125,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     }
     if (!isPrimary) {
       const acquired = performance.now();
-      await promote(ctx, cluster, status);
+      if ((await promote(ctx, cluster, status)) === 'lost') return lockLost(ctx, 'lost the leader lock while promoting');
       options.logger.info(
         { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired), evidence: takeover?.evidence },
         'won the leader race',

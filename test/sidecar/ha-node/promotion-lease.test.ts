@@ -6,10 +6,10 @@ import { settled } from './traffic.js';
 
 /**
  * A promotion whose follow-ups outlast the fence window of the lease write before it: the
- * replica's checkpointer is stopped (SIGSTOP), so the CHECKPOINT the new primary issues after
+ * replicas' checkpointers are stopped (SIGSTOP), so the CHECKPOINT the new primary issues after
  * pg_promote waits until its statement timeout (5 s), longer than ttl − margin (2.5 s at ttl 4).
- * The server itself keeps answering, so the promoting member keeps its lease renewed and the
- * fencer must leave it alone. (A primary that truly cannot renew is still fenced: faults.test.ts.)
+ * The server keeps answering, so the promoting member keeps its lease renewed and the fencer
+ * leaves it alone; cut from the API in the same wait, its renewals fail and it is fenced as before.
  */
 const ttl = 4;
 
@@ -29,46 +29,79 @@ function checkpointerPid(member: Member): number | undefined {
   return undefined;
 }
 
-function resume(pid: number): void {
-  try {
-    process.kill(pid, 'SIGCONT');
-  } catch {
-    // gone (fenced with its server)
+function resume(pids: number[]): void {
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // gone (fenced with its server)
+    }
   }
+}
+
+/** Stops the checkpointer of each member (it resumes with resume()). */
+function stopCheckpointers(members: Member[], stopped: number[]): void {
+  for (const member of members) {
+    const pid = checkpointerPid(member);
+    assert.ok(pid, `${member.name} runs, with a checkpointer`);
+    process.kill(pid, 'SIGSTOP');
+    stopped.push(pid);
+  }
+}
+
+/** The member among `members` that logged a won race. */
+function raceWinner(members: Member[]): Member | undefined {
+  return members.find((m) => /won the leader race/.test(m.log()));
 }
 
 describe('ha-node promotion with slow follow-ups', { timeout: 300_000 }, () => {
   let cluster: TestCluster;
-  let old: Member;
-  let stopped: number | undefined;
+  let primary: Member;
+  const stopped: number[] = [];
 
   before(async () => {
-    cluster = await startCluster({ members: 2, ttl, loopWait: 1, retryTimeout: 1, scope: 'slowpromo' });
-    old = await settled(cluster, 1);
+    cluster = await startCluster({ members: 3, ttl, loopWait: 1, retryTimeout: 1, scope: 'slowpromo' });
+    primary = await settled(cluster, 2);
   });
 
   after(async () => {
-    if (stopped) resume(stopped);
+    resume(stopped);
     await cluster?.stop();
   });
 
   it('keeps the lease renewed while the new primary waits for its checkpoint, so the fencer does not stop it', async () => {
-    const candidate = cluster.members.find((m) => m !== old)!;
-    const postmaster = candidate.postmasterPid();
-    stopped = checkpointerPid(candidate);
-    assert.ok(postmaster && stopped, 'the candidate runs, with a checkpointer');
-    process.kill(stopped, 'SIGSTOP');
-    // A clean stop releases the lease: the replica races at once and promotes.
-    await old.stop();
-    await cluster.waitFor('the candidate to finish its promotion', async () => /won the leader race/.test(candidate.log()), 60_000);
+    const candidates = cluster.members.filter((m) => m !== primary);
+    const postmasters = candidates.map((m) => m.postmasterPid());
+    stopCheckpointers(candidates, stopped);
+    // A clean stop releases the lease: a replica races at once and promotes.
+    await primary.stop();
+    const winner = await cluster.waitFor('a replica to finish its promotion', async () => raceWinner(candidates), 60_000);
     resume(stopped);
-    stopped = undefined;
-    await cluster.waitFor('the candidate writable', () => candidate.isWritable(), 30_000);
+    await cluster.waitFor('the new primary writable', () => winner.isWritable(), 30_000);
 
-    assert.doesNotMatch(candidate.log(), /heartbeat overdue: stopping PostgreSQL/, 'the fencer left the promoting primary alone');
-    assert.equal(candidate.postmasterPid(), postmaster, 'the promoted server was never stopped');
-    assert.match(candidate.log(), /renewed the leader lease during a long step/);
-    assert.equal(await cluster.leaderName(), candidate.name);
-    await candidate.query('CREATE TABLE after_promotion (id int)');
+    assert.doesNotMatch(winner.log(), /heartbeat overdue: stopping PostgreSQL/, 'the fencer left the promoting primary alone');
+    assert.equal(winner.postmasterPid(), postmasters[candidates.indexOf(winner)], 'the promoted server was never stopped');
+    assert.match(winner.log(), /renewed the leader lease during a long step/);
+    assert.equal(await cluster.leaderName(), winner.name);
+    await winner.query('CREATE TABLE after_promotion (id int)');
+    primary = winner;
+  });
+
+  it('still fences a promoting primary whose lease renewals cannot reach the API', async () => {
+    const candidate = cluster.members.find((m) => m !== primary && m.process?.exitCode === null)!;
+    await cluster.waitFor(`${candidate.name} streaming from ${primary.name}`, async () => (await candidate.status('/replica?replication_state=streaming')) === 200, 60_000);
+    stopCheckpointers([candidate], stopped);
+    const since = candidate.log().length;
+    await primary.stop();
+    await cluster.waitFor(`${candidate.name} to take writes`, async () => /PostgreSQL takes writes/.test(candidate.log().slice(since)), 60_000);
+    // Cut from the API while its CHECKPOINT waits: the renewals time out, the fence deadline stays.
+    const lift = cluster.api.faults.refuse({ pod: `default/${candidate.name}`, response: 'hang' });
+    try {
+      await cluster.waitFor('the fencer to stop the promoting primary', async () => /heartbeat overdue: stopping PostgreSQL/.test(candidate.log().slice(since)), 30_000);
+    } finally {
+      lift();
+      resume(stopped);
+    }
+    assert.match(candidate.log().slice(since), /could not renew the leader lease during a long step/);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { parseProcStat } from '../../../sidecar/ha-node/fence/kill-server.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 import { settled } from './traffic.js';
 
@@ -19,8 +20,7 @@ function checkpointerPid(member: Member): number | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const ppid = parseProcStat(readFileSync(`/proc/${entry}/stat`, 'utf8'))?.ppid;
       if (ppid === postmaster && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('checkpointer')) return Number(entry);
     } catch {
       // gone meanwhile

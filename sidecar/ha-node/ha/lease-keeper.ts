@@ -34,7 +34,8 @@ async function serverAnswers(server: Pick<PostgresInstance, 'query'>): Promise<b
 export async function keepingLease<T>(ctx: LoopContext, what: string, step: () => Promise<T>): Promise<{ value: T; lost: boolean }> {
   let lost = false;
   let done = false;
-  let renewals: Promise<void> = Promise.resolve();
+  // One renewal at a time: a tick while a slow probe or request is in flight is skipped.
+  let inFlight: Promise<void> | undefined;
   const renewOnce = async (): Promise<void> => {
     if (done || lost || !(await serverAnswers(ctx.pg)) || done) return;
     const renewal = await renewLock(ctx, undefined);
@@ -43,7 +44,9 @@ export async function keepingLease<T>(ctx: LoopContext, what: string, step: () =
     else ctx.options.logger.warn({ during: what, renewal }, 'could not renew the leader lease during a long step');
   };
   const timer = setInterval(() => {
-    renewals = renewals.then(renewOnce);
+    inFlight ??= renewOnce().finally(() => {
+      inFlight = undefined;
+    });
   }, keeperIntervalMs(ctx.state.config));
   let value: T;
   try {
@@ -51,7 +54,7 @@ export async function keepingLease<T>(ctx: LoopContext, what: string, step: () =
   } finally {
     done = true;
     clearInterval(timer);
-    await renewals;
+    await inFlight;
   }
   return { value, lost };
 }

@@ -30,8 +30,9 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
     return handleDcsError(ctx, error);
   }
   state.snapshot.failsafeActive = false;
-  // The API answers again: failsafe confirmations from a cut-off leader no longer stand in for the lease.
-  state.failsafeContact = undefined;
+  // A failsafe contact is kept although the API answers (Patroni keeps it on replicas too): the
+  // primary may be cut off alone, and it keeps this replica out of the race until ttl after its
+  // last confirmation (failsafeHoldsOff).
   applyConfig(ctx, cluster);
   state.snapshot.cluster = cluster;
 

@@ -1,6 +1,7 @@
 import type { ClusterView } from '../dcs/types.js';
 import type { ControlData, LeaderAddress } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
+import { keepingLease } from './lease-keeper.js';
 import { maintainHistory } from './leader-history.js';
 import { leaderTimeline, markDemoted, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
@@ -10,12 +11,22 @@ import { cloneFrom } from '../postgres/clone.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
-export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
+/**
+ * Promotes the local server. The lease is renewed meanwhile (lease-keeper.ts), so the slow steps
+ * after pg_promote (labels, CHECKPOINT, slots, history: each bounded by its query or request
+ * timeout) no longer race the fence deadline of the lease write before the promotion.
+ * 'lost': a renewal found the lock taken; the caller demotes.
+ */
+export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<'promoted' | 'lost'> {
+  const { lost } = await keepingLease(ctx, 'promotion', () => promoteAndFollowUp(ctx, cluster, status));
+  return lost ? 'lost' : 'promoted';
+}
+
+async function promoteAndFollowUp(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
   const { pg, state } = ctx;
   // A former primary cut off from the API server still carries the primary label: take it off
   // while PostgreSQL promotes, so -rw stops routing to a read-only server as this one turns writable.
   const clearing = ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
-  // The fence deadline was set by the lock write that preceded this call.
   const promoteStartedAt = performance.now();
   await pg.promote();
   ctx.options.logger.info({ promoteMs: Math.round(performance.now() - promoteStartedAt) }, 'PostgreSQL takes writes');

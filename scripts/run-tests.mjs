@@ -45,13 +45,17 @@ if (!oracleBuilt) process.stdout.write('the real kube-apiserver is not built: it
 const slots = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2) || 1);
 // A file's own hard limit: a suite whose timers never fire must not hold the run until CI's limit.
 const fileLimitMs = Number(process.env.TEST_FILE_LIMIT_MS ?? 20 * 60_000);
-// Durations of the last run, longest first, so long files start early and the lanes stay full.
+// Durations of the last run here (else those of a full run kept beside this script), longest
+// first, so long files start early and both lanes end together.
 const timingsFile = join('.tmp', 'test-timings.json');
 let previous = {};
-try {
-  previous = JSON.parse(readFileSync(timingsFile, 'utf8'));
-} catch {
-  // first run on this checkout
+for (const candidate of [timingsFile, join('scripts', 'test-timings.json')]) {
+  try {
+    previous = JSON.parse(readFileSync(candidate, 'utf8'));
+    break;
+  } catch {
+    // not there: the next candidate, or alphabetical order
+  }
 }
 const queue = [...files].sort((a, b) => (previous[b] ?? 60_000) - (previous[a] ?? 60_000));
 

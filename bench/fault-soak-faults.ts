@@ -55,7 +55,7 @@ export const faults: Record<string, (ctx: FaultContext) => Promise<void>> = {
     signal(pid, 'SIGCONT');
   },
   /** With a client asking /primary every 50 ms: how long it still said 200 after the postmaster died. */
-  'kill -9 postmaster, health checked': async (ctx) => {
+  'kill -9 postmaster under health checks': async (ctx) => {
     const { primary } = ctx;
     const pid = primary.postmasterPid();
     signal(pid, 'SIGKILL');

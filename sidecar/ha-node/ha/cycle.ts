@@ -11,7 +11,7 @@ import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
-import { leadStandby, restartStandbyLeader } from './standby-duties.js';
+import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
 import { serverParameters } from './standby-replies.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
@@ -33,6 +33,7 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   // The API answers again: failsafe confirmations from a cut-off leader no longer stand in for the lease.
   state.failsafeContact = undefined;
   applyConfig(ctx, cluster);
+  keepSourceConfig(ctx, cluster);
   state.snapshot.cluster = cluster;
 
   if (!pg.isInitialized()) {

@@ -25,6 +25,17 @@ import type { Logger } from '../../../lib/log.js';
  * promotes it onto a new timeline.
  */
 
+/**
+ * Every cycle, on every member: the source repository's configuration (with its credentials) is
+ * kept while the dynamic configuration names a source and removed once it does not (promoted).
+ * Without a dynamic configuration yet nothing changes: the bootstrap writes it when it restores.
+ */
+export function keepSourceConfig(ctx: LoopContext, cluster: ClusterView): void {
+  const upkeep = ctx.options.backup?.sourceConfig;
+  if (!upkeep) return;
+  upkeep.follow(ctx.state.config.standby_cluster ? 'standby' : cluster.config ? 'promoted' : 'unknown');
+}
+
 /** The remote source as an address PostgreSQL can follow. */
 export function remoteAddress(source: StandbySource): LeaderAddress {
   return { name: 'standby_cluster', host: source.host ?? '', port: sourcePort(source), source };

@@ -128,7 +128,7 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
  * repository. Roles and the application database come with the copy (read-only until promoted).
  */
 export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource, repository?: PgBackRest, logger?: Logger): Promise<void> {
-  if (repository && logger) await restoreSourceBackup(pg, repository, logger);
+  if (repository && logger) await restoreSourceBackup(pg, repository, logger, source.host === undefined ? undefined : { host: source.host, port: sourcePort(source) });
   else if (source.host === undefined) throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
   else await cloneFrom(pg, remoteAddress(source));
   pg.writeConfig(remoteAddress(source), true);

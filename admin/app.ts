@@ -7,7 +7,7 @@ import { currentContext, newContext, runWithContext } from './http/context.js';
 import { BizError, failure, type Envelope } from './http/envelope.js';
 import { checkApiPermission, checkButtons, checkRoles } from './auth/permissions.js';
 import { JsonText, sendJson } from './http/respond.js';
-import { pickLocale } from './i18n/locale.js';
+import { requestLocale, UI_LANGUAGE_HEADER } from './i18n/locale.js';
 import { localiseMessage } from './i18n/messages.js';
 import { staticRoutes } from './http/static-routes.js';
 import { toExpressPath, type ApiRouter, type MountedRoute } from './http/router.js';
@@ -49,12 +49,12 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
   return { status: 200, body: failure(Code.INTERNAL, 'internal server error') };
 }
 
-/** The envelope with its `msg` in the request's language (Accept-Language); other bodies as they are. */
+/** The envelope with its `msg` in the request's language (the UI's X-Lang, else Accept-Language); other bodies as they are. */
 export function inRequestLocale<T>(body: T, req: Request): T {
   if (body instanceof JsonText || typeof body !== 'object' || body === null) return body;
   const envelope = body as unknown as Envelope;
   if (typeof envelope.msg !== 'string' || typeof envelope.code !== 'string') return body;
-  const msg = localiseMessage(envelope.msg, envelope.code, pickLocale(req.headers['accept-language']));
+  const msg = localiseMessage(envelope.msg, envelope.code, requestLocale(req.headers[UI_LANGUAGE_HEADER], req.headers['accept-language']));
   return msg === envelope.msg ? body : ({ ...envelope, msg } as T);
 }
 

@@ -109,9 +109,9 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
   pg.enforcedParameters = engine.archiveParameters();
   const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
   try {
+    // The source's configuration (source.conf) is the standby duty's: written while the dynamic
+    // configuration names a source, removed once the cluster is promoted (never at start).
     engine.writeConfig();
-    // Every member of a standby cluster can read the source's archive: any may become its leader.
-    if (settings.backup!.recovery?.standby) engine.writeSourceConfig();
   } catch (error) {
     logger.error({ err: (error as Error).message }, 'cannot write the pgBackRest configuration; WAL is kept until it can be archived');
   }

@@ -7,6 +7,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { BackupType, PgBackRest } from './engine.js';
 import { setStartedSince, type BackupSet, type StanzaInfo } from './info.js';
 import type { PrimarySource } from './tls-server.js';
+import { SourceConfigUpkeep } from './source-config.js';
 import { restoreWindow, type RepositoryWindow } from './window.js';
 
 export interface Outcome {
@@ -47,12 +48,16 @@ export class BackupKeeper {
   /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
   private lastInfo: StanzaInfo | undefined;
   private windowInFlight: Promise<RepositoryWindow[]> | undefined;
+  /** source.conf of a standby cluster from a repository: present only while it follows its source. */
+  readonly sourceConfig: SourceConfigUpkeep;
 
   constructor(
     readonly engine: PgBackRest,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.sourceConfig = new SourceConfigUpkeep(engine, logger);
+  }
 
   /** Each cycle on the primary: create the stanza and check archiving until that succeeded once. */
   onPrimary(): void {

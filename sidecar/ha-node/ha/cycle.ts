@@ -11,7 +11,7 @@ import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
-import { leadStandby, restartStandbyLeader } from './standby-duties.js';
+import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
 import { serverParameters } from './standby-replies.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
@@ -34,6 +34,7 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   // primary may be cut off alone, and it keeps this replica out of the race until ttl after its
   // last confirmation (failsafeHoldsOff).
   applyConfig(ctx, cluster);
+  keepSourceConfig(ctx, cluster);
   state.snapshot.cluster = cluster;
 
   if (!pg.isInitialized()) {

@@ -3,10 +3,11 @@ import { HaNodePaths } from '../../../lib/ports.js';
 import type { ApiContext } from './context.js';
 import { BadQuery, healthStatus, livenessStatus, type Query } from './health-rules.js';
 import { nodeDocument } from './node-document.js';
+import { withLiveServer } from './server-alive.js';
 
 /** Answers a health check: JSON document on GET, the status line only on HEAD and OPTIONS. */
 export function answerHealth(context: ApiContext, req: Request, res: Response, path: string): void {
-  const snapshot = context.snapshot();
+  const snapshot = withLiveServer(context.snapshot(), context.serverAlive);
   let code: number;
   try {
     code = healthStatus(path, req.query as Query, snapshot);

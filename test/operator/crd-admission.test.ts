@@ -54,6 +54,12 @@ describe('DatabaseCluster admission through kubectl apply (generated CRD on the 
     await assertRefused('res', { resources: { limits: { cpu: -1 } } }, /spec\.resources\.limits\.cpu: Invalid value: -1: spec\.resources\.limits\.cpu in body should be greater than or equal to 0/);
   });
 
+  it('refuses a parameter value with a control character, naming the parameter', async () => {
+    for (const value of ['a\nb', 'tab\there']) {
+      await assertRefused('params', { postgresql: { parameters: { application_name: value } } }, /spec\.postgresql\.parameters\.application_name: Invalid value: .*should match/);
+    }
+  });
+
   it('reports the switchover rule on spec.switchover.targetInstance, not <nil>', async () => {
     const result = await apply('sw', { switchover: { targetInstance: 'other-1' } });
     assert.equal(result.ok, false);

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
 import { LeaseDcs } from '../../../sidecar/ha-node/dcs/lease-dcs.js';
 import type { DynamicConfig } from '../../../sidecar/ha-node/dcs/types.js';
+import { runCtl } from './ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 
 /**
@@ -87,6 +88,13 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
       assert.match(conf, /^work_mem = '16MB'$/m, 'the last good value stays');
       assert.doesNotMatch(conf, /'lots'|^application_name/m);
     }
+    // The member records carry them too: GET /cluster and `keelson ctl list` show them.
+    await cluster.waitFor('GET /cluster lists the refusals of both members', async () => {
+      const members = (await primary.get('/cluster')).json().members as { name: string; config_errors?: unknown[] }[];
+      return members.length === 2 && members.every((m) => m.config_errors?.length === 2);
+    });
+    const listed = await runCtl(['--url', primary.apiUrl, 'list']);
+    assert.match(listed.stdout, new RegExp(`Parameter not applied on ${replica.name} \\(ha-node\\): work_mem = "lots" is not an integer`));
     // A later valid change to another parameter is accepted and applied while the bad ones are stored.
     const reply = await patchConfig(primary, { db: { parameters: { statement_timeout: '5s' } } });
     assert.equal(reply.status, 200, reply.text);

@@ -1,4 +1,7 @@
-import { catalogFrom, fileSettingErrorsSql, rejectionText, screenParameters, settingsCatalogSql } from '../postgres/settings-catalog.js';
+import { dirname, join } from 'node:path';
+import { writtenParameters } from '../postgres/config-files.js';
+import { writePrivateFile } from '../postgres/runner.js';
+import { catalogFrom, catalogText, fileSettingErrorsSql, loadCatalog, rejectionText, screenParameters, settingsCatalogSql } from '../postgres/settings-catalog.js';
 import type { SettingRule } from '../postgres/setting-rules.js';
 import type { LoopContext } from './loop-context.js';
 import type { ConfigError } from './snapshot.js';
@@ -12,7 +15,13 @@ import { serverParameters } from './standby-replies.js';
  */
 export function screenDynamicParameters(ctx: LoopContext): void {
   const { pg, state } = ctx;
-  const screened = screenParameters(serverParameters(state.config), pg.dynamicParameters, pg.settingsCatalog);
+  // The first time since ha-node started: what the server last ran with stands in for the values
+  // in memory, and the catalog saved then for the server that may be down now.
+  const first = !state.screenedOnce;
+  state.screenedOnce = true;
+  if (first) pg.settingsCatalog ??= loadCatalog(catalogFile(ctx));
+  const lastGood = first ? { ...writtenParameters(pg.settings.dataDir), ...pg.dynamicParameters } : pg.dynamicParameters;
+  const screened = screenParameters(serverParameters(state.config), lastGood, pg.settingsCatalog);
   pg.dynamicParameters = screened.parameters;
   const refused: ConfigError[] = screened.rejected.map((r) => ({ parameter: r.name, source: 'ha-node', error: rejectionText(r) }));
   const before = (state.snapshot.configErrors ?? []).filter((e) => e.source === 'ha-node');
@@ -25,7 +34,21 @@ export function screenDynamicParameters(ctx: LoopContext): void {
 /** Reads pg_settings of the running server (kept when the query fails: the last catalog still holds). */
 export async function refreshSettingsCatalog(ctx: LoopContext): Promise<void> {
   const rows = await ctx.pg.query<SettingRule>(settingsCatalogSql).catch(() => undefined);
-  if (rows && rows.length > 0) ctx.pg.settingsCatalog = catalogFrom(rows);
+  if (!rows || rows.length === 0) return;
+  const catalog = catalogFrom(rows);
+  const text = catalogText(catalog);
+  if (ctx.pg.settingsCatalog && catalogText(ctx.pg.settingsCatalog) === text) return;
+  ctx.pg.settingsCatalog = catalog;
+  try {
+    writePrivateFile(catalogFile(ctx), text, ctx.pg.runAs);
+  } catch (error) {
+    ctx.options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not save pg_settings beside the data directory');
+  }
+}
+
+/** Beside the data directory, on the same volume: pg_basebackup and pg_rewind leave it alone. */
+function catalogFile(ctx: LoopContext): string {
+  return join(dirname(ctx.pg.settings.dataDir), 'keelson-pg-settings.json');
 }
 
 /** What the server found wrong in postgresql.conf as written now (pg_file_settings.error). */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { ParameterValue } from './conf.js';
 import { settingValueProblem, type SettingRule } from './setting-rules.js';
 
@@ -15,6 +16,24 @@ export const fileSettingErrorsSql = 'SELECT name, error FROM pg_file_settings WH
 
 export function catalogFrom(rows: readonly SettingRule[]): SettingsCatalog {
   return new Map(rows.map((row) => [row.name.toLowerCase(), row]));
+}
+
+/**
+ * The catalog as last saved beside the data directory: a member whose server is down when
+ * ha-node starts (a pod restart) screens with it instead of writing a value the server will
+ * refuse to start with. Undefined when there is none or it cannot be read.
+ */
+export function loadCatalog(file: string): SettingsCatalog | undefined {
+  try {
+    const rows = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return Array.isArray(rows) && rows.length > 0 ? catalogFrom(rows as SettingRule[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function catalogText(catalog: SettingsCatalog): string {
+  return JSON.stringify([...catalog.values()]);
 }
 
 export interface RejectedParameter {

@@ -104,6 +104,12 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
     const restart = await fetch(`${replica.apiUrl}/restart`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(90_000) });
     assert.equal(restart.status, 200, await restart.text());
     await cluster.waitFor('the replica streams again', async () => (await replica.status('/replica')) === 200, 90_000);
+    // So does a member whose ha-node starts with its server down (a pod restart): it screens with the pg_settings it saved.
+    await replica.stop();
+    assert.equal(replica.postmasterPid(), undefined, 'the server stopped with ha-node');
+    replica.start();
+    await cluster.waitFor('the restarted member streams', async () => (await replica.status('/replica')) === 200, 120_000);
+    assert.equal(await show(replica, 'work_mem'), '16MB');
     assert.equal((await patchConfig(primary, { db: { parameters: { work_mem: '32MB', application_name: null } } })).status, 200);
     await cluster.waitFor('errors cleared and work_mem 32MB', async () => (await replica.get('/ha')).json().config_errors === undefined && (await show(replica, 'work_mem')) === '32MB');
   });

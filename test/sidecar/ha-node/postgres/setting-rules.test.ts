@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { parameterValueProblem } from '../../../../lib/pg-parameters.js';
-import { renderValue } from '../../../../sidecar/ha-node/postgres/conf.js';
+import { buildServerConf, renderValue } from '../../../../sidecar/ha-node/postgres/conf.js';
+import { writtenParameters } from '../../../../sidecar/ha-node/postgres/config-files.js';
 import { isPostgresBool, settingValueProblem, type SettingRule } from '../../../../sidecar/ha-node/postgres/setting-rules.js';
 import { catalogFrom, screenParameters, settingsCatalogSql, type SettingsCatalog } from '../../../../sidecar/ha-node/postgres/settings-catalog.js';
 import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
@@ -85,6 +89,18 @@ describe('parameter values against PostgreSQL 15', { timeout: 120_000 }, () => {
     const screened = screenParameters({ work_mem: 'lots', application_name: 'a\nb', statement_timeout: '5s' }, { work_mem: '16MB' }, catalog);
     assert.deepEqual(screened.parameters, { work_mem: '16MB', statement_timeout: '5s' });
     assert.deepEqual(screened.rejected.map((r) => r.name), ['work_mem', 'application_name']);
+  });
+
+  it('reads back the values of the postgresql.conf it wrote', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keelson-conf-'));
+    try {
+      const parameters = { work_mem: '16MB', search_path: `"$user", it's \\ here`, max_connections: 40, enable_seqscan: false };
+      writeFileSync(join(dir, 'postgresql.conf'), buildServerConf({ listenAddress: '127.0.0.1', port: 5432, socketDir: '/run', clusterName: 'c', parameters }));
+      const written = writtenParameters(dir);
+      assert.deepEqual([written.work_mem, written.search_path, written.max_connections, written.enable_seqscan], ['16MB', parameters.search_path, '40', 'off']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('quotes a number the file grammar cannot hold bare', () => {

@@ -1,6 +1,6 @@
 import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
@@ -114,7 +114,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
       { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.postgres}/postgres?sslmode=disable` },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
-      { name: 'NODE_OPTIONS', value: exporterNodeOptions },
+      ...exporterPodEnv,
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
     // A sidecar must never lengthen a database outage. The exporter's /liveness and /readiness

@@ -27,6 +27,7 @@ import { BackupKeeper } from './backup/keeper.js';
 import { PgBackRestServer } from './backup/tls-server.js';
 import { MemberTlsRenewal } from './backup/tls-renewal.js';
 import { LiveWal } from './api/live-wal.js';
+import { cachedServerAlive } from './api/server-alive.js';
 
 export interface RunningHaNode {
   url: string;
@@ -241,7 +242,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

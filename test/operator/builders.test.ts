@@ -15,7 +15,7 @@ import { haNodeRules } from '../../operator/builders/role.js';
 import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
 
 const all = modernCapabilities;
 
@@ -138,6 +138,9 @@ describe('builders', () => {
     assert.equal(exporter!.args?.[0], 'exporter');
     // Node's start-up flags for the exporter (interpreter only: ≈ 4 MB less per pod on Node 24).
     assert.equal(exporter!.env?.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);
+    // pg_exporter's 100 ms connect timeout reads a healthy server on a loaded node as down.
+    assert.equal(exporter!.env?.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
+    assert.ok(podConnectTimeoutMs >= 1000);
     assert.equal(postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'), undefined, 'ha-node keeps its compilers');
     assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
     // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.

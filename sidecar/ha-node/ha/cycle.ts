@@ -13,6 +13,7 @@ import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
 import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
 import { serverParameters } from './standby-replies.js';
+import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './parameter-screen.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
 /**
@@ -112,7 +113,7 @@ function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   state.config = next;
   state.snapshot.paused = isPaused(cluster.config);
-  pg.dynamicParameters = serverParameters(next);
+  screenDynamicParameters(ctx);
   pg.hbaLines = next.pg_hba;
   if (paramsChanged || hbaChanged) state.configDirty = true;
 }
@@ -122,10 +123,14 @@ async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<
   const { pg, state } = ctx;
   if (!state.configDirty) return;
   state.configDirty = false;
+  // pg_settings of this very server: a restart may have brought another version or extension.
+  await refreshSettingsCatalog(ctx);
+  screenDynamicParameters(ctx);
   const following = pg.followingLeader();
   if (status.inRecovery) pg.writeConfig(following ?? undefined, true);
   else pg.writeConfig(undefined, false);
   await pg.reload().catch(() => undefined);
+  await readFileSettingErrors(ctx);
 }
 
 async function handleStopped(ctx: LoopContext, cluster: ClusterView): Promise<string> {

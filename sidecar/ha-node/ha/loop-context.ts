@@ -81,6 +81,8 @@ export interface LoopState {
   startedAt: number;
   /** The last switchover this member refused to carry out, published in its member record. */
   switchoverAbort: { at: number; reason: string } | undefined;
+  /** The dynamic parameters were screened once since start (parameter-screen.ts). */
+  screenedOnce?: boolean;
   /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
   watchStreamingUntil: number | undefined;
 }

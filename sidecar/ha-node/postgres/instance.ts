@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import type { ParameterValue } from './conf.js';
+import type { SettingsCatalog } from './settings-catalog.js';
 import { removeStandbySignal, writeConfigFiles, writtenSyncStandbyNames } from './config-files.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, type RunAs } from './runner.js';
@@ -66,6 +67,8 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /** The server's pg_settings as last read (undefined until it has run under this process). */
+  settingsCatalog: SettingsCatalog | undefined;
   /** Parameters no configuration may override (WAL archiving while backups are on). */
   enforcedParameters: Record<string, ParameterValue> = {};
   /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */

@@ -222,11 +222,11 @@ describe('health rules', () => {
     assert.equal(healthStatus('/primary', {}, gone), 503, 'a postmaster gone since the last loop');
     assert.equal(gone.dbState, 'crashed');
     assert.equal(withLiveServer(primary, () => true), primary);
-    let pid: number | undefined;
+    const server: { pid?: number } = {};
     let clock = 0;
-    const alive = cachedServerAlive(() => pid, 200, () => clock);
+    const alive = cachedServerAlive(() => server.pid, 200, () => clock);
     assert.equal(alive(), false, 'no postmaster');
-    pid = process.pid;
+    server.pid = process.pid;
     assert.equal(alive(), false, 'kept for 200 ms');
     clock = 201;
     assert.equal(alive(), true);

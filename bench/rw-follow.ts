@@ -7,7 +7,7 @@
  * service proxy's backends, and a write through the -rw cluster IP on a new connection. Per round
  * it prints freeze → new primary writable, then each later step relative to that instant:
  * label, Ready, Endpoints, proxy, first write through -rw.
- * Run: node --import tsx bench/rw-follow.ts [--rounds N]
+ * Run: npm exec -- node --import tsx bench/rw-follow.ts [--rounds N]   (the pods need the Node.js npm ci installed)
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';

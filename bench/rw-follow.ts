@@ -125,7 +125,7 @@ try {
         const backends = stack.node.proxy.snapshot()[`${rwIp}:${Ports.postgres}`] ?? [];
         return backends.length === 1 && backends[0]!.startsWith(`${ip}:`);
       }, () => !successor, deadline),
-      firstTrue(async () => (await once(rwIp, password, 'INSERT INTO follow VALUES (now()) RETURNING inet_server_addr()::text AS addr'))?.addr === ip, () => !successor, deadline),
+      firstTrue(async () => (await once(rwIp, password, 'INSERT INTO follow VALUES (now()) RETURNING host(inet_server_addr()) AS addr'))?.addr === ip, () => !successor, deadline),
     ]);
     signal(frozen, 'SIGCONT');
     const after = (at: number | undefined) => (at !== undefined && writableAt !== undefined ? at - writableAt : undefined);

@@ -62,6 +62,34 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
     assert.equal(await cluster.primary(), successor);
   }
 
+  it('keeps a primary that answers slowly: a postmaster stopped 2 s out of every 3 s is not hung', async () => {
+    const postmaster = primary.postmasterPid()!;
+    const until = Date.now() + 25_000;
+    let answered = 0;
+    const asker = (async () => {
+      while (Date.now() < until) {
+        const client = new pg.Client({ connectionString: primary.pgUrl, connectionTimeoutMillis: 10_000 });
+        client.on('error', () => undefined);
+        await client
+          .connect()
+          .then(() => client.query('SELECT 1'))
+          .then(() => (answered += 1), () => undefined);
+        await client.end().catch(() => undefined);
+      }
+    })();
+    while (Date.now() < until) {
+      process.kill(postmaster, 'SIGSTOP');
+      await new Promise((r) => setTimeout(r, 2000));
+      process.kill(postmaster, 'SIGCONT');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    await asker;
+    assert.ok(answered > 3, `the slow server answered ${answered} new connections`);
+    assert.equal(primary.postmasterPid(), postmaster, 'the slow primary was not fenced');
+    assert.equal(await cluster.primary(), primary, 'the leadership stayed');
+    assert.doesNotMatch(primary.log(), /fenced the hung primary/);
+  });
+
   it('fences a primary whose every PostgreSQL process is stopped and hands the lock over within the bound', async () => {
     const old = primary;
     const others = cluster.members.filter((m) => m !== old);

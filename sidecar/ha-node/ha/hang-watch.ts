@@ -13,8 +13,9 @@ import { primaryHangTimeoutRange } from './settings.js';
  * been silent for the hang timeout (effectiveHangTimeout: primary_hang_timeout, shortened to fit
  * in ttl), the leader kills it and releases the lock so a replica takes over. The leader's
  * heartbeat (primary-heartbeat.ts) asks every second and wakes the loop when silence reaches the
- * timeout. A postmaster that ha-node (re)started and that has not answered yet is starting (primary_start_timeout governs a crashed primary), and one that answers with an error
- * (starting up, crash recovery, too many connections) is alive: neither counts as silence.
+ * timeout. A postmaster that ha-node (re)started and that has not answered yet is starting
+ * (primary_start_timeout governs a crashed primary), and one that answers with an error (starting
+ * up, crash recovery, too many connections) is alive: neither counts as silence.
  */
 
 /** The last answer of the local server as primary: which postmaster gave it, and when (performance.now()). */
@@ -108,6 +109,7 @@ export async function handleSilentServer(ctx: LoopContext, cluster: ClusterView)
   if (state.snapshot.paused) return keepLockWhileStarting(ctx, cluster, 'paused: PostgreSQL hangs but the lock is not released');
   options.logger.warn({ pid, silentSeconds: silent, timeout }, 'PostgreSQL is hung: killing it before releasing the leader lock');
   markDemoted(ctx);
+  ctx.heartbeat.stop();
   const { killed, lingering } = await killServerTree(pid!, fenceWaitMs);
   if (lingering.length > 0) options.logger.warn({ lingering }, 'killed PostgreSQL processes have not exited yet (SIGKILL pending)');
   pg.state = 'crashed';

@@ -95,7 +95,7 @@ const haSchema = z
       .max(3600)
       .refine((v) => v === 0 || v >= 5, 'must be 0 (never) or 5 to 3600')
       .default(30)
-      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600).' }),
+      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600); shortened so the lease is released within ttl, never below 5.' }),
   })
   .meta({
     description: 'High-availability timings and replication mode (Patroni semantics).',

@@ -80,7 +80,9 @@ function postgresContainer(ctx: BuildContext): V1Container {
     // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.
     startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600),
     livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
-    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 2, 3),
+    // Readiness every second: a new primary whose pod was not ready (a replica that had lost its
+    // stream) joins -rw a second after its promotion at worst; six failures still make 6 s.
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 1, 6),
     resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [
       { name: VolumeNames.data, mountPath: MountPaths.data },

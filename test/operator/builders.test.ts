@@ -125,7 +125,8 @@ describe('builders', () => {
     assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
     assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
-    assert.ok((postgres!.readinessProbe?.periodSeconds ?? 99) <= 2, 'readiness follows a replica that starts streaming within 2 s');
+    assert.equal(postgres!.readinessProbe?.periodSeconds, 1, 'a new primary that was not ready (a replica catching up) is in -rw within a second');
+    assert.equal((postgres!.readinessProbe?.failureThreshold ?? 0) * (postgres!.readinessProbe?.periodSeconds ?? 0), 6, 'still 6 s of failures before a pod leaves the Services');
     assert.equal(sts.spec?.podManagementPolicy, 'Parallel', 'members start at once; bootstrap order is ha-node\'s');
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));

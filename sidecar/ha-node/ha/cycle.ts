@@ -3,7 +3,7 @@ import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
 import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
-import { handleSilentServer, noteProbe } from './hang-watch.js';
+import { effectiveHangTimeout, handleSilentServer, noteProbe } from './hang-watch.js';
 import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
 import { scheduleSoon, type LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
@@ -52,13 +52,11 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   }
 
   const running = pg.isRunning();
+  ctx.heartbeat.keep(running && cluster.leader?.holder === ctx.options.name, effectiveHangTimeout(state.config));
   let status: ServerStatus | undefined;
   let probeError: unknown;
   if (running) {
-    status = await pg.status().catch((error: unknown) => {
-      probeError = error;
-      return undefined;
-    });
+    ({ status, probeError } = await probeUnlessHung(ctx));
     noteProbe(ctx, status, probeError);
   }
   state.snapshot.status = status;
@@ -85,6 +83,24 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   const look = nextStreamingLook(state, status, performance.now());
   if (look !== undefined) scheduleSoon(ctx, look);
   return action;
+}
+
+/** The cycle's status probe, given up as soon as the heartbeat judges the server hung (its bounds would delay the fence). */
+async function probeUnlessHung(ctx: LoopContext): Promise<{ status: ServerStatus | undefined; probeError: unknown }> {
+  const { heartbeat, pg } = ctx;
+  if (heartbeat.hung()) return { status: undefined, probeError: new Error('hung') };
+  const watch = heartbeat.untilHung();
+  try {
+    return await Promise.race([
+      pg.status().then(
+        (status) => ({ status, probeError: undefined }),
+        (error: unknown) => ({ status: undefined, probeError: error }),
+      ),
+      watch.hung.then(() => ({ status: undefined, probeError: new Error('hung') })),
+    ]);
+  } finally {
+    watch.cancel();
+  }
 }
 
 /** The data directory's system identifier must match the cluster's initialize key (checked once). */

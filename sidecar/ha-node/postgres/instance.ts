@@ -134,15 +134,16 @@ export class PostgresInstance {
     }
   }
 
-  async connect(database = 'postgres'): Promise<pg.Client> {
+  /** A new connection; `waitMs` bounds the connect and each query instead of the probe bounds. */
+  async connect(database = 'postgres', waitMs?: number): Promise<pg.Client> {
     const client = new pg.Client({
       host: this.settings.socketDir,
       port: this.settings.port,
       user: this.settings.superuser.username,
       database,
-      connectionTimeoutMillis: probeConnectTimeoutMs,
+      connectionTimeoutMillis: waitMs ?? probeConnectTimeoutMs,
       statement_timeout: 5000,
-      query_timeout: probeQueryTimeoutMs,
+      query_timeout: waitMs ?? probeQueryTimeoutMs,
       application_name: 'keelson-ha-node',
     });
     client.on('error', () => undefined);
@@ -154,6 +155,17 @@ export class PostgresInstance {
     const client = await this.connect();
     try {
       return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** Whether the server is in recovery, asked over a new connection that may wait `waitMs` to connect and as long to answer (the hang watch's heartbeat). */
+  async inRecovery(waitMs: number): Promise<boolean> {
+    const client = await this.connect('postgres', waitMs);
+    try {
+      const rows = (await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery')).rows;
+      return rows[0]?.recovery !== false;
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -76,6 +76,14 @@ function counts(output) {
 }
 
 let startedFiles = 0;
+const children = new Set();
+// Stopping the run stops the files still running (each ends its own servers on SIGTERM).
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill('SIGTERM');
+    process.exit(130);
+  });
+}
 
 function runFile(file) {
   return new Promise((resolve) => {
@@ -85,6 +93,7 @@ function runFile(file) {
     process.stdout.write(`… ${file} started (${startedFiles}/${files.length}, ${Math.round((begin - started) / 1000)} s)\n`);
     const args = ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', file];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    children.add(child);
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -93,6 +102,7 @@ function runFile(file) {
       child.kill('SIGKILL');
     }, fileLimitMs);
     child.on('close', (code, signal) => {
+      children.delete(child);
       clearTimeout(limit);
       const ms = Date.now() - begin;
       durations[file] = ms;

@@ -1,16 +1,17 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../lib/http.js';
 import { AdminPaths } from '../lib/ports.js';
-import { Code } from './http/codes.js';
+import { Code, defaultMessage } from './http/codes.js';
 import { cors } from './http/cors.js';
 import { currentContext, newContext, runWithContext } from './http/context.js';
 import { BizError, failure, type Envelope } from './http/envelope.js';
+import { heldForPasswordChange, isOwnPasswordEdit, USER_UPDATE_TEMPLATE, type PasswordChangeEnforcement } from './auth/password-change-hold.js';
 import { checkApiPermission, checkButtons, checkRoles } from './auth/permissions.js';
 import { JsonText, sendJson } from './http/respond.js';
-import { pickLocale } from './i18n/locale.js';
+import { requestLocale, UI_LANGUAGE_HEADER } from './i18n/locale.js';
 import { localiseMessage } from './i18n/messages.js';
 import { staticRoutes } from './http/static-routes.js';
-import { toExpressPath, type ApiRouter, type MountedRoute } from './http/router.js';
+import { param, toExpressPath, type ApiRouter, type MountedRoute } from './http/router.js';
 import type { AdminServices } from './services.js';
 
 // PostgreSQL unique constraints → the duplicate codes the front end knows.
@@ -49,12 +50,12 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
   return { status: 200, body: failure(Code.INTERNAL, 'internal server error') };
 }
 
-/** The envelope with its `msg` in the request's language (Accept-Language); other bodies as they are. */
+/** The envelope with its `msg` in the request's language (the UI's X-Lang, else Accept-Language); other bodies as they are. */
 export function inRequestLocale<T>(body: T, req: Request): T {
   if (body instanceof JsonText || typeof body !== 'object' || body === null) return body;
   const envelope = body as unknown as Envelope;
   if (typeof envelope.msg !== 'string' || typeof envelope.code !== 'string') return body;
-  const msg = localiseMessage(envelope.msg, envelope.code, pickLocale(req.headers['accept-language']));
+  const msg = localiseMessage(envelope.msg, envelope.code, requestLocale(req.headers[UI_LANGUAGE_HEADER], req.headers['accept-language']));
   return msg === envelope.msg ? body : ({ ...envelope, msg } as T);
 }
 
@@ -79,8 +80,13 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
   if (route.guard !== 'public') {
     const principal = await services.authenticator.authenticate(req.headers.authorization, ctx);
     // An impersonator is not the account holder: the password they would have to change is not theirs.
-    if (principal.user.mustChangePassword && ctx.CTX_IMPERSONATOR_ID === undefined && !route.openDuringPasswordChange) {
-      throw new BizError(Code.PASSWORD_CHANGE_REQUIRED, 'the password must be changed before anything else');
+    if (principal.user.mustChangePassword && ctx.CTX_IMPERSONATOR_ID === undefined) {
+      const target = route.template === USER_UPDATE_TEMPLATE ? services.ids.tryDecode(param(req, 'id')) : undefined;
+      const ownEdit = isOwnPasswordEdit(route, target, principal.user.id, req.body);
+      // The config key's schema admits only the three modes.
+      if (heldForPasswordChange(services.config.passwordChangeEnforcement as PasswordChangeEnforcement, route, ownEdit)) {
+        throw new BizError(Code.PASSWORD_CHANGE_REQUIRED, defaultMessage[Code.PASSWORD_CHANGE_REQUIRED]);
+      }
     }
     // The first denial in this order counts: API permission, roles, buttons.
     const denial =

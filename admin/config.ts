@@ -34,6 +34,10 @@ export const adminConfigSpec = {
   // Origins allowed to call the API from a browser (the front end on another origin); '*' allows any.
   corsOrigins: listKey({ env: 'CORS_ORIGINS', default: [] }),
   businessModulesDir: optionalString('BUSINESS_MODULES_DIR'),
+  // The front end has Keelson's web/ DatabaseClusters page: only then is its menu seeded and delivered.
+  clustersPage: booleanKey({ env: 'CLUSTERS_PAGE', default: false }),
+  // While a password change is pending: writes (reads answer, changes wait), all (only the password routes), off (reported only).
+  passwordChangeEnforcement: stringKey({ env: 'PASSWORD_CHANGE_ENFORCEMENT', default: 'writes', schema: z.enum(['writes', 'all', 'off']) }),
   kubeconfig: optionalString('KUBECONFIG'),
 } as const;
 

@@ -8,6 +8,7 @@ import { createPrincipalStore, trackedKeyPrefixes } from './auth/principals.js';
 import { createSessions } from './auth/sessions.js';
 import { createKv } from './cache/kv.js';
 import { createKeyTracker } from './cache/tracking.js';
+import { ClientPages } from './db/client-pages.js';
 import { checkSecret, type AdminConfig } from './config.js';
 import { createAudit } from './resources/audit.js';
 import { createIdCodec } from './resources/ids.js';
@@ -61,6 +62,7 @@ export function createServices(config: AdminConfig, logger: Logger): AdminServic
     audit: createAudit(logger),
     loginLimiter: createRateLimiter(config.loginLimitWindowSeconds),
     metrics: createRequestMetrics(),
+    clientPages: new ClientPages(),
   };
 }
 

@@ -11,6 +11,7 @@ import type { PasswordHasher } from './auth/passwords.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { TokenService } from './auth/tokens.js';
 import type { Db } from './db/pool.js';
+import type { ClientPages } from './db/client-pages.js';
 
 /** Everything a module needs, built once at start-up and passed down explicitly. */
 export interface AdminServices {
@@ -27,4 +28,6 @@ export interface AdminServices {
   audit: Audit;
   loginLimiter: RateLimiter;
   metrics: RequestMetrics;
+  /** Module pages the front end has no view for (db/client-pages.ts). */
+  clientPages: ClientPages;
 }

@@ -26,3 +26,22 @@ export function parameterNameProblem(name: string): string | undefined {
  * stays with the operator's validation, so the rule's estimated cost stays small on any server.
  */
 export const managedParametersRule = `self.all(k, !(k in [${managedParameters.map((p) => `'${p}'`).join(', ')}]))`;
+
+/** The OpenAPI pattern of a parameter value in the CRD: no control character (postgresql.conf cannot hold a newline in a value). */
+export const parameterValuePattern = '^[^\\x00-\\x1f\\x7f]*$';
+const noControlCharacter = new RegExp(parameterValuePattern);
+
+/**
+ * Why a parameter value can never be loaded, whatever the parameter (checked without a server):
+ * a control character in a string, a number that is not finite or only prints with an exponent
+ * (postgresql.conf reads 1e+300 as a syntax error that makes PostgreSQL ignore the whole file).
+ */
+export function parameterValueProblem(value: unknown): string | undefined {
+  if (typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return 'must be a finite number';
+    return /e/i.test(String(value)) ? `must be written without an exponent (got ${String(value)})` : undefined;
+  }
+  if (typeof value !== 'string') return `must be a string, number or boolean (got ${JSON.stringify(value)})`;
+  return !noControlCharacter.test(value) ? 'must not contain control characters such as a newline' : undefined;
+}

@@ -36,6 +36,8 @@ export const HaNodePaths = {
   reload: '/reload',
   reinitialize: '/reinitialize',
   ha: '/ha',
+  /** Patroni's path of the node document (GET /ha's). */
+  patroni: '/patroni',
   failsafe: '/failsafe',
   backup: '/backup',
   /** Earliest and latest restorable time and LSN of each repository. */

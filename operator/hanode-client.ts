@@ -8,6 +8,8 @@ export interface HaClusterMember {
   name: string;
   role: string;
   state?: string;
+  /** The address the member's ha-node published (its pod's IP when it wrote the record). */
+  host?: string;
   timeline?: number;
   lag?: number | string;
   system_identifier?: string;

@@ -26,3 +26,25 @@ export function pickLocale(header: string | undefined): Locale {
   }
   return DEFAULT_LOCALE;
 }
+
+/** The header a client names its own UI language in (Soybean's `lang` setting: zh-CN or en-US). */
+export const UI_LANGUAGE_HEADER = 'x-lang';
+
+/** A single language tag as a supported locale (zh, zh-CN, zh-Hans, en, en-GB, ...); undefined otherwise. */
+export function supportedLocaleOf(tag: string | undefined): Locale | undefined {
+  const value = tag?.trim().toLowerCase().replace(/_/g, '-');
+  if (!value || value.length > 35) return undefined;
+  if (value === 'zh' || value.startsWith('zh-')) return 'zh-CN';
+  if (value === 'en' || value.startsWith('en-')) return 'en-US';
+  return undefined;
+}
+
+/**
+ * The locale of a request's messages: the UI language the client names (X-Lang), since a user who
+ * switched the UI to English on a Chinese browser reads English; else the browser's
+ * Accept-Language; else English.
+ */
+export function requestLocale(uiLanguage: string | string[] | undefined, acceptLanguage: string | undefined): Locale {
+  const ui = Array.isArray(uiLanguage) ? uiLanguage[0] : uiLanguage;
+  return supportedLocaleOf(ui) ?? pickLocale(acceptLanguage);
+}

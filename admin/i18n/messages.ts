@@ -19,7 +19,7 @@ const zhByCode: Record<string, string> = {
   [Code.NOT_REFRESH_TOKEN]: '该令牌不是刷新令牌',
   [Code.SESSION_INVALIDATED]: 'Token已失效，请重新登录',
   [Code.REFRESH_TOKEN_EXPIRED]: '登录已过期，请重新登录',
-  [Code.PASSWORD_CHANGE_REQUIRED]: '请先修改密码',
+  [Code.PASSWORD_CHANGE_REQUIRED]: '请先修改密码（个人中心，或在用户管理中编辑自己的账号）；修改前只能查看，不能更改',
   [Code.API_DISABLED]: '该接口已被禁用',
   [Code.PERMISSION_DENIED]: '权限不足',
   [Code.MISSING_BUTTON_PERMISSION]: '缺少按钮权限',

@@ -82,7 +82,9 @@ export class ApiCore {
       if (req.field === 'metadata.name') read = (o) => o.metadata.name;
       else if (req.field === 'metadata.namespace') read = (o) => o.metadata.namespace ?? '';
       else read = type.fieldSelectors?.[req.field];
-      if (!read) throw badRequest(`field label not supported: ${req.field}`);
+      // A real server answers in the words of the kind's field label conversion: its own for kinds
+      // with fields of their own (pods, events, ...), the generic metadata-only one for the rest.
+      if (!read) throw badRequest(type.fieldSelectors ? `field label not supported: ${req.field}` : `"${req.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
       const reader = read;
       return (o: KubeObject) => (reader(o) === req.value) !== req.negate;
     });

@@ -1,79 +1,38 @@
 /** Label and field selectors in the query-string syntax kubectl and client-node send. */
 import { badRequest } from './errors.js';
-
-type LabelRequirement =
-  | { key: string; op: 'in' | 'notin'; values: string[] }
-  | { key: string; op: 'exists' | '!' };
+import { parseInt64, parseLabelRequirements, type LabelRequirement } from './label-selector-parser.js';
 
 export type LabelSelector = (labels: Record<string, string> | undefined) => boolean;
 
-const labelKeyPattern = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-
-/** Splits on commas that are not inside parentheses. */
-function splitTerms(text: string): string[] {
-  const terms: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const ch of text) {
-    if (ch === '(') depth += 1;
-    if (ch === ')') depth -= 1;
-    if (ch === ',' && depth === 0) {
-      terms.push(current);
-      current = '';
-    } else current += ch;
-  }
-  terms.push(current);
-  return terms.map((t) => t.trim()).filter((t) => t.length > 0);
-}
-
-function checkKey(key: string, selector: string): string {
-  if (!labelKeyPattern.test(key)) throw badRequest(`unable to parse requirement: invalid label key "${key}" in selector "${selector}"`);
-  return key;
-}
-
-const labelValuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-function checkValues(values: string[], selector: string): string[] {
-  for (const v of values) {
-    if (v.length > 63 || !labelValuePattern.test(v)) {
-      throw badRequest(`unable to parse requirement: values[0][${selector}]: Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+/** Requirement.Matches of apimachinery's labels package. */
+function matchesRequirement(r: LabelRequirement, labels: Record<string, string> | undefined): boolean {
+  const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
+  const value = has ? labels[r.key] : undefined;
+  switch (r.op) {
+    case 'exists':
+      return has;
+    case '!':
+      return !has;
+    case '=':
+    case '==':
+    case 'in':
+      return value !== undefined && r.values.includes(value);
+    case '!=':
+    case 'notin':
+      return value === undefined || !r.values.includes(value);
+    case 'gt':
+    case 'lt': {
+      const actual = value === undefined ? undefined : parseInt64(value);
+      const bound = parseInt64(r.values[0]);
+      if (actual === undefined || bound === undefined) return false;
+      return r.op === 'gt' ? actual > bound : actual < bound;
     }
   }
-  return values;
-}
-
-function parseLabelTerm(term: string, selector: string): LabelRequirement {
-  let m = /^!\s*(\S+)$/.exec(term);
-  if (m) return { key: checkKey(m[1], selector), op: '!' };
-  m = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term);
-  if (m) {
-    const values = m[3].split(',').map((v) => v.trim()).filter((v, i, all) => v.length > 0 || all.length === 1);
-    return { key: checkKey(m[1], selector), op: m[2] as 'in' | 'notin', values: checkValues(values, selector) };
-  }
-  m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
-  if (m) return { key: checkKey(m[1], selector), op: m[2] === '!=' ? 'notin' : 'in', values: checkValues([m[3]], selector) };
-  m = /^([^=!\s()]+)$/.exec(term);
-  if (m) return { key: checkKey(m[1], selector), op: 'exists' };
-  throw badRequest(`unable to parse requirement: found '${term}', expected: in, notin, =, ==, !=, gt, lt`);
 }
 
 export function parseLabelSelector(selector: string | undefined): LabelSelector {
-  if (!selector || selector.trim() === '') return () => true;
-  const requirements = splitTerms(selector).map((t) => parseLabelTerm(t, selector));
-  return (labels) =>
-    requirements.every((r) => {
-      const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
-      switch (r.op) {
-        case 'exists':
-          return has;
-        case '!':
-          return !has;
-        case 'in':
-          return has && r.values.includes(labels[r.key]);
-        case 'notin':
-          return !has || !r.values.includes(labels[r.key]);
-      }
-    });
+  const requirements = parseLabelRequirements(selector ?? '');
+  return (labels) => requirements.every((r) => matchesRequirement(r, labels));
 }
 
 /** A `matchLabels`/`matchExpressions` label selector object (as in Deployment.spec.selector). */
@@ -101,12 +60,61 @@ export interface FieldRequirement {
   value: string;
 }
 
-/** Parses `a=b,c!=d`; the caller checks which fields its resource supports. */
+/** Splits on commas that no backslash escapes (fields.splitTerms). */
+function splitFieldTerms(selector: string): string[] {
+  const terms: string[] = [];
+  let start = 0;
+  let escaped = false;
+  for (let i = 0; i < selector.length; i += 1) {
+    if (escaped) escaped = false;
+    else if (selector[i] === '\\') escaped = true;
+    else if (selector[i] === ',') {
+      terms.push(selector.slice(start, i));
+      start = i + 1;
+    }
+  }
+  terms.push(selector.slice(start));
+  return terms;
+}
+
+/** fields.UnescapeValue: `\\`, `\,` and `\=` are escapes; a bare `,` or `=` is refused. */
+function unescapeFieldValue(value: string): string {
+  let out = '';
+  let escaped = false;
+  for (const ch of value) {
+    if (escaped) {
+      if (ch !== '\\' && ch !== ',' && ch !== '=') throw badRequest(`invalid field selector: invalid escape sequence: \\${ch}`);
+      out += ch;
+      escaped = false;
+    } else if (ch === '\\') escaped = true;
+    // Go prints the rune as its number.
+    else if (ch === ',' || ch === '=') throw badRequest(`invalid field selector: unescaped character in value: ${ch.charCodeAt(0)}`);
+    else out += ch;
+  }
+  if (escaped) throw badRequest('invalid field selector: invalid escape sequence: \\');
+  return out;
+}
+
+const fieldOperators = ['!=', '==', '='] as const;
+
+/**
+ * Parses `a=b,c!=d` as fields.ParseSelector does: empty terms are skipped (a real server accepts
+ * `a=b,` and `,`), nothing is trimmed, and the first operator found splits the term. The caller
+ * checks which fields its resource supports.
+ */
 export function parseFieldSelector(selector: string | undefined): FieldRequirement[] {
-  if (!selector || selector.trim() === '') return [];
-  return splitTerms(selector).map((term) => {
-    const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (!m) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
-    return { field: m[1].trim(), negate: m[2] === '!=', value: m[3].trim() };
-  });
+  if (!selector) return [];
+  const requirements: FieldRequirement[] = [];
+  for (const term of splitFieldTerms(selector).sort()) {
+    if (term === '') continue;
+    let split: { at: number; op: string } | undefined;
+    for (let i = 0; i < term.length && !split; i += 1) {
+      const op = fieldOperators.find((o) => term.startsWith(o, i));
+      if (op) split = { at: i, op };
+    }
+    if (!split) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
+    const value = unescapeFieldValue(term.slice(split.at + split.op.length));
+    requirements.push({ field: term.slice(0, split.at), negate: split.op === '!=', value });
+  }
+  return requirements;
 }

@@ -50,6 +50,16 @@ export function qualifiedNameErrors(value: string): string[] {
   return errors;
 }
 
+const labelValueRule = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/** apimachinery's IsValidLabelValue: at most 63 characters, empty or alphanumeric at both ends. */
+export function labelValueErrors(value: string): string[] {
+  const errors: string[] = [];
+  if (Buffer.byteLength(value) > 63) errors.push('must be no more than 63 characters');
+  if (!labelValue.test(value)) errors.push(labelValueRule);
+  return errors;
+}
+
 /** All annotations together (keys and values, in bytes) may hold at most 256 KiB. */
 const totalAnnotationBytes = 256 * 1024;
 

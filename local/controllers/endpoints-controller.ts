@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
 import { WorkQueue, isConflict, isNotFound, objectKey, splitKey, startInformer } from './kube.js';
-import { endpointsFor, endpointsSignature } from './endpoints.js';
+import { endpointsFor, endpointsSignature, selectsPod } from './endpoints.js';
 import { endpointSlicesFor, ManagedByLabel, ManagedByLocal, ServiceNameLabel, sliceSignature } from './endpoint-slices.js';
 import type { Controller } from './statefulset-controller.js';
 
@@ -50,12 +50,9 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
 
   async function reconcile(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    let service: k8s.V1Service | undefined;
-    try {
-      service = await core.readNamespacedService({ name, namespace });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    // The watch caches, as the real controller reads them: a pod change reaches the Endpoints
+    // without a round of reads first. Our own writes are checked against the server (409).
+    const service = services.get(name, namespace);
     const selector = service?.spec?.selector;
     const gone = !service || service.metadata?.deletionTimestamp !== undefined;
     if (!service || gone || !selector || Object.keys(selector).length === 0) {
@@ -71,44 +68,39 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
       return;
     }
     managed.add(key);
-    const labelSelector = Object.entries(selector)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
-    const pods = await core.listNamespacedPod({ namespace, labelSelector });
-    const desired = endpointsFor(service, pods.items);
+    const desired = endpointsFor(
+      service,
+      pods.list(namespace).filter((pod) => selectsPod(service, pod)),
+    );
     // Slices first: they are what the proxy reads when the server serves them.
     await syncSlices(namespace, name, endpointSlicesFor(service, desired.subsets ?? []));
-    let existing: k8s.V1Endpoints | undefined;
-    try {
-      existing = await core.readNamespacedEndpoints({ name, namespace });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    if (!existing) {
-      try {
-        await core.createNamespacedEndpoints({ namespace, body: desired });
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        queue.add(key);
-      }
-      return;
-    }
-    if (endpointsSignature(existing) === endpointsSignature(desired)) return;
-    // PUT with the read resourceVersion: a concurrent writer makes this a 409 and a retry.
-    await core.replaceNamespacedEndpoints({
-      name,
-      namespace,
-      body: { ...desired, metadata: { ...existing.metadata, labels: desired.metadata?.labels } },
-    });
-    log.debug({ service: key }, 'endpoints updated');
+    await writeEndpoints(key, desired, endpoints.get(name, namespace));
   }
 
-  const queue = new WorkQueue(reconcile, log, 300);
+  /** Creates or replaces the Endpoints when they differ; a stale cache (409) is read again once. */
+  async function writeEndpoints(key: string, desired: k8s.V1Endpoints, cached: k8s.V1Endpoints | undefined): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    let existing = cached;
+    for (let attempt = 0; ; attempt += 1) {
+      if (existing && endpointsSignature(existing) === endpointsSignature(desired)) return;
+      try {
+        if (!existing) await core.createNamespacedEndpoints({ namespace, body: desired });
+        // PUT with the read resourceVersion: a concurrent writer makes this a 409.
+        else await core.replaceNamespacedEndpoints({ name, namespace, body: { ...desired, metadata: { ...existing.metadata, labels: desired.metadata?.labels } } });
+        log.debug({ service: key }, 'endpoints updated');
+        return;
+      } catch (err) {
+        if (!isConflict(err) || attempt > 0) throw err;
+      }
+      existing = await core.readNamespacedEndpoints({ name, namespace }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+    }
+  }
+
+  const queue = new WorkQueue(reconcile, log, 300).hold();
   const services = await startInformer(kc, '/api/v1/services', () => core.listServiceForAllNamespaces(), { onChange: (s) => queue.add(objectKey(s)) }, log);
-  const enqueueNamespace = (namespace: string | undefined): void => {
-    for (const service of services.list(namespace)) queue.add(objectKey(service));
-  };
-  const pods = await startInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: (pod) => enqueueNamespace(pod.metadata?.namespace) }, log);
   const endpoints = await startInformer(
     kc,
     '/api/v1/endpoints',
@@ -120,6 +112,16 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
     },
     log,
   );
+  /** The Services a pod change concerns: those selecting it now, and those whose Endpoints list it. */
+  const enqueueFor = (pod: k8s.V1Pod): void => {
+    const uid = pod.metadata?.uid;
+    for (const service of services.list(pod.metadata?.namespace)) {
+      const listed = endpoints.get(service.metadata?.name ?? '', service.metadata?.namespace)?.subsets?.some((subset) => [...(subset.addresses ?? []), ...(subset.notReadyAddresses ?? [])].some((a) => a.targetRef?.uid === uid));
+      if (listed || selectsPod(service, pod)) queue.add(objectKey(service));
+    }
+  };
+  const pods = await startInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: enqueueFor }, log);
+  queue.resume();
   queue.startResync(() => services.list().map(objectKey), 10_000);
   return {
     async close() {

@@ -20,12 +20,21 @@ export function embeddedList<T extends object>(description: string) {
 }
 
 /**
+ * Largest plain number a quantity may be: 2^50 (1Pi), more bytes or cores than any node has.
+ * Unbounded, 1e300 (an integer to JSON Schema) passed and no pod could be built from it.
+ */
+export const maxQuantityNumber = 2 ** 50;
+
+/**
  * A non-negative resource quantity ("500m", "1Gi", 2). The pattern applies to strings and the
- * minimum to integers, on every API server (CRD value validations of an int-or-string field).
+ * minimum and maximum to numbers, on every API server (CRD value validations of an int-or-string field).
  */
 export const quantity = z
-  .union([z.string().regex(new RegExp(resourceQuantityPattern), 'must be a non-negative Kubernetes quantity such as 500m or 1Gi'), z.number().int().min(0)])
-  .meta({ 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0 });
+  .union([
+    z.string().regex(new RegExp(resourceQuantityPattern), 'must be a non-negative Kubernetes quantity such as 500m or 1Gi'),
+    z.number().int().min(0).max(maxQuantityNumber, `must be at most ${maxQuantityNumber}`),
+  ])
+  .meta({ 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0, maximum: maxQuantityNumber });
 
 /**
  * A storage size (a string): the pattern and length every API server checks, the range as CEL

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
-import { managedParameters, managedParametersRule, parameterNameProblem } from '../../lib/pg-parameters.js';
+import { managedParameters, managedParametersRule, parameterNameProblem, parameterValuePattern } from '../../lib/pg-parameters.js';
 import { allowedPgbouncerParameters } from '../../sidecar/pooler/ini.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
@@ -52,7 +52,8 @@ const maxParameters = 500;
 const postgresqlSchema = z
   .object({
     parameters: z
-      .record(z.string(), z.string())
+      // The pattern reaches the CRD, so every API server refuses a newline before ha-node sees it.
+      .record(z.string(), z.string().regex(new RegExp(parameterValuePattern), 'must not contain control characters such as a newline'))
       .refine((value) => Object.keys(value).length <= maxParameters, `at most ${maxParameters} parameters`)
       .default({})
       .meta({
@@ -94,7 +95,7 @@ const haSchema = z
       .max(3600)
       .refine((v) => v === 0 || v >= 5, 'must be 0 (never) or 5 to 3600')
       .default(30)
-      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600).' }),
+      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600); shortened so the lease is released within ttl, never below 5.' }),
   })
   .meta({
     description: 'High-availability timings and replication mode (Patroni semantics).',

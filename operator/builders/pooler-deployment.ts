@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
 import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
 import { clusterNames, imageOf, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
@@ -64,7 +64,7 @@ function poolerExporterContainer(ctx: BuildContext): V1Container {
       { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable` },
       secretEnv(ctx, 'PGUSER', 'pooler', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'pooler', SecretKeys.password),
-      { name: 'NODE_OPTIONS', value: exporterNodeOptions },
+      ...exporterPodEnv,
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
     // As in the database pods: alive while it answers itself; no readiness (it must never take a pooler out of its Service).

@@ -1,6 +1,6 @@
 import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
@@ -80,7 +80,9 @@ function postgresContainer(ctx: BuildContext): V1Container {
     // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.
     startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600),
     livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
-    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 2, 3),
+    // Readiness every second: a new primary whose pod was not ready (a replica that had lost its
+    // stream) joins -rw a second after its promotion at worst; six failures still make 6 s.
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 1, 6),
     resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [
       { name: VolumeNames.data, mountPath: MountPaths.data },
@@ -114,7 +116,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
       { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.postgres}/postgres?sslmode=disable` },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
-      { name: 'NODE_OPTIONS', value: exporterNodeOptions },
+      ...exporterPodEnv,
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
     // A sidecar must never lengthen a database outage. The exporter's /liveness and /readiness

@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, Phase } from '../api/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
+import { hasStarted, recordOfPod } from './pod-instance.js';
 import { AppliedCondition } from './refusals.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 import { isPodReady, notServed, routedTo, type ServedMember } from './serving.js';
@@ -50,8 +51,10 @@ function members(input: StatusInput): Array<{ member: MemberStatus; served: Serv
     .map((pod) => {
       const podName = pod.metadata!.name!;
       const label = pod.metadata?.labels?.[Labels.role];
-      const ha = fromHa.get(podName);
-      const role = roleOf(podName, label, input.primary);
+      // The Lease and ha-node's record may still describe the pod this one replaced.
+      const started = hasStarted(pod);
+      const ha = recordOfPod(pod, fromHa.get(podName));
+      const role = started ? roleOf(podName, label, input.primary) : 'unknown';
       // Ready: its Service routes to it (pod Ready and labelled for its role), not just ha-node's word.
       const member: MemberStatus = { name: podName, role, ready: routedTo(pod, role) };
       const state = ha?.state ?? pod.status?.phase;

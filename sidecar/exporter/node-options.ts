@@ -10,3 +10,17 @@
  * WebAssembly, which the exporter does not use (it never loads Node's fetch stack).
  */
 export const exporterNodeOptions = '--jitless';
+
+/**
+ * Connect timeout of the exporters the operator runs, in ms (PG_EXPORTER_CONNECT_TIMEOUT).
+ * pg_exporter's 100 ms, still the default of a hand-started exporter, does not hold on a loaded
+ * node: a healthy server then reads as down (pg_up 0, health endpoints 503) and alerts fire. A
+ * refused connection still reads as down at once; only a slow one gets the longer wait.
+ */
+export const podConnectTimeoutMs = 3000;
+
+/** The environment every exporter container of a Keelson pod gets besides its target. */
+export const exporterPodEnv: readonly { name: string; value: string }[] = [
+  { name: 'NODE_OPTIONS', value: exporterNodeOptions },
+  { name: 'PG_EXPORTER_CONNECT_TIMEOUT', value: String(podConnectTimeoutMs) },
+];

@@ -27,6 +27,7 @@ import { BackupKeeper } from './backup/keeper.js';
 import { PgBackRestServer } from './backup/tls-server.js';
 import { MemberTlsRenewal } from './backup/tls-renewal.js';
 import { LiveWal } from './api/live-wal.js';
+import { cachedServerAlive } from './api/server-alive.js';
 
 export interface RunningHaNode {
   url: string;
@@ -109,9 +110,9 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
   pg.enforcedParameters = engine.archiveParameters();
   const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
   try {
+    // The source's configuration (source.conf) is the standby duty's: written while the dynamic
+    // configuration names a source, removed once the cluster is promoted (never at start).
     engine.writeConfig();
-    // Every member of a standby cluster can read the source's archive: any may become its leader.
-    if (settings.backup!.recovery?.standby) engine.writeSourceConfig();
   } catch (error) {
     logger.error({ err: (error as Error).message }, 'cannot write the pgBackRest configuration; WAL is kept until it can be archived');
   }
@@ -241,7 +242,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

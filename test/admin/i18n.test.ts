@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pickLocale } from '../../admin/i18n/locale.js';
+import { pickLocale, requestLocale } from '../../admin/i18n/locale.js';
 import { localiseMessage } from '../../admin/i18n/messages.js';
 
 describe('admin message localisation', () => {
@@ -11,6 +11,14 @@ describe('admin message localisation', () => {
     assert.equal(pickLocale('fr-FR, zh;q=0.4'), 'zh-CN', 'an unsupported first choice is skipped');
     assert.equal(pickLocale('zh;q=0, en'), 'en-US', 'q=0 means not wanted');
     for (const header of [undefined, '', 'fr', '*', ';;;,,', 'x'.repeat(600)]) assert.equal(pickLocale(header), 'en-US', String(header).slice(0, 20));
+  });
+
+  it('prefers the UI language (X-Lang) and falls back to Accept-Language', () => {
+    assert.equal(requestLocale('en-US', 'zh-CN,zh;q=0.9'), 'en-US');
+    assert.equal(requestLocale('zh-CN', 'en-US'), 'zh-CN');
+    assert.equal(requestLocale(['zh_CN'], undefined), 'zh-CN');
+    for (const ui of [undefined, '', 'fr-FR', 'x'.repeat(100)]) assert.equal(requestLocale(ui, 'zh-CN'), 'zh-CN', String(ui).slice(0, 10));
+    assert.equal(requestLocale(undefined, undefined), 'en-US');
   });
 
   it('translates catalogued messages, keeps variable parts, and keeps English for en-US', () => {

@@ -51,7 +51,7 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     assert.equal((await h.sql(`SELECT 1 FROM menus WHERE route_name = 'user-center'`)).length, 1, 'running it again adds nothing');
   });
 
-  it('a seeded administrator with mustChangePassword gets 2108 everywhere but the password change, then full access', async () => {
+  it('a seeded administrator with mustChangePassword reads every page but changes nothing until the password is changed', async () => {
     const first = await login('admin', ADMIN_PASSWORD);
     assert.equal(first.data.mustChangePassword, true);
     const token = first.data.token;
@@ -59,13 +59,17 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     assert.equal(info.code, '0000');
     assert.equal(info.data.mustChangePassword, true);
     assert.equal((await call('GET', '/route/user-routes', token)).code, '0000', 'routes load, so the client can show the password page');
-    const blocked = await call('POST', '/system-manage/users/search', token, {});
+    // Every page of a client without a password form loads (no 2108 on each page) ...
+    assert.equal((await call('POST', '/system-manage/users/search', token, {})).code, '0000');
+    assert.equal((await call('GET', '/system-manage/menus/tree', token)).code, '0000');
+    assert.notEqual((await call('POST', '/business/database-clusters/clusters/search', token, {})).code, '2108');
+    // ... while changes wait, saying how to get out.
+    const blocked = await call('PATCH', '/auth/profile', token, { nickName: 'x' });
     assert.equal(blocked.status, 200);
     assert.equal(blocked.code, '2108');
-    assert.equal((await call('PATCH', '/auth/profile', token, { nickName: 'x' })).code, '2108');
-    assert.equal((await call('GET', '/system-manage/menus/tree', token)).code, '2108');
-    assert.equal((await call('POST', '/business/database-clusters/clusters/search', token, {})).code, '2108');
-    assert.equal((await call('POST', '/system-manage/users/search', token, {}, { 'accept-language': 'zh-CN' })).msg, '请先修改密码');
+    assert.match(blocked.msg, /change your password first \(user center, or your own user in user management\)/);
+    assert.equal((await call('POST', '/system-manage/users', token, { userName: 'held-new', password: 'pass-123', byUserRoleCodeList: ['R_USER'] })).code, '2108');
+    assert.equal((await call('POST', '/system-manage/dictionaries', token, { dictType: 'held', label: 'a', value: 'a' }, { 'accept-language': 'zh-CN' })).msg, '请先修改密码（个人中心，或在用户管理中编辑自己的账号）；修改前只能查看，不能更改');
     const refreshed = await call<Tokens>('POST', '/auth/refresh-token', undefined, { refreshToken: first.data.refreshToken });
     assert.equal(refreshed.code, '0000', 'refresh keeps working');
 
@@ -80,6 +84,25 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     assert.equal(again.data.mustChangePassword, false);
     const [row] = await h.sql<{ password: string }>(`SELECT password FROM users WHERE user_name = 'admin'`);
     assert.match(row.password, /^\$argon2id\$/);
+  });
+
+  it('a client without a password form gets out through the user editor: saving the own user with a new password', async () => {
+    const id = await h.createUser('uc-editor', 'pass-123', ['R_ADMIN']);
+    const other = await h.createUser('uc-editor-peer', 'pass-123', ['R_USER']);
+    await h.sql('UPDATE users SET must_change_password = true WHERE id = $1', [id]);
+    const { token } = (await login('uc-editor', 'pass-123')).data;
+    const own = h.admin.services.ids.encode(id);
+    // The older client's editor sends the whole record back.
+    const record = (await call<Rec>('GET', `/system-manage/users/${own}`, token)).data;
+    assert.equal((await call('PATCH', `/system-manage/users/${own}`, token, { ...record, nickName: 'renamed' })).code, '2108', 'a save without a new password is a change like any other');
+    assert.equal((await call('PATCH', `/system-manage/users/${h.admin.services.ids.encode(other)}`, token, { password: 'pass-456' })).code, '2108', 'another user\'s password is no way out');
+    const saved = await call('PATCH', `/system-manage/users/${own}`, token, { nickName: 'renamed', password: 'pass-789', byUserRoleCodeList: ['R_ADMIN'] });
+    assert.equal(saved.code, '0000', saved.msg);
+    assert.equal(saved.data.mustChangePassword, false);
+    assert.equal((await call('GET', '/auth/user-info', token)).code, '2106', 'a new password ends the old sessions');
+    const next = await login('uc-editor', 'pass-789');
+    assert.equal(next.data.mustChangePassword, false);
+    assert.equal((await call('PATCH', '/auth/profile', next.data.token, { nickName: 'free' })).code, '0000');
   });
 
   it('the client path PATCH /auth/password is open while a change is pending and lifts it', async () => {

@@ -292,5 +292,16 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       assert.match(missing.msg, /^路由不存在/);
       assert.equal((await h.call('GET', '/api/v1/auth/user-info', { headers: zh })).msg, '认证失败，请求中不存在令牌');
     });
+
+    it('follows the language the UI names (X-Lang) over the browser\'s, which stays the fallback', async () => {
+      // Another user than the test above, whose failed logins count toward the same lock.
+      const wrong = (headers: Record<string, string>) => h.call('POST', '/api/v1/auth/login', { body: { userName: 'lang-probe', password: 'wrong-password' }, headers });
+      // A Chinese browser with the UI switched to English, and the other way round.
+      assert.equal((await wrong({ 'accept-language': 'zh-CN,zh;q=0.9', 'x-lang': 'en-US' })).msg, 'wrong user name or password');
+      assert.equal((await wrong({ 'accept-language': 'en-US,en;q=0.9', 'x-lang': 'zh-CN' })).msg, '用户名或密码错误');
+      assert.equal((await wrong({ 'accept-language': 'zh-CN', 'x-lang': 'fr-FR' })).msg, '用户名或密码错误', 'a UI language without messages falls back to the browser\'s');
+      const missing = await h.call('GET', `${SM}/nothing-here`, { token, headers: { 'accept-language': 'en', 'x-lang': 'zh-CN' } });
+      assert.match(missing.msg, /^路由不存在/);
+    });
   });
 });

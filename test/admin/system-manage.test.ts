@@ -188,6 +188,31 @@ describe('admin system-manage resources', () => {
       assert.equal((await call('DELETE', `/menus/${created.data.id as string}`)).code, '0000');
     });
 
+    it('the menu form\'s activeMenu is kept, by route name, name or id, and read back', async () => {
+      const [user, role] = await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name IN ('manage_user', 'manage_role') ORDER BY route_name = 'manage_role'`);
+      const enc = (id: number) => h.admin.services.ids.encode(id);
+      const created = await call('POST', '/menus', { menuName: 'detail page', routeName: 'manage_detail-x', routePath: '/manage/detail-x', component: 'view.manage_detail-x', hideInMenu: true, activeMenu: 'manage_user' });
+      assert.equal(created.code, '0000', created.msg);
+      assert.equal(created.data.activeMenuId, enc(user.id), 'the route name the older client sends');
+      assert.equal(created.data.activeMenu, 'manage_user', 'read back as the form has it');
+      const id = created.data.id as string;
+      const [roleMenu] = await h.sql<{ menu_name: string }>('SELECT menu_name FROM menus WHERE id = $1', [role.id]);
+      assert.equal((await call('PATCH', `/menus/${id}`, { activeMenu: roleMenu.menu_name })).data.activeMenuId, enc(role.id), 'a menu name (fast-soy-admin)');
+      assert.equal((await call('PATCH', `/menus/${id}`, { activeMenu: enc(user.id) })).data.activeMenu, 'manage_user', 'a public id');
+      assert.equal((await call('PATCH', `/menus/${id}`, { activeMenuId: enc(role.id), activeMenu: 'manage_user' })).data.activeMenu, 'manage_role', 'activeMenuId wins');
+      assert.equal((await call('PATCH', `/menus/${id}`, { menuName: 'detail page 2' })).data.activeMenu, 'manage_role', 'absent: unchanged');
+      const unknown = await call('PATCH', `/menus/${id}`, { activeMenu: 'no_such_menu' });
+      assert.equal(unknown.code, '1200');
+      assert.match(unknown.msg, /activeMenu: no menu/);
+      const routes = await h.call<{ routes: { name: string; meta: Rec }[] }>('GET', '/api/v1/route/user-routes', { token });
+      const detail = routes.data.routes.find((r) => r.name === 'manage_detail-x');
+      assert.equal(detail?.meta.activeMenu, 'manage_role');
+      const cleared = await call('PATCH', `/menus/${id}`, { activeMenu: null });
+      assert.equal(cleared.data.activeMenuId, null);
+      assert.equal(cleared.data.activeMenu, null);
+      assert.equal((await call('DELETE', `/menus/${id}`)).code, '0000');
+    });
+
     it('constant routes are public and come from the cache after the first call', async () => {
       const reply = await h.call<Rec[]>('GET', '/api/v1/route/constant-routes');
       assert.deepEqual(reply.data.map((r) => r.name).sort(), ['403', '404', '500', 'login']);

@@ -40,7 +40,8 @@ describe('admin web pages: the DatabaseClusters page, its menu and its API calls
     delete process.env.KUBECONFIG;
     delete process.env.KUBERNETES_SERVICE_HOST;
     delete process.env.KUBERNETES_SERVICE_PORT;
-    h = await startHarness();
+    // The front end has the page (web/ copied into it): only then is its menu seeded.
+    h = await startHarness({ CLUSTERS_PAGE: 'true' });
     token = (await h.login('admin', 'admin-pass-1')).token;
   });
   after(async () => {

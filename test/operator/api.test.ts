@@ -43,7 +43,7 @@ describe('DatabaseCluster spec', () => {
   });
 
   it('refuses resource quantities that are not non-negative quantities', () => {
-    for (const [field, value] of [['cpu', 'lots'], ['memory', '-1Gi'], ['cpu', -1], ['cpu', 0.5]] as const) {
+    for (const [field, value] of [['cpu', 'lots'], ['memory', '-1Gi'], ['cpu', -1], ['cpu', 0.5], ['cpu', 1e300]] as const) {
       assert.throws(() => parseSpec({ resources: { requests: { [field]: value } } }), new RegExp(`spec\\.resources\\.requests\\.${field}`), String(value));
     }
     const good = parseSpec({ resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: 2, memory: '1.5e9', 'hugepages-2Mi': 0 } } });

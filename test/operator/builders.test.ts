@@ -15,7 +15,7 @@ import { haNodeRules } from '../../operator/builders/role.js';
 import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
 
 const all = modernCapabilities;
 
@@ -125,7 +125,8 @@ describe('builders', () => {
     assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
     assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
-    assert.ok((postgres!.readinessProbe?.periodSeconds ?? 99) <= 2, 'readiness follows a replica that starts streaming within 2 s');
+    assert.equal(postgres!.readinessProbe?.periodSeconds, 1, 'a new primary that was not ready (a replica catching up) is in -rw within a second');
+    assert.equal((postgres!.readinessProbe?.failureThreshold ?? 0) * (postgres!.readinessProbe?.periodSeconds ?? 0), 6, 'still 6 s of failures before a pod leaves the Services');
     assert.equal(sts.spec?.podManagementPolicy, 'Parallel', 'members start at once; bootstrap order is ha-node\'s');
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));
@@ -138,6 +139,9 @@ describe('builders', () => {
     assert.equal(exporter!.args?.[0], 'exporter');
     // Node's start-up flags for the exporter (interpreter only: ≈ 4 MB less per pod on Node 24).
     assert.equal(exporter!.env?.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);
+    // pg_exporter's 100 ms connect timeout reads a healthy server on a loaded node as down.
+    assert.equal(exporter!.env?.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
+    assert.ok(podConnectTimeoutMs >= 1000);
     assert.equal(postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'), undefined, 'ha-node keeps its compilers');
     assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
     // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.

@@ -52,6 +52,13 @@ describe('DatabaseCluster admission through kubectl apply (generated CRD on the 
     await assertRefused('res', { resources: { requests: { cpu: 'lots' } } }, /spec\.resources\.requests\.cpu: Invalid value: "lots": spec\.resources\.requests\.cpu in body should match/);
     await assertRefused('res', { resources: { limits: { memory: '-1Gi' } } }, /spec\.resources\.limits\.memory: Invalid value: "-1Gi"/);
     await assertRefused('res', { resources: { limits: { cpu: -1 } } }, /spec\.resources\.limits\.cpu: Invalid value: -1: spec\.resources\.limits\.cpu in body should be greater than or equal to 0/);
+    await assertRefused('res', { resources: { limits: { cpu: 1e300 } } }, /spec\.resources\.limits\.cpu: Invalid value: .*should be less than or equal to 1125899906842624/);
+  });
+
+  it('refuses a parameter value with a control character, naming the parameter', async () => {
+    for (const value of ['a\nb', 'tab\there']) {
+      await assertRefused('params', { postgresql: { parameters: { application_name: value } } }, /spec\.postgresql\.parameters\.application_name: Invalid value: .*should match/);
+    }
   });
 
   it('reports the switchover rule on spec.switchover.targetInstance, not <nil>', async () => {

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { crdFiles } from '../../operator/api/crd-files.js';
 import { databaseClusterCrd } from '../../operator/api/crd.js';
 import { resourceQuantityPattern } from '../../operator/api/quantity.js';
+import { maxQuantityNumber } from '../../operator/api/schema-helpers.js';
 
 const crdDir = new URL('../../crds/', import.meta.url);
 const chartCrdDir = new URL('../../charts/keelson/files/crds/', import.meta.url);
@@ -64,7 +65,7 @@ describe('generated CRDs', () => {
     assert.match(JSON.stringify((props.storage as Node)['x-kubernetes-validations']), /self\.storageClass == oldSelf\.storageClass/);
     assert.deepEqual((((props.ha as Node).properties as Record<string, Node>).synchronousMode as Node).enum, ['off', 'on', 'strict', 'quorum']);
     const limits = ((props.resources as Node).properties as Record<string, Node>).limits as Node;
-    assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0 });
+    assert.deepEqual(limits.additionalProperties, { 'x-kubernetes-int-or-string': true, pattern: resourceQuantityPattern, minimum: 0, maximum: maxQuantityNumber });
     const root = v1.schema?.openAPIV3Schema as Node;
     assert.deepEqual((root.properties as Record<string, Node>).metadata, { type: 'object', properties: { name: { type: 'string', maxLength: 40, pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$' } } });
     assert.deepEqual((root['x-kubernetes-validations'] as Array<{ fieldPath?: string }>).map((r) => r.fieldPath), ['.spec.switchover.targetInstance'], 'every root rule names its field');

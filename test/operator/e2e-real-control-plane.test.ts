@@ -121,7 +121,9 @@ if (missing && process.env.CI === 'true') {
       await operator?.stop();
       await node?.close();
       await oracle?.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      // KEEP_DIR=1 keeps the stack's folder (every container's log) to see why a run failed.
+      if (dir && !process.env.KEEP_DIR) rmSync(dir, { recursive: true, force: true });
+      else if (dir) process.stderr.write(`# kept ${dir}\n`);
     });
 
     it('apply → Ready with three members; the real Endpoints controller publishes the private pod addresses and demo-rw takes writes', async () => {

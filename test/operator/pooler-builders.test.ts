@@ -17,7 +17,7 @@ import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/namin
 import { buildServiceMonitor } from '../../operator/builders/servicemonitor.js';
 import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
-import { exporterNodeOptions } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
 
 const enabled = { pooler: { enabled: true } };
 
@@ -103,6 +103,7 @@ describe('pooler builders', () => {
     const exporter = containers.find((c) => c.name === ContainerNames.exporter)!;
     assert.ok(exporter, 'an exporter beside PgBouncer');
     assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')?.value, `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable`);
+    assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
     assert.equal(exporter.env!.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-pooler');
     assert.equal(exporter.env!.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);
     const control = buildPoolerService(ctx, 'control');

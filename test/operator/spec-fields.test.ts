@@ -52,7 +52,9 @@ type Check = (probe: Probe) => Promise<boolean>;
 type Step =
   | { patch?: Record<string, unknown>; effect: Check; timeoutMs?: number }
   | { patch: Record<string, unknown>; refused: RegExp }
-  | { patch: Record<string, unknown>; invalid: RegExp; revert: Record<string, unknown> };
+  | { patch: Record<string, unknown>; invalid: RegExp; revert: Record<string, unknown> }
+  /** Accepted by the API server, refused by ha-node against the server's pg_settings: a ConfigurationRefused Event names it. */
+  | { patch: Record<string, unknown>; configRefused: RegExp };
 
 interface FieldCase {
   field: string;
@@ -180,6 +182,10 @@ const table: FieldCase[] = [
         timeoutMs: 30_000,
       },
       { patch: { postgresql: { parameters: { port: '6000' } } }, refused: /port, listen_addresses.* are managed by ha-node/ },
+      { patch: { postgresql: { parameters: { application_name: 'a\nb' } } }, refused: /spec\.postgresql\.parameters\.application_name: Invalid value/ },
+      { patch: { postgresql: { parameters: { work_mem: 'lots' } } }, configRefused: /"db\.parameters\.work_mem" is not an integer or a size with a unit/ },
+      // The refusal blocks nothing: the next valid value is applied everywhere.
+      { patch: { postgresql: { parameters: { work_mem: '8MB' } } }, effect: async (p) => (await p.showEverywhere('work_mem')).every((v) => v === '8MB'), timeoutMs: 30_000 },
     ],
   },
   {
@@ -583,6 +589,11 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
           assert.match(refusal, step.refused);
           continue;
         }
+        if ('configRefused' in step) {
+          await patchSpec(step.patch);
+          await eventually('a ConfigurationRefused Event', async () => (await driver.events()).some((e) => e.reason === 'ConfigurationRefused' && step.configRefused.test(e.message ?? '')), 30_000);
+          continue;
+        }
         if ('invalid' in step) {
           await patchSpec(step.patch);
           const ready = await eventually('Ready=False, InvalidSpec', async () => (await driver.status()).conditions?.find((c) => c.type === 'Ready' && c.reason === 'InvalidSpec'), 20_000);
@@ -599,6 +610,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   }
 
   it('no PATCH /config was refused along the way', async () => {
-    assert.deepEqual((await driver.events()).filter((e) => e.reason === 'ConfigurationRefused'), []);
+    const expected = table.flatMap((c) => c.steps.flatMap((step) => ('configRefused' in step ? [step.configRefused] : [])));
+    const unexpected = (await driver.events()).filter((e) => e.reason === 'ConfigurationRefused' && !expected.some((re) => re.test(e.message ?? '')));
+    assert.deepEqual(unexpected, []);
   });
 });

@@ -82,6 +82,33 @@ describe('status', () => {
     assert.deepEqual([readyOf(demoted)?.reason, demoted.conditions?.find((c) => c.type === 'Degraded')?.reason], ['RoleLabelPending', 'RoleLabelPending']);
   });
 
+  it('a replacement pod does not inherit the replaced pod\'s role, state or readiness', () => {
+    const cluster = sampleCluster();
+    // The Lease and ha-node's records still describe the demo-0 that was deleted (at 127.0.0.5).
+    const haMembers = [
+      { name: 'demo-0', role: 'leader', state: 'running', host: '127.0.0.5', timeline: 3 },
+      { name: 'demo-1', role: 'replica', state: 'streaming', host: '127.0.0.6', timeline: 3, lag: 0 },
+      { name: 'demo-2', role: 'replica', state: 'streaming', host: '127.0.0.7', timeline: 3, lag: 0 },
+    ];
+    const others = [pod('demo-1', { role: 'replica', ip: '127.0.0.6' }), pod('demo-2', { role: 'replica', ip: '127.0.0.7' })];
+    const at = (replacement: ReturnType<typeof pod>) => computeStatus({ cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods: [replacement, ...others], haMembers, primary: 'demo-0' });
+
+    const pending = at(pod('demo-0', { phase: 'Pending', ready: false }));
+    assert.deepEqual(pending.members?.[0], { name: 'demo-0', role: 'unknown', ready: false, state: 'Pending' });
+    assert.equal(pending.currentPrimary, undefined, 'a pod that never started is no primary');
+    assert.equal(pending.conditions?.find((c) => c.type === 'Ready')?.reason, 'NoPrimary');
+
+    // Started at a new address, before its ha-node wrote a record: the pod's own word only.
+    const started = at(pod('demo-0', { ready: false, ip: '127.0.0.8' }));
+    assert.deepEqual(started.members?.[0], { name: 'demo-0', role: 'primary', ready: false, state: 'Running' });
+    assert.equal(started.conditions?.find((c) => c.type === 'Ready')?.reason, 'InstancesNotReady', 'not "running but the pod is not Ready yet"');
+
+    // Its own record (its address): ha-node's word again.
+    const own = at(pod('demo-0', { role: 'primary', ip: '127.0.0.5' }));
+    assert.deepEqual(own.members?.[0], { name: 'demo-0', role: 'primary', ready: true, state: 'running', timeline: 3 });
+    assert.equal(own.phase, 'Healthy');
+  });
+
   it('a recomputed identical status is not a difference (no write)', () => {
     const cluster = sampleCluster();
     const input = { cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods: [pod('demo-0', { role: 'primary' })] };

@@ -58,6 +58,37 @@ export const hostileCases: CaseModule = (ctx) => {
     assert.deepEqual((left.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name).sort(), ['hostile-a', 'hostile-b']);
   });
 
+  it('a label selector with an empty term is refused by list, watch and DELETE of a collection, which deletes nothing', async () => {
+    const { server } = ctx();
+    const cases: Array<[string, string]> = [
+      [',', "found ',', expected: !, identifier, or 'end of string'"],
+      ['hostile=yes,', "found '', expected: identifier after ','"],
+      ['fz=x,', "found '', expected: identifier after ','"],
+      ['hostile=yes,,x', "found ',', expected: identifier after ','"],
+      ['hostile=-yes', 'invalid label value: "-yes": at key: "hostile"'],
+      ['-hostile', 'invalid label key "-hostile"'],
+    ];
+    for (const [selector, message] of cases) {
+      const query = `labelSelector=${encodeURIComponent(selector)}`;
+      for (const [method, path] of [['GET', `${cmPath()}?${query}`], ['GET', `${cmPath()}?watch=1&${query}`], ['DELETE', `${cmPath()}?${query}`]] as const) {
+        const res = await kubeJson(server, method, path);
+        refused(res, 400, new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+        assert.equal(res.body.reason, 'BadRequest', `${method} ${path}`);
+      }
+    }
+    const left = await kubeJson(server, 'GET', `${cmPath()}?labelSelector=hostile%3Dyes`);
+    assert.deepEqual((left.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name).sort(), ['hostile-a', 'hostile-b']);
+  });
+
+  it('a field selector skips empty terms, as the real server does', async () => {
+    const { server } = ctx();
+    const res = await kubeJson(server, 'GET', `${cmPath()}?labelSelector=hostile%3Dyes&fieldSelector=${encodeURIComponent('metadata.name=hostile-a,')}`);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual((res.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name), ['hostile-a']);
+    refused(await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('fz=x,')}`), 400, '"fz" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    refused(await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('metadata.name=a=b')}`), 400, /invalid field selector: unescaped character in value/);
+  });
+
   it('lists, gets and watches refuse malformed options', async () => {
     const { server } = ctx();
     refused(await kubeJson(server, 'GET', `${cmPath()}?limit=abc`), 400, 'strconv.ParseInt: parsing "abc": invalid syntax');

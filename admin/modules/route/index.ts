@@ -35,17 +35,19 @@ export function createRouteRouter(services: AdminServices): ApiRouter {
   // Open while a password change is pending: the client needs its routes to show the password page.
   router.get('/user-routes', { summary: 'Menu tree of the current user', openDuringPasswordChange: true }, async () => {
     const userId = getCurrentUserId();
+    // A module page the front end has no view for is never delivered (db/client-pages.ts).
+    const absent = services.clientPages.absentRouteNames();
     const menus = isSuperAdmin()
-      ? await db.query<MenuRow>(`SELECT * FROM menus WHERE constant = false AND status_type = '1'`)
+      ? await db.query<MenuRow>(`SELECT * FROM menus WHERE constant = false AND status_type = '1' AND route_name <> ALL($1)`, [absent])
       : await db.query<MenuRow>(
           `WITH RECURSIVE granted AS (
-             SELECT m.* FROM menus m WHERE m.status_type = '1' AND m.constant = false AND m.id IN (
+             SELECT m.* FROM menus m WHERE m.status_type = '1' AND m.constant = false AND m.route_name <> ALL($2) AND m.id IN (
                SELECT rm.menu_id FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN user_roles ur ON ur.role_id = r.id
                WHERE ur.user_id = $1 AND r.status_type = '1')
              UNION
              SELECT p.* FROM menus p JOIN granted g ON p.id = g.parent_id WHERE p.status_type = '1')
            SELECT * FROM granted`,
-          [userId],
+          [userId, absent],
         );
     const home = await db.query<{ route_name: string }>(
       `SELECT m.route_name FROM roles r JOIN user_roles ur ON ur.role_id = r.id JOIN menus m ON m.id = r.home_menu_id

@@ -7,6 +7,7 @@ import type { Fields } from '../../resources/records.js';
 import type { ApiRouter } from '../../http/router.js';
 import { optionalText, statusSchema } from '../../http/validate.js';
 import type { AdminServices } from '../../services.js';
+import { activeMenuColumn } from './active-menu.js';
 import { addMenuTreeRoutes } from './menu-trees.js';
 
 export const menuFields: Fields = {
@@ -55,6 +56,8 @@ const menuShape = {
   keepAlive: z.boolean().optional(),
   hideInMenu: z.boolean().optional(),
   activeMenuId: z.string().nullish(),
+  // What the clients' menu form sends (active-menu.ts).
+  activeMenu: optionalText(100),
   fixedIndexInTab: z.number().int().min(0).max(1000).nullish(),
   statusType: statusSchema.optional(),
   byMenuButtons: z.array(buttonInput).max(100).optional(),
@@ -94,6 +97,7 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
     buttons: { create: 'B_SYSTEM_MENU_CREATE', update: 'B_SYSTEM_MENU_UPDATE', delete: 'B_SYSTEM_MENU_DELETE', batchDelete: 'B_SYSTEM_MENU_BATCH_DELETE' },
     hooks: {
       searchWhere: menuSearchWhere,
+      beforeWrite: (input) => activeMenuColumn(db, ids, input),
       async beforeDelete(targets) {
         // Deleting a parent would leave its children pointing at nothing.
         const { rows } = await db.query<{ route_name: string }>('SELECT route_name FROM menus WHERE parent_id = ANY($1) AND NOT (id = ANY($1)) LIMIT 5', [targets]);
@@ -120,8 +124,10 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
           'SELECT id, menu_id, button_code, button_desc FROM buttons WHERE menu_id = ANY($1) ORDER BY id',
           [rows.map((r) => r.id)],
         );
+        const active = await db.query<{ id: number; route_name: string }>('SELECT id, route_name FROM menus WHERE id = ANY($1)', [rows.map((r) => r.active_menu_id).filter((v) => v !== null)]);
         rows.forEach((row, i) => {
           records[i].buttons = buttons.filter((b) => b.menu_id === row.id).map((b) => ({ id: ids.encode(b.id), buttonCode: b.button_code, buttonDesc: b.button_desc }));
+          records[i].activeMenu = active.rows.find((a) => a.id === row.active_menu_id)?.route_name ?? null;
         });
       },
     },

@@ -7,6 +7,7 @@ import { parseBody } from '../../http/validate.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import type { AdminServices } from '../../services.js';
 import { isGroupKey } from './auth-trees.js';
+import { offeredMenus } from './menu-trees.js';
 
 /** Keeps only ids that are no other granted menu's ancestor (the front end's checked leaves). */
 export function leafMenuIds(granted: number[], parentOf: Map<number, number>): number[] {
@@ -82,8 +83,10 @@ export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): 
     const menuIds = await withTransaction(db, async (client) => {
       if (body.byRoleMenuIds !== undefined) {
         const chosen = withAncestors([...decodeAll(body.byRoleMenuIds, 'byRoleMenuIds'), ...(homeId ? [homeId] : [])], parents);
-        await client.query('DELETE FROM role_menus WHERE role_id = $1', [role.id]);
-        if (chosen.length) await client.query('INSERT INTO role_menus (role_id, menu_id) SELECT $1, unnest($2::int[])', [role.id, chosen]);
+        // Only what the dialog offered is replaced: a grant on a menu it could not show (a page
+        // the front end has no view for) is no choice of the editor and stays.
+        await client.query(`DELETE FROM role_menus WHERE role_id = $1 AND menu_id IN (SELECT id FROM menus WHERE ${offeredMenus('$2')})`, [role.id, services.clientPages.absentRouteNames()]);
+        if (chosen.length) await client.query('INSERT INTO role_menus (role_id, menu_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING', [role.id, chosen]);
       } else if (homeId) await grantHomeMenu(client, role.id, homeId);
       if (body.byRoleHomeId !== undefined) await client.query('UPDATE roles SET home_menu_id = $2, updated_at = now(), updated_by = $3 WHERE id = $1', [role.id, homeId, getCurrentUserId()]);
       return (await client.query<{ menu_id: number }>('SELECT menu_id FROM role_menus WHERE role_id = $1 ORDER BY menu_id', [role.id])).rows.map((r) => r.menu_id);

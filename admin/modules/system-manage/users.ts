@@ -66,8 +66,13 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
     computed: { byUserRoleCodeList: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]')` },
     buttons: { create: 'B_SYSTEM_USER_CREATE', update: 'B_SYSTEM_USER_UPDATE', delete: 'B_SYSTEM_USER_DELETE', batchDelete: 'B_SYSTEM_USER_BATCH_DELETE' },
     hooks: {
-      async beforeWrite(input) {
-        return typeof input.password === 'string' ? { password: await services.passwords.hash(input.password) } : {};
+      async beforeWrite(input, action, id) {
+        if (typeof input.password !== 'string') return {};
+        const hashed = { password: await services.passwords.hash(input.password) };
+        // The own record saved with a new password is a password change (the older client has no
+        // other form): it lifts a pending change, unless the editor sets the flag itself.
+        const own = action === 'update' && id === getCurrentUserId() && input.mustChangePassword === undefined;
+        return own ? { ...hashed, must_change_password: false } : hashed;
       },
       async afterWrite(client, id, input) {
         if (Array.isArray(input.byUserRoleCodeList)) await linkRoles(client, id, input.byUserRoleCodeList as string[]);

@@ -22,6 +22,7 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
       };
       if (m.timeline !== undefined) item.timeline = m.timeline;
       if (m.pending_restart) item.pending_restart = true;
+      if (Array.isArray(m.config_errors) && m.config_errors.length > 0) item.config_errors = m.config_errors;
       if (m.tags && Object.keys(m.tags).length > 0) item.tags = m.tags;
       if (m.system_identifier) item.system_identifier = m.system_identifier;
       if (m.standby_demotion) item.standby_demotion = { ...m.standby_demotion, checkpoint_lsn: formatLsn(m.standby_demotion.checkpoint_location) };

@@ -8,6 +8,7 @@ import type { PostgresInstance } from '../postgres/instance.js';
 import type { BackupKeeper } from '../backup/keeper.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LiveWal } from './live-wal.js';
+import type { ServerAlive } from './server-alive.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -20,6 +21,8 @@ export interface ApiContext {
   pg?: PostgresInstance;
   /** Reads WAL positions at request time for the node document; absent: the loop's snapshot. */
   liveWal?: LiveWal;
+  /** Whether the postmaster runs now (health checks); absent: the loop's snapshot decides. */
+  serverAlive?: ServerAlive;
   /** pgBackRest (GET/POST /backup); undefined when backups are off. */
   backup?: BackupKeeper;
   /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */

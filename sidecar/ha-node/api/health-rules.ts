@@ -58,9 +58,10 @@ const primaryPaths = new Set(['/', '/primary', '/master', '/read-write']);
  * generic GET does. Throws BadQuery for an unparsable lag.
  */
 export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot): number {
-  // The lock decides, not PostgreSQL alone: a crashed primary that still holds the lock stays 200,
-  // a primary demoted for lack of DCS contact (running read-only) does not.
-  const leader = snapshot.isLeader && roleOf(snapshot) === 'primary';
+  // The lock and a running primary server both: a crashed primary that still holds the lock is
+  // 503 while it restarts (clients routed there would only be refused), and so is a primary
+  // demoted for lack of DCS contact (running read-only).
+  const leader = snapshot.isLeader && snapshot.status !== undefined && roleOf(snapshot) === 'primary';
   // The standby leader (Patroni 4.1): a leader for /leader and the read-only family, never a primary or a replica.
   const standbyLeader = roleOf(snapshot) === 'standby_leader';
   const reader = leader || standbyLeader;
@@ -100,8 +101,8 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
 }
 
 function readiness(snapshot: NodeSnapshot, query: Query): number {
-  if (snapshot.isLeader && (roleOf(snapshot) === 'primary' || roleOf(snapshot) === 'standby_leader')) return 200;
   const status = snapshot.status;
+  if (status && snapshot.isLeader && (roleOf(snapshot) === 'primary' || roleOf(snapshot) === 'standby_leader')) return 200;
   if (!status || status.replicationState !== 'streaming') return 503;
   const modeRaw = first(query.mode) ?? 'apply';
   if (modeRaw !== 'apply' && modeRaw !== 'write') throw new BadQuery(`invalid mode "${modeRaw}": use apply or write`);

@@ -49,6 +49,7 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
     doc.pending_restart = true;
     if (snapshot.pendingRestartReason) doc.pending_restart_reason = snapshot.pendingRestartReason;
   }
+  if (snapshot.configErrors) doc.config_errors = snapshot.configErrors;
   if (snapshot.demotion) {
     const d = snapshot.demotion;
     doc.standby_demotion = { database_system_identifier: d.systemIdentifier, timeline: d.timeline, checkpoint_location: d.checkpointLocation, checkpoint_lsn: formatLsn(d.checkpointLocation), at: d.at };

@@ -18,7 +18,7 @@ const stanzaEntry = z.object({
   status: z.object({ code: z.number(), message: z.string() }),
   archive: z.array(z.object({ id: z.string(), min: z.string().nullable().optional(), max: z.string().nullable().optional(), database: z.object({ 'repo-key': z.number() }) })).default([]),
   backup: z.array(backupEntry).default([]),
-  db: z.array(z.object({ id: z.number(), 'repo-key': z.number(), 'system-id': z.number(), version: z.string() })).default([]),
+  db: z.array(z.object({ id: z.number(), 'repo-key': z.number(), 'system-id': z.union([z.string().regex(/^\d+$/), z.number()]), version: z.string() })).default([]),
   repo: z.array(z.object({ key: z.number(), status: z.object({ code: z.number(), message: z.string() }) })).default([]),
 });
 
@@ -63,7 +63,9 @@ const iso = (seconds: number): string => new Date(seconds * 1000).toISOString();
 
 /** Throws when the text is not the JSON shape pgBackRest prints (the message says where). */
 export function parseInfo(text: string, stanza: string): StanzaInfo {
-  const parsed = z.array(stanzaEntry).safeParse(JSON.parse(text));
+  // A system identifier is a 64-bit integer: read as a JSON number it would lose its last digits.
+  const exact = text.replace(/("system-id"\s*:\s*)(\d+)/g, '$1"$2"');
+  const parsed = z.array(stanzaEntry).safeParse(JSON.parse(exact));
   if (!parsed.success) throw new Error(`unexpected pgbackrest info output: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`);
   const entry = parsed.data.find((s) => s.name === stanza);
   if (!entry) return { stanza, code: 1, message: 'missing stanza', backups: [], wal: [], repositories: [] };

@@ -7,6 +7,7 @@ import type { Logger } from '../../../lib/log.js';
 import type { BackupType, PgBackRest } from './engine.js';
 import { setStartedSince, type BackupSet, type StanzaInfo } from './info.js';
 import type { PrimarySource } from './tls-server.js';
+import { SourceConfigUpkeep } from './source-config.js';
 import { restoreWindow, type RepositoryWindow } from './window.js';
 
 export interface Outcome {
@@ -32,6 +33,9 @@ export interface KeeperStatus {
 
 export type StartResult = { started: true; startedAt: string } | { started: false; reason: 'busy' | 'stanza-not-ready' };
 
+/** How long GET /backup reuses a pgbackrest info outcome. */
+export const listingCacheMs = 5000;
+
 const retryAfterMs = (failures: number): number => Math.min(60_000, 2000 * 2 ** Math.min(failures, 5));
 
 export class BackupKeeper {
@@ -47,12 +51,18 @@ export class BackupKeeper {
   /** The last listing pgBackRest gave (metrics read it; no pgBackRest call per scrape). */
   private lastInfo: StanzaInfo | undefined;
   private windowInFlight: Promise<RepositoryWindow[]> | undefined;
+  /** source.conf of a standby cluster from a repository: present only while it follows its source. */
+  readonly sourceConfig: SourceConfigUpkeep;
+  /** GET /backup's listing: in flight (at = +Infinity) or settled at `at`. */
+  private listing: { at: number; outcome: Promise<StanzaInfo> } | undefined;
 
   constructor(
     readonly engine: PgBackRest,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.sourceConfig = new SourceConfigUpkeep(engine, logger);
+  }
 
   /** Each cycle on the primary: create the stanza and check archiving until that succeeded once. */
   onPrimary(): void {
@@ -132,7 +142,27 @@ export class BackupKeeper {
 
   async info(): Promise<StanzaInfo> {
     this.lastInfo = await this.engine.info();
+    this.listing = { at: this.now(), outcome: Promise.resolve(this.lastInfo) };
     return this.lastInfo;
+  }
+
+  /**
+   * The listing for GET /backup, which anyone may ask: concurrent requests share one
+   * `pgbackrest info` and its outcome (a failure too) serves for listingCacheMs, so a burst of
+   * requests cannot start one process each and starve the loop and /liveness.
+   */
+  sharedInfo(): Promise<StanzaInfo> {
+    if (this.listing && this.now() - this.listing.at < listingCacheMs) return this.listing.outcome;
+    const outcome = this.engine.info();
+    this.listing = { at: Number.POSITIVE_INFINITY, outcome };
+    const settle = (): void => {
+      if (this.listing?.outcome === outcome) this.listing = { at: this.now(), outcome };
+    };
+    outcome.then((info) => {
+      this.lastInfo = info;
+      settle();
+    }, settle);
+    return outcome;
   }
 
   /** The listing last read (GET /backup, the end of a backup), if any. */

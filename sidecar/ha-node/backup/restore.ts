@@ -9,9 +9,11 @@ import type { Logger } from '../../../lib/log.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import { serverLogLinesSince, serverLogSize } from '../postgres/server-log.js';
 import { writePrivateFile } from '../postgres/runner.js';
+import type { StreamingAddress } from '../postgres/source-identity.js';
 import type { PgBackRest } from './engine.js';
 import type { StanzaInfo } from './info.js';
 import type { RecoveryConfig } from './settings.js';
+import { streamingSourceProblem } from './source-system.js';
 
 /** A restore refused before anything was written (wrong target, no backup, archive in use). */
 export class RestoreRefused extends Error {
@@ -131,10 +133,11 @@ function logTail(pg: PostgresInstance, from: number): string {
 
 /**
  * The first part of both endings: checks the source (stanza, a usable backup, its first WAL in the
- * archive) and this cluster's own empty stanza, then restores the chosen backup into an empty data
+ * archive; for a standby that also streams, the same database system as the streaming source) and
+ * this cluster's own empty stanza, then restores the chosen backup into an empty data
  * directory. Leaves the source's configuration (source.conf) in place for the replay.
  */
-export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRest, logger: Logger): Promise<string | undefined> {
+export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRest, logger: Logger, streaming?: StreamingAddress): Promise<string | undefined> {
   const recovery = engine.config.recovery!;
   engine.writeConfig();
   engine.writeSourceConfig();
@@ -142,6 +145,8 @@ export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRe
   const problem = restoreProblem(source, own, recovery);
   if (problem) throw new RestoreRefused(problem);
   const label = backupForTarget(source, recovery);
+  const mismatch = streaming ? await streamingSourceProblem(pg, streaming, source, label, logger) : undefined;
+  if (mismatch) throw new RestoreRefused(mismatch);
   logger.info({ source: recovery.stanza, backup: label, target: targetKind(recovery), standby: recovery.standby === true, ...recovery.target }, 'restoring from the repository');
   pg.prepareDirectories();
   pg.removeDataDirectory();

@@ -9,6 +9,14 @@ export interface CtlIo {
   ask?(question: string): Promise<string | undefined>;
 }
 
+/** patronictl's optional positional cluster name (`list demo`): the same as --cluster, which it must agree with. */
+const clusterArgument = ['[cluster]', 'cluster name (as --cluster; both given must agree)'] as const;
+
+function clusterArgumentOf(command: Command): string | undefined {
+  const index = command.registeredArguments.findIndex((argument) => argument.name() === 'cluster');
+  return index < 0 ? undefined : (command.processedArgs[index] as string | undefined);
+}
+
 /**
  * `keelson ctl`: operate a cluster through the ha-node REST API, as patronictl does for Patroni.
  * Members come from the cluster's Leases (Kubernetes API) or from --url. Exit codes: 0 done,
@@ -21,7 +29,7 @@ export function createCtlCommand(io?: CtlIo): Command {
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const { execute } = await import('./run.js');
-      process.exitCode = await execute(command.optsWithGlobals<CtlFlags>(), action, process.env, io);
+      process.exitCode = await execute({ ...command.optsWithGlobals<CtlFlags>(), clusterArgument: clusterArgumentOf(command) }, action, process.env, io);
     };
 
   const runBackup = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./backup-actions.js')) => Promise<number>) =>
@@ -31,6 +39,7 @@ export function createCtlCommand(io?: CtlIo): Command {
     const list = ctl
       .command(topology ? 'topology' : 'list')
       .description(topology ? 'members as a tree under the leader' : 'members with role, state, timeline, lag, pending restart and tags')
+      .argument(...clusterArgument)
       .option('-e, --extended', 'add receive/replay LSN and lag and the scheduled restart of each member')
       .option('-w, --watch <seconds>', 'refresh every so many seconds until interrupted')
       .option('-W', 'refresh every 2 seconds (--watch 2)')
@@ -40,21 +49,23 @@ export function createCtlCommand(io?: CtlIo): Command {
       return a.listCommand(ctx, topology, { extended: o.extended, watch: o.watch ?? (o.W ? '2' : undefined), count: o.count });
     }));
   }
-  ctl.command('history').description('timeline history (failovers and switchovers)').action(run((ctx, a) => a.historyCommand(ctx)));
-  ctl.command('show-config').description('the dynamic configuration (YAML, or -o json)').action(run((ctx, a) => a.showConfigCommand(ctx)));
+  ctl.command('history').description('timeline history (failovers and switchovers)').argument(...clusterArgument).action(run((ctx, a) => a.historyCommand(ctx)));
+  ctl.command('show-config').description('the dynamic configuration (YAML, or -o json)').argument(...clusterArgument).action(run((ctx, a) => a.showConfigCommand(ctx)));
   const editConfig = ctl
     .command('edit-config')
     .description('change the dynamic configuration in $EDITOR or with --set, show the diff, confirm, apply')
+    .argument(...clusterArgument)
     .option('-s, --set <key=value>', 'set a (dotted) key; a YAML value, "null" or empty removes the key (repeatable)', collect, [])
     .option('--force', 'apply without asking');
   editConfig.action(run((ctx, a) => a.editConfigCommand(ctx, editConfig.opts<{ set: string[]; force?: boolean }>())));
-  ctl.command('pause').description('disable automatic failover (maintenance mode)').action(run((ctx, a) => a.pauseCommand(ctx, true)));
-  ctl.command('resume').description('enable automatic failover again').action(run((ctx, a) => a.pauseCommand(ctx, false)));
+  ctl.command('pause').description('disable automatic failover (maintenance mode)').argument(...clusterArgument).action(run((ctx, a) => a.pauseCommand(ctx, true)));
+  ctl.command('resume').description('enable automatic failover again').argument(...clusterArgument).action(run((ctx, a) => a.pauseCommand(ctx, false)));
 
   for (const action of ['switchover', 'failover'] as const) {
     const sub = ctl
       .command(action)
       .description(action === 'switchover' ? 'hand the primary role to another member (now or --scheduled)' : 'promote a candidate, also when the cluster has no leader')
+      .argument(...clusterArgument)
       .option('--leader <name>', action === 'switchover' ? 'current leader (default: the one holding the lock)' : 'current leader (makes it a switchover)')
       .option('--scheduled <time>', 'ISO 8601 time with offset, or "now"')
       .option('--force', 'do not ask for confirmation');
@@ -118,14 +129,10 @@ export function createCtlCommand(io?: CtlIo): Command {
   const backup = ctl.command('backup').description('start a backup on the primary (pgBackRest)').addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
   backup.action(runBackup((ctx, b) => b.backupCommand(ctx, backup.opts<{ type: string }>().type)));
   ctl.command('backups').description('backups in the repository, their WAL range and the restorable window').action(runBackup((ctx, b) => b.backupsCommand(ctx)));
-  const window = runBackup((ctx, b) => b.restoreWindowCommand(ctx));
   ctl
     .command('restore-window')
     .description('earliest and latest restorable time and LSN of each repository')
-    .argument('[cluster]', 'cluster name (else --cluster)')
-    .action(async (cluster: string | undefined, _options: unknown, command: Command) => {
-      if (cluster) command.parent!.setOptionValue('cluster', cluster);
-      await window(command);
-    });
+    .argument(...clusterArgument)
+    .action(runBackup((ctx, b) => b.restoreWindowCommand(ctx)));
   return ctl;
 }

@@ -21,6 +21,8 @@ export interface ClusterMember {
   replay_lag?: number | string;
   replay_lsn?: string;
   pending_restart?: boolean;
+  /** Parameter values the member keeps out of postgresql.conf or its server could not apply. */
+  config_errors?: { parameter?: string; source: string; error: string }[];
   tags?: Record<string, unknown>;
 }
 

@@ -6,6 +6,8 @@ import { Option, type Command } from 'commander';
  */
 export interface CtlFlags {
   cluster?: string;
+  /** The cluster named as a command's positional argument (patronictl's `list demo`). */
+  clusterArgument?: string;
   namespace?: string;
   kubeconfig?: string;
   url?: string[];

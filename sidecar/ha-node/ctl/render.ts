@@ -47,6 +47,7 @@ function memberRow(m: ClusterMember, prefix = ''): string[] {
 function footer(cluster: ClusterDocument): string {
   const lines: string[] = [];
   if (cluster.pause) lines.push(' Maintenance mode: on');
+  for (const m of cluster.members) for (const e of m.config_errors ?? []) lines.push(` Parameter not applied on ${m.name} (${e.source}): ${e.error}`);
   if (cluster.scheduled_switchover) {
     const s = cluster.scheduled_switchover;
     lines.push(` Switchover scheduled at: ${s.at}`, `                    from: ${s.from ?? ''}`, `                      to: ${s.to ?? ''}`);

@@ -68,7 +68,10 @@ export async function execute(
     const timeout = Number(flags.requestTimeout ?? '10');
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('--request-timeout must be a positive number of seconds');
     const urls = flags.url ?? (env.KEELSON_CTL_URL ? env.KEELSON_CTL_URL.split(',').filter(Boolean) : []);
-    const target = { urls, scope: flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig };
+    if (flags.clusterArgument !== undefined && flags.cluster !== undefined && flags.clusterArgument !== flags.cluster) {
+      throw new UsageError(`the cluster named as an argument ("${flags.clusterArgument}") differs from --cluster "${flags.cluster}"`);
+    }
+    const target = { urls, scope: flags.clusterArgument ?? flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig };
     // The cluster's Secret is read only if a mutating request needs credentials (read-only
     // commands then work with a kubeconfig that may not read Secrets).
     const credentials = credentialsFrom(flags, env) ?? onceSource(() => credentialsFromClusterSecret(target));

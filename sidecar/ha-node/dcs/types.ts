@@ -81,6 +81,8 @@ export interface MemberRecord {
   standby_source?: { timeline: number; lsn: number };
   /** A primary demoted into a standby leader: its last timeline and shutdown checkpoint. */
   standby_demotion?: { system_identifier: string; timeline: number; checkpoint_location: number; at: string };
+  /** Parameter values this member keeps out of postgresql.conf, or the server could not apply (the node document's config_errors). */
+  config_errors?: { parameter?: string; source: string; error: string }[];
   /** The last switchover this member (as leader) refused, and why. */
   switchover_aborted?: { at: number; reason: string };
 }

@@ -3,7 +3,7 @@ import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
 import { bootstrapOrClone } from './bootstrap.js';
 import { handleDcsError } from './dcs-outage.js';
-import { handleSilentServer, noteProbe } from './hang-watch.js';
+import { effectiveHangTimeout, handleSilentServer, noteProbe } from './hang-watch.js';
 import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
 import { scheduleSoon, type LoopContext } from './loop-context.js';
 import { handOverDueFor } from './manual-failover.js';
@@ -11,8 +11,9 @@ import { publish } from './member-record.js';
 import { race } from './race.js';
 import { followLeader, startStoppedReplica } from './replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
-import { leadStandby, restartStandbyLeader } from './standby-duties.js';
+import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
 import { serverParameters } from './standby-replies.js';
+import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './parameter-screen.js';
 import { nextStreamingLook } from './streaming-watch.js';
 
 /**
@@ -30,9 +31,11 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
     return handleDcsError(ctx, error);
   }
   state.snapshot.failsafeActive = false;
-  // The API answers again: failsafe confirmations from a cut-off leader no longer stand in for the lease.
-  state.failsafeContact = undefined;
+  // A failsafe contact is kept although the API answers (Patroni keeps it on replicas too): the
+  // primary may be cut off alone, and it keeps this replica out of the race until ttl after its
+  // last confirmation (failsafeHoldsOff).
   applyConfig(ctx, cluster);
+  keepSourceConfig(ctx, cluster);
   state.snapshot.cluster = cluster;
 
   if (!pg.isInitialized()) {
@@ -49,13 +52,11 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   }
 
   const running = pg.isRunning();
+  ctx.heartbeat.keep(running && cluster.leader?.holder === ctx.options.name, effectiveHangTimeout(state.config));
   let status: ServerStatus | undefined;
   let probeError: unknown;
   if (running) {
-    status = await pg.status().catch((error: unknown) => {
-      probeError = error;
-      return undefined;
-    });
+    ({ status, probeError } = await probeUnlessHung(ctx));
     noteProbe(ctx, status, probeError);
   }
   state.snapshot.status = status;
@@ -84,6 +85,24 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   return action;
 }
 
+/** The cycle's status probe, given up as soon as the heartbeat judges the server hung (its bounds would delay the fence). */
+async function probeUnlessHung(ctx: LoopContext): Promise<{ status: ServerStatus | undefined; probeError: unknown }> {
+  const { heartbeat, pg } = ctx;
+  if (heartbeat.hung()) return { status: undefined, probeError: new Error('hung') };
+  const watch = heartbeat.untilHung();
+  try {
+    return await Promise.race([
+      pg.status().then(
+        (status) => ({ status, probeError: undefined }),
+        (error: unknown) => ({ status: undefined, probeError: error }),
+      ),
+      watch.hung.then(() => ({ status: undefined, probeError: new Error('hung') })),
+    ]);
+  } finally {
+    watch.cancel();
+  }
+}
+
 /** The data directory's system identifier must match the cluster's initialize key (checked once). */
 async function sameSystem(ctx: LoopContext, initialize: string): Promise<boolean> {
   if (ctx.state.checkedSystem === initialize) return true;
@@ -110,7 +129,7 @@ function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   state.config = next;
   state.snapshot.paused = isPaused(cluster.config);
-  pg.dynamicParameters = serverParameters(next);
+  screenDynamicParameters(ctx);
   pg.hbaLines = next.pg_hba;
   if (paramsChanged || hbaChanged) state.configDirty = true;
 }
@@ -120,10 +139,14 @@ async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<
   const { pg, state } = ctx;
   if (!state.configDirty) return;
   state.configDirty = false;
+  // pg_settings of this very server: a restart may have brought another version or extension.
+  await refreshSettingsCatalog(ctx);
+  screenDynamicParameters(ctx);
   const following = pg.followingLeader();
   if (status.inRecovery) pg.writeConfig(following ?? undefined, true);
   else pg.writeConfig(undefined, false);
   await pg.reload().catch(() => undefined);
+  await readFileSettingErrors(ctx);
 }
 
 async function handleStopped(ctx: LoopContext, cluster: ClusterView): Promise<string> {

@@ -1,19 +1,21 @@
 import pg from 'pg';
 import type { ClusterView } from '../dcs/types.js';
 import { killServerTree } from '../fence/kill-server.js';
-import { probeConnectTimeoutMs, probeQueryTimeoutMs } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { keepLockWhileStarting } from './leader-duties.js';
 import { markDemoted, setFence, type LoopContext } from './loop-context.js';
+import { primaryHangTimeoutRange } from './settings.js';
 
 /**
  * A hung primary: its postmaster exists but the server stops answering (all of PostgreSQL
  * stopped, a wedged postmaster that accepts no new connection, a stuck disk, a frozen VM). A
  * server that answered as primary and then stops answering is hung, not starting: once it has
- * been silent for primary_hang_timeout seconds, the leader kills it and releases the lock so a
- * replica takes over. A postmaster that ha-node (re)started and that has not answered yet is
- * starting (primary_start_timeout governs a crashed primary), and one that answers with an error
- * (starting up, crash recovery, too many connections) is alive: neither counts as silence.
+ * been silent for the hang timeout (effectiveHangTimeout: primary_hang_timeout, shortened to fit
+ * in ttl), the leader kills it and releases the lock so a replica takes over. The leader's
+ * heartbeat (primary-heartbeat.ts) asks every second and wakes the loop when silence reaches the
+ * timeout. A postmaster that ha-node (re)started and that has not answered yet is starting
+ * (primary_start_timeout governs a crashed primary), and one that answers with an error (starting
+ * up, crash recovery, too many connections) is alive: neither counts as silence.
  */
 
 /** The last answer of the local server as primary: which postmaster gave it, and when (performance.now()). */
@@ -55,20 +57,38 @@ export function hangVerdict(last: PrimaryAnswer | undefined, pid: number | undef
   return { kind: silentSeconds >= timeoutSeconds ? 'hung' : 'waiting', silentSeconds };
 }
 
+/** How often the leader's heartbeat asks its server (primary-heartbeat.ts). */
+export const heartbeatIntervalMs = 1000;
 /** How long the fence waits for the killed processes to go before the lock is released regardless. */
 export const fenceWaitMs = 2000;
 /** A replica's race once the lock is free: peers asked within 2 s, then lease write and promotion. */
 const raceAndPromoteMs = 4000;
+/** Slack for the woken cycle to reach the fence (its cached cluster read, a tick of the heartbeat). */
+const cycleSlackMs = 1000;
+
+function requestMsFor(retryTimeout: number): number {
+  return Math.max(1000, (retryTimeout * 1000) / 2);
+}
 
 /**
- * The documented bound from the freeze to a writable replica: silence reaches the timeout (from
- * the last answer, at most one cycle before the freeze), the next probe fails within its connect
- * and query bounds after at most loop_wait plus the cycle's two API requests, then the fence, the
- * release request, and the replicas' race and promotion.
+ * The hang timeout in force: primary_hang_timeout, but never so long that the fence and the
+ * release would come after ttl (a hung primary must not keep the leadership longer than a frozen
+ * ha-node would), and never below the setting's minimum (a server slow to accept one connection is
+ * not hung). 0 stays 0 (never).
  */
-export function hangTakeoverBoundMs(config: { primary_hang_timeout: number; loop_wait: number; retry_timeout: number }): number {
-  const requestMs = Math.max(1000, (config.retry_timeout * 1000) / 2);
-  return (config.primary_hang_timeout + config.loop_wait) * 1000 + probeConnectTimeoutMs + probeQueryTimeoutMs + 3 * requestMs + fenceWaitMs + raceAndPromoteMs;
+export function effectiveHangTimeout(config: { primary_hang_timeout: number; ttl: number; retry_timeout: number }): number {
+  if (config.primary_hang_timeout <= 0) return 0;
+  const withinTtl = config.ttl - (fenceWaitMs + requestMsFor(config.retry_timeout) + cycleSlackMs + heartbeatIntervalMs) / 1000;
+  return Math.min(config.primary_hang_timeout, Math.max(primaryHangTimeoutRange.min, withinTtl));
+}
+
+/**
+ * The documented bound from the freeze to a writable replica: the last heartbeat answer came at
+ * most one interval before the freeze, silence reaches the timeout in force, the heartbeat wakes the
+ * loop, then the fence, the release request, and the replicas' race and promotion.
+ */
+export function hangTakeoverBoundMs(config: { primary_hang_timeout: number; ttl: number; retry_timeout: number }): number {
+  return effectiveHangTimeout(config) * 1000 + heartbeatIntervalMs + cycleSlackMs + fenceWaitMs + requestMsFor(config.retry_timeout) + raceAndPromoteMs;
 }
 
 /** Records what this cycle's status probe showed (call once per cycle while the server runs). */
@@ -81,13 +101,15 @@ export function noteProbe(ctx: LoopContext, status: ServerStatus | undefined, er
 export async function handleSilentServer(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const { pg, state, options } = ctx;
   const pid = pg.postmasterPid();
-  const verdict = hangVerdict(state.primaryAnswer, pid, performance.now(), state.config.primary_hang_timeout);
+  const timeout = effectiveHangTimeout(state.config);
+  const verdict = hangVerdict(state.primaryAnswer, pid, performance.now(), timeout);
   if (cluster.leader?.holder !== options.name || verdict.kind === 'starting') return keepLockWhileStarting(ctx, cluster);
   const silent = Math.round(verdict.silentSeconds);
   if (verdict.kind === 'waiting') return keepLockWhileStarting(ctx, cluster, `PostgreSQL has not answered for ${silent} s`);
   if (state.snapshot.paused) return keepLockWhileStarting(ctx, cluster, 'paused: PostgreSQL hangs but the lock is not released');
-  options.logger.warn({ pid, silentSeconds: silent, timeout: state.config.primary_hang_timeout }, 'PostgreSQL is hung: killing it before releasing the leader lock');
+  options.logger.warn({ pid, silentSeconds: silent, timeout }, 'PostgreSQL is hung: killing it before releasing the leader lock');
   markDemoted(ctx);
+  ctx.heartbeat.stop();
   const { killed, lingering } = await killServerTree(pid!, fenceWaitMs);
   if (lingering.length > 0) options.logger.warn({ lingering }, 'killed PostgreSQL processes have not exited yet (SIGKILL pending)');
   pg.state = 'crashed';

@@ -41,7 +41,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   if (renewal === 'lost') return lockLost(ctx, 'failed to update leader lock in DCS');
   if (renewal === 'unreachable') return handleDcsError(ctx, new Error('leader lease renewal failed'));
   if (!isPrimary) {
-    await promote(ctx, cluster, status);
+    if ((await promote(ctx, cluster, status)) === 'lost') return lockLost(ctx, 'lost the leader lock while promoting');
     return 'promoted self to leader because I had the lock';
   }
   // Every cycle, from the pod cache: a label the promotion could not clear (API hiccup) goes now.

@@ -7,6 +7,7 @@ import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PrimaryAnswer } from './hang-watch.js';
+import type { PrimaryHeartbeat } from './primary-heartbeat.js';
 import type { ReleaseSighting } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import type { NodeSnapshot } from './snapshot.js';
@@ -81,6 +82,8 @@ export interface LoopState {
   startedAt: number;
   /** The last switchover this member refused to carry out, published in its member record. */
   switchoverAbort: { at: number; reason: string } | undefined;
+  /** The dynamic parameters were screened once since start (parameter-screen.ts). */
+  screenedOnce?: boolean;
   /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
   watchStreamingUntil: number | undefined;
 }
@@ -91,6 +94,8 @@ export interface LoopContext {
   readonly dcs: Dcs;
   readonly pg: PostgresInstance;
   readonly state: LoopState;
+  /** The leader's once-a-second question to its own server (hang detection). */
+  readonly heartbeat: PrimaryHeartbeat;
   wake(reason?: string): void;
 }
 

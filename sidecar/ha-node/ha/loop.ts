@@ -3,6 +3,7 @@ import type { PostgresInstance } from '../postgres/instance.js';
 import { runCycle } from './cycle.js';
 import { receiveFailsafe } from './dcs-outage.js';
 import { markDemoted, setFence, type HaLoopOptions, type LoopContext, type LoopState } from './loop-context.js';
+import { PrimaryHeartbeat } from './primary-heartbeat.js';
 import { releaseAfterStop } from './release.js';
 import type { EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
@@ -71,7 +72,8 @@ export class HaLoop {
       startedAt: performance.now(),
       watchStreamingUntil: undefined,
     };
-    this.context = { options, dcs, pg, state: this.state, wake: (reason) => this.wake(reason) };
+    const heartbeat = new PrimaryHeartbeat(pg, this.state, () => this.wake('primary-hung'));
+    this.context = { options, dcs, pg, state: this.state, heartbeat, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));
   }
 
@@ -115,6 +117,7 @@ export class HaLoop {
   /** Stops the loop; a leader stops PostgreSQL cleanly first, then releases the lease. */
   async shutdown(): Promise<void> {
     this.running = false;
+    this.context.heartbeat.stop();
     this.wake('shutdown');
     await this.loopDone;
     const wasLeader = this.dcs.isLeader();

@@ -8,7 +8,7 @@ import { isStandbyLeader, walPositionOf, type NodeSnapshot } from './snapshot.js
 export function memberRecord(
   options: Pick<HaLoopOptions, 'name' | 'apiUrl' | 'tags' | 'version'>,
   pg: ListenAddress & Pick<PostgresInstance, 'state'>,
-  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart' | 'demotion'>,
+  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart' | 'demotion' | 'configErrors'>,
   now: number,
   standbyLeader = false,
 ): MemberRecord {
@@ -33,6 +33,7 @@ export function memberRecord(
     system_identifier: status?.systemIdentifier,
     standby_source: standbyLeader ? standbySourceOf(status) : undefined,
     standby_demotion: demotionRecord(snapshot.demotion),
+    config_errors: snapshot.configErrors,
   };
 }
 

@@ -1,4 +1,6 @@
 import type { ClusterView, LeaderRecord } from '../dcs/types.js';
+import type { PostgresInstance } from '../postgres/instance.js';
+import { parseLsn } from '../postgres/lsn.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { raceAllowed } from '../ops/loop-decisions.js';
 import { quorumVerdict } from '../ops/quorum-race.js';
@@ -10,7 +12,7 @@ import { releasedWalFloor, releaserHealth, type ReleaserHealth } from './release
 import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { becomeStandbyLeader } from './standby-duties.js';
-import { demoteAndFollow, promote } from './transitions.js';
+import { demoteAndFollow, lockLost, promote } from './transitions.js';
 
 /** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
 interface Takeover {
@@ -75,6 +77,18 @@ async function releaserAfterCleanRelease(cluster: ClusterView, self: SelfFacts, 
   return member ? releaserHealth(await askPeer(member, 2000)) : 'gone';
 }
 
+/**
+ * A running primary's position for the comparison, read after every peer has answered: it keeps
+ * writing while they are asked, and a replica streaming from it has received no more than it had
+ * flushed when that replica answered. The position from the start of the cycle would let such a
+ * replica look ahead and win against its own primary. Falls back to that position when the
+ * server does not answer.
+ */
+async function flushPositionNow(pg: Pick<PostgresInstance, 'query'>, status: ServerStatus): Promise<number> {
+  const rows = await pg.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn').catch(() => []);
+  return Math.max(parseLsn(rows[0]?.lsn) ?? 0, walPositionOf(status));
+}
+
 /** How long a named candidate waits for WAL it lacks at a clean release before giving the switchover up. */
 export const MISSING_WAL_SETTLE_MS = 2000;
 
@@ -95,7 +109,8 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
   if (state.gaveUpLockAt !== undefined && started - state.gaveUpLockAt < state.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
     return 'no race: this member just gave up the lock because its primary did not start';
   }
-  const self = { name: options.name, walPosition: walPositionOf(status), timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
+  const walPosition = isPrimary ? await flushPositionNow(ctx.pg, status) : walPositionOf(status);
+  const self = { name: options.name, walPosition, timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
   const releaser = await releaserAfterCleanRelease(cluster, self, peers);
   const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
   const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);
@@ -114,7 +129,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
   }
   const acquireStartedEpoch = Date.now();
   const acquire = (): Promise<boolean> =>
-    takeover ? dcs.takeOverLeader(takeover.leader, walPositionOf(status)) : dcs.attemptToAcquireLeader(walPositionOf(status));
+    takeover ? dcs.takeOverLeader(takeover.leader, walPosition) : dcs.attemptToAcquireLeader(walPosition);
   if (verdict.ok && (await acquire())) {
     renewed(ctx, acquireStartedEpoch);
     const standby = state.config.standby_cluster;
@@ -125,7 +140,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     }
     if (!isPrimary) {
       const acquired = performance.now();
-      await promote(ctx, cluster, status);
+      if ((await promote(ctx, cluster, status)) === 'lost') return lockLost(ctx, 'lost the leader lock while promoting');
       options.logger.info(
         { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired), evidence: takeover?.evidence },
         'won the leader race',

@@ -34,6 +34,14 @@ export interface NodeSnapshot {
    * A cluster about to promote in its place must have replayed past checkpointLocation.
    */
   demotion?: StandbyDemotion;
+  /** Parameter values kept out of postgresql.conf (ha-node) or not applied by the server (postgresql). */
+  configErrors?: ConfigError[];
+}
+
+export interface ConfigError {
+  parameter?: string;
+  source: 'ha-node' | 'postgresql';
+  error: string;
 }
 
 export interface StandbyDemotion {

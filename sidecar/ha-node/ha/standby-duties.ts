@@ -25,6 +25,17 @@ import type { Logger } from '../../../lib/log.js';
  * promotes it onto a new timeline.
  */
 
+/**
+ * Every cycle, on every member: the source repository's configuration (with its credentials) is
+ * kept while the dynamic configuration names a source and removed once it does not (promoted).
+ * Without a dynamic configuration yet nothing changes: the bootstrap writes it when it restores.
+ */
+export function keepSourceConfig(ctx: LoopContext, cluster: ClusterView): void {
+  const upkeep = ctx.options.backup?.sourceConfig;
+  if (!upkeep) return;
+  upkeep.follow(ctx.state.config.standby_cluster ? 'standby' : cluster.config ? 'promoted' : 'unknown');
+}
+
 /** The remote source as an address PostgreSQL can follow. */
 export function remoteAddress(source: StandbySource): LeaderAddress {
   return { name: 'standby_cluster', host: source.host ?? '', port: sourcePort(source), source };
@@ -117,7 +128,7 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
  * repository. Roles and the application database come with the copy (read-only until promoted).
  */
 export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource, repository?: PgBackRest, logger?: Logger): Promise<void> {
-  if (repository && logger) await restoreSourceBackup(pg, repository, logger);
+  if (repository && logger) await restoreSourceBackup(pg, repository, logger, source.host === undefined ? undefined : { host: source.host, port: sourcePort(source) });
   else if (source.host === undefined) throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
   else await cloneFrom(pg, remoteAddress(source));
   pg.writeConfig(remoteAddress(source), true);

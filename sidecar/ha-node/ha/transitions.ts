@@ -1,6 +1,7 @@
 import type { ClusterView } from '../dcs/types.js';
 import type { ControlData, LeaderAddress } from '../postgres/instance.js';
 import type { ServerStatus } from '../postgres/status.js';
+import { keepingLease } from './lease-keeper.js';
 import { maintainHistory } from './leader-history.js';
 import { leaderTimeline, markDemoted, setFence, type LoopContext } from './loop-context.js';
 import { watchForStreaming } from './streaming-watch.js';
@@ -10,17 +11,29 @@ import { cloneFrom } from '../postgres/clone.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
-export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
+/**
+ * Promotes the local server. The lease is renewed meanwhile (lease-keeper.ts), so the slow steps
+ * after pg_promote (labels, CHECKPOINT, slots, history: each bounded by its query or request
+ * timeout) no longer race the fence deadline of the lease write before the promotion.
+ * 'lost': a renewal found the lock taken; the caller demotes.
+ */
+export async function promote(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<'promoted' | 'lost'> {
+  const { lost } = await keepingLease(ctx, 'promotion', () => promoteAndFollowUp(ctx, cluster, status));
+  return lost ? 'lost' : 'promoted';
+}
+
+async function promoteAndFollowUp(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
   const { pg, state } = ctx;
   // A former primary cut off from the API server still carries the primary label: take it off
   // while PostgreSQL promotes, so -rw stops routing to a read-only server as this one turns writable.
   const clearing = ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
-  // The fence deadline was set by the lock write that preceded this call.
   const promoteStartedAt = performance.now();
   await pg.promote();
   ctx.options.logger.info({ promoteMs: Math.round(performance.now() - promoteStartedAt) }, 'PostgreSQL takes writes');
   state.snapshot.offlineRole = 'primary';
-  // Show the new role at once: health checks and the pod label follow the writable server.
+  // The pod label goes out at once (the -rw Service follows it), beside the status read that
+  // shows the new role to the health checks: neither waits for the other.
+  const labelled = ctx.options.setRoleLabel?.('primary').catch((error: unknown) => ctx.options.logger.warn({ err: String(error) }, 'could not set the pod role label'));
   state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
   // Poolers follow at once, not after the -rw Service does (ADR 0801), nor after the label writes
   // below (API calls, slow on a loaded server); in the background, so an unreachable pooler never
@@ -28,7 +41,7 @@ export async function promote(ctx: LoopContext, cluster: ClusterView, status: Se
   if (ctx.options.poolers?.configured) {
     ctx.options.poolers.retargetAll(pg.settings.connectHost, pg.settings.port).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
   }
-  await Promise.all([clearing, ctx.options.setRoleLabel?.('primary')]);
+  await Promise.all([clearing, labelled]);
   // pg_rewind on the old primary needs a checkpoint on the new timeline.
   await pg.query('CHECKPOINT').catch(() => undefined);
   await dropInactiveSlots(pg).catch(() => undefined);

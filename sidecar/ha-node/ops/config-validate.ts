@@ -2,7 +2,8 @@ import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
 import { hbaConfigProblems } from './hba-validate.js';
-import { parameterNameProblem } from '../../../lib/pg-parameters.js';
+import { parameterNameProblem, parameterValueProblem } from '../../../lib/pg-parameters.js';
+import type { ParameterValue } from '../postgres/conf.js';
 import { standbySourceProblems } from '../postgres/standby-source.js';
 
 /**
@@ -80,7 +81,7 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
   const problems: ConfigProblem[] = [];
   for (const [key, value] of Object.entries(config)) {
     if (key === 'db') {
-      problems.push(...validateDb(value));
+      problems.push(...validateDb(value, patch));
       continue;
     }
     if (key === 'standby_cluster') {
@@ -99,7 +100,7 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
   return problems;
 }
 
-function validateDb(value: unknown): ConfigProblem[] {
+function validateDb(value: unknown, patch: JsonObject): ConfigProblem[] {
   if (!isPlainObject(value)) return [{ field: 'db', message: 'must be an object' }];
   const problems: ConfigProblem[] = [];
   for (const [key, inner] of Object.entries(value)) {
@@ -110,22 +111,40 @@ function validateDb(value: unknown): ConfigProblem[] {
     }
     const message = check(inner);
     if (message) problems.push({ field: `db.${key}`, message: `${message} (got ${JSON.stringify(inner)})` });
-    else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject));
+    else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject, parametersOf(isPlainObject(patch.db) ? { db: patch.db } : {})));
     else if (key === 'pg_hba') problems.push(...hbaConfigProblems(inner as string[], value.parameters));
   }
   return problems;
 }
 
-function validateParameters(parameters: JsonObject): ConfigProblem[] {
+/** Names are checked everywhere; values only where the request sets them (a stored bad value must not block every PATCH). */
+function validateParameters(parameters: JsonObject, sent: JsonObject): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const [name, value] of Object.entries(parameters)) {
     const field = `db.parameters.${name}`;
     const nameProblem = parameterNameProblem(name);
     if (nameProblem) problems.push({ field, message: nameProblem });
-    else if (!['string', 'number', 'boolean'].includes(typeof value)) problems.push({ field, message: `must be a string, number or boolean (got ${JSON.stringify(value)})` });
-    else if (typeof value === 'number' && !Number.isFinite(value)) problems.push({ field, message: 'must be a finite number' });
+    else if (Object.hasOwn(sent, name)) {
+      const valueProblem = parameterValueProblem(value);
+      if (valueProblem) problems.push({ field, message: valueProblem });
+    }
   }
   return problems;
+}
+
+/** The db.parameters of `next` that are new or differ from `stored` (values already validated as scalars). */
+export function changedParameters(stored: JsonObject, next: JsonObject): Record<string, ParameterValue> {
+  const before = parametersOf(stored);
+  const changed: Record<string, ParameterValue> = {};
+  for (const [name, value] of Object.entries(parametersOf(next))) {
+    if (!Object.hasOwn(before, name) || before[name] !== value) changed[name] = value as ParameterValue;
+  }
+  return changed;
+}
+
+function parametersOf(config: JsonObject): JsonObject {
+  const db = config.db;
+  return isPlainObject(db) && isPlainObject(db.parameters) ? db.parameters : {};
 }
 
 /** Timer invariants, checked with the values in force (missing keys take the defaults). */

@@ -33,8 +33,9 @@ export function connInfo(target: ConnectionTarget, dbname?: string): string {
 /** Renders one postgresql.conf value with the quoting the server expects. */
 export function renderValue(value: ParameterValue): string {
   if (typeof value === 'boolean') return value ? 'on' : 'off';
-  if (typeof value === 'number') return String(value);
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  // The file's grammar has no exponent for integers: 1e+300 unquoted is a syntax error that voids the whole file.
+  if (typeof value === 'number' && !/e/i.test(String(value))) return String(value);
+  return `'${String(value).replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 export interface ServerConfInput {

@@ -59,6 +59,25 @@ export function removeStandbySignal(dataDir: string): void {
   if (existsSync(signal)) unlinkSync(signal);
 }
 
+/**
+ * The settings of the postgresql.conf ha-node last wrote, as text (renderValue's quoting undone):
+ * a member that starts with a refused value in the DCS keeps the value it ran with.
+ */
+export function writtenParameters(dataDir: string): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(join(dataDir, 'postgresql.conf'), 'utf8');
+  } catch {
+    return {};
+  }
+  const written: Record<string, string> = {};
+  for (const match of text.matchAll(/^([A-Za-z_][A-Za-z0-9_.]*) = (.*)$/gm)) {
+    const raw = match[2]!;
+    written[match[1]!] = /^'.*'$/.test(raw) ? raw.slice(1, -1).replace(/''|\\\\/g, (pair) => pair[0]!) : raw;
+  }
+  return written;
+}
+
 /** synchronous_standby_names as last written to postgresql.conf ('' when none or unreadable). */
 export function writtenSyncStandbyNames(dataDir: string): string {
   try {

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import type { ParameterValue } from './conf.js';
+import type { SettingsCatalog } from './settings-catalog.js';
 import { removeStandbySignal, writeConfigFiles, writtenSyncStandbyNames } from './config-files.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, type RunAs } from './runner.js';
@@ -66,6 +67,8 @@ export class PostgresInstance {
   state: DbState = 'stopped';
   /** Dynamic-configuration parameters, applied on the next config write. */
   dynamicParameters: Record<string, ParameterValue> = {};
+  /** The server's pg_settings as last read (undefined until it has run under this process). */
+  settingsCatalog: SettingsCatalog | undefined;
   /** Parameters no configuration may override (WAL archiving while backups are on). */
   enforcedParameters: Record<string, ParameterValue> = {};
   /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
@@ -131,15 +134,16 @@ export class PostgresInstance {
     }
   }
 
-  async connect(database = 'postgres'): Promise<pg.Client> {
+  /** A new connection; `waitMs` bounds the connect and each query instead of the probe bounds. */
+  async connect(database = 'postgres', waitMs?: number): Promise<pg.Client> {
     const client = new pg.Client({
       host: this.settings.socketDir,
       port: this.settings.port,
       user: this.settings.superuser.username,
       database,
-      connectionTimeoutMillis: probeConnectTimeoutMs,
+      connectionTimeoutMillis: waitMs ?? probeConnectTimeoutMs,
       statement_timeout: 5000,
-      query_timeout: probeQueryTimeoutMs,
+      query_timeout: waitMs ?? probeQueryTimeoutMs,
       application_name: 'keelson-ha-node',
     });
     client.on('error', () => undefined);
@@ -151,6 +155,17 @@ export class PostgresInstance {
     const client = await this.connect();
     try {
       return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** Whether the server is in recovery, asked over a new connection that may wait `waitMs` to connect and as long to answer (the hang watch's heartbeat). */
+  async inRecovery(waitMs: number): Promise<boolean> {
+    const client = await this.connect('postgres', waitMs);
+    try {
+      const rows = (await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery')).rows;
+      return rows[0]?.recovery !== false;
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -77,7 +77,7 @@ export async function startAdminTarget(): Promise<FuzzTarget> {
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/healthz`, server);
-    // The seeded administrator must change its password first (2108 on everything else); the
+    // The seeded administrator must change its password before changing anything (2108); the
     // fuzzer exercises the API behind that step, as an administrator who has done it.
     await db.query('UPDATE users SET must_change_password = false WHERE user_name = $1', ['admin']);
     const login = async (): Promise<{ token: string; refreshToken: string }> => {

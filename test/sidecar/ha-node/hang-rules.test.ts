@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { descendantsOf, parseProcStat } from '../../../sidecar/ha-node/fence/kill-server.js';
-import { hangTakeoverBoundMs, hangVerdict, nextPrimaryAnswer, probeOutcome } from '../../../sidecar/ha-node/ha/hang-watch.js';
+import { effectiveHangTimeout, hangTakeoverBoundMs, hangVerdict, nextPrimaryAnswer, probeOutcome } from '../../../sidecar/ha-node/ha/hang-watch.js';
 import { defaultConfig, effectiveConfig } from '../../../sidecar/ha-node/ha/settings.js';
 import { validateDynamicConfig } from '../../../sidecar/ha-node/ops/config-validate.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';
@@ -40,10 +40,19 @@ describe('hung primary rules', () => {
     assert.deepEqual(hangVerdict(last, 100, 31_000, 30), { kind: 'hung', silentSeconds: 30 });
   });
 
+  it('shortens the hang timeout so the fence and the release come within ttl, never below the minimum', () => {
+    // ttl − (2 s fence + max(1 s, retry_timeout/2) release + 1 s heartbeat + 1 s cycle).
+    assert.equal(effectiveHangTimeout({ primary_hang_timeout: 30, ttl: 30, retry_timeout: 10 }), 21, 'the defaults');
+    assert.equal(effectiveHangTimeout({ primary_hang_timeout: 30, ttl: 10, retry_timeout: 4 }), 5, 'ttl 10 gives the minimum');
+    assert.equal(effectiveHangTimeout({ primary_hang_timeout: 5, ttl: 8, retry_timeout: 3 }), 5, 'never below the minimum');
+    assert.equal(effectiveHangTimeout({ primary_hang_timeout: 30, ttl: 60, retry_timeout: 10 }), 30, 'a long ttl keeps the setting');
+    assert.equal(effectiveHangTimeout({ primary_hang_timeout: 0, ttl: 30, retry_timeout: 10 }), 0, '0 stays never');
+  });
+
   it('documents the takeover bound from its parts', () => {
-    // (5 + 1) s + 3 s connect + 6 s query + 3 requests of 1.5 s + 2 s fence + 4 s race and promotion.
-    assert.equal(hangTakeoverBoundMs({ primary_hang_timeout: 5, loop_wait: 1, retry_timeout: 3 }), 25_500);
-    assert.equal(hangTakeoverBoundMs({ primary_hang_timeout: 30, loop_wait: 10, retry_timeout: 10 }), 70_000);
+    // timeout + 1 s heartbeat + 1 s cycle + 2 s fence + max(1 s, retry_timeout/2) release + 4 s race and promotion.
+    assert.equal(hangTakeoverBoundMs({ primary_hang_timeout: 30, ttl: 30, retry_timeout: 10 }), 34_000);
+    assert.equal(hangTakeoverBoundMs({ primary_hang_timeout: 30, ttl: 10, retry_timeout: 4 }), 15_000);
   });
 
   it('reads /proc stat lines whose command holds spaces and parentheses', () => {

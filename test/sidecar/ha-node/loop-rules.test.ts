@@ -176,6 +176,7 @@ describe('member record', () => {
       system_identifier: '7711',
       standby_source: undefined,
       standby_demotion: undefined,
+      config_errors: undefined,
     });
   });
 

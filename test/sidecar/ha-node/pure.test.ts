@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { clusterDocument } from '../../../sidecar/ha-node/api/cluster-document.js';
+import { cachedServerAlive, withLiveServer } from '../../../sidecar/ha-node/api/server-alive.js';
 import { healthStatus, livenessStatus, replicationLag, BadQuery } from '../../../sidecar/ha-node/api/health-rules.js';
 import { parseLag } from '../../../sidecar/ha-node/api/lag.js';
 import { renderMetrics, versionNumber } from '../../../sidecar/ha-node/api/metrics-text.js';
@@ -214,7 +215,21 @@ describe('health rules', () => {
       assert.equal(healthStatus(path, {}, replica), 503, path);
     }
     const crashedWithLock = snapshot({ name: 'a', isLeader: true, status: undefined, dbState: 'crashed', offlineRole: 'primary' });
-    assert.equal(healthStatus('/primary', {}, crashedWithLock), 200, 'the lock decides while the primary restarts');
+    assert.equal(healthStatus('/primary', {}, crashedWithLock), 503, 'a primary that does not run gets no clients, lock or not');
+    assert.equal(healthStatus('/readiness', {}, crashedWithLock), 503);
+    assert.equal(healthStatus('/leader', {}, crashedWithLock), 200, 'the lock alone decides /leader');
+    const gone = withLiveServer(primary, () => false);
+    assert.equal(healthStatus('/primary', {}, gone), 503, 'a postmaster gone since the last loop');
+    assert.equal(gone.dbState, 'crashed');
+    assert.equal(withLiveServer(primary, () => true), primary);
+    const server: { pid?: number } = {};
+    let clock = 0;
+    const alive = cachedServerAlive(() => server.pid, 200, () => clock);
+    assert.equal(alive(), false, 'no postmaster');
+    server.pid = process.pid;
+    assert.equal(alive(), false, 'kept for 200 ms');
+    clock = 201;
+    assert.equal(alive(), true);
     const demoted = snapshot({ name: 'a', isLeader: true, status: replicaStatus });
     assert.equal(healthStatus('/primary', {}, demoted), 503);
     assert.equal(healthStatus('/leader', {}, demoted), 200);

@@ -117,12 +117,28 @@ export const ClusterMenus = {
 } as const;
 
 /**
- * Makes the module grantable to roles: its page under the business catalog (R_SUPER sees it at
- * once; other roles once granted) and its button codes attached to that page, so the role
- * dialog's button tree offers them there. Idempotent: runs at every start.
+ * Makes the module grantable to roles: its button codes, and, where the front end has the page
+ * (CLUSTERS_PAGE, after copying web/), the page under the business catalog (R_SUPER sees it at
+ * once; other roles once granted) with the buttons attached, so the role dialog's button tree
+ * offers them there. Without the page nothing is seeded that a stock client would show as a
+ * dead entry, and a page seeded before is neither delivered nor offered (its grants are kept).
+ * Idempotent: runs at every start.
  */
 export async function init(services: AdminServices): Promise<void> {
   const { db } = services;
+  const { page } = ClusterMenus;
+  if (services.config.clustersPage) await seedPage(db);
+  else services.clientPages.markAbsent(page.routeName);
+  for (const [action, code] of Object.entries(ClusterButtons)) {
+    await db.query(
+      `INSERT INTO buttons (button_code, button_desc, menu_id) VALUES ($1, $2, (SELECT id FROM menus WHERE route_name = $3))
+       ON CONFLICT (button_code) DO UPDATE SET menu_id = COALESCE(buttons.menu_id, EXCLUDED.menu_id)`,
+      [code, `${action} database cluster`, page.routeName],
+    );
+  }
+}
+
+async function seedPage(db: AdminServices['db']): Promise<void> {
   const { catalog, page } = ClusterMenus;
   // ON CONFLICT without a target: an existing route name or path (an administrator's own) wins.
   await db.query(
@@ -134,11 +150,4 @@ export async function init(services: AdminServices): Promise<void> {
      SELECT $1, '2', $2, $3, id, $4, $5, $6 FROM menus WHERE route_name = $7 ON CONFLICT DO NOTHING`,
     [page.menuName, page.routeName, page.routePath, page.component, page.icon, page.order, catalog.routeName],
   );
-  for (const [action, code] of Object.entries(ClusterButtons)) {
-    await db.query(
-      `INSERT INTO buttons (button_code, button_desc, menu_id) VALUES ($1, $2, (SELECT id FROM menus WHERE route_name = $3))
-       ON CONFLICT (button_code) DO UPDATE SET menu_id = COALESCE(buttons.menu_id, EXCLUDED.menu_id)`,
-      [code, `${action} database cluster`, page.routeName],
-    );
-  }
 }

@@ -32,7 +32,7 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
     router.get(HaNodePaths.backup, handle(async (_req, res) => {
       if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
       const status = keeper.status();
-      const info = await keeper.info().then(
+      const info = await keeper.sharedInfo().then(
         (value) => ({ ok: true as const, value }),
         (error: Error) => ({ ok: false as const, error: error.message }),
       );

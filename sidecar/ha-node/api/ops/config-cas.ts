@@ -2,8 +2,12 @@ import { describeApiError } from '../../../../lib/kube/client.js';
 import type { Dcs, DynamicConfig } from '../../dcs/types.js';
 import { findUnsafeJson } from '../../../../lib/json-guard.js';
 import { mergePatch, sameDocument, withoutNulls, type JsonObject } from '../../ops/config-merge.js';
-import { describeProblems, validateDynamicConfig } from '../../ops/config-validate.js';
+import { changedParameters, describeProblems, validateDynamicConfig, type ConfigProblem } from '../../ops/config-validate.js';
+import type { ParameterValue } from '../../postgres/conf.js';
 import type { Reply } from '../../ops/texts.js';
+
+/** Checks parameter values against the server's own rules (pg_settings); problems name db.parameters.<name>. */
+export type ParameterCheck = (parameters: Record<string, ParameterValue>) => Promise<ConfigProblem[]>;
 
 /** How often a PATCH/PUT re-reads, re-merges and re-validates after losing a compare-and-swap. */
 export const configCasAttempts = 5;
@@ -18,7 +22,13 @@ export type ConfigWriteOutcome =
  * over from a fresh read (a concurrent PATCH of another key is then merged, not overwritten).
  * After `configCasAttempts` lost races: 409. The API server unreachable: 503.
  */
-export async function writeConfigWithCas(dcs: Dcs, mode: 'patch' | 'put', change: JsonObject, attempts = configCasAttempts): Promise<ConfigWriteOutcome> {
+export async function writeConfigWithCas(
+  dcs: Dcs,
+  mode: 'patch' | 'put',
+  change: JsonObject,
+  attempts = configCasAttempts,
+  serverCheck?: ParameterCheck,
+): Promise<ConfigWriteOutcome> {
   const refusal = refuseChange(mode, change);
   if (refusal) return { ok: false, reply: { code: 400, text: `Bad request: ${refusal}` }, attempts: 0, fields: [] };
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
@@ -32,6 +42,8 @@ export async function writeConfigWithCas(dcs: Dcs, mode: 'patch' | 'put', change
     const stored = (cluster.config ?? {}) as JsonObject;
     const next = mode === 'patch' ? mergePatch(stored, change) : withoutNulls(change);
     const problems = validateDynamicConfig(next, change);
+    // Only values this request changes: one stored before these checks existed must not block every PATCH.
+    if (problems.length === 0 && serverCheck) problems.push(...(await serverCheck(changedParameters(stored, next))));
     if (problems.length > 0) {
       return { ok: false, reply: { code: 400, text: describeProblems(problems) }, attempts: attempt, fields: problems.map((p) => p.field) };
     }

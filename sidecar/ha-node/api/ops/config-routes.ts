@@ -4,7 +4,8 @@ import { HaNodePaths } from '../../../../lib/ports.js';
 import type { ApiCredentials } from '../../ops/auth.js';
 import { isPlainObject, type JsonObject } from '../../ops/config-merge.js';
 import type { ApiContext } from '../context.js';
-import { writeConfigWithCas } from './config-cas.js';
+import { configCasAttempts, writeConfigWithCas } from './config-cas.js';
+import { serverParameterCheck } from './parameter-check.js';
 import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';
 
@@ -25,6 +26,7 @@ export function configRoutes(credentials: ApiCredentials | undefined) {
       res.status(200).json(cluster.config);
     }));
 
+    const serverCheck = serverParameterCheck(context.pg, context.logger);
     const write = (mode: 'patch' | 'put') =>
       handle(async (req, res) => {
         const body = await readJsonBody(req);
@@ -32,7 +34,7 @@ export function configRoutes(credentials: ApiCredentials | undefined) {
         if (!isPlainObject(body.value) || Object.keys(body.value).length === 0) {
           return sendReply(res, { code: 400, text: 'Bad request: the body must be a non-empty JSON object' });
         }
-        const outcome = await writeConfigWithCas(context.dcs, mode, body.value as JsonObject);
+        const outcome = await writeConfigWithCas(context.dcs, mode, body.value as JsonObject, configCasAttempts, serverCheck);
         if (!outcome.ok) {
           if (outcome.fields) req.log?.info({ fields: outcome.fields }, 'refused invalid configuration');
           else req.log?.warn({ err: outcome.error, attempts: outcome.attempts }, 'config write failed');

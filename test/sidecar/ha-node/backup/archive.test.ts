@@ -39,9 +39,13 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     }, 90_000);
     assert.equal(status.archive?.ok, true);
     await archiveCurrentWal(cluster, primary);
-    const listed = await backupStatus(primary);
-    const repositories = new Set(listed.info?.wal.filter((w) => w.max).map((w) => w.repository));
-    assert.deepEqual([...repositories].sort(), [1, 2], 'archived WAL listed in the posix and the S3 repository');
+    // GET /backup reuses a listing for a few seconds (one pgbackrest info for many callers): ask until it is renewed.
+    const repositoriesListed = async () => [...new Set((await backupStatus(primary)).info?.wal.filter((w) => w.max).map((w) => w.repository))].sort();
+    const repositories = await cluster.waitFor('archived WAL in both repositories', async () => {
+      const listed = await repositoriesListed();
+      return listed.length === 2 ? listed : undefined;
+    }, 20_000).catch(async () => repositoriesListed());
+    assert.deepEqual(repositories, [1, 2], 'archived WAL listed in the posix and the S3 repository');
   });
 
   it('only the primary archives: the replica runs archive_mode=on without archiving', async () => {

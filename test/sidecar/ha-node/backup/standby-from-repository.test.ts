@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { patchConfig, standbyApiEnv, standbyLeaderOf } from '../standby-support.js';
@@ -17,15 +19,22 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
   let source: TestCluster;
   let standby: TestCluster | undefined;
   let refused: TestCluster | undefined;
+  let other: TestCluster | undefined;
+  let mixed: TestCluster | undefined;
+  let streaming: TestCluster | undefined;
   let sourcePrimary: Member;
   const repository = (): Record<string, unknown> => ({ kind: 'posix', path: repo.path });
   const standbyBackup = (stanza: string, sourceStanza: string): string =>
     JSON.stringify({ stanza, repositories: [repository()], archiveTimeout: 30, recovery: { stanza: sourceStanza, repository: repository(), standby: true } });
-  const standbyEnv = (stanza: string, sourceStanza: string): Record<string, string> => ({
+  const standbyEnv = (stanza: string, sourceStanza: string, host?: Member): Record<string, string> => ({
     ...standbyApiEnv,
     KEELSON_BACKUP: standbyBackup(stanza, sourceStanza),
-    KEELSON_BOOTSTRAP_CONFIG: JSON.stringify({ standby_cluster: { repository: true } }),
+    KEELSON_BOOTSTRAP_CONFIG: JSON.stringify({ standby_cluster: { repository: true, ...(host ? { host: host.ip, port: host.pgPort } : {}) } }),
   });
+  const systemOf = async (member: Member): Promise<string> =>
+    String((await member.query<{ id: string }>('SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id);
+  /** The source's pgBackRest configuration, which holds its repository credentials. */
+  const hasSourceConf = (member: Member): boolean => existsSync(join(dirname(member.dataDir), 'pgbackrest', 'source.conf'));
   const count = async (member: Member): Promise<number | undefined> =>
     (await member.query<{ n: number }>('SELECT count(*)::int AS n FROM items').catch(() => []))[0]?.n;
 
@@ -43,6 +52,9 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
   });
 
   after(async () => {
+    await streaming?.stop();
+    await mixed?.stop();
+    await other?.stop();
     await refused?.stop();
     await standby?.stop();
     await source?.stop();
@@ -64,6 +76,7 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
     assert.equal(await leader.status('/standby-leader'), 200);
     assert.equal(await leader.status('/primary'), 503);
     assert.equal(await leader.isWritable(), false);
+    for (const member of standby.members) assert.ok(hasSourceConf(member), `${member.name} can read the source's archive`);
 
     const promoted = await patchConfig(leader, { standby_cluster: null });
     assert.equal(promoted.status, 200, promoted.text);
@@ -74,6 +87,14 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
     await leader.query('INSERT INTO items VALUES (301)');
     const replica = standby.members.find((m) => m !== leader)!;
     await standby.waitFor('the other member follows the promoted leader', async () => (await count(replica)) === 301, 60_000);
+
+    // Promoted: the source's credentials leave every member's volume, and a restart writes none.
+    for (const member of standby.members) await standby.waitFor(`${member.name} without source.conf`, async () => !hasSourceConf(member), 30_000);
+    await replica.stop();
+    replica.start();
+    await leader.query('INSERT INTO items VALUES (302)');
+    await standby.waitFor('the restarted member follows again', async () => (await count(replica)) === 302, 90_000);
+    assert.equal(hasSourceConf(replica), false, 'a restart of a promoted member does not write source.conf');
   });
 
   it('refuses a source stanza the repository does not hold, naming it', async () => {
@@ -84,5 +105,29 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
     }, 60_000);
     assert.match(status.restore!.message, /recovery\.stanza: no stanza nosuch/);
     assert.equal(await refused.members[0]!.status('/standby-leader'), 503);
+  });
+
+  it('refuses a streaming source of another database system than the repository\'s backup, naming both', async () => {
+    other = await startCluster({ members: 1, scope: 'rother', api: source.api, env: standbyApiEnv });
+    const otherPrimary = await other.waitFor('the other primary', () => other!.primary(), 120_000);
+    const [otherSystem, sourceSystem] = [await systemOf(otherPrimary), await systemOf(sourcePrimary)];
+    assert.notEqual(otherSystem, sourceSystem);
+    mixed = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'rmix', api: source.api, env: standbyEnv('rmix', 'rsrc', otherPrimary) });
+    const member = mixed.members[0]!;
+    const status = await mixed.waitFor('the restore refused', async () => {
+      const s = await backupStatus(member);
+      return s.restore && !s.restore.ok ? s : undefined;
+    }, 90_000);
+    assert.match(status.restore!.message, new RegExp(`streaming source ${otherPrimary.ip}:${otherPrimary.pgPort} is database system ${otherSystem}, but backup \\S+ in the source stanza rsrc is of system ${sourceSystem}`));
+    assert.match(status.restore!.message, /different clusters; nothing was restored/);
+    assert.equal(existsSync(join(member.dataDir, 'PG_VERSION')), false, 'nothing restored');
+    assert.equal(await member.status('/standby-leader'), 503);
+  });
+
+  it('restores and streams when the streaming source is the repository\'s database system', async () => {
+    streaming = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'rstr', api: source.api, env: standbyEnv('rstr', 'rsrc', sourcePrimary) });
+    const leader = await streaming.waitFor('the standby leader', () => standbyLeaderOf(streaming!.members), 180_000);
+    assert.equal(await systemOf(leader), await systemOf(sourcePrimary));
+    await streaming.waitFor('streaming from the source', async () => (await leader.query('SELECT 1 FROM pg_stat_wal_receiver WHERE status = \'streaming\'')).length === 1, 90_000);
   });
 });

@@ -74,4 +74,22 @@ describe('keelson ctl reads the cluster Secret only for mutating requests', () =
     assert.equal(resumed.code, 0, `${resumed.stdout}${resumed.stderr}`);
     assert.equal(secretReads(), 2, 'one read per run');
   });
+
+  it('takes the cluster as a positional argument, as patronictl does, and refuses one that disagrees with --cluster', async () => {
+    const lookup = ['--namespace', 'default', '--kubeconfig', api.kubeconfigPath];
+    for (const command of ['list', 'topology', 'show-config', 'history']) {
+      const result = await runCtl([...lookup, command, 'creds']);
+      assert.equal(result.code, 0, `${command} creds: ${result.stderr}`);
+    }
+    assert.match((await runCtl([...lookup, 'list', 'creds'])).stdout, /\ba\b.*[Ll]eader/);
+    assert.equal((await runCtl([...lookup, '--cluster', 'creds', 'list', 'creds'])).code, 0, 'both given and agreeing');
+    const mismatch = await runCtl([...lookup, '--cluster', 'creds', 'list', 'other']);
+    assert.equal(mismatch.code, 2);
+    assert.match(mismatch.stderr, /the cluster named as an argument \("other"\) differs from --cluster "creds"/);
+    // A switchover names its cluster the same way; with no replica to hand over to, the refusal comes from the member.
+    const switchover = await runCtl([...lookup, 'switchover', 'creds', '--force']);
+    assert.doesNotMatch(switchover.stderr, /too many arguments|unknown/, switchover.stderr);
+    assert.notEqual(switchover.code, 2, `${switchover.stdout}${switchover.stderr}`);
+    assert.equal((await runCtl([...lookup, '--cluster', 'other', 'switchover', 'creds', '--force'])).code, 2);
+  });
 });

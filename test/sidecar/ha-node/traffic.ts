@@ -11,9 +11,10 @@ export async function settled(cluster: TestCluster, replicas: number): Promise<M
 }
 
 /**
- * Writes every 50 ms until `until`; counts attempts and failures. Every tenth round it also asks
+ * Writes every 50 ms until `until`; counts attempts and failures. Beside it, every 250 ms, it asks
  * what the kubelet and the -rw Service ask (/primary, /readiness): any other answer than 200 would
- * take the primary out of -rw, a client-visible outage although PostgreSQL still takes writes.
+ * take the primary out of -rw, a client-visible outage although PostgreSQL still takes writes. The
+ * probes run on their own clock so a loaded machine's slow writes do not thin them out.
  */
 export async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean; probes: number; notPrimary: string[] }> {
   let attempts = 0;
@@ -22,19 +23,26 @@ export async function keepWriting(member: Member, until: number): Promise<{ atte
   let probes = 0;
   const notPrimary: string[] = [];
   const startedAt = Date.now();
-  while (Date.now() < until) {
-    attempts += 1;
-    await member.query('INSERT INTO beats VALUES (now())').catch(() => (failures += 1));
-    if (!sawActive && attempts % 20 === 0) sawActive = (await member.get('/ha').catch(() => undefined))?.json().failsafe_mode_is_active === true;
-    if (attempts % 10 === 0) {
+  const write = async () => {
+    while (Date.now() < until) {
+      attempts += 1;
+      await member.query('INSERT INTO beats VALUES (now())').catch(() => (failures += 1));
+      if (!sawActive && attempts % 20 === 0) sawActive = (await member.get('/ha').catch(() => undefined))?.json().failsafe_mode_is_active === true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const probe = async () => {
+    while (Date.now() < until) {
+      const round = Date.now();
       probes += 1;
       for (const path of ['/primary', '/readiness']) {
         const code = await member.status(path).catch(() => 0);
         if (code !== 200) notPrimary.push(`${path} ${code} at ${Date.now() - startedAt} ms`);
       }
+      await new Promise((r) => setTimeout(r, Math.max(0, 250 - (Date.now() - round))));
     }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  };
+  await Promise.all([write(), probe()]);
   return { attempts, failures, sawActive, probes, notPrimary };
 }
 

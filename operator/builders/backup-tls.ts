@@ -1,7 +1,7 @@
 import type { V1ContainerPort, V1Secret, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import type { CaSecretData } from '../reconcile/backup-ca-rotation.js';
-import { backupCaStagedAnnotation, BackupTlsKeys, backupTlsSecretName, MountPaths } from '../naming.js';
+import { backupCaStagedAnnotation, BackupTlsKeys, backupTlsSecretName, MountPaths } from '../../api/naming.js';
 import { ownedMeta, type BuildContext } from './context.js';
 
 /**

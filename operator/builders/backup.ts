@@ -1,6 +1,6 @@
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { BackupRepositorySpec, RecoverySpec } from '../api/backup-types.js';
-import { backupClaimName, commonLabels, MountPaths } from '../naming.js';
+import type { BackupRepositorySpec, RecoverySpec } from '../../api/crd/backup-types.js';
+import { backupClaimName, commonLabels, MountPaths } from '../../api/naming.js';
 import type { BuildContext } from './context.js';
 import { backupTlsMounts, backupTlsVolumes, haNodeTlsServer } from './backup-tls.js';
 

@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { Ports } from '../../lib/ports.js';
-import { ConfigKeys } from '../naming.js';
+import { ConfigKeys } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 import { desiredDynamicConfig } from './dynamic-config.js';
 

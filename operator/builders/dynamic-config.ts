@@ -1,5 +1,5 @@
-import { durationMs } from '../api/replica-types.js';
-import type { DatabaseCluster } from '../api/types.js';
+import { durationMs } from '../../api/crd/replica-types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { StandbyTarget } from './context.js';
 
 /**

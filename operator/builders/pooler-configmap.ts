@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { Ports } from '../../lib/ports.js';
-import { ConfigKeys, RoleNames } from '../naming.js';
+import { ConfigKeys, RoleNames } from '../../api/naming.js';
 import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import { MountPaths, SecretKeys, VolumeNames } from '../naming.js';
+import { MountPaths, SecretKeys, VolumeNames } from '../../api/naming.js';
 import { clusterNames, type BuildContext } from './context.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
-import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
-import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
+import { exporterPodEnv } from '../../api/exporter/node-options.js';
+import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../../api/naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
 import { backupTlsPorts } from './backup-tls.js';

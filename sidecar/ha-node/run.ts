@@ -21,7 +21,7 @@ import { PoolerRoleKeeper } from './postgres/pooler-role.js';
 import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
-import { ContainerNames, Labels, PodComponents } from '../../operator/naming.js';
+import { ContainerNames, Labels, PodComponents } from '../../api/naming.js';
 import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 import { PgBackRestServer } from './backup/tls-server.js';

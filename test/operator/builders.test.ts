@@ -12,10 +12,10 @@ import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servi
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
-import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { Labels, Roles, ordinalOf } from '../../api/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
-import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../api/exporter/node-options.js';
 
 const all = modernCapabilities;
 

@@ -13,11 +13,11 @@ import { buildPoolerService } from '../../operator/builders/pooler-services.js';
 import { buildCredentialSecret, credentialKindsOf } from '../../operator/builders/secrets.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
-import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/naming.js';
+import { ConfigKeys, ContainerNames, poolerSelector } from '../../api/naming.js';
 import { buildServiceMonitor } from '../../operator/builders/servicemonitor.js';
 import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
-import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../api/exporter/node-options.js';
 
 const enabled = { pooler: { enabled: true } };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { durationMs } from '../../operator/api/replica-types.js';
-import { InvalidSpecError } from '../../operator/api/validate.js';
+import { durationMs } from '../../api/crd/replica-types.js';
+import { InvalidSpecError } from '../../api/crd/validate.js';
 import { haNodeConfig } from '../../operator/builders/configmap.js';
 import { configPatch, desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { validateDynamicConfig } from '../../sidecar/ha-node/ops/config-validate.js';

@@ -1,8 +1,8 @@
-import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../operator/api/ha-bounds.js';
+import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../api/crd/ha-bounds.js';
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
 import { hbaConfigProblems } from './hba-validate.js';
-import { parameterNameProblem, parameterValueProblem } from '../../../lib/pg-parameters.js';
+import { parameterNameProblem, parameterValueProblem } from '../../../api/postgres/pg-parameters.js';
 import type { ParameterValue } from '../postgres/conf.js';
 import { standbySourceProblems } from '../postgres/standby-source.js';
 
@@ -10,7 +10,7 @@ import { standbySourceProblems } from '../postgres/standby-source.js';
  * Validation of a complete dynamic configuration document before it is written to the DCS.
  * Patroni stores anything and then every member logs ValueError on each loop; we refuse with a
  * 400 that names the field instead. Every check returns all problems, first one first. Timings
- * and counts have the bounds of the DatabaseCluster CRD (operator/api/ha-bounds.ts).
+ * and counts have the bounds of the DatabaseCluster CRD (api/crd/ha-bounds.ts).
  */
 export interface ConfigProblem {
   /** Dotted path of the offending key, e.g. "ttl" or "db.parameters.max_connections". */

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/validate.js';
+import { parseDatabaseCluster, InvalidSpecError } from '../../../api/crd/validate.js';
 import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
 import { buildBackupTlsSecret, readBackupTlsSecret } from '../../../operator/builders/backup-tls.js';
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
 import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
-import type { BackupObject } from '../../../operator/api/backup-kind.js';
+import type { BackupObject } from '../../../api/crd/backup-kind.js';
 import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
 import { demoSpec } from '../../../local/cluster/up.js';
 

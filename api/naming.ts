@@ -1,4 +1,4 @@
-import { apiVersion, kind, type DatabaseCluster } from './api/types.js';
+import { apiVersion, kind, type DatabaseCluster } from './crd/types.js';
 import type { V1OwnerReference } from '@kubernetes/client-node';
 
 /**

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { z } from 'zod';
 import { loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
 import { Ports, parseListenAddress } from '../../lib/ports.js';
-import { allowedPgbouncerParameters, type PoolMode } from './ini.js';
+import { allowedPgbouncerParameters, type PoolMode } from '../../api/pooler/pgbouncer-parameters.js';
 import type { PoolerSettings } from './run.js';
 
 /** Every setting of `keelson pooler`: flags > environment (the pooler Deployment sets KEELSON_POOLER_*) > file > defaults. */

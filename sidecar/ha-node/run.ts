@@ -9,7 +9,7 @@ import { createHaNodeApp } from './api/app.js';
 import type { ApiModule } from './api/context.js';
 import type { HaNodeSettings } from './config.js';
 import { LeaseDcs } from './dcs/lease-dcs.js';
-import { authorizationHeader, loadApiCredentials, type ApiCredentials } from './ops/auth.js';
+import { authorizationHeader, loadApiCredentials, type ApiCredentials } from '../../api/ha-node/credentials.js';
 import { writeFenceDeadline } from './fence/deadline.js';
 import { HaLoop } from './ha/loop.js';
 import { defaultConfig, type EffectiveConfig } from './ha/settings.js';

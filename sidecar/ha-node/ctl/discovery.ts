@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
 import { names, SecretKeys } from '../../../api/naming.js';
 import { Label, memberFromLease } from '../dcs/lease-codec.js';
-import type { ApiCredentials } from '../ops/auth.js';
+import type { ApiCredentials } from '../../../api/ha-node/credentials.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 import { MemberAddressRefused } from './member-route.js';
 

@@ -8,7 +8,7 @@ import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js'
 import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 import { describeProblems, validateDynamicConfig } from './ops/config-validate.js';
 import type { DynamicConfig } from './dcs/types.js';
-import { parseBackupConfig, type BackupConfig } from './backup/settings.js';
+import { parseBackupConfig, type BackupConfig } from '../../api/ha-node/backup-settings.js';
 
 /** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
 export const haNodeConfigSpec = {

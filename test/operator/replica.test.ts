@@ -11,7 +11,7 @@ import { planRole } from '../../operator/reconcile/replica-role.js';
 import { sampleCluster } from './fixtures.js';
 import { haNodeBackupSettings } from '../../operator/builders/backup.js';
 import { namedRestoreField } from '../../operator/reconcile/backup.js';
-import { parseBackupConfig } from '../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../api/ha-node/backup-settings.js';
 
 /** spec.replica without processes: the spec rules, the path to ha-node's standby_cluster, status. */
 

@@ -7,7 +7,7 @@ import { buildBackupTlsSecret, readBackupTlsSecret } from '../../../operator/bui
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
 import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
 import type { BackupObject } from '../../../api/crd/backup-kind.js';
-import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../../api/ha-node/backup-settings.js';
 import { demoSpec } from '../../../local/cluster/up.js';
 
 const s3 = { bucket: 'backups', endpoint: 'minio.example', port: 9000, uriStyle: 'path', credentialsSecret: { name: 's3-creds' }, caSecret: { name: 's3-ca' } };

@@ -4,7 +4,7 @@
  * the restore bootstrap. This module: the backup settings ha-node reads from KEELSON_BACKUP (JSON).
  */
 import { z } from 'zod';
-import { Ports } from '../../../lib/ports.js';
+import { Ports } from '../../lib/ports.js';
 
 const absolutePath = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute path');
 const fileName = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute file path');

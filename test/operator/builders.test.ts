@@ -184,7 +184,7 @@ describe('builders', () => {
   it('ConfigMap seeds the dynamic settings only as bootstrapConfig, equal to what PATCH /config sends', () => {
     const ctx = sampleContext({ postgresql: { parameters: { max_connections: '200' }, pg_hba: ['host all all 10.0.0.0/8 scram-sha-256'] }, ha: { ttl: 40, synchronousMode: 'strict' }, postgresVersion: 16 });
     const file = parse(buildConfigMap(ctx).data!['ha-node.yaml']!) as Record<string, unknown>;
-    assert.deepEqual(JSON.parse(file.bootstrapConfig as string), desiredDynamicConfig(ctx.cluster));
+    assert.deepEqual(file.bootstrapConfig, desiredDynamicConfig(ctx.cluster));
     assert.equal(file.pgBin, '/usr/lib/postgresql/16/bin');
     // No second, local copy of a dynamic setting: a restarted pod must not bring back a value the spec dropped.
     for (const key of ['ttl', 'loopWait', 'retryTimeout', 'maximumLagOnFailover', 'failsafeMode', 'primaryHangTimeout', 'synchronousMode', 'pgParameters']) {

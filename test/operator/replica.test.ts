@@ -60,7 +60,7 @@ describe('spec.replica reaches ha-node as standby_cluster', () => {
     assert.deepEqual(desired.standby_cluster, { host: '127.1.0.9', port: 5432, recovery_min_apply_delay: 90_000 });
     assert.deepEqual(validateDynamicConfig(desired as never), []);
     const settings = haNodeConfig({ cluster, operatorVersion: '9.9.9', standby: target });
-    assert.deepEqual(JSON.parse(settings.bootstrapConfig as string), desired);
+    assert.deepEqual(settings.bootstrapConfig, desired);
     assert.equal('standby_cluster' in desiredDynamicConfig(cluster), false, 'no resolved source: no standby_cluster');
   });
 

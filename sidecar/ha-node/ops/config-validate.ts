@@ -1,3 +1,4 @@
+import { dynamicConfigPatchSchema } from '../../../api/ha-node/dynamic-config.js';
 import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../api/crd/ha-bounds.js';
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
@@ -97,7 +98,18 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
     if (message) problems.push({ field: key, message: `${message} (got ${JSON.stringify(value)})` });
   }
   if (problems.length === 0) problems.push(...checkInvariants(config, patch));
+  if (problems.length === 0) problems.push(...contractProblems(patch));
   return problems;
+}
+
+/**
+ * What was sent, against the contract's schema (api/ha-node/dynamic-config.ts) that the operator
+ * builds its documents with. After the checks above it finds nothing new unless the two drift apart.
+ */
+function contractProblems(patch: JsonObject): ConfigProblem[] {
+  const parsed = dynamicConfigPatchSchema.safeParse(patch);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
 }
 
 function validateDb(value: unknown, patch: JsonObject): ConfigProblem[] {

@@ -2,6 +2,7 @@ import { dynamicConfigPatchSchema } from '../../../api/ha-node/dynamic-config.js
 import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../api/crd/ha-bounds.js';
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
+import type { ConfigProblem } from './config-problem.js';
 import { hbaConfigProblems } from './hba-validate.js';
 import { parameterNameProblem, parameterValueProblem } from '../../../api/postgres/pg-parameters.js';
 import type { ParameterValue } from '../postgres/conf.js';
@@ -13,12 +14,6 @@ import { standbySourceProblems } from '../postgres/standby-source.js';
  * 400 that names the field instead. Every check returns all problems, first one first. Timings
  * and counts have the bounds of the DatabaseCluster CRD (api/crd/ha-bounds.ts).
  */
-export interface ConfigProblem {
-  /** Dotted path of the offending key, e.g. "ttl" or "db.parameters.max_connections". */
-  field: string;
-  message: string;
-}
-
 type Check = (value: unknown) => string | undefined;
 
 const bounded = (bound: Bound): Check => (v) => checkBound(v, bound);

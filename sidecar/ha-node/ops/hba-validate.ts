@@ -1,5 +1,5 @@
 import { hbaLineProblem, quoteLine, sslOn } from '../../../api/postgres/pg-hba.js';
-import type { ConfigProblem } from './config-validate.js';
+import type { ConfigProblem } from './config-problem.js';
 
 /**
  * db.pg_hba lines of a PATCH /config body, checked line by line (api/postgres/pg-hba.ts) so the 400 names

@@ -7,6 +7,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY bin ./bin
+COPY api ./api
 COPY lib ./lib
 COPY operator ./operator
 COPY sidecar ./sidecar

@@ -20,7 +20,7 @@ import { archiveParameters } from '../sidecar/ha-node/backup/conf.js';
 import { PgBackRest } from '../sidecar/ha-node/backup/engine.js';
 import { archivePending } from '../sidecar/ha-node/backup/metrics.js';
 import { recoveryParameters, replayPrefetch } from '../sidecar/ha-node/backup/restore.js';
-import { parseBackupConfig } from '../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../api/ha-node/backup-settings.js';
 import { pgBin, startPostgres, type RunAs, type TestPostgres } from '../test/support/postgres.js';
 import { freePort } from '../test/support/ports.js';
 import { median } from './stats.js';

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createLogger } from '../lib/log.js';
 import { exporterTypes } from '../sidecar/exporter/connection.js';
-import { exporterNodeOptions } from '../sidecar/exporter/node-options.js';
+import { exporterNodeOptions } from '../api/exporter/node-options.js';
 import { resolveExporterOptions } from '../sidecar/exporter/options.js';
 import { startExporter } from '../sidecar/exporter/run.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';

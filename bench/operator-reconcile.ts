@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createLogger } from '../lib/log.js';
-import { group, plural, version } from '../operator/api/types.js';
+import { group, plural, version } from '../api/crd/types.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
 import { runOperator } from '../operator/run.js';
 import { startTestApiServer } from '../test/support/kube.js';

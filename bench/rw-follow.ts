@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger } from '../lib/log.js';
 import { Ports } from '../lib/ports.js';
-import { Labels, names } from '../operator/naming.js';
+import { Labels, names } from '../api/naming.js';
 import { isPodReady } from '../operator/reconcile/status.js';
 import { descendantsOf, parseProcStat } from '../sidecar/ha-node/fence/kill-server.js';
 import { clusterDriver, viaClusterIp } from '../test/operator/e2e-support.js';

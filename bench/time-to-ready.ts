@@ -23,7 +23,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../lib/kube/client.js';
 import { createLogger } from '../lib/log.js';
 import { startLocalStack } from '../local/cluster/stack.js';
-import { group, plural, version } from '../operator/api/types.js';
+import { group, plural, version } from '../api/crd/types.js';
 import { OperatorKubeApi } from '../operator/kube-api.js';
 import { describePhases, trackPhases } from './time-to-ready-phases.js';
 import { describeRolling, trackRolling } from './rolling-phases.js';

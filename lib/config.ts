@@ -14,6 +14,8 @@ export interface ConfigKey<T> {
   fromString?: (raw: string) => unknown;
   default?: T;
   description?: string;
+  /** The file may hold a map under this key: one value, checked whole by the schema (its inner keys are not settings). */
+  document?: boolean;
 }
 
 export type ConfigSpec = Record<string, ConfigKey<unknown>>;
@@ -113,7 +115,8 @@ export function loadConfig<S extends ConfigSpec>(spec: S, sources: ConfigSources
     const known = new Set(Object.keys(spec));
     for (const key of Object.keys(fileValues)) {
       const isPrefixOfKnown = [...known].some((k) => k.startsWith(`${key}.`));
-      if (!known.has(key) && !isPrefixOfKnown) {
+      const isInsideDocument = Object.entries(spec).some(([k, def]) => def.document === true && key.startsWith(`${k}.`));
+      if (!known.has(key) && !isPrefixOfKnown && !isInsideDocument) {
         throw new ConfigError(key, `file ${sources.file}`, `unknown key; known keys: ${[...known].join(', ')}`);
       }
     }

@@ -2,15 +2,15 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeApiError } from '../lib/kube/client.js';
 import { Informer, type ListResult } from '../lib/kube/informer.js';
 import type { Logger } from '../lib/log.js';
-import { group, kind, plural, version } from './api/types.js';
+import { group, kind, plural, version } from '../api/crd/types.js';
 import { EventRecorder } from './events.js';
 import { HaNodeClient } from './hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from './kube-api.js';
 import type { OperatorMetrics } from './metrics.js';
-import { Labels } from './naming.js';
+import { Labels } from '../api/naming.js';
 import { WorkQueue, type Priority } from './queue.js';
 import { backupChanged, backupClusterKey, collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
-import { backupKind, backupPlural } from './api/backup-kind.js';
+import { backupKind, backupPlural } from '../api/crd/backup-kind.js';
 import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {

@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../lib/kube/client.js';
 import type { Logger } from '../lib/log.js';
-import { apiVersion, kind } from './api/types.js';
+import { apiVersion, kind } from '../api/crd/types.js';
 
 export interface EventTarget {
   name: string;

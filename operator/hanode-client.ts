@@ -1,72 +1,30 @@
 import { HaNodePaths, Ports } from '../lib/ports.js';
+import { dynamicConfigSchema, type DynamicConfigInput, type DynamicConfigPatch } from '../api/ha-node/dynamic-config.js';
+import {
+  backupStatusSchema,
+  clusterDocumentSchema,
+  nodeDocumentSchema,
+  parseAnswer,
+  poolersDocumentSchema,
+  type BackupSet,
+  type BackupStatus,
+  type ClusterMember,
+  type Demotion,
+  type NodeDocument,
+  type PoolerListing,
+} from '../api/ha-node/rest-documents.js';
 
 /**
  * The few ha-node REST calls the operator makes (spec/ha-node-api.md): cluster view, dynamic
  * configuration, switchover and restart. Short timeouts: a slow member must not stall a reconcile.
  */
-export interface HaClusterMember {
-  name: string;
-  role: string;
-  state?: string;
-  /** The address the member's ha-node published (its pod's IP when it wrote the record). */
-  host?: string;
-  timeline?: number;
-  lag?: number | string;
-  system_identifier?: string;
-  /** The member reported a parameter change that needs a restart (its own record, in GET /cluster). */
-  pending_restart?: boolean;
-  /** Standby leader: the source's timeline and the bytes its replay is behind the source's WAL end. */
-  source_timeline?: number;
-  source_lag?: number;
-  /** A primary demoted into a standby leader. */
-  standby_demotion?: HaDemotion;
-}
-
-/** What ha-node records when it demotes a primary (standby_demotion). */
-export interface HaDemotion {
-  database_system_identifier?: string;
-  system_identifier?: string;
-  timeline: number;
-  checkpoint_location: number;
-  checkpoint_lsn: string;
-  at: string;
-}
-
-/** The node document (GET /) as far as the operator reads it. */
-export interface HaNodeState {
-  role?: string;
-  state?: string;
-  pending_restart?: boolean;
-  timeline?: number;
-  xlog?: { location?: number; replayed_location?: number; received_location?: number };
-  standby_demotion?: HaDemotion;
-}
-
-/** What GET /backup answers (sidecar/ha-node/backup/keeper.ts), as far as the operator reads it. */
-export interface HaBackupSet {
-  label: string;
-  type: string;
-  repository?: number;
-  startedAt?: string;
-  stoppedAt: string;
-  lsnStart?: string;
-  lsnStop?: string;
-  timeline?: number;
-  systemIdentifier?: string;
-  sizeBytes?: number;
-  repoSizeBytes?: number;
-  error?: boolean;
-}
-
-export interface HaBackupStatus {
-  stanzaReady?: boolean;
-  archive?: { ok: boolean; message: string; at: string };
-  running?: { type: string; startedAt: string };
-  lastBackup?: { ok: boolean; message: string; at: string; type: string; startedAt?: string; set?: HaBackupSet };
-  restore?: { ok: boolean; message: string; at: string };
-  info?: { backups?: HaBackupSet[]; repositories?: { repository: number; code: number; message: string }[] };
-  infoError?: string;
-}
+/** The answers the operator reads, typed and parsed by the contract (api/ha-node/rest-documents.ts). */
+export type HaClusterMember = ClusterMember;
+export type HaDemotion = Demotion;
+export type HaNodeState = NodeDocument;
+export type HaBackupSet = BackupSet;
+export type HaBackupStatus = BackupStatus;
+export type { PoolerListing };
 
 export interface HaNodeResult {
   status: number;
@@ -80,15 +38,6 @@ export interface HaNodeCredentials {
 
 /** How long the operator waits for a switchover's answer before it counts the call as failed. */
 const switchoverTimeoutMs = 60_000;
-
-/** One pooler as a member lists it (GET /poolers); `readOnly` for the read-only pooler's. */
-export interface PoolerListing {
-  answered: boolean;
-  paused?: boolean;
-  reachable?: boolean;
-  readOnly?: boolean;
-  target?: { host: string; port: number };
-}
 
 export class HaNodeClient {
   constructor(
@@ -126,32 +75,30 @@ export class HaNodeClient {
   async cluster(host: string): Promise<HaClusterMember[]> {
     const result = await this.call(host, 'GET', HaNodePaths.cluster);
     if (result.status !== 200) throw new Error(`ha-node ${host} /cluster answered ${result.status}`);
-    const parsed = JSON.parse(result.body) as { members?: HaClusterMember[] };
-    return Array.isArray(parsed.members) ? parsed.members : [];
+    return parseAnswer(clusterDocumentSchema, result.body, `ha-node ${host} /cluster`).members;
   }
 
   /** The cluster's poolers as the member finds them (GET /poolers). */
   async poolers(host: string): Promise<PoolerListing[]> {
     const result = await this.call(host, 'GET', HaNodePaths.poolers);
     if (result.status !== 200) throw new Error(`ha-node ${host} /poolers answered ${result.status}`);
-    const parsed = JSON.parse(result.body) as { poolers?: PoolerListing[] };
-    return Array.isArray(parsed.poolers) ? parsed.poolers : [];
+    return parseAnswer(poolersDocumentSchema, result.body, `ha-node ${host} /poolers`).poolers;
   }
 
   /** The node state document (GET /): role, state, pending_restart. */
   async nodeState(host: string): Promise<HaNodeState> {
     const result = await this.call(host, 'GET', HaNodePaths.node);
-    return JSON.parse(result.body) as HaNodeState;
+    return parseAnswer(nodeDocumentSchema, result.body, `ha-node ${host} /`);
   }
 
-  async getConfig(host: string): Promise<Record<string, unknown>> {
+  async getConfig(host: string): Promise<DynamicConfigInput> {
     const result = await this.call(host, 'GET', HaNodePaths.config);
     if (result.status !== 200) throw new Error(`ha-node ${host} /config answered ${result.status}`);
-    return JSON.parse(result.body) as Record<string, unknown>;
+    return parseAnswer(dynamicConfigSchema, result.body, `ha-node ${host} /config`);
   }
 
   /** Merges keys into the dynamic configuration (null removes a key). */
-  async patchConfig(host: string, patch: Record<string, unknown>): Promise<HaNodeResult> {
+  async patchConfig(host: string, patch: DynamicConfigPatch): Promise<HaNodeResult> {
     return this.call(host, 'PATCH', HaNodePaths.config, patch);
   }
 
@@ -164,7 +111,7 @@ export class HaNodeClient {
   async backupStatus(host: string): Promise<HaBackupStatus> {
     const result = await this.call(host, 'GET', HaNodePaths.backup);
     if (result.status !== 200) throw new Error(`ha-node ${host} /backup answered ${result.status}`);
-    return JSON.parse(result.body) as HaBackupStatus;
+    return parseAnswer(backupStatusSchema, result.body, `ha-node ${host} /backup`);
   }
 
   /** Starts a backup on the primary (202), or says why not (409 one runs, 503 not ready). */

@@ -11,10 +11,10 @@ import {
 } from '@kubernetes/client-node';
 import { apiStatusCode } from '../lib/kube/client.js';
 import { ObjectApi } from '../lib/kube/object-api.js';
-import { backupKind, backupPlural } from './api/backup-kind.js';
-import { group, kind, plural, version } from './api/types.js';
+import { backupKind, backupPlural } from '../api/crd/backup-kind.js';
+import { group, kind, plural, version } from '../api/crd/types.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
-import { FieldManager } from './naming.js';
+import { FieldManager } from '../api/naming.js';
 import type { ReadCache } from './read-cache.js';
 
 /** A DatabaseCluster (or a Backup) as read from the API server, before parsing. */

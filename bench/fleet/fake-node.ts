@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AppsV1Api, CoreV1Api, V1StatefulSet } from '@kubernetes/client-node';
 import { apiStatusCode } from '../../lib/kube/client.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
-import { Labels, Roles } from '../../operator/naming.js';
+import { Labels, Roles } from '../../api/naming.js';
 
 /** The address of the n-th cluster's pods and ha-node stand-in (127.86.0.0/16, loopback). */
 export function clusterIP(index: number): string {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Ports } from '../../lib/ports.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
-import { names } from '../../operator/naming.js';
+import { names } from '../../api/naming.js';
 
 /** The demo's application connection: where its pooler is and which role and database it serves. */
 export interface DemoApp {

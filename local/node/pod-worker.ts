@@ -19,7 +19,7 @@ import { rewriteLoopback } from './loopback.js';
 import { enterNamespace } from './netns/enter.js';
 import type { PodNamespace, PodNetworkProvider } from './netns/pod-network.js';
 import { sleep } from './time.js';
-import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, rewriteMountPaths, volumeHostPath } from './volumes.js';
+import { containerMounts, podDirectory, podLogDirectory, prepareVolumes, projectedLocalizer, rewriteMountPaths, volumeHostPath } from './volumes.js';
 import { volumesProjecting, writeProjectedVolume, type ProjectedKind } from './projected-volumes.js';
 
 export interface LocalUser {
@@ -229,7 +229,7 @@ export class PodWorker {
       let changed = 0;
       for (const volume of volumes) {
         const ref = volume.secret ?? volume.configMap ?? {};
-        changed += await writeProjectedVolume(volumeHostPath(this.deps.nodeDir, this.pod, volume), data, ref, this.deps.nonRootUser);
+        changed += await writeProjectedVolume(volumeHostPath(this.deps.nodeDir, this.pod, volume), data, ref, this.deps.nonRootUser, projectedLocalizer(this.deps.nodeDir, this.pod, kind));
       }
       if (changed > 0) this.deps.logger.info({ pod: this.key, [kind]: name, files: changed }, 'projected volume updated');
       return changed;

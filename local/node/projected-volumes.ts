@@ -5,6 +5,9 @@
  * keeps these volumes current while the pod runs (within about a minute of a change); the node
  * agent does the same from its watches, so rotated credentials reach running pods here too.
  * Volumes reached only through a `subPath` mount are not updated, as on a kubelet.
+ * A configMap's files may name paths inside the pod (a settings file naming a mounted folder):
+ * pods here are processes on the host, so those paths are rewritten to the host folders as the
+ * agent rewrites the environment (secrets are written as they are).
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -69,9 +72,10 @@ export async function writeProjectedVolume(
   data: Record<string, string>,
   ref: { items?: V1KeyToPath[]; defaultMode?: number },
   owner?: { uid: number; gid: number },
+  localize: (content: string) => string = (content) => content,
 ): Promise<number> {
   await mkdir(target, { recursive: true });
-  const files = projectedFiles(data, ref.items);
+  const files = projectedFiles(data, ref.items).map((file) => ({ ...file, content: localize(file.content) }));
   let changed = 0;
   for (const file of files) {
     const path = join(target, normalize(file.path));

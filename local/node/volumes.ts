@@ -77,6 +77,18 @@ export function rewriteMountPaths(value: string, mounts: MountMapping[]): string
   return value.replace(pattern, (_match, lead: string, path: string) => `${lead}${byPath.get(path) ?? path}`);
 }
 
+/** Every container's mounts of the pod (init containers included), for paths in configMap files. */
+export function podMounts(nodeDir: string, pod: V1Pod): MountMapping[] {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) => containerMounts(nodeDir, pod, c.volumeMounts));
+}
+
+/** How a projected file's content is localized: configMap paths follow the pod's mounts, secrets stay as they are. */
+export function projectedLocalizer(nodeDir: string, pod: V1Pod, kind: 'configMap' | 'secret'): (content: string) => string {
+  if (kind !== 'configMap') return (content) => content;
+  const mounts = podMounts(nodeDir, pod);
+  return (content) => rewriteMountPaths(content, mounts);
+}
+
 /**
  * Creates the host folders of every pod volume and writes configMap/secret contents. Returns
  * false when a referenced object is missing (the kubelet keeps such pods in ContainerCreating).
@@ -99,7 +111,7 @@ export async function prepareVolumes(nodeDir: string, pod: V1Pod, sources: EnvSo
       if (ref.optional) continue;
       return { ready: false, message: `${source.kind === 'configMap' ? 'configmap' : 'secret'} "${source.name}" not found` };
     }
-    await writeProjectedVolume(target, data, ref, owner);
+    await writeProjectedVolume(target, data, ref, owner, projectedLocalizer(nodeDir, pod, source.kind));
   }
   return { ready: true };
 }

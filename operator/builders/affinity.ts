@@ -1,6 +1,6 @@
 import type { V1Affinity, V1PodAntiAffinity } from '@kubernetes/client-node';
-import type { DatabaseCluster } from '../api/types.js';
-import { podSelector } from '../naming.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import { podSelector } from '../../api/naming.js';
 
 const hostnameKey = 'kubernetes.io/hostname';
 

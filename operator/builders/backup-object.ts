@@ -1,6 +1,6 @@
-import { backupKind, type BackupObject } from '../api/backup-kind.js';
-import { apiVersion } from '../api/types.js';
-import { commonLabels, scheduledBackupName } from '../naming.js';
+import { backupKind, type BackupObject } from '../../api/crd/backup-kind.js';
+import { apiVersion } from '../../api/crd/types.js';
+import { commonLabels, scheduledBackupName } from '../../api/naming.js';
 import type { BuildContext } from './context.js';
 
 /**

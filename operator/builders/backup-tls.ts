@@ -1,7 +1,8 @@
 import type { V1ContainerPort, V1Secret, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import type { CaSecretData } from '../reconcile/backup-ca-rotation.js';
-import { backupCaStagedAnnotation, BackupTlsKeys, backupTlsSecretName, MountPaths } from '../naming.js';
+import { backupCaStagedAnnotation, BackupTlsKeys, backupTlsSecretName, MountPaths } from '../../api/naming.js';
+import type { BackupSettingsInput } from '../../api/ha-node/backup-settings.js';
 import { ownedMeta, type BuildContext } from './context.js';
 
 /**
@@ -39,8 +40,8 @@ export function readBackupTlsSecret(secret: V1Secret): CaSecretData | undefined 
   return { cert, key, nextCert: decode(BackupTlsKeys.nextCert), nextKey: decode(BackupTlsKeys.nextKey), stagedAt: secret.metadata?.annotations?.[backupCaStagedAnnotation] };
 }
 
-/** ha-node's tlsServer settings (sidecar/ha-node/backup/settings.ts). */
-export function haNodeTlsServer(ctx: BuildContext): Record<string, unknown> | undefined {
+/** ha-node's tlsServer settings (api/ha-node/backup-settings.ts). */
+export function haNodeTlsServer(ctx: BuildContext): BackupSettingsInput['tlsServer'] | undefined {
   if (!usesBackupTls(ctx)) return undefined;
   return { caFile: `${MountPaths.backupTls}/${BackupTlsKeys.cert}`, caKeyFile: `${MountPaths.backupTls}/${BackupTlsKeys.key}`, port: Ports.pgbackrestServer };
 }

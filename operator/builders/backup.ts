@@ -1,11 +1,12 @@
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { BackupRepositorySpec, RecoverySpec } from '../api/backup-types.js';
-import { backupClaimName, commonLabels, MountPaths } from '../naming.js';
+import type { BackupRepositorySpec, RecoverySpec } from '../../api/crd/backup-types.js';
+import { backupClaimName, commonLabels, MountPaths } from '../../api/naming.js';
+import type { BackupSettingsInput, RecoveryTargetInput, RepositoryInput } from '../../api/ha-node/backup-settings.js';
 import type { BuildContext } from './context.js';
 import { backupTlsMounts, backupTlsVolumes, haNodeTlsServer } from './backup-tls.js';
 
 /**
- * What the database pods need for pgBackRest: the settings ha-node reads (KEELSON_BACKUP), the
+ * What the database pods need for pgBackRest: the settings ha-node reads (the settings document's `backup`), the
  * credentials and CA Secrets mounted as files, and the claims of filesystem repositories.
  * Each cluster is its own stanza (its name) under <repository>/<namespace>/<cluster>, so two
  * clusters never share an archive, and a restored cluster (a new name) never writes into its source's.
@@ -23,8 +24,8 @@ export function repositoryPath(repository: BackupRepositorySpec, namespace: stri
   return joinPath(MountPaths.backupRepositories, repository.name, namespace, cluster);
 }
 
-/** One repository as ha-node's settings describe it (sidecar/ha-node/backup/settings.ts). */
-function haNodeRepository(repository: BackupRepositorySpec, namespace: string, cluster: string): Record<string, unknown> {
+/** One repository as ha-node's settings describe it (api/ha-node/backup-settings.ts). */
+function haNodeRepository(repository: BackupRepositorySpec, namespace: string, cluster: string): RepositoryInput {
   const path = repositoryPath(repository, namespace, cluster);
   const s3 = repository.s3;
   if (!s3) return { kind: 'posix', path };
@@ -44,22 +45,22 @@ function haNodeRepository(repository: BackupRepositorySpec, namespace: string, c
   };
 }
 
-/** spec.bootstrap.recovery's target as ha-node's settings name it (sidecar/ha-node/backup/settings.ts). */
-function recoveryTarget(recovery: RecoverySpec): Record<string, unknown> {
-  const fields: [string, unknown][] = [
-    ['time', recovery.targetTime],
-    ['lsn', recovery.targetLSN],
-    ['name', recovery.targetName],
-    ['xid', recovery.targetXID],
-    ['immediate', recovery.targetImmediate],
-    ['exclusive', recovery.exclusive],
-    ['backup', recovery.backup],
-  ];
-  return Object.fromEntries(fields.filter(([, value]) => value !== undefined));
+/** spec.bootstrap.recovery's target as ha-node's settings name it (api/ha-node/backup-settings.ts). */
+function recoveryTarget(recovery: RecoverySpec): RecoveryTargetInput {
+  const target: RecoveryTargetInput = {
+    time: recovery.targetTime,
+    lsn: recovery.targetLSN,
+    name: recovery.targetName,
+    xid: recovery.targetXID,
+    immediate: recovery.targetImmediate,
+    exclusive: recovery.exclusive,
+    backup: recovery.backup,
+  };
+  return Object.fromEntries(Object.entries(target).filter(([, value]) => value !== undefined));
 }
 
-/** KEELSON_BACKUP for the cluster's ha-node, or undefined when backups are off. */
-export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown> | undefined {
+/** The settings document's `backup` for the cluster's ha-node, or undefined when backups are off. */
+export function haNodeBackupSettings(ctx: BuildContext): BackupSettingsInput | undefined {
   const { spec, metadata } = ctx.cluster;
   const backup = spec.backup;
   if (!backup) return undefined;
@@ -92,7 +93,7 @@ export function haNodeBackupSettings(ctx: BuildContext): Record<string, unknown>
  * stanza's newest backup and replay its archive. Kept after promotion: it only matters at
  * bootstrap, and a changed environment would restart every pod.
  */
-function standbyRecovery(ctx: BuildContext): Record<string, unknown> | undefined {
+function standbyRecovery(ctx: BuildContext): BackupSettingsInput['recovery'] | undefined {
   const { spec, metadata } = ctx.cluster;
   const source = spec.replica?.source;
   const repository = source?.repository !== undefined ? spec.backup?.repositories.find((r) => r.name === source.repository) : undefined;

@@ -1,9 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { Ports } from '../../lib/ports.js';
-import { ConfigKeys } from '../naming.js';
+import { ConfigKeys } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
+import type { HaNodeSettingsDocument } from '../../api/ha-node/settings-document.js';
+import { haNodeBackupSettings } from './backup.js';
 import { desiredDynamicConfig } from './dynamic-config.js';
+import { databasePoolerPorts } from './pooler-wiring.js';
 
 /** Where the image keeps the binaries of a PostgreSQL major version (Debian layout). */
 export function pgBinDir(postgresVersion: number): string {
@@ -11,22 +14,26 @@ export function pgBinDir(postgresVersion: number): string {
 }
 
 /**
- * The settings file of `keelson ha-node --config` (sidecar/ha-node/config.ts: camelCase keys as
- * its flags; unknown keys are rejected there, so only known keys go in). It holds what is static
- * for a pod: port, binaries, the application owner and database. Identity and credentials come
- * from the pod environment; the owner's password from the mounted <cluster>-app Secret
- * (statefulset.ts). Dynamic settings (spec.ha, spec.postgresql) are not local settings: they live
- * in the DCS, seeded from bootstrapConfig when the cluster is created and changed through
- * PATCH /config afterwards, so a restarted pod never brings back a value the spec dropped.
+ * The settings document of `keelson ha-node --config` (api/ha-node/settings-document.ts): every
+ * setting the spec controls. What is static for a pod: port, binaries, the application owner and
+ * database; what ha-node reads only at start: the pgBackRest settings and the pooler ports (the
+ * pod template carries their digest, so a change rolls the pods, statefulset.ts). Identity and
+ * credentials come from the pod environment; the owner's password from the mounted <cluster>-app
+ * Secret. Dynamic settings (spec.ha, spec.postgresql) are not local settings: they live in the
+ * DCS, seeded from bootstrapConfig when the cluster is created and changed through PATCH /config
+ * afterwards, so a restarted pod never brings back a value the spec dropped.
  */
-export function haNodeConfig(ctx: BuildContext): Record<string, unknown> {
+export function haNodeConfig(ctx: BuildContext): HaNodeSettingsDocument {
   const { spec } = ctx.cluster;
+  const backup = haNodeBackupSettings(ctx);
   return {
     pgPort: Ports.postgres,
     pgBin: pgBinDir(spec.postgresVersion),
     database: spec.bootstrap.database,
     appOwner: spec.bootstrap.owner,
-    bootstrapConfig: JSON.stringify(desiredDynamicConfig(ctx.cluster, ctx.standby)),
+    bootstrapConfig: desiredDynamicConfig(ctx.cluster, ctx.standby),
+    ...(backup ? { backup } : {}),
+    ...databasePoolerPorts(ctx),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { DatabaseCluster } from '../api/types.js';
-import { commonLabels, defaultImage, Labels, names, ownerReference, PoolerParts, type ClusterNames } from '../naming.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import { commonLabels, defaultImage, Labels, names, ownerReference, PoolerParts, type ClusterNames } from '../../api/naming.js';
 
 /**
  * What the standby leader of a standby cluster follows (resolved from spec.replica.source): an

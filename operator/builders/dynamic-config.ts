@@ -1,5 +1,6 @@
-import { durationMs } from '../api/replica-types.js';
-import type { DatabaseCluster } from '../api/types.js';
+import { durationMs } from '../../api/crd/replica-types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import type { DynamicConfigInput, DynamicConfigPatch, StandbyClusterInput } from '../../api/ha-node/dynamic-config.js';
 import type { StandbyTarget } from './context.js';
 
 /**
@@ -14,9 +15,9 @@ import type { StandbyTarget } from './context.js';
  * the database section is `db`). "strict" is Patroni's synchronous_mode plus synchronous_mode_strict.
  * A standby cluster (spec.replica.enabled, its source resolved to `standby`) adds standby_cluster.
  */
-export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: StandbyTarget): Record<string, unknown> {
+export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: StandbyTarget): DynamicConfigInput {
   const { ha, postgresql } = cluster.spec;
-  const config = {
+  const config: DynamicConfigInput = {
     ttl: ha.ttl,
     loop_wait: ha.loopWait,
     retry_timeout: ha.retryTimeout,
@@ -31,7 +32,7 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
   return standby ? { ...config, standby_cluster: standbyCluster(cluster, standby) } : config;
 }
 
-function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): Record<string, unknown> {
+function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): StandbyClusterInput {
   const delay = cluster.spec.replica?.minApplyDelay;
   return {
     ...(standby.host !== undefined ? { host: standby.host, port: standby.port } : {}),
@@ -41,19 +42,19 @@ function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): Recor
 }
 
 /** A /config PATCH body turning `current` into `desired`: parameters no longer wanted are set to null. */
-export function configPatch(desired: Record<string, unknown>, current: Record<string, unknown>): Record<string, unknown> {
-  const wantedParams = (desired.db as { parameters?: Record<string, unknown> } | undefined)?.parameters ?? {};
-  const currentParams = (current.db as { parameters?: Record<string, unknown> } | undefined)?.parameters ?? {};
-  const parameters: Record<string, unknown> = { ...wantedParams };
+export function configPatch(desired: DynamicConfigInput, current: DynamicConfigInput): DynamicConfigPatch {
+  const wantedParams = desired.db?.parameters ?? {};
+  const currentParams = current.db?.parameters ?? {};
+  const parameters: Record<string, string | number | boolean | null> = { ...wantedParams };
   for (const key of Object.keys(currentParams)) if (!(key in wantedParams)) parameters[key] = null;
-  const patch: Record<string, unknown> = { ...desired, db: { ...(desired.db as object), parameters } };
+  const patch: DynamicConfigPatch = { ...desired, db: { ...desired.db, parameters } };
   // Removing standby_cluster promotes the standby leader; a key dropped from it is reset.
-  const currentStandby = current.standby_cluster as Record<string, unknown> | undefined;
-  const wantedStandby = desired.standby_cluster as Record<string, unknown> | undefined;
+  const currentStandby = current.standby_cluster;
+  const wantedStandby = desired.standby_cluster;
   if (currentStandby && !wantedStandby) patch.standby_cluster = null;
   else if (currentStandby && wantedStandby) {
-    const standby: Record<string, unknown> = { ...wantedStandby };
-    for (const key of Object.keys(currentStandby)) if (!(key in wantedStandby)) standby[key] = null;
+    const standby: NonNullable<DynamicConfigPatch['standby_cluster']> = { ...wantedStandby };
+    for (const key of Object.keys(currentStandby) as (keyof StandbyClusterInput)[]) if (!(key in wantedStandby)) standby[key] = null;
     patch.standby_cluster = standby;
   }
   return patch;

@@ -1,6 +1,6 @@
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PdbApiVersion } from '../capabilities.js';
-import { podSelector } from '../naming.js';
+import { podSelector } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
-import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
-import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../naming.js';
+import { exporterPodEnv } from '../../api/exporter/node-options.js';
+import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../../api/naming.js';
 import { clusterNames, imageOf, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
 import { poolerCredentialsVolume } from './pooler-wiring.js';

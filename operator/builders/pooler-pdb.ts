@@ -1,6 +1,6 @@
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PdbApiVersion } from '../capabilities.js';
-import { poolerSelector } from '../naming.js';
+import { poolerSelector } from '../../api/naming.js';
 import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 
 /** Drains take one pooler pod at a time, so with two or more the pooler Service always has one. */

@@ -1,6 +1,6 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import { poolerSelector } from '../naming.js';
+import { poolerSelector } from '../../api/naming.js';
 import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { serviceLabel } from './services.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { Annotations, RoleNames, SecretKeys } from '../naming.js';
+import { Annotations, RoleNames, SecretKeys } from '../../api/naming.js';
 import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 
 /** superuser/replication/app/pooler are PostgreSQL roles; api guards ha-node's and the pooler's mutating endpoints. */

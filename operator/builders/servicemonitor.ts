@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { HaNodePaths, ExporterPaths, PoolerPaths } from '../../lib/ports.js';
-import { Labels } from '../naming.js';
+import { Labels } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 import { poolerControlServiceLabel } from './pooler-services.js';
 import { serviceLabel } from './services.js';

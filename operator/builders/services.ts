@@ -1,6 +1,6 @@
 import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import { Labels, podSelector, Roles } from '../naming.js';
+import { Labels, podSelector, Roles } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 
 export type ServiceKind = 'rw' | 'ro' | 'r' | 'headless';

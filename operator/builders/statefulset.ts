@@ -1,10 +1,12 @@
 import type { V1Container, V1EnvVar, V1Probe, V1StatefulSet, V1Volume } from '@kubernetes/client-node';
 import { ExporterPaths, HaNodePaths, Ports } from '../../lib/ports.js';
-import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
-import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
+import { exporterPodEnv } from '../../api/exporter/node-options.js';
+import { startSettingsDigest } from '../../api/ha-node/settings-document.js';
+import { Annotations, ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../../api/naming.js';
 import { podAffinity } from './affinity.js';
-import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
+import { backupMounts, backupVolumes } from './backup.js';
 import { backupTlsPorts } from './backup-tls.js';
+import { haNodeConfig } from './configmap.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
@@ -68,7 +70,6 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'KEELSON_PG_LISTEN', value: '$(POD_IP)' },
       { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
-      ...backupEnv(ctx),
       ...databasePoolerEnv(ctx),
     ],
     ports: [
@@ -97,11 +98,6 @@ function postgresContainer(ctx: BuildContext): V1Container {
   };
 }
 
-/** pgBackRest settings as one JSON value (no secrets: those are files from the mounted Secrets). */
-function backupEnv(ctx: BuildContext): V1EnvVar[] {
-  const settings = haNodeBackupSettings(ctx);
-  return settings ? [{ name: 'KEELSON_BACKUP', value: JSON.stringify(settings) }] : [];
-}
 
 function exporterContainer(ctx: BuildContext): V1Container {
   const collectors = ctx.cluster.spec.exporter.collectors;
@@ -182,7 +178,7 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: { ...commonLabels(metadata.name, 'database'), ...selector } },
+        metadata: { labels: { ...commonLabels(metadata.name, 'database'), ...selector }, annotations: { [Annotations.haNodeStartSettingsHash]: startSettingsDigest(haNodeConfig(ctx)) } },
         spec: {
           serviceAccountName: n.serviceAccount,
           terminationGracePeriodSeconds: 60,

@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
-import { Annotations } from '../naming.js';
+import { Annotations } from '../../api/naming.js';
 import type { OperatorKubeApi } from '../kube-api.js';
 import { hashOf } from './hash.js';
 

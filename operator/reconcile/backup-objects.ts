@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { backupObjectSpecSchema, type BackupObject, type BackupObjectStatus } from '../api/backup-kind.js';
-import type { BackupSpec } from '../api/backup-types.js';
-import type { DatabaseCluster } from '../api/types.js';
+import { backupObjectSpecSchema, type BackupObject, type BackupObjectStatus } from '../../api/crd/backup-kind.js';
+import type { BackupSpec } from '../../api/crd/backup-types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { HaBackupSet, HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { RawCluster } from '../kube-api.js';
 import type { ReconcileDeps } from './cluster.js';

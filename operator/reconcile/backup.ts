@@ -1,9 +1,9 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { lastDue, parseCron } from '../../lib/cron.js';
-import type { BackupSpec } from '../api/backup-types.js';
-import type { Condition, DatabaseCluster } from '../api/types.js';
+import type { BackupSpec } from '../../api/crd/backup-types.js';
+import type { Condition, DatabaseCluster } from '../../api/crd/types.js';
 import { apiStatusCode } from '../../lib/kube/client.js';
-import type { BackupObject } from '../api/backup-kind.js';
+import type { BackupObject } from '../../api/crd/backup-kind.js';
 import { backupSecretRefs, buildBackupClaims } from '../builders/backup.js';
 import { buildScheduledBackup } from '../builders/backup-object.js';
 import type { RawCluster } from '../kube-api.js';

@@ -1,15 +1,15 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
-import { InvalidSpecError, parseDatabaseCluster } from '../api/validate.js';
+import { InvalidSpecError, parseDatabaseCluster } from '../../api/crd/validate.js';
 import { apiFallbacks } from '../capabilities.js';
-import type { DatabaseCluster, DatabaseClusterStatus } from '../api/types.js';
+import type { DatabaseCluster, DatabaseClusterStatus } from '../../api/crd/types.js';
 import { desiredObjects } from '../builders/index.js';
 import type { BuildContext } from '../builders/context.js';
 import { buildCredentialSecret, credentialKindsOf } from '../builders/secrets.js';
 import type { EventRecorder } from '../events.js';
 import type { HaNodeClient, HaClusterMember } from '../hanode-client.js';
 import type { OperatorKubeApi, RawCluster } from '../kube-api.js';
-import { Finalizer, names, podSelector, selectorString } from '../naming.js';
+import { Finalizer, names, podSelector, selectorString } from '../../api/naming.js';
 import { applyObject, type WriteRecorder } from './apply.js';
 import { executeStep } from './execute.js';
 import { planDeclarativeSwitchover, planRollout, planScale, revisionLabel, type Day2Step } from './day2.js';

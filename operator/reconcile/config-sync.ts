@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { DatabaseCluster } from '../api/types.js';
-import { Labels, Roles } from '../naming.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import { Labels, Roles } from '../../api/naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import type { StandbyTarget } from '../builders/context.js';
 import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';

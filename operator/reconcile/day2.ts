@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { DatabaseCluster } from '../api/types.js';
-import { ordinalOf } from '../naming.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import { ordinalOf } from '../../api/naming.js';
 import { isPodReady } from './status.js';
 
 /**

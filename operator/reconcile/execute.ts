@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describeApiError } from '../../lib/kube/client.js';
-import type { DatabaseCluster } from '../api/types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { Day2Step } from './day2.js';
 import type { ReconcileDeps } from './cluster.js';
 

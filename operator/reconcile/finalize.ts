@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RawCluster } from '../kube-api.js';
-import { Finalizer, Labels, names, podSelector, selectorString } from '../naming.js';
+import { Finalizer, Labels, names, podSelector, selectorString } from '../../api/naming.js';
 import type { ReconcileDeps, ReconcileResult } from './cluster.js';
 
 /** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */

@@ -1,12 +1,12 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
-import type { DatabaseCluster } from '../api/types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { BuildContext } from '../builders/context.js';
 import { createCertificateAuthority } from '../../lib/tls-certificates.js';
 import { buildBackupTlsSecret, readBackupTlsSecret, usesBackupTls } from '../builders/backup-tls.js';
 import { nextCaStep, type CaRotationPolicy } from './backup-ca-rotation.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
-import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString } from '../naming.js';
+import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString } from '../../api/naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
 

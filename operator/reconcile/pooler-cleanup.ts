@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { PdbApiVersion } from '../capabilities.js';
-import { Labels } from '../naming.js';
+import { Labels } from '../../api/naming.js';
 import type { ReconcileDeps } from './cluster.js';
 
 /**

@@ -5,7 +5,7 @@
  * one of the pods (a cluster that is starting, or ha-node outside this namespace).
  */
 import type { V1Lease, V1Pod } from '@kubernetes/client-node';
-import { Labels, Roles } from '../naming.js';
+import { Labels, Roles } from '../../api/naming.js';
 
 /** The holder of an unexpired Lease; undefined when nobody holds it or it ran out. */
 export function leaseHolder(lease: V1Lease | undefined, now: Date): string | undefined {

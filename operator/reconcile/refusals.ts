@@ -1,5 +1,5 @@
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
-import type { Condition, DatabaseClusterStatus } from '../api/types.js';
+import type { Condition, DatabaseClusterStatus } from '../../api/crd/types.js';
 import type { EventTarget } from '../events.js';
 import type { ReconcileDeps } from './cluster.js';
 

@@ -1,9 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { RoleStep } from '../api/replica-types.js';
-import type { DatabaseCluster } from '../api/types.js';
+import type { RoleStep } from '../../api/crd/replica-types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { HaClusterMember, HaDemotion, HaNodeState } from '../hanode-client.js';
 import type { RawCluster } from '../kube-api.js';
-import { names, podSelector, selectorString } from '../naming.js';
+import { names, podSelector, selectorString } from '../../api/naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import { leaseHolder, primaryOf } from './primary.js';
 import { followedCluster } from './replica-source.js';

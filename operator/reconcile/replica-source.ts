@@ -1,9 +1,9 @@
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import type { DatabaseCluster } from '../api/types.js';
-import type { ReplicaSource } from '../api/replica-types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
+import type { ReplicaSource } from '../../api/crd/replica-types.js';
 import type { StandbyTarget } from '../builders/context.js';
-import { names, SecretKeys } from '../naming.js';
+import { names, SecretKeys } from '../../api/naming.js';
 import type { ReconcileDeps } from './cluster.js';
 import { BuildRefusedError } from './refusals.js';
 

@@ -1,5 +1,5 @@
-import type { ReplicaStatus } from '../api/replica-types.js';
-import type { Condition, DatabaseCluster } from '../api/types.js';
+import type { ReplicaStatus } from '../../api/crd/replica-types.js';
+import type { Condition, DatabaseCluster } from '../../api/crd/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
 import { transientSteps, type RolePlan } from './replica-role.js';
 

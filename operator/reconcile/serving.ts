@@ -7,8 +7,8 @@
  * counts a member ready only once its Service routes to it (docs/adr/0510).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { MemberStatus } from '../api/types.js';
-import { Labels } from '../naming.js';
+import type { MemberStatus } from '../../api/crd/types.js';
+import { Labels } from '../../api/naming.js';
 
 export function isPodReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true && !pod.metadata?.deletionTimestamp;

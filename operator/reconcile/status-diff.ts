@@ -1,4 +1,4 @@
-import type { DatabaseClusterStatus } from '../api/types.js';
+import type { DatabaseClusterStatus } from '../../api/crd/types.js';
 import { canonicalJson } from './hash.js';
 
 /** One WAL segment: lag below it is "caught up" for the purpose of rewriting status. */

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, Phase } from '../api/types.js';
+import type { Condition, DatabaseCluster, DatabaseClusterStatus, MemberStatus, Phase } from '../../api/crd/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
-import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
+import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../../api/naming.js';
 import { hasStarted, recordOfPod } from './pod-instance.js';
 import { AppliedCondition } from './refusals.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';

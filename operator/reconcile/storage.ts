@@ -1,5 +1,5 @@
 import type { V1PersistentVolumeClaim, V1StatefulSet } from '@kubernetes/client-node';
-import { quantityBytes } from '../api/quantity.js';
+import { quantityBytes } from '../../api/crd/quantity.js';
 
 /**
  * StatefulSet fields the API server refuses to change after creation. The desired StatefulSet

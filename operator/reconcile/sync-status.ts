@@ -1,4 +1,4 @@
-import type { DatabaseCluster } from '../api/types.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
 
 /** Condition type, in synchronous modes: whether the primary names a synchronous standby. */

@@ -34,7 +34,7 @@ export function createExporterCommand(): Command {
     .option('-E, --explain', 'connect, plan, print the explain text and exit')
     .action(async (opts: Record<string, unknown>) => {
       try {
-        // The entry point has set these before anything loaded (lib/cli/exporter-early-flags.ts);
+        // The entry point has set these before anything loaded (bin/exporter-early-flags.ts);
         // again here for a program built in-process, before the implementation loads.
         const { keepHeapSmall } = await import('./memory.js');
         keepHeapSmall();

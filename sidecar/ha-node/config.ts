@@ -8,9 +8,20 @@ import { appOwnerProblem, type AppOwnerSettings } from './postgres/app-owner.js'
 import { defaultConfig, primaryHangTimeoutRange, validPrimaryHangTimeout } from './ha/settings.js';
 import { describeProblems, validateDynamicConfig } from './ops/config-validate.js';
 import type { DynamicConfig } from './dcs/types.js';
-import { parseBackupConfig, type BackupConfig } from './backup/settings.js';
+import { parseBackupConfig, type BackupConfig } from '../../api/ha-node/backup-settings.js';
+import { dynamicConfigSchema } from '../../api/ha-node/dynamic-config.js';
+import { haNodeSettingsKeys as documentKeys } from '../../api/ha-node/settings-document.js';
 
-/** Every setting of `keelson ha-node`: flags > environment (from the pod spec and Secret) > file > defaults. */
+/** A key the operator's settings document may hold as a map (JSON text from the environment or a flag). */
+const jsonDocument = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
+
+/**
+ * Every setting of `keelson ha-node`: flags > environment > file > defaults. The operator's pods
+ * get identity and credentials from the environment and every spec-controlled setting from the
+ * settings document (api/ha-node/settings-document.ts, whose schemas check those keys here too).
+ * The environment variables of the HA timings and rules (KEELSON_TTL, ...) and of the document's
+ * keys are the lone-ha-node mode: ha-node started by hand or by the tests; the operator never sets them.
+ */
 export const haNodeConfigSpec = {
   name: stringKey({ env: 'POD_NAME', description: 'member name (the pod name)' }),
   namespace: stringKey({ env: 'POD_NAMESPACE', default: 'default' }),
@@ -18,17 +29,17 @@ export const haNodeConfigSpec = {
   podIp: stringKey({ env: 'POD_IP', default: '127.0.0.1', description: 'address other members and clients use' }),
   apiListen: stringKey({ env: 'KEELSON_API_LISTEN', default: `:${Ports.haNodeApi}` }),
   pgListen: stringKey({ env: 'KEELSON_PG_LISTEN', default: '*' }),
-  pgPort: numberKey({ env: 'KEELSON_PG_PORT', default: Ports.postgres }),
+  pgPort: numberKey({ env: 'KEELSON_PG_PORT', default: Ports.postgres, schema: documentKeys.pgPort }),
   dataDir: stringKey({ env: 'PGDATA', default: '/var/lib/postgresql/data/pgdata' }),
-  pgBin: stringKey({ env: 'PG_BIN', default: '/usr/lib/postgresql/15/bin' }),
+  pgBin: stringKey({ env: 'PG_BIN', default: '/usr/lib/postgresql/15/bin', schema: documentKeys.pgBin }),
   runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_RUN_AS', description: 'system user PostgreSQL runs as when ha-node is root (default postgres)' },
   socketDir: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_SOCKET_DIR' },
   superuserName: stringKey({ env: 'KEELSON_SUPERUSER_USERNAME', default: 'postgres' }),
   superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
   replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
   replicationPassword: stringKey({ env: 'KEELSON_REPLICATION_PASSWORD' }),
-  database: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_DATABASE', description: 'application database the primary keeps in place (created when missing)' },
-  appOwner: { schema: z.string().min(1).max(63).optional(), env: 'KEELSON_APP_OWNER', description: 'role owning the application database; the primary creates it when missing' },
+  database: { schema: documentKeys.database.optional(), env: 'KEELSON_DATABASE', description: 'application database the primary keeps in place (created when missing)' },
+  appOwner: { schema: documentKeys.appOwner.optional(), env: 'KEELSON_APP_OWNER', description: 'role owning the application database; the primary creates it when missing' },
   appPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_APP_PASSWORD_FILE',
@@ -38,13 +49,13 @@ export const haNodeConfigSpec = {
   poolerPods: numberKey({
     env: 'KEELSON_POOLER_PODS',
     default: 0,
-    schema: z.number().int().min(0).max(65535),
+    schema: documentKeys.poolerPods,
     description: "control API port of this cluster's pooler pods (label keelson.io/component=pooler), found through the Kubernetes API; 0: none",
   }),
   poolerReadOnlyPods: numberKey({
     env: 'KEELSON_POOLER_RO_PODS',
     default: 0,
-    schema: z.number().int().min(0).max(65535),
+    schema: documentKeys.poolerReadOnlyPods,
     description: "control API port of this cluster's read-only pooler pods (label keelson.io/component=pooler-ro): the primary points them at streaming replicas; 0: none",
   }),
   poolerPasswordFile: {
@@ -72,15 +83,18 @@ export const haNodeConfigSpec = {
   fencing: booleanKey({ env: 'KEELSON_FENCING', default: true, description: 'run the fencing process beside ha-node' }),
   tags: stringKey({ env: 'KEELSON_TAGS', default: '{}', description: 'JSON object of member tags (nofailover, noloadbalance, ...)' }),
   pgParameters: stringKey({ env: 'KEELSON_PG_PARAMETERS', default: '{}', description: 'JSON object of local postgresql.conf parameters' }),
-  bootstrapConfig: stringKey({
+  bootstrapConfig: {
+    schema: jsonDocument,
     env: 'KEELSON_BOOTSTRAP_CONFIG',
     default: '{}',
-    description: "JSON dynamic configuration (Patroni's bootstrap.dcs) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
-  }),
+    document: true,
+    description: "dynamic configuration (Patroni's bootstrap.dcs; JSON text from the environment or a flag) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
+  },
   backup: {
-    schema: z.string().min(1).optional(),
+    schema: jsonDocument.optional(),
     env: 'KEELSON_BACKUP',
-    description: 'JSON of the pgBackRest settings (stanza, repositories, retention, recovery source); WAL archiving and backups are off when unset',
+    document: true,
+    description: 'the pgBackRest settings (stanza, repositories, retention, recovery source; JSON text from the environment); WAL archiving and backups are off when unset',
   },
   pgbackrestBin: stringKey({ env: 'KEELSON_PGBACKREST', default: 'pgbackrest', description: 'the pgbackrest executable' }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
@@ -195,11 +209,11 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
   };
 }
 
-function bootstrapConfigFrom(text: string): DynamicConfig {
-  const config = jsonObject('bootstrapConfig', text);
+function bootstrapConfigFrom(value: string | Record<string, unknown>): DynamicConfig {
+  const config = typeof value === 'string' ? jsonObject('bootstrapConfig', value) : value;
   const problems = validateDynamicConfig(config);
   if (problems.length > 0) throw new Error(`invalid configuration key "bootstrapConfig": ${describeProblems(problems)}`);
-  return config as DynamicConfig;
+  return dynamicConfigSchema.parse(config);
 }
 
 function poolerEntriesFrom(text: string): string[] {

@@ -18,7 +18,7 @@ export function createPoolerCommand(): Command {
         const { loadPoolerSettings } = await import('./config.js');
         const settings = loadPoolerSettings({ file: opts.config, flags: { targetHost: opts.targetHost, listen: opts.listen, controlListen: opts.controlListen } });
         const { startPooler } = await import('./run.js');
-        const { loadApiCredentials } = await import('../ha-node/ops/auth.js');
+        const { loadApiCredentials } = await import('../../api/ha-node/credentials.js');
         const { createLogger } = await import('../../lib/log.js');
         const logger = createLogger({ name: 'pooler' });
         const pooler = await startPooler(settings, loadApiCredentials(), logger);

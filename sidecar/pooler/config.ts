@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { z } from 'zod';
 import { loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
 import { Ports, parseListenAddress } from '../../lib/ports.js';
-import { allowedPgbouncerParameters, type PoolMode } from './ini.js';
+import { allowedPgbouncerParameters, type PoolMode } from '../../api/pooler/pgbouncer-parameters.js';
+import { poolerSettingsKeys as documentKeys } from '../../api/pooler/settings-document.js';
 import type { PoolerSettings } from './run.js';
 
 /** Every setting of `keelson pooler`: flags > environment (the pooler Deployment sets KEELSON_POOLER_*) > file > defaults. */
@@ -10,14 +11,14 @@ export const poolerConfigSpec = {
   listen: stringKey({ env: 'KEELSON_POOLER_LISTEN', default: `0.0.0.0:${Ports.pooler}`, description: 'PgBouncer client listen address' }),
   controlListen: stringKey({ env: 'KEELSON_POOLER_CONTROL_LISTEN', default: `:${Ports.poolerControl}`, description: 'control API (pause, resume, retarget) for ha-node' }),
   runDir: stringKey({ env: 'KEELSON_POOLER_RUN_DIR', default: '/var/run/pgbouncer' }),
-  targetHost: stringKey({ env: 'KEELSON_POOLER_TARGET_HOST', description: 'initial PostgreSQL host: the cluster -rw Service' }),
-  targetPort: numberKey({ env: 'KEELSON_POOLER_TARGET_PORT', default: Ports.postgres }),
-  authUser: stringKey({ env: 'KEELSON_POOLER_AUTH_USER', default: 'keelson_pooler' }),
+  targetHost: stringKey({ env: 'KEELSON_POOLER_TARGET_HOST', schema: documentKeys.targetHost, description: 'initial PostgreSQL host: the cluster -rw Service' }),
+  targetPort: numberKey({ env: 'KEELSON_POOLER_TARGET_PORT', default: Ports.postgres, schema: documentKeys.targetPort }),
+  authUser: stringKey({ env: 'KEELSON_POOLER_AUTH_USER', default: 'keelson_pooler', schema: documentKeys.authUser }),
   authPasswordFile: stringKey({ env: 'KEELSON_POOLER_PASSWORD_FILE', default: '/etc/keelson-pooler/password' }),
-  poolMode: { schema: z.enum(['transaction', 'session']), env: 'KEELSON_POOLER_MODE', default: 'transaction' as PoolMode },
-  maxClientConnections: numberKey({ env: 'KEELSON_POOLER_MAX_CLIENT_CONN', default: 1000, schema: z.number().int().min(1) }),
-  defaultPoolSize: numberKey({ env: 'KEELSON_POOLER_DEFAULT_POOL_SIZE', default: 20, schema: z.number().int().min(1) }),
-  parameters: stringKey({ env: 'KEELSON_POOLER_PARAMETERS', default: '{}', description: 'JSON object of extra [pgbouncer] settings' }),
+  poolMode: { schema: documentKeys.poolMode, env: 'KEELSON_POOLER_MODE', default: 'transaction' as PoolMode },
+  maxClientConnections: numberKey({ env: 'KEELSON_POOLER_MAX_CLIENT_CONN', default: 1000, schema: documentKeys.maxClientConnections }),
+  defaultPoolSize: numberKey({ env: 'KEELSON_POOLER_DEFAULT_POOL_SIZE', default: 20, schema: documentKeys.defaultPoolSize }),
+  parameters: stringKey({ env: 'KEELSON_POOLER_PARAMETERS', default: '{}', schema: documentKeys.parameters, description: 'JSON object of extra [pgbouncer] settings' }),
   pgbouncerBin: stringKey({ env: 'KEELSON_PGBOUNCER_BIN', default: '/usr/sbin/pgbouncer' }),
   runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_POOLER_RUN_AS', description: 'system user PgBouncer runs as when this process is root (default postgres)' },
 };

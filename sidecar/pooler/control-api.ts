@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod';
 import { parseGuardedJson } from '../../lib/json-guard.js';
 import { PoolerPaths } from '../../lib/ports.js';
-import { checkAuthorization, type ApiCredentials } from '../ha-node/ops/auth.js';
+import { checkAuthorization, type ApiCredentials } from '../../api/ha-node/credentials.js';
 import { renderPoolerMetrics } from './reach.js';
 
 /**

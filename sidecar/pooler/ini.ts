@@ -4,7 +4,7 @@
  * PgBouncer looks them up with auth_query through the pooler role (its password is the only one
  * in the auth file, beside the per-process admin password).
  */
-export type PoolMode = 'transaction' | 'session';
+import type { PoolMode } from '../../api/pooler/pgbouncer-parameters.js';
 
 export interface PgbouncerTarget {
   host: string;
@@ -28,31 +28,6 @@ export interface PgbouncerIniSettings {
 
 /** The lookup function ha-node creates in every database (SECURITY DEFINER, see pooler-role.ts). */
 export const authQuery = 'SELECT usename, passwd FROM keelson_pooler.user_lookup($1)';
-
-/** Settings a user may set through spec.pooler.parameters; the rest belong to the operator. */
-export const allowedPgbouncerParameters: readonly string[] = [
-  'server_idle_timeout',
-  'server_lifetime',
-  'server_connect_timeout',
-  'server_login_retry',
-  'query_timeout',
-  'query_wait_timeout',
-  'client_idle_timeout',
-  'client_login_timeout',
-  'idle_transaction_timeout',
-  'reserve_pool_size',
-  'reserve_pool_timeout',
-  'min_pool_size',
-  'max_db_connections',
-  'max_user_connections',
-  'log_connections',
-  'log_disconnections',
-  'log_pooler_errors',
-  'stats_period',
-  'tcp_keepalive',
-  'ignore_startup_parameters',
-  'max_prepared_statements',
-];
 
 /**
  * server_login_retry default: PgBouncer waits this long after a failed server connection before

@@ -4,11 +4,12 @@ import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '../../lib/log.js';
-import type { ApiCredentials } from '../ha-node/ops/auth.js';
+import type { ApiCredentials } from '../../api/ha-node/credentials.js';
 import { AdminConsole } from './admin-console.js';
 import { createControlServer, type PoolerControl } from './control-api.js';
 import { ReachCache } from './reach.js';
-import { authFileLine, renderPgbouncerIni, type PgbouncerIniSettings, type PgbouncerTarget, type PoolMode } from './ini.js';
+import type { PoolMode } from '../../api/pooler/pgbouncer-parameters.js';
+import { authFileLine, renderPgbouncerIni, type PgbouncerIniSettings, type PgbouncerTarget } from './ini.js';
 
 /**
  * `keelson pooler`: renders pgbouncer.ini, runs PgBouncer as a child and serves the control API.

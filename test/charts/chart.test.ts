@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { V1ClusterRole, V1Deployment, V1PolicyRule } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { OperatorPaths, Ports, AdminPaths } from '../../lib/ports.js';
-import { allCrds } from '../../operator/api/crd.js';
+import { allCrds } from '../../api/crd/crd.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
 import { operatorRules, rulesCover } from '../../operator/rbac.js';
 import { chartDir, renderChart, type K8sDoc } from './render.js';

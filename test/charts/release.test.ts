@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { crdFiles } from '../../operator/api/crd-files.js';
+import { crdFiles } from '../../operator/crds/crd-files.js';
 import { kubectl } from '../operator/support.js';
 import { createHelm, type Helm } from '../support/helm.js';
 import { startTestApiServer, type TestApiServer } from '../support/kube.js';

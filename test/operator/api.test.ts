@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidSpecError, parseDatabaseCluster } from '../../operator/api/validate.js';
+import { InvalidSpecError, parseDatabaseCluster } from '../../api/crd/validate.js';
 import { sampleCluster } from './fixtures.js';
 
 function parseSpec(spec: Record<string, unknown>, name = 'demo') {

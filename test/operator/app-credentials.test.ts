@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { InvalidSpecError, parseDatabaseCluster } from '../../operator/api/validate.js';
+import { InvalidSpecError, parseDatabaseCluster } from '../../api/crd/validate.js';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
-import { ConfigKeys, ContainerNames } from '../../operator/naming.js';
+import { ConfigKeys, ContainerNames } from '../../api/naming.js';
 import { loadHaNodeSettings } from '../../sidecar/ha-node/config.js';
 import { sampleContext } from './fixtures.js';
 

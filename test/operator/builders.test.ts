@@ -12,10 +12,10 @@ import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servi
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
-import { Labels, Roles, ordinalOf } from '../../operator/naming.js';
+import { Labels, Roles, ordinalOf } from '../../api/naming.js';
 import { hashOf } from '../../operator/reconcile/hash.js';
 import { sampleContext } from './fixtures.js';
-import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../api/exporter/node-options.js';
 
 const all = modernCapabilities;
 
@@ -184,7 +184,7 @@ describe('builders', () => {
   it('ConfigMap seeds the dynamic settings only as bootstrapConfig, equal to what PATCH /config sends', () => {
     const ctx = sampleContext({ postgresql: { parameters: { max_connections: '200' }, pg_hba: ['host all all 10.0.0.0/8 scram-sha-256'] }, ha: { ttl: 40, synchronousMode: 'strict' }, postgresVersion: 16 });
     const file = parse(buildConfigMap(ctx).data!['ha-node.yaml']!) as Record<string, unknown>;
-    assert.deepEqual(JSON.parse(file.bootstrapConfig as string), desiredDynamicConfig(ctx.cluster));
+    assert.deepEqual(file.bootstrapConfig, desiredDynamicConfig(ctx.cluster));
     assert.equal(file.pgBin, '/usr/lib/postgresql/16/bin');
     // No second, local copy of a dynamic setting: a restarted pod must not bring back a value the spec dropped.
     for (const key of ['ttl', 'loopWait', 'retryTimeout', 'maximumLagOnFailover', 'failsafeMode', 'primaryHangTimeout', 'synchronousMode', 'pgParameters']) {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { crdFiles } from '../../operator/api/crd-files.js';
-import { databaseClusterCrd } from '../../operator/api/crd.js';
-import { resourceQuantityPattern } from '../../operator/api/quantity.js';
-import { maxQuantityNumber } from '../../operator/api/schema-helpers.js';
+import { crdFiles } from '../../operator/crds/crd-files.js';
+import { databaseClusterCrd } from '../../api/crd/crd.js';
+import { resourceQuantityPattern } from '../../api/crd/quantity.js';
+import { maxQuantityNumber } from '../../api/crd/schema-helpers.js';
 
 const crdDir = new URL('../../crds/', import.meta.url);
 const chartCrdDir = new URL('../../charts/keelson/files/crds/', import.meta.url);

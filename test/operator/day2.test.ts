@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configPatch, desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { planDeclarativeSwitchover, planRollout, planScale } from '../../operator/reconcile/day2.js';
-import { quantityBytes } from '../../operator/api/quantity.js';
+import { quantityBytes } from '../../api/crd/quantity.js';
 import { claimsToGrow, keepImmutableFields } from '../../operator/reconcile/storage.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { sampleCluster, sampleContext } from './fixtures.js';

@@ -28,7 +28,7 @@ import { ensureNodeNetwork } from '../../local/node/netns/node-network.js';
 import { nodeSubnet, serviceCidrOfSubnet } from '../../local/node/netns/subnet.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { names } from '../../operator/naming.js';
+import { names } from '../../api/naming.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { enterIsolatedRun } from '../support/netns.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';

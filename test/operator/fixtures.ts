@@ -1,5 +1,5 @@
-import { parseDatabaseCluster } from '../../operator/api/validate.js';
-import type { DatabaseCluster } from '../../operator/api/types.js';
+import { parseDatabaseCluster } from '../../api/crd/validate.js';
+import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { BuildContext } from '../../operator/builders/index.js';
 
 /** A parsed DatabaseCluster as the API server would hand it over, with spec overrides. */

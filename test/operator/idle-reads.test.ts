@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mergePatch } from '../../local/controllers/kube.js';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../lib/log.js';
-import { group, plural, version } from '../../operator/api/types.js';
+import { group, plural, version } from '../../api/crd/types.js';
 import { Controller } from '../../operator/controller.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';

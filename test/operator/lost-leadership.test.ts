@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import { createLogger } from '../../lib/log.js';
-import { group, plural, version } from '../../operator/api/types.js';
+import { group, plural, version } from '../../api/crd/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startTestApiServer, type TestApiServer } from '../support/kube.js';

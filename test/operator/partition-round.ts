@@ -15,7 +15,7 @@ import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { heal } from '../../local/node/netns/partition.js';
 import { Ports } from '../../lib/ports.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { names } from '../../operator/naming.js';
+import { names } from '../../api/naming.js';
 import { clusterDriver, keepWriting, viaClusterIp, type ClusterDriver, type ClusterStatus } from './e2e-support.js';
 import { committedSince, splitBrainInstants, startSampler, type SplitBrain } from './partition-support.js';
 import { eventually } from './support.js';

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { Labels } from '../../operator/naming.js';
+import { Labels } from '../../api/naming.js';
 import { revisionLabel } from '../../operator/reconcile/day2.js';
 
 /** A pod as the stand-in or kubelet would report it. */

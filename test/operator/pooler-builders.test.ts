@@ -12,12 +12,13 @@ import { buildPoolerDeployment, poolerConfigHashAnnotation } from '../../operato
 import { buildPoolerService } from '../../operator/builders/pooler-services.js';
 import { buildCredentialSecret, credentialKindsOf } from '../../operator/builders/secrets.js';
 import { buildStatefulSet } from '../../operator/builders/statefulset.js';
+import { haNodeConfig } from '../../operator/builders/configmap.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
-import { ConfigKeys, ContainerNames, poolerSelector } from '../../operator/naming.js';
+import { ConfigKeys, ContainerNames, poolerSelector } from '../../api/naming.js';
 import { buildServiceMonitor } from '../../operator/builders/servicemonitor.js';
 import { loadPoolerSettings } from '../../sidecar/pooler/config.js';
 import { sampleCluster, sampleContext } from './fixtures.js';
-import { exporterNodeOptions, podConnectTimeoutMs } from '../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions, podConnectTimeoutMs } from '../../api/exporter/node-options.js';
 
 const enabled = { pooler: { enabled: true } };
 
@@ -68,7 +69,7 @@ describe('pooler builders', () => {
     const postgres = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!;
     const env = Object.fromEntries(postgres.env!.filter((e) => e.value).map((e) => [e.name, e.value]));
     // The pooler pods from the pod list ha-node watches (no cluster DNS needed), at their control port.
-    assert.equal(env.KEELSON_POOLER_PODS, String(Ports.poolerControl));
+    assert.equal(haNodeConfig(ctx).poolerPods, Ports.poolerControl);
     assert.equal(env.KEELSON_POOLER_PASSWORD_FILE, '/etc/keelson-pooler/password');
     assert.ok(postgres.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'));
     assert.ok(credentialKindsOf(ctx).includes('pooler'));
@@ -154,9 +155,9 @@ describe('pooler builders', () => {
     const config = parse(buildPoolerConfigMap(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } } })).data![ConfigKeys.poolerReadOnly]!) as Record<string, unknown>;
     assert.equal(config.targetHost, 'demo-ro');
     // The database pods know where the read-only poolers are either way: turning it on rolls only the poolers.
-    const env = (spec: Record<string, unknown>) => buildStatefulSet(sampleContext(spec)).spec!.template.spec!.containers.find((c) => c.name === ContainerNames.postgres)!.env!;
-    assert.deepEqual(env(enabled), env({ pooler: { enabled: true, readOnly: { enabled: true } } }));
-    assert.equal(env(enabled).find((e) => e.name === 'KEELSON_POOLER_RO_PODS')?.value, String(Ports.poolerControl));
+    const template = (spec: Record<string, unknown>) => buildStatefulSet(sampleContext(spec)).spec!.template;
+    assert.deepEqual(template(enabled), template({ pooler: { enabled: true, readOnly: { enabled: true } } }));
+    assert.equal(haNodeConfig(sampleContext(enabled)).poolerReadOnlyPods, Ports.poolerControl);
   });
 
   it('refuse a read-only pooler without the pooler, naming the field', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { group, plural, version } from '../../operator/api/types.js';
-import { Labels, names } from '../../operator/naming.js';
+import { group, plural, version } from '../../api/crd/types.js';
+import { Labels, names } from '../../api/naming.js';
 import { unwantedPoolerObjects } from '../../operator/reconcile/pooler-cleanup.js';
 import { startOperatorOnStandIn, type OperatorOnStandIn } from './stand-in-operator.js';
 import { eventually } from './support.js';

@@ -7,7 +7,7 @@ import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
 import { startLocalStack, type LocalStack } from '../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { names, SecretKeys } from '../../operator/naming.js';
+import { names, SecretKeys } from '../../api/naming.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { eventually } from './support.js';
 

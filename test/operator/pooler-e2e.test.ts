@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { group, plural, version } from '../../operator/api/types.js';
+import { group, plural, version } from '../../api/crd/types.js';
 import { startLoad, type LoadResult } from '../sidecar/pooler/load.js';
 import { startPooledCluster, type PooledCluster } from './pooler-e2e-support.js';
 import { eventually } from './support.js';

@@ -1,9 +1,9 @@
 import { Watch, type V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import { group, plural, version } from '../../operator/api/types.js';
+import { group, plural, version } from '../../api/crd/types.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { isPodReady } from '../../operator/reconcile/status.js';
-import { Labels, names, podSelector, selectorString } from '../../operator/naming.js';
+import { Labels, names, podSelector, selectorString } from '../../api/naming.js';
 import { acceptsConnection } from '../support/ports.js';
 import type { ServiceResolver } from './e2e-support.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { durationMs } from '../../operator/api/replica-types.js';
-import { InvalidSpecError } from '../../operator/api/validate.js';
+import { durationMs } from '../../api/crd/replica-types.js';
+import { InvalidSpecError } from '../../api/crd/validate.js';
 import { haNodeConfig } from '../../operator/builders/configmap.js';
 import { configPatch, desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { validateDynamicConfig } from '../../sidecar/ha-node/ops/config-validate.js';
@@ -11,7 +11,7 @@ import { planRole } from '../../operator/reconcile/replica-role.js';
 import { sampleCluster } from './fixtures.js';
 import { haNodeBackupSettings } from '../../operator/builders/backup.js';
 import { namedRestoreField } from '../../operator/reconcile/backup.js';
-import { parseBackupConfig } from '../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../api/ha-node/backup-settings.js';
 
 /** spec.replica without processes: the spec rules, the path to ha-node's standby_cluster, status. */
 
@@ -60,7 +60,7 @@ describe('spec.replica reaches ha-node as standby_cluster', () => {
     assert.deepEqual(desired.standby_cluster, { host: '127.1.0.9', port: 5432, recovery_min_apply_delay: 90_000 });
     assert.deepEqual(validateDynamicConfig(desired as never), []);
     const settings = haNodeConfig({ cluster, operatorVersion: '9.9.9', standby: target });
-    assert.deepEqual(JSON.parse(settings.bootstrapConfig as string), desired);
+    assert.deepEqual(settings.bootstrapConfig, desired);
     assert.equal('standby_cluster' in desiredDynamicConfig(cluster), false, 'no resolved source: no standby_cluster');
   });
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
-import { names } from '../../operator/naming.js';
+import { names } from '../../api/naming.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import type { ClusterDriver } from './e2e-support.js';
 

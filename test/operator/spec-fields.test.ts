@@ -6,13 +6,15 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiextensionsV1Api, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import pg from 'pg';
+import { parse as parseYaml } from 'yaml';
 import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
-import { databaseClusterSpecSchema } from '../../operator/api/types.js';
+import { databaseClusterSpecSchema } from '../../api/crd/types.js';
 import { HaNodeClient } from '../../operator/hanode-client.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { poolerSelector, selectorString } from '../../operator/naming.js';
+import { Annotations, ConfigKeys, poolerSelector, selectorString } from '../../api/naming.js';
+import { startSettingsDigest, type HaNodeSettingsDocument } from '../../api/ha-node/settings-document.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { specFieldPaths } from './spec-paths.js';
@@ -70,8 +72,17 @@ const everyPod = (check: (pod: V1Pod) => boolean): Check => async (p) => {
 const postgresOf = (pod: V1Pod) => pod.spec!.containers.find((c) => c.name === 'postgres')!;
 const haKey = (key: string, value: unknown): Check => async (p) => JSON.stringify((await p.haConfig())[key]) === JSON.stringify(value);
 const rollout = 120_000;
-/** The pgBackRest settings the operator hands ha-node (the pod's KEELSON_BACKUP). */
-const backupEnv = (pod: V1Pod): Record<string, unknown> => JSON.parse(postgresOf(pod).env?.find((e) => e.name === 'KEELSON_BACKUP')?.value ?? '{}') as Record<string, unknown>;
+/**
+ * The pgBackRest settings the operator hands ha-node (the settings document's backup), once every
+ * settled pod started with them (its template carries the digest of the ConfigMap's start settings).
+ */
+const startedBackup = (check: (backup: Record<string, unknown>) => boolean): Check => async (p) => {
+  const configMap = await p.api.core.readNamespacedConfigMap({ namespace: ns, name: `${name}-config` });
+  const document = parseYaml(configMap.data?.[ConfigKeys.haNode] ?? '{}') as HaNodeSettingsDocument;
+  const digest = startSettingsDigest(document);
+  const pods = await p.settledPods();
+  return !!pods && pods.every((pod) => pod.metadata?.annotations?.[Annotations.haNodeStartSettingsHash] === digest) && check((document.backup ?? {}) as Record<string, unknown>);
+};
 const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefined> => {
   const reply = await fetch(`http://${await p.primaryIp()}:${Ports.haNodeApi}${HaNodePaths.backup}`, { signal: AbortSignal.timeout(5_000) });
   return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
@@ -305,18 +316,18 @@ const table: FieldCase[] = [
   {
     field: 'backup.processMax', podTemplate: true,
     steps: [
-      { patch: { backup: { processMax: 3 } }, effect: everyPod((pod) => backupEnv(pod).processMax === 3), timeoutMs: rollout },
+      { patch: { backup: { processMax: 3 } }, effect: startedBackup((backup) => backup.processMax === 3), timeoutMs: rollout },
       { patch: { backup: { processMax: 0 } }, refused: /processMax/ },
     ],
   },
   {
     field: 'backup.target', podTemplate: true,
     steps: [
-      { patch: { backup: { target: 'prefer-standby' } }, effect: everyPod((pod) => backupEnv(pod).tlsServer !== undefined && pod.spec?.volumes?.some((v) => v.secret?.secretName?.endsWith('-backup-tls')) === true), timeoutMs: rollout },
+      { patch: { backup: { target: 'prefer-standby' } }, effect: async (p) => (await startedBackup((backup) => backup.tlsServer !== undefined)(p)) && (await everyPod((pod) => pod.spec?.volumes?.some((v) => v.secret?.secretName?.endsWith('-backup-tls')) === true)(p)), timeoutMs: rollout },
       { patch: { backup: { target: 'standby' } }, refused: /target/ },
     ],
   },
-  { field: 'backup.retention.fullCount', podTemplate: true, steps: [{ patch: { backup: { retention: { fullCount: 3 } } }, effect: everyPod((pod) => (backupEnv(pod).retention as { fullCount?: number } | undefined)?.fullCount === 3), timeoutMs: rollout }] },
+  { field: 'backup.retention.fullCount', podTemplate: true, steps: [{ patch: { backup: { retention: { fullCount: 3 } } }, effect: startedBackup((backup) => (backup.retention as { fullCount?: number } | undefined)?.fullCount === 3), timeoutMs: rollout }] },
   { field: 'image', podTemplate: true, steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }] },
   { field: 'resources.requests', podTemplate: true, steps: [{ patch: { resources: { requests: { cpu: '100m' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'), timeoutMs: rollout }] },
   { field: 'resources.limits', podTemplate: true, steps: [{ patch: { resources: { limits: { memory: '1Gi' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.limits?.memory === '1Gi'), timeoutMs: rollout }, { patch: { resources: { limits: { memory: '-1' } } }, refused: /limits/ }] },

@@ -7,7 +7,7 @@ import { createLogger } from '../../lib/log.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
 import { parse } from 'yaml';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { ConfigKeys } from '../../operator/naming.js';
+import { ConfigKeys } from '../../api/naming.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';

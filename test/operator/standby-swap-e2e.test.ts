@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { createLogger } from '../../lib/log.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
-import { apiVersion, kind } from '../../operator/api/types.js';
+import { apiVersion, kind } from '../../api/crd/types.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';

@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { allCrds } from '../../operator/api/crd.js';
-import { apiVersion, kind } from '../../operator/api/types.js';
+import { allCrds } from '../../api/crd/crd.js';
+import { apiVersion, kind } from '../../api/crd/types.js';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
-import { commonLabels, podSelector } from '../../operator/naming.js';
+import { commonLabels, podSelector } from '../../api/naming.js';
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { phases } from '../../operator/api/types.js';
+import { phases } from '../../api/crd/types.js';
 
 /** docs/troubleshooting.md explains every phase, condition reason and Event reason the operator writes. */
 

@@ -1,6 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createApp } from '../../../lib/http.js';
-import { loadApiCredentials } from '../ops/auth.js';
+import { loadApiCredentials } from '../../../api/ha-node/credentials.js';
 import type { ApiContext, ApiModule } from './context.js';
 import { failsafeRoutes } from './failsafe.js';
 import { healthFallback, healthRoutes } from './health.js';

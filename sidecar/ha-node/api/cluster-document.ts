@@ -1,8 +1,9 @@
 import type { ClusterView, HistoryEntry, MemberRecord } from '../dcs/types.js';
 import { formatLsn } from '../postgres/lsn.js';
+import type { ClusterDocument, ClusterMember } from '../../../api/ha-node/rest-documents.js';
 
 /** GET /cluster: members sorted by name with roles, states and lag against the leader position. */
-export function clusterDocument(cluster: ClusterView, scope: string): Record<string, unknown> {
+export function clusterDocument(cluster: ClusterView, scope: string): ClusterDocument {
   const holder = cluster.leader?.holder;
   const leaderMember = cluster.members.find((m) => m.name === holder);
   const leaderPosition = Math.max(cluster.leaderRecord?.optime ?? 0, leaderMember?.xlog_location ?? 0);
@@ -12,7 +13,7 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
   const members = [...cluster.members]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((m) => {
-      const item: Record<string, unknown> = {
+      const item: ClusterMember = {
         name: m.name,
         role: m.name === holder ? holderRole : syncNames.has(m.name) ? (cluster.sync?.quorum === undefined ? 'sync_standby' : 'quorum_standby') : 'replica',
         state: m.replication_state ?? m.state,
@@ -39,7 +40,7 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
       }
       return item;
     });
-  const doc: Record<string, unknown> = { members, scope };
+  const doc: ClusterDocument = { members, scope };
   if (cluster.failover?.scheduled_at) {
     doc.scheduled_switchover = { at: cluster.failover.scheduled_at, from: cluster.failover.leader, to: cluster.failover.member };
   }
@@ -47,8 +48,8 @@ export function clusterDocument(cluster: ClusterView, scope: string): Record<str
 }
 
 /** The standby leader's position behind its remote source: the source's timeline and lag in bytes (replayed against the source's WAL end). */
-function standbySourceItem(member: MemberRecord): Record<string, unknown> {
-  const item: Record<string, unknown> = {};
+function standbySourceItem(member: MemberRecord): Partial<ClusterMember> {
+  const item: Partial<ClusterMember> = {};
   if (member.replay_lsn !== undefined) item.replay_lsn = formatLsn(member.replay_lsn);
   if (member.standby_source) {
     item.source_timeline = member.standby_source.timeline;

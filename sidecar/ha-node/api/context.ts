@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Logger } from '../../../lib/log.js';
-import type { ApiCredentials } from '../ops/auth.js';
+import type { ApiCredentials } from '../../../api/ha-node/credentials.js';
 import type { Dcs } from '../dcs/types.js';
 import type { HaLoop } from '../ha/loop.js';
 import type { NodeSnapshot } from '../ha/snapshot.js';

@@ -3,7 +3,7 @@
  * private to the PostgreSQL account; nothing here logs.
  */
 import { dirname, join } from 'node:path';
-import type { BackupConfig, Repository } from './settings.js';
+import type { BackupConfig, Repository } from '../../../api/ha-node/backup-settings.js';
 
 /** The files pgBackRest uses, all on the data volume (beside the data directory, never inside it). */
 export interface BackupPaths {

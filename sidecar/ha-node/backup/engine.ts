@@ -7,7 +7,7 @@ import { runTool, writePrivateFile, type RunAs, type RunResult } from '../postgr
 import { archiveParameters, backupPaths, pgBackRestCommand, renderPgBackRestConf, type BackupPaths, type LocalServer, type S3Credentials } from './conf.js';
 import { parseInfo, type StanzaInfo } from './info.js';
 import type { ToolActivity } from '../postgres/tool-activity.js';
-import type { BackupConfig, Repository } from './settings.js';
+import type { BackupConfig, Repository } from '../../../api/ha-node/backup-settings.js';
 import { memberTlsFiles, standbyBackupArgs, tlsServerLines, type MemberTlsFiles, type PrimarySource } from './tls-server.js';
 
 export type BackupType = 'full' | 'diff' | 'incr';

@@ -12,7 +12,7 @@ import { writePrivateFile } from '../postgres/runner.js';
 import type { StreamingAddress } from '../postgres/source-identity.js';
 import type { PgBackRest } from './engine.js';
 import type { StanzaInfo } from './info.js';
-import type { RecoveryConfig } from './settings.js';
+import type { RecoveryConfig } from '../../../api/ha-node/backup-settings.js';
 import { streamingSourceProblem } from './source-system.js';
 
 /** A restore refused before anything was written (wrong target, no backup, archive in use). */

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '../../../lib/log.js';
 import { certificateNotAfter } from '../../../lib/tls-certificates.js';
 import type { RunAs } from '../postgres/runner.js';
-import type { TlsServerConfig } from './settings.js';
+import type { TlsServerConfig } from '../../../api/ha-node/backup-settings.js';
 import { issueMemberCertificates, type MemberTlsFiles } from './tls-server.js';
 
 /** Re-issue when a member certificate has less than this left (it lives 825 days, or as long as its CA). */

@@ -13,7 +13,7 @@ import { issueCertificate } from '../../../lib/tls-certificates.js';
 import type { Logger } from '../../../lib/log.js';
 import { writePrivateFile, type RunAs } from '../postgres/runner.js';
 import type { BackupPaths, LocalServer } from './conf.js';
-import type { TlsServerConfig } from './settings.js';
+import type { TlsServerConfig } from '../../../api/ha-node/backup-settings.js';
 
 /** The client certificate's name: the servers accept it for this cluster's stanza only. */
 export const backupClientName = 'keelson-backup';

@@ -1,37 +1,15 @@
 import * as k8s from '@kubernetes/client-node';
 import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
-import { names, SecretKeys } from '../../../operator/naming.js';
+import { names, SecretKeys } from '../../../api/naming.js';
 import { Label, memberFromLease } from '../dcs/lease-codec.js';
-import type { ApiCredentials } from '../ops/auth.js';
+import type { ApiCredentials } from '../../../api/ha-node/credentials.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 import { MemberAddressRefused } from './member-route.js';
+import { ctlClusterDocumentSchema, fitAnswer, type CtlClusterDocument } from '../../../api/ha-node/rest-documents.js';
 
-/** The member list of GET /cluster as ctl uses it. */
-export interface ClusterMember {
-  name: string;
-  role: string;
-  state: string;
-  api_url: string;
-  host?: string;
-  port?: number;
-  timeline?: number;
-  lag?: number | string;
-  receive_lag?: number | string;
-  receive_lsn?: string;
-  replay_lag?: number | string;
-  replay_lsn?: string;
-  pending_restart?: boolean;
-  /** Parameter values the member keeps out of postgresql.conf or its server could not apply. */
-  config_errors?: { parameter?: string; source: string; error: string }[];
-  tags?: Record<string, unknown>;
-}
-
-export interface ClusterDocument {
-  members: ClusterMember[];
-  scope?: string;
-  pause?: boolean;
-  scheduled_switchover?: { at: string; from?: string; to?: string };
-}
+/** GET /cluster as ctl reads it (api/ha-node/rest-documents.ts). */
+export type ClusterDocument = CtlClusterDocument;
+export type ClusterMember = CtlClusterDocument['members'][number];
 
 export interface TargetOptions {
   /** Member API URLs given on the command line (skip the Kubernetes lookup). */
@@ -89,7 +67,7 @@ export async function readCluster(bases: string[], options: ClientOptions): Prom
   const errors: string[] = [];
   for (const base of bases) {
     try {
-      const cluster = jsonOf<ClusterDocument>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster');
+      const cluster = fitAnswer(ctlClusterDocumentSchema, jsonOf<unknown>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster'), 'GET /cluster');
       return { cluster, via: base };
     } catch (error) {
       if (error instanceof MemberAddressRefused) throw error; // every member would be refused the same way

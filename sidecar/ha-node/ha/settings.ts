@@ -1,4 +1,4 @@
-import { hbaProblems, sslOn } from '../../../lib/pg-hba.js';
+import { hbaProblems, sslOn } from '../../../api/postgres/pg-hba.js';
 import type { DynamicConfig, MemberTags } from '../dcs/types.js';
 import { standbySourceOf, withRepositoryArchive, type StandbySource } from '../postgres/standby-source.js';
 

@@ -1,8 +1,10 @@
-import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../operator/api/ha-bounds.js';
+import { dynamicConfigPatchSchema } from '../../../api/ha-node/dynamic-config.js';
+import { checkBound, haCountBounds, haTimingBounds, type Bound } from '../../../api/crd/ha-bounds.js';
 import { primaryHangTimeoutRange, validPrimaryHangTimeout } from '../ha/settings.js';
 import { isPlainObject, type JsonObject } from './config-merge.js';
+import type { ConfigProblem } from './config-problem.js';
 import { hbaConfigProblems } from './hba-validate.js';
-import { parameterNameProblem, parameterValueProblem } from '../../../lib/pg-parameters.js';
+import { parameterNameProblem, parameterValueProblem } from '../../../api/postgres/pg-parameters.js';
 import type { ParameterValue } from '../postgres/conf.js';
 import { standbySourceProblems } from '../postgres/standby-source.js';
 
@@ -10,14 +12,8 @@ import { standbySourceProblems } from '../postgres/standby-source.js';
  * Validation of a complete dynamic configuration document before it is written to the DCS.
  * Patroni stores anything and then every member logs ValueError on each loop; we refuse with a
  * 400 that names the field instead. Every check returns all problems, first one first. Timings
- * and counts have the bounds of the DatabaseCluster CRD (operator/api/ha-bounds.ts).
+ * and counts have the bounds of the DatabaseCluster CRD (api/crd/ha-bounds.ts).
  */
-export interface ConfigProblem {
-  /** Dotted path of the offending key, e.g. "ttl" or "db.parameters.max_connections". */
-  field: string;
-  message: string;
-}
-
 type Check = (value: unknown) => string | undefined;
 
 const bounded = (bound: Bound): Check => (v) => checkBound(v, bound);
@@ -97,7 +93,18 @@ export function validateDynamicConfig(config: JsonObject, patch: JsonObject = co
     if (message) problems.push({ field: key, message: `${message} (got ${JSON.stringify(value)})` });
   }
   if (problems.length === 0) problems.push(...checkInvariants(config, patch));
+  if (problems.length === 0) problems.push(...contractProblems(patch));
   return problems;
+}
+
+/**
+ * What was sent, against the contract's schema (api/ha-node/dynamic-config.ts) that the operator
+ * builds its documents with. After the checks above it finds nothing new unless the two drift apart.
+ */
+function contractProblems(patch: JsonObject): ConfigProblem[] {
+  const parsed = dynamicConfigPatchSchema.safeParse(patch);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
 }
 
 function validateDb(value: unknown, patch: JsonObject): ConfigProblem[] {

@@ -1,8 +1,8 @@
-import { hbaLineProblem, quoteLine, sslOn } from '../../../lib/pg-hba.js';
-import type { ConfigProblem } from './config-validate.js';
+import { hbaLineProblem, quoteLine, sslOn } from '../../../api/postgres/pg-hba.js';
+import type { ConfigProblem } from './config-problem.js';
 
 /**
- * db.pg_hba lines of a PATCH /config body, checked line by line (lib/pg-hba.ts) so the 400 names
+ * db.pg_hba lines of a PATCH /config body, checked line by line (api/postgres/pg-hba.ts) so the 400 names
  * the line PostgreSQL would refuse instead of a reload that silently keeps the old rules. hostssl
  * lines need ssl = on among the document's parameters.
  */

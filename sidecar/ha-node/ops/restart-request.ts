@@ -1,4 +1,4 @@
-import { haTimingBounds } from '../../../operator/api/ha-bounds.js';
+import { haTimingBounds } from '../../../api/crd/ha-bounds.js';
 import { isPlainObject } from './config-merge.js';
 import { parseSchedule, restartScheduleTexts } from './schedule.js';
 import { reply, type Reply } from './texts.js';

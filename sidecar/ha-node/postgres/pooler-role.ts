@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
-import { RoleNames } from '../../../operator/naming.js';
+import { RoleNames } from '../../../api/naming.js';
 import { scramVerifier, verifierMatches } from './scram.js';
 
 /**

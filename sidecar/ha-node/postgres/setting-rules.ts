@@ -1,4 +1,4 @@
-import { parameterValueProblem } from '../../../lib/pg-parameters.js';
+import { parameterValueProblem } from '../../../api/postgres/pg-parameters.js';
 import type { ParameterValue } from './conf.js';
 
 /**

@@ -3,7 +3,7 @@ import { Informer } from '../../../lib/kube/informer.js';
 import type { Logger } from '../../../lib/log.js';
 import { describeApiError, withRequestTimeout } from '../../../lib/kube/client.js';
 import { SharedAgents } from '../../../lib/kube/keep-alive.js';
-import { Labels } from '../../../operator/naming.js';
+import { Labels } from '../../../api/naming.js';
 
 /**
  * A cache of the cluster's pods (label keelson.io/cluster=<scope>) so the HA loop can read what

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
 import { installCrds } from '../../../local/cluster/stack.js';
-import { databaseClusterCrd } from '../../../operator/api/crd.js';
+import { databaseClusterCrd } from '../../../api/crd/crd.js';
 import { kubeRequest, startTestApiServer, type TestApiServer } from '../../support/kube.js';
 
 describe('installCrds (local/cluster/stack.ts)', () => {

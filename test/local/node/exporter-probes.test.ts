@@ -14,7 +14,7 @@ import { builtinImageMappings } from '../../../local/node/images.js';
 import { PodWorker } from '../../../local/node/pod-worker.js';
 import { lookupUser } from '../../../local/node/run.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
-import { ContainerNames } from '../../../operator/naming.js';
+import { ContainerNames } from '../../../api/naming.js';
 import { sampleContext } from '../../operator/fixtures.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { eventually, randomIpPrefix } from './helpers.js';

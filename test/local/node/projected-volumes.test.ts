@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type * as k8s from '@kubernetes/client-node';
 import { writeProjectedVolume } from '../../../local/node/projected-volumes.js';
-import { podDirectory } from '../../../local/node/volumes.js';
+import { podDirectory, projectedLocalizer, volumeHostPath } from '../../../local/node/volumes.js';
 import { eventually, httpPodContainer, randomIpPrefix, readyPod, startNodeTestbed, type NodeTestbed } from './helpers.js';
 
 describe('projected volume files', () => {
@@ -34,6 +34,23 @@ describe('projected volume files', () => {
     assert.equal(existsSync(join(listed, 'x')), false);
     await writeProjectedVolume(listed, { a: 'one', b: 'two' }, { items: [{ key: 'b', path: '../escape' }] });
     assert.equal(existsSync(join(dir, 'escape')), false, 'a path leaving the volume is never written');
+  });
+
+  it('a configMap file naming a mounted folder gets the host folder (pods here are host processes); a secret stays as it is', async () => {
+    const pod: k8s.V1Pod = {
+      metadata: { name: 'db-0', namespace: 'shop', uid: 'u-2' },
+      spec: {
+        containers: [{ name: 'ha', image: 'x', volumeMounts: [{ name: 'repo', mountPath: '/var/lib/keelson-backup' }, { name: 'settings', mountPath: '/etc/keelson' }] }],
+        volumes: [{ name: 'repo', emptyDir: {} }, { name: 'settings', configMap: { name: 'db-config' } }],
+      },
+    };
+    const repoHost = volumeHostPath(dir, pod, pod.spec!.volumes![0]!);
+    const settings = '{"backup":{"repository":{"path":"/var/lib/keelson-backup/local"}},"other":"/var/lib/keelson-backups"}';
+    const target = join(dir, 'settings');
+    await writeProjectedVolume(target, { 'settings.json': settings }, {}, undefined, projectedLocalizer(dir, pod, 'configMap'));
+    assert.equal(readFileSync(join(target, 'settings.json'), 'utf8'), `{"backup":{"repository":{"path":"${repoHost}/local"}},"other":"/var/lib/keelson-backups"}`);
+    await writeProjectedVolume(join(dir, 'secret'), { key: settings }, {}, undefined, projectedLocalizer(dir, pod, 'secret'));
+    assert.equal(readFileSync(join(dir, 'secret', 'key'), 'utf8'), settings);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backupCrd } from '../../../operator/api/crd.js';
-import { parseDatabaseCluster } from '../../../operator/api/validate.js';
+import { backupCrd } from '../../../api/crd/crd.js';
+import { parseDatabaseCluster } from '../../../api/crd/validate.js';
 import { buildScheduledBackup } from '../../../operator/builders/backup-object.js';
 import { backupsOf, completedStatus, followRunning, repositoryIndex } from '../../../operator/reconcile/backup-objects.js';
 import { setStartedSince, type StanzaInfo } from '../../../sidecar/ha-node/backup/info.js';

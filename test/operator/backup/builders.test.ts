@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDatabaseCluster, InvalidSpecError } from '../../../operator/api/validate.js';
+import { parseDatabaseCluster, InvalidSpecError } from '../../../api/crd/validate.js';
 import { buildBackupClaims, haNodeBackupSettings } from '../../../operator/builders/backup.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
+import { haNodeConfig } from '../../../operator/builders/configmap.js';
+import { Annotations } from '../../../api/naming.js';
 import { buildBackupTlsSecret, readBackupTlsSecret } from '../../../operator/builders/backup-tls.js';
 import { backupVerdict, dueSchedule } from '../../../operator/reconcile/backup.js';
 import { backupMember, expiredBackups } from '../../../operator/reconcile/backup-objects.js';
-import type { BackupObject } from '../../../operator/api/backup-kind.js';
-import { parseBackupConfig } from '../../../sidecar/ha-node/backup/settings.js';
+import type { BackupObject } from '../../../api/crd/backup-kind.js';
+import { parseBackupConfig } from '../../../api/ha-node/backup-settings.js';
 import { demoSpec } from '../../../local/cluster/up.js';
 
 const s3 = { bucket: 'backups', endpoint: 'minio.example', port: 9000, uriStyle: 'path', credentialsSecret: { name: 's3-creds' }, caSecret: { name: 's3-ca' } };
@@ -27,7 +29,11 @@ describe('backup builders', () => {
     assert.equal(parsed.processMax, 4);
     const sts = buildStatefulSet(ctx);
     const container = sts.spec!.template.spec!.containers[0]!;
-    assert.equal(container.env!.find((e) => e.name === 'KEELSON_BACKUP')?.value, JSON.stringify(settings));
+    assert.deepEqual(haNodeConfig(ctx).backup, settings, 'the settings document carries them');
+    assert.equal(container.env!.some((e) => e.name === 'KEELSON_BACKUP'), false, 'no second copy in the environment');
+    const digest = (spec: Record<string, unknown>) => buildStatefulSet({ ...ctx, cluster: cluster(spec) }).spec!.template.metadata!.annotations![Annotations.haNodeStartSettingsHash];
+    assert.equal(digest({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } }), digest({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] }, ha: { ttl: 40 } }), 'a dynamic setting never rolls the pods');
+    assert.notEqual(digest({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } }), digest({ backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], processMax: 5 } }), 'a backup setting (read at start) rolls them');
     assert.doesNotMatch(JSON.stringify(container.env), /secretAccessKey"?:\s*"[^/]/, 'no credential value in the environment');
     const volumes = sts.spec!.template.spec!.volumes!;
     assert.equal(volumes.find((v) => v.name === 'backup-main')?.secret?.secretName, 's3-creds');

@@ -5,7 +5,7 @@ import type { LocalStack } from '../../../local/cluster/stack.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
 import { startE2eStack, type E2eStack } from '../e2e-stack.js';
-import type { BackupObject } from '../../../operator/api/backup-kind.js';
+import type { BackupObject } from '../../../api/crd/backup-kind.js';
 import { HaNodeClient } from '../../../operator/hanode-client.js';
 import { eventually, kubectl } from '../support.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
 import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
-import { parseDatabaseCluster } from '../../../operator/api/validate.js';
+import { parseDatabaseCluster } from '../../../api/crd/validate.js';
 import { EventRecorder } from '../../../operator/events.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { ensureBackupTlsSecret } from '../../../operator/reconcile/owned.js';

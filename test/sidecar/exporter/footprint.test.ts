@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
-import { exporterNodeOptions } from '../../../sidecar/exporter/node-options.js';
+import { exporterNodeOptions } from '../../../api/exporter/node-options.js';
 import { startPostgres } from '../../support/postgres.js';
 import { freePort, waitForPort } from '../../support/ports.js';
 
@@ -146,7 +146,7 @@ describe('exporter process footprint', () => {
       return [...stdout.matchAll(/^\[marking \S+ <JSFunction (\S+)/gm)].map((m) => m[1]);
     };
     try {
-      const floor = new Set(await optimised('lib/cli/exporter-early-flags.js', ['exporter']));
+      const floor = new Set(await optimised('bin/exporter-early-flags.js', ['exporter']));
       const program = await optimised('bin/keelson.js', ['exporter', '--dry-run']);
       assert.deepEqual(program.filter((name) => !floor.has(name)), [], `optimised beyond what loading the flags module does (${[...floor].join(', ') || 'nothing'})`);
     } finally {

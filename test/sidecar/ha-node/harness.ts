@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import pg from 'pg';
-import { ContainerNames } from '../../../operator/naming.js';
+import { ContainerNames } from '../../../api/naming.js';
 import { startApiServer, type RunningApiServer } from '../../../local/apiserver/server.js';
 import { createLogger } from '../../../lib/log.js';
 import { freePort } from '../../support/ports.js';

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { ContainerNames } from '../../../operator/naming.js';
+import { ContainerNames } from '../../../api/naming.js';
 
 /**
  * Plays the kubelet for the harness's member processes: it reports the `postgres` container of

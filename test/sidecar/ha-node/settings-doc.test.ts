@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { createHaNodeCommand } from '../../../sidecar/ha-node/command.js';
 import { haNodeConfigSpec } from '../../../sidecar/ha-node/config.js';
-import { authEnv } from '../../../sidecar/ha-node/ops/auth.js';
+import { authEnv } from '../../../api/ha-node/credentials.js';
 
 /** docs/ha-node-settings.md names every setting ha-node reads, with its environment variable and flag. */
 describe('docs/ha-node-settings.md', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { Labels, PodComponents } from '../../../operator/naming.js';
+import { Labels, PodComponents } from '../../../api/naming.js';
 import { callMember, type ClientOptions } from '../../../sidecar/ha-node/ctl/client.js';
 import { runCtl } from '../ha-node/ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from '../ha-node/harness.js';

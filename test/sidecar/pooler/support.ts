@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../../../lib/log.js';
-import type { ApiCredentials } from '../../../sidecar/ha-node/ops/auth.js';
+import type { ApiCredentials } from '../../../api/ha-node/credentials.js';
 import { startPooler, type RunningPooler } from '../../../sidecar/pooler/run.js';
 import { freePort } from '../../support/ports.js';
 import { postgresRunAs } from '../../support/postgres.js';

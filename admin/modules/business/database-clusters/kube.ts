@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { apiVersion, group, kind, plural, version } from '../../../../operator/api/types.js';
+import { apiVersion, group, kind, plural, version } from '../../../../api/crd/types.js';
 import { Code } from '../../../http/codes.js';
 import { BizError } from '../../../http/envelope.js';
 import { KubeNotConfiguredError } from '../../../../lib/kube/client.js';

@@ -1,4 +1,4 @@
-import { names } from '../../../../operator/naming.js';
+import { names } from '../../../../api/naming.js';
 import type { DatabaseClusterObject } from './kube.js';
 
 const millis = (value: string | Date | undefined): number | null => (value === undefined ? null : new Date(value).getTime());

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
 import { roleOf } from '../../ha/snapshot.js';
-import type { ApiCredentials } from '../../ops/auth.js';
+import type { ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import type { ApiContext } from '../context.js';
 import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';

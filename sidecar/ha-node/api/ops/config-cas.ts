@@ -2,7 +2,8 @@ import { describeApiError } from '../../../../lib/kube/client.js';
 import type { Dcs, DynamicConfig } from '../../dcs/types.js';
 import { findUnsafeJson } from '../../../../lib/json-guard.js';
 import { mergePatch, sameDocument, withoutNulls, type JsonObject } from '../../ops/config-merge.js';
-import { changedParameters, describeProblems, validateDynamicConfig, type ConfigProblem } from '../../ops/config-validate.js';
+import type { ConfigProblem } from '../../ops/config-problem.js';
+import { changedParameters, describeProblems, validateDynamicConfig } from '../../ops/config-validate.js';
 import type { ParameterValue } from '../../postgres/conf.js';
 import type { Reply } from '../../ops/texts.js';
 

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { describeApiError } from '../../../../lib/kube/client.js';
 import { HaNodePaths } from '../../../../lib/ports.js';
-import type { ApiCredentials } from '../../ops/auth.js';
+import type { ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import { isPlainObject, type JsonObject } from '../../ops/config-merge.js';
 import type { ApiContext } from '../context.js';
 import { configCasAttempts, writeConfigWithCas } from './config-cas.js';

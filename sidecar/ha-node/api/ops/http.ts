@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { checkAuthorization, type ApiCredentials } from '../../ops/auth.js';
+import { checkAuthorization, type ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import type { Reply } from '../../ops/texts.js';
 
 /** Plain-text replies, as Patroni's action endpoints answer. Closes the connection after a 413. */

@@ -1,4 +1,4 @@
-import type { ApiCredentials } from '../../ops/auth.js';
+import type { ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import type { ApiModule } from '../context.js';
 import { configRoutes } from './config-routes.js';
 import { failoverRoutes, type FailoverRouteOptions } from './failover-routes.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../../../lib/log.js';
-import type { ConfigProblem } from '../../ops/config-validate.js';
+import type { ConfigProblem } from '../../ops/config-problem.js';
 import type { ParameterValue } from '../../postgres/conf.js';
 import type { PostgresInstance } from '../../postgres/instance.js';
 import { catalogFrom, settingsCatalogSql, type SettingsCatalog } from '../../postgres/settings-catalog.js';

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
-import type { ApiCredentials } from '../../ops/auth.js';
+import type { ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import { isPaused } from '../../ops/loop-decisions.js';
 import { parseReinitializeRequest } from '../../ops/reinitialize-request.js';
 import { parseRestartRequest } from '../../ops/restart-request.js';

@@ -9,7 +9,7 @@ import type { ClusterView } from '../../../../sidecar/ha-node/dcs/types.js';
 import { confirmFailsafe } from '../../../../sidecar/ha-node/ha/failsafe-client.js';
 import { HaLoop } from '../../../../sidecar/ha-node/ha/loop.js';
 import { defaultConfig } from '../../../../sidecar/ha-node/ha/settings.js';
-import { authorizationHeader, type ApiCredentials } from '../../../../sidecar/ha-node/ops/auth.js';
+import { authorizationHeader, type ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import { PostgresInstance } from '../../../../sidecar/ha-node/postgres/instance.js';
 import { startTestApiServer, type TestApiServer } from '../../../support/kube.js';
 import { call, dcsFor, quiet } from '../ops/support.js';

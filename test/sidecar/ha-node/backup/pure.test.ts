@@ -6,7 +6,7 @@ import { archiveParameters, backupPaths, renderPgBackRestConf } from '../../../.
 import { errorSummary, PgBackRest } from '../../../../sidecar/ha-node/backup/engine.js';
 import { parseInfo } from '../../../../sidecar/ha-node/backup/info.js';
 import { backupForTarget, postgresTime, recoveryFailure, replayPrefetch, restoreProblem } from '../../../../sidecar/ha-node/backup/restore.js';
-import { parseBackupConfig } from '../../../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../../../api/ha-node/backup-settings.js';
 
 const s3 = { kind: 's3', bucket: 'backups', endpoint: 'minio.example', region: 'eu-1', path: '/prod', uriStyle: 'path', keyFile: '/secrets/key', secretKeyFile: '/secrets/secret' };
 const server = { dataDir: '/var/lib/pg/data/pgdata', port: 5432, socketDir: '/var/lib/pg/data/run', user: 'postgres' };

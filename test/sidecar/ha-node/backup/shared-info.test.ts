@@ -8,7 +8,7 @@ import { createHaNodeApp } from '../../../../sidecar/ha-node/api/app.js';
 import { createOpsModules } from '../../../../sidecar/ha-node/api/ops/index.js';
 import { PgBackRest } from '../../../../sidecar/ha-node/backup/engine.js';
 import { BackupKeeper } from '../../../../sidecar/ha-node/backup/keeper.js';
-import { parseBackupConfig } from '../../../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../../../api/ha-node/backup-settings.js';
 import type { LeaseDcs } from '../../../../sidecar/ha-node/dcs/lease-dcs.js';
 import { startTestApiServer, type TestApiServer } from '../../../support/kube.js';
 import { dcsFor, quiet, snapshotFor } from '../ops/support.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { PgBackRest } from '../../../../sidecar/ha-node/backup/engine.js';
 import { BackupKeeper } from '../../../../sidecar/ha-node/backup/keeper.js';
-import { parseBackupConfig } from '../../../../sidecar/ha-node/backup/settings.js';
+import { parseBackupConfig } from '../../../../api/ha-node/backup-settings.js';
 import { capturedLogger } from '../../../support/log-lines.js';
 
 describe('the source repository configuration of a standby cluster', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { parameterValueProblem } from '../../../../lib/pg-parameters.js';
+import { parameterValueProblem } from '../../../../api/postgres/pg-parameters.js';
 import { buildServerConf, renderValue } from '../../../../sidecar/ha-node/postgres/conf.js';
 import { writtenParameters } from '../../../../sidecar/ha-node/postgres/config-files.js';
 import { isPostgresBool, settingValueProblem, type SettingRule } from '../../../../sidecar/ha-node/postgres/setting-rules.js';

@@ -1,10 +1,11 @@
 /**
  * Backups, WAL archiving and restore with pgBackRest: settings, pgbackrest.conf rendering, the
  * engine's commands, `pgbackrest info` parsing, the keeper that runs them beside the HA loop, and
- * the restore bootstrap. This module: the backup settings ha-node reads from KEELSON_BACKUP (JSON).
+ * the restore bootstrap. This module: the backup settings ha-node reads (the settings document's
+ * `backup`, or KEELSON_BACKUP as JSON when ha-node runs alone), the schema the operator builds them with.
  */
 import { z } from 'zod';
-import { Ports } from '../../../lib/ports.js';
+import { Ports } from '../../lib/ports.js';
 
 const absolutePath = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute path');
 const fileName = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute file path');
@@ -111,14 +112,20 @@ export type S3Repository = z.infer<typeof s3Repository>;
 export type BackupConfig = z.infer<typeof backupConfigSchema>;
 export type RecoveryConfig = z.infer<typeof recoverySchema>;
 export type TlsServerConfig = z.infer<typeof tlsServerSchema>;
+/** What the operator builds (defaults may be left out). */
+export type BackupSettingsInput = z.input<typeof backupConfigSchema>;
+export type RepositoryInput = z.input<typeof repositorySchema>;
+export type RecoveryTargetInput = z.input<typeof recoveryTargetSchema>;
 
-/** Parses KEELSON_BACKUP; the error names the field, as every configuration error does. */
-export function parseBackupConfig(text: string): BackupConfig {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Error('invalid configuration key "backup": not valid JSON');
+/** Parses the settings document's `backup` (JSON text from KEELSON_BACKUP); the error names the field, as every configuration error does. */
+export function parseBackupConfig(input: unknown): BackupConfig {
+  let value: unknown = input;
+  if (typeof input === 'string') {
+    try {
+      value = JSON.parse(input);
+    } catch {
+      throw new Error('invalid configuration key "backup": not valid JSON');
+    }
   }
   const parsed = backupConfigSchema.safeParse(value);
   if (!parsed.success) {

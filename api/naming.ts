@@ -1,4 +1,4 @@
-import { apiVersion, kind, type DatabaseCluster } from './api/types.js';
+import { apiVersion, kind, type DatabaseCluster } from './crd/types.js';
 import type { V1OwnerReference } from '@kubernetes/client-node';
 
 /**
@@ -32,6 +32,8 @@ export const Annotations = {
   specHash: 'keelson.io/spec-hash',
   /** Hash of the postgres configuration that needs a restart; a change rolls the pods. */
   restartHash: 'keelson.io/restart-hash',
+  /** Hash of the ha-node settings read only at start (backup, pooler ports); a change rolls the pods. */
+  haNodeStartSettingsHash: 'keelson.io/ha-node-start-settings-hash',
   /** Marks a Secret whose passwords must never be regenerated. */
   generatedSecret: 'keelson.io/generated',
 } as const;

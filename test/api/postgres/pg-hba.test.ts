@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { chownSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { hbaLineProblem, hbaProblems } from '../../lib/pg-hba.js';
-import { startPostgres, type TestPostgres } from '../support/postgres.js';
+import { hbaLineProblem, hbaProblems } from '../../../api/postgres/pg-hba.js';
+import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 
 /**
  * The pg_hba line checks against PostgreSQL itself: each line is written into a real server's

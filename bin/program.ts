@@ -1,13 +1,13 @@
 import { Command } from 'commander';
-import { withUsageExitCodes } from './exit.js';
-import { packageVersion } from './version.js';
-import { createOperatorCommand } from '../../operator/command.js';
-import { createHaNodeCommand } from '../../sidecar/ha-node/command.js';
-import { createCtlCommand } from '../../sidecar/ha-node/ctl/command.js';
-import { createExporterCommand } from '../../sidecar/exporter/command.js';
-import { createPoolerCommand } from '../../sidecar/pooler/command.js';
-import { createAdminCommand } from '../../admin/command.js';
-import { createLocalCommand } from '../../local/command.js';
+import { withUsageExitCodes } from '../lib/cli/exit.js';
+import { packageVersion } from '../lib/cli/version.js';
+import { createOperatorCommand } from '../operator/command.js';
+import { createHaNodeCommand } from '../sidecar/ha-node/command.js';
+import { createCtlCommand } from '../sidecar/ha-node/ctl/command.js';
+import { createExporterCommand } from '../sidecar/exporter/command.js';
+import { createPoolerCommand } from '../sidecar/pooler/command.js';
+import { createAdminCommand } from '../admin/command.js';
+import { createLocalCommand } from '../local/command.js';
 
 /** One entry point, one image: each program is a subcommand whose module loads its implementation lazily. */
 export function createProgram(): Command {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import { hbaProblems, maxHbaLineLength, sslOn } from '../../lib/pg-hba.js';
-import { managedParameters, managedParametersRule, parameterNameProblem, parameterValuePattern } from '../../lib/pg-parameters.js';
-import { allowedPgbouncerParameters } from '../../sidecar/pooler/ini.js';
+import { hbaProblems, maxHbaLineLength, sslOn } from '../postgres/pg-hba.js';
+import { managedParameters, managedParametersRule, parameterNameProblem, parameterValuePattern } from '../postgres/pg-parameters.js';
+import { allowedPgbouncerParameters } from '../pooler/pgbouncer-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';

@@ -3,6 +3,7 @@ import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { backupKind, backupObjectSpecSchema, backupObjectStatusSchema, backupPlural, backupShortNames, backupSingular } from './backup-kind.js';
 import { databaseClusterSpecSchema, databaseClusterStatusSchema, group, kind, plural, shortNames, singular, version } from './types.js';
 import { clusterNamePattern, maxClusterNameLength } from './validate.js';
+import { databaseCrd } from './database-crd.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -35,7 +36,7 @@ export function toStructural(node: unknown): unknown {
   return out;
 }
 
-function schemaOf(schema: z.ZodType): JsonSchema {
+export function schemaOf(schema: z.ZodType): JsonSchema {
   return toStructural(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' })) as JsonSchema;
 }
 
@@ -94,7 +95,7 @@ interface KindDefinition {
 }
 
 /** The CRD wrapper every keelson.io kind shares: one served and stored version, status subresource, the keelson category. */
-function customResourceDefinition(definition: KindDefinition): V1CustomResourceDefinition {
+export function customResourceDefinition(definition: KindDefinition): V1CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -155,5 +156,5 @@ export function backupCrd(): V1CustomResourceDefinition {
 
 /** Every CRD keelson installs, DatabaseCluster first. */
 export function allCrds(): V1CustomResourceDefinition[] {
-  return [databaseClusterCrd(), backupCrd()];
+  return [databaseClusterCrd(), backupCrd(), databaseCrd()];
 }

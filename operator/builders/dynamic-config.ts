@@ -27,6 +27,8 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
     failsafe_mode: ha.failsafeMode,
     primary_hang_timeout: ha.primaryHangTimeout,
     db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
+    // Role names, attributes and Secret names only: passwords stay in the Secrets ha-node reads.
+    ...(cluster.spec.roles.length > 0 ? { roles: cluster.spec.roles } : {}),
   };
   return standby ? { ...config, standby_cluster: standbyCluster(cluster, standby) } : config;
 }
@@ -47,6 +49,7 @@ export function configPatch(desired: Record<string, unknown>, current: Record<st
   const parameters: Record<string, unknown> = { ...wantedParams };
   for (const key of Object.keys(currentParams)) if (!(key in wantedParams)) parameters[key] = null;
   const patch: Record<string, unknown> = { ...desired, db: { ...(desired.db as object), parameters } };
+  if (current.roles !== undefined && desired.roles === undefined) patch.roles = null;
   // Removing standby_cluster promotes the standby leader; a key dropped from it is reset.
   const currentStandby = current.standby_cluster as Record<string, unknown> | undefined;
   const wantedStandby = desired.standby_cluster as Record<string, unknown> | undefined;

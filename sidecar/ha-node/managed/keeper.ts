@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { Logger } from '../../../lib/log.js';
+import { managedRolesSchema, type ManagedRole } from '../../../operator/api/managed-roles.js';
+import { managedRolesHash, type ManagedDatabaseResult, type ManagedReport, type ManagedRoleResult } from '../../../operator/api/managed-status.js';
+import { readDatabases, readInside, readRoles } from './catalog.js';
+import { databaseIntents, planDatabase, planInside, type DatabaseIntent } from './database-plan.js';
+import type { ManagedKubeReads, SecretRead } from './kube-reads.js';
+import { planRoles, type SecretPassword } from './role-plan.js';
+
+/**
+ * The leader's keeper of spec.roles and the cluster's Database objects. Each HA cycle on a
+ * writable primary it reads the Secrets and Databases, and when anything changed (or a minute
+ * passed) compares with the catalogs and runs only the differences. A role's statements run in
+ * one transaction, so a failover in the middle leaves each role either as it was or as wanted;
+ * the next leader starts from the catalogs again. Between cycles a light poll of the Secrets'
+ * versions wakes the loop, so a password edit reaches PostgreSQL within seconds.
+ */
+
+export type Connect = (database?: string) => Promise<pg.Client>;
+
+export interface ManagedKeeperOptions {
+  reads: ManagedKubeReads;
+  logger: Logger;
+  wake(reason: string): void;
+  /** How often the leader looks for a changed password Secret. */
+  secretPollMs?: number;
+  /** How often an unchanged state is compared with the catalogs again (drift by hand). */
+  recheckMs?: number;
+}
+
+export function hashOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs statements in order; the first failure stops them and is the answer. */
+async function run(client: pg.Client, statements: readonly string[], transaction: boolean): Promise<string | undefined> {
+  if (statements.length === 0) return undefined;
+  try {
+    if (transaction) await client.query('BEGIN');
+    for (const statement of statements) await client.query(statement);
+    if (transaction) await client.query('COMMIT');
+    return undefined;
+  } catch (error) {
+    if (transaction) await client.query('ROLLBACK').catch(() => undefined);
+    return messageOf(error);
+  }
+}
+
+export class ManagedKeeper {
+  private last: ManagedReport | undefined;
+  private fingerprint: string | undefined;
+  private comparedAt = 0;
+  private ranAt = 0;
+  private watched: { secret: string; role: string; version: string }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(private readonly options: ManagedKeeperOptions) {}
+
+  /** The last pass's results (the operator reads them through GET /managed). */
+  report(): ManagedReport | undefined {
+    return this.last;
+  }
+
+  /** Starts the between-cycles look at the password Secrets (only while this member keeps the roles). */
+  start(): void {
+    this.timer ??= setInterval(() => void this.pollSecrets(), this.options.secretPollMs ?? 2_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async pollSecrets(): Promise<void> {
+    if (this.polling || Date.now() - this.ranAt > 30_000 || this.watched.length === 0) return;
+    this.polling = true;
+    try {
+      for (const entry of this.watched) {
+        const read = await this.options.reads.secret(entry.secret, entry.role);
+        if (read.resourceVersion !== entry.version) {
+          this.options.wake('password-secret-changed');
+          return;
+        }
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** One pass on a writable primary. `rolesValue` is the dynamic configuration's `roles`. */
+  async keep(connect: Connect, rolesValue: unknown, serverIdentity: string): Promise<void> {
+    this.ranAt = Date.now();
+    const parsed = managedRolesSchema.safeParse(rolesValue ?? []);
+    if (!parsed.success) this.options.logger.warn({ err: parsed.error.issues[0]?.message }, 'the dynamic configuration holds invalid roles; they are not applied');
+    const roles = parsed.success ? parsed.data : [];
+    const secrets = await this.readSecrets(roles);
+    const databases = await this.options.reads.databases().then(
+      (found) => ({ ...found, error: undefined }),
+      (error: unknown) => ({ objects: [], unreadable: [], error: messageOf(error) }),
+    );
+    const fingerprint = hashOf([serverIdentity, roles, [...secrets].map(([role, s]) => [role, s.resourceVersion]), databases]);
+    const clean = this.last && this.last.roles.every((r) => r.applied) && this.last.databases.every((d) => d.applied);
+    if (fingerprint === this.fingerprint && clean && Date.now() - this.comparedAt < (this.options.recheckMs ?? 60_000)) return;
+    const client = await connect();
+    let statements: number;
+    let roleResults: ManagedRoleResult[];
+    let databaseResults: ManagedDatabaseResult[];
+    try {
+      const passwords = new Map<string, SecretPassword>([...secrets].map(([role, read]) => [role, read.password]));
+      ({ results: roleResults, statements } = await this.applyRoles(client, roles, passwords));
+      const applied = await this.applyDatabases(client, connect, databaseIntents(databases.objects));
+      statements += applied.statements;
+      databaseResults = [...applied.results, ...databases.unreadable.map((u) => ({ uid: u.uid, object: u.name, name: '', applied: false, message: u.message }))];
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+    if (databases.error) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; databases are compared again next cycle');
+    this.last = { at: new Date().toISOString(), rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements };
+    this.fingerprint = databases.error ? undefined : fingerprint;
+    this.comparedAt = Date.now();
+    this.watched = roles.flatMap((r) => (r.passwordSecret && r.ensure === 'present' ? [{ secret: r.passwordSecret.name, role: r.name, version: secrets.get(r.name)?.resourceVersion ?? '' }] : []));
+    if (statements > 0) this.options.logger.info({ statements, roles: roleResults.filter((r) => !r.applied).length, databases: databaseResults.filter((d) => !d.applied).length }, 'managed roles and databases changed');
+  }
+
+  private async readSecrets(roles: readonly ManagedRole[]): Promise<Map<string, SecretRead>> {
+    const secrets = new Map<string, SecretRead>();
+    for (const role of roles) {
+      if (role.passwordSecret && role.ensure === 'present') secrets.set(role.name, await this.options.reads.secret(role.passwordSecret.name, role.name));
+    }
+    return secrets;
+  }
+
+  private async applyRoles(client: pg.Client, roles: readonly ManagedRole[], passwords: Map<string, SecretPassword>): Promise<{ results: ManagedRoleResult[]; statements: number }> {
+    const actual = await readRoles(client, roles.map((r) => r.name));
+    let statements = 0;
+    const byName = new Map<string, ManagedRoleResult>();
+    for (const plan of planRoles(roles, actual, passwords)) {
+      const failure = await run(client, plan.statements, true);
+      if (!failure) statements += plan.statements.length;
+      const message = failure ?? plan.problem;
+      byName.set(plan.name, message ? { name: plan.name, applied: false, message } : { name: plan.name, applied: true });
+    }
+    return { results: roles.map((r) => byName.get(r.name)!), statements };
+  }
+
+  private async applyDatabases(client: pg.Client, connect: Connect, intents: DatabaseIntent[]): Promise<{ results: ManagedDatabaseResult[]; statements: number }> {
+    const actual = await readDatabases(client, intents.map((i) => i.object.spec.name));
+    let statements = 0;
+    const results: ManagedDatabaseResult[] = [];
+    for (const intent of intents) {
+      const { object } = intent;
+      const base = { uid: object.metadata.uid, object: object.metadata.name, name: object.spec.name, generation: object.metadata.generation };
+      if (intent.conflict) {
+        results.push({ ...base, applied: false, message: intent.conflict });
+        continue;
+      }
+      const deleted = object.metadata.deletionTimestamp !== undefined;
+      if (intent.ensure === 'untouched') {
+        results.push({ ...base, applied: true, ...(deleted ? { released: true } : {}) });
+        continue;
+      }
+      const outer = planDatabase(object.spec, intent.ensure, actual.get(object.spec.name));
+      let failure = await run(client, outer, false);
+      if (!failure) statements += outer.length;
+      let problems: string[] = [];
+      if (!failure && intent.ensure === 'present') {
+        const inside = await this.applyInside(connect, intent).catch((error: unknown) => ({ statements: 0, failure: messageOf(error), problems: [] }));
+        statements += inside.statements;
+        failure = inside.failure;
+        problems = inside.problems;
+      }
+      const message = failure ?? (problems.length > 0 ? problems.join('; ') : undefined);
+      results.push({ ...base, applied: !message, ...(message ? { message } : {}), ...(deleted && !failure ? { released: true } : {}) });
+    }
+    return { results, statements };
+  }
+
+  private async applyInside(connect: Connect, intent: DatabaseIntent): Promise<{ statements: number; failure?: string; problems: string[] }> {
+    const client = await connect(intent.object.spec.name);
+    try {
+      const plan = planInside(intent.object.spec, await readInside(client));
+      const failure = await run(client, plan.statements, true);
+      return { statements: failure ? 0 : plan.statements.length, failure, problems: plan.problems };
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}

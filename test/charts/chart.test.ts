@@ -19,6 +19,7 @@ describe('charts/keelson', () => {
   it('renders the operator, its RBAC, PDB and test hook, the CRDs and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
       'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/backups.keelson.io', 'CustomResourceDefinition/databaseclusters.keelson.io',
+      'CustomResourceDefinition/databases.keelson.io',
       'Deployment/keelson-operator', 'Pod/keelson-test-operator', 'PodDisruptionBudget/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election',
       'Service/keelson-operator-metrics', 'ServiceAccount/keelson',
     ]);

@@ -59,6 +59,7 @@ export class ManagedKeeper {
   private watched: { secret: string; role: string; version: string }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  private listError: string | undefined;
 
   constructor(private readonly options: ManagedKeeperOptions) {}
 
@@ -121,9 +122,11 @@ export class ManagedKeeper {
     } finally {
       await client.end().catch(() => undefined);
     }
-    if (databases.error) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; databases are compared again next cycle');
+    // Logged once per distinct error (a server without the Database kind answers the same every cycle).
+    if (databases.error && databases.error !== this.listError) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
+    this.listError = databases.error;
     this.last = { at: new Date().toISOString(), rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements };
-    this.fingerprint = databases.error ? undefined : fingerprint;
+    this.fingerprint = fingerprint;
     this.comparedAt = Date.now();
     this.watched = roles.flatMap((r) => (r.passwordSecret && r.ensure === 'present' ? [{ secret: r.passwordSecret.name, role: r.name, version: secrets.get(r.name)?.resourceVersion ?? '' }] : []));
     if (statements > 0) this.options.logger.info({ statements, roles: roleResults.filter((r) => !r.applied).length, databases: databaseResults.filter((d) => !d.applied).length }, 'managed roles and databases changed');

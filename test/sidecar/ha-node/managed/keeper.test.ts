@@ -20,6 +20,8 @@ const logger = createLogger({ name: 'managed-test', level: 'silent' });
 class MemoryReads implements ManagedKubeReads {
   secrets = new Map<string, { type: string; username: string; password: string; version: number }>();
   objects: DatabaseObject[] = [];
+  /** Set: the Database list fails with it (a server without the kind, RBAC missing). */
+  listError: Error | undefined;
 
   setSecret(name: string, username: string, password: string, type = 'kubernetes.io/basic-auth'): void {
     const version = (this.secrets.get(name)?.version ?? 0) + 1;
@@ -34,6 +36,7 @@ class MemoryReads implements ManagedKubeReads {
   }
 
   databases(): Promise<{ objects: DatabaseObject[]; unreadable: [] }> {
+    if (this.listError) return Promise.reject(this.listError);
     return Promise.resolve({ objects: this.objects, unreadable: [] });
   }
 }
@@ -176,6 +179,18 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     assert.deepEqual(report.databases.map((d) => [d.object, d.applied, d.released]), [['dropped', true, true], ['kept', true, true]]);
     const names = (await server.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname IN ('kept_db', 'dropped_db')")).rows.map((r) => r.datname);
     assert.deepEqual(names, ['kept_db']);
+  });
+
+  it('keeps the roles when the Database objects cannot be listed', async () => {
+    reads.listError = new Error('HTTP 404: the server could not find the requested resource');
+    try {
+      const report = await pass([{ name: 'readers' }, { name: 'list_failed_role', login: true }]);
+      assert.deepEqual(report.roles.map((r) => r.applied), [true, true]);
+      assert.deepEqual(report.databases, []);
+      assert.equal((await server.query("SELECT 1 FROM pg_authid WHERE rolname = 'list_failed_role'")).rowCount, 1);
+    } finally {
+      reads.listError = undefined;
+    }
   });
 
   it('applies nothing from a dynamic configuration whose roles are invalid', async () => {

@@ -25,8 +25,11 @@ export function rolesOutcome(cluster: DatabaseCluster, report: ManagedReport | u
   const previous = new Map((cluster.status?.roles ?? []).map((r) => [r.name, r]));
   const fresh = report !== undefined && report.rolesHash === managedRolesHash(roles);
   if (!fresh) {
-    const kept = roles.map((r) => previous.get(r.name) ?? { name: r.name, applied: false, message: pendingMessage });
-    return { roles: kept, condition: { type: RolesReconciledCondition, status: 'Unknown', reason: 'Pending', message: pendingMessage }, events: [], waiting: true };
+    // A standby cluster's leader replays its source: it applies the roles once promoted.
+    const standby = cluster.spec.replica?.enabled === true;
+    const message = standby ? 'a standby cluster applies the roles once it is promoted' : pendingMessage;
+    const kept = roles.map((r) => previous.get(r.name) ?? { name: r.name, applied: false, message });
+    return { roles: kept, condition: { type: RolesReconciledCondition, status: 'Unknown', reason: standby ? 'Standby' : 'Pending', message }, events: [], waiting: !standby };
   }
   const results = roles.map((r) => report.roles.find((x) => x.name === r.name) ?? { name: r.name, applied: false, message: pendingMessage });
   const failed = results.filter((r) => !r.applied);

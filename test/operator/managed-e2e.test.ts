@@ -4,6 +4,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pg from 'pg';
 import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../operator/api/types.js';
+import { HaNodeClient } from '../../operator/hanode-client.js';
 import { names } from '../../operator/naming.js';
 import { viaClusterIp } from './e2e-support.js';
 import { startPooledCluster, type PooledCluster } from './pooler-e2e-support.js';
@@ -71,9 +72,12 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
 
   it('creates the roles and a Database from the spec; each role logs in with its Secret’s password', async () => {
     await writeSecret('alice-login', 'alice', 'alice first');
+    const patched = Date.now();
     await patchSpec({ roles: [{ name: 'readers' }, { name: 'alice', login: true, inRoles: ['readers'], comment: 'the shop owner', passwordSecret: { name: 'alice-login' } }] });
     await databaseObject('shop', { cluster: name, name: 'shop', owner: 'alice', schemas: [{ name: 'sales' }], extensions: [{ name: 'citext', schema: 'sales' }] });
     await eventually('RolesReconciled True', async () => (await rolesCondition())?.status === 'True', 120_000);
+    const report = await new HaNodeClient().managed(await primaryHost());
+    process.stderr.write(`# spec patch to RolesReconciled True: ${Date.now() - patched} ms; the leader's last pass ran ${report?.statements} statements\n`);
     assert.deepEqual((await status()).roles, [{ name: 'readers', applied: true }, { name: 'alice', applied: true }]);
     await eventually('Database shop applied', async () => (await databaseStatus('shop'))?.applied === true, 60_000);
     assert.equal(await login(await primaryHost(), 'alice', 'alice first', 'shop'), 'alice');
@@ -161,6 +165,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
     }, 120_000);
     await eventually('RolesReconciled True after the failover', async () => (await rolesCondition())?.status === 'True', 180_000);
     const now = (await status()).currentPrimary!;
+    process.stderr.write(`# the new leader's pass ran ${(await new HaNodeClient().managed(await cluster.podIp(now)))?.statements} statements\n`);
     const client = await cluster.direct(now);
     try {
       const found = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_authid r JOIN pg_auth_members m ON m.member = r.oid WHERE r.rolname LIKE 'member\\_%'");

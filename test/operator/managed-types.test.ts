@@ -81,6 +81,9 @@ describe('spec.roles in the operator and ha-node', () => {
     const done = rolesOutcome(cluster, { at: 'now', rolesHash: hash, roles: [{ name: 'a', applied: true }, { name: 'b', applied: true }], databases: [], statements: 1 });
     assert.equal(done.condition?.status, 'True');
     assert.deepEqual(done.events.map((e) => e.reason), ['RolesApplied']);
+    const standby = parseDatabaseCluster(raw({ roles: [{ name: 'a' }], replica: { enabled: true, source: { cluster: 'other' } } }));
+    const waiting = rolesOutcome(standby, undefined);
+    assert.deepEqual([waiting.condition?.reason, waiting.waiting, waiting.roles?.[0]?.message], ['Standby', false, 'a standby cluster applies the roles once it is promoted']);
   });
 
   it('a Database object parses with defaults, or says which field is wrong', () => {

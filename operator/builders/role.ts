@@ -5,7 +5,7 @@ import { clusterNames, ownedMeta, type BuildContext } from './context.js';
  * Least privilege for ha-node in its own namespace, from the calls it makes: the DCS Leases
  * (dcs/lease-dcs.ts: list, watch, get, create, update; never patch or delete) and its cluster's
  * pods (takeover/leader-pods.ts lists and watches them; the role label is a patch). The leader
- * lists Database objects and reads the password Secrets spec.roles names (managed/kube-reads.ts):
+ * watches Database objects and reads the password Secrets spec.roles names (managed/kube-reads.ts):
  * `get` on those names only, so no other Secret of the namespace is readable. No Services, Events
  * or anything cluster-wide.
  */
@@ -14,7 +14,7 @@ export function haNodeRules(passwordSecrets: readonly string[] = []): V1PolicyRu
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch'] },
-    { apiGroups: ['keelson.io'], resources: ['databases'], verbs: ['list'] },
+    { apiGroups: ['keelson.io'], resources: ['databases'], verbs: ['list', 'watch'] },
     // An empty resourceNames would mean every Secret: the rule exists only when some are named.
     ...(names.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: names }] : []),
   ];

@@ -217,7 +217,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
 
   // spec.roles and the Database objects, kept by whichever member leads; its Secret poll wakes the loop.
   const managed = new ManagedKeeper({
-    reads: new KubeManagedReads(kubeConfig, settings.namespace, settings.scope),
+    reads: new KubeManagedReads(kubeConfig, settings.namespace, settings.scope, { onChange: () => ref.loop?.wake('database-changed'), logger: logger.child({ component: 'databases' }) }),
     logger: logger.child({ component: 'managed' }),
     wake: (reason) => ref.loop?.wake(reason),
   });

@@ -62,11 +62,11 @@ describe('spec.roles in the operator and ha-node', () => {
     assert.equal(configPatch(without, desired).roles, null);
   });
 
-  it('ha-node may get exactly the password Secrets the spec names, and list Databases', () => {
+  it('ha-node may get exactly the password Secrets the spec names, and list and watch Databases', () => {
     assert.equal(haNodeRules().some((r) => r.resources?.includes('secrets')), false, 'no roles: no Secret at all');
     const rules = haNodeRules(passwordSecretNames([{ passwordSecret: { name: 'b' } }, {}, { passwordSecret: { name: 'a' } }, { passwordSecret: { name: 'a' } }]));
     assert.deepEqual(rules.find((r) => r.resources?.includes('secrets')), { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['a', 'b'] });
-    assert.deepEqual(rules.find((r) => r.resources?.includes('databases'))?.verbs, ['list']);
+    assert.deepEqual(rules.find((r) => r.resources?.includes('databases'))?.verbs, ['list', 'watch']);
   });
 
   it('status.roles and RolesReconciled follow the leader’s report, and a report for other roles is pending', () => {

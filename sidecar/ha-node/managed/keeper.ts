@@ -77,6 +77,7 @@ export class ManagedKeeper {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.options.reads.stop?.();
   }
 
   private async pollSecrets(): Promise<void> {

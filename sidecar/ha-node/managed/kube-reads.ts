@@ -1,14 +1,16 @@
 import * as k8s from '@kubernetes/client-node';
 import { describeApiError, isNotFound, withRequestTimeout } from '../../../lib/kube/client.js';
 import { SharedAgents } from '../../../lib/kube/keep-alive.js';
+import type { Logger } from '../../../lib/log.js';
 import { databasePlural, parseDatabaseObject, type DatabaseObject } from '../../../operator/api/database-kind.js';
 import { group, version } from '../../../operator/api/types.js';
+import { WatchedDatabases } from './database-watch.js';
 import type { SecretPassword } from './role-plan.js';
 
 /**
  * The two Kubernetes reads the managed roles and databases need, and nothing else: the password
  * Secrets spec.roles names (a GET each: the Role grants `get` on those names only) and the
- * cluster's Database objects (a LIST in the namespace, kept to spec.cluster == this cluster).
+ * cluster's Database objects (watched in the namespace, kept to spec.cluster == this cluster).
  */
 
 /** One Secret as the plan uses it, with the version the secret watch compares. */
@@ -27,6 +29,7 @@ export interface UnreadableDatabase {
 export interface ManagedKubeReads {
   secret(name: string, role: string): Promise<SecretRead>;
   databases(): Promise<{ objects: DatabaseObject[]; unreadable: UnreadableDatabase[] }>;
+  stop?(): void;
 }
 
 const basicAuth = 'kubernetes.io/basic-auth';
@@ -46,15 +49,32 @@ export class KubeManagedReads implements ManagedKubeReads {
   private readonly core: k8s.CoreV1Api;
   private readonly custom: k8s.CustomObjectsApi;
   private readonly agents = new SharedAgents();
+  private readonly watch: WatchedDatabases;
+  private readonly timeoutMs: number;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
     private readonly namespace: string,
     private readonly cluster: string,
-    private readonly timeoutMs = 5_000,
+    options: { onChange: () => void; logger: Logger; timeoutMs?: number },
   ) {
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.watch = new WatchedDatabases(kubeConfig, `/apis/${group}/${version}/namespaces/${namespace}/${databasePlural}`, (resourceVersion) => this.list(resourceVersion), cluster, options.onChange, options.logger);
+  }
+
+  private async list(resourceVersion: string): Promise<{ items: k8s.KubernetesObject[]; resourceVersion: string }> {
+    const list = (await this.custom.listNamespacedCustomObject(
+      { group, version, namespace: this.namespace, plural: databasePlural, ...(resourceVersion ? { resourceVersion } : {}) },
+      withRequestTimeout(this.timeoutMs, this.agents.middleware()),
+    )) as { items?: k8s.KubernetesObject[]; metadata?: { resourceVersion?: string } };
+    return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '' };
+  }
+
+  stop(): void {
+    this.watch.stop();
+    this.agents.destroy();
   }
 
   async secret(name: string, role: string): Promise<SecretRead> {
@@ -68,10 +88,10 @@ export class KubeManagedReads implements ManagedKubeReads {
   }
 
   async databases(): Promise<{ objects: DatabaseObject[]; unreadable: UnreadableDatabase[] }> {
-    const list = (await this.custom.listNamespacedCustomObject({ group, version, namespace: this.namespace, plural: databasePlural }, withRequestTimeout(this.timeoutMs, this.agents.middleware()))) as { items?: unknown[] };
+    const items: unknown[] = this.watch.cached() ?? (await this.list('')).items;
     const objects: DatabaseObject[] = [];
     const unreadable: UnreadableDatabase[] = [];
-    for (const item of list.items ?? []) {
+    for (const item of items) {
       const cluster = (item as { spec?: { cluster?: unknown } }).spec?.cluster;
       if (cluster !== this.cluster) continue;
       const parsed = parseDatabaseObject(item);

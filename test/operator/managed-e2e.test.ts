@@ -145,6 +145,29 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
     assert.equal(await login(await primaryHost(), 'alice', 'alice second', 'shop'), 'alice', 'alice is still there');
   });
 
+  it('a second Database for the same database is refused in its status; deleting drops or keeps by reclaim policy', async () => {
+    await databaseObject('shop-copy', { cluster: name, name: 'shop', owner: 'readers' });
+    const copy = await eventually('shop-copy refused', async () => {
+      const s = await databaseStatus('shop-copy');
+      return s?.applied === false && s.message?.includes('already managed') ? s : undefined;
+    }, 60_000);
+    assert.equal(copy.message, 'database "shop" is already managed by Database "shop"');
+    await databaseObject('scratch', { cluster: name, name: 'scratch', owner: 'readers', reclaimPolicy: 'delete' });
+    await databaseObject('kept', { cluster: name, name: 'kept', owner: 'readers', reclaimPolicy: 'retain' });
+    for (const object of ['scratch', 'kept']) await eventually(`${object} applied`, async () => (await databaseStatus(object))?.applied === true, 60_000);
+    for (const object of ['scratch', 'kept', 'shop-copy']) await cluster.api.custom.deleteNamespacedCustomObject({ group, version, namespace: cluster.namespace, plural: 'databases', name: object });
+    for (const object of ['scratch', 'kept', 'shop-copy']) {
+      await eventually(`${object} gone`, async () => (await databaseStatus(object).then(() => false, () => true)), 60_000);
+    }
+    const client = await cluster.direct((await status()).currentPrimary!);
+    try {
+      const rows = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname IN ('scratch', 'kept', 'shop') ORDER BY 1");
+      assert.deepEqual(rows.rows.map((r) => r.datname), ['kept', 'shop'], 'scratch dropped, kept retained, shop untouched by its refused copy');
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  });
+
   it('a failover while roles are being applied: the new leader finishes them', async () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ name: `member_${String(i).padStart(2, '0')}`, login: true, inRoles: ['readers'] }));
     const roles = [{ name: 'readers' }, { name: 'alice', login: true, passwordSecret: { name: 'alice-login' } }, ...many];

@@ -3,8 +3,9 @@ import type pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import { managedRolesSchema, type ManagedRole } from '../../../operator/api/managed-roles.js';
 import { managedRolesHash, type ManagedDatabaseResult, type ManagedReport, type ManagedRoleResult } from '../../../operator/api/managed-status.js';
-import { readDatabases, readInside, readRoles } from './catalog.js';
-import { databaseIntents, planDatabase, planInside, type DatabaseIntent } from './database-plan.js';
+import { applyDatabases, messageOf, run, type Connect } from './apply.js';
+import { readRoles } from './catalog.js';
+import { databaseIntents } from './database-plan.js';
 import type { ManagedKubeReads, SecretRead } from './kube-reads.js';
 import { planRoles, type SecretPassword } from './role-plan.js';
 
@@ -16,8 +17,6 @@ import { planRoles, type SecretPassword } from './role-plan.js';
  * the next leader starts from the catalogs again. Between cycles a light poll of the Secrets'
  * versions wakes the loop, so a password edit reaches PostgreSQL within seconds.
  */
-
-export type Connect = (database?: string) => Promise<pg.Client>;
 
 export interface ManagedKeeperOptions {
   reads: ManagedKubeReads;
@@ -31,24 +30,6 @@ export interface ManagedKeeperOptions {
 
 export function hashOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Runs statements in order; the first failure stops them and is the answer. */
-async function run(client: pg.Client, statements: readonly string[], transaction: boolean): Promise<string | undefined> {
-  if (statements.length === 0) return undefined;
-  try {
-    if (transaction) await client.query('BEGIN');
-    for (const statement of statements) await client.query(statement);
-    if (transaction) await client.query('COMMIT');
-    return undefined;
-  } catch (error) {
-    if (transaction) await client.query('ROLLBACK').catch(() => undefined);
-    return messageOf(error);
-  }
 }
 
 export class ManagedKeeper {
@@ -117,7 +98,7 @@ export class ManagedKeeper {
     try {
       const passwords = new Map<string, SecretPassword>([...secrets].map(([role, read]) => [role, read.password]));
       ({ results: roleResults, statements } = await this.applyRoles(client, roles, passwords));
-      const applied = await this.applyDatabases(client, connect, databaseIntents(databases.objects));
+      const applied = await applyDatabases(client, connect, databaseIntents(databases.objects));
       statements += applied.statements;
       databaseResults = [...applied.results, ...databases.unreadable.map((u) => ({ uid: u.uid, object: u.name, name: '', applied: false, message: u.message }))];
     } finally {
@@ -152,48 +133,5 @@ export class ManagedKeeper {
       byName.set(plan.name, message ? { name: plan.name, applied: false, message } : { name: plan.name, applied: true });
     }
     return { results: roles.map((r) => byName.get(r.name)!), statements };
-  }
-
-  private async applyDatabases(client: pg.Client, connect: Connect, intents: DatabaseIntent[]): Promise<{ results: ManagedDatabaseResult[]; statements: number }> {
-    const actual = await readDatabases(client, intents.map((i) => i.object.spec.name));
-    let statements = 0;
-    const results: ManagedDatabaseResult[] = [];
-    for (const intent of intents) {
-      const { object } = intent;
-      const base = { uid: object.metadata.uid, object: object.metadata.name, name: object.spec.name, generation: object.metadata.generation };
-      if (intent.conflict) {
-        results.push({ ...base, applied: false, message: intent.conflict });
-        continue;
-      }
-      const deleted = object.metadata.deletionTimestamp !== undefined;
-      if (intent.ensure === 'untouched') {
-        results.push({ ...base, applied: true, ...(deleted ? { released: true } : {}) });
-        continue;
-      }
-      const outer = planDatabase(object.spec, intent.ensure, actual.get(object.spec.name));
-      let failure = await run(client, outer, false);
-      if (!failure) statements += outer.length;
-      let problems: string[] = [];
-      if (!failure && intent.ensure === 'present') {
-        const inside = await this.applyInside(connect, intent).catch((error: unknown) => ({ statements: 0, failure: messageOf(error), problems: [] }));
-        statements += inside.statements;
-        failure = inside.failure;
-        problems = inside.problems;
-      }
-      const message = failure ?? (problems.length > 0 ? problems.join('; ') : undefined);
-      results.push({ ...base, applied: !message, ...(message ? { message } : {}), ...(deleted && !failure ? { released: true } : {}) });
-    }
-    return { results, statements };
-  }
-
-  private async applyInside(connect: Connect, intent: DatabaseIntent): Promise<{ statements: number; failure?: string; problems: string[] }> {
-    const client = await connect(intent.object.spec.name);
-    try {
-      const plan = planInside(intent.object.spec, await readInside(client));
-      const failure = await run(client, plan.statements, true);
-      return { statements: failure ? 0 : plan.statements.length, failure, problems: plan.problems };
-    } finally {
-      await client.end().catch(() => undefined);
-    }
   }
 }

@@ -88,9 +88,20 @@ export class ManagedKeeper {
       (found) => ({ ...found, error: undefined }),
       (error: unknown) => ({ objects: [], unreadable: [], error: messageOf(error) }),
     );
+    // Logged once per distinct error (a server without the Database kind answers the same every cycle).
+    if (databases.error && databases.error !== this.listError) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
+    this.listError = databases.error;
     const fingerprint = hashOf([serverIdentity, roles, [...secrets].map(([role, s]) => [role, s.resourceVersion]), databases]);
     const clean = this.last && this.last.roles.every((r) => r.applied) && this.last.databases.every((d) => d.applied);
     if (fingerprint === this.fingerprint && clean && Date.now() - this.comparedAt < (this.options.recheckMs ?? 60_000)) return;
+    // Nothing declared: nothing to compare, no connection (most clusters).
+    if (roles.length === 0 && databases.objects.length === 0 && databases.unreadable.length === 0) {
+      this.last = { at: new Date().toISOString(), rolesHash: managedRolesHash(rolesValue), roles: [], databases: [], statements: 0 };
+      this.fingerprint = fingerprint;
+      this.comparedAt = Date.now();
+      this.watched = [];
+      return;
+    }
     const client = await connect();
     let statements: number;
     let roleResults: ManagedRoleResult[];
@@ -104,9 +115,6 @@ export class ManagedKeeper {
     } finally {
       await client.end().catch(() => undefined);
     }
-    // Logged once per distinct error (a server without the Database kind answers the same every cycle).
-    if (databases.error && databases.error !== this.listError) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
-    this.listError = databases.error;
     this.last = { at: new Date().toISOString(), rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements };
     this.fingerprint = fingerprint;
     this.comparedAt = Date.now();

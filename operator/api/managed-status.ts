@@ -36,6 +36,8 @@ export const managedReportSchema = z.object({
   databases: z.array(managedDatabaseResultSchema),
   /** Statements the last pass ran (0 when everything already matched). */
   statements: z.number().int(),
+  /** The last pass that changed something: when, and how many statements it ran. */
+  lastChange: z.object({ at: z.string(), statements: z.number().int() }).optional(),
 });
 
 export type ManagedRoleResult = z.infer<typeof managedRoleResultSchema>;

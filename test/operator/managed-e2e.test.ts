@@ -77,7 +77,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
     await databaseObject('shop', { cluster: name, name: 'shop', owner: 'alice', schemas: [{ name: 'sales' }], extensions: [{ name: 'citext', schema: 'sales' }] });
     await eventually('RolesReconciled True', async () => (await rolesCondition())?.status === 'True', 120_000);
     const report = await new HaNodeClient().managed(await primaryHost());
-    process.stderr.write(`# spec patch to RolesReconciled True: ${Date.now() - patched} ms; the leader's last pass ran ${report?.statements} statements\n`);
+    process.stderr.write(`# spec patch to RolesReconciled True: ${Date.now() - patched} ms; the leader's pass that applied them ran ${report?.lastChange?.statements} statements\n`);
     assert.deepEqual((await status()).roles, [{ name: 'readers', applied: true }, { name: 'alice', applied: true }]);
     await eventually('Database shop applied', async () => (await databaseStatus('shop'))?.applied === true, 60_000);
     assert.equal(await login(await primaryHost(), 'alice', 'alice first', 'shop'), 'alice');
@@ -173,22 +173,29 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
     const roles = [{ name: 'readers' }, { name: 'alice', login: true, passwordSecret: { name: 'alice-login' } }, ...many];
     const old = (await status()).currentPrimary!;
     const watcher = await cluster.direct(old);
+    // An uncommitted CREATE ROLE of the 21st role holds the leader's pass there (its CREATE ROLE
+    // waits on the same name): the primary crashes with 20 of the 40 roles made.
+    const blocker = await cluster.direct(old);
+    await blocker.query('BEGIN');
+    await blocker.query('CREATE ROLE member_20');
     await patchSpec({ roles });
-    // Crash the primary as soon as the first new role shows: the rest is the next leader's work.
-    const seen = await eventually('the first new role on the primary', async () => {
+    const seen = await eventually('the leader held at the 21st role', async () => {
       const n = Number((await watcher.query<{ n: string }>("SELECT count(*) AS n FROM pg_authid WHERE rolname LIKE 'member\\_%'")).rows[0]!.n);
-      return n > 0 ? n : undefined;
+      const waiting = (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'CREATE ROLE \"member_20\"%'")).rowCount;
+      return n === 20 && waiting === 1 ? n : undefined;
     }, 120_000);
     assert.ok(cluster.crashPod(old) > 0, 'primary processes killed');
     await watcher.end().catch(() => undefined);
+    await blocker.end().catch(() => undefined);
     process.stderr.write(`# roles on the old primary when it crashed: ${seen} of ${many.length}\n`);
+    assert.equal(seen, 20, 'the crash came in the middle of the pass');
     await eventually('a new primary', async () => {
       const s = await status();
       return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
     }, 120_000);
     await eventually('RolesReconciled True after the failover', async () => (await rolesCondition())?.status === 'True', 180_000);
     const now = (await status()).currentPrimary!;
-    process.stderr.write(`# the new leader's pass ran ${(await new HaNodeClient().managed(await cluster.podIp(now)))?.statements} statements\n`);
+    process.stderr.write(`# the new leader's pass that finished them ran ${(await new HaNodeClient().managed(await cluster.podIp(now)))?.lastChange?.statements} statements\n`);
     const client = await cluster.direct(now);
     try {
       const found = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_authid r JOIN pg_auth_members m ON m.member = r.oid WHERE r.rolname LIKE 'member\\_%'");

@@ -49,7 +49,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   await ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
-  await keepManagedObjects(ctx, cluster, status);
+  keepManagedObjects(ctx, cluster, status);
   keepPoolersOnPrimary(ctx);
   keepReadOnlyPoolersOnReplicas(ctx, cluster.members, status.location);
   ctx.options.backup?.onPrimary();

@@ -15,6 +15,24 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * A statement waiting on a lock (a session holding the role or database it touches) gives up
+ * after this long, and the pass reports it, instead of waiting for ever.
+ */
+export const lockTimeout = '10s';
+
+/** Opens a connection for a pass, with the lock bound set. */
+export async function openSession(connect: Connect, database?: string): Promise<pg.Client> {
+  const client = await connect(database);
+  try {
+    await client.query(`SET lock_timeout = '${lockTimeout}'`);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  return client;
+}
+
 /** Runs statements in order; the first failure stops them and is the answer. */
 export async function run(client: pg.Client, statements: readonly string[], transaction: boolean): Promise<string | undefined> {
   if (statements.length === 0) return undefined;
@@ -63,7 +81,7 @@ export async function applyDatabases(client: pg.Client, connect: Connect, intent
 }
 
 async function applyInside(connect: Connect, intent: DatabaseIntent): Promise<{ statements: number; failure?: string; problems: string[] }> {
-  const client = await connect(intent.object.spec.name);
+  const client = await openSession(connect, intent.object.spec.name);
   try {
     const plan = planInside(intent.object.spec, await readInside(client));
     const failure = await run(client, plan.statements, true);

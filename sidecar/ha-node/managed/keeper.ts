@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import { managedRolesSchema, type ManagedRole } from '../../../operator/api/managed-roles.js';
 import { managedRolesHash, type ManagedDatabaseResult, type ManagedReport, type ManagedRoleResult } from '../../../operator/api/managed-status.js';
-import { applyDatabases, messageOf, run, type Connect } from './apply.js';
+import { applyDatabases, messageOf, openSession, run, type Connect } from './apply.js';
 import { readRoles } from './catalog.js';
 import { databaseIntents } from './database-plan.js';
 import type { ManagedKubeReads, SecretRead } from './kube-reads.js';
@@ -41,6 +41,7 @@ export class ManagedKeeper {
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private listError: string | undefined;
+  private inFlight: Promise<void> | undefined;
 
   constructor(private readonly options: ManagedKeeperOptions) {}
 
@@ -77,6 +78,19 @@ export class ManagedKeeper {
     }
   }
 
+  /**
+   * Starts a pass unless one is still running, and returns at once: a statement that waits (a lock,
+   * a large CREATE DATABASE) must never hold up the HA loop and its lease renewal.
+   */
+  keepInBackground(connect: Connect, rolesValue: unknown, serverIdentity: string, onError: (error: Error) => void): void {
+    if (this.inFlight) return;
+    this.inFlight = this.keep(connect, rolesValue, serverIdentity)
+      .catch(onError)
+      .finally(() => {
+        this.inFlight = undefined;
+      });
+  }
+
   /** One pass on a writable primary. `rolesValue` is the dynamic configuration's `roles`. */
   async keep(connect: Connect, rolesValue: unknown, serverIdentity: string): Promise<void> {
     this.ranAt = Date.now();
@@ -91,7 +105,9 @@ export class ManagedKeeper {
     // Logged once per distinct error (a server without the Database kind answers the same every cycle).
     if (databases.error && databases.error !== this.listError) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
     this.listError = databases.error;
-    const fingerprint = hashOf([serverIdentity, roles, [...secrets].map(([role, s]) => [role, s.resourceVersion]), databases]);
+    // What the objects ask for, not their versions: the operator's own status writes change no plan.
+    const asked = databases.objects.map((o) => [o.metadata.uid, o.metadata.generation, o.metadata.deletionTimestamp, o.spec]);
+    const fingerprint = hashOf([serverIdentity, roles, [...secrets].map(([role, s]) => [role, s.resourceVersion]), asked, databases.unreadable, databases.error]);
     const clean = this.last && this.last.roles.every((r) => r.applied) && this.last.databases.every((d) => d.applied);
     if (fingerprint === this.fingerprint && clean && Date.now() - this.comparedAt < (this.options.recheckMs ?? 60_000)) return;
     // Nothing declared: nothing to compare, no connection (most clusters).
@@ -102,7 +118,7 @@ export class ManagedKeeper {
       this.watched = [];
       return;
     }
-    const client = await connect();
+    const client = await openSession(connect);
     let statements: number;
     let roleResults: ManagedRoleResult[];
     let databaseResults: ManagedDatabaseResult[];
@@ -115,7 +131,9 @@ export class ManagedKeeper {
     } finally {
       await client.end().catch(() => undefined);
     }
-    this.last = { at: new Date().toISOString(), rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements };
+    const at = new Date().toISOString();
+    const lastChange = statements > 0 ? { at, statements } : this.last?.lastChange;
+    this.last = { at, rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements, ...(lastChange ? { lastChange } : {}) };
     this.fingerprint = fingerprint;
     this.comparedAt = Date.now();
     this.watched = roles.flatMap((r) => (r.passwordSecret && r.ensure === 'present' ? [{ secret: r.passwordSecret.name, role: r.name, version: secrets.get(r.name)?.resourceVersion ?? '' }] : []));

@@ -17,6 +17,14 @@ import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
 
 const logger = createLogger({ name: 'managed-test', level: 'silent' });
 
+async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 class MemoryReads implements ManagedKubeReads {
   secrets = new Map<string, { type: string; username: string; password: string; version: number }>();
   objects: DatabaseObject[] = [];
@@ -191,6 +199,28 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     } finally {
       reads.listError = undefined;
     }
+  });
+
+  it('a role another session holds is reported after the lock timeout, and the other roles are applied', async () => {
+    const blocker = new pg.Client({ connectionString: server.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('CREATE ROLE held_role');
+      const report = await pass([{ name: 'held_role' }, { name: 'after_held' }]);
+      assert.match(report.roles[0]!.message!, /canceling statement due to lock timeout/);
+      assert.deepEqual(report.roles[1], { name: 'after_held', applied: true });
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+    // One pass at a time beside the loop: a second start while one runs is skipped.
+    let errors = 0;
+    keeper.keepInBackground(connect, [{ name: 'background_role' }], `sys/1/${identity++}`, () => errors++);
+    keeper.keepInBackground(connect, [{ name: 'never_started' }], `sys/1/${identity++}`, () => errors++);
+    await eventually(async () => (await server.query("SELECT 1 FROM pg_authid WHERE rolname = 'background_role'")).rowCount === 1);
+    assert.equal((await server.query("SELECT 1 FROM pg_authid WHERE rolname = 'never_started'")).rowCount, 0);
+    assert.equal(errors, 0);
   });
 
   it('applies nothing from a dynamic configuration whose roles are invalid', async () => {

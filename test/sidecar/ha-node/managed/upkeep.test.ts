@@ -17,25 +17,25 @@ describe('keepManagedObjects', () => {
   const calls: unknown[] = [];
   let fail = false;
   const keeper = {
-    keep: (_connect: unknown, roles: unknown, identity: string) => {
+    keepInBackground: (_connect: unknown, roles: unknown, identity: string, onError: (error: Error) => void) => {
       calls.push([roles, identity]);
-      return fail ? Promise.reject(new Error('connection refused')) : Promise.resolve();
+      if (fail) onError(new Error('connection refused'));
     },
   } as unknown as ManagedKeeper;
   const ctx = { options: { managed: keeper, logger }, pg: { connect: () => Promise.reject(new Error('unused')) } } as unknown as LoopContext;
   const cluster = { config: { roles: [{ name: 'reader' }] } } as unknown as ClusterView;
   const status = (inRecovery: boolean) => ({ inRecovery, systemIdentifier: '7', timeline: 2, postmasterStartTime: 't' }) as ServerStatus;
 
-  it('does nothing on a server in recovery (standby leader, restore)', async () => {
-    await keepManagedObjects(ctx, cluster, status(true));
+  it('does nothing on a server in recovery (standby leader, restore)', () => {
+    keepManagedObjects(ctx, cluster, status(true));
     assert.deepEqual(calls, []);
   });
 
-  it('applies the dynamic configuration’s roles on a writable primary, and a failure does not throw', async () => {
-    await keepManagedObjects(ctx, cluster, status(false));
+  it('applies the dynamic configuration’s roles on a writable primary, and a failure does not throw', () => {
+    keepManagedObjects(ctx, cluster, status(false));
     assert.deepEqual(calls, [[[{ name: 'reader' }], '7/2/t']]);
     fail = true;
-    await keepManagedObjects(ctx, cluster, status(false));
+    keepManagedObjects(ctx, cluster, status(false));
     assert.equal(calls.length, 2);
   });
 });

@@ -40,6 +40,8 @@ export const HaNodePaths = {
   patroni: '/patroni',
   failsafe: '/failsafe',
   backup: '/backup',
+  /** The leader's last pass over spec.roles and the Database objects. */
+  managed: '/managed',
   /** Earliest and latest restorable time and LSN of each repository. */
   backupWindow: '/backup/window',
 } as const;

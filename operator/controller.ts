@@ -11,6 +11,8 @@ import { Labels } from '../api/naming.js';
 import { WorkQueue, type Priority } from './queue.js';
 import { backupChanged, backupClusterKey, collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
 import { backupKind, backupPlural } from '../api/crd/backup-kind.js';
+import { databaseKind, databasePlural } from '../api/crd/database-kind.js';
+import { databaseChanged } from './reconcile/managed-databases.js';
 import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
 
 export interface ControllerOptions {
@@ -150,11 +152,13 @@ export class Controller {
       this.cache.add(leaderLeases.apiVersion, leaderLeases.kind, ns, leases);
       const backups = this.informer<RawCluster>(backupPlural, collectionPath(`${group}/${version}`, backupPlural, ns), () => api.listBackupsLive(ns), backupClusterKey, undefined, false, backupChanged, true);
       this.cache.add(`${group}/${version}`, backupKind, ns, backups as unknown as Informer<KubernetesObject>);
+      const databases = this.informer<RawCluster>(databasePlural, collectionPath(`${group}/${version}`, databasePlural, ns), () => api.listDatabasesLive(ns), backupClusterKey, undefined, false, databaseChanged, true);
+      this.cache.add(`${group}/${version}`, databaseKind, ns, databases as unknown as Informer<KubernetesObject>);
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));
     // Until (unless) the Backup watch syncs, the pass lists Backups from the API server.
-    for (const informer of this.optionalInformers) informer.start().catch((error: Error) => this.options.logger.warn({ err: describeApiError(error) }, 'Backup objects are not watched; read them with a LIST each pass'));
+    for (const informer of this.optionalInformers) informer.start().catch((error: Error) => this.options.logger.warn({ err: describeApiError(error) }, 'Backup or Database objects are not watched; read them with a LIST each pass'));
     api.useCache(this.cache);
     const workers = this.options.workers ?? 4;
     this.workers = Array.from({ length: workers }, () => this.work());

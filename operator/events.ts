@@ -7,6 +7,8 @@ export interface EventTarget {
   name: string;
   namespace: string;
   uid: string;
+  /** The object's kind when it is not a DatabaseCluster (a Database). */
+  kind?: string;
 }
 
 /** The Event last written for one (object, type, reason, message) and how often it happened. */
@@ -47,7 +49,7 @@ export class EventRecorder {
         namespace: target.namespace,
         body: {
           metadata: { generateName: `${target.name}.`, namespace: target.namespace },
-          involvedObject: { apiVersion, kind, name: target.name, namespace: target.namespace, uid: target.uid },
+          involvedObject: { apiVersion, kind: target.kind ?? kind, name: target.name, namespace: target.namespace, uid: target.uid },
           type,
           reason,
           message: text,

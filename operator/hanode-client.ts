@@ -13,6 +13,7 @@ import {
   type NodeDocument,
   type PoolerListing,
 } from '../api/ha-node/rest-documents.js';
+import { managedReportSchema, type ManagedReport } from '../api/crd/managed-status.js';
 
 /**
  * The few ha-node REST calls the operator makes (spec/ha-node-api.md): cluster view, dynamic
@@ -117,6 +118,16 @@ export class HaNodeClient {
   /** Starts a backup on the primary (202), or says why not (409 one runs, 503 not ready). */
   async startBackup(host: string, type: 'full' | 'diff' | 'incr', repository = 1): Promise<HaNodeResult> {
     return this.call(host, 'POST', HaNodePaths.backup, { type, repository });
+  }
+
+  /** The leader's last pass over spec.roles and the Database objects (GET /managed); undefined when it has none yet. */
+  async managed(host: string): Promise<ManagedReport | undefined> {
+    const result = await this.call(host, 'GET', HaNodePaths.managed);
+    if (result.status === 404) return undefined;
+    if (result.status !== 200) throw new Error(`ha-node ${host} /managed answered ${result.status}`);
+    const parsed = managedReportSchema.safeParse(JSON.parse(result.body));
+    if (!parsed.success) throw new Error(`ha-node ${host} /managed answered an unexpected document`);
+    return parsed.data;
   }
 
   /** Restarts PostgreSQL on one member only when a configuration change is pending. */

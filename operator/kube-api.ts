@@ -13,6 +13,7 @@ import { apiStatusCode } from '../lib/kube/client.js';
 import { ObjectApi } from '../lib/kube/object-api.js';
 import { backupKind, backupPlural } from '../api/crd/backup-kind.js';
 import { group, kind, plural, version } from '../api/crd/types.js';
+import { databaseKind, databasePlural } from '../api/crd/database-kind.js';
 import { capabilitiesFrom, modernCapabilities, type ServerCapabilities } from './capabilities.js';
 import { FieldManager } from '../api/naming.js';
 import type { ReadCache } from './read-cache.js';
@@ -176,6 +177,29 @@ export class OperatorKubeApi {
       ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })
       : await this.custom.listClusterCustomObject({ group, version, plural: backupPlural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+  }
+
+  /** Database objects of a namespace, from the watch cache when it is synced. */
+  async listDatabases(namespace: string): Promise<RawCluster[]> {
+    return this.cache?.all<RawCluster>(`${group}/${version}`, databaseKind, namespace) ?? (await this.listDatabasesLive(namespace)).items;
+  }
+
+  async listDatabasesLive(namespace?: string): Promise<{ items: RawCluster[]; resourceVersion: string }> {
+    const list = (namespace
+      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })
+      : await this.custom.listClusterCustomObject({ group, version, plural: databasePlural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+    return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+  }
+
+  /** Replaces a Database (its finalizers); CAS on resourceVersion. */
+  async replaceDatabase(object: RawCluster): Promise<RawCluster> {
+    const { namespace, name } = object.metadata as { namespace: string; name: string };
+    return this.remembered((await this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster);
+  }
+
+  async replaceDatabaseStatus(object: RawCluster): Promise<RawCluster> {
+    const { namespace, name } = object.metadata as { namespace: string; name: string };
+    return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster);
   }
 
   async createBackup(namespace: string, body: RawCluster): Promise<RawCluster> {

@@ -15,6 +15,9 @@ export function operatorRules(): V1PolicyRule[] {
     // Schedules create Backup objects; the operator runs pending ones and records their outcome.
     { apiGroups: ['keelson.io'], resources: ['backups'], verbs: ['get', 'list', 'watch', 'create'] },
     { apiGroups: ['keelson.io'], resources: ['backups/status'], verbs: ['update'] },
+    // Database objects: status from the leader's report, and the finalizer that runs a delete policy.
+    { apiGroups: ['keelson.io'], resources: ['databases'], verbs: ['get', 'list', 'watch', 'update'] },
+    { apiGroups: ['keelson.io'], resources: ['databases/status'], verbs: ['update'] },
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     // delete on the pooler's kinds but Secrets: a disabled pooler's objects are removed (reconcile/pooler-cleanup.ts).
     { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },

@@ -35,7 +35,7 @@ export function toStructural(node: unknown): unknown {
   return out;
 }
 
-function schemaOf(schema: z.ZodType): JsonSchema {
+export function schemaOf(schema: z.ZodType): JsonSchema {
   return toStructural(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' })) as JsonSchema;
 }
 
@@ -94,7 +94,7 @@ interface KindDefinition {
 }
 
 /** The CRD wrapper every keelson.io kind shares: one served and stored version, status subresource, the keelson category. */
-function customResourceDefinition(definition: KindDefinition): V1CustomResourceDefinition {
+export function customResourceDefinition(definition: KindDefinition): V1CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -151,9 +151,4 @@ export function backupCrd(): V1CustomResourceDefinition {
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   });
-}
-
-/** Every CRD keelson installs, DatabaseCluster first. */
-export function allCrds(): V1CustomResourceDefinition[] {
-  return [databaseClusterCrd(), backupCrd()];
 }

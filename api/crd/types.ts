@@ -6,6 +6,8 @@ import { allowedPgbouncerParameters } from '../pooler/pgbouncer-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';
+import { bootstrapOwnerRule, managedRolesSchema } from './managed-roles.js';
+import { managedRolesStatusSchema } from './managed-status.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
 /**
@@ -244,6 +246,7 @@ export const databaseClusterSpecSchema = z
       .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {}, readOnly: { enabled: false } })
       .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] })
       .refine((value) => !value.readOnly.enabled || value.enabled, { message: 'pooler.readOnly.enabled requires pooler.enabled', path: ['readOnly', 'enabled'] }),
+    roles: managedRolesSchema,
   })
   .meta({
     description: 'Desired state of a highly available PostgreSQL cluster.',
@@ -264,6 +267,7 @@ export const databaseClusterSpecSchema = z
       { rule: '!has(self.bootstrap.recovery) || !has(self.replica)', message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)' },
       // Adding replica to a running primary cluster demotes it; removing it would leave the role unsaid.
       { rule: '!has(oldSelf.replica) || has(self.replica)', message: 'replica cannot be removed (set replica.enabled: false to promote)' },
+      bootstrapOwnerRule,
     ],
   });
 
@@ -336,6 +340,7 @@ export const databaseClusterStatusSchema = z
         time: z.string().optional(),
       })
       .optional(),
+    roles: managedRolesStatusSchema.optional(),
   })
   .meta({ description: 'Observed state, written by the operator only.' });
 

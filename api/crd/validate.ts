@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RoleNames } from '../naming.js';
+import { managedRolesProblems } from './managed-roles.js';
 import { apiVersion, databaseClusterSpecSchema, databaseClusterStatusSchema, kind, type ClusterMetadata, type DatabaseCluster } from './types.js';
 
 /** Longest cluster name: leaves room for "-<ordinal>" pods and "-headless"/"-replication" names within 63. */
@@ -45,6 +46,7 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }
   issues.push(...backupIssues(spec, metadata.name, metadata.namespace));
+  for (const problem of managedRolesProblems(spec.roles, spec.bootstrap.owner)) issues.push(`spec.roles.${problem.path.join('.')}: ${problem.message}`);
   if (spec.bootstrap.recovery && spec.replica) issues.push('spec: a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)');
   const source = spec.replica?.source;
   if (source?.cluster === metadata.name && (source.namespace ?? metadata.namespace) === metadata.namespace) {

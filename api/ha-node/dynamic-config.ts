@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { managedRolesListSchema } from '../crd/managed-roles.js';
 
 /**
  * The dynamic configuration (Patroni's key names; the database section is `db`): what the operator
@@ -43,6 +44,8 @@ const topLevelShape = {
   max_timelines_history: z.number().int(),
   slots: z.record(z.string(), z.unknown()),
   ignore_slots: z.array(z.unknown()),
+  /** spec.roles without passwords (those stay in the Secrets ha-node reads). */
+  roles: managedRolesListSchema,
 };
 
 const dbShape = {

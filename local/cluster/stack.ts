@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { apiStatusCode } from '../../lib/kube/client.js';
 import type { Logger } from '../../lib/log.js';
-import { allCrds } from '../../api/crd/crd.js';
+import { allCrds } from '../../api/crd/all-crds.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
 import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';

@@ -28,6 +28,8 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
     failsafe_mode: ha.failsafeMode,
     primary_hang_timeout: ha.primaryHangTimeout,
     db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
+    // Role names, attributes and Secret names only: passwords stay in the Secrets ha-node reads.
+    ...(cluster.spec.roles.length > 0 ? { roles: cluster.spec.roles } : {}),
   };
   return standby ? { ...config, standby_cluster: standbyCluster(cluster, standby) } : config;
 }
@@ -48,6 +50,7 @@ export function configPatch(desired: DynamicConfigInput, current: DynamicConfigI
   const parameters: Record<string, string | number | boolean | null> = { ...wantedParams };
   for (const key of Object.keys(currentParams)) if (!(key in wantedParams)) parameters[key] = null;
   const patch: DynamicConfigPatch = { ...desired, db: { ...desired.db, parameters } };
+  if (current.roles !== undefined && desired.roles === undefined) patch.roles = null;
   // Removing standby_cluster promotes the standby leader; a key dropped from it is reset.
   const currentStandby = current.standby_cluster;
   const wantedStandby = desired.standby_cluster;

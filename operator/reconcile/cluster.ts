@@ -27,6 +27,7 @@ import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
 import { observeRole, planRole, transientSteps } from './replica-role.js';
+import { reconcileManaged } from './managed.js';
 
 export interface ReconcileDeps {
   api: OperatorKubeApi;
@@ -225,11 +226,15 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   }
   if (configPending.appliedHash) status.appliedConfigHash = configPending.appliedHash;
   else if (cluster.status?.appliedConfigHash) status.appliedConfigHash = cluster.status.appliedConfigHash;
+  const managed = await reconcileManaged(deps, cluster, pods, primary, status, now).catch((error: Error) => {
+    log.warn({ err: error.message }, 'managed roles and databases upkeep failed');
+    return { waiting: true };
+  });
   await writeStatus(deps, raw, status);
 
   // A change of role is followed every second: each step waits on the other cluster or on ha-node.
   if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: rolePlan.swapping && rolePlan.step !== 'Promoting' ? swapWaitRequeueMs : roleChangeRequeueMs };
-  const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed;
+  const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed || managed.waiting;
   // A pass that took a step starts the back-off over. A rolling restart's next member is ready at
   // once and no watched object tells (a member restarts in about a second, often without turning
   // unready, and pending restarts live in ha-node): look again in a second, not after the back-off.

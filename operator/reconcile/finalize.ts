@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RawCluster } from '../kube-api.js';
 import { Finalizer, Labels, names, podSelector, selectorString } from '../../api/naming.js';
 import type { ReconcileDeps, ReconcileResult } from './cluster.js';
+import { releaseDatabases } from './managed-databases.js';
 
 /** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */
 export function isClusterLease(lease: KubernetesObject, cluster: { name: string; uid: string }): boolean {
@@ -35,6 +36,7 @@ export async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<Re
     deps.recordWrite('Lease', 'delete');
     await deps.api.deleteLease(namespace, lease.metadata!.name!);
   }
+  await releaseDatabases(deps, namespace, name);
   if (!raw.metadata?.finalizers?.includes(Finalizer)) return {};
   deps.recordWrite('DatabaseCluster', 'update');
   await deps.api.replaceCluster({ ...raw, metadata: { ...raw.metadata, finalizers: raw.metadata.finalizers.filter((f) => f !== Finalizer) } });

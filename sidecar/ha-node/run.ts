@@ -18,6 +18,8 @@ import { AppOwnerKeeper } from './postgres/app-owner.js';
 import { PostgresInstance } from './postgres/instance.js';
 import { resolveRunAs } from './postgres/runner.js';
 import { PoolerRoleKeeper } from './postgres/pooler-role.js';
+import { ManagedKeeper } from './managed/keeper.js';
+import { KubeManagedReads } from './managed/kube-reads.js';
 import { PoolerFleet } from './pooler/fleet.js';
 import { ClusterPods } from './takeover/leader-pods.js';
 import { LeaderCrashJudge } from './takeover/judge.js';
@@ -213,6 +215,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   writeFenceDeadline(fenceFile, 0);
   const fencer = settings.fencing ? startFencer(settings, fenceFile, options.fencerCommand, logger) : undefined;
 
+  // spec.roles and the Database objects, kept by whichever member leads; its Secret poll wakes the loop.
+  const managed = new ManagedKeeper({
+    reads: new KubeManagedReads(kubeConfig, settings.namespace, settings.scope, { onChange: () => ref.loop?.wake('database-changed'), logger: logger.child({ component: 'databases' }) }),
+    logger: logger.child({ component: 'managed' }),
+    wake: (reason) => ref.loop?.wake(reason),
+  });
   const apiHost = settings.podIp;
   const apiUrl = `${tls ? 'https' : 'http'}://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
   const haLoop = new HaLoop(
@@ -232,6 +240,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       backup,
       appOwner: new AppOwnerKeeper(settings.app, logger.child({ component: 'app-owner' })),
       poolerRole: settings.poolerPasswordFile ? new PoolerRoleKeeper(settings.poolerPasswordFile, logger.child({ component: 'pooler-role' })) : undefined,
+      managed,
       poolers: fleet,
       readOnlyPoolers: readOnlyFleet,
       poolerPauseTimeoutMs: settings.poolerPauseTimeoutMs,
@@ -242,7 +251,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, managed, credentials },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
@@ -260,6 +269,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   });
   pods.start();
   haLoop.start();
+  managed.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -268,6 +278,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     pg,
     close: () =>
       (closing ??= (async () => {
+        managed.stop();
         await haLoop.shutdown();
         pods.stop();
         await server.close();

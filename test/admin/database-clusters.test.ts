@@ -15,8 +15,10 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
 
   before(async () => {
     kube = await startTestApiServer();
-    const crd = parse(readFileSync(new URL('../../crds/keelson.io_databaseclusters.yaml', import.meta.url), 'utf8')) as unknown;
-    assert.equal((await kubeRequest(kube, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
+    for (const file of ['keelson.io_databaseclusters.yaml', 'keelson.io_databases.yaml']) {
+      const crd = parse(readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8')) as unknown;
+      assert.equal((await kubeRequest(kube, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
+    }
     for (let i = 0; i < 100 && (await kubeRequest(kube, 'GET', '/apis/keelson.io/v1')).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
     h = await startHarness({ KUBECONFIG: kube.kubeconfigPath });
     token = (await h.login('admin', ADMIN_PASSWORD)).token;
@@ -58,6 +60,26 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
     assert.equal(((object.body as { spec: Rec }).spec.ha as Rec).ttl, 40, 'the patched field is in Kubernetes');
     assert.deepEqual((await call('DELETE', '/clusters/default/other')).data, { deletedId: 'default/other' });
     assert.equal((await call('GET', '/clusters/default/other')).code, '1101');
+  });
+
+  it("lists a cluster's roles and databases with what the leader applied, and no password", async () => {
+    const roles = [{ name: 'readers' }, { name: 'alice', login: true, inRoles: ['readers'], passwordSecret: { name: 'alice-pw' } }];
+    assert.equal((await call('POST', '/clusters', { name: 'withroles', spec: { instances: 1, roles } })).code, '0000');
+    const path = '/apis/keelson.io/v1/namespaces/default/databaseclusters/withroles';
+    const current = (await kubeRequest(kube, 'GET', path)).body as Rec;
+    const status = { roles: [{ name: 'readers', applied: true }, { name: 'alice', applied: false, message: 'Secret "alice-pw" not found' }] };
+    assert.equal((await kubeRequest(kube, 'PUT', `${path}/status`, { body: { ...current, status } })).status, 200);
+    const database = (name: string, spec: Rec) => kubeRequest(kube, 'POST', '/apis/keelson.io/v1/namespaces/default/databases', { body: { apiVersion: 'keelson.io/v1', kind: 'Database', metadata: { name }, spec } });
+    assert.equal((await database('shop', { cluster: 'withroles', name: 'shop', owner: 'alice', extensions: [{ name: 'citext' }], schemas: [{ name: 'sales' }] })).status, 201);
+    assert.equal((await database('elsewhere', { cluster: 'demo', name: 'other', owner: 'app' })).status, 201);
+    const listing = await call<{ roles: Rec[]; databases: Rec[] }>('GET', '/clusters/default/withroles/roles-and-databases');
+    assert.equal(listing.code, '0000', listing.msg);
+    assert.deepEqual(listing.data.roles, [
+      { name: 'readers', ensure: 'present', attributes: [], connectionLimit: -1, validUntil: null, inRoles: [], passwordSecret: null, applied: true, message: null },
+      { name: 'alice', ensure: 'present', attributes: ['login'], connectionLimit: -1, validUntil: null, inRoles: ['readers'], passwordSecret: 'alice-pw', applied: false, message: 'Secret "alice-pw" not found' },
+    ]);
+    assert.deepEqual(listing.data.databases, [{ object: 'shop', name: 'shop', owner: 'alice', ensure: 'present', reclaimPolicy: 'retain', extensions: ['citext'], schemas: ['sales'], applied: null, message: null }]);
+    assert.equal((await call('GET', '/clusters/default/nosuch/roles-and-databases')).code, '1101');
   });
 
   it('rejects bad input with envelope errors', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Deployment, V1PodDisruptionBudget, V1Pod } from '@kubernetes/client-node';
 import { OperatorPaths, Ports } from '../../lib/ports.js';
-import { allCrds } from '../../api/crd/crd.js';
+import { allCrds } from '../../api/crd/all-crds.js';
 import { createHelm } from '../support/helm.js';
 import { chartDir, parseManifests, renderChart, type K8sDoc } from './render.js';
 

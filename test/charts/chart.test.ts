@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { V1ClusterRole, V1Deployment, V1PolicyRule } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { OperatorPaths, Ports, AdminPaths } from '../../lib/ports.js';
-import { allCrds } from '../../api/crd/crd.js';
+import { allCrds } from '../../api/crd/all-crds.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
 import { operatorRules, rulesCover } from '../../operator/rbac.js';
 import { chartDir, renderChart, type K8sDoc } from './render.js';
@@ -19,6 +19,7 @@ describe('charts/keelson', () => {
   it('renders the operator, its RBAC, PDB and test hook, the CRDs and the dashboard by default', () => {
     assert.deepEqual(kinds(defaults), [
       'ClusterRole/keelson-operator', 'ClusterRoleBinding/keelson-operator', 'ConfigMap/keelson-dashboard', 'CustomResourceDefinition/backups.keelson.io', 'CustomResourceDefinition/databaseclusters.keelson.io',
+      'CustomResourceDefinition/databases.keelson.io',
       'Deployment/keelson-operator', 'Pod/keelson-test-operator', 'PodDisruptionBudget/keelson-operator', 'Role/keelson-leader-election', 'RoleBinding/keelson-leader-election',
       'Service/keelson-operator-metrics', 'ServiceAccount/keelson',
     ]);

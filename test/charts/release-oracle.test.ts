@@ -57,7 +57,7 @@ if (missing && process.env.CI === 'true') {
       const removed = await helm.run('uninstall', 'keelson', '-n', namespace);
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal((await k('get', 'secrets', '-n', namespace, '-l', 'owner=helm', '-o', 'name')).trim(), '');
-      assert.equal((await k('get', 'crd', '-o', 'name')).trim(), 'customresourcedefinition.apiextensions.k8s.io/backups.keelson.io\ncustomresourcedefinition.apiextensions.k8s.io/databaseclusters.keelson.io');
+      assert.equal((await k('get', 'crd', '-o', 'name')).trim(), 'customresourcedefinition.apiextensions.k8s.io/backups.keelson.io\ncustomresourcedefinition.apiextensions.k8s.io/databaseclusters.keelson.io\ncustomresourcedefinition.apiextensions.k8s.io/databases.keelson.io');
     });
   });
 }

@@ -488,6 +488,22 @@ const table: FieldCase[] = [
   { field: 'pooler.parameters', steps: [{ patch: { pooler: { parameters: { listen_port: '7000' } } }, refused: /pooler\.parameters/ }] },
   { field: 'pooler.resources.requests', steps: [{ patch: { pooler: { resources: { requests: { cpu: 'lots' } } } }, refused: /pooler\.resources\.requests/ }] },
   { field: 'pooler.resources.limits', steps: [{ patch: { pooler: { resources: { limits: { memory: '-1Gi' } } } }, refused: /pooler\.resources\.limits/ }] },
+  {
+    field: 'roles',
+    steps: [
+      {
+        patch: { roles: [{ name: 'reporting', login: true, connectionLimit: 3 }] },
+        effect: async (p) => {
+          const rows = await p.driver.sql(await p.primaryIp(), "SELECT rolconnlimit, rolcanlogin FROM pg_authid WHERE rolname = 'reporting'");
+          const reconciled = (await p.driver.status()).conditions?.find((c) => c.type === 'RolesReconciled')?.status === 'True';
+          return reconciled && rows[0]?.rolconnlimit === 3 && rows[0]?.rolcanlogin === true;
+        },
+        timeoutMs: 60_000,
+      },
+      { patch: { roles: [{ name: 'pg_reporting' }] }, refused: /spec\.roles\[0\]\.name: Invalid value: "string": reserved role name/ },
+      { patch: { roles: [{ name: 'shopper' }] }, refused: /the bootstrap owner is kept by ha-node/ },
+    ],
+  },
 ];
 
 describe('every DatabaseCluster.spec field has a test entry and a row in docs/operator.md', () => {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { allCrds } from '../../api/crd/crd.js';
+import { allCrds } from '../../api/crd/all-crds.js';
 import { apiVersion, kind } from '../../api/crd/types.js';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';

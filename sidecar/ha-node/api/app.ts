@@ -4,10 +4,11 @@ import { loadApiCredentials } from '../../../api/ha-node/credentials.js';
 import type { ApiContext, ApiModule } from './context.js';
 import { failsafeRoutes } from './failsafe.js';
 import { healthFallback, healthRoutes } from './health.js';
+import { managedRoutes } from './managed-route.js';
 import { monitoringRoutes } from './monitoring.js';
 
 /** The read-side modules every ha-node serves. */
-export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes, failsafeRoutes];
+export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes, failsafeRoutes, managedRoutes];
 
 /**
  * The REST API on 8008: the given route modules in order (read side first, then any mutating

@@ -7,6 +7,7 @@ import type { NodeSnapshot } from '../ha/snapshot.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import type { BackupKeeper } from '../backup/keeper.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
+import type { ManagedKeeper } from '../managed/keeper.js';
 import type { LiveWal } from './live-wal.js';
 import type { ServerAlive } from './server-alive.js';
 
@@ -29,6 +30,8 @@ export interface ApiContext {
   poolers?: PoolerFleet;
   /** The read-only poolers (listed by GET /poolers with `readOnly: true`). */
   readOnlyPoolers?: PoolerFleet;
+  /** The leader's keeper of spec.roles and Databases (GET /managed). */
+  managed?: Pick<ManagedKeeper, 'report'>;
   /**
    * Credentials of the authenticated endpoints. Undefined: read from the environment when the
    * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).

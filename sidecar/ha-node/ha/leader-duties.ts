@@ -2,6 +2,7 @@ import { MEMBER_SLOTS_TTL_MS } from '../dcs/member-refresh.js';
 import type { ClusterView, MemberRecord } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { keepAppOwner } from './app-owner-upkeep.js';
+import { keepManagedObjects } from './managed-upkeep.js';
 import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from './leader-history.js';
 import { renewLock, setFence, type LoopContext } from './loop-context.js';
@@ -48,6 +49,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   await ctx.options.clearOtherPrimaryLabels?.().catch(() => undefined);
   await maintainHistory(ctx, cluster, status).catch(() => undefined);
   await keepAppOwner(ctx, status);
+  keepManagedObjects(ctx, cluster, status);
   keepPoolersOnPrimary(ctx);
   keepReadOnlyPoolersOnReplicas(ctx, cluster.members, status.location);
   ctx.options.backup?.onPrimary();

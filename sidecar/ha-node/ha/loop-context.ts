@@ -4,6 +4,7 @@ import { fenceDeadlineFor, writeFenceDeadline } from '../fence/deadline.js';
 import type { AppOwnerKeeper } from '../postgres/app-owner.js';
 import type { BackupKeeper } from '../backup/keeper.js';
 import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
+import type { ManagedKeeper } from '../managed/keeper.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
 import type { PrimaryAnswer } from './hang-watch.js';
@@ -39,6 +40,8 @@ export interface HaLoopOptions {
   backup?: BackupKeeper;
   /** Keeps the pooler's auth_query role and lookup function in place on the primary. */
   poolerRole?: PoolerRoleKeeper;
+  /** Keeps spec.roles and the cluster's Database objects in place on the primary; undefined: none. */
+  managed?: ManagedKeeper;
   /** The cluster's poolers, paused and retargeted around a planned switchover. */
   poolers?: PoolerFleet;
   /** The read-only poolers: pointed at streaming replicas by the primary, never paused. */

@@ -7,6 +7,7 @@ import { hbaConfigProblems } from './hba-validate.js';
 import { parameterNameProblem, parameterValueProblem } from '../../../api/postgres/pg-parameters.js';
 import type { ParameterValue } from '../postgres/conf.js';
 import { standbySourceProblems } from '../postgres/standby-source.js';
+import { managedRolesCheck } from '../managed/roles-check.js';
 
 /**
  * Validation of a complete dynamic configuration document before it is written to the DCS.
@@ -53,6 +54,7 @@ const topLevel: Record<string, Check> = {
   ignore_slots: (v) => (Array.isArray(v) ? undefined : 'must be an array'),
   // Checked key by key in standbySourceProblems (the entry keeps it in knownConfigKeys).
   standby_cluster: anyObject,
+  roles: managedRolesCheck,
 };
 
 const dbKeys: Record<string, Check> = {

@@ -8,6 +8,7 @@ import type { AdminServices } from '../../../services.js';
 import { createClusterApi, toBizError, type ClusterApi } from './kube.js';
 import { loadKubeConfig } from '../../../../lib/kube/client.js';
 import { switchoverRefusal, toClusterDetail, toClusterRecord } from './records.js';
+import { toDatabaseListing, toRoleListing } from './managed.js';
 
 /**
  * Business module: DatabaseClusters (keelson.io/v1) through the Kubernetes API. Mounted at
@@ -69,6 +70,12 @@ export function register(router: ApiRouter, services: AdminServices): void {
   router.get('/clusters/{namespace}/{name}', { summary: 'Get one DatabaseCluster' }, async (req) => {
     const { namespace, name } = target(req);
     return success(toClusterDetail(await clusters().get(namespace, name)));
+  });
+
+  router.get('/clusters/{namespace}/{name}/roles-and-databases', { summary: "A cluster's declared roles and Database objects, with what the leader applied" }, async (req) => {
+    const { namespace, name } = target(req);
+    const cluster = await clusters().get(namespace, name);
+    return success({ roles: toRoleListing(cluster), databases: toDatabaseListing(await clusters().databases(namespace), name) });
   });
 
   router.post('/clusters', { summary: 'Create a DatabaseCluster', buttons: { codes: [ClusterButtons.create] } }, async (req) => {

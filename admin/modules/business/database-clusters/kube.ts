@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { apiVersion, group, kind, plural, version } from '../../../../api/crd/types.js';
+import { databasePlural } from '../../../../api/crd/database-kind.js';
 import { Code } from '../../../http/codes.js';
 import { BizError } from '../../../http/envelope.js';
 import { KubeNotConfiguredError } from '../../../../lib/kube/client.js';
@@ -26,6 +27,8 @@ export interface ClusterApi {
   create(namespace: string, name: string, spec: Record<string, unknown>, labels?: Record<string, string>): Promise<DatabaseClusterObject>;
   patchSpec(namespace: string, name: string, spec: Record<string, unknown>): Promise<DatabaseClusterObject>;
   remove(namespace: string, name: string): Promise<void>;
+  /** The namespace's Database objects (every cluster's; each names its cluster in spec). */
+  databases(namespace: string): Promise<DatabaseClusterObject[]>;
 }
 
 interface KubeStatusBody {
@@ -58,7 +61,10 @@ export function toBizError(error: unknown, what: string): BizError {
  * exactly these (a test compares them both ways).
  */
 export function adminKubeRules(): k8s.V1PolicyRule[] {
-  return [{ apiGroups: [group], resources: [plural], verbs: ['get', 'list', 'create', 'patch', 'delete'] }];
+  return [
+    { apiGroups: [group], resources: [plural], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
+    { apiGroups: [group], resources: [databasePlural], verbs: ['list'] },
+  ];
 }
 
 /** DatabaseCluster access through client-node's CustomObjectsApi. */
@@ -87,6 +93,8 @@ export function createClusterApi(kubeConfig: k8s.KubeConfig): ClusterApi {
       ),
     patchSpec: (namespace, name, spec) =>
       guard(`cluster ${namespace}/${name}`, async () => (await api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: { spec } }, mergePatch)) as DatabaseClusterObject),
+    databases: (namespace) =>
+      guard('databases', async () => ((await api.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })) as { items?: DatabaseClusterObject[] }).items ?? []),
     remove: (namespace, name) =>
       guard(`cluster ${namespace}/${name}`, async () => {
         await api.deleteNamespacedCustomObject({ group, version, namespace, plural, name, propagationPolicy: 'Background' });

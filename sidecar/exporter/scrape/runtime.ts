@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import type { Collector } from './config/types.js';
+import type { Collector } from '../config/types.js';
 import { isServerError, timedQuery, type BatchStatement, type QueryOutput } from './connection.js';
 import { preparedStatement } from './prepared.js';
-import type { RenderedFamily } from './exposition.js';
+import type { RenderedFamily } from '../text/exposition.js';
 import { transformRows, type Cell } from './transform.js';
-import { monotonicMs } from './clock.js';
+import { monotonicMs } from '../process/clock.js';
 
 /** Hands out the scrape's connection; `discard()` drops a broken one so the next get() reconnects. */
 export interface ClientLease {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fs } from '../../lib/builtins.js';
-import { yaml } from '../../lib/yaml.js';
+import { fs } from '../../../lib/builtins.js';
+import { yaml } from '../../../lib/yaml.js';
 
 /**
  * The Prometheus exporter-toolkit web configuration (--web.config.file): TLS certificate and key,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { startReplica, type TestReplica } from '../../support/replica.js';
-import { eventually, get, parseMetrics, startTestExporter, valueOf } from './helpers.js';
+import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
+import { startReplica, type TestReplica } from '../../../support/replica.js';
+import { eventually, get, parseMetrics, startTestExporter, valueOf } from '../helpers.js';
 
 const upPaths = ['/up', '/health', '/liveness', '/readiness', '/read'];
 const primaryPaths = ['/primary', '/leader', '/master', '/read-write', '/rw'];

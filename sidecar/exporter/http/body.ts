@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { trimHeapAfterScrape } from './heaptrim.js';
-import { familiesOfText, renderExposition, textContentType, type RenderedFamily } from './exposition.js';
+import { trimHeapAfterScrape } from '../process/heaptrim.js';
+import { familiesOfText, renderExposition, textContentType, type RenderedFamily } from '../text/exposition.js';
 
 /**
  * A scrape's body in two parts: the collectors' text, encoded once when a result changed, and the

@@ -1,5 +1,5 @@
-import type { Collector, Column } from './config/types.js';
-import { renderLabels, sampleLine, uniqueLines, type RenderedFamily } from './exposition.js';
+import type { Collector, Column } from '../config/types.js';
+import { renderLabels, sampleLine, uniqueLines, type RenderedFamily } from '../text/exposition.js';
 
 /** Result columns as node-postgres reports them (rowMode "array"). */
 export interface ResultField {

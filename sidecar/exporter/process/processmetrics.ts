@@ -1,6 +1,6 @@
-import { fs } from '../../lib/builtins.js';
-import type { ByteWriter } from './bytewriter.js';
-import { familyHead, formatValue, renderLabels, type FamilyType } from './exposition.js';
+import { fs } from '../../../lib/builtins.js';
+import type { ByteWriter } from '../text/bytewriter.js';
+import { familyHead, formatValue, renderLabels, type FamilyType } from '../text/exposition.js';
 
 const startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
 

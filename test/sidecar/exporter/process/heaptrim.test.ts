@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 interface TrimReport {
   grown: number;
@@ -20,8 +20,8 @@ interface TrimReport {
 function heapAroundTrim(enabled: boolean): TrimReport {
   const script = `
     import v8 from 'node:v8';
-    import { keepHeapSmall } from './sidecar/exporter/memory.ts';
-    import { trimHeapAfterScrape } from './sidecar/exporter/heaptrim.ts';
+    import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
+    import { trimHeapAfterScrape } from '../sidecar/exporter/process/heaptrim.ts';
     ${enabled ? 'keepHeapSmall("", []);' : ''}
     const used = () => v8.getHeapStatistics().used_heap_size;
     const start = used();

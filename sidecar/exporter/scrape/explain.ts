@@ -1,5 +1,5 @@
-import { yaml } from '../../lib/yaml.js';
-import type { Collector } from './config/types.js';
+import { yaml } from '../../../lib/yaml.js';
+import type { Collector } from '../config/types.js';
 import type { CollectorRuntime } from './runtime.js';
 
 /** A duration in seconds the way Go prints time.Duration for these values (100ms, 1s, 2.5s). */

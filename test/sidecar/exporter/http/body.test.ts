@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { BodyAssembler, bodyText } from '../../../sidecar/exporter/body.js';
-import { renderExposition, type RenderedFamily } from '../../../sidecar/exporter/exposition.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { get, parseMetrics, startTestExporter, valueOf } from './helpers.js';
+import { BodyAssembler, bodyText } from '../../../../sidecar/exporter/http/body.js';
+import { renderExposition, type RenderedFamily } from '../../../../sidecar/exporter/text/exposition.js';
+import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
+import { get, parseMetrics, startTestExporter, valueOf } from '../helpers.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const family = (name: string, lines: string[], help = `${name} help`): RenderedFamily => ({ name, help, type: 'gauge', lines });
 /** The fresh part as the exporter writes it: rendered families as bytes. */
 const fresh = (...families: RenderedFamily[]): Buffer => Buffer.from(renderExposition(families));
@@ -132,7 +132,7 @@ describe('young generation of the exporter process', () => {
     // with some survivors, as scrapes do, and reports the size of V8's new space.
     const script = (limit: boolean) => `
       import v8 from 'node:v8';
-      import { keepHeapSmall } from './sidecar/exporter/memory.ts';
+      import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
       ${limit ? 'keepHeapSmall("", []);' : ''}
       const keep = [];
       for (let i = 0; i < 20000; i++) { const a = []; for (let j = 0; j < 100; j++) a.push({ j, s: 'x' + j }); if (i % 50 === 0) keep.push(a); if (keep.length > 40) keep.shift(); }
@@ -146,7 +146,7 @@ describe('young generation of the exporter process', () => {
 
   it('leaves hot functions unoptimised (TurboFan off) once the exporter has set its limits', () => {
     const script = (limit: boolean) => `
-      import { keepHeapSmall } from './sidecar/exporter/memory.ts';
+      import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
       ${limit ? 'keepHeapSmall("", []);' : ''}
       function hot(a, b) { return (a * 31 + b) % 1000003; }
       let x = 0;

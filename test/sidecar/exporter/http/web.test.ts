@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import bcrypt from 'bcryptjs';
-import { loadWebConfig } from '../../../sidecar/exporter/webconfig.js';
-import { freePort } from '../../support/ports.js';
-import { get, parseMetrics, startTestExporter, valueOf } from './helpers.js';
+import { loadWebConfig } from '../../../../sidecar/exporter/http/webconfig.js';
+import { freePort } from '../../../support/ports.js';
+import { get, parseMetrics, startTestExporter, valueOf } from '../helpers.js';
 
 const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 

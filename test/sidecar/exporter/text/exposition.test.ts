@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCollectorSources } from '../../../sidecar/exporter/config/load.js';
-import { escapeLabelValue, familiesOfText, formatValue, renderExposition } from '../../../sidecar/exporter/exposition.js';
-import { metricValue, transformRows, CollectorResultError } from '../../../sidecar/exporter/transform.js';
-import { parseMetrics } from './helpers.js';
+import { parseCollectorSources } from '../../../../sidecar/exporter/config/load.js';
+import { escapeLabelValue, familiesOfText, formatValue, renderExposition } from '../../../../sidecar/exporter/text/exposition.js';
+import { metricValue, transformRows, CollectorResultError } from '../../../../sidecar/exporter/scrape/transform.js';
+import { parseMetrics } from '../helpers.js';
 
 const collector = (yaml: string) => parseCollectorSources([{ file: 'u.yml', text: yaml }], 'u.yml', false).collectors[0];
 

@@ -1,4 +1,4 @@
-import type { Collector } from './config/types.js';
+import type { Collector } from '../config/types.js';
 
 /** What the precheck learned about one server, plus how the exporter was started. */
 export interface ServerFacts {

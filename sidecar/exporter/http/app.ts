@@ -1,7 +1,7 @@
 import type { Express, NextFunction, Request, Response } from 'express';
-import { createApp } from '../../lib/http.js';
-import { ExporterPaths } from '../../lib/ports.js';
-import { explainText, statText } from './explain.js';
+import { createApp } from '../../../lib/http.js';
+import { ExporterPaths } from '../../../lib/ports.js';
+import { explainText, statText } from '../scrape/explain.js';
 import { sendBody } from './body.js';
 import { adminPaths, healthRoutes, healthStatus, plain, type RouteSettings } from './routes.js';
 

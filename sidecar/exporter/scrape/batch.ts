@@ -1,7 +1,7 @@
 import { isServerError, timedBatch, type BatchStatement, type QueryOutput } from './connection.js';
 import { isSharedServerStatement } from './prepared.js';
 import type { ClientLease, CollectOutcome, CollectorRuntime } from './runtime.js';
-import { monotonicMs } from './clock.js';
+import { monotonicMs } from '../process/clock.js';
 
 export interface BatchOptions {
   scrapeStartMs: number;

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { serve } from '../../../lib/http.js';
-import { HealthProbe } from '../../../sidecar/exporter/health.js';
-import { createExporterApp } from '../../../sidecar/exporter/app.js';
-import { createExporterListener, type RouteSettings } from '../../../sidecar/exporter/routes.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { get, parseMetrics, quietLogger, startTestExporter, valueOf, type ParsedMetrics } from './helpers.js';
+import { serve } from '../../../../lib/http.js';
+import { HealthProbe } from '../../../../sidecar/exporter/http/health.js';
+import { createExporterApp } from '../../../../sidecar/exporter/http/app.js';
+import { createExporterListener, type RouteSettings } from '../../../../sidecar/exporter/http/routes.js';
+import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
+import { get, parseMetrics, quietLogger, startTestExporter, valueOf, type ParsedMetrics } from '../helpers.js';
 
 type Running = Awaited<ReturnType<typeof startTestExporter>>;
 

@@ -1,7 +1,7 @@
-import type { ByteWriter } from './bytewriter.js';
-import { familyHead, formatValue, renderLabels, type FamilyType } from './exposition.js';
-import type { CollectorRuntime } from './runtime.js';
-import type { TargetServer } from './server.js';
+import type { ByteWriter } from '../text/bytewriter.js';
+import { familyHead, formatValue, renderLabels, type FamilyType } from '../text/exposition.js';
+import type { CollectorRuntime } from '../scrape/runtime.js';
+import type { TargetServer } from '../scrape/server.js';
 
 export interface BuildInfo {
   version: string;

@@ -1,4 +1,4 @@
-import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../lib/pg.js';
+import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../../lib/pg.js';
 import { preparedStatements } from './prepared.js';
 
 /**

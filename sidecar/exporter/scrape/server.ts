@@ -1,14 +1,14 @@
-import type { Pool, PoolClient } from '../../lib/pg.js';
-import type { Logger } from '../../lib/log.js';
-import type { Collector } from './config/types.js';
+import type { Pool, PoolClient } from '../../../lib/pg.js';
+import type { Logger } from '../../../lib/log.js';
+import type { Collector } from '../config/types.js';
 import { createPool, databaseOf, isServerError, timedQuery, type BatchStatement, type QueryOutput } from './connection.js';
 import { factsFromRow, factsQuery, needsReplan, pgbouncerVersion } from './facts.js';
 import { preparedStatement } from './prepared.js';
-import type { RenderedFamily } from './exposition.js';
+import type { RenderedFamily } from '../text/exposition.js';
 import { planCollectors, type PlanDecision, type ServerFacts } from './planner.js';
 import { collectBatch } from './batch.js';
 import { CollectorRuntime, describeError, type ClientLease, type CollectOutcome } from './runtime.js';
-import { monotonicMs } from './clock.js';
+import { monotonicMs } from '../process/clock.js';
 
 export interface TargetSettings {
   url: string;

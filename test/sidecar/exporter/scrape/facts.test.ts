@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { get, parseMetrics, startTestExporter, valueOf } from './helpers.js';
+import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
+import { get, parseMetrics, startTestExporter, valueOf } from '../helpers.js';
 
 const gauge = (name: string, tags: string[] = []): string => `
 ${name}:

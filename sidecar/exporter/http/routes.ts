@@ -1,9 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { requestIdFrom } from '../../lib/httpserver.js';
-import type { Logger } from '../../lib/log.js';
-import { ExporterPaths } from '../../lib/ports.js';
+import { requestIdFrom } from '../../../lib/httpserver.js';
+import type { Logger } from '../../../lib/log.js';
+import { ExporterPaths } from '../../../lib/ports.js';
 import { sendBody } from './body.js';
-import type { Exporter } from './exporter.js';
+import type { Exporter } from '../exporter.js';
 import { isAvailable, type HealthProbe, type TargetState } from './health.js';
 import type { BasicAuthChecker } from './webconfig.js';
 

@@ -1,6 +1,6 @@
-import { pg, type Client } from '../../lib/pg.js';
-import type { Logger } from '../../lib/log.js';
-import { exporterTypes } from './connection.js';
+import { pg, type Client } from '../../../lib/pg.js';
+import type { Logger } from '../../../lib/log.js';
+import { exporterTypes } from '../scrape/connection.js';
 
 export type TargetState = 'unknown' | 'down' | 'starting' | 'primary' | 'replica';
 

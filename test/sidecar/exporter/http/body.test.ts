@@ -132,7 +132,7 @@ describe('young generation of the exporter process', () => {
     // with some survivors, as scrapes do, and reports the size of V8's new space.
     const script = (limit: boolean) => `
       import v8 from 'node:v8';
-      import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
+      import { keepHeapSmall } from './sidecar/exporter/process/memory.ts';
       ${limit ? 'keepHeapSmall("", []);' : ''}
       const keep = [];
       for (let i = 0; i < 20000; i++) { const a = []; for (let j = 0; j < 100; j++) a.push({ j, s: 'x' + j }); if (i % 50 === 0) keep.push(a); if (keep.length > 40) keep.shift(); }
@@ -146,7 +146,7 @@ describe('young generation of the exporter process', () => {
 
   it('leaves hot functions unoptimised (TurboFan off) once the exporter has set its limits', () => {
     const script = (limit: boolean) => `
-      import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
+      import { keepHeapSmall } from './sidecar/exporter/process/memory.ts';
       ${limit ? 'keepHeapSmall("", []);' : ''}
       function hot(a, b) { return (a * 31 + b) % 1000003; }
       let x = 0;

@@ -20,8 +20,8 @@ interface TrimReport {
 function heapAroundTrim(enabled: boolean): TrimReport {
   const script = `
     import v8 from 'node:v8';
-    import { keepHeapSmall } from '../sidecar/exporter/process/memory.ts';
-    import { trimHeapAfterScrape } from '../sidecar/exporter/process/heaptrim.ts';
+    import { keepHeapSmall } from './sidecar/exporter/process/memory.ts';
+    import { trimHeapAfterScrape } from './sidecar/exporter/process/heaptrim.ts';
     ${enabled ? 'keepHeapSmall("", []);' : ''}
     const used = () => v8.getHeapStatistics().used_heap_size;
     const start = used();

@@ -46,6 +46,8 @@ for (const file of files) {
   const newFile = mapped(file);
   const next = text.replace(specifier, (whole, lead, quote, spec) => {
     const target = path.normalize(path.join(path.dirname(file), spec));
+    // A specifier that names no file here (say inside a script string run from elsewhere) stays.
+    if (![target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')].some((t) => existsSync(path.join(root, t)))) return whole;
     const newTarget = mapped(target);
     if (newTarget === target && newFile === file) return whole;
     let rel = path.relative(path.dirname(newFile), newTarget);

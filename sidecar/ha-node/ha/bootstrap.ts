@@ -11,6 +11,7 @@ import { walPositionOf } from './snapshot.js';
 import { serverParameters } from './standby-replies.js';
 import { cloneSourceAndStart, describeSource } from './standby-duties.js';
 import { createRoles, initdb } from '../postgres/initialize.js';
+import { configAdopted, offlineRole } from './state.js';
 
 /** A failed restore (bad target, archive in use, unreachable repository) is tried again after this long. */
 const restoreRetryMs = 30_000;
@@ -37,9 +38,8 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     try {
       // The first server already runs with the bootstrap document's parameters and client rules.
       const seed = seedDynamicConfig(state.config, ctx.options.bootstrapConfig);
-      state.config = effectiveConfig(ctx.options.baseConfig, seed);
-      pg.dynamicParameters = serverParameters(state.config);
-      pg.hbaLines = state.config.pg_hba;
+      configAdopted(state, effectiveConfig(ctx.options.baseConfig, seed));
+      pg.configure({ dynamic: serverParameters(state.config), hba: state.config.pg_hba });
       const standby = state.config.standby_cluster;
       if (restoring) await restoreFromRepository(pg, ctx.options.backup!.engine, ctx.options.logger);
       else if (standby) await cloneSourceAndStart(pg, standby, fromRepository ? ctx.options.backup!.engine : undefined, ctx.options.logger);
@@ -55,7 +55,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       if (!(await dcs.attemptToAcquireLeader(walPositionOf(status)))) throw new Error('could not take the leader lease after bootstrap');
       renewed(ctx);
       await dcs.setInitialize(status.systemIdentifier);
-      state.snapshot.offlineRole = standby ? 'replica' : 'primary';
+      offlineRole(state, standby ? 'replica' : 'primary');
       if (restoring || fromRepository) ctx.options.backup!.recordRestore(true, fromRepository ? 'restored a standby from the repository' : 'restored from the repository');
       if (standby) watchForStreaming(state, performance.now());
       // The members that started with this one clone as soon as they see the lock, and cannot stream
@@ -67,7 +67,7 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       if (restoring || fromRepository) ctx.options.backup!.recordRestore(false, (error as Error).message);
       await pg.stop('immediate');
       pg.removeDataDirectory();
-      pg.state = 'initdb_failed';
+      pg.markFailed('initdb_failed');
       await dcs.setInitialize(undefined).catch(() => undefined);
       return restoring || fromRepository ? `restore from the repository failed: ${(error as Error).message}` : 'bootstrap failed';
     }
@@ -81,11 +81,11 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     return 'waiting for the cluster configuration before cloning';
   }
   setFence(ctx, 0);
-  pg.dynamicParameters = serverParameters(state.config);
+  pg.configure({ dynamic: serverParameters(state.config) });
   const source = await cloneReplica(pg, ctx.options.backup?.engine, leader, ctx.options.logger);
   pg.writeConfig(leader, true);
   await pg.start(60);
-  state.snapshot.offlineRole = 'replica';
+  offlineRole(state, 'replica');
   watchForStreaming(state, performance.now());
   return `created a replica from ${source}`;
 }

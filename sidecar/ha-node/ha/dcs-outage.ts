@@ -1,15 +1,16 @@
 import { confirmFailsafe } from './failsafe-client.js';
 import { connUrl, renewed, scheduleSoon, type LoopContext } from './loop-context.js';
 import { demoteOffline } from './transitions.js';
+import { dcsUnreachable, failsafeActive, failsafeContact, statusRead } from './state.js';
 
 /** API unreachable: keep going, but a primary that could not renew for retry_timeout demotes. */
 export async function handleDcsError(ctx: LoopContext, error: unknown): Promise<string> {
   const { pg, state } = ctx;
-  state.dcsUnreachable = true;
+  dcsUnreachable(state);
   const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
   const sinceRenew = performance.now() - state.lastRenewMono;
   const status = pg.isRunning() ? await pg.status().catch(() => undefined) : undefined;
-  state.snapshot.status = status;
+  statusRead(state, status);
   if (status && !status.inRecovery) {
     if (state.config.failsafe_mode && (await failsafeConfirmed(ctx))) {
       return 'continue to run as a leader because failsafe mode is enabled and all members are accessible';
@@ -37,11 +38,8 @@ async function failsafeConfirmed(ctx: LoopContext): Promise<boolean> {
     api_url: ctx.options.apiUrl,
     conn_url: connUrl(ctx.pg),
   }, { authorization: ctx.options.apiAuthorization });
-  if (!confirmed) {
-    state.snapshot.failsafeActive = false;
-    return false;
-  }
-  state.snapshot.failsafeActive = true;
+  failsafeActive(state, confirmed);
+  if (!confirmed) return false;
   // The API keeps calling us primary (/primary, /readiness 200): the -rw Service keeps its endpoint.
   ctx.dcs.holdLeadershipInFailsafe(performance.now() - startedMono);
   renewed(ctx, startedEpoch);
@@ -54,7 +52,6 @@ export function receiveFailsafe(ctx: LoopContext, from: { name?: unknown }): { s
   const status = ctx.state.snapshot.status;
   if (status && !status.inRecovery) return { status: 500, text: 'Running as a leader' };
   if (typeof from.name !== 'string' || from.name.length === 0) return { status: 400, text: 'name is required' };
-  ctx.state.failsafeContact = { name: from.name, at: performance.now() };
-  ctx.state.snapshot.failsafeActive = true;
+  failsafeContact(ctx.state, from.name, performance.now());
   return { status: 200, text: 'Accepted' };
 }

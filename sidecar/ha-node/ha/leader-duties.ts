@@ -11,6 +11,7 @@ import { keepReadOnlyPoolersOnReplicas } from './read-only-poolers.js';
 import { runSyncUpkeep } from './sync-upkeep.js';
 import { lockLost, promote } from './transitions.js';
 import { syncSlots } from '../postgres/slots.js';
+import { crashNoticed, lockGivenUp, syncChanged } from './state.js';
 
 /** Members heard from within member_slots_ttl: the others' slots are dropped so WAL cannot pile up for ever. */
 export function slotMembers(members: MemberRecord[], now: number): string[] {
@@ -60,8 +61,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
 /** Our primary crashed: restart in place (same timeline) while we still hold the lock, or release it. */
 export async function restartCrashedPrimary(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const { pg, state } = ctx;
-  state.crashedSince ??= performance.now();
-  const spent = (performance.now() - state.crashedSince) / 1000;
+  const spent = (performance.now() - crashNoticed(state, performance.now())) / 1000;
   // primary_start_timeout 0 means fail over at once instead of restarting (Patroni's semantics).
   if (state.config.primary_start_timeout > 0 && spent <= state.config.primary_start_timeout) {
     const renewal = await renewLock(ctx, undefined);
@@ -75,8 +75,7 @@ export async function restartCrashedPrimary(ctx: LoopContext, cluster: ClusterVi
   await ctx.dcs.deleteLeader(cluster.leader?.optime);
   setFence(ctx, 0);
   await ctx.options.setRoleLabel?.('replica');
-  state.crashedSince = undefined;
-  state.gaveUpLockAt = performance.now();
+  lockGivenUp(state, performance.now());
   return 'released the leader lock: the primary did not start within primary_start_timeout';
 }
 
@@ -92,7 +91,7 @@ export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterVi
 }
 
 async function maintainSync(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
-  ctx.state.syncChangeLsn = await runSyncUpkeep({
+  syncChanged(ctx.state, await runSyncUpkeep({
     self: ctx.options.name,
     cluster,
     status,
@@ -101,5 +100,5 @@ async function maintainSync(ctx: LoopContext, cluster: ClusterView, status: Serv
     pg: ctx.pg,
     logger: ctx.options.logger,
     changeLsn: ctx.state.syncChangeLsn,
-  });
+  }));
 }

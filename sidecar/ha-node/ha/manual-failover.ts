@@ -6,6 +6,7 @@ import { publish } from './member-record.js';
 import { PromotionProbe } from './promotion-probe.js';
 import { releaseAfterStop } from './release.js';
 import { walPositionOf } from './snapshot.js';
+import { handedOver, switchoverRefused } from './state.js';
 
 /**
  * A failover key seen by the leader: step down now (switchover to the named member, or to any
@@ -74,7 +75,7 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
   const releasedAt = performance.now();
   const releasedAtEpoch = Date.now();
   setFence(ctx, 0);
-  ctx.state.handedOverAt = performance.now();
+  handedOver(ctx.state, performance.now());
   // The label write and the wait for the new primary overlap: the paused clients wait for neither twice.
   const [after] = await Promise.all([paused ? followPromotion(ctx, paused.poolers, probe) : undefined, ctx.options.setRoleLabel?.('replica')]);
   if (paused) {
@@ -93,7 +94,7 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
  * member's record, where the waiting API call reads it, before the failover key is removed.
  */
 async function abortSwitchover(ctx: LoopContext, reason: string): Promise<string> {
-  ctx.state.switchoverAbort = { at: Date.now(), reason };
+  switchoverRefused(ctx.state, reason, Date.now());
   await publish(ctx);
   await ctx.dcs.setFailover(undefined);
   ctx.options.logger.warn({ reason }, 'switchover aborted; this member stays primary');

@@ -6,6 +6,7 @@ import type { SettingRule } from '../postgres/setting-rules.js';
 import type { LoopContext } from './loop-context.js';
 import type { ConfigError } from './snapshot.js';
 import { serverParameters } from './standby-replies.js';
+import { configErrorsFound, parametersScreened } from './state.js';
 
 /**
  * Keeps values PostgreSQL would refuse out of postgresql.conf. The dynamic configuration's
@@ -17,12 +18,11 @@ export function screenDynamicParameters(ctx: LoopContext): void {
   const { pg, state } = ctx;
   // The first time since ha-node started: what the server last ran with stands in for the values
   // in memory, and the catalog saved then for the server that may be down now.
-  const first = !state.screenedOnce;
-  state.screenedOnce = true;
-  if (first) pg.settingsCatalog ??= loadCatalog(catalogFile(ctx));
+  const first = parametersScreened(state);
+  if (first && !pg.settingsCatalog) pg.learnSettingsCatalog(loadCatalog(catalogFile(ctx)));
   const lastGood = first ? { ...writtenParameters(pg.settings.dataDir), ...pg.dynamicParameters } : pg.dynamicParameters;
   const screened = screenParameters(serverParameters(state.config), lastGood, pg.settingsCatalog);
-  pg.dynamicParameters = screened.parameters;
+  pg.configure({ dynamic: screened.parameters });
   const refused: ConfigError[] = screened.rejected.map((r) => ({ parameter: r.name, source: 'ha-node', error: rejectionText(r) }));
   const before = (state.snapshot.configErrors ?? []).filter((e) => e.source === 'ha-node');
   if (JSON.stringify(before) !== JSON.stringify(refused) && refused.length > 0) {
@@ -38,7 +38,7 @@ export async function refreshSettingsCatalog(ctx: LoopContext): Promise<void> {
   const catalog = catalogFrom(rows);
   const text = catalogText(catalog);
   if (ctx.pg.settingsCatalog && catalogText(ctx.pg.settingsCatalog) === text) return;
-  ctx.pg.settingsCatalog = catalog;
+  ctx.pg.learnSettingsCatalog(catalog);
   try {
     writePrivateFile(catalogFile(ctx), text, ctx.pg.runAs);
   } catch (error) {
@@ -61,8 +61,7 @@ export async function readFileSettingErrors(ctx: LoopContext): Promise<void> {
 }
 
 function setErrors(ctx: LoopContext, source: ConfigError['source'], errors: ConfigError[]): void {
-  const snapshot = ctx.state.snapshot;
-  const kept = (snapshot.configErrors ?? []).filter((e) => e.source !== source);
+  const kept = (ctx.state.snapshot.configErrors ?? []).filter((e) => e.source !== source);
   const all = [...kept, ...errors];
-  snapshot.configErrors = all.length > 0 ? all : undefined;
+  configErrorsFound(ctx.state, all.length > 0 ? all : undefined);
 }

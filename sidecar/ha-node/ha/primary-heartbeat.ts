@@ -1,4 +1,5 @@
-import { hangVerdict, heartbeatIntervalMs, nextPrimaryAnswer, probeOutcome, type PrimaryAnswer } from './hang-watch.js';
+import { hangVerdict, heartbeatIntervalMs, nextPrimaryAnswer, probeOutcome } from './hang-rules.js';
+import { primaryAnswered, type LoopState } from './state.js';
 
 /**
  * The leader's heartbeat on its own server: every second, while this member holds the lock and
@@ -19,9 +20,7 @@ export interface HeartbeatServer {
 }
 
 /** Where the heartbeat keeps the last answer (the loop state, shared with the cycle's own probe). */
-export interface AnswerRecord {
-  primaryAnswer: PrimaryAnswer | undefined;
-}
+export type AnswerRecord = Pick<LoopState, 'primaryAnswer'>;
 
 export class PrimaryHeartbeat {
   private timer: NodeJS.Timeout | undefined;
@@ -96,6 +95,6 @@ export class PrimaryHeartbeat {
   private note(pid: number, outcome: ReturnType<typeof probeOutcome>, isPrimary: boolean): void {
     // A question the previous postmaster answered says nothing about the one running now.
     if (this.server.postmasterPid() !== pid) return;
-    this.record.primaryAnswer = nextPrimaryAnswer(this.record.primaryAnswer, pid, outcome, isPrimary, performance.now());
+    primaryAnswered(this.record, nextPrimaryAnswer(this.record.primaryAnswer, pid, outcome, isPrimary, performance.now()));
   }
 }

@@ -13,6 +13,7 @@ import { noFailover } from './settings.js';
 import { walPositionOf } from './snapshot.js';
 import { becomeStandbyLeader } from './standby-duties.js';
 import { demoteAndFollow, lockLost, promote } from './transitions.js';
+import { disputedEvidenceLogged, releaseSighted } from './state.js';
 
 /** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
 interface Takeover {
@@ -34,7 +35,7 @@ export async function takeoverOnCrash(ctx: LoopContext, cluster: ClusterView, le
     // Once per leader and verdict, not every loop until the lease lapses.
     const seen = JSON.stringify([leader.holder, evidence]);
     if (seen !== ctx.state.lastDisputedEvidence) {
-      ctx.state.lastDisputedEvidence = seen;
+      disputedEvidenceLogged(ctx.state, seen);
       ctx.options.logger.info({ leader: leader.holder, evidence }, 'leader pod reported dead but not every source agrees; waiting for the lease to expire');
     }
     return undefined;
@@ -114,7 +115,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
   const releaser = await releaserAfterCleanRelease(cluster, self, peers);
   const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
   const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);
-  state.releaseSeen = released.seen;
+  releaseSighted(state, released.seen);
   const general = raceVerdict(self, cluster, state.config, peers, released.floor);
   if (!general.ok && general.missingReleasedWal && cluster.failover?.member === self.name) {
     return waitOrGiveUpMissingWal(ctx, general.reason, released.sinceMs);

@@ -1,6 +1,7 @@
 import type { ClusterView, Dcs } from '../dcs/types.js';
 import type { ControlData } from '../postgres/instance.js';
 import type { PeerReport } from './election.js';
+import type { ReleaseSighting } from './state.js';
 
 /**
  * The position a leader publishes when it releases the lock after stopping PostgreSQL: the start
@@ -27,12 +28,6 @@ export async function releaseAfterStop(
 }
 
 /** When this member first saw a given clean release (keyed by the lease version that carries it). */
-export interface ReleaseSighting {
-  version: string;
-  checkpoint: number;
-  at: number;
-}
-
 /** Whether the member that made a clean release still runs: alive, gone, or not known (not asked). */
 export type ReleaserHealth = 'alive' | 'gone' | 'unknown';
 

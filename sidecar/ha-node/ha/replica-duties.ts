@@ -6,6 +6,7 @@ import { askPeer } from './peers.js';
 import { takeoverOnCrash } from './race.js';
 import { watchForStreaming } from './streaming-watch.js';
 import { demoteAndFollow, startAsReplica } from './transitions.js';
+import { handedOver, notStreaming, streaming } from './state.js';
 
 /** Whether PostgreSQL follows another address than the leader's (or none): then it must re-point. */
 export function followsElsewhere(current: LeaderAddress | null | undefined, leader: LeaderAddress): boolean {
@@ -33,21 +34,21 @@ export async function followLeader(ctx: LoopContext, cluster: ClusterView, leade
   const current = pg.followingLeader();
   if (address && followsElsewhere(current, address)) {
     await pg.follow(address);
-    state.notStreamingSince = performance.now();
+    notStreaming(state, performance.now());
     watchForStreaming(state, performance.now());
     return `now following ${address.name}`;
   }
   if (status.replicationState === 'streaming') {
-    state.notStreamingSince = undefined;
+    streaming(state);
   } else if (address && state.config.use_rewind && leaderTimeline(cluster) > status.timeline) {
     // A replica that received WAL the new leader never had cannot stream from its new
     // timeline: rewind. Only when the leader is up on a newer timeline (a dead leader is not a reason).
-    state.notStreamingSince ??= performance.now();
+    const since = notStreaming(state, performance.now(), true);
     const leaderMember = cluster.members.find((m) => m.name === leader.holder);
-    const overdue = notStreamingOverdue(state.notStreamingSince, performance.now(), state.config.loop_wait);
+    const overdue = notStreamingOverdue(since, performance.now(), state.config.loop_wait);
     const leaderUp = overdue && leaderMember ? await askPeer(leaderMember, 2000) : undefined;
     if (leaderUp?.reachable && leaderUp.role === 'primary' && (leaderUp.timeline ?? 0) > status.timeline) {
-      state.notStreamingSince = undefined;
+      streaming(state);
       markDemoted(ctx);
       await pg.stop('fast');
       await startAsReplica(ctx, address, cluster, true);
@@ -67,7 +68,7 @@ export async function startStoppedReplica(ctx: LoopContext, cluster: ClusterView
   if (!leader && handedOverAt !== undefined && performance.now() - handedOverAt < ctx.state.config.ttl * 1000) {
     return 'stopped after a switchover: waiting for the candidate to take the leader lock';
   }
-  ctx.state.handedOverAt = undefined;
+  handedOver(ctx.state, undefined);
   await startAsReplica(ctx, leader, cluster);
   return leader ? `started as a replica of ${leader.name}` : 'started as a replica without a leader';
 }

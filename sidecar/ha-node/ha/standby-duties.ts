@@ -16,6 +16,7 @@ import { cloneFrom } from '../postgres/clone.js';
 import type { PgBackRest } from '../backup/engine.js';
 import { restoreSourceBackup } from '../backup/restore.js';
 import type { Logger } from '../../../lib/log.js';
+import { demotionRecorded, offlineRole, streaming } from './state.js';
 
 /**
  * The standby-cluster duty (Patroni's standby_cluster): while the dynamic configuration names a
@@ -99,7 +100,7 @@ async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): P
   await ctx.pg.stop('fast');
   const control = await ctx.pg.controlData();
   if (control?.checkpointLocation !== undefined) {
-    ctx.state.snapshot.demotion = { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() };
+    demotionRecorded(ctx.state, { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() });
     ctx.options.logger.info({ ...ctx.state.snapshot.demotion, checkpointLsn: formatLsn(control.checkpointLocation) }, 'demoted: the primary stopped cleanly');
     // Published before the restart: the new primary waits for exactly this checkpoint to promote.
     await publish(ctx);
@@ -110,7 +111,7 @@ async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): P
 
 async function followSource(ctx: LoopContext, source: StandbySource): Promise<void> {
   await ctx.pg.follow(remoteAddress(source));
-  ctx.state.notStreamingSince = undefined;
+  streaming(ctx.state);
   watchForStreaming(ctx.state, performance.now());
   await ctx.options.setRoleLabel?.('primary');
 }
@@ -118,7 +119,7 @@ async function followSource(ctx: LoopContext, source: StandbySource): Promise<vo
 async function startFollowingSource(ctx: LoopContext, source: StandbySource): Promise<void> {
   ctx.pg.writeConfig(remoteAddress(source), true);
   await ctx.pg.start(60);
-  ctx.state.snapshot.offlineRole = 'replica';
+  offlineRole(ctx.state, 'replica');
   watchForStreaming(ctx.state, performance.now());
 }
 

@@ -6,18 +6,14 @@
  * the normal pace.
  */
 import type { ServerStatus } from '../postgres/status.js';
+import { streamingWatched, type StreamingWatch } from './state.js';
 
 export const streamingLookMs = 1000;
 export const streamingWindowMs = 60_000;
 
-export interface StreamingWatch {
-  /** Until when (performance.now()) the loop looks again every second; undefined: not watching. */
-  watchStreamingUntil: number | undefined;
-}
-
 /** Called right after PostgreSQL was started or re-pointed as a replica. */
 export function watchForStreaming(state: StreamingWatch, nowMs: number): void {
-  state.watchStreamingUntil = nowMs + streamingWindowMs;
+  streamingWatched(state, nowMs + streamingWindowMs);
 }
 
 /** The delay to the next look, or undefined when the watch is over (streaming, primary, or timed out). */
@@ -26,7 +22,7 @@ export function nextStreamingLook(state: StreamingWatch, status: ServerStatus | 
   const streaming = status !== undefined && status.inRecovery && status.replicationState === 'streaming';
   const primary = status !== undefined && !status.inRecovery;
   if (streaming || primary || nowMs >= state.watchStreamingUntil) {
-    state.watchStreamingUntil = undefined;
+    streamingWatched(state, undefined);
     return undefined;
   }
   return streamingLookMs;

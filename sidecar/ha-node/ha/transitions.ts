@@ -8,6 +8,7 @@ import { watchForStreaming } from './streaming-watch.js';
 import { dropInactiveSlots } from '../postgres/slots.js';
 import { rewindFrom } from '../postgres/rewind.js';
 import { cloneFrom } from '../postgres/clone.js';
+import { offlineRole, statusRead } from './state.js';
 
 /** Role changes of the local PostgreSQL: promote, demote (to follow or to serve reads offline), start as a replica. */
 
@@ -30,11 +31,11 @@ async function promoteAndFollowUp(ctx: LoopContext, cluster: ClusterView, status
   const promoteStartedAt = performance.now();
   await pg.promote();
   ctx.options.logger.info({ promoteMs: Math.round(performance.now() - promoteStartedAt) }, 'PostgreSQL takes writes');
-  state.snapshot.offlineRole = 'primary';
+  offlineRole(state, 'primary');
   // The pod label goes out at once (the -rw Service follows it), beside the status read that
   // shows the new role to the health checks: neither waits for the other.
   const labelled = ctx.options.setRoleLabel?.('primary').catch((error: unknown) => ctx.options.logger.warn({ err: String(error) }, 'could not set the pod role label'));
-  state.snapshot.status = (await pg.status().catch(() => undefined)) ?? state.snapshot.status;
+  statusRead(state, (await pg.status().catch(() => undefined)) ?? state.snapshot.status);
   // Poolers follow at once, not after the -rw Service does (ADR 0801), nor after the label writes
   // below (API calls, slow on a loaded server); in the background, so an unreachable pooler never
   // delays the new primary's duties.
@@ -46,7 +47,7 @@ async function promoteAndFollowUp(ctx: LoopContext, cluster: ClusterView, status
   await pg.query('CHECKPOINT').catch(() => undefined);
   await dropInactiveSlots(pg).catch(() => undefined);
   const after = await pg.status().catch(() => undefined);
-  if (after) state.snapshot.status = after;
+  if (after) statusRead(state, after);
   if (after) await maintainHistory(ctx, cluster, after).catch(() => undefined);
   ctx.options.logger.info({ timeline: after?.timeline ?? status.timeline }, 'promoted');
 }
@@ -66,7 +67,7 @@ export async function demoteOffline(ctx: LoopContext): Promise<void> {
   setFence(ctx, 0);
   ctx.pg.writeConfig(undefined, true);
   await ctx.pg.start(60);
-  ctx.state.snapshot.offlineRole = 'demoted';
+  offlineRole(ctx.state, 'demoted');
   ctx.options.setRoleLabel?.('replica').catch(() => undefined);
 }
 
@@ -109,7 +110,7 @@ export async function startAsReplica(ctx: LoopContext, leader: LeaderAddress | u
   }
   pg.writeConfig(leader, true);
   await pg.start(60);
-  state.snapshot.offlineRole = 'replica';
+  offlineRole(state, 'replica');
   watchForStreaming(state, performance.now());
   void cluster;
 }

@@ -1,21 +1,21 @@
 import type { ClusterView } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
-import { bootstrapOrClone } from './bootstrap.js';
-import { handleDcsError } from './dcs-outage.js';
-import { effectiveHangTimeout } from './hang-rules.js';
-import { handleSilentServer, noteProbe } from './hang-watch.js';
-import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
+import { bootstrapOrClone } from './duties/bootstrap.js';
+import { handleDcsError } from './duties/dcs-outage.js';
+import { effectiveHangTimeout } from './watches/hang-rules.js';
+import { handleSilentServer, noteProbe } from './duties/hang-watch.js';
+import { leadWithLock, restartCrashedPrimary } from './duties/leader-duties.js';
 import { scheduleSoon, type LoopContext } from './loop-context.js';
-import { handOverDueFor } from './manual-failover.js';
-import { publish } from './member-record.js';
-import { race } from './race.js';
-import { followLeader, startStoppedReplica } from './replica-duties.js';
+import { handOverDueFor } from './duties/manual-failover.js';
+import { publish } from './records/member-record.js';
+import { race } from './duties/race.js';
+import { followLeader, startStoppedReplica } from './duties/replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
-import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
-import { serverParameters } from './standby-replies.js';
-import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './parameter-screen.js';
-import { nextStreamingLook } from './streaming-watch.js';
+import { keepSourceConfig, leadStandby, restartStandbyLeader } from './duties/standby-duties.js';
+import { serverParameters } from './sync/standby-replies.js';
+import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './duties/parameter-screen.js';
+import { nextStreamingLook } from './watches/streaming-watch.js';
 import { clusterRead, cycleStarted, dynamicConfigRead, failsafeActive, pendingRestartRead, runningSeen, serverAnswered, statusRead, systemChecked, takeConfigChange } from './state.js';
 
 /**

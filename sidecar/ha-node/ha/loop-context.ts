@@ -6,7 +6,7 @@ import type { BackupKeeper } from '../backup/keeper.js';
 import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
-import type { PrimaryHeartbeat } from './primary-heartbeat.js';
+import type { PrimaryHeartbeat } from './watches/primary-heartbeat.js';
 import type { EffectiveConfig } from './settings.js';
 import { demoted, lockRenewed, type LoopState } from './state.js';
 import type { LeaderCrashJudge } from '../takeover/judge.js';

@@ -1,10 +1,10 @@
 import type { Dcs } from '../dcs/types.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import { runCycle } from './cycle.js';
-import { receiveFailsafe } from './dcs-outage.js';
+import { receiveFailsafe } from './duties/dcs-outage.js';
 import { markDemoted, setFence, type HaLoopOptions, type LoopContext } from './loop-context.js';
-import { PrimaryHeartbeat } from './primary-heartbeat.js';
-import { releaseAfterStop } from './release.js';
+import { PrimaryHeartbeat } from './watches/primary-heartbeat.js';
+import { releaseAfterStop } from './election/release.js';
 import type { EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
 import { cycleEnded, initialLoopState, type LoopState } from './state.js';

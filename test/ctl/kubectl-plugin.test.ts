@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { podForRole, type PodSummary } from '../../../../sidecar/ha-node/ctl/kubectl/cluster-pods.js';
-import { logsArgs, psqlArgs } from '../../../../sidecar/ha-node/ctl/kubectl/kubectl-args.js';
-import { statusText } from '../../../../sidecar/ha-node/ctl/kubectl/plugin.js';
-import { repoRoot } from '../harness.js';
+import { podForRole, type PodSummary } from '../../ctl/kubectl/cluster-pods.js';
+import { logsArgs, psqlArgs } from '../../ctl/kubectl/kubectl-args.js';
+import { statusText } from '../../ctl/kubectl/plugin.js';
+import { repoRoot } from '../sidecar/ha-node/harness.js';
 
 /** `kubectl keelson`: found by the real kubectl as a plugin, and the kubectl command lines it hands over to. */
 describe('kubectl keelson', () => {

@@ -1,4 +1,4 @@
-import type { PoolerReport } from '../pooler/fleet.js';
+import type { PoolerReport } from '../sidecar/ha-node/pooler/fleet.js';
 import { apiBase, callMember, type ClientOptions } from './client.js';
 import type { ClusterDocument } from './discovery.js';
 import { table } from './render.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Command } from 'commander';
-import { loadKubeConfig } from '../../../../lib/kube/client.js';
-import type { DatabaseCluster } from '../../../../operator/api/types.js';
+import { loadKubeConfig } from '../../lib/kube/client.js';
+import type { DatabaseCluster } from '../../operator/api/types.js';
 import type { CtlIo } from '../command.js';
 import { CtlExit, type CtlContext } from '../context.js';
 import type * as Actions from '../actions.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import type { TestCluster } from '../harness.js';
-import { repoRoot, superPassword } from '../harness.js';
-import { startOpsCluster } from '../ops/ops-cluster.js';
+import type { TestCluster } from '../sidecar/ha-node/harness.js';
+import { repoRoot, superPassword } from '../sidecar/ha-node/harness.js';
+import { startOpsCluster } from '../sidecar/ha-node/ops/ops-cluster.js';
 import { runCtl, runPlugin, type CtlResult } from './ctl-runner.js';
 
 const user = 'ops-admin';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fromYaml, lineDiff, patchBetween, patchFromSets, toYaml } from '../../../../sidecar/ha-node/ctl/config-edit.js';
-import { apiBase } from '../../../../sidecar/ha-node/ctl/client.js';
-import { parseFormat, renderHistory, renderList, renderTopology } from '../../../../sidecar/ha-node/ctl/render.js';
-import { mergePatch } from '../../../../sidecar/ha-node/ops/config-merge.js';
+import { fromYaml, lineDiff, patchBetween, patchFromSets, toYaml } from '../../ctl/config-edit.js';
+import { apiBase } from '../../ctl/client.js';
+import { parseFormat, renderHistory, renderList, renderTopology } from '../../ctl/render.js';
+import { mergePatch } from '../../sidecar/ha-node/ops/config-merge.js';
 
 describe('edit-config helpers', () => {
   it('--set builds nested patches with YAML values; null or empty removes', () => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
 import { after, before, describe, it } from 'node:test';
-import type { Member, TestCluster } from '../harness.js';
-import { repoRoot } from '../harness.js';
-import { startOpsCluster } from '../ops/ops-cluster.js';
+import type { Member, TestCluster } from '../sidecar/ha-node/harness.js';
+import { repoRoot } from '../sidecar/ha-node/harness.js';
+import { startOpsCluster } from '../sidecar/ha-node/ops/ops-cluster.js';
 import { runCtl } from './ctl-runner.js';
 
 const user = 'ops-admin';

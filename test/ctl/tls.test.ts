@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { RunningServer } from '../../../../lib/http.js';
-import type { LeaseDcs } from '../../../../sidecar/ha-node/dcs/lease-dcs.js';
-import { startTestApiServer, type TestApiServer } from '../../../support/kube.js';
-import { dcsFor, memberRecord, serveOpsApp, snapshotFor } from '../ops/support.js';
+import type { RunningServer } from '../../lib/http.js';
+import type { LeaseDcs } from '../../sidecar/ha-node/dcs/lease-dcs.js';
+import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { dcsFor, memberRecord, serveOpsApp, snapshotFor } from '../sidecar/ha-node/ops/support.js';
 import { runCtl } from './ctl-runner.js';
 
 /**

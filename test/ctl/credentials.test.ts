@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { after, before, describe, it } from 'node:test';
-import type { RunningServer } from '../../../../lib/http.js';
-import { createLogger } from '../../../../lib/log.js';
-import type { LeaseDcs } from '../../../../sidecar/ha-node/dcs/lease-dcs.js';
-import { startTestApiServer, type TestApiServer } from '../../../support/kube.js';
-import { dcsFor, memberRecord, serveOpsApp, snapshotFor } from '../ops/support.js';
+import type { RunningServer } from '../../lib/http.js';
+import { createLogger } from '../../lib/log.js';
+import type { LeaseDcs } from '../../sidecar/ha-node/dcs/lease-dcs.js';
+import { startTestApiServer, type TestApiServer } from '../support/kube.js';
+import { dcsFor, memberRecord, serveOpsApp, snapshotFor } from '../sidecar/ha-node/ops/support.js';
 import { runCtl } from './ctl-runner.js';
 
 /**

@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { inHostNetworkNamespace, isLoopbackHost } from '../../../lib/host-network.js';
-import { splice } from '../../../lib/splice.js';
-import { loadKubeConfig } from '../../../lib/kube/client.js';
-import { clusterExtension, kubeconfigFiles, memberProxyExtension } from '../../../lib/kube/kubeconfig-extensions.js';
+import { inHostNetworkNamespace, isLoopbackHost } from '../lib/host-network.js';
+import { splice } from '../lib/splice.js';
+import { loadKubeConfig } from '../lib/kube/client.js';
+import { clusterExtension, kubeconfigFiles, memberProxyExtension } from '../lib/kube/kubeconfig-extensions.js';
 import { UnreachableError } from './client-errors.js';
 
 /**

@@ -1,7 +1,7 @@
 /** `keelson ctl backup`, `backups` and `restore-window`: start a backup on the leader, list what the repository holds and what it can restore. */
-import type { BackupSet, StanzaInfo } from '../backup/info.js';
-import type { RepositoryWindow } from '../backup/window.js';
-import { restorableFrom } from '../backup/info.js';
+import type { BackupSet, StanzaInfo } from '../sidecar/ha-node/backup/info.js';
+import type { RepositoryWindow } from '../sidecar/ha-node/backup/window.js';
+import { restorableFrom } from '../sidecar/ha-node/backup/info.js';
 import { apiBase, callMember, jsonOf, OperationError } from './client.js';
 import { leaderOf, memberBases, readCluster } from './discovery.js';
 import { machine, table } from './render.js';

@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
-import { Label, leaseName } from '../dcs/lease-codec.js';
+import { describeApiError, loadKubeConfig } from '../lib/kube/client.js';
+import { Label, leaseName } from '../sidecar/ha-node/dcs/lease-codec.js';
 import { apiBase, callMember, OperationError, UnreachableError } from './client.js';
 import { confirmed, CtlExit, load, report, UsageError, type CtlContext } from './context.js';
 import { leaderOf, memberNamed } from './discovery.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mergePatch, type JsonObject } from '../ops/config-merge.js';
+import { mergePatch, type JsonObject } from '../sidecar/ha-node/ops/config-merge.js';
 import { apiBase, callMember, jsonOf, OperationError } from './client.js';
 import { fromYaml, lineDiff, patchBetween, patchFromSets, toYaml } from './config-edit.js';
 import { CtlExit, confirmed, load, report, UsageError, type CtlContext } from './context.js';

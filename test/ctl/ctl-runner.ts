@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { createCtlCommand, type CtlIo } from '../../../../sidecar/ha-node/ctl/command.js';
-import { createKubectlPlugin } from '../../../../sidecar/ha-node/ctl/kubectl/plugin.js';
+import { createCtlCommand, type CtlIo } from '../../ctl/command.js';
+import { createKubectlPlugin } from '../../ctl/kubectl/plugin.js';
 
 export interface CtlResult {
   code: number;

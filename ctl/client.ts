@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { authorizationHeader, type ApiCredentials } from '../ops/auth.js';
+import { authorizationHeader, type ApiCredentials } from '../sidecar/ha-node/ops/auth.js';
 import { UnreachableError, OperationError } from './client-errors.js';
 import { checkDirect, openTunnel, type MemberRoute } from './member-route.js';
 

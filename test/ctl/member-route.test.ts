@@ -11,9 +11,9 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { inHostNetworkNamespace } from '../../../../lib/host-network.js';
-import { callMember } from '../../../../sidecar/ha-node/ctl/client.js';
-import { checkDirect, decideRoute, MemberAddressRefused, memberEndpoint, resolveMemberRoute } from '../../../../sidecar/ha-node/ctl/member-route.js';
+import { inHostNetworkNamespace } from '../../lib/host-network.js';
+import { callMember } from '../../ctl/client.js';
+import { checkDirect, decideRoute, MemberAddressRefused, memberEndpoint, resolveMemberRoute } from '../../ctl/member-route.js';
 
 function kubeconfig(dir: string, server: string, proxyUrl?: string): string {
   const path = join(dir, `kc-${Math.random().toString(36).slice(2)}`);

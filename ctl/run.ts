@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-import { loadApiCredentials, type ApiCredentials } from '../ops/auth.js';
+import { loadApiCredentials, type ApiCredentials } from '../sidecar/ha-node/ops/auth.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
 import { onceSource, OperationError, UnreachableError } from './client.js';

@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import { describeApiError } from '../../../../lib/kube/client.js';
-import { group, plural, version, type DatabaseCluster } from '../../../../operator/api/types.js';
-import { Labels, Roles } from '../../../../operator/naming.js';
+import { describeApiError } from '../../lib/kube/client.js';
+import { group, plural, version, type DatabaseCluster } from '../../operator/api/types.js';
+import { Labels, Roles } from '../../operator/naming.js';
 import { UnreachableError } from '../client.js';
 
 /** What `kubectl keelson` reads from the Kubernetes API: the DatabaseCluster and its pods with their roles. */

@@ -1,8 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
-import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
-import { names, SecretKeys } from '../../../operator/naming.js';
-import { Label, memberFromLease } from '../dcs/lease-codec.js';
-import type { ApiCredentials } from '../ops/auth.js';
+import { describeApiError, loadKubeConfig } from '../lib/kube/client.js';
+import { names, SecretKeys } from '../operator/naming.js';
+import { Label, memberFromLease } from '../sidecar/ha-node/dcs/lease-codec.js';
+import type { ApiCredentials } from '../sidecar/ha-node/ops/auth.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 import { MemberAddressRefused } from './member-route.js';
 

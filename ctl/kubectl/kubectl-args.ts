@@ -1,4 +1,4 @@
-import { ContainerNames, Labels, RoleNames } from '../../../../operator/naming.js';
+import { ContainerNames, Labels, RoleNames } from '../../operator/naming.js';
 
 /** The kubectl command lines `kubectl keelson psql` and `logs` hand over to kubectl (pure, so tests read them). */
 

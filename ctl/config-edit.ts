@@ -1,6 +1,6 @@
 import { parse as parseYaml, stringify } from 'yaml';
-import { findUnsafeJson, forbiddenJsonKeys } from '../../../lib/json-guard.js';
-import { isPlainObject, sameDocument, type JsonObject } from '../ops/config-merge.js';
+import { findUnsafeJson, forbiddenJsonKeys } from '../lib/json-guard.js';
+import { isPlainObject, sameDocument, type JsonObject } from '../sidecar/ha-node/ops/config-merge.js';
 
 /**
  * Pure helpers of `keelson ctl edit-config`: --set k=v into a patch, the PATCH body that turns

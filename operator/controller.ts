@@ -11,7 +11,8 @@ import { Labels } from './naming.js';
 import { WorkQueue, type Priority } from './queue.js';
 import { backupChanged, backupClusterKey, collectionPath, leaderLeaseChanged, leaderLeases, ownedKinds, ReadCache } from './read-cache.js';
 import { backupKind, backupPlural } from './api/backup-kind.js';
-import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
+import { reconcileCluster } from './reconcile/cluster.js';
+import type { ReconcileDeps, ReconcileResult } from './reconcile/deps.js';
 
 export interface ControllerOptions {
   api: OperatorKubeApi;

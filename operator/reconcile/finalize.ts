@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RawCluster } from '../kube-api.js';
 import { Finalizer, Labels, names, podSelector, selectorString } from '../naming.js';
-import type { ReconcileDeps, ReconcileResult } from './cluster.js';
+import type { ReconcileDeps, ReconcileResult } from './deps.js';
 
 /** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */
 export function isClusterLease(lease: KubernetesObject, cluster: { name: string; uid: string }): boolean {

@@ -11,6 +11,7 @@ COPY api ./api
 COPY lib ./lib
 COPY operator ./operator
 COPY sidecar ./sidecar
+COPY ctl ./ctl
 COPY admin ./admin
 COPY local ./local
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev

@@ -15,7 +15,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createLogger } from '../lib/log.js';
-import { exporterTypes } from '../sidecar/exporter/connection.js';
+import { exporterTypes } from '../sidecar/exporter/scrape/connection.js';
 import { exporterNodeOptions } from '../api/exporter/node-options.js';
 import { resolveExporterOptions } from '../sidecar/exporter/options.js';
 import { startExporter } from '../sidecar/exporter/run.js';

@@ -23,7 +23,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { mergePatch } from '../local/controllers/kube.js';
-import { renderKubeconfig } from '../local/apiserver/kubeconfig.js';
+import { renderKubeconfig } from '../local/apiserver/security/kubeconfig.js';
 import { group, plural, version } from '../api/crd/types.js';
 import { parseDatabaseCluster } from '../api/crd/validate.js';
 import { desiredObjects } from '../operator/builders/index.js';

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { callMember } from '../sidecar/ha-node/ctl/client.js';
+import { callMember } from '../ctl/client.js';
 import { startCluster, type Member, type TestCluster } from '../test/sidecar/ha-node/harness.js';
 import { settled } from '../test/sidecar/ha-node/traffic.js';
 import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from '../test/sidecar/pooler/support.js';

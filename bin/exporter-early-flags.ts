@@ -1,4 +1,4 @@
-import { keepHeapSmall } from '../sidecar/exporter/memory.js';
+import { keepHeapSmall } from '../sidecar/exporter/process/memory.js';
 
 /**
  * The entry point's first static import after the Node.js check, so that it runs before any other module is loaded, or even

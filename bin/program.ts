@@ -3,7 +3,7 @@ import { withUsageExitCodes } from '../lib/cli/exit.js';
 import { packageVersion } from '../lib/cli/version.js';
 import { createOperatorCommand } from '../operator/command.js';
 import { createHaNodeCommand } from '../sidecar/ha-node/command.js';
-import { createCtlCommand } from '../sidecar/ha-node/ctl/command.js';
+import { createCtlCommand } from '../ctl/command.js';
 import { createExporterCommand } from '../sidecar/exporter/command.js';
 import { createPoolerCommand } from '../sidecar/pooler/command.js';
 import { createAdminCommand } from '../admin/command.js';

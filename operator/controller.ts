@@ -13,7 +13,8 @@ import { backupChanged, backupClusterKey, collectionPath, leaderLeaseChanged, le
 import { backupKind, backupPlural } from '../api/crd/backup-kind.js';
 import { databaseKind, databasePlural } from '../api/crd/database-kind.js';
 import { databaseChanged } from './reconcile/managed-databases.js';
-import { reconcileCluster, type ReconcileDeps, type ReconcileResult } from './reconcile/cluster.js';
+import { reconcileCluster } from './reconcile/cluster.js';
+import type { ReconcileDeps, ReconcileResult } from './reconcile/deps.js';
 
 export interface ControllerOptions {
   api: OperatorKubeApi;

@@ -1,5 +1,5 @@
 /** Options and results of the resource verbs, shared by the HTTP layer and the controllers. */
-import type { ResourceType } from './resources.js';
+import type { ResourceType } from './schema/resources.js';
 import type { KubeObject } from './types.js';
 
 export interface WriteOptions {

@@ -4,21 +4,21 @@
  * deletion. HTTP concerns live in handler.ts; this module works on JSON objects only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { admit, applyBody, checkNamespace, checkNamespaceWritable, checkPatchedName, decodeBody } from './admission.js';
-import { applyServerSideApply } from './apply.js';
+import { admit, applyBody, checkNamespace, checkNamespaceWritable, checkPatchedName, decodeBody } from './writes/admission.js';
+import { applyServerSideApply } from './writes/apply.js';
 import { ApiError, alreadyExists, badRequest, forbidden, invalid, notFound, required, unsupportedMediaType } from './errors.js';
 import { patchContentTypes, typeKeyOf, type DeleteOptions, type DeleteResult, type ListQuery, type ListResult, type PatchType, type WriteOptions } from './api-types.js';
-import { deleteObject } from './deletion.js';
-import { recordManager } from './managed-fields.js';
-import { decodeContinue, encodeContinue, keyOf } from './paging.js';
-import { applyJsonPatch, applyMergePatch, strategicMerge } from './patch.js';
-import { checkPatchPreconditions, checkUpdatePreconditions } from './preconditions.js';
-import { apiVersionOf, type ResourceRegistry, type ResourceType } from './resources.js';
-import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import type { ObjectStore } from './store.js';
+import { deleteObject } from './writes/deletion.js';
+import { recordManager } from './writes/managed-fields.js';
+import { decodeContinue, encodeContinue, keyOf } from './storage/paging.js';
+import { applyJsonPatch, applyMergePatch, strategicMerge } from './writes/patch.js';
+import { checkPatchPreconditions, checkUpdatePreconditions } from './writes/preconditions.js';
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from './schema/resources.js';
+import { parseFieldSelector, parseLabelSelector } from './storage/selectors.js';
+import type { ObjectStore } from './storage/store.js';
 import { clone, isJsonObject, jsonEqual, type JsonObject, type KubeObject } from './types.js';
-import { nowTime } from './validation.js';
-import { ServiceIpAllocator } from './service-ips.js';
+import { nowTime } from './writes/validation.js';
+import { ServiceIpAllocator } from './writes/service-ips.js';
 
 export { patchContentTypes, typeKeyOf };
 export type { DeleteOptions, DeleteResult, ListQuery, ListResult, PatchType, WriteOptions };

@@ -11,20 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../../lib/log.js';
 import { ApiCore, typeKeyOf } from './api.js';
-import { builtinTypes } from './builtins.js';
-import { generateCertificates } from './certs.js';
-import { crdType, registerStoredCrds, watchCrds } from './crd.js';
-import { Faults, type FaultControl } from './faults.js';
-import { startGarbageCollector } from './gc.js';
-import { createHandler } from './handler.js';
-import { renderKubeconfig } from './kubeconfig.js';
-import { OpenApiDocuments } from './openapi.js';
-import { loadState, persistState } from './persistence.js';
-import { ResourceRegistry } from './resources.js';
-import { reviewTypes } from './reviews.js';
-import { TokenRegistry } from './service-account-tokens.js';
-import { ObjectStore } from './store.js';
-import { nowTime } from './validation.js';
+import { builtinTypes } from './schema/builtins.js';
+import { generateCertificates } from './security/certs.js';
+import { crdType, registerStoredCrds, watchCrds } from './schema/crd.js';
+import { Faults, type FaultControl } from './faults/faults.js';
+import { startGarbageCollector } from './writes/gc.js';
+import { createHandler } from './http/handler.js';
+import { renderKubeconfig } from './security/kubeconfig.js';
+import { OpenApiDocuments } from './http/openapi.js';
+import { loadState, persistState } from './storage/persistence.js';
+import { ResourceRegistry } from './schema/resources.js';
+import { reviewTypes } from './security/reviews.js';
+import { TokenRegistry } from './security/service-account-tokens.js';
+import { ObjectStore } from './storage/store.js';
+import { nowTime } from './writes/validation.js';
 
 export interface ApiServerOptions {
   /** Default 127.0.0.1. */

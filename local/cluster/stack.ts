@@ -7,7 +7,7 @@ import type { Logger } from '../../lib/log.js';
 import { allCrds } from '../../api/crd/all-crds.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startApiServer, type RunningApiServer } from '../apiserver/server.js';
-import { serviceCidrOfPrefix } from '../apiserver/service-ips.js';
+import { serviceCidrOfPrefix } from '../apiserver/writes/service-ips.js';
 import { startLocalNode, type LocalNode } from '../node/run.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { ensureNodeNetwork } from '../node/netns/node-network.js';

@@ -13,7 +13,7 @@ import type { Logger } from '../../lib/log.js';
 import { findRepositoryRoot, keelsonCliArgv } from './images.js';
 
 /** Source folders the programs are made of (tests and benchmarks never run inside a container). */
-export const compiledSourceDirs = ['bin', 'api', 'lib', 'operator', 'sidecar', 'admin', 'local'];
+export const compiledSourceDirs = ['bin', 'api', 'lib', 'operator', 'sidecar', 'ctl', 'admin', 'local'];
 /** Holds one folder per source hash, one level below the repository root like dist/. */
 export const compiledCacheDir = '.keelson-cli';
 const keptBuilds = 3;

@@ -4,7 +4,7 @@ import type { BackupSpec } from '../../api/crd/backup-types.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { HaBackupSet, HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { RawCluster } from '../kube-api.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * Runs a cluster's Backup objects, one at a time and oldest first: a pending one starts on the

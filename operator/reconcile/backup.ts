@@ -10,7 +10,7 @@ import type { RawCluster } from '../kube-api.js';
 import { backupMember, backupsOf, expiredBackups, isActive, runBackupObjects } from './backup-objects.js';
 import type { BuildContext } from '../builders/context.js';
 import type { HaBackupStatus, HaClusterMember } from '../hanode-client.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * The operator's half of backups: the filesystem repositories' claims, the BackupReady condition

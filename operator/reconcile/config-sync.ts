@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import { Labels, Roles } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 import type { StandbyTarget } from '../builders/context.js';
 import { configPatch, desiredDynamicConfig } from '../builders/dynamic-config.js';
 import { switchoverCandidate } from './day2.js';

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { Day2Step } from './day2.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 function podIp(pods: V1Pod[], name: string): string | undefined {
   return pods.find((pod) => pod.metadata?.name === name)?.status?.podIP;

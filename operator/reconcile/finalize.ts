@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RawCluster } from '../kube-api.js';
 import { Finalizer, Labels, names, podSelector, selectorString } from '../../api/naming.js';
-import type { ReconcileDeps, ReconcileResult } from './cluster.js';
+import type { ReconcileDeps, ReconcileResult } from './deps.js';
 import { releaseDatabases } from './managed-databases.js';
 
 /** Leases of a cluster: labelled with it, owned by it, or its leader Lease by name. */

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { databaseFinalizer, databaseKind, type DatabaseObjectStatus } from '../../api/crd/database-kind.js';
 import type { ManagedReport } from '../../api/crd/managed-status.js';
 import type { RawCluster } from '../kube-api.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * The operator's side of the Database kind: a finalizer on each object (so a delete policy runs

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../../api/crd/types.js';
 import type { ManagedReport } from '../../api/crd/managed-status.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 import { databasesOf, reconcileDatabases } from './managed-databases.js';
 import { rolesOutcome } from './managed-roles.js';
 import { stampCondition } from './replica-status.js';

@@ -7,7 +7,7 @@ import { buildBackupTlsSecret, readBackupTlsSecret, usesBackupTls } from '../bui
 import { nextCaStep, type CaRotationPolicy } from './backup-ca-rotation.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
 import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 /** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { PdbApiVersion } from '../capabilities.js';
 import { Labels } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * Removes the pooler objects a cluster no longer wants (spec.pooler disabled or removed, the

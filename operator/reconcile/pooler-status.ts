@@ -2,7 +2,7 @@ import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { DatabaseClusterStatus } from '../../api/crd/types.js';
 import { names } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 export type PoolerStatus = NonNullable<DatabaseClusterStatus['pooler']>;
 

@@ -1,7 +1,7 @@
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { Condition, DatabaseClusterStatus } from '../../api/crd/types.js';
 import type { EventTarget } from '../events.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * Build-time refusals: a builder that cannot produce an object for this spec, or an API server

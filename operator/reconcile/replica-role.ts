@@ -4,7 +4,7 @@ import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { HaClusterMember, HaDemotion, HaNodeState } from '../hanode-client.js';
 import type { RawCluster } from '../kube-api.js';
 import { names, podSelector, selectorString } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 import { leaseHolder, primaryOf } from './primary.js';
 import { followedCluster } from './replica-source.js';
 

@@ -4,7 +4,7 @@ import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { ReplicaSource } from '../../api/crd/replica-types.js';
 import type { StandbyTarget } from '../builders/context.js';
 import { names, SecretKeys } from '../../api/naming.js';
-import type { ReconcileDeps } from './cluster.js';
+import type { ReconcileDeps } from './deps.js';
 import { BuildRefusedError } from './refusals.js';
 
 /**

@@ -36,7 +36,7 @@ export function createExporterCommand(): Command {
       try {
         // The entry point has set these before anything loaded (bin/exporter-early-flags.ts);
         // again here for a program built in-process, before the implementation loads.
-        const { keepHeapSmall } = await import('./memory.js');
+        const { keepHeapSmall } = await import('./process/memory.js');
         keepHeapSmall();
         const { resolveExporterOptions } = await import('./options.js');
         const options = resolveExporterOptions({

@@ -1,16 +1,16 @@
 import type { Logger } from '../../lib/log.js';
 import { checkConstantLabels } from './config/validate.js';
 import type { CollectorSet } from './config/types.js';
-import { databaseOf, maskUrl, urlForDatabase } from './connection.js';
-import { BodyAssembler, bodyText, type ScrapeBody } from './body.js';
-import { ByteWriter } from './bytewriter.js';
-import type { RenderedFamily } from './exposition.js';
-import type { HealthProbe } from './health.js';
+import { databaseOf, maskUrl, urlForDatabase } from './scrape/connection.js';
+import { BodyAssembler, bodyText, type ScrapeBody } from './http/body.js';
+import { ByteWriter } from './text/bytewriter.js';
+import type { RenderedFamily } from './text/exposition.js';
+import type { HealthProbe } from './http/health.js';
 import type { ExporterOptions } from './options.js';
-import { ProcessMetrics } from './processmetrics.js';
-import { SelfMetrics, type BuildInfo } from './selfmetrics.js';
-import { TargetServer } from './server.js';
-import { monotonicMs } from './clock.js';
+import { ProcessMetrics } from './process/processmetrics.js';
+import { SelfMetrics, type BuildInfo } from './process/selfmetrics.js';
+import { TargetServer } from './scrape/server.js';
+import { monotonicMs } from './process/clock.js';
 
 /** The parsed options the core uses (declared once, in options.ts) plus what the command builds. */
 export interface ExporterSettings

@@ -1,6 +1,6 @@
 import { fs } from '../../lib/builtins.js';
 import { isValidLabelName } from './config/validate.js';
-import { databaseOf, normalizeUrl } from './connection.js';
+import { databaseOf, normalizeUrl } from './scrape/connection.js';
 import { flag, integerAtLeast, list, nonEmptyText, oneOf, optionError, readOption, text, type OptionSpec } from './optionvalues.js';
 
 const optionalText = (raw: unknown): string | undefined => text(raw);

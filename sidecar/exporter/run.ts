@@ -6,14 +6,14 @@ import { builtinCollectorDocs } from './collectors/builtin-docs.generated.js';
 import { builtinOrigin } from './collectors/origin.js';
 import { loadCollectorConfig, parseCollectorSources } from './config/load.js';
 import type { CollectorSet } from './config/types.js';
-import { databaseOf } from './connection.js';
-import { explainText } from './explain.js';
+import { databaseOf } from './scrape/connection.js';
+import { explainText } from './scrape/explain.js';
 import { Exporter } from './exporter.js';
-import { HealthProbe } from './health.js';
+import { HealthProbe } from './http/health.js';
 import type { ExporterOptions } from './options.js';
-import { createExporterListener } from './routes.js';
-import type { BuildInfo } from './selfmetrics.js';
-import { BasicAuthChecker, loadWebConfig } from './webconfig.js';
+import { createExporterListener } from './http/routes.js';
+import type { BuildInfo } from './process/selfmetrics.js';
+import { BasicAuthChecker, loadWebConfig } from './http/webconfig.js';
 
 export function collectorLoader(configPath: string | undefined): () => CollectorSet {
   return configPath ? () => loadCollectorConfig(configPath) : () => parseCollectorSources(builtinCollectorDocs, builtinOrigin, true);

@@ -109,7 +109,7 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
     activity: pg.activity,
     podIp: settings.podIp,
   });
-  pg.enforcedParameters = engine.archiveParameters();
+  pg.configure({ enforced: engine.archiveParameters() });
   const keeper = new BackupKeeper(engine, logger.child({ component: 'backup' }));
   try {
     // The source's configuration (source.conf) is the standby duty's: written while the dynamic

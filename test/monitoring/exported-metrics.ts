@@ -4,7 +4,7 @@ import type { NodeSnapshot } from '../../sidecar/ha-node/ha/snapshot.js';
 import { defaultConfig } from '../../sidecar/ha-node/ha/settings.js';
 import { builtinCollectorSources, builtinOrigin } from '../../sidecar/exporter/collectors/index.js';
 import { parseCollectorSources } from '../../sidecar/exporter/config/load.js';
-import { SelfMetrics } from '../../sidecar/exporter/selfmetrics.js';
+import { SelfMetrics } from '../../sidecar/exporter/process/selfmetrics.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
 
 /**

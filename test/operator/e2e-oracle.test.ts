@@ -24,7 +24,7 @@ import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes
 import { apiStatusCode, loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
-import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
+import { renderKubeconfig } from '../../local/apiserver/security/kubeconfig.js';
 import { installCrds } from '../../local/cluster/stack.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';

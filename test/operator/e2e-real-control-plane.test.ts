@@ -21,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, AuthenticationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { apiStatusCode } from '../../lib/kube/client.js';
 import { yaml } from '../../lib/yaml.js';
-import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
+import { renderKubeconfig } from '../../local/apiserver/security/kubeconfig.js';
 import { createLogger } from '../../lib/log.js';
 import { installCrds } from '../../local/cluster/stack.js';
 import { ensureNodeNetwork } from '../../local/node/netns/node-network.js';

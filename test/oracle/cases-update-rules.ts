@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { builtinTypes } from '../../local/apiserver/builtins.js';
-import { crdType, typesOf } from '../../local/apiserver/crd.js';
-import { apiVersionOf, type ResourceType } from '../../local/apiserver/resources.js';
+import { builtinTypes } from '../../local/apiserver/schema/builtins.js';
+import { crdType, typesOf } from '../../local/apiserver/schema/crd.js';
+import { apiVersionOf, type ResourceType } from '../../local/apiserver/schema/resources.js';
 import type { KubeObject } from '../../local/apiserver/types.js';
 import { databaseCrd } from '../local/apiserver/fixtures.js';
 import { kubeJson } from '../support/kube.js';

@@ -12,8 +12,8 @@ import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, write
 import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateCertificates } from '../../local/apiserver/certs.js';
-import { renderKubeconfig } from '../../local/apiserver/kubeconfig.js';
+import { generateCertificates } from '../../local/apiserver/security/certs.js';
+import { renderKubeconfig } from '../../local/apiserver/security/kubeconfig.js';
 import { freePort, waitForPort } from './ports.js';
 
 export const ORACLE_VERSION = '1.20.2';

@@ -29,17 +29,15 @@ export async function restoreReplica(pg: PostgresInstance, engine: PgBackRest): 
   rmSync(target, { recursive: true, force: true });
   mkdirSync(target, { mode: 0o700 });
   if (pg.settings.runAs) chownSync(target, pg.settings.runAs.uid, pg.settings.runAs.gid);
-  const previous = pg.state;
-  pg.state = 'creating_replica';
-  const result = await engine.run(['restore', '--type=standby', `--pg1-path=${target}`, `--set=${newest.label}`, `--repo=${newest.repository}`], { timeoutMs: 6 * 3600_000 });
-  if (result.code !== 0) {
-    rmSync(target, { recursive: true, force: true });
-    pg.state = previous === 'creating_replica' ? 'stopped' : previous;
-    throw new Error(`pgbackrest restore failed (exit ${result.code}): ${errorSummary(result.output)}`);
-  }
-  pg.removeDataDirectory();
-  renameSync(target, pg.settings.dataDir);
-  pg.state = 'stopped';
+  await pg.whileCreating(async () => {
+    const result = await engine.run(['restore', '--type=standby', `--pg1-path=${target}`, `--set=${newest.label}`, `--repo=${newest.repository}`], { timeoutMs: 6 * 3600_000 });
+    if (result.code !== 0) {
+      rmSync(target, { recursive: true, force: true });
+      throw new Error(`pgbackrest restore failed (exit ${result.code}): ${errorSummary(result.output)}`);
+    }
+    pg.removeDataDirectory();
+    renameSync(target, pg.settings.dataDir);
+  });
   return newest.label;
 }
 

@@ -152,9 +152,7 @@ export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRe
   pg.removeDataDirectory();
   mkdirSync(pg.settings.dataDir, { mode: 0o700 });
   if (pg.settings.runAs) chownSync(pg.settings.dataDir, pg.settings.runAs.uid, pg.settings.runAs.gid);
-  pg.state = 'creating_replica';
-  await engine.restore(label);
-  pg.state = 'stopped';
+  await pg.whileCreating(() => engine.restore(label));
   return label;
 }
 
@@ -166,7 +164,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
   const recovery = engine.config.recovery!;
   await restoreSourceBackup(pg, engine, logger);
   const kept = pg.enforcedParameters;
-  pg.enforcedParameters = { ...kept, ...recoveryParameters(engine.restoreCommand({ source: true, prefetch: replayPrefetch(recovery) }), recovery) };
+  pg.configure({ enforced: { ...kept, ...recoveryParameters(engine.restoreCommand({ source: true, prefetch: replayPrefetch(recovery) }), recovery) } });
   pg.writeConfig(undefined, false);
   writePrivateFile(join(pg.settings.dataDir, 'recovery.signal'), '', pg.settings.runAs);
   const logFrom = serverLogSize(logPath(pg));
@@ -174,7 +172,7 @@ export async function restoreFromRepository(pg: PostgresInstance, engine: PgBack
     await pg.start(120);
     await waitForPromotion(pg, timeoutMs, logFrom, targetKind(recovery));
   } finally {
-    pg.enforcedParameters = kept;
+    pg.configure({ enforced: kept });
   }
   // Back to this cluster's own settings: restore_command reads its own stanza from now on.
   pg.writeConfig(undefined, false);
@@ -204,7 +202,7 @@ async function waitForPromotion(pg: PostgresInstance, timeoutMs: number, logFrom
   try {
     for (;;) {
       if (!pg.isRunning()) {
-        pg.state = 'start_failed';
+        pg.markFailed('start_failed');
         throw new Error(recoveryFailure(logTail(pg, logFrom), kind));
       }
       const rows = await pg.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r').catch(() => undefined);

@@ -1,20 +1,22 @@
 import type { ClusterView } from '../dcs/types.js';
 import type { ServerStatus } from '../postgres/status.js';
 import { isPaused, readPendingRestart } from '../ops/loop-decisions.js';
-import { bootstrapOrClone } from './bootstrap.js';
-import { handleDcsError } from './dcs-outage.js';
-import { effectiveHangTimeout, handleSilentServer, noteProbe } from './hang-watch.js';
-import { leadWithLock, restartCrashedPrimary } from './leader-duties.js';
+import { bootstrapOrClone } from './duties/bootstrap.js';
+import { handleDcsError } from './duties/dcs-outage.js';
+import { effectiveHangTimeout } from './watches/hang-rules.js';
+import { handleSilentServer, noteProbe } from './duties/hang-watch.js';
+import { leadWithLock, restartCrashedPrimary } from './duties/leader-duties.js';
 import { scheduleSoon, type LoopContext } from './loop-context.js';
-import { handOverDueFor } from './manual-failover.js';
-import { publish } from './member-record.js';
-import { race } from './race.js';
-import { followLeader, startStoppedReplica } from './replica-duties.js';
+import { handOverDueFor } from './duties/manual-failover.js';
+import { publish } from './records/member-record.js';
+import { race } from './duties/race.js';
+import { followLeader, startStoppedReplica } from './duties/replica-duties.js';
 import { effectiveConfig, validHbaLines } from './settings.js';
-import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-duties.js';
-import { serverParameters } from './standby-replies.js';
-import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './parameter-screen.js';
-import { nextStreamingLook } from './streaming-watch.js';
+import { keepSourceConfig, leadStandby, restartStandbyLeader } from './duties/standby-duties.js';
+import { serverParameters } from './sync/standby-replies.js';
+import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './duties/parameter-screen.js';
+import { nextStreamingLook } from './watches/streaming-watch.js';
+import { clusterRead, cycleStarted, dynamicConfigRead, failsafeActive, pendingRestartRead, runningSeen, serverAnswered, statusRead, systemChecked, takeConfigChange } from './state.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -22,7 +24,7 @@ import { nextStreamingLook } from './streaming-watch.js';
  */
 export async function runCycle(ctx: LoopContext, noteAction: (action: string) => void): Promise<string> {
   const { dcs, pg, state } = ctx;
-  state.dcsUnreachable = false;
+  cycleStarted(state);
   let cluster: ClusterView;
   try {
     // The watch cache unless the API server has been silent for two loop_waits (a renewal is due every one).
@@ -30,13 +32,13 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   } catch (error) {
     return handleDcsError(ctx, error);
   }
-  state.snapshot.failsafeActive = false;
+  failsafeActive(state, false);
   // A failsafe contact is kept although the API answers (Patroni keeps it on replicas too): the
   // primary may be cut off alone, and it keeps this replica out of the race until ttl after its
   // last confirmation (failsafeHoldsOff).
   applyConfig(ctx, cluster);
   keepSourceConfig(ctx, cluster);
-  state.snapshot.cluster = cluster;
+  clusterRead(state, cluster);
 
   if (!pg.isInitialized()) {
     // Publish first so the leader creates our replication slot while we clone.
@@ -59,21 +61,17 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
     ({ status, probeError } = await probeUnlessHung(ctx));
     noteProbe(ctx, status, probeError);
   }
-  state.snapshot.status = status;
+  statusRead(state, status);
   if (status) {
     await applyParameters(ctx, status);
     // A due switchover skips this query: until the clean stop every millisecond delays the hand-over.
     const pending = handOverDueFor(ctx, cluster) ? undefined : await readPendingRestart((sql) => pg.query(sql)).catch(() => undefined);
-    if (pending) {
-      state.snapshot.pendingRestart = pending.pending;
-      state.snapshot.pendingRestartReason = pending.pending ? pending.reason : undefined;
-    }
-    state.snapshot.systemIdentifier = status.systemIdentifier;
-    pg.state = 'running';
-    state.crashedSince = undefined;
+    if (pending) pendingRestartRead(state, pending);
+    serverAnswered(state, status.systemIdentifier);
+    pg.markRunning();
   }
-  if (!running && state.wasRunning && pg.state === 'running') pg.state = 'crashed';
-  state.wasRunning = running;
+  if (!running && state.wasRunning && pg.state === 'running') pg.markCrashed();
+  runningSeen(state, running);
 
   if (cluster.initialize === undefined && status && dcs.isLeader()) await dcs.setInitialize(status.systemIdentifier);
 
@@ -112,7 +110,7 @@ async function sameSystem(ctx: LoopContext, initialize: string): Promise<boolean
     ctx.options.logger.error({ local: control.systemIdentifier, cluster: initialize }, 'system identifier mismatch');
     return false;
   }
-  ctx.state.checkedSystem = initialize;
+  systemChecked(ctx.state, initialize);
   return true;
 }
 
@@ -124,21 +122,17 @@ function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   // A hand-edited DCS object with a bad line: keep the rules in force rather than fall back to the defaults.
   if (hbaRefused) next.pg_hba = state.config.pg_hba;
   if (hbaRefused && !state.hbaRefused) ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
-  state.hbaRefused = hbaRefused;
   const paramsChanged = JSON.stringify(serverParameters(next)) !== JSON.stringify(serverParameters(state.config));
   const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
-  state.config = next;
-  state.snapshot.paused = isPaused(cluster.config);
+  dynamicConfigRead(state, next, { paused: isPaused(cluster.config), hbaRefused, changed: paramsChanged || hbaChanged });
   screenDynamicParameters(ctx);
-  pg.hbaLines = next.pg_hba;
-  if (paramsChanged || hbaChanged) state.configDirty = true;
+  pg.configure({ hba: next.pg_hba });
 }
 
 /** Applies changed parameters to a running server (once we know its role, so nothing is lost). */
 async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<void> {
   const { pg, state } = ctx;
-  if (!state.configDirty) return;
-  state.configDirty = false;
+  if (!takeConfigChange(state)) return;
   // pg_settings of this very server: a restart may have brought another version or extension.
   await refreshSettingsCatalog(ctx);
   screenDynamicParameters(ctx);
@@ -150,7 +144,7 @@ async function applyParameters(ctx: LoopContext, status: ServerStatus): Promise<
 }
 
 async function handleStopped(ctx: LoopContext, cluster: ClusterView): Promise<string> {
-  ctx.state.snapshot.status = undefined;
+  statusRead(ctx.state, undefined);
   const standby = ctx.state.config.standby_cluster;
   if (cluster.leader?.holder === ctx.options.name) return standby ? restartStandbyLeader(ctx, standby) : restartCrashedPrimary(ctx, cluster);
   return startStoppedReplica(ctx, cluster);

@@ -7,11 +7,9 @@ import type { PoolerRoleKeeper } from '../postgres/pooler-role.js';
 import type { ManagedKeeper } from '../managed/keeper.js';
 import type { PoolerFleet } from '../pooler/fleet.js';
 import type { LeaderAddress, PostgresInstance } from '../postgres/instance.js';
-import type { PrimaryAnswer } from './hang-watch.js';
-import type { PrimaryHeartbeat } from './primary-heartbeat.js';
-import type { ReleaseSighting } from './release.js';
+import type { PrimaryHeartbeat } from './watches/primary-heartbeat.js';
 import type { EffectiveConfig } from './settings.js';
-import type { NodeSnapshot } from './snapshot.js';
+import { demoted, lockRenewed, type LoopState } from './state.js';
 import type { LeaderCrashJudge } from '../takeover/judge.js';
 
 export interface HaLoopOptions {
@@ -51,46 +49,6 @@ export interface HaLoopOptions {
   logger: Logger;
 }
 
-/** What the HA loop remembers between cycles; the duty modules read and update it. */
-export interface LoopState {
-  config: EffectiveConfig;
-  snapshot: NodeSnapshot;
-  lastRenewMono: number;
-  crashedSince: number | undefined;
-  wasRunning: boolean;
-  /** The last POST /failsafe from a leader that could not reach the API server. */
-  failsafeContact: { name: string; at: number } | undefined;
-  /** Where the primary's WAL was when synchronous_standby_names last changed (0 = unknown). */
-  syncChangeLsn: number;
-  /** Since when this replica follows the current leader without streaming from it. */
-  notStreamingSince: number | undefined;
-  configDirty: boolean;
-  /** Set when this cycle could not reach the API: skip further API writes until the next cycle. */
-  dcsUnreachable: boolean;
-  /** When this member released the lock because its primary would not start (it sits out the next race). */
-  gaveUpLockAt: number | undefined;
-  /** When this member stepped down for a switchover (it waits up to ttl for the candidate's lock before it starts). */
-  handedOverAt: number | undefined;
-  /** The last crash evidence that fell short of a takeover (logged once). */
-  lastDisputedEvidence: string | undefined;
-  /** The initialize key the data directory was last checked against. */
-  checkedSystem: string | undefined;
-  /** The last clean release of the leader lock this member saw (see releasedWalFloor). */
-  releaseSeen: ReleaseSighting | undefined;
-  /** The DCS holds a db.pg_hba with lines PostgreSQL would refuse (logged once, rules in force kept). */
-  hbaRefused: boolean;
-  /** The local server's last answer as primary (hang-watch.ts judges silence against it). */
-  primaryAnswer: PrimaryAnswer | undefined;
-  /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
-  startedAt: number;
-  /** The last switchover this member refused to carry out, published in its member record. */
-  switchoverAbort: { at: number; reason: string } | undefined;
-  /** The dynamic parameters were screened once since start (parameter-screen.ts). */
-  screenedOnce?: boolean;
-  /** See streaming-watch.ts: quick cycles until a just-started replica streams. */
-  watchStreamingUntil: number | undefined;
-}
-
 /** Everything one duty of the loop acts on: its settings, the DCS, PostgreSQL and the shared state. */
 export interface LoopContext {
   readonly options: HaLoopOptions;
@@ -107,7 +65,7 @@ export function scheduleSoon(ctx: LoopContext, ms: number): void {
 }
 
 export function renewed(ctx: LoopContext, startedEpoch = Date.now()): void {
-  ctx.state.lastRenewMono = performance.now() - (Date.now() - startedEpoch);
+  lockRenewed(ctx.state, performance.now() - (Date.now() - startedEpoch));
   setFence(ctx, fenceDeadlineFor(startedEpoch, ctx.state.config.ttl));
 }
 
@@ -139,8 +97,7 @@ export async function renewLock(
 
 /** From here on the API must not call us primary, even while PostgreSQL is still stopping. */
 export function markDemoted(ctx: LoopContext): void {
-  ctx.state.snapshot.status = undefined;
-  ctx.state.snapshot.offlineRole = 'demoted';
+  demoted(ctx.state);
 }
 
 /** Where this member's PostgreSQL listens, as far as its published records go. */

@@ -1,12 +1,13 @@
 import type { Dcs } from '../dcs/types.js';
 import type { PostgresInstance } from '../postgres/instance.js';
 import { runCycle } from './cycle.js';
-import { receiveFailsafe } from './dcs-outage.js';
-import { markDemoted, setFence, type HaLoopOptions, type LoopContext, type LoopState } from './loop-context.js';
-import { PrimaryHeartbeat } from './primary-heartbeat.js';
-import { releaseAfterStop } from './release.js';
+import { receiveFailsafe } from './duties/dcs-outage.js';
+import { markDemoted, setFence, type HaLoopOptions, type LoopContext } from './loop-context.js';
+import { PrimaryHeartbeat } from './watches/primary-heartbeat.js';
+import { releaseAfterStop } from './election/release.js';
 import type { EffectiveConfig } from './settings.js';
 import { walPositionOf, type NodeSnapshot } from './snapshot.js';
+import { cycleEnded, initialLoopState, type LoopState } from './state.js';
 
 export type { HaLoopOptions } from './loop-context.js';
 
@@ -35,43 +36,7 @@ export class HaLoop {
     private readonly dcs: Dcs,
     private readonly pg: PostgresInstance,
   ) {
-    const config = options.baseConfig;
-    this.state = {
-      config,
-      snapshot: {
-        name: options.name,
-        scope: options.scope,
-        version: options.version,
-        tags: options.tags,
-        dbState: 'stopped',
-        offlineRole: 'uninitialized',
-        isLeader: false,
-        failsafeActive: false,
-        paused: false,
-        dcsLastSeen: 0,
-        pendingRestart: false,
-        lastLoopAt: performance.now(),
-        config,
-      },
-      lastRenewMono: 0,
-      crashedSince: undefined,
-      wasRunning: false,
-      failsafeContact: undefined,
-      syncChangeLsn: 0,
-      notStreamingSince: undefined,
-      configDirty: false,
-      dcsUnreachable: false,
-      gaveUpLockAt: undefined,
-      handedOverAt: undefined,
-      lastDisputedEvidence: undefined,
-      checkedSystem: undefined,
-      releaseSeen: undefined,
-      hbaRefused: false,
-      primaryAnswer: undefined,
-      switchoverAbort: undefined,
-      startedAt: performance.now(),
-      watchStreamingUntil: undefined,
-    };
+    this.state = initialLoopState({ name: options.name, scope: options.scope, version: options.version, tags: options.tags }, options.baseConfig, performance.now());
     const heartbeat = new PrimaryHeartbeat(pg, this.state, () => this.wake('primary-hung'));
     this.context = { options, dcs, pg, state: this.state, heartbeat, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));
@@ -175,7 +140,7 @@ export class HaLoop {
       } catch (error) {
         this.options.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'ha loop cycle failed');
       }
-      this.state.snapshot.lastLoopAt = performance.now();
+      cycleEnded(this.state, performance.now());
       if (!this.running) break;
       const elapsed = performance.now() - started;
       await this.sleep(Math.max(0, this.state.config.loop_wait * 1000 - elapsed));

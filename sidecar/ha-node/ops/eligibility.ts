@@ -1,6 +1,6 @@
 import type { ClusterView, MemberRecord } from '../dcs/types.js';
-import type { PeerReport } from '../ha/election.js';
-import { clusterTimelineOf } from '../ha/election.js';
+import type { PeerReport } from '../ha/election/election.js';
+import { clusterTimelineOf } from '../ha/election/election.js';
 import type { FailoverRequest } from './failover-request.js';
 import { reply, type Reply } from './texts.js';
 

@@ -1,5 +1,5 @@
 import type { SyncRecord } from '../dcs/types.js';
-import type { PeerReport } from '../ha/election.js';
+import type { PeerReport } from '../ha/election/election.js';
 
 export type QuorumVerdict = { ok: true } | { ok: false; reason: string };
 

@@ -10,19 +10,17 @@ import { runToolOrThrow } from './runner.js';
 export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Promise<void> {
   const { settings } = db;
   db.prepareDirectories();
-  const previousState = db.state;
-  db.state = 'creating_replica';
   const target = `${settings.dataDir}.clone`;
-  rmSync(target, { recursive: true, force: true });
   const conn = connInfo({ host: from.host, port: from.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name });
-  try {
-    await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
-  } catch (error) {
+  await db.whileCreating(async () => {
     rmSync(target, { recursive: true, force: true });
-    db.state = previousState === 'creating_replica' ? 'stopped' : previousState;
-    throw error;
-  }
-  rmSync(settings.dataDir, { recursive: true, force: true });
-  renameSync(target, settings.dataDir);
-  db.state = 'stopped';
+    try {
+      await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
+    } catch (error) {
+      rmSync(target, { recursive: true, force: true });
+      throw error;
+    }
+    rmSync(settings.dataDir, { recursive: true, force: true });
+    renameSync(target, settings.dataDir);
+  });
 }

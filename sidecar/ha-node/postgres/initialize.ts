@@ -7,21 +7,19 @@ import { runToolOrThrow, writePrivateFile } from './runner.js';
 export async function initdb(db: PostgresInstance): Promise<void> {
   const { settings } = db;
   db.prepareDirectories();
-  db.state = 'initdb';
   const pwFile = join(dirname(settings.dataDir), '.pwfile');
-  writePrivateFile(pwFile, `${settings.superuser.password}\n`, db.runAs);
-  try {
-    await runToolOrThrow(
-      db.tool('initdb'),
-      ['-D', settings.dataDir, '-U', settings.superuser.username, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '-k', '--no-sync'],
-      { runAs: db.runAs, activity: db.activity, timeoutMs: 120_000 },
-    );
-  } catch (error) {
-    db.state = 'initdb_failed';
-    throw error;
-  } finally {
-    rmSync(pwFile, { force: true });
-  }
+  await db.whileInitializing(async () => {
+    writePrivateFile(pwFile, `${settings.superuser.password}\n`, db.runAs);
+    try {
+      await runToolOrThrow(
+        db.tool('initdb'),
+        ['-D', settings.dataDir, '-U', settings.superuser.username, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '-k', '--no-sync'],
+        { runAs: db.runAs, activity: db.activity, timeoutMs: 120_000 },
+      );
+    } finally {
+      rmSync(pwFile, { force: true });
+    }
+  });
   db.writeConfig(undefined);
 }
 

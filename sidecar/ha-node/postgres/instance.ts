@@ -64,15 +64,11 @@ export interface ControlData {
  * decides what to call.
  */
 export class PostgresInstance {
-  state: DbState = 'stopped';
-  /** Dynamic-configuration parameters, applied on the next config write. */
-  dynamicParameters: Record<string, ParameterValue> = {};
-  /** The server's pg_settings as last read (undefined until it has run under this process). */
-  settingsCatalog: SettingsCatalog | undefined;
-  /** Parameters no configuration may override (WAL archiving while backups are on). */
-  enforcedParameters: Record<string, ParameterValue> = {};
-  /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
-  hbaLines: readonly string[] = [];
+  private current: DbState = 'stopped';
+  private dynamic: Record<string, ParameterValue> = {};
+  private catalog: SettingsCatalog | undefined;
+  private enforced: Record<string, ParameterValue> = {};
+  private hba: readonly string[] = [];
   /**
    * synchronous_standby_names of the primary, set by the HA loop in synchronous mode. Undefined
    * until known: then it is read back from the file we wrote last, because silently dropping it
@@ -89,6 +85,100 @@ export class PostgresInstance {
     readonly log: Logger,
   ) {
     this.logFile = join(dirname(settings.dataDir), 'postgresql.log');
+  }
+
+  // --- state and configuration: read freely, changed only through the methods below ----------
+
+  /** What the server is doing, as the API and metrics show it. */
+  get state(): DbState {
+    return this.current;
+  }
+
+  /** Dynamic-configuration parameters, applied on the next config write. */
+  get dynamicParameters(): Record<string, ParameterValue> {
+    return this.dynamic;
+  }
+
+  /** Parameters no configuration may override (WAL archiving while backups are on). */
+  get enforcedParameters(): Record<string, ParameterValue> {
+    return this.enforced;
+  }
+
+  /** db.pg_hba of the dynamic configuration (validated), applied on the next config write. */
+  get hbaLines(): readonly string[] {
+    return this.hba;
+  }
+
+  /** The server's pg_settings as last read (undefined until it has run under this process). */
+  get settingsCatalog(): SettingsCatalog | undefined {
+    return this.catalog;
+  }
+
+  /** What the next config write applies; a part left out keeps its value. */
+  configure(parts: { dynamic?: Record<string, ParameterValue>; enforced?: Record<string, ParameterValue>; hba?: readonly string[] }): void {
+    if (parts.dynamic !== undefined) this.dynamic = parts.dynamic;
+    if (parts.enforced !== undefined) this.enforced = parts.enforced;
+    if (parts.hba !== undefined) this.hba = parts.hba;
+  }
+
+  learnSettingsCatalog(catalog: SettingsCatalog | undefined): void {
+    this.catalog = catalog;
+  }
+
+  /** The server answered a status query. */
+  markRunning(): void {
+    this.current = 'running';
+  }
+
+  /** The postmaster went away without a stop of ours, or was killed as hung. */
+  markCrashed(): void {
+    this.current = 'crashed';
+  }
+
+  markFailed(state: 'initdb_failed' | 'start_failed'): void {
+    this.current = state;
+  }
+
+  /** The data directory was removed for the loop to clone it again (reinitialize). */
+  markCreatingReplica(): void {
+    this.current = 'creating_replica';
+  }
+
+  /**
+   * Runs `create`, which builds a new data directory, as 'creating_replica'; stopped once it is in
+   * place, or back to the state before it when it fails (the old data directory is kept).
+   */
+  async whileCreating<T>(create: () => Promise<T>): Promise<T> {
+    const previous = this.current;
+    this.current = 'creating_replica';
+    let result: T;
+    try {
+      result = await create();
+    } catch (error) {
+      this.current = previous === 'creating_replica' ? 'stopped' : previous;
+      throw error;
+    }
+    this.current = 'stopped';
+    return result;
+  }
+
+  /** Runs initdb as 'initdb'; 'initdb_failed' when it fails. */
+  async whileInitializing(initialize: () => Promise<void>): Promise<void> {
+    this.current = 'initdb';
+    try {
+      await initialize();
+    } catch (error) {
+      this.current = 'initdb_failed';
+      throw error;
+    }
+  }
+
+  /** Runs a restart (true: the server is back) as 'restarting'; then running, still starting, or failed. */
+  async whileRestarting(restart: () => Promise<boolean>): Promise<boolean> {
+    this.current = 'restarting';
+    const done = await restart();
+    this.current = done ? 'running' : this.isRunning() ? 'starting' : 'restart_failed';
+    return done;
   }
 
   /** Path of a PostgreSQL program of this server's version. */
@@ -242,7 +332,7 @@ export class PostgresInstance {
 
   /** Starts the server with the files already written; waits until it accepts connections. */
   async start(timeoutSeconds = 60): Promise<boolean> {
-    this.state = 'starting';
+    this.current = 'starting';
     const logFrom = serverLogSize(this.logFile);
     const result = await runTool(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-l', this.logFile, '-w', '-t', String(timeoutSeconds), 'start'], {
       runAs: this.runAs,
@@ -250,27 +340,27 @@ export class PostgresInstance {
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     if (result.code === 0) {
-      this.state = 'running';
+      this.current = 'running';
       return true;
     }
     if (this.isRunning()) {
       // pg_ctl stopped waiting, the server did not: crash recovery or WAL replay still running.
       this.log.warn({ waitedSeconds: timeoutSeconds }, 'PostgreSQL is still starting (recovery in progress)');
-      this.state = 'starting';
+      this.current = 'starting';
     } else {
       // pg_ctl only says to examine the log: the server's own reasons go into this line (kubectl logs shows them).
       this.log.error({ output: result.output.slice(-500), serverLog: serverLogLinesSince(this.logFile, logFrom).join('\n') }, 'PostgreSQL did not start');
-      this.state = 'start_failed';
+      this.current = 'start_failed';
     }
     return false;
   }
 
   async stop(mode: 'fast' | 'immediate' | 'smart' = 'fast', timeoutSeconds = 60): Promise<boolean> {
     if (!this.isRunning()) {
-      this.state = 'stopped';
+      this.current = 'stopped';
       return true;
     }
-    this.state = 'stopping';
+    this.current = 'stopping';
     const pid = this.postmasterPid();
     // Liveness counts the wait as progress, as it does a running pg_ctl.
     this.activity.started(pid);
@@ -283,15 +373,15 @@ export class PostgresInstance {
       });
       if (result.code !== 0 && this.isRunning()) {
         this.log.error({ output: result.output.slice(-300), mode }, 'PostgreSQL did not stop');
-        this.state = 'stop_failed';
+        this.current = 'stop_failed';
         return false;
       }
     } else if (!signalled && this.isRunning()) {
       this.log.error({ mode, waitedSeconds: timeoutSeconds }, 'PostgreSQL did not stop');
-      this.state = 'stop_failed';
+      this.current = 'stop_failed';
       return false;
     }
-    this.state = 'stopped';
+    this.current = 'stopped';
     return true;
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { maxNestingDepth } from '../../../local/apiserver/http-io.js';
+import { maxNestingDepth } from '../../../local/apiserver/http/http-io.js';
 import { kubeJson, startTestApiServer, type TestApiServer } from '../../support/kube.js';
 
 const cms = '/api/v1/namespaces/default/configmaps';

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { applyServerSideApply } from '../../../local/apiserver/apply.js';
-import { evaluateRules } from '../../../local/apiserver/cel.js';
-import { generateCertificates } from '../../../local/apiserver/certs.js';
-import { admitCustomResource } from '../../../local/apiserver/schema.js';
-import { sortVersions } from '../../../local/apiserver/discovery.js';
-import { leafPaths, removeAt, toFieldsV1, fromFieldsV1 } from '../../../local/apiserver/fieldpaths.js';
-import { evaluateJsonPath } from '../../../local/apiserver/jsonpath.js';
-import { applyJsonPatch, applyMergePatch, strategicMerge } from '../../../local/apiserver/patch.js';
-import { formatLabelSelector, parseFieldSelector, parseLabelSelector } from '../../../local/apiserver/selectors.js';
-import { ObjectStore } from '../../../local/apiserver/store.js';
+import { applyServerSideApply } from '../../../local/apiserver/writes/apply.js';
+import { evaluateRules } from '../../../local/apiserver/schema/cel.js';
+import { generateCertificates } from '../../../local/apiserver/security/certs.js';
+import { admitCustomResource } from '../../../local/apiserver/schema/schema.js';
+import { sortVersions } from '../../../local/apiserver/http/discovery.js';
+import { leafPaths, removeAt, toFieldsV1, fromFieldsV1 } from '../../../local/apiserver/writes/fieldpaths.js';
+import { evaluateJsonPath } from '../../../local/apiserver/schema/jsonpath.js';
+import { applyJsonPatch, applyMergePatch, strategicMerge } from '../../../local/apiserver/writes/patch.js';
+import { formatLabelSelector, parseFieldSelector, parseLabelSelector } from '../../../local/apiserver/storage/selectors.js';
+import { ObjectStore } from '../../../local/apiserver/storage/store.js';
 import type { KubeObject } from '../../../local/apiserver/types.js';
 
 describe('API server stand-in building blocks', () => {

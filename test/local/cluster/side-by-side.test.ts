@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
 import { loadKubeConfig } from '../../../lib/kube/client.js';
-import { parseServiceCidr, serviceCidrOfPrefix, ServiceIpAllocator } from '../../../local/apiserver/service-ips.js';
+import { parseServiceCidr, serviceCidrOfPrefix, ServiceIpAllocator } from '../../../local/apiserver/writes/service-ips.js';
 import { startLocalStack, type LocalStack } from '../../../local/cluster/stack.js';
 import { eventually, getJson, httpPodContainer, httpPodScript, randomIpPrefix } from '../node/helpers.js';
 

@@ -6,7 +6,7 @@ import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
-import { serviceCidrOfPrefix } from '../../../local/apiserver/service-ips.js';
+import { serviceCidrOfPrefix } from '../../../local/apiserver/writes/service-ips.js';
 import { startLocalNode, type LocalNode, type LocalNodeOptions } from '../../../local/node/run.js';
 import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
 import { fileURLToPath } from 'node:url';

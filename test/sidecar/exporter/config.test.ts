@@ -9,7 +9,7 @@ import { builtinCollectorDocs } from '../../../sidecar/exporter/collectors/built
 import { builtinCollectorSources, builtinOrigin } from '../../../sidecar/exporter/collectors/index.js';
 import { loadCollectorConfig, parseCollectorSources } from '../../../sidecar/exporter/config/load.js';
 import { CollectorConfigError, checkConstantLabels } from '../../../sidecar/exporter/config/validate.js';
-import { planCollectors, type ServerFacts } from '../../../sidecar/exporter/planner.js';
+import { planCollectors, type ServerFacts } from '../../../sidecar/exporter/scrape/planner.js';
 import { sharedConfigFile, sharedConfigSubdir } from './helpers.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');

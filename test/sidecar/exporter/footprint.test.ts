@@ -79,7 +79,7 @@ function emitProgram(entry: string): string {
 // What the exporter process loads is most of its memory above a bare Node process.
 describe('exporter process footprint', () => {
   it('loads neither express nor Node’s fetch stack (undici) for serving metrics', async () => {
-    const loaded = await loadedBy([resolve(repoRoot, 'sidecar/exporter/run.ts'), resolve(repoRoot, 'sidecar/exporter/routes.ts')]);
+    const loaded = await loadedBy([resolve(repoRoot, 'sidecar/exporter/run.ts'), resolve(repoRoot, 'sidecar/exporter/http/routes.ts')]);
     assert.equal(loaded.express, false, 'express loaded by the exporter run path');
     // The built-in collector set and the StatefulSet's arguments read no YAML file.
     assert.equal(loaded.yaml, false, 'the YAML parser loaded by the exporter run path');

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { databaseOf, maskUrl, normalizeUrl, urlForDatabase } from '../../../sidecar/exporter/connection.js';
+import { databaseOf, maskUrl, normalizeUrl, urlForDatabase } from '../../../sidecar/exporter/scrape/connection.js';
 import { defaultUrl, parseConstantLabels, resolveExporterOptions, resolveUrl } from '../../../sidecar/exporter/options.js';
 
 describe('exporter options: flags, environment, defaults', () => {

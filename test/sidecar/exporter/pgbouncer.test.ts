@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client as PgClient } from 'pg';
-import { pgbouncerVersion } from '../../../sidecar/exporter/facts.js';
+import { pgbouncerVersion } from '../../../sidecar/exporter/scrape/facts.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { freePort, waitForPort } from '../../support/ports.js';
 import { eventually, get, parseMetrics, sharedConfigSubdir, startTestExporter, valueOf } from './helpers.js';

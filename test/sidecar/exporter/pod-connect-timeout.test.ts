@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
 import { buildStatefulSet } from '../../../operator/builders/statefulset.js';
-import { HealthProbe } from '../../../sidecar/exporter/health.js';
+import { HealthProbe } from '../../../sidecar/exporter/http/health.js';
 import { resolveExporterOptions } from '../../../sidecar/exporter/options.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { sampleContext } from '../../operator/fixtures.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { descendantsOf, parseProcStat } from '../../../sidecar/ha-node/fence/kill-server.js';
-import { effectiveHangTimeout, hangTakeoverBoundMs, hangVerdict, nextPrimaryAnswer, probeOutcome } from '../../../sidecar/ha-node/ha/hang-watch.js';
+import { effectiveHangTimeout, hangTakeoverBoundMs, hangVerdict, nextPrimaryAnswer, probeOutcome } from '../../../sidecar/ha-node/ha/watches/hang-rules.js';
 import { defaultConfig, effectiveConfig } from '../../../sidecar/ha-node/ha/settings.js';
 import { validateDynamicConfig } from '../../../sidecar/ha-node/ops/config-validate.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { hangTakeoverBoundMs } from '../../../sidecar/ha-node/ha/hang-watch.js';
+import { hangTakeoverBoundMs } from '../../../sidecar/ha-node/ha/watches/hang-rules.js';
 import { defaultConfig } from '../../../sidecar/ha-node/ha/settings.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 import { overlappingWriters, sampleWriters } from './writable-sampler.js';

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { callMember, type ClientOptions } from '../../../sidecar/ha-node/ctl/client.js';
+import { callMember, type ClientOptions } from '../../../ctl/client.js';
 import { pgBin } from '../../support/postgres.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterView, HistoryEntry, MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
-import { bootstrapDeferral, bootstrapGraceMs } from '../../../sidecar/ha-node/ha/bootstrap-order.js';
-import { historyBehind, historyEntries } from '../../../sidecar/ha-node/ha/leader-history.js';
-import { failsafeList, restartBudget, slotMembers } from '../../../sidecar/ha-node/ha/leader-duties.js';
+import { bootstrapDeferral, bootstrapGraceMs } from '../../../sidecar/ha-node/ha/duties/bootstrap-order.js';
+import { historyBehind, historyEntries } from '../../../sidecar/ha-node/ha/records/leader-history.js';
+import { failsafeList, restartBudget, slotMembers } from '../../../sidecar/ha-node/ha/duties/leader-duties.js';
 import { connUrl, leaderAddress, leaderTimeline } from '../../../sidecar/ha-node/ha/loop-context.js';
-import { handOverDue } from '../../../sidecar/ha-node/ha/manual-failover.js';
-import { memberRecord } from '../../../sidecar/ha-node/ha/member-record.js';
+import { handOverDue } from '../../../sidecar/ha-node/ha/duties/manual-failover.js';
+import { memberRecord } from '../../../sidecar/ha-node/ha/records/member-record.js';
 import { clusterDocument } from '../../../sidecar/ha-node/api/cluster-document.js';
-import { failsafeHoldsOff } from '../../../sidecar/ha-node/ha/race.js';
-import { followsElsewhere, notStreamingOverdue } from '../../../sidecar/ha-node/ha/replica-duties.js';
+import { failsafeHoldsOff } from '../../../sidecar/ha-node/ha/duties/race.js';
+import { followsElsewhere, notStreamingOverdue } from '../../../sidecar/ha-node/ha/duties/replica-duties.js';
 import type { ServerStatus } from '../../../sidecar/ha-node/postgres/status.js';
-import { nextStreamingLook, streamingLookMs, streamingWindowMs, watchForStreaming } from '../../../sidecar/ha-node/ha/streaming-watch.js';
-import { replicaMayHaveDiverged } from '../../../sidecar/ha-node/ha/transitions.js';
+import { nextStreamingLook, streamingLookMs, streamingWindowMs, watchForStreaming } from '../../../sidecar/ha-node/ha/watches/streaming-watch.js';
+import { replicaMayHaveDiverged } from '../../../sidecar/ha-node/ha/duties/transitions.js';
 
 /** The small decisions of the HA loop's duty modules, without processes. */
 

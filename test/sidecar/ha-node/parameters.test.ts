@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
 import { LeaseDcs } from '../../../sidecar/ha-node/dcs/lease-dcs.js';
 import type { DynamicConfig } from '../../../sidecar/ha-node/dcs/types.js';
-import { runCtl } from './ctl/ctl-runner.js';
+import { runCtl } from '../../ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 
 /**

@@ -10,11 +10,11 @@ import { LeaderObserver, type ObserverClock } from '../../../sidecar/ha-node/dcs
 import { leaderFromLease, memberLeaseName } from '../../../sidecar/ha-node/dcs/lease-codec.js';
 import type { ClusterView, MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
 import { fenceDeadlineFor } from '../../../sidecar/ha-node/fence/deadline.js';
-import { raceVerdict, type PeerReport } from '../../../sidecar/ha-node/ha/election.js';
+import { raceVerdict, type PeerReport } from '../../../sidecar/ha-node/ha/election/election.js';
 import { defaultConfig, effectiveConfig } from '../../../sidecar/ha-node/ha/settings.js';
-import { nextSyncStep, type SyncInput } from '../../../sidecar/ha-node/ha/sync-plan.js';
+import { nextSyncStep, type SyncInput } from '../../../sidecar/ha-node/ha/sync/sync-plan.js';
 import type { NodeSnapshot } from '../../../sidecar/ha-node/ha/snapshot.js';
-import { parseTimelineHistory } from '../../../sidecar/ha-node/ha/timeline-history.js';
+import { parseTimelineHistory } from '../../../sidecar/ha-node/ha/records/timeline-history.js';
 import { buildServerConf, connInfo, renderValue, slotNameFor } from '../../../sidecar/ha-node/postgres/conf.js';
 import { formatLsn, parseLsn } from '../../../sidecar/ha-node/postgres/lsn.js';
 import { dbStateNumber, dbStateText } from '../../../sidecar/ha-node/postgres/state.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MemberRecord } from '../../../sidecar/ha-node/dcs/types.js';
-import { readableReplicas, readOnlyMoves, type Endpoint } from '../../../sidecar/ha-node/ha/read-only-poolers.js';
+import { readableReplicas, readOnlyMoves, type Endpoint } from '../../../sidecar/ha-node/ha/poolers/read-only-poolers.js';
 
 /** Which replica each read-only pooler is pointed at: streaming, fresh, within the lag bound, spread evenly, the primary when none. */
 const now = 1_000_000;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { leaderFromLease } from '../../../sidecar/ha-node/dcs/lease-codec.js';
 import type { ClusterView, LeaderRecord } from '../../../sidecar/ha-node/dcs/types.js';
-import { raceVerdict } from '../../../sidecar/ha-node/ha/election.js';
-import { releasePosition, releasedWalFloor, releaserHealth } from '../../../sidecar/ha-node/ha/release.js';
+import { raceVerdict } from '../../../sidecar/ha-node/ha/election/election.js';
+import { releasePosition, releasedWalFloor, releaserHealth } from '../../../sidecar/ha-node/ha/election/release.js';
 import { defaultConfig } from '../../../sidecar/ha-node/ha/settings.js';
 
 /** The rules of a clean release (issue 7): what the old primary publishes and what a racer needs. */

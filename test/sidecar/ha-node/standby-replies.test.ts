@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { replicationTimeoutParameters, repliesInTime, replySilenceBoundMs, serverParameters } from '../../../sidecar/ha-node/ha/standby-replies.js';
+import { replicationTimeoutParameters, repliesInTime, replySilenceBoundMs, serverParameters } from '../../../sidecar/ha-node/ha/sync/standby-replies.js';
 
 describe('standby replies and replication timeouts', () => {
   it('ties the timeouts to ttl, never above PostgreSQL defaults, and lets configured values win', () => {

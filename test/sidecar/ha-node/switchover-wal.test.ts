@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { callMember, type ClientOptions } from '../../../sidecar/ha-node/ctl/client.js';
+import { callMember, type ClientOptions } from '../../../ctl/client.js';
 import { parseLsn } from '../../../sidecar/ha-node/postgres/lsn.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { callMember, type ClientOptions } from '../../../sidecar/ha-node/ctl/client.js';
+import { callMember, type ClientOptions } from '../../../ctl/client.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 
 const user = 'tls-admin';

@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { describeApiError } from '../../../../lib/kube/client.js';
 import { HaNodePaths } from '../../../../lib/ports.js';
-import { askPeers } from '../../ha/peers.js';
+import { askPeers } from '../../ha/election/peers.js';
 import type { ApiCredentials } from '../../../../api/ha-node/credentials.js';
 import { candidatePool, chooseCandidate, synchronousModeOf, type EligibilityConfig } from '../../ops/eligibility.js';
 import { failoverOutcome, outcomeTimeoutSeconds, statusUnknown } from '../../ops/failover-outcome.js';

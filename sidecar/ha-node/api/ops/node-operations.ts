@@ -60,23 +60,25 @@ export class NodeOperations {
     if (!restartConditionsMet(request, await this.facts())) return reply(503, restartTexts.notSatisfied);
     const timeout = Math.max(1, Math.ceil(request.timeout ?? this.snapshot().config.primary_start_timeout));
     return this.exclusive('restart', async () => {
-      pg.state = 'restarting';
       // One pg_ctl call keeps the gap in which the loop could see a stopped server short. The log
       // file is the one PostgresInstance.start uses; without -l the postmaster would hold our pipe.
       const logFile = join(dirname(pg.settings.dataDir), 'postgresql.log');
       const args = ['-D', pg.settings.dataDir, '-l', logFile, '-m', 'fast', '-w', '-t', String(timeout), 'restart'];
-      const result = await runTool(join(pg.settings.binDir, 'pg_ctl'), args, {
-        runAs: pg.settings.runAs,
-        activity: pg.activity,
-        timeoutMs: (timeout + 70) * 1000,
+      let output = '';
+      const restarted = await pg.whileRestarting(async () => {
+        const result = await runTool(join(pg.settings.binDir, 'pg_ctl'), args, {
+          runAs: pg.settings.runAs,
+          activity: pg.activity,
+          timeoutMs: (timeout + 70) * 1000,
+        });
+        output = result.output;
+        return result.code === 0;
       });
-      if (result.code === 0) {
-        pg.state = 'running';
+      if (restarted) {
         this.logger.info('PostgreSQL restarted on request');
         return reply(200, restartTexts.done);
       }
-      pg.state = pg.isRunning() ? 'starting' : 'restart_failed';
-      this.logger.error({ output: result.output.slice(-300) }, 'restart failed');
+      this.logger.error({ output: output.slice(-300) }, 'restart failed');
       return reply(503, pg.state === 'starting' ? 'postgres is still starting' : restartTexts.failed);
     });
   }
@@ -124,7 +126,7 @@ export class NodeOperations {
     return this.exclusive('reinitialize', async () => {
       await pg.stop('immediate');
       pg.removeDataDirectory();
-      pg.state = 'creating_replica';
+      pg.markCreatingReplica();
       this.logger.warn('data directory removed for reinitialize; the loop clones it again from the leader');
       this.wake('reinitialize');
       return reply(200, 'reinitialize started');

@@ -25,7 +25,7 @@ export function serverParameterCheck(pg: PostgresInstance | undefined, logger: L
 async function readCatalog(pg: PostgresInstance, logger: Logger): Promise<SettingsCatalog | undefined> {
   if (!pg.isRunning()) return undefined;
   try {
-    pg.settingsCatalog = catalogFrom(await pg.query<SettingRule>(settingsCatalogSql));
+    pg.learnSettingsCatalog(catalogFrom(await pg.query<SettingRule>(settingsCatalogSql)));
     return pg.settingsCatalog;
   } catch (error) {
     logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read pg_settings to check parameter values');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../../../../lib/log.js';
-import { serviceCidrOfPrefix } from '../../../../local/apiserver/service-ips.js';
+import { serviceCidrOfPrefix } from '../../../../local/apiserver/writes/service-ips.js';
 import { ensureNodeNetwork } from '../../../../local/node/netns/node-network.js';
 import { nodeSubnet } from '../../../../local/node/netns/subnet.js';
 import { startLocalNode, type LocalNode } from '../../../../local/node/run.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { serve, type RunningServer } from '../../../../lib/http.js';
 import { createHaNodeApp } from '../../../../sidecar/ha-node/api/app.js';
 import type { ClusterView } from '../../../../sidecar/ha-node/dcs/types.js';
-import { confirmFailsafe } from '../../../../sidecar/ha-node/ha/failsafe-client.js';
+import { confirmFailsafe } from '../../../../sidecar/ha-node/ha/duties/failsafe-client.js';
 import { HaLoop } from '../../../../sidecar/ha-node/ha/loop.js';
 import { defaultConfig } from '../../../../sidecar/ha-node/ha/settings.js';
 import { authorizationHeader, type ApiCredentials } from '../../../../api/ha-node/credentials.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startS3, type TestS3 } from '../../../support/s3.js';
-import { runCtl } from '../ctl/ctl-runner.js';
+import { runCtl } from '../../../ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { apiPassword, apiUser, archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, postBackup, takeBackup } from './support.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCtl } from '../ctl/ctl-runner.js';
+import { runCtl } from '../../../ctl/ctl-runner.js';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
 import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nextQuorumStep, pgHalf, quorumSafe, type QuorumState } from '../../../../sidecar/ha-node/ha/quorum-plan.js';
+import { nextQuorumStep, pgHalf, quorumSafe, type QuorumState } from '../../../../sidecar/ha-node/ha/sync/quorum-plan.js';
 import { quorumVerdict } from '../../../../sidecar/ha-node/ops/quorum-race.js';
-import type { PeerReport } from '../../../../sidecar/ha-node/ha/election.js';
+import type { PeerReport } from '../../../../sidecar/ha-node/ha/election/election.js';
 
 /** Applies steps until none is left, checking the invariant after every single step. */
 function converge(start: { names: string; key?: { voters: string[]; quorum: number } }, active: string[], nodeCount: number, strict = false): { names: string; key: { voters: string[]; quorum: number }; steps: string[] } {

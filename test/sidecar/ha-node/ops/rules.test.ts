@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterView, MemberRecord } from '../../../../sidecar/ha-node/dcs/types.js';
-import type { PeerReport } from '../../../../sidecar/ha-node/ha/election.js';
+import type { PeerReport } from '../../../../sidecar/ha-node/ha/election/election.js';
 import { authorizationHeader, checkAuthorization, loadApiCredentials } from '../../../../api/ha-node/credentials.js';
 import { mergePatch, sameDocument, withoutNulls } from '../../../../sidecar/ha-node/ops/config-merge.js';
 import { describeProblems, validateDynamicConfig } from '../../../../sidecar/ha-node/ops/config-validate.js';

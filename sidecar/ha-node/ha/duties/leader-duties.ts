@@ -2,7 +2,7 @@ import { MEMBER_SLOTS_TTL_MS } from '../../dcs/member-refresh.js';
 import type { ClusterView, MemberRecord } from '../../dcs/types.js';
 import type { ServerStatus } from '../../postgres/status.js';
 import { keepAppOwner } from './app-owner-upkeep.js';
-import { keepManagedObjects } from '../managed-upkeep.js';
+import { keepManagedObjects } from './managed-upkeep.js';
 import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from '../records/leader-history.js';
 import { renewLock, setFence, type LoopContext } from '../loop-context.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../../../../lib/log.js';
 import type { ClusterView } from '../../../../sidecar/ha-node/dcs/types.js';
-import { keepManagedObjects } from '../../../../sidecar/ha-node/ha/managed-upkeep.js';
+import { keepManagedObjects } from '../../../../sidecar/ha-node/ha/duties/managed-upkeep.js';
 import type { LoopContext } from '../../../../sidecar/ha-node/ha/loop-context.js';
 import type { ManagedKeeper } from '../../../../sidecar/ha-node/managed/keeper.js';
 import type { ServerStatus } from '../../../../sidecar/ha-node/postgres/status.js';

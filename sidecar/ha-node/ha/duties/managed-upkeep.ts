@@ -1,6 +1,6 @@
-import type { ClusterView } from '../dcs/types.js';
-import type { ServerStatus } from '../postgres/status.js';
-import type { LoopContext } from './loop-context.js';
+import type { ClusterView } from '../../dcs/types.js';
+import type { ServerStatus } from '../../postgres/status.js';
+import type { LoopContext } from '../loop-context.js';
 
 /**
  * Leader duty: spec.roles (the dynamic configuration's `roles`) and the cluster's Database

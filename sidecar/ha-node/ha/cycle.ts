@@ -15,6 +15,7 @@ import { keepSourceConfig, leadStandby, restartStandbyLeader } from './standby-d
 import { serverParameters } from './standby-replies.js';
 import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './parameter-screen.js';
 import { nextStreamingLook } from './streaming-watch.js';
+import { volumesNow } from '../disk/usage.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -37,6 +38,7 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   applyConfig(ctx, cluster);
   keepSourceConfig(ctx, cluster);
   state.snapshot.cluster = cluster;
+  state.snapshot.volumes = volumesNow(pg.settings.dataDir);
 
   if (!pg.isInitialized()) {
     // Publish first so the leader creates our replication slot while we clone.

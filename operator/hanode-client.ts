@@ -20,6 +20,16 @@ export interface HaClusterMember {
   source_lag?: number;
   /** A primary demoted into a standby leader. */
   standby_demotion?: HaDemotion;
+  /** Usage of its volumes (used bytes rounded up to 1 % of the capacity). */
+  volumes?: HaVolume[];
+}
+
+export interface HaVolume {
+  volume: 'data' | 'wal';
+  capacity_bytes: number;
+  used_bytes: number;
+  free_bytes: number;
+  full?: boolean;
 }
 
 /** What ha-node records when it demotes a primary (standby_demotion). */

@@ -7,6 +7,7 @@ import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
+import { autoGrowSchema, maxBelowSize, maxNotBelowSize, sizeNeverShrinks, volumeUsageSchema } from './storage-types.js';
 
 /**
  * The DatabaseCluster API (keelson.io/v1). These zod schemas are the single source: the TypeScript
@@ -27,7 +28,9 @@ const storageSchema = z
   .object({
     size: storageQuantity.default('1Gi').meta({ description: 'Size of each instance data volume.' }),
     storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset. Fixed at creation.' }),
+    autoGrow: autoGrowSchema.optional(),
   })
+  .refine((storage) => !maxBelowSize(storage), { message: maxNotBelowSize.message, path: ['autoGrow', 'max'] })
   .meta({
     description: 'Persistent storage of each instance.',
     // Volume claim templates cannot change: a new class would be silently ignored, so it is refused.
@@ -36,6 +39,8 @@ const storageSchema = z
         rule: 'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
         message: 'storage.storageClass cannot change after creation',
       },
+      maxNotBelowSize,
+      sizeNeverShrinks,
     ],
   });
 
@@ -274,6 +279,7 @@ export const memberStatusSchema = z.object({
   ready: z.boolean().default(false),
   lagBytes: z.number().int().optional(),
   timeline: z.number().int().optional(),
+  volumes: z.array(volumeUsageSchema).optional().meta({ description: 'Usage of the member\'s volumes as its ha-node reports it (used bytes rounded up to 1 % of the capacity).' }),
 });
 
 export const conditionSchema = z.object({

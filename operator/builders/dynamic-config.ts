@@ -1,6 +1,7 @@
 import { durationMs } from '../api/replica-types.js';
 import type { DatabaseCluster } from '../api/types.js';
 import type { StandbyTarget } from './context.js';
+import { parametersWithSlotBound } from './slot-retention.js';
 
 /**
  * The one mapping of the dynamic spec fields (spec.ha, spec.postgresql) to ha-node's dynamic
@@ -26,7 +27,7 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
     synchronous_node_count: ha.synchronousNodeCount,
     failsafe_mode: ha.failsafeMode,
     primary_hang_timeout: ha.primaryHangTimeout,
-    db: { parameters: postgresql.parameters, pg_hba: postgresql.pg_hba },
+    db: { parameters: parametersWithSlotBound(cluster), pg_hba: postgresql.pg_hba },
   };
   return standby ? { ...config, standby_cluster: standbyCluster(cluster, standby) } : config;
 }

@@ -23,6 +23,7 @@ import { removeUnwantedPoolerObjects } from './pooler-cleanup.js';
 import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
+import { autoGrowRequeueMs, autoGrowVolumes } from './auto-grow.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
@@ -169,6 +170,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   }
 
   await growVolumes(deps, cluster);
+  const autoGrow = await autoGrowVolumes(deps, cluster, members);
   const secrets = credentialKindsOf(ctx).map((which) => buildCredentialSecret(ctx, which, ''));
   const removed = await removeUnwantedPoolerObjects(deps, { name, namespace, uid: cluster.metadata.uid }, [...desired, ...secrets], capabilities.podDisruptionBudget);
   if (removed.length) {
@@ -213,6 +215,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), rolePlan, members, now);
   if (replica.status) status.replica = replica.status;
   if (replica.condition) status.conditions = [...(status.conditions ?? []), stampCondition(replica.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
+  if (autoGrow) status.conditions = [...(status.conditions ?? []), stampCondition(autoGrow, cluster.status?.conditions, cluster.metadata.generation, now)];
   for (const event of replica.events) await deps.events.record(cluster.metadata, event.type, event.reason, event.message);
   const backup = await reconcileBackup(deps, ctx, pods, primary, now, members).catch((error: Error) => {
     log.warn({ err: error.message }, 'backup upkeep failed');
@@ -241,6 +244,6 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const backupMs = cluster.spec.backup ? backupRequeueMs : Infinity;
   // Synchronous modes: a standby the primary drops changes no pod, so look again every ttl (NoSyncStandby).
   const syncMs = cluster.spec.ha.synchronousMode === 'off' ? Infinity : Math.min(60_000, Math.max(convergingRequeueMs, cluster.spec.ha.ttl * 1000));
-  const next = Math.min(backupMs, syncMs);
+  const next = Math.min(backupMs, syncMs, cluster.spec.storage.autoGrow ? autoGrowRequeueMs : Infinity);
   return Number.isFinite(next) ? { requeueAfterMs: next } : {};
 }

@@ -83,7 +83,8 @@ export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster)
     await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
   }
   // A smaller size cannot be applied; say so rather than leave the spec silently unmet.
-  for (const claim of claimsAboveSize(claims, cluster.spec.storage.size)) {
+  // Auto-grow takes claims above the spec's size, up to its max: those are expected.
+  for (const claim of claimsAboveSize(claims, cluster.spec.storage.autoGrow?.max ?? cluster.spec.storage.size)) {
     const message = `${claim.metadata!.name} keeps ${String(claim.spec?.resources?.requests?.storage)}: volumes never shrink (spec.storage.size ${cluster.spec.storage.size})`;
     await deps.events.record(cluster.metadata, 'Warning', 'VolumeShrinkIgnored', message);
   }

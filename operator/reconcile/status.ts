@@ -4,6 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { hasStarted, recordOfPod } from './pod-instance.js';
 import { AppliedCondition } from './refusals.js';
+import { memberVolumes } from './auto-grow.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 import { isPodReady, notServed, routedTo, type ServedMember } from './serving.js';
 
@@ -61,6 +62,8 @@ function members(input: StatusInput): Array<{ member: MemberStatus; served: Serv
       if (state) member.state = state;
       if (typeof ha?.timeline === 'number') member.timeline = ha.timeline;
       if (typeof ha?.lag === 'number') member.lagBytes = ha.lag;
+      const volumes = memberVolumes(ha);
+      if (volumes) member.volumes = volumes;
       const served: ServedMember = { name: podName, role, podReady: isPodReady(pod), ...(ha?.state ? { state: ha.state } : {}), ...(label ? { label } : {}) };
       return { member, served };
     });

@@ -219,9 +219,36 @@ const table: FieldCase[] = [
           return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '2Gi');
         },
       },
-      // Volumes never shrink: the claims keep their size and a Warning says so.
-      { patch: { storage: { size: '1Gi' } }, effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeShrinkIgnored' && /data-spec-0 keeps 2Gi/.test(e.message ?? '')) },
+      // Volumes never shrink: the API server refuses a smaller size.
+      { patch: { storage: { size: '1Gi' } }, refused: /storage\.size cannot shrink: volumes only grow/ },
+      // A replication slot keeps at most a quarter of the size in WAL (the spec sets none here).
+      { effect: async (p) => (await p.showEverywhere('max_slot_wal_keep_size')).every((v) => v === '256MB') },
     ],
+  },
+  {
+    field: 'storage.autoGrow.max',
+    steps: [
+      { patch: { storage: { autoGrow: { max: '1Gi' } } }, refused: /storage\.autoGrow\.max must not be below storage\.size/ },
+      // Far below the threshold: nothing grows, and the condition says why.
+      { patch: { storage: { autoGrow: { max: '4Gi' } } }, effect: async (p) => (await p.driver.status()).conditions?.some((c) => c.type === 'VolumeAutoGrow' && c.reason === 'BelowThreshold') === true },
+    ],
+  },
+  {
+    field: 'storage.autoGrow.threshold',
+    steps: [
+      { patch: { storage: { autoGrow: { threshold: 100 } } }, refused: /spec\.storage\.autoGrow\.threshold/ },
+      // 1 %: the data directory alone is more, so the claims grow by the step.
+      {
+        patch: { storage: { autoGrow: { threshold: 1, step: '1Gi' } } },
+        effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeAutoGrow' && /-spec-0 2Gi → 3072Mi/.test(e.message ?? '')),
+        timeoutMs: 60_000,
+      },
+      { patch: { storage: { autoGrow: { threshold: 80 } } }, effect: async (p) => (await p.driver.status()).members?.every((m) => m.volumes?.[0]?.volume === 'data') === true },
+    ],
+  },
+  {
+    field: 'storage.autoGrow.step',
+    steps: [{ patch: { storage: { autoGrow: { step: '0%' } } }, refused: /spec\.storage\.autoGrow\.step/ }],
   },
   { field: 'storage.storageClass', steps: [{ patch: { storage: { storageClass: 'fast' } }, refused: /storage\.storageClass cannot change after creation/ }] },
   {

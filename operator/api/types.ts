@@ -307,6 +307,7 @@ export const databaseClusterStatusSchema = z
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
     appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),
     members: z.array(memberStatusSchema).optional(),
+    diskUsage: z.string().optional().meta({ description: 'Used share of each member\'s data volume (and other volumes), as ha-node reports it; the DISK column of kubectl get.' }),
     backup: z
       .object({
         lastScheduled: z

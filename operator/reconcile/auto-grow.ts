@@ -3,7 +3,8 @@ import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import { quantityBytes } from '../api/quantity.js';
 import type { AutoGrow, VolumeUsageStatus } from '../api/storage-types.js';
 import type { Condition, DatabaseCluster } from '../api/types.js';
-import type { HaClusterMember, HaVolume } from '../hanode-client.js';
+import type { HaClusterMember } from '../hanode-client.js';
+import { memberVolumes } from './volume-usage.js';
 import { podSelector, selectorString, VolumeNames } from '../naming.js';
 import type { ReconcileDeps } from './cluster.js';
 
@@ -24,12 +25,6 @@ const mi = 1024 * 1024;
 export type AutoGrowStep =
   | { kind: 'grow'; claim: V1PersistentVolumeClaim; from: string; to: string; usage: VolumeUsageStatus }
   | { kind: 'atMax'; claim: V1PersistentVolumeClaim; usage: VolumeUsageStatus };
-
-/** status.members[].volumes from ha-node's published record. */
-export function memberVolumes(ha: HaClusterMember | undefined): VolumeUsageStatus[] | undefined {
-  if (!Array.isArray(ha?.volumes)) return undefined;
-  return ha.volumes.map((v: HaVolume) => ({ volume: v.volume, capacityBytes: v.capacity_bytes, usedBytes: v.used_bytes, freeBytes: v.free_bytes, ...(v.full ? { full: true } : {}) }));
-}
 
 const requestOf = (claim: V1PersistentVolumeClaim): number | undefined => quantityBytes(claim.spec?.resources?.requests?.storage as string | undefined);
 const capacityOf = (claim: V1PersistentVolumeClaim): number | undefined => quantityBytes(claim.status?.capacity?.storage as string | undefined);

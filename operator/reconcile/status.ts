@@ -4,7 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../naming.js';
 import { hasStarted, recordOfPod } from './pod-instance.js';
 import { AppliedCondition } from './refusals.js';
-import { memberVolumes } from './auto-grow.js';
+import { memberVolumes, usageSummary } from './volume-usage.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 import { isPodReady, notServed, routedTo, type ServedMember } from './serving.js';
 
@@ -142,6 +142,8 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
     members: list,
   };
   if (primary) status.currentPrimary = primary;
+  const diskUsage = usageSummary(list);
+  if (diskUsage) status.diskUsage = diskUsage;
   const target = input.targetPrimary ?? primary;
   if (target) status.targetPrimary = target;
   if (input.switchover) status.switchover = input.switchover;

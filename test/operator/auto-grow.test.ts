@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { memberVolumes, nextSize, planAutoGrow } from '../../operator/reconcile/auto-grow.js';
+import { nextSize, planAutoGrow } from '../../operator/reconcile/auto-grow.js';
+import { memberVolumes, usageSummary } from '../../operator/reconcile/volume-usage.js';
 import type { HaClusterMember } from '../../operator/hanode-client.js';
 
 const mi = 1024 * 1024;
@@ -43,5 +44,8 @@ describe('auto-grow planning', () => {
   it('maps the published usage to status.members[].volumes', () => {
     assert.deepEqual(memberVolumes({ ...member('demo-0', 16), volumes: [{ volume: 'data', capacity_bytes: 10, used_bytes: 9, free_bytes: 1, full: true }] }), [{ volume: 'data', capacityBytes: 10, usedBytes: 9, freeBytes: 1, full: true }]);
     assert.equal(memberVolumes({ name: 'demo-0', role: 'replica' }), undefined);
+    const volume = (v: 'data' | 'wal', used: number) => ({ volume: v, capacityBytes: 100, usedBytes: used, freeBytes: 100 - used });
+    assert.equal(usageSummary([{ name: 'demo-0', role: 'primary', ready: true, volumes: [volume('data', 61), volume('wal', 93)] }, { name: 'demo-1', role: 'replica', ready: true, volumes: [volume('data', 58)] }]), 'demo-0 61% (wal 93%), demo-1 58%');
+    assert.equal(usageSummary([{ name: 'demo-0', role: 'primary', ready: true }]), undefined);
   });
 });

@@ -50,7 +50,7 @@ describe('generated CRDs', () => {
     const v1 = crd.spec.versions[0]!;
     assert.deepEqual(v1.subresources?.scale, { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' });
     assert.ok(v1.subresources?.status);
-    assert.deepEqual(v1.additionalPrinterColumns?.map((c) => c.name), ['Instances', 'Ready', 'Primary', 'Phase', 'Age']);
+    assert.deepEqual(v1.additionalPrinterColumns?.map((c) => c.name), ['Instances', 'Ready', 'Primary', 'Phase', 'Disk', 'Age']);
     const spec = (v1.schema?.openAPIV3Schema?.properties as Record<string, Node>).spec as Node;
     const props = spec.properties as Record<string, Node>;
     assert.equal((props.instances as Node).default, 3);

@@ -3,6 +3,7 @@ import { describeApiError, loadKubeConfig } from '../../../lib/kube/client.js';
 import { names, SecretKeys } from '../../../operator/naming.js';
 import { Label, memberFromLease } from '../dcs/lease-codec.js';
 import type { ApiCredentials } from '../ops/auth.js';
+import type { PublishedVolume } from '../dcs/types.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 import { MemberAddressRefused } from './member-route.js';
 
@@ -24,6 +25,8 @@ export interface ClusterMember {
   /** Parameter values the member keeps out of postgresql.conf or its server could not apply. */
   config_errors?: { parameter?: string; source: string; error: string }[];
   tags?: Record<string, unknown>;
+  /** Usage of its volumes (used bytes rounded up to 1 % of the capacity). */
+  volumes?: PublishedVolume[];
 }
 
 export interface ClusterDocument {

@@ -71,6 +71,8 @@ export interface HaBackupSet {
 export interface HaBackupStatus {
   stanzaReady?: boolean;
   archive?: { ok: boolean; message: string; at: string };
+  /** Completed WAL segments waiting for the archiver (while the server runs). */
+  archivePending?: { segments: number; oldestAgeSeconds: number };
   running?: { type: string; startedAt: string };
   lastBackup?: { ok: boolean; message: string; at: string; type: string; startedAt?: string; set?: HaBackupSet };
   restore?: { ok: boolean; message: string; at: string };

@@ -24,6 +24,7 @@ import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { autoGrowRequeueMs, autoGrowVolumes } from './auto-grow.js';
+import { WalArchivingCondition } from './wal-archiving.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
@@ -224,6 +225,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   if (backup) {
     const previous = cluster.status?.conditions?.find((c) => c.type === BackupReadyCondition);
     status.conditions = [...(status.conditions ?? []), backupCondition(backup.condition, previous, cluster.metadata.generation, now)];
+    if (backup.walArchiving) status.conditions.push(stampCondition({ type: WalArchivingCondition, ...backup.walArchiving }, cluster.status?.conditions, cluster.metadata.generation, now));
     status.backup = { lastScheduled: backup.lastScheduled, ...(backup.backups !== undefined ? { backups: backup.backups } : {}), ...(backup.lastBackupTime ? { lastBackupTime: backup.lastBackupTime } : {}) };
   }
   if (configPending.appliedHash) status.appliedConfigHash = configPending.appliedHash;

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startCluster, type TestCluster } from './harness.js';
+
+/**
+ * Slot retention bounded by max_slot_wal_keep_size (the operator sets it from spec.storage.size):
+ * with its replica dead, the primary keeps writing WAL, and the dead member's slot stops holding
+ * it once the bound is passed — pg_wal does not grow with what the replica missed.
+ */
+const mb = 1024 * 1024;
+const bound = 32;
+
+describe('ha-node: a dead replica\'s slot holds at most max_slot_wal_keep_size', { timeout: 240_000 }, () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await startCluster({
+      members: 2,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 2,
+      scope: 'slotcap',
+      env: { KEELSON_PG_PARAMETERS: JSON.stringify({ fsync: false, shared_buffers: '32MB', max_connections: 40, max_slot_wal_keep_size: `${bound}MB`, max_wal_size: '64MB', min_wal_size: '32MB' }) },
+    });
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('invalidates the slot of a stopped replica once it would keep more than the bound, and pg_wal stays bounded', async () => {
+    const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
+    const replica = cluster.members.find((m) => m !== primary)!;
+    await cluster.waitFor('the replica streaming', async () => (await replica.status('/replica?replication_state=streaming')) === 200, 120_000);
+    await replica.stop();
+    const slot = await cluster.waitFor('the dead replica\'s slot, inactive', async () => {
+      const rows = await primary.query<{ slot_name: string; active: boolean }>("SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical'");
+      return rows.find((r) => !r.active)?.slot_name;
+    }, 30_000);
+    await primary.query('CREATE TABLE churn (pad text)');
+    // Four times the bound in WAL: the slot would keep all of it without max_slot_wal_keep_size.
+    for (let i = 0; i < 4 * bound; i += 1) {
+      await primary.query("INSERT INTO churn SELECT repeat(md5(random()::text), 32) FROM generate_series(1, 800)");
+      if (i % 16 === 15) await primary.query('SELECT pg_switch_wal()');
+    }
+    await primary.query('CHECKPOINT');
+    const [state] = await primary.query<{ wal_status: string | null }>('SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+    assert.ok(state === undefined || state.wal_status === 'lost' || state.wal_status === 'unreserved', `the slot no longer keeps its WAL (${JSON.stringify(state)})`);
+    const segments = readdirSync(join(primary.dataDir, 'pg_wal')).filter((name) => /^[0-9A-F]{24}$/.test(name)).length;
+    assert.ok(segments * 16 * mb <= (64 + bound + 32) * mb, `${segments} segments in pg_wal`);
+  });
+});

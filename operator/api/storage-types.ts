@@ -26,17 +26,45 @@ export const autoGrowSchema = z
 
 export type AutoGrow = z.infer<typeof autoGrowSchema>;
 
-/** CEL and zod: auto-grow's max may not be below the size it grows from. */
-export const maxNotBelowSize = {
+/** CEL and zod: auto-grow's max may not be below the size it grows from (`field`: storage or walStorage). */
+export const maxNotBelowSize = (field: string) => ({
   rule: `!has(self.autoGrow) || !self.size.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || !self.autoGrow.max.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || ${celStorageBytes('self.autoGrow.max')} >= ${celStorageBytes('self.size')}`,
-  message: 'storage.autoGrow.max must not be below storage.size',
-};
+  message: `${field}.autoGrow.max must not be below ${field}.size`,
+});
 
 /** CEL transition rule: a size never goes down (volumes only grow). */
-export const sizeNeverShrinks = {
+export const sizeNeverShrinks = (field: string) => ({
   rule: `!self.size.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || !oldSelf.size.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || ${celStorageBytes('self.size')} >= ${celStorageBytes('oldSelf.size')}`,
-  message: 'storage.size cannot shrink: volumes only grow',
-};
+  message: `${field}.size cannot shrink: volumes only grow`,
+});
+
+/** CEL transition rule: the StorageClass of a claim template is fixed at creation. */
+export const storageClassFixed = (field: string) => ({
+  rule: 'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
+  message: `${field}.storageClass cannot change after creation`,
+});
+
+/**
+ * spec.walStorage: pg_wal on a claim of its own (`pgwal-<pod>`, mounted at
+ * /var/lib/postgresql/wal), so WAL cannot fill the data volume nor data the WAL volume. Fixed at
+ * creation like storage (claim templates cannot change); its size only grows.
+ */
+export const walStorageSchema = z
+  .object({
+    size: storageQuantity.meta({ description: 'Size of each instance\'s WAL volume.' }),
+    storageClass: z.string().optional().meta({ description: 'StorageClass of the WAL volumes; the cluster default when unset. Fixed at creation.' }),
+    autoGrow: autoGrowSchema.optional(),
+  })
+  .refine((storage) => !maxBelowSize(storage), { message: 'walStorage.autoGrow.max must not be below walStorage.size', path: ['autoGrow', 'max'] })
+  .meta({
+    description: 'A separate volume per instance for pg_wal. Can be set only when the cluster is created.',
+    'x-kubernetes-validations': [storageClassFixed('walStorage'), maxNotBelowSize('walStorage'), sizeNeverShrinks('walStorage')],
+  });
+
+export type WalStorage = z.infer<typeof walStorageSchema>;
+
+/** Root rule: walStorage can be neither added nor removed later (the StatefulSet's claim templates are fixed). */
+export const walStorageFixed = { rule: 'has(self.walStorage) == has(oldSelf.walStorage)', message: 'walStorage can only be set when the cluster is created' };
 
 export function maxBelowSize(storage: { size: string; autoGrow?: { max: string } }): boolean {
   const max = quantityBytes(storage.autoGrow?.max);

@@ -7,7 +7,7 @@ import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
-import { autoGrowSchema, maxBelowSize, maxNotBelowSize, sizeNeverShrinks, volumeUsageSchema } from './storage-types.js';
+import { autoGrowSchema, maxBelowSize, maxNotBelowSize, sizeNeverShrinks, storageClassFixed, volumeUsageSchema, walStorageFixed, walStorageSchema } from './storage-types.js';
 
 /**
  * The DatabaseCluster API (keelson.io/v1). These zod schemas are the single source: the TypeScript
@@ -30,17 +30,14 @@ const storageSchema = z
     storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset. Fixed at creation.' }),
     autoGrow: autoGrowSchema.optional(),
   })
-  .refine((storage) => !maxBelowSize(storage), { message: maxNotBelowSize.message, path: ['autoGrow', 'max'] })
+  .refine((storage) => !maxBelowSize(storage), { message: maxNotBelowSize('storage').message, path: ['autoGrow', 'max'] })
   .meta({
     description: 'Persistent storage of each instance.',
     // Volume claim templates cannot change: a new class would be silently ignored, so it is refused.
     'x-kubernetes-validations': [
-      {
-        rule: 'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
-        message: 'storage.storageClass cannot change after creation',
-      },
-      maxNotBelowSize,
-      sizeNeverShrinks,
+      storageClassFixed('storage'),
+      maxNotBelowSize('storage'),
+      sizeNeverShrinks('storage'),
     ],
   });
 
@@ -226,6 +223,7 @@ export const databaseClusterSpecSchema = z
       .default(15)
       .meta({ description: "PostgreSQL major version: ha-node runs the image's /usr/lib/postgresql/<version>/bin. Fixed at creation (a major upgrade needs pg_upgrade)." }),
     storage: storageSchema.default({ size: '1Gi' }),
+    walStorage: walStorageSchema.optional(),
     resources: resourcesSchema.default({}),
     postgresql: postgresqlSchema.default({ parameters: {}, pg_hba: [] }),
     ha: haSchema.default({
@@ -257,6 +255,7 @@ export const databaseClusterSpecSchema = z
         rule: "self.ha.synchronousMode == 'off' || self.ha.synchronousNodeCount < self.instances",
         message: 'ha.synchronousNodeCount must be less than instances when synchronousMode is not off',
       },
+      walStorageFixed,
       { rule: 'self.postgresVersion == oldSelf.postgresVersion', message: 'postgresVersion cannot change after creation (a major upgrade needs pg_upgrade)' },
       {
         rule: '!has(self.bootstrap.recovery) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.bootstrap.recovery.repository))',

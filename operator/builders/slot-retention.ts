@@ -3,7 +3,7 @@ import type { DatabaseCluster } from '../api/types.js';
 
 /**
  * max_slot_wal_keep_size from the spec: unless spec.postgresql.parameters sets it, a replication
- * slot may hold back at most a quarter of the data volume's size in WAL (at least one 16 MB
+ * slot may hold back at most a quarter of the WAL's volume (walStorage, else storage) in WAL (at least one 16 MB
  * segment), so a dead replica's slot cannot fill the primary's disk. A replica that falls further
  * behind loses its slot and catches up from the archive or is cloned again.
  */
@@ -11,7 +11,8 @@ export const slotWalShareOfVolume = 0.25;
 const segmentMb = 16;
 
 export function slotWalKeepSize(cluster: Pick<DatabaseCluster, 'spec'>): string {
-  const bytes = quantityBytes(cluster.spec.storage.size) ?? 0;
+  // WAL lives on its own volume with walStorage, in the data volume otherwise.
+  const bytes = quantityBytes(cluster.spec.walStorage?.size ?? cluster.spec.storage.size) ?? 0;
   return `${Math.max(segmentMb, Math.floor((bytes * slotWalShareOfVolume) / 1024 / 1024))}MB`;
 }
 

@@ -8,6 +8,7 @@ import { backupTlsPorts } from './backup-tls.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
+import { walClaimTemplates, walEnv, walMounts } from './wal-volume.js';
 
 /** uid/gid of the keelson user in the project image (see Dockerfile). */
 export const databaseUid = 26;
@@ -70,6 +71,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       ...credentialEnv(ctx),
       ...backupEnv(ctx),
       ...databasePoolerEnv(ctx),
+      ...walEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -92,6 +94,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
       ...backupMounts(ctx),
       ...databasePoolerMounts(ctx),
+      ...walMounts(ctx),
     ],
     securityContext: containerSecurity,
   };
@@ -206,6 +209,7 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
             resources: { requests: { storage: spec.storage.size } },
           },
         },
+        ...walClaimTemplates(ctx, selector),
       ],
     },
   };

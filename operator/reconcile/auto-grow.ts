@@ -6,6 +6,7 @@ import type { Condition, DatabaseCluster } from '../api/types.js';
 import type { HaClusterMember } from '../hanode-client.js';
 import { memberVolumes } from './volume-usage.js';
 import { podSelector, selectorString, VolumeNames } from '../naming.js';
+import { walVolumeName } from '../builders/wal-volume.js';
 import type { ReconcileDeps } from './cluster.js';
 
 /**
@@ -46,15 +47,23 @@ function settling(claim: V1PersistentVolumeClaim, usage: VolumeUsageStatus): boo
   return usage.capacityBytes < capacity * 0.85;
 }
 
+/** Which claims a policy grows: the data claims (storage.autoGrow) or the WAL claims (walStorage.autoGrow). */
+export interface GrownVolume {
+  volume: 'data' | 'wal';
+  claimPrefix: string;
+}
+const dataVolume: GrownVolume = { volume: 'data', claimPrefix: VolumeNames.data };
+const walVolume: GrownVolume = { volume: 'wal', claimPrefix: walVolumeName };
+
 /** What auto-grow does this pass: pure, from the claims and the members' reports. */
-export function planAutoGrow(policy: AutoGrow | undefined, claims: V1PersistentVolumeClaim[], members: HaClusterMember[] | undefined): AutoGrowStep[] {
+export function planAutoGrow(policy: AutoGrow | undefined, claims: V1PersistentVolumeClaim[], members: HaClusterMember[] | undefined, target: GrownVolume = dataVolume): AutoGrowStep[] {
   if (!policy || !members) return [];
   const byName = new Map(claims.map((c) => [c.metadata?.name, c]));
   const max = quantityBytes(policy.max) ?? 0;
   const steps: AutoGrowStep[] = [];
   for (const member of members) {
-    const usage = memberVolumes(member)?.find((v) => v.volume === 'data');
-    const claim = byName.get(`${VolumeNames.data}-${member.name}`);
+    const usage = memberVolumes(member)?.find((v) => v.volume === target.volume);
+    const claim = byName.get(`${target.claimPrefix}-${member.name}`);
     if (!usage || !claim || claim.status?.phase !== 'Bound' || usage.capacityBytes <= 0) continue;
     if (usage.usedBytes / usage.capacityBytes < policy.threshold / 100 || settling(claim, usage)) continue;
     const current = requestOf(claim)!;
@@ -68,11 +77,14 @@ const percent = (usage: VolumeUsageStatus): string => `${Math.round((usage.usedB
 
 /** Carries out the plan; returns condition VolumeAutoGrow (undefined without auto-grow). */
 export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseCluster, members: HaClusterMember[] | undefined): Promise<Omit<Condition, 'lastTransitionTime'> | undefined> {
-  const policy = cluster.spec.storage.autoGrow;
-  if (!policy) return undefined;
+  const policies = [
+    { policy: cluster.spec.storage.autoGrow, target: dataVolume, field: 'storage' },
+    { policy: cluster.spec.walStorage?.autoGrow, target: walVolume, field: 'walStorage' },
+  ].filter((p): p is { policy: AutoGrow; target: GrownVolume; field: string } => p.policy !== undefined);
+  if (policies.length === 0) return undefined;
   const { name, namespace } = cluster.metadata;
   const claims = await deps.api.listClaims(namespace, selectorString(podSelector(name)));
-  const steps = planAutoGrow(policy, claims, members);
+  const steps = policies.flatMap(({ policy, target, field }) => planAutoGrow(policy, claims, members, target).map((step) => ({ ...step, policy, field, volume: target.volume })));
   const previous = cluster.status?.conditions?.find((c) => c.type === AutoGrowCondition);
   for (const step of steps) {
     const claimName = step.claim.metadata!.name!;
@@ -87,11 +99,11 @@ export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseClus
       await deps.events.record(cluster.metadata, 'Warning', 'VolumeResizeRefused', `${claimName}: ${describeApiError(err)}`);
       continue;
     }
-    await deps.events.record(cluster.metadata, 'Normal', 'VolumeAutoGrow', `${claimName} ${step.from} → ${step.to}: data volume ${percent(step.usage)} used (threshold ${policy.threshold}%)`);
+    await deps.events.record(cluster.metadata, 'Normal', 'VolumeAutoGrow', `${claimName} ${step.from} → ${step.to}: ${step.volume} volume ${percent(step.usage)} used (threshold ${step.policy.threshold}%)`);
   }
   const atMax = steps.filter((s) => s.kind === 'atMax');
   if (atMax.length > 0) {
-    const message = `${atMax.map((s) => `${s.claim.metadata!.name} (${percent(s.usage)} used)`).join(', ')} reached storage.autoGrow.max ${policy.max}: raise it or free space`;
+    const message = `${atMax.map((s) => `${s.claim.metadata!.name} (${percent(s.usage)} used) reached ${s.field}.autoGrow.max ${s.policy.max}`).join(', ')}: raise it or free space`;
     if (previous?.status !== 'False') await deps.events.record(cluster.metadata, 'Warning', 'VolumeAutoGrowAtMaximum', message);
     return { type: AutoGrowCondition, status: 'False', reason: 'AtMaximum', message };
   }
@@ -99,5 +111,5 @@ export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseClus
   if (growing.length > 0) return { type: AutoGrowCondition, status: 'True', reason: 'Grown', message: growing.map((s) => `${s.claim.metadata!.name} → ${s.kind === 'grow' ? s.to : ''}`).join(', ') };
   // Keep the last growth's word until something changes (a pass without a step says nothing new).
   if (previous?.status === 'True') return { type: AutoGrowCondition, status: 'True', reason: previous.reason, message: previous.message };
-  return { type: AutoGrowCondition, status: 'True', reason: 'BelowThreshold', message: `every data volume is below ${policy.threshold}% used, or grows now` };
+  return { type: AutoGrowCondition, status: 'True', reason: 'BelowThreshold', message: 'every volume with auto-grow is below its threshold, or grows now' };
 }

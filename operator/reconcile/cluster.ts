@@ -246,6 +246,6 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const backupMs = cluster.spec.backup ? backupRequeueMs : Infinity;
   // Synchronous modes: a standby the primary drops changes no pod, so look again every ttl (NoSyncStandby).
   const syncMs = cluster.spec.ha.synchronousMode === 'off' ? Infinity : Math.min(60_000, Math.max(convergingRequeueMs, cluster.spec.ha.ttl * 1000));
-  const next = Math.min(backupMs, syncMs, cluster.spec.storage.autoGrow ? autoGrowRequeueMs : Infinity);
+  const next = Math.min(backupMs, syncMs, cluster.spec.storage.autoGrow || cluster.spec.walStorage?.autoGrow ? autoGrowRequeueMs : Infinity);
   return Number.isFinite(next) ? { requeueAfterMs: next } : {};
 }

@@ -50,6 +50,9 @@ describe('DatabaseCluster spec', () => {
     assert.throws(() => parseSpec({ storage: { autoGrow: { threshold: 80 } } }), /spec\.storage\.autoGrow\.max/);
     assert.deepEqual(parseSpec({ storage: { autoGrow: { max: '4Gi' } } }).spec.storage.autoGrow, { threshold: 80, step: '20%', max: '4Gi' });
     assert.equal(parseSpec({ storage: { size: '1Gi', autoGrow: { max: '1Gi', step: '512Mi' } } }).spec.storage.autoGrow?.step, '512Mi');
+    assert.throws(() => parseSpec({ walStorage: { size: '2Gi', autoGrow: { max: '1Gi' } } }), /spec\.walStorage\.autoGrow\.max: walStorage\.autoGrow\.max must not be below walStorage\.size/);
+    assert.throws(() => parseSpec({ walStorage: { size: '1Mi' } }), /spec\.walStorage\.size: must be between 64Mi and 64Ti/);
+    assert.equal(parseSpec({ walStorage: { size: '1Gi' } }).spec.walStorage?.size, '1Gi');
   });
 
   it('refuses resource quantities that are not non-negative quantities', () => {

@@ -41,6 +41,14 @@ describe('auto-grow planning', () => {
     assert.deepEqual(planAutoGrow(policy, [{ ...claim('pgdata-demo-0', '64Mi'), status: { phase: 'Pending' } }], [member('demo-0', 63)]), []);
   });
 
+  it('grows the WAL claims by the WAL volume\'s reports under walStorage.autoGrow', () => {
+    const walMember: HaClusterMember = { name: 'demo-0', role: 'primary', volumes: [{ volume: 'data', capacity_bytes: 64 * mi, used_bytes: 10 * mi, free_bytes: 54 * mi }, { volume: 'wal', capacity_bytes: 64 * mi, used_bytes: 60 * mi, free_bytes: 4 * mi }] };
+    const claims = [claim('pgdata-demo-0', '64Mi'), claim('pgwal-demo-0', '64Mi')];
+    assert.deepEqual(planAutoGrow(policy, claims, [walMember]), [], 'the data volume is below the threshold');
+    const steps = planAutoGrow(policy, claims, [walMember], { volume: 'wal', claimPrefix: 'pgwal' });
+    assert.deepEqual(steps.map((s) => [s.claim.metadata?.name, s.kind === 'grow' ? s.to : '']), [['pgwal-demo-0', '77Mi']]);
+  });
+
   it('maps the published usage to status.members[].volumes', () => {
     assert.deepEqual(memberVolumes({ ...member('demo-0', 16), volumes: [{ volume: 'data', capacity_bytes: 10, used_bytes: 9, free_bytes: 1, full: true }] }), [{ volume: 'data', capacityBytes: 10, usedBytes: 9, freeBytes: 1, full: true }]);
     assert.equal(memberVolumes({ name: 'demo-0', role: 'replica' }), undefined);

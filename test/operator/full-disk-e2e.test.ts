@@ -100,9 +100,9 @@ describe('full data volumes end to end (stand-in with real capacity, real Postgr
     }, 60_000);
   }
 
-  async function prepare(name: string, storage: Record<string, unknown>): Promise<{ driver: ClusterDriver; host: string }> {
+  async function prepare(name: string, storage: Record<string, unknown>, more: Record<string, unknown> = {}): Promise<{ driver: ClusterDriver; host: string }> {
     const driver = clusterDriver(api, ns, name, viaSelector);
-    await driver.create({ instances: 1, storage, ha, postgresql: { parameters } });
+    await driver.create({ instances: 1, storage, ha, postgresql: { parameters }, ...more });
     await driver.healthyWith(1, 180_000);
     await driver.readPassword();
     const host = await primaryHost(driver);
@@ -181,5 +181,24 @@ describe('full data volumes end to end (stand-in with real capacity, real Postgr
     assert.equal(after, before, 'the same database system: no re-clone, no new initdb');
     const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-nogrow-0' });
     assert.equal(claim.status?.capacity?.storage, '128Mi');
+  });
+
+  it('walStorage puts pg_wal on a claim of its own, reported as the wal volume and grown by walStorage.autoGrow', async () => {
+    const { driver, host } = await prepare('walvol', { size: '128Mi' }, { walStorage: { size: '64Mi', autoGrow: { threshold: 60, step: '32Mi', max: '128Mi' } } });
+    const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
+    assert.equal(claim.status?.capacity?.storage, '64Mi');
+    const volumes = async () => ((await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as { volumes?: Array<{ volume: string; capacity_bytes: number }> }).volumes ?? [];
+    assert.deepEqual((await volumes()).map((v) => [v.volume, v.capacity_bytes]), [['data', 128 * mi], ['wal', 64 * mi]]);
+    // WAL the checkpoints keep (max_wal_size 48MB) passes 60% of 64Mi: the WAL claim grows, the data claim does not.
+    await driver.sql(host, 'CREATE TABLE churn (pad text)');
+    await eventually('the WAL claim grown', async () => {
+      await driver.sql(host, "INSERT INTO churn SELECT repeat(md5(random()::text), 32) FROM generate_series(1, 2000)");
+      await driver.sql(host, 'TRUNCATE churn');
+      const grown = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
+      return grown.status?.capacity?.storage === '96Mi' ? true : undefined;
+    }, 180_000);
+    assert.ok((await driver.events()).some((e) => e.reason === 'VolumeAutoGrow' && /^pgwal-walvol-0 64Mi → 96Mi: wal volume \d+% used \(threshold 60%\)$/.test(e.message ?? '')));
+    assert.equal((await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-walvol-0' })).spec?.resources?.requests?.storage, '128Mi');
+    assert.equal((await driver.sql(host, 'SHOW max_slot_wal_keep_size'))[0]?.max_slot_wal_keep_size, '16MB', 'a quarter of the WAL volume');
   });
 });

@@ -246,6 +246,11 @@ const table: FieldCase[] = [
       { patch: { storage: { autoGrow: { threshold: 80 } } }, effect: async (p) => (await p.driver.status()).members?.every((m) => m.volumes?.[0]?.volume === 'data') === true },
     ],
   },
+  // walStorage is fixed at creation (this cluster has none); its effects: test/operator/full-disk-e2e.test.ts.
+  ...['walStorage.size', 'walStorage.storageClass', 'walStorage.autoGrow.threshold', 'walStorage.autoGrow.step', 'walStorage.autoGrow.max'].map((field) => ({
+    field,
+    steps: [{ patch: { walStorage: { size: '1Gi', storageClass: 'standard', autoGrow: { threshold: 80, step: '20%', max: '2Gi' } } }, refused: /walStorage can only be set when the cluster is created/ }],
+  })),
   {
     field: 'storage.autoGrow.step',
     steps: [{ patch: { storage: { autoGrow: { step: '0%' } } }, refused: /spec\.storage\.autoGrow\.step/ }],

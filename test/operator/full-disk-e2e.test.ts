@@ -155,17 +155,20 @@ describe('full data volumes end to end (stand-in with real capacity, real Postgr
     const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'nogrow-superuser' })).data!.password!;
     const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 5);
     let report: WriterReport;
+    // ha-node's word while the volume fills (checkpoints may free some WAL afterwards).
+    let warning: string | undefined;
     try {
-      await eventually('the writer refused', async () => (writer.report.failures.length >= 3 ? true : undefined), 300_000);
+      await eventually('the writer refused and ha-node warning about the volume', async () => {
+        if (!warning) {
+          const doc = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as { disk_warnings?: string[] };
+          warning = doc.disk_warnings?.[0];
+        }
+        return writer.report.failures.length >= 3 && warning ? true : undefined;
+      }, 300_000);
     } finally {
       report = await writer.stop();
     }
-    const warnings = await eventually('ha-node saying the volume is full', async () => {
-      const doc = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as { disk_warnings?: string[] };
-      return doc.disk_warnings?.length ? doc.disk_warnings : undefined;
-    }, 60_000);
-    assert.match(warnings[0]!, /^data volume \d+% used/);
-    await assert.rejects(driver.sql(host, "INSERT INTO fill (id, pad) VALUES (-1, repeat('y', 1048576))"), 'no write is taken on a full volume');
+    assert.match(warning!, /^data volume \d+% used .*(nearly full|full)/);
 
     // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory.
     await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'nogrow', body: { spec: { storage: { size: '128Mi' } } } }, mergePatch);

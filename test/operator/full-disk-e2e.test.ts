@@ -171,14 +171,17 @@ describe('full data volumes end to end (stand-in with real capacity, real Postgr
     }
     assert.match(warning!, /^data volume \d+% used .*(nearly full|full)/);
 
-    // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory.
+    // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory, and
+    // takes more than the full volume could ever have held.
+    const freeBefore = (await dataVolume(host))!;
     await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'nogrow', body: { spec: { storage: { size: '128Mi' } } } }, mergePatch);
     const grownAt = Date.now();
-    await eventually('a write taken again', async () => {
-      await driver.sql(host, "INSERT INTO fill (id, pad) VALUES (-2, 'after growth')");
+    const rows = Math.ceil((freeBefore.capacity - freeBefore.used + 8 * mi) / (64 * 1024));
+    await eventually('a write larger than the old volume\'s free space taken', async () => {
+      await driver.sql(host, `INSERT INTO fill (id, pad) SELECT -g, string_agg(md5(random()::text), '') FROM generate_series(1, $1) g, generate_series(1, 2048) s GROUP BY g`, [rows]);
       return true;
     }, 180_000);
-    process.stderr.write(`# no auto-grow: ${report.acknowledged.length} acknowledged before the volume filled; writes taken again ${Date.now() - grownAt} ms after the growth\n`);
+    process.stderr.write(`# no auto-grow: ${report.acknowledged.length} acknowledged before the volume filled; ${rows} rows of 64 KiB (more than the ${Math.round((freeBefore.capacity - freeBefore.used) / mi)} MiB free) taken ${Date.now() - grownAt} ms after the growth\n`);
     const ids = new Set((await driver.sql(host, 'SELECT id FROM fill')).map((r) => r.id as number));
     assert.deepEqual(report.acknowledged.filter((id) => !ids.has(id)), [], 'every acknowledged row is there');
     const after = (await driver.sql(host, "SELECT system_identifier::text AS id FROM pg_control_system()"))[0]?.id;

@@ -39,15 +39,24 @@ describe('ha-node: a dead replica\'s slot holds at most max_slot_wal_keep_size',
       const rows = await primary.query<{ slot_name: string; active: boolean }>("SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical'");
       return rows.find((r) => !r.active)?.slot_name;
     }, 30_000);
+    const [setting] = await primary.query<{ max_slot_wal_keep_size: string }>('SHOW max_slot_wal_keep_size');
+    assert.equal(setting?.max_slot_wal_keep_size, `${bound}MB`);
     await primary.query('CREATE TABLE churn (pad text)');
+    const [start] = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
     // Four times the bound in WAL: the slot would keep all of it without max_slot_wal_keep_size.
     for (let i = 0; i < 4 * bound; i += 1) {
       await primary.query("INSERT INTO churn SELECT repeat(md5(random()::text), 32) FROM generate_series(1, 800)");
       if (i % 16 === 15) await primary.query('SELECT pg_switch_wal()');
     }
+    const [written] = await primary.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS bytes', [start!.lsn]);
+    assert.ok(Number(written!.bytes) >= 4 * bound * mb, `${written!.bytes} bytes of WAL written: more than the slot may keep`);
     await primary.query('CHECKPOINT');
-    const [state] = await primary.query<{ wal_status: string | null }>('SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1', [slot]);
-    assert.ok(state === undefined || state.wal_status === 'lost' || state.wal_status === 'unreserved', `the slot no longer keeps its WAL (${JSON.stringify(state)})`);
+    const [state] = await primary.query<{ wal_status: string | null; held: string | null; written: string }>(
+      "SELECT wal_status, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::text AS held, pg_current_wal_lsn()::text AS written FROM pg_replication_slots WHERE slot_name = $1",
+      [slot],
+    );
+    // Lost (or dropped and made again by ha-node): it holds no more than the bound and a segment.
+    assert.ok(state === undefined || state.held === null || Number(state.held) <= (bound + 16) * mb || state.wal_status === 'lost' || state.wal_status === 'unreserved', `the slot no longer keeps its WAL (${JSON.stringify(state)})`);
     const segments = readdirSync(join(primary.dataDir, 'pg_wal')).filter((name) => /^[0-9A-F]{24}$/.test(name)).length;
     assert.ok(segments * 16 * mb <= (64 + bound + 32) * mb, `${segments} segments in pg_wal`);
   });

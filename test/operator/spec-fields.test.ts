@@ -221,8 +221,8 @@ const table: FieldCase[] = [
       },
       // Volumes never shrink: the API server refuses a smaller size.
       { patch: { storage: { size: '1Gi' } }, refused: /storage\.size cannot shrink: volumes only grow/ },
-      // A replication slot keeps at most a quarter of the size in WAL (the spec sets none here).
-      { effect: async (p) => (await p.showEverywhere('max_slot_wal_keep_size')).every((v) => v === '256MB') },
+      // A replication slot keeps at most a quarter of the size (2Gi now) in WAL (the spec sets none here).
+      { effect: async (p) => (await p.showEverywhere('max_slot_wal_keep_size')).every((v) => v === '512MB') },
     ],
   },
   {
@@ -597,7 +597,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
     await driver.readPassword();
     const config = await eventually('ha-node /config', () => probe.haConfig(), 30_000);
     assert.equal(config.ttl, 10);
-    assert.deepEqual((config.db as { parameters?: unknown }).parameters, { work_mem: '8MB', max_connections: '90' });
+    // max_slot_wal_keep_size: the operator's bound from storage.size (1Gi), as the spec sets none.
+    assert.deepEqual((config.db as { parameters?: unknown }).parameters, { max_slot_wal_keep_size: '256MB', work_mem: '8MB', max_connections: '90' });
     assert.deepEqual(await probe.showEverywhere('max_connections'), ['90', '90']);
     assert.ok(!(await driver.events()).some((e) => e.reason === 'Restarted'), 'no instance restarted for a parameter it was created with');
   });

@@ -1,5 +1,7 @@
 import { stringify } from 'yaml';
 import type { ClusterDocument, ClusterMember } from './discovery.js';
+import type { PublishedVolume } from '../sidecar/ha-node/dcs/types.js';
+import { nearlyFullRatio } from '../sidecar/ha-node/disk/usage.js';
 
 export type OutputFormat = 'table' | 'json' | 'yaml';
 
@@ -44,10 +46,24 @@ function memberRow(m: ClusterMember, prefix = ''): string[] {
   return [`${prefix}${m.name}`, host, role, m.state, m.timeline === undefined ? '' : String(m.timeline), m.role === 'leader' ? '' : lagText(m.lag), m.pending_restart ? '*' : '', tagsText(m.tags)];
 }
 
+/** "data 61% of 64 MiB, wal 12% of 1024 MiB". */
+function volumesText(volumes: PublishedVolume[] | undefined): string {
+  return (volumes ?? [])
+    .filter((v) => v.capacity_bytes > 0)
+    .map((v) => `${v.volume} ${Math.round((v.used_bytes / v.capacity_bytes) * 100)}% of ${Math.round(v.capacity_bytes / 1024 / 1024)} MiB`)
+    .join(', ');
+}
+
+/** Volumes at least 90 % used (ha-node's warning threshold), or full. */
+function crowdedVolumes(volumes: PublishedVolume[] | undefined): PublishedVolume[] {
+  return (volumes ?? []).filter((v) => v.full || (v.capacity_bytes > 0 && v.used_bytes / v.capacity_bytes >= nearlyFullRatio));
+}
+
 function footer(cluster: ClusterDocument): string {
   const lines: string[] = [];
   if (cluster.pause) lines.push(' Maintenance mode: on');
   for (const m of cluster.members) for (const e of m.config_errors ?? []) lines.push(` Parameter not applied on ${m.name} (${e.source}): ${e.error}`);
+  for (const m of cluster.members) for (const v of crowdedVolumes(m.volumes)) lines.push(` Volume ${v.full ? 'full' : 'nearly full'} on ${m.name}: ${volumesText([v])}`);
   if (cluster.scheduled_switchover) {
     const s = cluster.scheduled_switchover;
     lines.push(` Switchover scheduled at: ${s.at}`, `                    from: ${s.from ?? ''}`, `                      to: ${s.to ?? ''}`);
@@ -56,11 +72,11 @@ function footer(cluster: ClusterDocument): string {
 }
 
 /** Columns `list --extended` adds: WAL received and replayed by each replica, and its scheduled restart. */
-export const extendedHeaders = ['Receive LSN', 'Receive lag in MB', 'Replay LSN', 'Replay lag in MB', 'Scheduled restart'];
+export const extendedHeaders = ['Receive LSN', 'Receive lag in MB', 'Replay LSN', 'Replay lag in MB', 'Scheduled restart', 'Disk used'];
 
 function extendedCells(m: ClusterMember, scheduledRestart: string | undefined): string[] {
   const leader = m.role === 'leader';
-  return [leader ? '' : (m.receive_lsn ?? ''), leader ? '' : lagText(m.receive_lag), leader ? '' : (m.replay_lsn ?? ''), leader ? '' : lagText(m.replay_lag), scheduledRestart ?? ''];
+  return [leader ? '' : (m.receive_lsn ?? ''), leader ? '' : lagText(m.receive_lag), leader ? '' : (m.replay_lsn ?? ''), leader ? '' : lagText(m.replay_lag), scheduledRestart ?? '', volumesText(m.volumes)];
 }
 
 /** `keelson ctl list`: one row per member, sorted by name; `scheduledRestarts` (member → time) makes it extended. */

@@ -12,6 +12,7 @@ import {
   type Demotion,
   type NodeDocument,
   type PoolerListing,
+  type PublishedVolumeUsage,
 } from '../api/ha-node/rest-documents.js';
 import { managedReportSchema, type ManagedReport } from '../api/crd/managed-status.js';
 
@@ -21,6 +22,7 @@ import { managedReportSchema, type ManagedReport } from '../api/crd/managed-stat
  */
 /** The answers the operator reads, typed and parsed by the contract (api/ha-node/rest-documents.ts). */
 export type HaClusterMember = ClusterMember;
+export type HaVolume = PublishedVolumeUsage;
 export type HaDemotion = Demotion;
 export type HaNodeState = NodeDocument;
 export type HaBackupSet = BackupSet;

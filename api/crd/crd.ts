@@ -76,6 +76,7 @@ export function databaseClusterCrd(): V1CustomResourceDefinition {
       { name: 'Ready', type: 'integer', jsonPath: '.status.readyInstances' },
       { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Disk', type: 'string', jsonPath: '.status.diskUsage' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   });

@@ -53,8 +53,12 @@ function celMap(entries: Record<string, number>, keyOf: (suffix: string) => stri
  * that does not match the pattern passes here, as the pattern already refuses it.
  */
 export function storageSizeRangeRule(): string {
-  const binary = `double(self.substring(0, size(self) - 2)) * ${celMap(binaryFactors, (s) => s[0]!)}[self.substring(size(self) - 2, size(self) - 1)]`;
-  const decimal = `double(self.substring(0, size(self) - 1)) * ${celMap(decimalFactors, (s) => s)}[self.substring(size(self) - 1)]`;
-  const bytes = `self.endsWith('i') ? ${binary} : self.matches('[0-9]$') ? double(self) : ${decimal}`;
-  return `!self.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || [${bytes}].all(b, b >= ${minBytes.toExponential()} && b <= ${maxBytes.toExponential()})`;
+  return `!self.matches('${storageSizePattern.replace(/\\/g, '\\\\')}') || [${celStorageBytes('self')}].all(b, b >= ${minBytes.toExponential()} && b <= ${maxBytes.toExponential()})`;
+}
+
+/** The byte value (a CEL double) of the storage size the CEL expression `text` holds, for one matching storageSizePattern. */
+export function celStorageBytes(text: string): string {
+  const binary = `double(${text}.substring(0, size(${text}) - 2)) * ${celMap(binaryFactors, (s) => s[0]!)}[${text}.substring(size(${text}) - 2, size(${text}) - 1)]`;
+  const decimal = `double(${text}.substring(0, size(${text}) - 1)) * ${celMap(decimalFactors, (s) => s)}[${text}.substring(size(${text}) - 1)]`;
+  return `(${text}.endsWith('i') ? ${binary} : ${text}.matches('[0-9]$') ? double(${text}) : ${decimal})`;
 }

@@ -9,6 +9,7 @@ import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { bootstrapOwnerRule, managedRolesSchema } from './managed-roles.js';
 import { managedRolesStatusSchema } from './managed-status.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
+import { autoGrowSchema, maxBelowSize, maxNotBelowSize, sizeNeverShrinks, storageClassFixed, volumeUsageSchema, walStorageFixed, walStorageSchema } from './storage-types.js';
 
 /**
  * The DatabaseCluster API (keelson.io/v1). These zod schemas are the single source: the TypeScript
@@ -29,15 +30,16 @@ const storageSchema = z
   .object({
     size: storageQuantity.default('1Gi').meta({ description: 'Size of each instance data volume.' }),
     storageClass: z.string().optional().meta({ description: 'StorageClass of the data volumes; the cluster default when unset. Fixed at creation.' }),
+    autoGrow: autoGrowSchema.optional(),
   })
+  .refine((storage) => !maxBelowSize(storage), { message: maxNotBelowSize('storage').message, path: ['autoGrow', 'max'] })
   .meta({
     description: 'Persistent storage of each instance.',
     // Volume claim templates cannot change: a new class would be silently ignored, so it is refused.
     'x-kubernetes-validations': [
-      {
-        rule: 'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
-        message: 'storage.storageClass cannot change after creation',
-      },
+      storageClassFixed('storage'),
+      maxNotBelowSize('storage'),
+      sizeNeverShrinks('storage'),
     ],
   });
 
@@ -223,6 +225,7 @@ export const databaseClusterSpecSchema = z
       .default(15)
       .meta({ description: "PostgreSQL major version: ha-node runs the image's /usr/lib/postgresql/<version>/bin. Fixed at creation (a major upgrade needs pg_upgrade)." }),
     storage: storageSchema.default({ size: '1Gi' }),
+    walStorage: walStorageSchema.optional(),
     resources: resourcesSchema.default({}),
     postgresql: postgresqlSchema.default({ parameters: {}, pg_hba: [] }),
     ha: haSchema.default({
@@ -255,6 +258,7 @@ export const databaseClusterSpecSchema = z
         rule: "self.ha.synchronousMode == 'off' || self.ha.synchronousNodeCount < self.instances",
         message: 'ha.synchronousNodeCount must be less than instances when synchronousMode is not off',
       },
+      walStorageFixed,
       { rule: 'self.postgresVersion == oldSelf.postgresVersion', message: 'postgresVersion cannot change after creation (a major upgrade needs pg_upgrade)' },
       {
         rule: '!has(self.bootstrap.recovery) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.bootstrap.recovery.repository))',
@@ -278,6 +282,7 @@ export const memberStatusSchema = z.object({
   ready: z.boolean().default(false),
   lagBytes: z.number().int().optional(),
   timeline: z.number().int().optional(),
+  volumes: z.array(volumeUsageSchema).optional().meta({ description: 'Usage of the member\'s volumes as its ha-node reports it (used bytes rounded up to 1 % of the capacity).' }),
 });
 
 export const conditionSchema = z.object({
@@ -305,6 +310,7 @@ export const databaseClusterStatusSchema = z
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
     appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),
     members: z.array(memberStatusSchema).optional(),
+    diskUsage: z.string().optional().meta({ description: 'Used share of each member\'s data volume (and other volumes), as ha-node reports it; the DISK column of kubectl get.' }),
     backup: z
       .object({
         lastScheduled: z

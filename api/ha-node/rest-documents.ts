@@ -19,6 +19,15 @@ export const demotionSchema = z.looseObject({
 /** A byte lag, or "unknown" when the member published no position. */
 const lag = z.union([z.number(), z.string()]);
 
+/** Usage of one of a member's volumes as its record publishes it (used bytes rounded up to 1 % of the capacity). */
+export const publishedVolumeSchema = z.object({
+  volume: z.enum(['data', 'wal']),
+  capacity_bytes: z.number(),
+  used_bytes: z.number(),
+  free_bytes: z.number(),
+  full: z.literal(true).optional(),
+});
+
 /** One member of GET /cluster. ha-node always sends state and api_url; the operator reads neither. */
 export const clusterMemberSchema = z.looseObject({
   name: z.string(),
@@ -46,6 +55,7 @@ export const clusterMemberSchema = z.looseObject({
   source_lsn: z.string().optional(),
   source_lag: z.number().optional(),
   standby_demotion: demotionSchema.optional(),
+  volumes: z.array(publishedVolumeSchema).optional(),
 });
 
 /** GET /cluster. */
@@ -102,6 +112,8 @@ const outcome = z.looseObject({ ok: z.boolean(), message: z.string(), at: z.stri
 export const backupStatusSchema = z.looseObject({
   stanzaReady: z.boolean().optional(),
   archive: outcome.optional(),
+  /** Completed WAL segments waiting for the archiver (while the server runs). */
+  archivePending: z.looseObject({ segments: z.number(), oldestAgeSeconds: z.number() }).optional(),
   running: z.looseObject({ type: z.string(), startedAt: z.string() }).optional(),
   lastBackup: outcome.extend({ type: z.string(), startedAt: z.string().optional(), set: backupSetSchema.optional() }).optional(),
   restore: outcome.optional(),
@@ -115,6 +127,7 @@ export const backupStatusSchema = z.looseObject({
 });
 
 export type ClusterMember = z.infer<typeof clusterMemberSchema>;
+export type PublishedVolumeUsage = z.infer<typeof publishedVolumeSchema>;
 export type ClusterDocument = z.infer<typeof clusterDocumentSchema>;
 export type CtlClusterDocument = z.infer<typeof ctlClusterDocumentSchema>;
 export type NodeDocument = z.infer<typeof nodeDocumentSchema>;

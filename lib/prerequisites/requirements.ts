@@ -32,6 +32,7 @@ export const requirements: readonly Requirement[] = [
   { name: 'pg_stat_statements', purpose: 'query statistics the exporter reads', debianPackage: 'postgresql-contrib', parts: ['local', 'tests'], probe: { file: `/usr/lib/postgresql/${postgresMajor}/lib/pg_stat_statements.so` } },
   { name: 'pgbackrest', purpose: 'WAL archive, backups and restores (restore_command of every replica)', debianPackage: 'pgbackrest', parts: ['local', 'tests'], probe: { program: 'pgbackrest' } },
   { name: 'pgbouncer', purpose: 'the pooler pods', debianPackage: 'pgbouncer', parts: ['local', 'tests'], probe: { program: 'pgbouncer' } },
+  { name: 'mount', purpose: 'claims with a real size (a tmpfs per volume, as root)', debianPackage: 'mount', parts: ['local', 'tests'], probe: { program: 'mount' } },
   { name: 'ip', purpose: 'pod network namespaces and links', debianPackage: 'iproute2', parts: ['network', 'tests'], probe: { program: 'ip' } },
   { name: 'nsenter', purpose: 'entering pod network namespaces', debianPackage: 'util-linux', parts: ['network', 'tests'], probe: { program: 'nsenter' } },
   { name: 'nft', purpose: 'Service routing and partitions between pods', debianPackage: 'nftables', parts: ['network', 'tests'], probe: { program: 'nft' } },

@@ -11,6 +11,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { podSelector, selectorString } from '../../api/naming.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { nodeSubnet } from '../node/netns/subnet.js';
+import { saveAndUnmountClaims } from '../node/claim-filesystems.js';
 import { PodDiagnostics, readTail, type LogReader } from './pod-diagnostics.js';
 import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
@@ -206,6 +207,9 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   // Namespace mode: DIR/kubeconfig is the host's (through the forwarder); the stack's own names an address only reachable inside.
   const kubeconfigPath = options.network === 'namespace' ? nodeNamespaceKubeconfigPath(dir) : undefined;
   const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network, kubeconfigPath });
+  out(stack.node.agent.volumeMode === 'filesystem'
+    ? 'volumes: each claim is a filesystem of its claimed size (tmpfs, grown online)'
+    : 'volumes: folders without a size (run as root for volumes of the claimed size)');
   const forward = options.network === 'namespace' ? forwardPortsFromEnv() : undefined;
   if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath, nodeSubnet());
   let stopping = false;
@@ -328,5 +332,7 @@ export async function runLocalDown(dirOption: string, out: (line: string) => voi
   }
   process.kill(pid, 'SIGKILL');
   rmSync(pidFile(dir), { force: true });
+  // A killed node could not unmount its claim volumes.
+  await saveAndUnmountClaims(join(dir, 'node'), createLogger({ name: 'local', level: 'warn' }));
   out('stopped (killed after the grace period)');
 }

@@ -1,6 +1,6 @@
 /**
- * The local node's StorageClass. Its claims are folders under the node directory, bound by the
- * node agent; a folder has no fixed size, so the class allows expansion. It is the default (as a
+ * The local node's StorageClass. Its claims are volumes of the claimed size (as root; folders
+ * without a size otherwise), bound and grown online by the node agent, so the class allows expansion. It is the default (as a
  * kind cluster's "standard" class is), so claims that name no class get it, and the operator's
  * volume growth passes the API server's resize admission as it would on a real cluster.
  */

@@ -13,7 +13,9 @@ import type { ImageMapping } from './images.js';
 import type { PodNetworkProvider } from './netns/pod-network.js';
 import { PodCredentials } from './pod-kubeconfig.js';
 import { PodWorker, type LocalUser } from './pod-worker.js';
-import { apiEnvSources, ensureClaimBound, watchProjectedSources } from './sources.js';
+import { apiEnvSources, watchProjectedSources } from './sources.js';
+import { ClaimFilesystems, type VolumeMode } from './claim-filesystems.js';
+import { bindClaim, startClaimResizer } from './claim-capacity.js';
 import { EventRecorder } from './events.js';
 import { StatusWriter } from './status-writer.js';
 import { registerNode, renewNodeLease } from './node-heartbeat.js';
@@ -42,6 +44,8 @@ export interface NodeAgentOptions {
 
 export interface NodeAgent {
   readonly workers: ReadonlyMap<string, PodWorker>;
+  /** `filesystem`: each claim is a volume of its claimed size; `directory`: a folder without one. */
+  readonly volumeMode: VolumeMode;
   /** Stops every pod: SIGTERM with at most `graceMs` before SIGKILL, or SIGKILL at once when omitted. */
   close(graceMs?: number): Promise<void>;
 }
@@ -60,6 +64,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const events = new EventRecorder(core, nodeName, logger);
   let bindingSupported = true;
   let closed = false;
+  const filesystems = await ClaimFilesystems.open(options.dir, logger);
 
   const coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
   const beat = async (): Promise<void> => {
@@ -163,7 +168,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       network: options.network,
       markerPrefix: options.markerPrefix,
       logger,
-      ensureClaim: (namespace, claim) => ensureClaimBound(core, namespace, claim),
+      ensureClaim: (namespace, claim) => bindClaim(core, filesystems, namespace, claim),
       kubeconfigFor: (p, dir) => credentials.kubeconfigFor(p, dir),
       onStatus: (w) => statusWriter.schedule(w),
       onEvent: (p, eventType, reason, message) => events.record(p, eventType, reason, message),
@@ -181,6 +186,10 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       if (worker.pod.metadata?.namespace === namespace && !terminating.has(worker.uid)) void worker.refreshProjected(kind, name ?? '', data);
     }
   });
+
+  const mountsClaim = (namespace: string, claim: string): boolean =>
+    [...workers.values()].some((w) => w.pod.metadata?.namespace === namespace && (w.pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim));
+  const resizer = await startClaimResizer(kubeConfig, core, filesystems, mountsClaim, logger);
 
   const informer: RunningInformer<k8s.V1Pod> = await startInformer(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: handle }, logger);
 
@@ -211,6 +220,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   return {
     workers,
+    volumeMode: filesystems.mode,
     async close(graceMs?: number) {
       closed = true;
       clearInterval(heartbeat);
@@ -222,6 +232,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
       await Promise.all([...terminating.values()]);
       workers.clear();
+      await resizer.stop();
+      await filesystems.close();
     },
   };
 }

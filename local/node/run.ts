@@ -176,6 +176,6 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     throw err;
   }
   const started = { agent, proxy };
-  logger.info({ node: nodeName, dir, servicePrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
+  logger.info({ node: nodeName, dir, volumes: agent.volumeMode, servicePrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
   return { ...started, addresses, close: closeAll };
 }

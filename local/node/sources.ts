@@ -1,6 +1,6 @@
-/** Secret, ConfigMap and PersistentVolumeClaim access for the pods this node runs. */
+/** Secret and ConfigMap access for the pods this node runs (claims: claim-capacity.ts). */
 import * as k8s from '@kubernetes/client-node';
-import { isNotFound, mergePatch, startInformer, type RunningInformer } from '../controllers/kube.js';
+import { isNotFound, startInformer, type RunningInformer } from '../controllers/kube.js';
 import type { Logger } from '../../lib/log.js';
 import type { EnvSources } from './env.js';
 import type { ProjectedKind } from './projected-volumes.js';
@@ -32,31 +32,6 @@ export function apiEnvSources(core: k8s.CoreV1Api): EnvSources {
       }
     },
   };
-}
-
-/**
- * Waits-for-claim check: a pod whose PVC does not exist stays Pending (as with an unbound claim).
- * An existing claim is marked Bound here, because the node folder is its volume.
- */
-export async function ensureClaimBound(core: k8s.CoreV1Api, namespace: string, name: string): Promise<string | undefined> {
-  let claim: k8s.V1PersistentVolumeClaim;
-  try {
-    claim = await core.readNamespacedPersistentVolumeClaim({ name, namespace });
-  } catch (err) {
-    if (isNotFound(err)) return `persistentvolumeclaim "${name}" not found`;
-    throw err;
-  }
-  if (claim.status?.phase === 'Bound') return undefined;
-  const storage = claim.spec?.resources?.requests?.storage;
-  await core.patchNamespacedPersistentVolumeClaimStatus(
-    {
-      name,
-      namespace,
-      body: { status: { phase: 'Bound', accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'], capacity: storage ? { storage } : undefined } },
-    },
-    mergePatch,
-  );
-  return undefined;
 }
 
 /**

@@ -2,7 +2,8 @@
  * Volumes without containers. Processes cannot see a private filesystem, so each volume is a host
  * folder under the node's --dir and each volumeMount's mountPath is mapped to it:
  *
- *   persistentVolumeClaim  <dir>/volumes/<namespace>/<claimName>   (survives pod restarts, like a PV)
+ *   persistentVolumeClaim  <dir>/volumes/<namespace>/<claimName>   (survives pod restarts, like a PV;
+ *                          as root a tmpfs of the claimed size: claim-filesystems.ts)
  *   emptyDir               <dir>/pods/<uid prefix>/volumes/<volume>   (removed with the pod)
  *   configMap / secret     <dir>/pods/<uid prefix>/volumes/<volume>/<key> (written before start,
  *                          kept current while the pod runs: projected-volumes.ts)

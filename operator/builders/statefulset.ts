@@ -10,6 +10,7 @@ import { haNodeConfig } from './configmap.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
 import { credentialSecretName, type CredentialKind } from './secrets.js';
+import { walClaimTemplates, walEnv, walMounts } from './wal-volume.js';
 
 /** uid/gid of the keelson user in the project image (see Dockerfile). */
 export const databaseUid = 26;
@@ -71,6 +72,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: 'KEELSON_APP_PASSWORD_FILE', value: `${MountPaths.appCredentials}/${SecretKeys.password}` },
       ...credentialEnv(ctx),
       ...databasePoolerEnv(ctx),
+      ...walEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -93,6 +95,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
       ...backupMounts(ctx),
       ...databasePoolerMounts(ctx),
+      ...walMounts(ctx),
     ],
     securityContext: containerSecurity,
   };
@@ -202,6 +205,7 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
             resources: { requests: { storage: spec.storage.size } },
           },
         },
+        ...walClaimTemplates(ctx, selector),
       ],
     },
   };

@@ -11,6 +11,8 @@ import { backupMember, backupsOf, expiredBackups, isActive, runBackupObjects } f
 import type { BuildContext } from '../builders/context.js';
 import type { HaBackupStatus, HaClusterMember } from '../hanode-client.js';
 import type { ReconcileDeps } from './deps.js';
+import { WalArchivingCondition, walArchivingVerdict } from './wal-archiving.js';
+import type { BackupVerdict } from './verdict.js';
 
 /**
  * The operator's half of backups: the filesystem repositories' claims, the BackupReady condition
@@ -25,11 +27,7 @@ export type ScheduleKind = 'full' | 'differential' | 'incremental';
 type LastScheduled = Partial<Record<ScheduleKind | 'initial', string>>;
 const backupTypeOf: Record<ScheduleKind, 'full' | 'diff' | 'incr'> = { full: 'full', differential: 'diff', incremental: 'incr' };
 
-export interface BackupVerdict {
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-}
+export type { BackupVerdict } from './verdict.js';
 
 /** The condition from what was observed; pure. */
 export function backupVerdict(missingSecrets: string[], primary: string | undefined, observed: HaBackupStatus | undefined, observeError: string | undefined): BackupVerdict {
@@ -90,6 +88,8 @@ export interface BackupPass {
   lastBackupTime?: string;
   /** A Backup object of this cluster is pending or running. */
   active: boolean;
+  /** Condition WalArchiving, when the primary was observed (wal-archiving.ts). */
+  walArchiving?: BackupVerdict;
 }
 
 /** Creates a Backup object; one that exists already (a repeated pass) counts as created. */
@@ -168,5 +168,8 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
   const observe = (target: string) => (target === host && observed ? Promise.resolve(observed) : deps.haNode.backupStatus(target).catch(() => undefined));
   const pass = await runBackupObjects(deps, cluster, objects, pods, member, observe, now);
   await markExpired(deps, cluster, expiredBackups(objects, observed?.info), now);
-  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active };
+  const walArchiving = host ? walArchivingVerdict(observed, backup.archiveTimeout) : undefined;
+  const previousArchiving = cluster.status?.conditions?.find((c: Condition) => c.type === WalArchivingCondition);
+  if (walArchiving?.status === 'False' && previousArchiving?.reason !== walArchiving.reason) await deps.events.record(cluster.metadata, 'Warning', walArchiving.reason, walArchiving.message);
+  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active, ...(walArchiving ? { walArchiving } : {}) };
 }

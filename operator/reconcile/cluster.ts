@@ -14,6 +14,7 @@ import { statusDiffers } from './status-diff.js';
 import { finalize } from './finalize.js';
 import { describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { transientSteps } from './replica-role.js';
+import { autoGrowRequeueMs } from './auto-grow.js';
 
 export { isClusterLease } from './finalize.js';
 
@@ -130,6 +131,6 @@ function requeue(cluster: DatabaseCluster, seen: Observed, day2: Day2Outcome, st
   const backupMs = cluster.spec.backup ? backupRequeueMs : Infinity;
   // Synchronous modes: a standby the primary drops changes no pod, so look again every ttl (NoSyncStandby).
   const syncMs = cluster.spec.ha.synchronousMode === 'off' ? Infinity : Math.min(60_000, Math.max(convergingRequeueMs, cluster.spec.ha.ttl * 1000));
-  const next = Math.min(backupMs, syncMs);
+  const next = Math.min(backupMs, syncMs, cluster.spec.storage.autoGrow || cluster.spec.walStorage?.autoGrow ? autoGrowRequeueMs : Infinity);
   return Number.isFinite(next) ? { requeueAfterMs: next } : {};
 }

@@ -6,8 +6,9 @@ import { createCertificateAuthority } from '../../lib/tls-certificates.js';
 import { buildBackupTlsSecret, readBackupTlsSecret, usesBackupTls } from '../builders/backup-tls.js';
 import { nextCaStep, type CaRotationPolicy } from './backup-ca-rotation.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
-import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString } from '../../api/naming.js';
+import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString, VolumeNames } from '../../api/naming.js';
 import type { ReconcileDeps } from './deps.js';
+import { walVolumeName } from '../builders/wal-volume.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 /** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */
@@ -61,31 +62,38 @@ export async function ensureBackupTlsSecret(deps: Pick<ReconcileDeps, 'api' | 'e
 }
 
 /**
- * Grows the data PVCs when spec.storage.size went up (StatefulSet templates cannot change). The
- * API server lets only Bound claims grow, so a Pending one waits for a later pass. A refusal (its
- * StorageClass cannot expand: 403) is reported and does not fail the rest of the pass, as is a
- * size below a claim's (a Warning Event: volumes never shrink).
+ * Grows the data PVCs when spec.storage.size went up, and the WAL PVCs with spec.walStorage.size
+ * (StatefulSet templates cannot change). The API server lets only Bound claims grow, so a Pending
+ * one waits for a later pass. A refusal (its StorageClass cannot expand: 403) is reported and does
+ * not fail the rest of the pass, as is a size below a claim's (a Warning Event: volumes never
+ * shrink; claims auto-grow took above the size, up to its max, are expected).
  */
 export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster): Promise<void> {
   const { name, namespace } = cluster.metadata;
   const claims = await deps.api.listClaims(namespace, selectorString(podSelector(name)));
-  for (const claim of claimsToGrow(claims.filter((c) => c.status?.phase === 'Bound'), cluster.spec.storage.size)) {
-    deps.recordWrite('PersistentVolumeClaim', 'update');
-    claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: cluster.spec.storage.size } };
-    try {
-      await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
-    } catch (err) {
-      if (apiStatusCode(err) !== 403 && apiStatusCode(err) !== 422) throw err;
-      deps.logger.warn({ claim: claim.metadata!.name, err: describeApiError(err) }, 'volume growth refused');
-      await deps.events.record(cluster.metadata, 'Warning', 'VolumeResizeRefused', `${claim.metadata!.name}: ${describeApiError(err)}`);
-      continue;
+  const { storage, walStorage } = cluster.spec;
+  const kinds = [{ prefix: `${VolumeNames.data}-`, field: 'spec.storage.size', size: storage.size, max: storage.autoGrow?.max }];
+  if (walStorage) kinds.push({ prefix: `${walVolumeName}-`, field: 'spec.walStorage.size', size: walStorage.size, max: walStorage.autoGrow?.max });
+  for (const kind of kinds) {
+    const own = claims.filter((c) => c.metadata?.name?.startsWith(kind.prefix));
+    for (const claim of claimsToGrow(own.filter((c) => c.status?.phase === 'Bound'), kind.size)) {
+      deps.recordWrite('PersistentVolumeClaim', 'update');
+      claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: kind.size } };
+      try {
+        await deps.api.core.replaceNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata!.name!, body: claim });
+      } catch (err) {
+        if (apiStatusCode(err) !== 403 && apiStatusCode(err) !== 422) throw err;
+        deps.logger.warn({ claim: claim.metadata!.name, err: describeApiError(err) }, 'volume growth refused');
+        await deps.events.record(cluster.metadata, 'Warning', 'VolumeResizeRefused', `${claim.metadata!.name}: ${describeApiError(err)}`);
+        continue;
+      }
+      await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${kind.size}`);
     }
-    await deps.events.record(cluster.metadata, 'Normal', 'VolumeResize', `${claim.metadata!.name} → ${cluster.spec.storage.size}`);
-  }
-  // A smaller size cannot be applied; say so rather than leave the spec silently unmet.
-  for (const claim of claimsAboveSize(claims, cluster.spec.storage.size)) {
-    const message = `${claim.metadata!.name} keeps ${String(claim.spec?.resources?.requests?.storage)}: volumes never shrink (spec.storage.size ${cluster.spec.storage.size})`;
-    await deps.events.record(cluster.metadata, 'Warning', 'VolumeShrinkIgnored', message);
+    // A smaller size cannot be applied; say so rather than leave the spec silently unmet.
+    for (const claim of claimsAboveSize(own, kind.max ?? kind.size)) {
+      const message = `${claim.metadata!.name} keeps ${String(claim.spec?.resources?.requests?.storage)}: volumes never shrink (${kind.field} ${kind.size})`;
+      await deps.events.record(cluster.metadata, 'Warning', 'VolumeShrinkIgnored', message);
+    }
   }
 }
 

@@ -7,7 +7,9 @@ import type { ConfigSyncResult } from './config-sync.js';
 import { revisionLabel, type Day2Step, type SwitchoverState } from './day2.js';
 import type { ReconcileDeps } from './deps.js';
 import type { Observed } from './observe.js';
+import { autoGrowVolumes } from './auto-grow.js';
 import { reconcileManaged } from './managed.js';
+import { WalArchivingCondition } from './wal-archiving.js';
 import { poolerStatus } from './pooler-status.js';
 import { describeReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition } from './replica-status.js';
@@ -43,7 +45,7 @@ export interface StatusNotes {
 type StatusPart = (input: StatusPartInput, status: DatabaseClusterStatus) => Promise<StatusNotes | void>;
 
 /** The parts beyond computeStatus, in this order. */
-const statusParts: StatusPart[] = [poolerPart, reportFallbacks, systemIdentifierPart, replicaPart, backupPart, appliedConfigHashPart, managedPart];
+const statusParts: StatusPart[] = [poolerPart, reportFallbacks, systemIdentifierPart, replicaPart, autoGrowPart, backupPart, appliedConfigHashPart, managedPart];
 
 /** The status a pass writes: computeStatus, then every part in turn. */
 export async function composeStatus(input: StatusPartInput): Promise<{ status: DatabaseClusterStatus; notes: StatusNotes }> {
@@ -101,6 +103,7 @@ async function backupPart({ deps, cluster, seen, log, now }: StatusPartInput, st
   if (!backup) return {};
   const previous = cluster.status?.conditions?.find((c) => c.type === BackupReadyCondition);
   status.conditions = [...(status.conditions ?? []), backupCondition(backup.condition, previous, cluster.metadata.generation, now)];
+  if (backup.walArchiving) status.conditions.push(stampCondition({ type: WalArchivingCondition, ...backup.walArchiving }, cluster.status?.conditions, cluster.metadata.generation, now));
   status.backup = { lastScheduled: backup.lastScheduled, ...(backup.backups !== undefined ? { backups: backup.backups } : {}), ...(backup.lastBackupTime ? { lastBackupTime: backup.lastBackupTime } : {}) };
   return { backupActive: backup.active };
 }
@@ -117,4 +120,10 @@ async function managedPart({ deps, cluster, seen, log, now }: StatusPartInput, s
     return { waiting: true };
   });
   return { managedWaiting: managed.waiting };
+}
+
+/** Claims that crossed their auto-grow threshold are grown (up to max); the VolumeAutoGrow condition says how far (auto-grow.ts). */
+async function autoGrowPart({ deps, cluster, seen, now }: StatusPartInput, status: DatabaseClusterStatus): Promise<void> {
+  const autoGrow = await autoGrowVolumes(deps, cluster, seen.members);
+  if (autoGrow) status.conditions = [...(status.conditions ?? []), stampCondition(autoGrow, cluster.status?.conditions, cluster.metadata.generation, now)];
 }

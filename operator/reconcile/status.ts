@@ -4,6 +4,7 @@ import type { HaClusterMember } from '../hanode-client.js';
 import { Labels, ordinalOf, podSelector, Roles, selectorString } from '../../api/naming.js';
 import { hasStarted, recordOfPod } from './pod-instance.js';
 import { AppliedCondition } from './refusals.js';
+import { memberVolumes, usageSummary } from './volume-usage.js';
 import { SyncStandbyCondition, syncStandbyState } from './sync-status.js';
 import { isPodReady, notServed, routedTo, type ServedMember } from './serving.js';
 
@@ -61,6 +62,8 @@ function members(input: StatusInput): Array<{ member: MemberStatus; served: Serv
       if (state) member.state = state;
       if (typeof ha?.timeline === 'number') member.timeline = ha.timeline;
       if (typeof ha?.lag === 'number') member.lagBytes = ha.lag;
+      const volumes = memberVolumes(ha);
+      if (volumes) member.volumes = volumes;
       const served: ServedMember = { name: podName, role, podReady: isPodReady(pod), ...(ha?.state ? { state: ha.state } : {}), ...(label ? { label } : {}) };
       return { member, served };
     });
@@ -139,6 +142,8 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
     members: list,
   };
   if (primary) status.currentPrimary = primary;
+  const diskUsage = usageSummary(list);
+  if (diskUsage) status.diskUsage = diskUsage;
   const target = input.targetPrimary ?? primary;
   if (target) status.targetPrimary = target;
   if (input.switchover) status.switchover = input.switchover;

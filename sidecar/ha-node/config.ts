@@ -34,6 +34,7 @@ export const haNodeConfigSpec = {
   pgBin: stringKey({ env: 'PG_BIN', default: '/usr/lib/postgresql/15/bin', schema: documentKeys.pgBin }),
   runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_RUN_AS', description: 'system user PostgreSQL runs as when ha-node is root (default postgres)' },
   socketDir: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_SOCKET_DIR' },
+  walDir: { schema: z.string().min(1).optional(), env: 'KEELSON_WAL_DIR', description: 'folder on a volume of its own for pg_wal (linked from the data directory before every start); unset: pg_wal stays in the data directory' },
   superuserName: stringKey({ env: 'KEELSON_SUPERUSER_USERNAME', default: 'postgres' }),
   superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
   replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
@@ -114,6 +115,8 @@ export interface HaNodeSettings {
   pgBin: string;
   runAs?: string;
   socketDir: string;
+  /** pg_wal's folder on the WAL volume, when there is one (disk/wal-volume.ts). */
+  walDir?: string;
   superuser: { username: string; password: string };
   replication: { username: string; password: string };
   /** The application role and database the primary keeps in place. */
@@ -179,6 +182,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     pgBin: c.pgBin,
     runAs: c.runAs,
     socketDir: c.socketDir ?? join(dirname(c.dataDir), 'run'),
+    ...(c.walDir ? { walDir: c.walDir } : {}),
     superuser: { username: c.superuserName, password: c.superuserPassword },
     replication: { username: c.replicationName, password: c.replicationPassword },
     app: appOwnerFrom(c.appOwner, c.database, c.appPasswordFile, [c.superuserName, c.replicationName]),

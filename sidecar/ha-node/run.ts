@@ -166,6 +166,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       connectHost: settings.podIp,
       port: settings.pgPort,
       socketDir: settings.socketDir,
+      ...(settings.walDir ? { walDir: settings.walDir } : {}),
       superuser: settings.superuser,
       replication: settings.replication,
       runAs,

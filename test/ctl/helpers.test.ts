@@ -64,6 +64,24 @@ describe('ctl rendering', () => {
     assert.match(rows[1]!, /^\| demo-1 +\| 10\.0\.0\.2:5432 \| Replica +\| streaming \| 2 +\| 3 +\| \* +\| +\|$/);
     assert.match(text, /Switchover scheduled at: 2026-11-22T11:00:00\+00:00/);
   });
+  it('list --extended shows each member\'s volume use, and a footer names a nearly full one', () => {
+    const mi = 1048576;
+    const withVolumes = {
+      ...cluster,
+      members: [
+        { ...cluster.members[0]!, volumes: [{ volume: 'data' as const, capacity_bytes: 64 * mi, used_bytes: 60 * mi, free_bytes: 4 * mi }] },
+        { ...cluster.members[1]!, volumes: [{ volume: 'data' as const, capacity_bytes: 1024 * mi, used_bytes: 102 * mi, free_bytes: 922 * mi }, { volume: 'wal' as const, capacity_bytes: 64 * mi, used_bytes: 64 * mi, free_bytes: 0, full: true as const }] },
+      ],
+    };
+    const extended = renderList(withVolumes, 'demo', new Map());
+    assert.match(extended, /\| Disk used +\|/);
+    assert.match(extended, /\| data 94% of 64 MiB +\|$/m);
+    assert.match(extended, /\| data 10% of 1024 MiB, wal 100% of 64 MiB \|$/m);
+    const plain = renderList(withVolumes, 'demo');
+    assert.match(plain, /^ Volume nearly full on demo-1: data 94% of 64 MiB$/m);
+    assert.match(plain, /^ Volume full on demo-0: wal 100% of 64 MiB$/m);
+    assert.doesNotMatch(renderList(cluster, 'demo'), /Volume/);
+  });
   it('topology indents members under the leader; history table; formats; api bases', () => {
     const rows = renderTopology(cluster, 'demo').split('\n').filter((l) => l.startsWith('| '));
     assert.match(rows[1]!, /^\| demo-0 /);

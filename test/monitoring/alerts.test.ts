@@ -45,7 +45,7 @@ describe('monitoring/alerts.yaml', () => {
     for (const wanted of [
       'KeelsonNoPrimary', 'KeelsonPrimaryFlapping', 'KeelsonReplicaLagHigh', 'KeelsonReplicaNotStreaming', 'KeelsonInstanceDown',
       'KeelsonPendingRestart', 'KeelsonExporterScrapeFailing', 'KeelsonConnectionsNearMax', 'KeelsonTransactionIdAgeHigh',
-      'KeelsonDiskAlmostFull', 'KeelsonOperatorReconcileErrors',
+      'KeelsonDiskAlmostFull', 'KeelsonOperatorReconcileErrors', 'KeelsonVolumeNearlyFull', 'KeelsonVolumeFull', 'KeelsonWalPilingUpUnarchived',
     ]) assert.ok(names.includes(wanted), `${wanted} is shipped`);
     assert.equal(new Set(names).size, names.length, 'alert names are unique');
     for (const rule of rules()) {

@@ -42,6 +42,19 @@ describe('DatabaseCluster spec', () => {
     for (const size of ['64Mi', '67108864', '1.5Gi', '10G', '500Gi', '64Ti']) assert.equal(parseSpec({ storage: { size } }).spec.storage.size, size);
   });
 
+  it('refuses a bad storage.autoGrow with the field named, and defaults threshold and step', () => {
+    assert.throws(() => parseSpec({ storage: { size: '2Gi', autoGrow: { max: '1Gi' } } }), /spec\.storage\.autoGrow\.max: storage\.autoGrow\.max must not be below storage\.size/);
+    assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', threshold: 0 } } }), /spec\.storage\.autoGrow\.threshold: Too small/);
+    assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', threshold: 100 } } }), /spec\.storage\.autoGrow\.threshold: Too big/);
+    assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', step: '0%' } } }), /spec\.storage\.autoGrow\.step: must be a percentage/);
+    assert.throws(() => parseSpec({ storage: { autoGrow: { threshold: 80 } } }), /spec\.storage\.autoGrow\.max/);
+    assert.deepEqual(parseSpec({ storage: { autoGrow: { max: '4Gi' } } }).spec.storage.autoGrow, { threshold: 80, step: '20%', max: '4Gi' });
+    assert.equal(parseSpec({ storage: { size: '1Gi', autoGrow: { max: '1Gi', step: '512Mi' } } }).spec.storage.autoGrow?.step, '512Mi');
+    assert.throws(() => parseSpec({ walStorage: { size: '2Gi', autoGrow: { max: '1Gi' } } }), /spec\.walStorage\.autoGrow\.max: walStorage\.autoGrow\.max must not be below walStorage\.size/);
+    assert.throws(() => parseSpec({ walStorage: { size: '1Mi' } }), /spec\.walStorage\.size: must be between 64Mi and 64Ti/);
+    assert.equal(parseSpec({ walStorage: { size: '1Gi' } }).spec.walStorage?.size, '1Gi');
+  });
+
   it('refuses resource quantities that are not non-negative quantities', () => {
     for (const [field, value] of [['cpu', 'lots'], ['memory', '-1Gi'], ['cpu', -1], ['cpu', 0.5], ['cpu', 1e300]] as const) {
       assert.throws(() => parseSpec({ resources: { requests: { [field]: value } } }), new RegExp(`spec\\.resources\\.requests\\.${field}`), String(value));

@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
 import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servicemonitor.js';
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
+import { sampleCluster } from './fixtures.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
 import { haNodeRules } from '../../operator/builders/role.js';
 import { Labels, Roles, ordinalOf } from '../../api/naming.js';
@@ -150,6 +151,22 @@ describe('builders', () => {
     assert.equal(exporter!.startupProbe, undefined);
     assert.equal(sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '1Gi');
     assert.equal(pod.serviceAccountName, 'demo');
+  });
+
+  it('puts pg_wal on a claim of its own with walStorage, and nothing of it without', () => {
+    const plain = buildStatefulSet({ cluster: sampleCluster(), operatorVersion: '0.1.0' });
+    assert.deepEqual(plain.spec?.volumeClaimTemplates?.map((t) => t.metadata?.name), ['pgdata']);
+    assert.equal(plain.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'KEELSON_WAL_DIR'), undefined);
+    const sts = buildStatefulSet({ cluster: sampleCluster({ walStorage: { size: '2Gi', storageClass: 'fast' } }), operatorVersion: '0.1.0' });
+    const wal = sts.spec?.volumeClaimTemplates?.find((t) => t.metadata?.name === 'pgwal');
+    assert.equal(wal?.spec?.resources?.requests?.storage, '2Gi');
+    assert.equal(wal?.spec?.storageClassName, 'fast');
+    assert.deepEqual(wal?.metadata?.labels, sts.spec?.volumeClaimTemplates?.[0]?.metadata?.labels, 'selected with the data claims');
+    const postgres = sts.spec?.template.spec?.containers.find((c) => c.name === 'postgres');
+    assert.deepEqual(postgres?.volumeMounts?.find((m) => m.name === 'pgwal'), { name: 'pgwal', mountPath: '/var/lib/postgresql/wal' });
+    assert.equal(postgres?.env?.find((e) => e.name === 'KEELSON_WAL_DIR')?.value, '/var/lib/postgresql/wal/pg_wal');
+    const parameters = (desiredDynamicConfig(sampleCluster({ walStorage: { size: '1Gi' } })).db as { parameters: Record<string, string> }).parameters;
+    assert.equal(parameters.max_slot_wal_keep_size, '256MB', 'a quarter of the WAL volume');
   });
 
   it('adds anti-affinity by default and respects the user choice', () => {

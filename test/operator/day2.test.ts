@@ -64,9 +64,16 @@ describe('day-2 planning', () => {
     assert.equal(desired.synchronous_mode, 'off');
     assert.equal(desired.primary_hang_timeout, 30);
     const patch = configPatch(desired, { db: { parameters: { work_mem: '4MB', max_connections: '300' } } });
-    assert.deepEqual((patch.db as { parameters: unknown }).parameters, { work_mem: '8MB', max_connections: null });
+    assert.deepEqual((patch.db as { parameters: unknown }).parameters, { max_slot_wal_keep_size: '256MB', work_mem: '8MB', max_connections: null });
     const strict = desiredDynamicConfig(sampleCluster({ ha: { synchronousMode: 'strict' } }));
     assert.deepEqual([strict.synchronous_mode, strict.synchronous_mode_strict], ['on', true]);
+  });
+
+  it('bounds replication slot retention to a quarter of the data volume unless the spec sets it', () => {
+    const parameters = (spec: Parameters<typeof sampleCluster>[0]) => (desiredDynamicConfig(sampleCluster(spec)).db as { parameters: Record<string, string> }).parameters;
+    assert.equal(parameters({ storage: { size: '64Mi' } }).max_slot_wal_keep_size, '16MB');
+    assert.equal(parameters({ storage: { size: '10Gi' } }).max_slot_wal_keep_size, '2560MB');
+    assert.equal(parameters({ postgresql: { parameters: { max_slot_wal_keep_size: '-1' } } }).max_slot_wal_keep_size, '-1', 'the spec decides when it names the parameter');
   });
 });
 

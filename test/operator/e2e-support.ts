@@ -15,8 +15,9 @@ export interface ClusterStatus {
   phase?: string;
   currentPrimary?: string;
   readyInstances?: number;
-  members?: Array<{ name: string; role: string; ready: boolean; state?: string }>;
+  members?: Array<{ name: string; role: string; ready: boolean; state?: string; volumes?: Array<{ volume: string; capacityBytes: number; usedBytes: number; freeBytes: number; full?: boolean }> }>;
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  diskUsage?: string;
   switchover?: { targetInstance: string; result: string };
   pooler?: { instances: number; readyInstances: number; paused?: number; reachingPostgres?: number; readOnly?: { instances: number; readyInstances: number; onReplicas?: number } };
 }

@@ -184,7 +184,7 @@ describe('operator against the API server stand-in', () => {
     assert.equal(status.readyInstances, 3);
     assert.equal(status.conditions.find((c) => c.type === 'Ready')?.status, 'True');
     const table = await kubectl(server.kubeconfigPath, cacheDir, 'get', 'dbc', '-n', ns);
-    assert.match(table, /NAME\s+INSTANCES\s+READY\s+PRIMARY\s+PHASE\s+AGE/);
+    assert.match(table, /NAME\s+INSTANCES\s+READY\s+PRIMARY\s+PHASE\s+DISK\s+AGE/);
     assert.match(table, /demo\s+3\s+3\s+demo-0\s+Healthy/);
   });
 

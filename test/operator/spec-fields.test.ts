@@ -230,9 +230,41 @@ const table: FieldCase[] = [
           return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '2Gi');
         },
       },
-      // Volumes never shrink: the claims keep their size and a Warning says so.
-      { patch: { storage: { size: '1Gi' } }, effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeShrinkIgnored' && /data-spec-0 keeps 2Gi/.test(e.message ?? '')) },
+      // Volumes never shrink: the API server refuses a smaller size.
+      { patch: { storage: { size: '1Gi' } }, refused: /storage\.size cannot shrink: volumes only grow/ },
+      // A replication slot keeps at most a quarter of the size (2Gi now) in WAL (the spec sets none here).
+      { effect: async (p) => (await p.showEverywhere('max_slot_wal_keep_size')).every((v) => v === '512MB') },
     ],
+  },
+  {
+    field: 'storage.autoGrow.max',
+    steps: [
+      { patch: { storage: { autoGrow: { max: '1Gi' } } }, refused: /storage\.autoGrow\.max must not be below storage\.size/ },
+      // Far below the threshold: nothing grows, and the condition says why.
+      { patch: { storage: { autoGrow: { max: '4Gi' } } }, effect: async (p) => (await p.driver.status()).conditions?.some((c) => c.type === 'VolumeAutoGrow' && c.reason === 'BelowThreshold') === true },
+    ],
+  },
+  {
+    field: 'storage.autoGrow.threshold',
+    steps: [
+      { patch: { storage: { autoGrow: { threshold: 100 } } }, refused: /spec\.storage\.autoGrow\.threshold/ },
+      // 1 %: the data directory alone is more, so the claims grow by the step.
+      {
+        patch: { storage: { autoGrow: { threshold: 1, step: '1Gi' } } },
+        effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeAutoGrow' && /-spec-0 2Gi → 3072Mi/.test(e.message ?? '')),
+        timeoutMs: 60_000,
+      },
+      { patch: { storage: { autoGrow: { threshold: 80 } } }, effect: async (p) => (await p.driver.status()).members?.every((m) => m.volumes?.[0]?.volume === 'data') === true },
+    ],
+  },
+  // walStorage is fixed at creation (this cluster has none); its effects: test/operator/full-disk-e2e.test.ts.
+  ...['walStorage.size', 'walStorage.storageClass', 'walStorage.autoGrow.threshold', 'walStorage.autoGrow.step', 'walStorage.autoGrow.max'].map((field) => ({
+    field,
+    steps: [{ patch: { walStorage: { size: '1Gi', storageClass: 'standard', autoGrow: { threshold: 80, step: '20%', max: '2Gi' } } }, refused: /walStorage can only be set when the cluster is created/ }],
+  })),
+  {
+    field: 'storage.autoGrow.step',
+    steps: [{ patch: { storage: { autoGrow: { step: '0%' } } }, refused: /spec\.storage\.autoGrow\.step/ }],
   },
   { field: 'storage.storageClass', steps: [{ patch: { storage: { storageClass: 'fast' } }, refused: /storage\.storageClass cannot change after creation/ }] },
   {
@@ -592,7 +624,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
     await driver.readPassword();
     const config = await eventually('ha-node /config', () => probe.haConfig(), 30_000);
     assert.equal(config.ttl, 10);
-    assert.deepEqual((config.db as { parameters?: unknown }).parameters, { work_mem: '8MB', max_connections: '90' });
+    // max_slot_wal_keep_size: the operator's bound from storage.size (1Gi), as the spec sets none.
+    assert.deepEqual((config.db as { parameters?: unknown }).parameters, { max_slot_wal_keep_size: '256MB', work_mem: '8MB', max_connections: '90' });
     assert.deepEqual(await probe.showEverywhere('max_connections'), ['90', '90']);
     assert.ok(!(await driver.events()).some((e) => e.reason === 'Restarted'), 'no instance restarted for a parameter it was created with');
   });

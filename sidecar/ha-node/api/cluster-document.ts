@@ -26,6 +26,7 @@ export function clusterDocument(cluster: ClusterView, scope: string): ClusterDoc
       if (Array.isArray(m.config_errors) && m.config_errors.length > 0) item.config_errors = m.config_errors;
       if (m.tags && Object.keys(m.tags).length > 0) item.tags = m.tags;
       if (m.system_identifier) item.system_identifier = m.system_identifier;
+      if (m.volumes) item.volumes = m.volumes;
       if (m.standby_demotion) item.standby_demotion = { ...m.standby_demotion, checkpoint_lsn: formatLsn(m.standby_demotion.checkpoint_location) };
       if (m.name === holder && holderRole === 'standby_leader') Object.assign(item, standbySourceItem(m));
       if (m.name !== holder) {

@@ -4,10 +4,11 @@ import type { ApiContext } from './context.js';
 import { BadQuery, healthStatus, livenessStatus, type Query } from './health-rules.js';
 import { nodeDocument } from './node-document.js';
 import { withLiveServer } from './server-alive.js';
+import { withLiveVolumes } from '../disk/document.js';
 
 /** Answers a health check: JSON document on GET, the status line only on HEAD and OPTIONS. */
 export function answerHealth(context: ApiContext, req: Request, res: Response, path: string): void {
-  const snapshot = withLiveServer(context.snapshot(), context.serverAlive);
+  const snapshot = withLiveVolumes(withLiveServer(context.snapshot(), context.serverAlive), context.pg?.settings.dataDir);
   let code: number;
   try {
     code = healthStatus(path, req.query as Query, snapshot);
@@ -32,7 +33,7 @@ export const healthRoutes = (router: Router, context: ApiContext): void => {
   });
   router.get([HaNodePaths.ha, HaNodePaths.patroni], (_req, res, next) => {
     // Peers and `ctl` judge WAL positions from this document: read them now, not a cycle ago.
-    const snapshot = context.snapshot();
+    const snapshot = withLiveVolumes(context.snapshot(), context.pg?.settings.dataDir);
     (context.liveWal ? context.liveWal.refresh(snapshot) : Promise.resolve(snapshot)).then((fresh) => res.status(200).json(nodeDocument(fresh)), next);
   });
   router.options([HaNodePaths.ha, HaNodePaths.patroni], (_req, res) => void res.status(200).end());

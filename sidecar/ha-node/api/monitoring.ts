@@ -5,6 +5,8 @@ import { clusterDocument, historyDocument } from './cluster-document.js';
 import type { ApiContext } from './context.js';
 import { metricLabels, renderMetrics } from './metrics-text.js';
 import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
+import { renderVolumeMetrics } from '../disk/usage.js';
+import { withLiveVolumes } from '../disk/document.js';
 
 /**
  * GET /metrics, /cluster, /history, /poolers. The last two are open to anyone who can reach the pod, so they
@@ -13,7 +15,7 @@ import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
  */
 export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   router.get(HaNodePaths.metrics, (_req, res) => {
-    const snapshot = context.snapshot();
+    const snapshot = withLiveVolumes(context.snapshot(), context.pg?.settings.dataDir);
     const keeper = context.backup;
     const backup = keeper
       ? renderBackupMetrics(
@@ -21,7 +23,8 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
           metricLabels(snapshot.scope, snapshot.name),
         )
       : '';
-    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + backup);
+    const volumes = renderVolumeMetrics(snapshot.volumes ?? [], metricLabels(snapshot.scope, snapshot.name));
+    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + volumes + backup);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();

@@ -1,4 +1,5 @@
 import { formatLsn } from '../postgres/lsn.js';
+import { volumesSection } from '../disk/document.js';
 import { dbStateText } from '../postgres/state.js';
 import { isQuorumStandby, isSyncStandby, roleOf, type NodeSnapshot } from '../ha/snapshot.js';
 
@@ -50,6 +51,7 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
     if (snapshot.pendingRestartReason) doc.pending_restart_reason = snapshot.pendingRestartReason;
   }
   if (snapshot.configErrors) doc.config_errors = snapshot.configErrors;
+  Object.assign(doc, volumesSection(snapshot.volumes));
   if (snapshot.demotion) {
     const d = snapshot.demotion;
     doc.standby_demotion = { database_system_identifier: d.systemIdentifier, timeline: d.timeline, checkpoint_location: d.checkpointLocation, checkpoint_lsn: formatLsn(d.checkpointLocation), at: d.at };

@@ -85,6 +85,16 @@ export interface MemberRecord {
   config_errors?: { parameter?: string; source: string; error: string }[];
   /** The last switchover this member (as leader) refused, and why. */
   switchover_aborted?: { at: number; reason: string };
+  /** Usage of its volumes, used bytes rounded up to a hundredth of the capacity (disk/usage.ts). */
+  volumes?: PublishedVolume[];
+}
+
+export interface PublishedVolume {
+  volume: 'data' | 'wal';
+  capacity_bytes: number;
+  used_bytes: number;
+  free_bytes: number;
+  full?: true;
 }
 
 export type HistoryEntry = [timeline: number, lsn: number, reason: string, timestamp: string, newLeader?: string];

@@ -16,7 +16,8 @@ import { keepSourceConfig, leadStandby, restartStandbyLeader } from './duties/st
 import { serverParameters } from './sync/standby-replies.js';
 import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './duties/parameter-screen.js';
 import { nextStreamingLook } from './watches/streaming-watch.js';
-import { clusterRead, cycleStarted, dynamicConfigRead, failsafeActive, pendingRestartRead, runningSeen, serverAnswered, statusRead, systemChecked, takeConfigChange } from './state.js';
+import { clusterRead, volumesMeasured, cycleStarted, dynamicConfigRead, failsafeActive, pendingRestartRead, runningSeen, serverAnswered, statusRead, systemChecked, takeConfigChange } from './state.js';
+import { volumesNow } from '../disk/usage.js';
 
 /**
  * One HA cycle: read the cluster, take at most one decision about PostgreSQL, publish this member.
@@ -39,6 +40,7 @@ export async function runCycle(ctx: LoopContext, noteAction: (action: string) =>
   applyConfig(ctx, cluster);
   keepSourceConfig(ctx, cluster);
   clusterRead(state, cluster);
+  volumesMeasured(state, volumesNow(pg.settings.dataDir));
 
   if (!pg.isInitialized()) {
     // Publish first so the leader creates our replication slot while we clone.

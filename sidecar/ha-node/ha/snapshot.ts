@@ -2,6 +2,7 @@ import type { ClusterView, MemberTags } from '../dcs/types.js';
 import type { DbState } from '../postgres/state.js';
 import type { ServerStatus } from '../postgres/status.js';
 import type { EffectiveConfig } from './settings.js';
+import type { VolumeUsage } from '../disk/usage.js';
 
 /** Everything the REST API and metrics show about this member, refreshed by the HA loop. */
 export interface NodeSnapshot {
@@ -36,6 +37,8 @@ export interface NodeSnapshot {
   demotion?: StandbyDemotion;
   /** Parameter values kept out of postgresql.conf (ha-node) or not applied by the server (postgresql). */
   configErrors?: ConfigError[];
+  /** Usage of the data (and WAL) volume, measured once per loop cycle. */
+  volumes?: VolumeUsage[];
 }
 
 export interface ConfigError {

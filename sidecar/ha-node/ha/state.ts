@@ -1,4 +1,5 @@
 import type { ClusterView } from '../dcs/types.js';
+import type { VolumeUsage } from '../disk/usage.js';
 import type { ServerStatus } from '../postgres/status.js';
 import type { EffectiveConfig } from './settings.js';
 import type { ConfigError, NodeSnapshot, StandbyDemotion } from './snapshot.js';
@@ -116,6 +117,11 @@ export function dcsUnreachable(state: LoopState): void {
 
 export function clusterRead(state: LoopState, cluster: ClusterView): void {
   state.snapshot.cluster = cluster;
+}
+
+/** The volumes' usage measured this cycle (published in the member record, /ha and the metrics). */
+export function volumesMeasured(state: LoopState, volumes: VolumeUsage[] | undefined): void {
+  state.snapshot.volumes = volumes;
 }
 
 /** A cycle ended (performance.now()). */

@@ -13,6 +13,7 @@ import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { serverLogLinesSince, serverLogSize } from './server-log.js';
 import { readServerStatus, type ServerStatus } from './status.js';
+import { placeWal } from '../disk/wal-volume.js';
 
 /** Bounds of one connection to the local server: a hung server answers neither (statement_timeout is enforced by the server, so a frozen one never applies it). */
 export const probeConnectTimeoutMs = 3000;
@@ -33,6 +34,8 @@ export interface PostgresSettings {
   connectHost: string;
   port: number;
   socketDir: string;
+  /** pg_wal's folder on a WAL volume of its own: linked before every start (disk/wal-volume.ts). */
+  walDir?: string;
   superuser: Credentials;
   replication: Credentials;
   runAs?: RunAs;
@@ -333,6 +336,10 @@ export class PostgresInstance {
   /** Starts the server with the files already written; waits until it accepts connections. */
   async start(timeoutSeconds = 60): Promise<boolean> {
     this.current = 'starting';
+    if (this.settings.walDir) {
+      const placed = placeWal(this.settings.dataDir, this.settings.walDir, this.runAs, chownSync);
+      if (placed === 'moved') this.log.info({ walDir: this.settings.walDir }, 'pg_wal moved to the WAL volume');
+    }
     const logFrom = serverLogSize(this.logFile);
     const result = await runTool(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-l', this.logFile, '-w', '-t', String(timeoutSeconds), 'start'], {
       runAs: this.runAs,

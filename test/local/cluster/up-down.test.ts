@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 import { Ports } from '../../../lib/ports.js';
 import { kubeJson } from '../../support/kube.js';
+import { claimMountsUnder } from '../../../local/node/claim-filesystems.js';
 import { keelson, localUpDir, run } from './cli.js';
 
 /** `keelson local up --detach --network loopback` / `local down` through the real CLI, with a 1-instance demo. */
@@ -43,6 +44,9 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     assert.match(table, /demo\s+1\s+1\s+demo-0\s+Healthy/);
     // The demo has a filesystem repository and takes its first backup once archiving works; Ready does not wait for it.
     assert.match(stdout, /backups: +the first backup runs now/);
+    const rootMode = process.getuid?.() === 0;
+    assert.match(stdout, rootMode ? /volumes: each claim is a filesystem of its claimed size/ : /volumes: folders without a size/);
+    if (rootMode) assert.ok(claimMountsUnder(join(dir, 'node')).length > 0, 'the data claim is a mounted volume');
     assert.match(stdout, /^ {2}Healthy: 1\/1 ready, primary demo-0 \[demo-0:primary\] {2}\[\d+\.\d s\]$/m, 'progress lines carry the seconds since the start');
     let backups = '';
     for (let i = 0; i < 240 && !/Completed/.test(backups); i += 1) {
@@ -83,6 +87,7 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     assert.equal(existsSync(join(dir, 'pid')), false);
     const { stdout: ps } = await run('ps', ['-eo', 'args']);
     assert.equal(ps.split('\n').filter((line) => line.includes(dir)).length, 0, 'no process of this cluster is left');
+    assert.deepEqual(claimMountsUnder(join(dir, 'node')), [], 'no claim volume is left mounted');
     const { stdout: again } = await keelson('local', 'down', '--dir', dir);
     assert.match(again, /nothing running/);
   });

@@ -29,13 +29,13 @@ export interface NodeTestbed {
  * A stand-in API server plus a local node (controllers, agent, proxy) on the /24 `ipPrefix`, whose
  * Services also get addresses from that /24, and the namespace `ns` created.
  */
-export async function startNodeTestbed(options: { dir: string; ns: string; ipPrefix: string; name: string; backoff?: LocalNodeOptions['backoff'] }): Promise<NodeTestbed> {
+export async function startNodeTestbed(options: { dir: string; ns: string; ipPrefix: string; name: string; backoff?: LocalNodeOptions['backoff']; images?: ImageMapping[] }): Promise<NodeTestbed> {
   const server = await startTestApiServer({ serviceCidr: serviceCidrOfPrefix(options.ipPrefix) });
   const node = await startLocalNode({
     kubeconfigPath: server.kubeconfigPath,
     dir: join(options.dir, 'node'),
     ipPrefix: options.ipPrefix,
-    images: testImages,
+    images: [...(options.images ?? []), ...testImages],
     backoff: options.backoff,
     logger: createLogger({ name: options.name, level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
   });

@@ -8,6 +8,7 @@ import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';
 import { leaderAddress } from '../../ha/loop-context.js';
 import { primaryDirectories, type PrimarySource } from '../../backup/tls-server.js';
+import { archivePending as archivePendingOf } from '../../backup/metrics.js';
 
 /** POST /backup {type, repository}: the body, checked field by field (400 names the field). */
 export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | 'diff' | 'incr'; repository: number } | { ok: false; text: string } {
@@ -36,7 +37,8 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
         (value) => ({ ok: true as const, value }),
         (error: Error) => ({ ok: false as const, error: error.message }),
       );
-      res.status(200).json({ ...status, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
+      const archivePending = context.pg?.isRunning() ? { archivePending: archivePendingOf(keeper.engine.dataDir) } : {};
+      res.status(200).json({ ...status, ...archivePending, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
     }));
     router.get(HaNodePaths.backupWindow, handle(async (_req, res) => {
       if (!keeper || !context.pg) return sendReply(res, { code: 404, text: 'backups are not configured' });

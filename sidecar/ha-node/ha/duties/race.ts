@@ -14,6 +14,7 @@ import { walPositionOf } from '../snapshot.js';
 import { becomeStandbyLeader } from './standby-duties.js';
 import { demoteAndFollow, lockLost, promote } from './transitions.js';
 import { disputedEvidenceLogged, releaseSighted } from '../state.js';
+import { fullVolume, volumesNow } from '../../disk/usage.js';
 
 /** An early takeover in progress: the lease version judged and the evidence that the holder is gone. */
 interface Takeover {
@@ -111,7 +112,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     return 'no race: this member just gave up the lock because its primary did not start';
   }
   const walPosition = isPrimary ? await flushPositionNow(ctx.pg, status) : walPositionOf(status);
-  const self = { name: options.name, walPosition, timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary };
+  const self = { name: options.name, walPosition, timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary, fullVolume: fullVolume(volumesNow(ctx.pg.settings.dataDir) ?? []) };
   const releaser = await releaserAfterCleanRelease(cluster, self, peers);
   const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
   const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);

@@ -10,6 +10,8 @@ export interface PeerReport {
   walPosition?: number;
   nofailover?: boolean;
   timeline?: number;
+  /** Its node document says a volume is full: it could not take writes, so it is no candidate. */
+  diskFull?: boolean;
 }
 
 export interface SelfFacts {
@@ -18,6 +20,8 @@ export interface SelfFacts {
   timeline: number;
   nofailover: boolean;
   isPrimary: boolean;
+  /** A full volume of this member, described; a replica with one never takes the lock. */
+  fullVolume?: string;
 }
 
 export type RaceVerdict = { ok: true } | { ok: false; reason: string; missingReleasedWal?: true };
@@ -32,6 +36,7 @@ export type RaceVerdict = { ok: true } | { ok: false; reason: string; missingRel
 export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: EffectiveConfig, peers: PeerReport[], releasedFloor?: number): RaceVerdict {
   // nofailover first: as in Patroni, such a member never takes the lock, even when named.
   if (self.nofailover) return { ok: false, reason: 'tagged nofailover' };
+  if (!self.isPrimary && self.fullVolume) return { ok: false, reason: `${self.fullVolume}: a replica with a full volume does not take the lock` };
   // After a clean release even a named candidate needs the old primary's WAL up to its shutdown
   // checkpoint (releasedWalFloor): promoting without it would drop acknowledged commits.
   if (!self.isPrimary && releasedFloor !== undefined && self.walPosition < releasedFloor) {
@@ -42,7 +47,7 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
     if (failover.member === self.name) return { ok: true };
     // A named candidate that cannot promote (unreachable, nofailover) leaves the race to the others.
     const candidate = peers.find((p) => p.name === failover.member);
-    if (candidate?.reachable && !candidate.nofailover) return { ok: false, reason: `manual failover to ${failover.member} pending` };
+    if (candidate?.reachable && !candidate.nofailover && !candidate.diskFull) return { ok: false, reason: `manual failover to ${failover.member} pending` };
   }
   // In synchronous mode only the former leader and the published synchronous standbys may win,
   // and they only compare WAL positions among themselves (an async peer may be further ahead).
@@ -65,7 +70,7 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
   for (const peer of peers) {
     if (!peer.reachable || peer.name === self.name) continue;
     if (peer.role === 'primary' && peer.state === 'running') return { ok: false, reason: `primary ${peer.name} is still alive` };
-    if (peer.nofailover || (allowed && !allowed.has(peer.name))) continue;
+    if (peer.nofailover || peer.diskFull || (allowed && !allowed.has(peer.name))) continue;
     if (peer.walPosition !== undefined && peer.walPosition > self.walPosition) {
       return { ok: false, reason: `${peer.name} is ahead (${peer.walPosition} > ${self.walPosition})` };
     }

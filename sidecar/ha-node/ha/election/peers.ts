@@ -8,6 +8,7 @@ interface PeerDocument {
   timeline?: number;
   xlog?: { location?: number; received_location?: number; replayed_location?: number };
   tags?: Record<string, unknown>;
+  disk_full?: boolean;
 }
 
 /** Reads one member's node document (GET <api_url>); unreachable within the timeout means not a candidate. */
@@ -25,6 +26,7 @@ export async function askPeer(member: MemberRecord, timeoutMs: number): Promise<
       walPosition,
       timeline: doc.timeline,
       nofailover: isTrue(doc.tags?.nofailover),
+      diskFull: doc.disk_full === true,
     };
   } catch {
     return { name: member.name, reachable: false };

@@ -3,12 +3,13 @@ import type { PostgresInstance } from '../../postgres/instance.js';
 import { dbStateText } from '../../postgres/state.js';
 import { connUrl, type HaLoopOptions, type ListenAddress, type LoopContext } from '../loop-context.js';
 import { isStandbyLeader, walPositionOf, type NodeSnapshot } from '../snapshot.js';
+import { publishedUsage } from '../../disk/usage.js';
 
 /** The member record this node publishes, from its last observed status (or its offline role). */
 export function memberRecord(
   options: Pick<HaLoopOptions, 'name' | 'apiUrl' | 'tags' | 'version'>,
   pg: ListenAddress & Pick<PostgresInstance, 'state'>,
-  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart' | 'demotion' | 'configErrors'>,
+  snapshot: Pick<NodeSnapshot, 'status' | 'offlineRole' | 'pendingRestart' | 'demotion' | 'configErrors' | 'volumes'>,
   now: number,
   standbyLeader = false,
 ): MemberRecord {
@@ -34,6 +35,7 @@ export function memberRecord(
     standby_source: standbyLeader ? standbySourceOf(status) : undefined,
     standby_demotion: demotionRecord(snapshot.demotion),
     config_errors: snapshot.configErrors,
+    volumes: snapshot.volumes ? publishedUsage(snapshot.volumes) : undefined,
   };
 }
 

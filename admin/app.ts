@@ -39,13 +39,15 @@ export function errorToEnvelope(error: unknown, req: Request): { status: number;
   // A path parameter that is not valid percent-encoding (the router's decode throws a URIError).
   if (error instanceof URIError) return { status: 200, body: failure(Code.VALIDATION, 'path: a parameter is not valid percent-encoding') };
   // body-parser turns a stream error (a body that does not decode as its Content-Encoding says) into a 400.
-  if (e.expose === true && e.status && e.status >= 400 && e.status < 500) return { status: 200, body: failure(Code.VALIDATION, 'request body could not be decoded as its Content-Encoding says') };
+  if (e.expose === true && e.status && e.status >= 400 && e.status < 500)
+    return { status: 200, body: failure(Code.VALIDATION, 'request body could not be decoded as its Content-Encoding says') };
   if (e.code === '23505') {
     const code = (e.constraint && duplicateCodes[e.constraint]) ?? Code.DUPLICATE_RESOURCE;
     return { status: 200, body: failure(code, e.detail ? `already exists: ${e.detail.replace(/^Key /, '')}` : undefined) };
   }
   if (e.code === '23503') return { status: 200, body: failure(Code.INTEGRITY, 'a referenced resource does not exist or is still in use') };
-  if (e.code === '22P02' || e.code === '22001' || e.code === '22003') return { status: 200, body: failure(Code.VALIDATION, 'a value has the wrong format or is too long') };
+  if (e.code === '22P02' || e.code === '22001' || e.code === '22003')
+    return { status: 200, body: failure(Code.VALIDATION, 'a value has the wrong format or is too long') };
   req.log?.error({ err: error }, 'unhandled error');
   return { status: 200, body: failure(Code.INTERNAL, 'internal server error') };
 }
@@ -94,7 +96,13 @@ async function runGuardsAndHandler(route: MountedRoute, services: AdminServices,
       (route.roles ? checkRoles(ctx.CTX_ROLE_CODES, route.roles.codes, route.roles.requireAll) : undefined) ??
       (route.buttons ? checkButtons(ctx.CTX_ROLE_CODES, ctx.CTX_BUTTON_CODES, route.buttons.codes, route.buttons.requireAll) : undefined);
     if (denial) {
-      services.audit.record('permission.denied', 'warn', { userId: ctx.CTX_USER_ID, method: route.method, template: route.template, resultCode: denial.code, requestId: ctx.CTX_X_REQUEST_ID });
+      services.audit.record('permission.denied', 'warn', {
+        userId: ctx.CTX_USER_ID,
+        method: route.method,
+        template: route.template,
+        resultCode: denial.code,
+        requestId: ctx.CTX_X_REQUEST_ID,
+      });
       throw new BizError(denial.code, denial.msg);
     }
   }

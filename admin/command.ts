@@ -23,7 +23,13 @@ export function createAdminCommand(): Command {
         const { loadAdminConfig } = await import('./config.js');
         const { startAdmin } = await import('./server.js');
         const { createLogger } = await import('../lib/log.js');
-        const config = loadAdminConfig({ listen: flags.listen, databaseUrl: flags.databaseUrl, redisUrl: flags.redisUrl, businessModulesDir: flags.businessModules, kubeconfig: flags.kubeconfig });
+        const config = loadAdminConfig({
+          listen: flags.listen,
+          databaseUrl: flags.databaseUrl,
+          redisUrl: flags.redisUrl,
+          businessModulesDir: flags.businessModules,
+          kubeconfig: flags.kubeconfig,
+        });
         await startAdmin(config, createLogger({ name: 'admin' }), { handleSignals: true });
       } catch (error) {
         failAndExit(error);

@@ -44,7 +44,12 @@ export interface StartOptions {
 export function createServices(config: AdminConfig, logger: Logger): AdminServices {
   const db = createPool(config.databaseUrl, { pipelineConnections: config.dbPipelineConnections });
   const kv = createKv(config.redisUrl, logger.child({ component: 'redis' }), config.redisTimeoutMs);
-  const tokens = createTokenService({ secretKey: config.secretKey, algorithm: config.jwtAlgorithm, accessTokenMinutes: config.accessTokenMinutes, refreshTokenMinutes: config.refreshTokenMinutes });
+  const tokens = createTokenService({
+    secretKey: config.secretKey,
+    algorithm: config.jwtAlgorithm,
+    accessTokenMinutes: config.accessTokenMinutes,
+    refreshTokenMinutes: config.refreshTokenMinutes,
+  });
   const tracker = createKeyTracker(config.redisUrl, kv, trackedKeyPrefixes, logger.child({ component: 'redis-tracking' }));
   const principals = createPrincipalStore(db, kv, logger, tracker);
   const sessions = createSessions(db, kv, principals, logger);
@@ -82,10 +87,20 @@ export async function startAdmin(config: AdminConfig, logger: Logger, options: S
   const services = createServices(config, logger);
   try {
     await migrate(services.db, adminMigrations, logger);
-    const routers = [createAuthRouter(services), createRouteRouter(services), createSystemManageRouter(services), ...(await loadBusinessModules(services, config.businessModulesDir))];
+    const routers = [
+      createAuthRouter(services),
+      createRouteRouter(services),
+      createSystemManageRouter(services),
+      ...(await loadBusinessModules(services, config.businessModulesDir)),
+    ];
     const { app, routes } = buildApp(services, routers);
     await reconcileApis(services.db, routes, logger);
-    const seed = await seedIfEmpty(services.db, services.passwords, { initialUsername: config.initialUsername, initialPassword: config.initialPassword }, logger);
+    const seed = await seedIfEmpty(
+      services.db,
+      services.passwords,
+      { initialUsername: config.initialUsername, initialPassword: config.initialPassword },
+      logger,
+    );
     // Every (re)connection copies the durable session versions into Redis.
     services.kv.onReady(() => void services.sessions.syncToKv().catch((e: Error) => logger.warn({ err: e.message }, 'session version sync failed')));
     if (await waitForKv(services, 2000)) await services.sessions.syncToKv().catch((e: Error) => logger.warn({ err: e.message }, 'session version sync failed'));

@@ -46,7 +46,16 @@ export const Roles = { primary: 'primary', replica: 'replica' } as const;
 
 export const ContainerNames = { postgres: 'postgres', exporter: 'exporter', pooler: 'pgbouncer' } as const;
 
-export const VolumeNames = { data: 'pgdata', config: 'config', collectors: 'collectors', run: 'run', tmp: 'tmp', appCredentials: 'app-credentials', poolerCredentials: 'pooler-credentials', poolerRun: 'pgbouncer-run' } as const;
+export const VolumeNames = {
+  data: 'pgdata',
+  config: 'config',
+  collectors: 'collectors',
+  run: 'run',
+  tmp: 'tmp',
+  appCredentials: 'app-credentials',
+  poolerCredentials: 'pooler-credentials',
+  poolerRun: 'pgbouncer-run',
+} as const;
 
 export const MountPaths = {
   data: '/var/lib/postgresql/data',

@@ -83,12 +83,22 @@ export function formatLoad(results: LoadResult[], seconds: number): string {
   lines.push('|---|---|---|---|---|---|');
   for (const { setting, tallies } of results) {
     const members = [...tallies.entries()].filter(([client]) => client !== 'other');
-    const total = members.reduce((acc, [, t]) => {
-      const s = sums(t);
-      return { requests: acc.requests + s.requests, writes: acc.writes + s.writes, watches: acc.watches + s.watches, connections: acc.connections + t.connections };
-    }, { requests: 0, writes: 0, watches: 0, connections: 0 });
+    const total = members.reduce(
+      (acc, [, t]) => {
+        const s = sums(t);
+        return {
+          requests: acc.requests + s.requests,
+          writes: acc.writes + s.writes,
+          watches: acc.watches + s.watches,
+          connections: acc.connections + t.connections,
+        };
+      },
+      { requests: 0, writes: 0, watches: 0, connections: 0 },
+    );
     const key = `${setting.ttl}/${setting.loopWait}`;
-    lines.push(`| ${key} | ${rate(total.requests, seconds)} | ${rate(total.writes, seconds)} | ${rate(total.watches, seconds)} | ${rate(total.connections, seconds)} | ${patroni[key] ?? '-'} |`);
+    lines.push(
+      `| ${key} | ${rate(total.requests, seconds)} | ${rate(total.writes, seconds)} | ${rate(total.watches, seconds)} | ${rate(total.connections, seconds)} | ${patroni[key] ?? '-'} |`,
+    );
   }
   for (const { setting, tallies } of results) {
     lines.push(`\nttl ${setting.ttl} / loop_wait ${setting.loopWait}: per client (/s)`);
@@ -96,7 +106,10 @@ export function formatLoad(results: LoadResult[], seconds: number): string {
     lines.push('|---|---|---|---|---|');
     for (const [client, tally] of [...tallies.entries()].sort(([a], [b]) => a.localeCompare(b))) {
       const s = sums(tally);
-      const detail = [...tally.requests.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${rate(n, seconds)}`).join(', ');
+      const detail = [...tally.requests.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, n]) => `${k} ${rate(n, seconds)}`)
+        .join(', ');
       lines.push(`| ${client} | ${rate(s.requests, seconds)} | ${rate(s.writes, seconds)} | ${rate(tally.connections, seconds)} | ${detail} |`);
     }
   }
@@ -111,7 +124,8 @@ export function formatLoad(results: LoadResult[], seconds: number): string {
     lines.push('| lease: changed fields | count |');
     lines.push('|---|---|');
     for (const [key, count] of [...changes.entries()].sort(([a], [b]) => a.localeCompare(b))) lines.push(`| ${key} | ${count} |`);
-    for (const [lease, at] of [...times.entries()].sort(([a], [b]) => a.localeCompare(b))) lines.push(`${lease} changed at ${at.map((t) => `${t} s`).join(', ')}`);
+    for (const [lease, at] of [...times.entries()].sort(([a], [b]) => a.localeCompare(b)))
+      lines.push(`${lease} changed at ${at.map((t) => `${t} s`).join(', ')}`);
   }
   lines.push('\n"other" is the benchmark harness (its kubelet stand-in), not counted in the cluster figures.');
   return lines.join('\n');

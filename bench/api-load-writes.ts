@@ -58,7 +58,11 @@ export class LeaseWriteLog {
   private readonly versions = new Map<string, k8s.V1Lease>();
   private abort: { abort(): void } | undefined;
 
-  constructor(private readonly kubeConfig: k8s.KubeConfig, private readonly scope: string, private readonly namespace = 'default') {}
+  constructor(
+    private readonly kubeConfig: k8s.KubeConfig,
+    private readonly scope: string,
+    private readonly namespace = 'default',
+  ) {}
 
   async start(): Promise<void> {
     const watch = new k8s.Watch(this.kubeConfig);

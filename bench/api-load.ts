@@ -49,10 +49,14 @@ class Counter {
 
 async function settle(cluster: TestCluster): Promise<void> {
   await cluster.waitFor('a primary', () => cluster.primary(), 180_000);
-  await cluster.waitFor('two streaming replicas', async () => {
-    const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-    return codes.filter((c) => c === 200).length === 2;
-  }, 180_000);
+  await cluster.waitFor(
+    'two streaming replicas',
+    async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === 2;
+    },
+    180_000,
+  );
 }
 
 async function measure(setting: Setting): Promise<LoadResult> {
@@ -65,7 +69,14 @@ async function measure(setting: Setting): Promise<LoadResult> {
     api.writeKubeconfig(path, { token: `member-${name}` });
     return { env: { KUBECONFIG: path } };
   });
-  const cluster = await startCluster({ scope: 'load', ttl: setting.ttl, loopWait: setting.loopWait, retryTimeout: Math.max(2, setting.loopWait), api, memberOptions });
+  const cluster = await startCluster({
+    scope: 'load',
+    ttl: setting.ttl,
+    loopWait: setting.loopWait,
+    retryTimeout: Math.max(2, setting.loopWait),
+    api,
+    memberOptions,
+  });
   const writes = new LeaseWriteLog(cluster.kubeConfig, cluster.scope);
   try {
     await writes.start();

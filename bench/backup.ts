@@ -32,7 +32,11 @@ const archiveTimeout = 60;
 
 function exec(file: string, args: string[], runAs: RunAs | undefined, env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}), env: { ...process.env, HOME: tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+      env: { ...process.env, HOME: tmpdir(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -91,9 +95,17 @@ async function main(): Promise<void> {
   const primary = await startPostgres({ start: false, settings: { wal_level: 'replica', max_wal_senders: 4, max_wal_size: `'1GB'`, fsync: 'on' } });
   const runAs = primary.runAs;
   const repoDir = ownedDir(primary.baseDir, 'repo', runAs);
-  const config = parseBackupConfig(JSON.stringify({ stanza: 'bench', repositories: [{ kind: 'posix', path: repoDir }], processMax: 2, archiveTimeout, retention: { fullCount: 9 } }));
-  const engine = new PgBackRest({ config, server: { dataDir: primary.dataDir, port: primary.port, socketDir: primary.baseDir, user: primary.superuser }, runAs });
-  const pgConf = Object.entries(archiveParameters(engine.bin, engine.paths.conf, 'bench', archiveTimeout)).map(([k, v]) => `${k} = '${String(v).replace(/'/g, "''")}'`);
+  const config = parseBackupConfig(
+    JSON.stringify({ stanza: 'bench', repositories: [{ kind: 'posix', path: repoDir }], processMax: 2, archiveTimeout, retention: { fullCount: 9 } }),
+  );
+  const engine = new PgBackRest({
+    config,
+    server: { dataDir: primary.dataDir, port: primary.port, socketDir: primary.baseDir, user: primary.superuser },
+    runAs,
+  });
+  const pgConf = Object.entries(archiveParameters(engine.bin, engine.paths.conf, 'bench', archiveTimeout)).map(
+    ([k, v]) => `${k} = '${String(v).replace(/'/g, "''")}'`,
+  );
   appendFileSync(join(primary.dataDir, 'postgresql.conf'), `${pgConf.join('\n')}\n`);
   engine.writeConfig();
   await primary.start();
@@ -106,7 +118,18 @@ async function main(): Promise<void> {
     await primary.query('CHECKPOINT');
     const [{ size }] = (await primary.query<{ size: string }>('SELECT pg_database_size(current_database())::text AS size')).rows as [{ size: string }];
 
-    const rows: { basebackup: number; pgbackrest: number; bbBytes: number; repoBytes: number; copy: number; copyStart: number; copySync: number; restore: number; restoreStart: number; restorePlain: number }[] = [];
+    const rows: {
+      basebackup: number;
+      pgbackrest: number;
+      bbBytes: number;
+      repoBytes: number;
+      copy: number;
+      copyStart: number;
+      copySync: number;
+      restore: number;
+      restoreStart: number;
+      restorePlain: number;
+    }[] = [];
     for (let round = 1; round <= rounds; round += 1) {
       const work = ownedDir(primary.baseDir, `round-${round}`, runAs);
       const bbDir = join(work, 'basebackup');
@@ -127,7 +150,12 @@ async function main(): Promise<void> {
         if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
         const recovery = { target: { immediate: true } };
         const settings = recoveryParameters(engine.restoreCommand({ prefetch: replayPrefetch(recovery), pgPath: restoreDir }), recovery);
-        appendFileSync(join(restoreDir, 'postgresql.auto.conf'), Object.entries(settings).map(([k, v]) => `${k} = '${v.replace(/'/g, "''")}'\n`).join(''));
+        appendFileSync(
+          join(restoreDir, 'postgresql.auto.conf'),
+          Object.entries(settings)
+            .map(([k, v]) => `${k} = '${v.replace(/'/g, "''")}'\n`)
+            .join(''),
+        );
         writeFileSync(join(restoreDir, 'recovery.signal'), '');
         if (runAs) for (const file of ['postgresql.auto.conf', 'recovery.signal']) chownSync(join(restoreDir, file), runAs.uid, runAs.gid);
       });
@@ -135,12 +163,16 @@ async function main(): Promise<void> {
       // The same restore from an uncompressed full backup: what lz4 decompression costs.
       await engine.run(['backup', '--type=full', '--compress-type=none'], { timeoutMs: 3600_000 });
       const plainDir = ownedDir(work, 'restore-plain', runAs);
-      const restorePlain = await timed(() => engine.run(['restore', `--pg1-path=${plainDir}`, '--type=none'], { timeoutMs: 3600_000 }).then((r) => {
-        if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
-      }));
+      const restorePlain = await timed(() =>
+        engine.run(['restore', `--pg1-path=${plainDir}`, '--type=none'], { timeoutMs: 3600_000 }).then((r) => {
+          if (r.code !== 0) throw new Error(`pgbackrest restore: ${r.output.slice(-400)}`);
+        }),
+      );
       rows.push({ basebackup, pgbackrest, bbBytes, repoBytes, copy, copyStart, copySync, restore, restoreStart, restorePlain });
       rmSync(work, { recursive: true, force: true });
-      process.stdout.write(`round ${round}: basebackup ${fmt(basebackup)} s, pgbackrest ${fmt(pgbackrest)} s, copy ${fmt(copy)} (+sync ${fmt(copySync - copy)}) + start ${fmt(copyStart - copy)} s, restore ${fmt(restore)} (uncompressed ${fmt(restorePlain)}) + start ${fmt(restoreStart - restore)} s; load ${fmt(loadavg()[0]!, 1)}\n`);
+      process.stdout.write(
+        `round ${round}: basebackup ${fmt(basebackup)} s, pgbackrest ${fmt(pgbackrest)} s, copy ${fmt(copy)} (+sync ${fmt(copySync - copy)}) + start ${fmt(copyStart - copy)} s, restore ${fmt(restore)} (uncompressed ${fmt(restorePlain)}) + start ${fmt(restoreStart - restore)} s; load ${fmt(loadavg()[0]!, 1)}\n`,
+      );
     }
 
     // Archive lag under a write load, then a crash: how much acknowledged WAL the archive lacks.
@@ -162,7 +194,9 @@ async function main(): Promise<void> {
       while (writing) await bulk.query("INSERT INTO bulk SELECT g, repeat('x', 200) FROM generate_series(1, 50000) g").catch(() => (writing = false));
     })();
     await new Promise((r) => setTimeout(r, (loadSeconds - 3) * 1000));
-    const [{ last }] = (await primary.query<{ last: string | null }>('SELECT last_archived_wal AS last FROM pg_stat_archiver')).rows as [{ last: string | null }];
+    const [{ last }] = (await primary.query<{ last: string | null }>('SELECT last_archived_wal AS last FROM pg_stat_archiver')).rows as [
+      { last: string | null },
+    ];
     const postmaster = Number(readFileSync(join(primary.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     const killedAt = Date.now();
     process.kill(postmaster, 'SIGKILL');
@@ -176,7 +210,9 @@ async function main(): Promise<void> {
     const m = (key: keyof (typeof rows)[number]) => median(rows.map((r) => r[key]));
     const lines = [
       '',
-      `Backups on PostgreSQL 15, pgbench scale ${scale} (database ${mb(Number(size))}), ${rounds} round(s), medians; load average ${loadavg().map((l) => fmt(l, 1)).join(' ')}`,
+      `Backups on PostgreSQL 15, pgbench scale ${scale} (database ${mb(Number(size))}), ${rounds} round(s), medians; load average ${loadavg()
+        .map((l) => fmt(l, 1))
+        .join(' ')}`,
       '| measure | pgBackRest | plain tool | ratio | target |',
       '|---|---|---|---|---|',
       `| full backup time | ${fmt(m('pgbackrest'))} s | pg_basebackup -Fp ${fmt(m('basebackup'))} s | ${fmt(m('pgbackrest') / m('basebackup'))}× | ≤ 1.0× |`,

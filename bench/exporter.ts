@@ -86,7 +86,10 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 
 /** The queries the exporter runs against each database for this config, found by planning in-process. */
 async function plannedQueries(db: TestPostgres, config: string): Promise<Array<{ datname: string; query: string }>> {
-  const options = resolveExporterOptions({ 'web.listen-address': ['127.0.0.1:0'], 'connect-timeout': '1000', url: db.url, config, 'disable-cache': 'true' }, {});
+  const options = resolveExporterOptions(
+    { 'web.listen-address': ['127.0.0.1:0'], 'connect-timeout': '1000', url: db.url, config, 'disable-cache': 'true' },
+    {},
+  );
   const running = await startExporter(options, createLogger({ name: 'bench', level: 'silent' }));
   try {
     await running.exporter.scrape();
@@ -123,7 +126,12 @@ const rssWarmup = 200;
  */
 async function rssSeries(db: TestPostgres, config: string): Promise<RssSeries> {
   const port = await freePort();
-  const child = await startProcess(nodeBin, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', '--config', config], { ...exporterEnv, PG_EXPORTER_URL: db.url }, port);
+  const child = await startProcess(
+    nodeBin,
+    [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', '--config', config],
+    { ...exporterEnv, PG_EXPORTER_URL: db.url },
+    port,
+  );
   const pid = child.pid ?? 0;
   try {
     const url = `http://127.0.0.1:${port}/metrics`;
@@ -145,7 +153,10 @@ function ensureGoExporter(): boolean {
   if (existsSync(goExporterBin)) return true;
   try {
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus-postgres-exporter'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'prometheus-postgres-exporter'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     // The package starts its own service where it can; this benchmark runs its own copy.
     execFileSync('sh', ['-c', 'service prometheus-postgres-exporter stop >/dev/null 2>&1 || true']);
   } catch {
@@ -155,7 +166,11 @@ function ensureGoExporter(): boolean {
 }
 
 function pgbench(pg: TestPostgres, args: string[]): void {
-  execFileSync(resolve(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'pgbench'), ['-h', pg.host, '-p', String(pg.port), '-U', pg.superuser, ...args, 'app'], { env: { ...process.env, PGPASSWORD: pg.password }, stdio: 'ignore' });
+  execFileSync(
+    resolve(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'pgbench'),
+    ['-h', pg.host, '-p', String(pg.port), '-U', pg.superuser, ...args, 'app'],
+    { env: { ...process.env, PGPASSWORD: pg.password }, stdio: 'ignore' },
+  );
 }
 
 const fmt = (n: number) => n.toFixed(2).padStart(8);
@@ -163,7 +178,10 @@ const fmt = (n: number) => n.toFixed(2).padStart(8);
 function compileKeelson(): void {
   rmSync(distDir, { recursive: true, force: true });
   try {
-    execFileSync(process.execPath, [resolve(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', distDir], { cwd: repoRoot, stdio: 'ignore' });
+    execFileSync(process.execPath, [resolve(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', distDir], {
+      cwd: repoRoot,
+      stdio: 'ignore',
+    });
   } catch {
     // tsc still emits when other parts of the tree have type errors; only a missing entry is fatal.
   }
@@ -184,7 +202,12 @@ interface Target {
 
 async function keelsonTarget(db: TestPostgres, name: string, args: string[]): Promise<Target> {
   const port = await freePort();
-  const child = await startProcess(nodeBin, [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', ...args], { ...exporterEnv, PG_EXPORTER_URL: db.url }, port);
+  const child = await startProcess(
+    nodeBin,
+    [keelsonBin, 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '1000', ...args],
+    { ...exporterEnv, PG_EXPORTER_URL: db.url },
+    port,
+  );
   return httpTarget(name, `http://127.0.0.1:${port}/metrics`, child);
 }
 
@@ -270,9 +293,16 @@ interface Verdict {
 
 const verdict = (target: string, measured: string, pass: boolean): Verdict => ({ line: `${target}: ${measured}`, pass });
 
-const median = (t: Target) => percentile([...t.times].sort((a, b) => a - b), 0.5);
+const median = (t: Target) =>
+  percentile(
+    [...t.times].sort((a, b) => a - b),
+    0.5,
+  );
 
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function main(): Promise<void> {
   const loadAtStart = load();
@@ -300,19 +330,26 @@ async function main(): Promise<void> {
     targets.push(floorWithFlags);
     await interleaved(targets, scrapes);
 
-    process.stdout.write(`\nExporter benchmark: Node ${nodeVersion}, exporter NODE_OPTIONS=${exporterFlags || '(none)'}${exporterFlags === exporterNodeOptions ? ' as in its containers' : ` (its containers: ${exporterNodeOptions})`}; PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds); load average at the start ${loadAtStart}\n\n`);
-    process.stdout.write(`${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples first→last'.padStart(19)} ${'RSS MB'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`);
+    process.stdout.write(
+      `\nExporter benchmark: Node ${nodeVersion}, exporter NODE_OPTIONS=${exporterFlags || '(none)'}${exporterFlags === exporterNodeOptions ? ' as in its containers' : ` (its containers: ${exporterNodeOptions})`}; PostgreSQL 15 on 127.0.0.1; ${scrapes} rounds, each target scraped once per round in turn (after 5 warm-up rounds); load average at the start ${loadAtStart}\n\n`,
+    );
+    process.stdout.write(
+      `${'target'.padEnd(42)} ${'median ms'.padStart(9)} ${'p95 ms'.padStart(8)} ${'samples first→last'.padStart(19)} ${'RSS MB'.padStart(8)} ${'peak RSS MB'.padStart(12)}\n`,
+    );
     const rssAtEnd = new Map<Target, { rss: number; hwm: number }>();
     for (const t of targets) if (t.pid) rssAtEnd.set(t, memory(t.pid));
     for (const t of targets) {
       const sorted = [...t.times].sort((a, b) => a - b);
       const mem = rssAtEnd.get(t);
       const samples = t === direct ? `${t.samples} rows` : `${t.firstSamples}→${t.samples}`;
-      process.stdout.write(`${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(19)} ${(mem ? fmt(mem.rss) : '-').padStart(8)} ${(mem ? fmt(mem.hwm) : '-').padStart(12)}\n`);
+      process.stdout.write(
+        `${t.name.padEnd(42)} ${fmt(percentile(sorted, 0.5)).padStart(9)} ${fmt(percentile(sorted, 0.95))} ${samples.padStart(19)} ${(mem ? fmt(mem.rss) : '-').padStart(8)} ${(mem ? fmt(mem.hwm) : '-').padStart(12)}\n`,
+      );
     }
     const verdicts: Verdict[] = [];
     const cachedBudgetMs = 3;
-    for (const t of [targets[0], targets[2]]) verdicts.push(verdict(`${t.name}: median ≤ ${cachedBudgetMs} ms (${t.samples} series)`, `${median(t).toFixed(2)} ms`, median(t) <= cachedBudgetMs));
+    for (const t of [targets[0], targets[2]])
+      verdicts.push(verdict(`${t.name}: median ≤ ${cachedBudgetMs} ms (${t.samples} series)`, `${median(t).toFixed(2)} ms`, median(t) <= cachedBudgetMs));
     const directRatio = median(uncached) / median(direct);
     verdicts.push(verdict('uncached pg_exporter config ≤ 1.25x its queries run directly (medians)', `${directRatio.toFixed(2)}x`, directRatio <= 1.25));
     if (go) {
@@ -330,7 +367,9 @@ async function main(): Promise<void> {
     }
     // Not a goal, shown so the flags' share is visible: the same floor started with the exporter's flags.
     const flaggedPeak = rssAtEnd.get(floorWithFlags)?.hwm ?? 0;
-    process.stdout.write(`\nAbove a bare Node server started with the exporter's flags too (${exporterFlags || 'none'}, ${flaggedPeak.toFixed(1)} MB): ${[targets[0], targets[1]].map((t) => `${t.name} +${((rssAtEnd.get(t)?.hwm ?? 0) - flaggedPeak).toFixed(1)} MB`).join(', ')}\n`);
+    process.stdout.write(
+      `\nAbove a bare Node server started with the exporter's flags too (${exporterFlags || 'none'}, ${flaggedPeak.toFixed(1)} MB): ${[targets[0], targets[1]].map((t) => `${t.name} +${((rssAtEnd.get(t)?.hwm ?? 0) - flaggedPeak).toFixed(1)} MB`).join(', ')}\n`,
+    );
     for (const t of targets) await t.stop();
     targets.length = 0;
 
@@ -345,7 +384,9 @@ async function main(): Promise<void> {
         `after a ${rssWarmup}-scrape warm-up, sampled every 100 scrapes: first ${points[0].toFixed(1)}, last ${points[points.length - 1].toFixed(1)}, ` +
         `mean ${mean.toFixed(1)}, min ${low.toFixed(1)}, max ${Math.max(...points).toFixed(1)}, peak within the window ${rss.windowPeak.toFixed(1)} MB\n`,
     );
-    verdicts.push(verdict(`RSS flat over ${rssScrapes} scrapes: max deviation from the mean (window peak included) ≤ 10%`, `${deviation.toFixed(1)}%`, deviation <= 10));
+    verdicts.push(
+      verdict(`RSS flat over ${rssScrapes} scrapes: max deviation from the mean (window peak included) ≤ 10%`, `${deviation.toFixed(1)}%`, deviation <= 10),
+    );
 
     process.stdout.write(`\nTargets (load average at the end: ${load()})\n`);
     for (const v of verdicts) process.stdout.write(`${v.pass ? 'PASS' : 'FAIL'}  ${v.line}\n`);

@@ -84,7 +84,9 @@ export function handOverPhases(oldLog: string, winnerLog: string, gapStart: numb
   const winner = parseLines(winnerLog, gapStart - 5000);
   const at = (line: LogLine | undefined): number | undefined => (line ? (Number(line.time) - gapStart) / 1000 : undefined);
   const released = old.find((l) => l.msg === 'released the leader lease');
-  const wokeLine = winner.find((l) => l.msg === 'loop woken' && l.reason === 'leader-changed' && released !== undefined && Number(l.time) >= Number(released.time));
+  const wokeLine = winner.find(
+    (l) => l.msg === 'loop woken' && l.reason === 'leader-changed' && released !== undefined && Number(l.time) >= Number(released.time),
+  );
   const won = winner.find((l) => l.msg === 'won the leader race' && Number(l.time) >= gapStart);
   return {
     stopped: at(old.find((l) => l.msg === 'primary stopped; releasing the leader lease')),

@@ -104,7 +104,6 @@ async function healthy(cluster: TestCluster): Promise<Member> {
   return primary;
 }
 
-
 async function main(): Promise<void> {
   const cluster = await startOpsCluster({ scope: 'bench', env: { KEELSON_API_USERNAME: credentials.user, KEELSON_API_PASSWORD: credentials.password } });
   const writer = new Writer(cluster.members);
@@ -127,7 +126,14 @@ async function main(): Promise<void> {
       const reply = `${response.status} ${await response.text()}`;
       const replied = performance.now();
       await waitFor('writes to resume', async () => writer.commits.at(-1)! > replied + 2000, 30_000);
-      results.push({ run, from: primary.name, to: candidate.name, gapMs: Math.round(writer.gapBetween(started - 500, replied + 2000)), replyMs: Math.round(replied - started), reply });
+      results.push({
+        run,
+        from: primary.name,
+        to: candidate.name,
+        gapMs: Math.round(writer.gapBetween(started - 500, replied + 2000)),
+        replyMs: Math.round(replied - started),
+        reply,
+      });
       const last = results.at(-1)!;
       process.stdout.write(`run ${run}: ${last.from} -> ${last.to}  write gap ${last.gapMs} ms  reply ${last.replyMs} ms  (${last.reply})\n`);
     }

@@ -43,10 +43,14 @@ async function writeAnywhere(members: Member[]): Promise<boolean> {
 
 async function settle(cluster: TestCluster): Promise<Member> {
   const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
-  await cluster.waitFor('two streaming replicas', async () => {
-    const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-    return codes.filter((c) => c === 200).length === 2;
-  }, 120_000);
+  await cluster.waitFor(
+    'two streaming replicas',
+    async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === 2;
+    },
+    120_000,
+  );
   return primary;
 }
 
@@ -73,7 +77,13 @@ async function crashRun(cluster: TestCluster): Promise<{ seconds: number; phases
   const seconds = (performance.now() - killedAt) / 1000;
   // The winner logs its race once promotion is through (after the first write may succeed).
   const won = winner;
-  await cluster.waitFor('the race logged', async () => won.log().lastIndexOf('won the leader race') > -1 && crashPhases(won.log(), killedEpoch, renewedAt, ttl).race !== undefined, 10_000).catch(() => undefined);
+  await cluster
+    .waitFor(
+      'the race logged',
+      async () => won.log().lastIndexOf('won the leader race') > -1 && crashPhases(won.log(), killedEpoch, renewedAt, ttl).race !== undefined,
+      10_000,
+    )
+    .catch(() => undefined);
   const phases = crashPhases(winner.log(), killedEpoch, renewedAt, ttl);
   primary.start();
   return { seconds, phases };
@@ -99,10 +109,14 @@ async function handOverRun(cluster: TestCluster): Promise<{ seconds: number; pha
   await new Promise((r) => setTimeout(r, 500));
   const stopped = primary.stop();
   const others = cluster.members.filter((m) => m !== primary);
-  const winner = await cluster.waitFor('a new primary', async () => {
-    for (const m of others) if ((await m.status('/primary')) === 200) return m;
-    return undefined;
-  }, 60_000);
+  const winner = await cluster.waitFor(
+    'a new primary',
+    async () => {
+      for (const m of others) if ((await m.status('/primary')) === 200) return m;
+      return undefined;
+    },
+    60_000,
+  );
   await new Promise((r) => setTimeout(r, 1500));
   running = false;
   await writer;
@@ -143,7 +157,8 @@ try {
   console.log(`\nha-node failover, 3 members, ttl=${ttl} s, loop_wait=${loopWait} s, ${kubeletText}, stand-in API server, PostgreSQL 15\n`);
   console.log('run | crash: kill -9 → first write on new primary (s) | clean stop: write gap (s)');
   console.log('----|-----------------------------------------------|--------------------------');
-  for (let i = 0; i < runs; i += 1) console.log(`${String(i + 1).padStart(3)} | ${crash[i]!.toFixed(2).padStart(45)} | ${handOver[i]!.toFixed(2).padStart(24)}`);
+  for (let i = 0; i < runs; i += 1)
+    console.log(`${String(i + 1).padStart(3)} | ${crash[i]!.toFixed(2).padStart(45)} | ${handOver[i]!.toFixed(2).padStart(24)}`);
   console.log('\ncrash phases, seconds from the kill (race and promote are durations):');
   for (let i = 0; i < runs; i += 1) console.log(`${String(i + 1).padStart(3)} | ${formatPhases(phases[i]!)}`);
   console.log('\nclean hand-over, seconds from the last write on the old primary:');

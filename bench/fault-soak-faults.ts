@@ -62,7 +62,10 @@ export const faults: Record<string, (ctx: FaultContext) => Promise<void>> = {
     const killedAt = Date.now();
     const deadline = killedAt + 30_000;
     while (Date.now() < deadline) {
-      const code = await fetch(`${primary.apiUrl}/primary`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);
+      const code = await fetch(`${primary.apiUrl}/primary`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (code !== 200) break;
       await sleep(50);
     }

@@ -24,7 +24,14 @@ import { loadAverage, startBurner, waitForLoad, type Burner } from './cpu-burner
 import { faults, type FaultContext } from './fault-soak-faults.js';
 import { AckedWriter, PrimaryLabels, StaleRouting } from './fault-soak-traffic.js';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '1' }, modes: { type: 'string', default: 'async,sync' }, faults: { type: 'string' }, load: { type: 'string', default: '0' } } });
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '1' },
+    modes: { type: 'string', default: 'async,sync' },
+    faults: { type: 'string' },
+    load: { type: 'string', default: '0' },
+  },
+});
 const burners = Number(args.load);
 if (!Number.isInteger(burners) || burners < 0) throw new Error(`--load: a number of CPU burners, not ${args.load}`);
 const rounds = Number(args.rounds);
@@ -115,8 +122,17 @@ async function round(cluster: TestCluster, mode: string, fault: string, labels: 
   // The primary may still be settling (a restart after the round): ask until it answers.
   const lost = next ? ((await waitFor(async () => ({ n: await missing(next, ids) }), 30_000))?.n ?? -1) : -1;
   return {
-    mode, fault, splitInstants: overlappingWriters(writable).length, lost, acked: ids.length, gapMs: writer.longestGap(from, to), staleMs, recovered: next !== undefined,
-    failover: next !== undefined && next.name !== primary.name && fault !== 'switchover', fencerStops: fencerStopsSince(cluster, from), healthLagMs: context.healthLagMs,
+    mode,
+    fault,
+    splitInstants: overlappingWriters(writable).length,
+    lost,
+    acked: ids.length,
+    gapMs: writer.longestGap(from, to),
+    staleMs,
+    recovered: next !== undefined,
+    failover: next !== undefined && next.name !== primary.name && fault !== 'switchover',
+    fencerStops: fencerStopsSince(cluster, from),
+    healthLagMs: context.healthLagMs,
   };
 }
 
@@ -124,7 +140,14 @@ async function runMode(mode: string): Promise<RoundResult[]> {
   const env: Record<string, string> = { KEELSON_API_USERNAME: credentials.user, KEELSON_API_PASSWORD: credentials.password };
   if (mode === 'sync') env.KEELSON_SYNCHRONOUS_MODE = 'true';
   if (mode === 'failsafe') env.KEELSON_FAILSAFE_MODE = 'true';
-  const cluster = await startCluster({ members: 3, scope: `soak-${mode}`, ttl, loopWait: Number(process.env.LOOP_WAIT ?? 1), retryTimeout: Number(process.env.RETRY_TIMEOUT ?? 3), env });
+  const cluster = await startCluster({
+    members: 3,
+    scope: `soak-${mode}`,
+    ttl,
+    loopWait: Number(process.env.LOOP_WAIT ?? 1),
+    retryTimeout: Number(process.env.RETRY_TIMEOUT ?? 3),
+    env,
+  });
   const results: RoundResult[] = [];
   const labels = new PrimaryLabels(cluster);
   let writer: AckedWriter | undefined;
@@ -140,7 +163,9 @@ async function runMode(mode: string): Promise<RoundResult[]> {
           return { mode, fault, splitInstants: 0, lost: -1, acked: 0, gapMs: 0, staleMs: 0, recovered: false, failover: false, fencerStops: 0 };
         });
         results.push(result);
-        process.stdout.write(`${mode} ${fault} #${r}: split ${result.splitInstants}, lost ${result.lost}/${result.acked}, gap ${result.gapMs} ms, stale -rw ${result.staleMs} ms, failover ${result.failover ? 'yes' : 'no'}, fencer stops ${result.fencerStops}${result.healthLagMs === undefined ? '' : `, /primary 200 for ${result.healthLagMs} ms after the kill`}, load ${loadAverage().toFixed(1)}${result.recovered ? '' : ' (NOT RECOVERED within 90 s)'}\n`);
+        process.stdout.write(
+          `${mode} ${fault} #${r}: split ${result.splitInstants}, lost ${result.lost}/${result.acked}, gap ${result.gapMs} ms, stale -rw ${result.staleMs} ms, failover ${result.failover ? 'yes' : 'no'}, fencer stops ${result.fencerStops}${result.healthLagMs === undefined ? '' : `, /primary 200 for ${result.healthLagMs} ms after the kill`}, load ${loadAverage().toFixed(1)}${result.recovered ? '' : ' (NOT RECOVERED within 90 s)'}\n`,
+        );
         if (!result.recovered) return results;
       }
     }
@@ -158,7 +183,19 @@ function percentile(values: number[], p: number): number {
 }
 
 function table(results: RoundResult[]): string {
-  const header = ['mode', 'fault', 'rounds', 'split instants', 'lost/acked', 'write gap p50/max ms', 'stale -rw total/max ms', 'failovers', 'fencer stops', '/primary 200 after kill max ms', 'recovered ≤ 90 s'];
+  const header = [
+    'mode',
+    'fault',
+    'rounds',
+    'split instants',
+    'lost/acked',
+    'write gap p50/max ms',
+    'stale -rw total/max ms',
+    'failovers',
+    'fencer stops',
+    '/primary 200 after kill max ms',
+    'recovered ≤ 90 s',
+  ];
   const rows: string[][] = [];
   for (const mode of modes) {
     for (const fault of chosen) {
@@ -167,9 +204,19 @@ function table(results: RoundResult[]): string {
       const sum = (f: (r: RoundResult) => number) => of.reduce((s, r) => s + f(r), 0);
       const lags = of.map((r) => r.healthLagMs).filter((v): v is number => v !== undefined);
       rows.push([
-        mode, fault, String(of.length), String(sum((r) => r.splitInstants)), `${sum((r) => Math.max(0, r.lost))}/${sum((r) => r.acked)}`,
-        `${percentile(of.map((r) => r.gapMs), 0.5)}/${Math.max(...of.map((r) => r.gapMs))}`, `${sum((r) => r.staleMs)}/${Math.max(...of.map((r) => r.staleMs))}`,
-        String(of.filter((r) => r.failover).length), String(sum((r) => r.fencerStops)), lags.length > 0 ? String(Math.max(...lags)) : '-',
+        mode,
+        fault,
+        String(of.length),
+        String(sum((r) => r.splitInstants)),
+        `${sum((r) => Math.max(0, r.lost))}/${sum((r) => r.acked)}`,
+        `${percentile(
+          of.map((r) => r.gapMs),
+          0.5,
+        )}/${Math.max(...of.map((r) => r.gapMs))}`,
+        `${sum((r) => r.staleMs)}/${Math.max(...of.map((r) => r.staleMs))}`,
+        String(of.filter((r) => r.failover).length),
+        String(sum((r) => r.fencerStops)),
+        lags.length > 0 ? String(Math.max(...lags)) : '-',
         `${Math.round((100 * of.filter((r) => r.recovered).length) / of.length)} %`,
       ]);
     }

@@ -55,7 +55,10 @@ async function until(check: () => Promise<boolean>, limitMs: number): Promise<nu
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 async function runFleet(clusters: number): Promise<Row> {
@@ -73,8 +76,27 @@ async function runFleet(clusters: number): Promise<Row> {
     const kubeconfig = join(dir, 'operator-kubeconfig');
     writeFileSync(kubeconfig, renderKubeconfig({ server: proxy.url, token: 'via-proxy', contextName: 'fleet' }));
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
-    const operator = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', kubeconfig, '--no-leader-elect', '--watch-namespace', namespace,
-      '--health-address', '127.0.0.1:0', '--metrics-address', `127.0.0.1:${metricsPort}`, '--relist-interval', String(relistSeconds)], { cwd: operatorDir, env: { ...process.env, LOG_LEVEL: process.env.FLEET_OPERATOR_LOG ?? 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const operator = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bin/keelson.ts',
+        'operator',
+        '--kubeconfig',
+        kubeconfig,
+        '--no-leader-elect',
+        '--watch-namespace',
+        namespace,
+        '--health-address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        `127.0.0.1:${metricsPort}`,
+        '--relist-interval',
+        String(relistSeconds),
+      ],
+      { cwd: operatorDir, env: { ...process.env, LOG_LEVEL: process.env.FLEET_OPERATOR_LOG ?? 'error' }, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     children.add(operator.pid!);
     const stopped = new Promise((r) => operator.once('exit', () => r(children.delete(operator.pid!))));
     cleanups.unshift(async () => {
@@ -92,11 +114,16 @@ async function runFleet(clusters: number): Promise<Row> {
 
     const started = performance.now();
     for (let i = 0; i < clusters; i += 20) {
-      await Promise.all(Array.from({ length: Math.min(20, clusters - i) }, (_, j) => admin.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: body(`c${i + j}`) })));
+      await Promise.all(
+        Array.from({ length: Math.min(20, clusters - i) }, (_, j) =>
+          admin.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: body(`c${i + j}`) }),
+        ),
+      );
     }
     const sinceStart = (reached: number | undefined) => (reached === undefined ? undefined : performance.now() - started);
     const ownedMs = sinceStart(await until(async () => proxy.tally.created >= clusters * perCluster.count, timeoutMs));
-    const healthy = async () => (await admin.listClusters(namespace)).items.filter((c) => (c.status as { phase?: string } | undefined)?.phase === 'Healthy').length === clusters;
+    const healthy = async () =>
+      (await admin.listClusters(namespace)).items.filter((c) => (c.status as { phase?: string } | undefined)?.phase === 'Healthy').length === clusters;
     const healthyMs = sinceStart(await until(healthy, timeoutMs));
 
     // Settled: no write for two seconds beyond a relist period, then one idle window.
@@ -123,7 +150,10 @@ async function runFleet(clusters: number): Promise<Row> {
     for (let k = 0; performance.now() < changeUntil; k += 1) {
       const name = `c${Math.floor(Math.random() * clusters)}`;
       const changedAt = performance.now();
-      const patched = (await admin.custom.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: { spec: { ha: { maximumLagOnFailover: 1_048_576 + k + 1 } } } }, mergePatch)) as { metadata: { generation: number } };
+      const patched = (await admin.custom.patchNamespacedCustomObject(
+        { group, version, namespace, plural, name, body: { spec: { ha: { maximumLagOnFailover: 1_048_576 + k + 1 } } } },
+        mergePatch,
+      )) as { metadata: { generation: number } };
       const seen = await until(async () => {
         const current = await admin.readCluster(namespace, name);
         return ((current?.status as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0) >= patched.metadata.generation;
@@ -146,7 +176,7 @@ async function runFleet(clusters: number): Promise<Row> {
       latencies,
       missed,
       rssMiB: usage.rssBytes / 2 ** 20,
-      idleCpuMsPerSecPerCluster: ((cpuAfter.cpuMs - cpuBefore.cpuMs) / windowSeconds) / clusters,
+      idleCpuMsPerSecPerCluster: (cpuAfter.cpuMs - cpuBefore.cpuMs) / windowSeconds / clusters,
     };
   } finally {
     for (const cleanup of cleanups) await cleanup();
@@ -163,5 +193,7 @@ for (const size of sizes) {
   rows.push(await runFleet(size));
   console.error(`fleet of ${size} done`);
 }
-const header = `Fleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${cpus().length} cores`;
+const header = `Fleet benchmark: ${serverKind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'API server stand-in'}, operator from ${operatorDir}, relist every ${relistSeconds} s, windows of ${windowSeconds} s, load average at the end ${loadavg()
+  .map((l) => l.toFixed(1))
+  .join(' / ')} on ${cpus().length} cores`;
 console.log(formatTable(header, rows, timeoutMs));

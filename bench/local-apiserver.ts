@@ -26,7 +26,10 @@ const server = await startTestApiServer({ https: process.env.BENCH_HTTP !== '1' 
 console.log(`${process.env.BENCH_HTTP === '1' ? 'HTTP' : 'HTTPS'} start: ${(performance.now() - started).toFixed(0)} ms`);
 try {
   const leases = server.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
-  await leases.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'bench' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10, renewTime: microTime() } } });
+  await leases.createNamespacedLease({
+    namespace: 'default',
+    body: { metadata: { name: 'bench' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10, renewTime: microTime() } },
+  });
   let t = performance.now();
   for (let i = 0; i < rounds; i += 1) {
     const lease = await leases.readNamespacedLease({ name: 'bench', namespace: 'default' });
@@ -52,7 +55,9 @@ try {
   const listMs = performance.now() - t;
   t = performance.now();
   await kubeRequest(server, 'GET', '/api/v1/namespaces/default/configmaps', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
-  console.log(`list ${(list.body as { items: unknown[] }).items.length} configmaps: ${listMs.toFixed(1)} ms JSON, ${(performance.now() - t).toFixed(1)} ms Table`);
+  console.log(
+    `list ${(list.body as { items: unknown[] }).items.length} configmaps: ${listMs.toFixed(1)} ms JSON, ${(performance.now() - t).toFixed(1)} ms Table`,
+  );
 } finally {
   await server.close();
 }

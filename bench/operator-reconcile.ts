@@ -23,21 +23,37 @@ const run = promisify(execFile);
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 const server = await startTestApiServer();
 const api = new OperatorKubeApi(server.kubeConfig);
 await run('kubectl', ['--kubeconfig', server.kubeconfigPath, '--cache-dir', `${server.kubeconfigPath}.cache`, 'apply', '-f', 'crds/']);
 const operator = await runOperator({
-  kubeconfig: server.kubeconfigPath, namespaces: [], leaderElect: false, leaseNamespace: 'default', leaseName: 'bench',
-  health: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 }, relistIntervalMs: 2_000,
-  operatorVersion: 'bench', logger: createLogger({ name: 'bench', level: 'silent' }),
+  kubeconfig: server.kubeconfigPath,
+  namespaces: [],
+  leaderElect: false,
+  leaseNamespace: 'default',
+  leaseName: 'bench',
+  health: { host: '127.0.0.1', port: 0 },
+  metrics: { host: '127.0.0.1', port: 0 },
+  relistIntervalMs: 2_000,
+  operatorVersion: 'bench',
+  logger: createLogger({ name: 'bench', level: 'silent' }),
 });
 try {
   const started = performance.now();
   for (let i = 0; i < clusters; i += 1) {
-    await api.custom.createNamespacedCustomObject({ group, version, namespace: 'default', plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: `c${i}` }, spec: { instances: 3 } } });
+    await api.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: 'default',
+      plural,
+      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: `c${i}` }, spec: { instances: 3 } },
+    });
   }
   for (;;) {
     const list = await api.listClusters('default');
@@ -48,7 +64,9 @@ try {
   const writes = await metric(operator.metricsUrl, 'keelson_operator_api_writes_total');
   const count = await metric(operator.metricsUrl, 'keelson_operator_reconcile_duration_seconds_count');
   const sum = await metric(operator.metricsUrl, 'keelson_operator_reconcile_duration_seconds_sum');
-  console.log(`${clusters} clusters converged in ${convergeMs.toFixed(0)} ms (${(convergeMs / clusters).toFixed(1)} ms per cluster), ${writes} API writes (${(writes / clusters).toFixed(1)} per cluster)`);
+  console.log(
+    `${clusters} clusters converged in ${convergeMs.toFixed(0)} ms (${(convergeMs / clusters).toFixed(1)} ms per cluster), ${writes} API writes (${(writes / clusters).toFixed(1)} per cluster)`,
+  );
   console.log(`reconciles so far: ${count}, mean duration ${((sum / count) * 1000).toFixed(1)} ms`);
   await new Promise((r) => setTimeout(r, 3_000)); // let status settle
   const w0 = await metric(operator.metricsUrl, 'keelson_operator_api_writes_total');

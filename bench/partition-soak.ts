@@ -28,7 +28,11 @@ if (!insideIsolatedRun()) {
 }
 await assertIsolated();
 
-const cluster = await startPartitionCluster({ podNetwork: subnet.prefix, ttlSeconds, logger: createLogger({ name: 'partition-soak', level: process.env.LOG_LEVEL ?? 'silent' }) });
+const cluster = await startPartitionCluster({
+  podNetwork: subnet.prefix,
+  ttlSeconds,
+  logger: createLogger({ name: 'partition-soak', level: process.env.LOG_LEVEL ?? 'silent' }),
+});
 const peersOf = (pod: string): string[] => cluster.members.filter((m) => m.name !== pod).map((m) => m.ip);
 // A primary cut from its peers only keeps its lease (it still reaches the API server): no failover is due.
 const faults: Array<{ name: string; failover: boolean; victim?: 'sync standby'; cut: (path: string, primary: string) => Promise<unknown> }> = [
@@ -45,10 +49,16 @@ try {
   for (let round = 1; round <= rounds; round += 1) {
     for (const fault of faults) {
       const primary = (await cluster.driver.status()).currentPrimary ?? '';
-      const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 120_000, expectFailover: fault.failover, victim: fault.victim }, (path) => fault.cut(path, primary)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      const outcome = await faultRound(
+        { ...cluster, firstId: nextId, healthyTimeoutMs: 120_000, expectFailover: fault.failover, victim: fault.victim },
+        (path) => fault.cut(path, primary),
+      ).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
       nextId += 100_000;
       results.set(fault.name, [...(results.get(fault.name) ?? []), outcome]);
-      const line = outcome instanceof Error ? `failed: ${outcome.message}` : `${outcome.victim} cut, ${outcome.old} → ${outcome.successor}, -rw stale ${(staleMs(outcome) / 1000).toFixed(1)} s, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}${outcome.primaryResumedMs === undefined ? '' : `, primary commits again after ${(outcome.primaryResumedMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
+      const line =
+        outcome instanceof Error
+          ? `failed: ${outcome.message}`
+          : `${outcome.victim} cut, ${outcome.old} → ${outcome.successor}, -rw stale ${(staleMs(outcome) / 1000).toFixed(1)} s, failover ${outcome.failoverMs === undefined ? 'none' : `${(outcome.failoverMs / 1000).toFixed(1)} s`}${outcome.primaryResumedMs === undefined ? '' : `, primary commits again after ${(outcome.primaryResumedMs / 1000).toFixed(1)} s`}, Healthy ${(outcome.healthyAfterHealMs / 1000).toFixed(1)} s after heal, acknowledged ${outcome.acknowledged}, lost ${outcome.missing.length}, split-brain ${outcome.splitBrains.length}`;
       console.log(`round ${round} ${fault.name}: ${line}`);
     }
   }
@@ -59,7 +69,9 @@ try {
 const medianSeconds = (values: number[]): string => (values.length === 0 ? '-' : (median(values) / 1000).toFixed(1));
 const max = (values: number[]): string => (values.length === 0 ? '-' : (Math.max(...values) / 1000).toFixed(1));
 console.log(`\nttl ${ttlSeconds} s, synchronous mode on, faults held 2 × ttl`);
-console.log('fault             rounds  failed  split-brain  lost commits  failover s (median/max)  primary again s (median/max)  -rw stale s (median/max)  Healthy after heal s (median/max)');
+console.log(
+  'fault             rounds  failed  split-brain  lost commits  failover s (median/max)  primary again s (median/max)  -rw stale s (median/max)  Healthy after heal s (median/max)',
+);
 for (const [name, outcomes] of results) {
   const ok = outcomes.filter((o): o is RoundOutcome => !(o instanceof Error));
   const failover = ok.flatMap((o) => (o.failoverMs === undefined ? [] : [o.failoverMs]));
@@ -68,6 +80,8 @@ for (const [name, outcomes] of results) {
   const splitBrains = Math.max(0, ...ok.map((o) => o.splitBrains.length));
   const lost = ok.reduce((n, o) => n + o.missing.length, 0);
   const stale = ok.map(staleMs);
-  console.log(`${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${medianSeconds(failover)}/${max(failover)}`.padStart(23)}  ${`${medianSeconds(resumed)}/${max(resumed)}`.padStart(28)}  ${`${medianSeconds(stale)}/${max(stale)}`.padStart(24)}  ${`${medianSeconds(healthy)}/${max(healthy)}`.padStart(33)}`);
+  console.log(
+    `${name.padEnd(17)} ${String(outcomes.length).padStart(6)}  ${String(outcomes.length - ok.length).padStart(6)}  ${String(splitBrains).padStart(11)}  ${String(lost).padStart(12)}  ${`${medianSeconds(failover)}/${max(failover)}`.padStart(23)}  ${`${medianSeconds(resumed)}/${max(resumed)}`.padStart(28)}  ${`${medianSeconds(stale)}/${max(stale)}`.padStart(24)}  ${`${medianSeconds(healthy)}/${max(healthy)}`.padStart(33)}`,
+  );
 }
 process.exit(0);

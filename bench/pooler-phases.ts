@@ -41,8 +41,12 @@ function lines(text: string): LogLine[] {
 
 /** The phases of the last switchover in these log excerpts, or undefined when a line is missing. */
 export function switchoverPhases(oldPrimaryLog: string, candidateLog: string): SwitchoverPhases | undefined {
-  const phases = lines(oldPrimaryLog).filter((l) => l.msg === 'switchover phases').at(-1);
-  const writable = lines(candidateLog).filter((l) => l.msg === 'PostgreSQL takes writes').at(-1);
+  const phases = lines(oldPrimaryLog)
+    .filter((l) => l.msg === 'switchover phases')
+    .at(-1);
+  const writable = lines(candidateLog)
+    .filter((l) => l.msg === 'PostgreSQL takes writes')
+    .at(-1);
   if (!phases || !writable || typeof phases.promotionMs !== 'number' || typeof phases.releasedAt !== 'string') return undefined;
   const num = (value: unknown) => (typeof value === 'number' ? value : Number.NaN);
   const releasedAt = Date.parse(phases.releasedAt);

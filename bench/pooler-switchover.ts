@@ -30,10 +30,14 @@ const run_ = promisify(execFile);
 
 /** pgbench select-only for pgbenchSeconds; transactions per second (without connection time). */
 async function selectOnlyTps(host: string, port: number): Promise<number> {
-  const { stdout } = await run_('pgbench', ['-h', host, '-p', String(port), '-U', user, '-n', '-S', '-T', String(pgbenchSeconds), '-c', '4', '-j', '2', 'app'], {
-    env: { ...process.env, PGPASSWORD: password },
-    timeout: (pgbenchSeconds + 30) * 1000,
-  });
+  const { stdout } = await run_(
+    'pgbench',
+    ['-h', host, '-p', String(port), '-U', user, '-n', '-S', '-T', String(pgbenchSeconds), '-c', '4', '-j', '2', 'app'],
+    {
+      env: { ...process.env, PGPASSWORD: password },
+      timeout: (pgbenchSeconds + 30) * 1000,
+    },
+  );
   const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout);
   if (!tps) throw new Error(`no tps in pgbench output: ${stdout}`);
   return Number(tps[1]);
@@ -98,7 +102,12 @@ async function main(): Promise<void> {
     loopWait: 1,
     retryTimeout: 2,
     scope: 'poolbench',
-    env: { KEELSON_API_USERNAME: credentials.username, KEELSON_API_PASSWORD: credentials.password, KEELSON_POOLERS: `127.0.0.1:${controlPort}`, KEELSON_POOLER_PASSWORD_FILE: passwordFile },
+    env: {
+      KEELSON_API_USERNAME: credentials.username,
+      KEELSON_API_PASSWORD: credentials.password,
+      KEELSON_POOLERS: `127.0.0.1:${controlPort}`,
+      KEELSON_POOLER_PASSWORD_FILE: passwordFile,
+    },
   });
   let pooler: TestPooler | undefined;
   try {
@@ -128,7 +137,13 @@ async function main(): Promise<void> {
         return appClient(current.ip, current.pgPort);
       });
       await new Promise((r) => setTimeout(r, 500));
-      const reply = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, { credentials, timeoutMs: 40_000 });
+      const reply = await callMember(
+        primary.apiUrl,
+        'POST',
+        '/switchover',
+        { leader: primary.name, candidate: candidate.name },
+        { credentials, timeoutMs: 40_000 },
+      );
       await new Promise((r) => setTimeout(r, 3000));
       const [p, d] = await Promise.all([viaPooler.stop(), direct.stop()]);
       const phases = switchoverPhases(primary.log().slice(logFrom.old), candidate.log().slice(logFrom.candidate));
@@ -139,7 +154,19 @@ async function main(): Promise<void> {
       const tps: Record<string, number> = {};
       for (const side of order) tps[side] = side === 'pooler' ? await selectOnlyTps(pooler.host, pooler.port) : await selectOnlyTps(now.ip, now.pgPort);
       const ratio = tps.pooler! / tps.direct!;
-      const cells = [run, reply.status, p.failures, Math.round(p.longestGapMs), d.failures, Math.round(d.longestGapMs), ...phaseCells(phases), Math.round(tps.pooler!), Math.round(tps.direct!), ratio.toFixed(2), loadavg()[0]!.toFixed(1)];
+      const cells = [
+        run,
+        reply.status,
+        p.failures,
+        Math.round(p.longestGapMs),
+        d.failures,
+        Math.round(d.longestGapMs),
+        ...phaseCells(phases),
+        Math.round(tps.pooler!),
+        Math.round(tps.direct!),
+        ratio.toFixed(2),
+        loadavg()[0]!.toFixed(1),
+      ];
       rows.push(`| ${cells.join(' | ')} |`);
       process.stdout.write(`${rows.at(-1)}\n`);
     }

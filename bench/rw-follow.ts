@@ -55,7 +55,15 @@ function signal(pids: number[], name: NodeJS.Signals): void {
 
 /** One statement on a new connection, bounded; undefined when it failed. */
 async function once(host: string, password: string, text: string): Promise<Record<string, unknown> | undefined> {
-  const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 700, query_timeout: 700 });
+  const client = new pg.Client({
+    host,
+    port: Ports.postgres,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 700,
+    query_timeout: 700,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -86,7 +94,9 @@ try {
   await driver.create({ instances: 3, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 } });
   await driver.healthyWith(3, 180_000);
   await driver.readPassword();
-  const password = Buffer.from((await api.core.readNamespacedSecret({ namespace: ns, name: `${cluster}-superuser` })).data!.password!, 'base64').toString('utf8');
+  const password = Buffer.from((await api.core.readNamespacedSecret({ namespace: ns, name: `${cluster}-superuser` })).data!.password!, 'base64').toString(
+    'utf8',
+  );
   const rwIp = (await viaClusterIp(api, ns, names(cluster).rwService))!;
   await driver.query(names(cluster).rwService, 'CREATE TABLE IF NOT EXISTS follow (at timestamptz)');
   for (let round = 1; round <= rounds; round += 1) {
@@ -111,25 +121,53 @@ try {
     const ip = successor ? ipOf.get(successor)! : '';
     const podNow = async () => (await driver.pods()).find((p) => p.metadata!.name === successor);
     const [labelAt, readyAt, endpointsAt, proxyAt, rwWriteAt] = await Promise.all([
-      firstTrue(async () => (await podNow())?.metadata?.labels?.[Labels.role] === 'primary', () => !successor, deadline),
-      firstTrue(async () => {
-        const pod = await podNow();
-        return pod !== undefined && isPodReady(pod);
-      }, () => !successor, deadline),
-      firstTrue(async () => {
-        const endpoints = await api.core.readNamespacedEndpoints({ namespace: ns, name: names(cluster).rwService }).catch(() => undefined);
-        const listed = (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip));
-        return listed.length === 1 && listed[0] === ip;
-      }, () => !successor, deadline),
-      firstTrue(() => {
-        const backends = stack.node.proxy.snapshot()[`${rwIp}:${Ports.postgres}`] ?? [];
-        return backends.length === 1 && backends[0]!.startsWith(`${ip}:`);
-      }, () => !successor, deadline),
-      firstTrue(async () => (await once(rwIp, password, 'INSERT INTO follow VALUES (now()) RETURNING host(inet_server_addr()) AS addr'))?.addr === ip, () => !successor, deadline),
+      firstTrue(
+        async () => (await podNow())?.metadata?.labels?.[Labels.role] === 'primary',
+        () => !successor,
+        deadline,
+      ),
+      firstTrue(
+        async () => {
+          const pod = await podNow();
+          return pod !== undefined && isPodReady(pod);
+        },
+        () => !successor,
+        deadline,
+      ),
+      firstTrue(
+        async () => {
+          const endpoints = await api.core.readNamespacedEndpoints({ namespace: ns, name: names(cluster).rwService }).catch(() => undefined);
+          const listed = (endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip));
+          return listed.length === 1 && listed[0] === ip;
+        },
+        () => !successor,
+        deadline,
+      ),
+      firstTrue(
+        () => {
+          const backends = stack.node.proxy.snapshot()[`${rwIp}:${Ports.postgres}`] ?? [];
+          return backends.length === 1 && backends[0]!.startsWith(`${ip}:`);
+        },
+        () => !successor,
+        deadline,
+      ),
+      firstTrue(
+        async () => (await once(rwIp, password, 'INSERT INTO follow VALUES (now()) RETURNING host(inet_server_addr()) AS addr'))?.addr === ip,
+        () => !successor,
+        deadline,
+      ),
     ]);
     signal(frozen, 'SIGCONT');
     const after = (at: number | undefined) => (at !== undefined && writableAt !== undefined ? at - writableAt : undefined);
-    const row = { round, writable: writableAt && writableAt - frozenAt, label: after(labelAt), ready: after(readyAt), endpoints: after(endpointsAt), proxy: after(proxyAt), rwWrite: after(rwWriteAt) };
+    const row = {
+      round,
+      writable: writableAt && writableAt - frozenAt,
+      label: after(labelAt),
+      ready: after(readyAt),
+      endpoints: after(endpointsAt),
+      proxy: after(proxyAt),
+      rwWrite: after(rwWriteAt),
+    };
     rows.push(row);
     process.stdout.write(`${JSON.stringify(row)}\n`);
     await driver.healthyWith(3, 180_000);
@@ -140,7 +178,9 @@ try {
 
 const show = (v: number | undefined) => (v === undefined ? '—' : `${(v / 1000).toFixed(2)} s`);
 const columns = ['writable', 'label', 'ready', 'endpoints', 'proxy', 'rwWrite'] as const;
-process.stdout.write(`\n| round | freeze → writable | writable → label | → Ready | → Endpoints | → proxy | → write through -rw |\n|---|---|---|---|---|---|---|\n`);
+process.stdout.write(
+  `\n| round | freeze → writable | writable → label | → Ready | → Endpoints | → proxy | → write through -rw |\n|---|---|---|---|---|---|---|\n`,
+);
 for (const row of rows) process.stdout.write(`| ${row.round} | ${columns.map((c) => show(row[c])).join(' | ')} |\n`);
 const med = (c: (typeof columns)[number]) => median(rows.map((r) => r[c]).filter((v): v is number => v !== undefined));
 process.stdout.write(`| median | ${columns.map((c) => show(med(c))).join(' | ')} |\n`);

@@ -22,7 +22,10 @@ const pgBin = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 function pgbench(member: Member, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(pgBin, 'pgbench'), ['-h', member.ip, '-p', String(member.pgPort), '-U', 'postgres', ...args, 'postgres'], { env: { ...process.env, PGPASSWORD: superPassword }, stdio: 'ignore' });
+    const child = spawn(join(pgBin, 'pgbench'), ['-h', member.ip, '-p', String(member.pgPort), '-U', 'postgres', ...args, 'postgres'], {
+      env: { ...process.env, PGPASSWORD: superPassword },
+      stdio: 'ignore',
+    });
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pgbench ${args.join(' ')} exited ${code}`))));
   });
 }
@@ -58,9 +61,19 @@ async function measureLag(primary: Member, standbyLeader: Member): Promise<LagRu
   return { maxBytes: sorted.at(-1) ?? 0, p95Bytes: sorted[Math.floor(sorted.length * 0.95)] ?? 0, maxReplayLagMs, samples: bytes.length };
 }
 
-async function swapUnderWriter(all: Member[], primary: Member, standbyLeader: Member, table: string, cluster: TestCluster): Promise<{ gapMs: number; acked: number; lost: number }> {
+async function swapUnderWriter(
+  all: Member[],
+  primary: Member,
+  standbyLeader: Member,
+  table: string,
+  cluster: TestCluster,
+): Promise<{ gapMs: number; acked: number; lost: number }> {
   await primary.query(`CREATE TABLE ${table} (id int PRIMARY KEY)`);
-  await cluster.waitFor(`${table} on the standby leader`, async () => (await standbyLeader.query(`SELECT 1 FROM pg_class WHERE relname = '${table}'`)).length === 1, 30_000);
+  await cluster.waitFor(
+    `${table} on the standby leader`,
+    async () => (await standbyLeader.query(`SELECT 1 FROM pg_class WHERE relname = '${table}'`)).length === 1,
+    30_000,
+  );
   const writer = new AckRecorder(all, table);
   await cluster.waitFor('writes before the swap', async () => writer.acked.length >= 20, 30_000);
   await controlledSwap(primary, standbyLeader, cluster.waitFor);
@@ -77,7 +90,15 @@ try {
   let primary = await a.waitFor('the primary of bsa', () => a.primary(), 120_000);
   await pgbench(primary, ['-i', '-s', '5', '-q']);
   const bootstrap = { standby_cluster: { host: primary.ip, port: primary.pgPort } };
-  b = await startCluster({ members, ttl: 10, loopWait: 2, retryTimeout: 4, scope: 'bsb', api: a.api, env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) } });
+  b = await startCluster({
+    members,
+    ttl: 10,
+    loopWait: 2,
+    retryTimeout: 4,
+    scope: 'bsb',
+    api: a.api,
+    env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) },
+  });
   const standbyCluster = b;
   let standbyLeader = await b.waitFor('the standby leader of bsb', () => standbyLeaderOf(standbyCluster.members), 300_000);
   const all = [...a.members, ...b.members];
@@ -91,9 +112,15 @@ try {
     process.stderr.write(`run ${i + 1}: lag max ${lag.maxBytes} B, swap gap ${swap.gapMs.toFixed(0)} ms, lost ${swap.lost}\n`);
     [primary, standbyLeader] = [standbyLeader, primary];
     // The demoted cluster's replicas follow its standby leader; wait until it streams from the new primary.
-    await a.waitFor('the new standby leader streaming', async () => (await standbyLeader.query<{ status: string }>('SELECT status FROM pg_stat_wal_receiver'))[0]?.status === 'streaming', 60_000);
+    await a.waitFor(
+      'the new standby leader streaming',
+      async () => (await standbyLeader.query<{ status: string }>('SELECT status FROM pg_stat_wal_receiver'))[0]?.status === 'streaming',
+      60_000,
+    );
   }
-  console.log(`\nstandby clusters, ${members} members each, ttl=10 s, loop_wait=2 s, pgbench -c 4 for ${durationSeconds} s, stand-in API server, PostgreSQL 15\n`);
+  console.log(
+    `\nstandby clusters, ${members} members each, ttl=10 s, loop_wait=2 s, pgbench -c 4 for ${durationSeconds} s, stand-in API server, PostgreSQL 15\n`,
+  );
   console.log('run | lag samples | lag p95 (bytes) | lag max (bytes) | replay_lag max (ms) | swap write gap (ms) | acked | lost');
   console.log('----|-------------|-----------------|-----------------|---------------------|---------------------|-------|-----');
   for (let i = 0; i < runs; i += 1) {
@@ -104,7 +131,9 @@ try {
     );
   }
   const gaps = swaps.map((s) => s.gapMs).sort((x, y) => x - y);
-  console.log(`\nswap write gap: min ${gaps[0]!.toFixed(0)} ms, median ${gaps[Math.floor(gaps.length / 2)]!.toFixed(0)} ms, max ${gaps.at(-1)!.toFixed(0)} ms (target ≤ 2000 ms); lost commits: ${swaps.reduce((n, s) => n + s.lost, 0)}`);
+  console.log(
+    `\nswap write gap: min ${gaps[0]!.toFixed(0)} ms, median ${gaps[Math.floor(gaps.length / 2)]!.toFixed(0)} ms, max ${gaps.at(-1)!.toFixed(0)} ms (target ≤ 2000 ms); lost commits: ${swaps.reduce((n, s) => n + s.lost, 0)}`,
+  );
 } finally {
   await b?.stop();
   await a.stop();

@@ -73,7 +73,12 @@ process.stdout.write(`\nnpm run local:up -- --detach, command to Ready (load ${e
 process.stdout.write('| run | network | total s | first status | first primary | Healthy | pooler wait from | Ready |\n|---|---|---|---|---|---|---|---|\n');
 for (const r of results) {
   const p = r.phases;
-  process.stdout.write(`| ${r.label} | ${r.network} | **${(r.totalMs / 1000).toFixed(1)}** | ${cell(p.status)} | ${cell(p.primary)} | ${cell(p.healthy)} | ${cell(p.pooler)} | ${cell(p.ready)} |\n`);
+  process.stdout.write(
+    `| ${r.label} | ${r.network} | **${(r.totalMs / 1000).toFixed(1)}** | ${cell(p.status)} | ${cell(p.primary)} | ${cell(p.healthy)} | ${cell(p.pooler)} | ${cell(p.ready)} |\n`,
+  );
 }
 const warm = results.filter((r) => r.label.startsWith('warm')).map((r) => r.totalMs / 1000);
-if (warm.length > 0) process.stdout.write(`warm median ${median(warm).toFixed(1)} s (goal ≤ 20 s)${cold ? `; compiling ${(results[0]!.totalMs / 1000).toFixed(1)} s (goal ≤ 45 s)` : ''}\n`);
+if (warm.length > 0)
+  process.stdout.write(
+    `warm median ${median(warm).toFixed(1)} s (goal ≤ 20 s)${cold ? `; compiling ${(results[0]!.totalMs / 1000).toFixed(1)} s (goal ≤ 45 s)` : ''}\n`,
+  );

@@ -127,12 +127,16 @@ async function oneRun(index: number): Promise<RunFigures> {
     const addedPhases = trackPhases(podNamed(`${name}-3`));
     const scaled = Date.now();
     await patchSpec(api, name, { instances: 4 });
-    const added = await until('demo-3 Ready', async () => {
-      const pod = (await demo.pods()).find((p) => p.metadata?.name === `${name}-3`);
-      const started = pod && containerStartedAt(pod);
-      const ready = pod && readyAt(pod);
-      return started !== undefined && ready !== undefined ? ready - started : undefined;
-    }, 180_000);
+    const added = await until(
+      'demo-3 Ready',
+      async () => {
+        const pod = (await demo.pods()).find((p) => p.metadata?.name === `${name}-3`);
+        const started = pod && containerStartedAt(pod);
+        const ready = pod && readyAt(pod);
+        return started !== undefined && ready !== undefined ? ready - started : undefined;
+      },
+      180_000,
+    );
     await demo.healthyWith(4, 120_000);
     process.stdout.write(`  ${name}-3: ${describePhases(await addedPhases.stop(), { scaled, healthy4: Date.now() })}\n`);
 
@@ -142,21 +146,25 @@ async function oneRun(index: number): Promise<RunFigures> {
     const rolling = trackRolling(() => demo.pods());
     const rolled = Date.now();
     await patchSpec(api, name, { postgresql: { parameters: { max_connections: '120' }, pg_hba: [] } });
-    await until('every member restarted with the new max_connections', async () => {
-      const rows = await demo.query(`${name}-rw`, "SELECT setting FROM pg_settings WHERE name = 'max_connections'");
-      if (rows[0]?.setting !== '120') return undefined;
-      const s = await demo.status();
-      if (s.phase !== 'Healthy' || s.readyInstances !== 4) return undefined;
-      const members = await Promise.all(
-        (await demo.pods()).map(async (p) => {
-          const host = p.status?.podIP;
-          if (!host || before.get(p.metadata!.name!) === undefined) return false;
-          const [row] = await demo.sql(host, "SELECT setting FROM pg_settings WHERE name = 'max_connections'");
-          return row?.setting === '120';
-        }),
-      );
-      return members.every(Boolean) ? true : undefined;
-    }, 300_000);
+    await until(
+      'every member restarted with the new max_connections',
+      async () => {
+        const rows = await demo.query(`${name}-rw`, "SELECT setting FROM pg_settings WHERE name = 'max_connections'");
+        if (rows[0]?.setting !== '120') return undefined;
+        const s = await demo.status();
+        if (s.phase !== 'Healthy' || s.readyInstances !== 4) return undefined;
+        const members = await Promise.all(
+          (await demo.pods()).map(async (p) => {
+            const host = p.status?.podIP;
+            if (!host || before.get(p.metadata!.name!) === undefined) return false;
+            const [row] = await demo.sql(host, "SELECT setting FROM pg_settings WHERE name = 'max_connections'");
+            return row?.setting === '120';
+          }),
+        );
+        return members.every(Boolean) ? true : undefined;
+      },
+      300_000,
+    );
     const rollingMs = Date.now() - rolled;
     for (const line of describeRolling(await rolling.stop(), rolled)) process.stdout.write(`  rolling ${line}\n`);
     for (const line of await operatorEvents(api, rolled)) process.stdout.write(`  rolling event ${line}\n`);
@@ -175,7 +183,9 @@ const results: RunFigures[] = [];
 for (let i = 0; i < runs; i += 1) {
   const figures = await oneRun(i);
   results.push(figures);
-  process.stdout.write(`run ${i + 1}: Ready ${seconds(figures.readyMs)} s, added replica ${seconds(figures.replicaReadyMs)} s, rolling restart ${seconds(figures.rollingMs)} s (${figures.writes} writes committed, ${figures.failedWrites} failed)\n`);
+  process.stdout.write(
+    `run ${i + 1}: Ready ${seconds(figures.readyMs)} s, added replica ${seconds(figures.replicaReadyMs)} s, rolling restart ${seconds(figures.rollingMs)} s (${figures.writes} writes committed, ${figures.failedWrites} failed)\n`,
+  );
 }
 process.stdout.write('\n| measure (median of ' + runs + ') | seconds |\n|---|---|\n');
 process.stdout.write(`| 3 instances: apply → Healthy 3/3 | ${seconds(median(results.map((r) => r.readyMs)))} |\n`);

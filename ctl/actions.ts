@@ -84,7 +84,9 @@ export async function pauseCommand(ctx: CtlContext, pause: boolean): Promise<num
   const target = leaderOf(cluster) ? apiBase(leaderOf(cluster)!.api_url) : via;
   const reply = await callMember(target, 'PATCH', '/config', { pause: pause ? true : null }, ctx.client);
   if (reply.status >= 300) return report(ctx, [{ member: 'config', reply }]);
-  return report(ctx, [{ member: 'cluster', reply: { status: reply.status, text: pause ? 'Success: cluster management is paused' : 'Success: cluster management is resumed' } }]);
+  return report(ctx, [
+    { member: 'cluster', reply: { status: reply.status, text: pause ? 'Success: cluster management is paused' : 'Success: cluster management is resumed' } },
+  ]);
 }
 
 export interface SwitchoverOptions {
@@ -108,7 +110,10 @@ export async function switchoverCommand(ctx: CtlContext, action: 'switchover' | 
   const what = `${action === 'switchover' ? 'Switch over' : 'Fail over'}${from ? ` from ${from}` : ''} to ${options.candidate ?? 'the best replica'}${body.scheduled_at ? ` at ${body.scheduled_at}` : ' now'}?`;
   await confirmed(ctx, options.force, what);
   const target = leader ? apiBase(leader.api_url) : apiBase(memberNamed(cluster, options.candidate!).api_url);
-  const reply = await callMember(target, 'POST', action === 'switchover' ? '/switchover' : '/failover', body, { ...ctx.client, timeoutMs: Math.max(ctx.client.timeoutMs, 65_000) });
+  const reply = await callMember(target, 'POST', action === 'switchover' ? '/switchover' : '/failover', body, {
+    ...ctx.client,
+    timeoutMs: Math.max(ctx.client.timeoutMs, 65_000),
+  });
   return report(ctx, [{ member: target, reply }]);
 }
 
@@ -139,7 +144,11 @@ export async function restartCommand(ctx: CtlContext, names: string[], options: 
   if (options.scheduled && options.scheduled !== 'now') body.schedule = options.scheduled;
   await confirmed(ctx, options.force, `Restart ${members.map((m) => m.name).join(', ')}${body.schedule ? ` at ${String(body.schedule)}` : ''}?`);
   const results = [];
-  for (const member of members) results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'POST', '/restart', body, { ...ctx.client, timeoutMs: Math.max(ctx.client.timeoutMs, 120_000) }) });
+  for (const member of members)
+    results.push({
+      member: member.name,
+      reply: await callMember(apiBase(member.api_url), 'POST', '/restart', body, { ...ctx.client, timeoutMs: Math.max(ctx.client.timeoutMs, 120_000) }),
+    });
   return report(ctx, results);
 }
 
@@ -148,7 +157,8 @@ export async function reloadCommand(ctx: CtlContext, names: string[], force?: bo
   const members = selectMembers(cluster, names);
   await confirmed(ctx, force, `Reload ${members.map((m) => m.name).join(', ')}?`);
   const results = [];
-  for (const member of members) results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'POST', '/reload', undefined, ctx.client) });
+  for (const member of members)
+    results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'POST', '/reload', undefined, ctx.client) });
   return report(ctx, results);
 }
 
@@ -159,6 +169,7 @@ export async function reinitCommand(ctx: CtlContext, names: string[], options: {
   await confirmed(ctx, options.force, `Reinitialize ${names.join(', ')}? Their data directories will be deleted`);
   const body = { force: Boolean(options.force), 'from-leader': Boolean(options.fromLeader) };
   const results = [];
-  for (const member of members) results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'POST', '/reinitialize', body, ctx.client) });
+  for (const member of members)
+    results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'POST', '/reinitialize', body, ctx.client) });
   return report(ctx, results);
 }

@@ -33,14 +33,30 @@ function size(bytes: number | undefined): string {
 
 /** The backup table and the restorable window (end of the first good backup to the newest WAL). */
 export function renderBackups(info: StanzaInfo): string {
-  const rows = info.backups.map((b: BackupSet) => [b.label, b.type, String(b.repository), b.startedAt, b.stoppedAt, `${b.walStart ?? ''}..${b.walStop ?? ''}`, size(b.sizeBytes), size(b.repoSizeBytes), b.error ? 'error' : 'ok']);
+  const rows = info.backups.map((b: BackupSet) => [
+    b.label,
+    b.type,
+    String(b.repository),
+    b.startedAt,
+    b.stoppedAt,
+    `${b.walStart ?? ''}..${b.walStop ?? ''}`,
+    size(b.sizeBytes),
+    size(b.repoSizeBytes),
+    b.error ? 'error' : 'ok',
+  ]);
   const from = restorableFrom(info);
-  const wal = info.wal.filter((w) => w.max).map((w) => `repo${w.repository} ${w.min}..${w.max}`).join(', ');
+  const wal = info.wal
+    .filter((w) => w.max)
+    .map((w) => `repo${w.repository} ${w.min}..${w.max}`)
+    .join(', ');
   return `${table(['Label', 'Type', 'Repo', 'Started', 'Stopped', 'WAL', 'Size', 'Stored', 'State'], rows)}Restorable from ${from ?? 'nowhere yet (no backup)'}${wal ? `; archived WAL ${wal}` : ''}\n`;
 }
 
 export async function backupsCommand(ctx: CtlContext): Promise<number> {
-  const status = jsonOf<{ info?: StanzaInfo; infoError?: string }>(await callMember(await leaderBase(ctx), 'GET', '/backup', undefined, ctx.client), 'GET /backup');
+  const status = jsonOf<{ info?: StanzaInfo; infoError?: string }>(
+    await callMember(await leaderBase(ctx), 'GET', '/backup', undefined, ctx.client),
+    'GET /backup',
+  );
   if (!status.info) throw new OperationError(0, `pgbackrest info failed: ${status.infoError ?? 'no answer'}`);
   ctx.out(ctx.format === 'table' ? renderBackups(status.info) : machine(status.info, ctx.format));
   return CtlExit.ok;
@@ -48,12 +64,23 @@ export async function backupsCommand(ctx: CtlContext): Promise<number> {
 
 /** One row per repository: where a restore can stop, earliest and latest. */
 export function renderRestoreWindow(windows: RepositoryWindow[]): string {
-  const rows = windows.map((w) => [String(w.repository), w.earliest?.time ?? '', w.earliest?.lsn ?? '', w.earliest?.backup ?? '', w.latest?.time ?? '', w.latest?.lsn ?? '', w.note ?? '']);
+  const rows = windows.map((w) => [
+    String(w.repository),
+    w.earliest?.time ?? '',
+    w.earliest?.lsn ?? '',
+    w.earliest?.backup ?? '',
+    w.latest?.time ?? '',
+    w.latest?.lsn ?? '',
+    w.note ?? '',
+  ]);
   return table(['Repo', 'Earliest time', 'Earliest LSN', 'Backup', 'Latest time', 'Latest LSN', 'Note'], rows);
 }
 
 export async function restoreWindowCommand(ctx: CtlContext): Promise<number> {
-  const reply = jsonOf<{ stanza: string; repositories: RepositoryWindow[] }>(await callMember(await leaderBase(ctx), 'GET', '/backup/window', undefined, ctx.client), 'GET /backup/window');
+  const reply = jsonOf<{ stanza: string; repositories: RepositoryWindow[] }>(
+    await callMember(await leaderBase(ctx), 'GET', '/backup/window', undefined, ctx.client),
+    'GET /backup/window',
+  );
   ctx.out(ctx.format === 'table' ? renderRestoreWindow(reply.repositories) : machine(reply, ctx.format));
   return CtlExit.ok;
 }

@@ -5,7 +5,10 @@ export class UnreachableError extends Error {}
 
 /** Refusal by the API (non-2xx), carrying the member's text for the user. */
 export class OperationError extends Error {
-  constructor(readonly status: number, text: string) {
+  constructor(
+    readonly status: number,
+    text: string,
+  ) {
     super(text);
   }
 }

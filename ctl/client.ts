@@ -66,7 +66,9 @@ export async function callMember(base: string, method: string, path: string, bod
   const tls = https ? { ca: options.ca, rejectUnauthorized: !options.insecure } : {};
   // Through a tunnel the request rides the CONNECT socket (TLS on top of it for https members). No
   // agent: node:http uses createConnection only without one (an agent would dial the address itself).
-  const viaTunnel = tunnel ? { agent: undefined, createConnection: () => (https ? tlsConnect({ socket: tunnel, host, ...(isIP(host) ? {} : { servername: host }), ...tls }) : tunnel) } : {};
+  const viaTunnel = tunnel
+    ? { agent: undefined, createConnection: () => (https ? tlsConnect({ socket: tunnel, host, ...(isIP(host) ? {} : { servername: host }), ...tls }) : tunnel) }
+    : {};
   const send = https ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(url, { method, headers, timeout: options.timeoutMs, ...tls, ...viaTunnel }, (res) => {

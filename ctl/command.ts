@@ -25,7 +25,8 @@ function clusterArgumentOf(command: Command): string | undefined {
 export function createCtlCommand(io?: CtlIo): Command {
   const ctl = addGlobalOptions(new Command('ctl').description('operate a cluster through the ha-node REST API (list, switchover, restart, ...)'));
 
-  const run = (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./actions.js')) => Promise<number>) =>
+  const run =
+    (action: (ctx: import('./actions.js').CtlContext, impl: typeof import('./actions.js')) => Promise<number>) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const { execute } = await import('./run.js');
@@ -44,13 +45,23 @@ export function createCtlCommand(io?: CtlIo): Command {
       .option('-w, --watch <seconds>', 'refresh every so many seconds until interrupted')
       .option('-W', 'refresh every 2 seconds (--watch 2)')
       .option('--count <n>', 'with --watch: stop after n refreshes');
-    list.action(run((ctx, a) => {
-      const o = list.opts<{ extended?: boolean; watch?: string; W?: boolean; count?: string }>();
-      return a.listCommand(ctx, topology, { extended: o.extended, watch: o.watch ?? (o.W ? '2' : undefined), count: o.count });
-    }));
+    list.action(
+      run((ctx, a) => {
+        const o = list.opts<{ extended?: boolean; watch?: string; W?: boolean; count?: string }>();
+        return a.listCommand(ctx, topology, { extended: o.extended, watch: o.watch ?? (o.W ? '2' : undefined), count: o.count });
+      }),
+    );
   }
-  ctl.command('history').description('timeline history (failovers and switchovers)').argument(...clusterArgument).action(run((ctx, a) => a.historyCommand(ctx)));
-  ctl.command('show-config').description('the dynamic configuration (YAML, or -o json)').argument(...clusterArgument).action(run((ctx, a) => a.showConfigCommand(ctx)));
+  ctl
+    .command('history')
+    .description('timeline history (failovers and switchovers)')
+    .argument(...clusterArgument)
+    .action(run((ctx, a) => a.historyCommand(ctx)));
+  ctl
+    .command('show-config')
+    .description('the dynamic configuration (YAML, or -o json)')
+    .argument(...clusterArgument)
+    .action(run((ctx, a) => a.showConfigCommand(ctx)));
   const editConfig = ctl
     .command('edit-config')
     .description('change the dynamic configuration in $EDITOR or with --set, show the diff, confirm, apply')
@@ -58,13 +69,23 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('-s, --set <key=value>', 'set a (dotted) key; a YAML value, "null" or empty removes the key (repeatable)', collect, [])
     .option('--force', 'apply without asking');
   editConfig.action(run((ctx, a) => a.editConfigCommand(ctx, editConfig.opts<{ set: string[]; force?: boolean }>())));
-  ctl.command('pause').description('disable automatic failover (maintenance mode)').argument(...clusterArgument).action(run((ctx, a) => a.pauseCommand(ctx, true)));
-  ctl.command('resume').description('enable automatic failover again').argument(...clusterArgument).action(run((ctx, a) => a.pauseCommand(ctx, false)));
+  ctl
+    .command('pause')
+    .description('disable automatic failover (maintenance mode)')
+    .argument(...clusterArgument)
+    .action(run((ctx, a) => a.pauseCommand(ctx, true)));
+  ctl
+    .command('resume')
+    .description('enable automatic failover again')
+    .argument(...clusterArgument)
+    .action(run((ctx, a) => a.pauseCommand(ctx, false)));
 
   for (const action of ['switchover', 'failover'] as const) {
     const sub = ctl
       .command(action)
-      .description(action === 'switchover' ? 'hand the primary role to another member (now or --scheduled)' : 'promote a candidate, also when the cluster has no leader')
+      .description(
+        action === 'switchover' ? 'hand the primary role to another member (now or --scheduled)' : 'promote a candidate, also when the cluster has no leader',
+      )
       .argument(...clusterArgument)
       .option('--leader <name>', action === 'switchover' ? 'current leader (default: the one holding the lock)' : 'current leader (makes it a switchover)')
       .option('--scheduled <time>', 'ISO 8601 time with offset, or "now"')
@@ -86,19 +107,23 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('--force', 'do not ask for confirmation');
   restart.action(run((ctx, a) => a.restartCommand(ctx, restart.processedArgs[0] as string[], restart.opts())));
 
-  const reload = ctl.command('reload').description('re-read the configuration on the named members (all when none is named)').argument('[members...]').option('--force', 'do not ask for confirmation');
+  const reload = ctl
+    .command('reload')
+    .description('re-read the configuration on the named members (all when none is named)')
+    .argument('[members...]')
+    .option('--force', 'do not ask for confirmation');
   reload.action(run((ctx, a) => a.reloadCommand(ctx, reload.processedArgs[0] as string[], reload.opts<{ force?: boolean }>().force)));
 
   const reinit = ctl
     .command('reinit')
-    .description('delete a replica\'s data directory and clone it again from the leader')
+    .description("delete a replica's data directory and clone it again from the leader")
     .argument('<members...>')
     .option('--force', 'do not ask for confirmation (also lets a node stuck in recovery be reinitialized)')
     .option('--from-leader', 'take the base backup from the leader');
   reinit.action(run((ctx, a) => a.reinitCommand(ctx, reinit.processedArgs[0] as string[], reinit.opts())));
 
   const roleOption = () => new Option('-r, --role <role>', 'member of this role (default leader)').choices(['leader', 'primary', 'replica', 'any']);
-  const dsn = ctl.command('dsn').description('connection string (host, port) of a member\'s PostgreSQL').argument('[member]').addOption(roleOption());
+  const dsn = ctl.command('dsn').description("connection string (host, port) of a member's PostgreSQL").argument('[member]').addOption(roleOption());
   dsn.action(run((ctx, a) => a.dsnCommand(ctx, { member: dsn.processedArgs[0] as string | undefined, role: dsn.opts<{ role?: string }>().role })));
 
   const query = ctl
@@ -123,12 +148,18 @@ export function createCtlCommand(io?: CtlIo): Command {
 
   ctl
     .command('remove')
-    .description('delete the cluster\'s whole DCS state (its Leases) after typed confirmations; stop its members first')
+    .description("delete the cluster's whole DCS state (its Leases) after typed confirmations; stop its members first")
     .action(run((ctx, a) => a.removeCommand(ctx)));
 
-  const backup = ctl.command('backup').description('start a backup on the primary (pgBackRest)').addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
+  const backup = ctl
+    .command('backup')
+    .description('start a backup on the primary (pgBackRest)')
+    .addOption(new Option('--type <type>', 'backup type').choices(['full', 'diff', 'incr']).default('full'));
   backup.action(runBackup((ctx, b) => b.backupCommand(ctx, backup.opts<{ type: string }>().type)));
-  ctl.command('backups').description('backups in the repository, their WAL range and the restorable window').action(runBackup((ctx, b) => b.backupsCommand(ctx)));
+  ctl
+    .command('backups')
+    .description('backups in the repository, their WAL range and the restorable window')
+    .action(runBackup((ctx, b) => b.backupsCommand(ctx)));
   ctl
     .command('restore-window')
     .description('earliest and latest restorable time and LSN of each repository')

@@ -41,8 +41,12 @@ export function report(ctx: CtlContext, results: Array<{ member: string; reply: 
       ctx.out(`${results.length > 1 || !ok ? `${member}: ` : ''}${ok ? '' : `Failed (HTTP ${reply.status}): `}${reply.text}\n`);
     }
   } else {
-    ctx.out(machine(results.map(({ member, reply }) => ({ member, status: reply.status, message: reply.text })), ctx.format));
+    ctx.out(
+      machine(
+        results.map(({ member, reply }) => ({ member, status: reply.status, message: reply.text })),
+        ctx.format,
+      ),
+    );
   }
   return results.every((r) => r.reply.status < 300) ? CtlExit.ok : CtlExit.failed;
 }
-

@@ -67,7 +67,11 @@ export async function readCluster(bases: string[], options: ClientOptions): Prom
   const errors: string[] = [];
   for (const base of bases) {
     try {
-      const cluster = fitAnswer(ctlClusterDocumentSchema, jsonOf<unknown>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster'), 'GET /cluster');
+      const cluster = fitAnswer(
+        ctlClusterDocumentSchema,
+        jsonOf<unknown>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster'),
+        'GET /cluster',
+      );
       return { cluster, via: base };
     } catch (error) {
       if (error instanceof MemberAddressRefused) throw error; // every member would be refused the same way

@@ -57,7 +57,9 @@ export async function listCommand(ctx: CtlContext, topology: boolean, options: L
   const clear = process.stdout.isTTY ? '\x1b[H\x1b[2J' : '';
   for (let shown = 0; count === undefined || shown < count; shown += 1) {
     if (shown > 0) await new Promise((resolve) => setTimeout(resolve, interval * 1000));
-    const text = await renderOnce(ctx, topology, Boolean(options.extended)).catch((error: unknown) => `${error instanceof Error ? error.message : String(error)}\n`);
+    const text = await renderOnce(ctx, topology, Boolean(options.extended)).catch(
+      (error: unknown) => `${error instanceof Error ? error.message : String(error)}\n`,
+    );
     ctx.out(`${clear}${new Date().toISOString()}\n${text}`);
   }
   return CtlExit.ok;

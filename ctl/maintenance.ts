@@ -41,7 +41,8 @@ export async function flushCommand(ctx: CtlContext, what: string, names: string[
   }
   await confirmed(ctx, options.force, `Cancel the scheduled restart of ${scheduled.map((m) => m.name).join(', ')}?`);
   const results = [];
-  for (const member of scheduled) results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'DELETE', '/restart', undefined, ctx.client) });
+  for (const member of scheduled)
+    results.push({ member: member.name, reply: await callMember(apiBase(member.api_url), 'DELETE', '/restart', undefined, ctx.client) });
   return report(ctx, results);
 }
 
@@ -67,7 +68,7 @@ function leaseHeld(lease: k8s.V1Lease | undefined, now: number): string | undefi
  */
 export async function removeCommand(ctx: CtlContext): Promise<number> {
   const { scope, namespace, urls } = ctx.target;
-  if (urls.length > 0 || !scope) throw new UsageError('remove works on the cluster\'s Leases: give --cluster (and --namespace), not --url');
+  if (urls.length > 0 || !scope) throw new UsageError("remove works on the cluster's Leases: give --cluster (and --namespace), not --url");
   const api = loadKubeConfig({ kubeconfig: ctx.target.kubeconfig }).makeApiClient(k8s.CoordinationV1Api);
   let leases: k8s.V1Lease[];
   try {
@@ -77,9 +78,23 @@ export async function removeCommand(ctx: CtlContext): Promise<number> {
   }
   if (leases.length === 0) throw new OperationError(0, `cluster "${scope}" has no DCS state in namespace ${namespace}`);
   await typed(ctx, 'Please confirm the cluster name to remove:', scope, 'Cluster names specified do not match');
-  await typed(ctx, `You are about to remove all information in the DCS for ${scope}, please type: "${awareness}":`, awareness, 'You did not exactly type "Yes I am aware"');
-  const leader = leaseHeld(leases.find((l) => l.metadata?.name === leaseName(scope, 'leader')), Date.now());
-  if (leader) await typed(ctx, 'This cluster currently is healthy. Please specify the leader name to continue:', leader, 'You did not specify the current leader of the cluster');
+  await typed(
+    ctx,
+    `You are about to remove all information in the DCS for ${scope}, please type: "${awareness}":`,
+    awareness,
+    'You did not exactly type "Yes I am aware"',
+  );
+  const leader = leaseHeld(
+    leases.find((l) => l.metadata?.name === leaseName(scope, 'leader')),
+    Date.now(),
+  );
+  if (leader)
+    await typed(
+      ctx,
+      'This cluster currently is healthy. Please specify the leader name to continue:',
+      leader,
+      'You did not specify the current leader of the cluster',
+    );
   for (const lease of leases) {
     try {
       await api.deleteNamespacedLease({ name: lease.metadata!.name!, namespace });

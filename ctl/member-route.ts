@@ -15,7 +15,6 @@ import { UnreachableError } from './client-errors.js';
  * the machine, so ctl refuses before it connects.
  */
 
-
 export interface MemberRoute {
   /** Every member connection is tunnelled through this CONNECT proxy (on loopback). */
   proxy?: { host: string; port: number };
@@ -45,7 +44,9 @@ export function decideRoute(facts: RouteFacts): MemberRoute {
       url = undefined;
     }
     if (!url || url.protocol !== 'http:' || !url.port || !isLoopbackHost(url.hostname)) {
-      throw new UnreachableError(`the kubeconfig's ${memberProxyExtension} extension must be { url: http://127.x.y.z:PORT }, got ${JSON.stringify(facts.proxy)}`);
+      throw new UnreachableError(
+        `the kubeconfig's ${memberProxyExtension} extension must be { url: http://127.x.y.z:PORT }, got ${JSON.stringify(facts.proxy)}`,
+      );
     }
     return { proxy: { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) } };
   }
@@ -54,7 +55,7 @@ export function decideRoute(facts: RouteFacts): MemberRoute {
     return {
       refuseNonLoopback:
         `the cluster's API server is on this machine (${apiHost}) but the kubeconfig names no member proxy: its pod addresses exist only inside the stack's node namespace, ` +
-        'and from the host\'s namespace they would leave the machine. Use the kubeconfig `keelson local up` wrote (DIR/kubeconfig tunnels member calls through a 127.0.0.1 forwarder), ' +
+        "and from the host's namespace they would leave the machine. Use the kubeconfig `keelson local up` wrote (DIR/kubeconfig tunnels member calls through a 127.0.0.1 forwarder), " +
         'or run ctl inside the node namespace (nsenter --net=/proc/$(cat DIR/pid)/ns/net)',
     };
   }
@@ -84,7 +85,8 @@ export function resolveMemberRoute(kubeconfig: string | undefined, env: NodeJS.P
 
 /** Throws MemberAddressRefused when a direct connection to `host` is not allowed on this route. */
 export function checkDirect(route: MemberRoute | undefined, host: string): void {
-  if (route?.refuseNonLoopback && !isLoopbackHost(host)) throw new MemberAddressRefused(`refusing to send to member address ${host}: ${route.refuseNonLoopback}`);
+  if (route?.refuseNonLoopback && !isLoopbackHost(host))
+    throw new MemberAddressRefused(`refusing to send to member address ${host}: ${route.refuseNonLoopback}`);
 }
 
 /** A socket to host:port through the route's CONNECT proxy. */
@@ -95,7 +97,11 @@ export function openTunnel(proxy: NonNullable<MemberRoute['proxy']>, host: strin
     req.once('connect', (res, socket) => {
       if (res.statusCode === 200) return resolve(socket);
       socket.destroy();
-      reject(new UnreachableError(`cannot reach ${target} through the member proxy ${proxy.host}:${proxy.port}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
+      reject(
+        new UnreachableError(
+          `cannot reach ${target} through the member proxy ${proxy.host}:${proxy.port}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trim(),
+        ),
+      );
     });
     req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.once('error', (error) => reject(new UnreachableError(`cannot reach the member proxy ${proxy.host}:${proxy.port}: ${error.message}`)));
@@ -107,7 +113,12 @@ export function openTunnel(proxy: NonNullable<MemberRoute['proxy']>, host: strin
  * For clients that only take a host and port (PostgreSQL): a 127.0.0.1 listener whose connections
  * are tunnelled to host:port. Direct routes answer host:port itself (after the check).
  */
-export async function memberEndpoint(route: MemberRoute | undefined, host: string, port: number, timeoutMs: number): Promise<{ host: string; port: number; close: () => void }> {
+export async function memberEndpoint(
+  route: MemberRoute | undefined,
+  host: string,
+  port: number,
+  timeoutMs: number,
+): Promise<{ host: string; port: number; close: () => void }> {
   if (!route?.proxy) {
     checkDirect(route, host);
     return { host, port, close: () => undefined };

@@ -29,6 +29,10 @@ export const poolerHeaders = ['Pooler', 'Paused', 'Target', 'Reaches PostgreSQL'
 export function renderPoolers(poolers: PoolerReport[]): string {
   if (poolers.length === 0) return '';
   const host = (url: string, readOnly?: boolean) => `${url.replace(/^https?:\/\//, '')}${readOnly ? ' (read-only)' : ''}`;
-  const rows = poolers.map((p) => (p.answered ? [host(p.url, p.readOnly), p.paused ? 'yes' : 'no', `${p.target.host}:${p.target.port}`, p.reachable ? 'yes' : 'no'] : [host(p.url, p.readOnly), '?', 'not answering', '?']));
+  const rows = poolers.map((p) =>
+    p.answered
+      ? [host(p.url, p.readOnly), p.paused ? 'yes' : 'no', `${p.target.host}:${p.target.port}`, p.reachable ? 'yes' : 'no']
+      : [host(p.url, p.readOnly), '?', 'not answering', '?'],
+  );
   return `+ Poolers\n${table(poolerHeaders, rows)}`;
 }

@@ -20,7 +20,14 @@ export function chooseMember(cluster: ClusterDocument, choice: MemberChoice): Cl
   const role = choice.role ?? 'leader';
   if (!['leader', 'primary', 'replica', 'any'].includes(role)) throw new UsageError(`--role must be leader, primary, replica or any, not "${role}"`);
   const sorted = [...cluster.members].sort((a, b) => a.name.localeCompare(b.name));
-  const found = role === 'leader' || role === 'primary' ? leaderOf(cluster) : role === 'replica' ? sorted.find((m) => m !== leaderOf(cluster)) : role === 'any' ? sorted[0] : undefined;
+  const found =
+    role === 'leader' || role === 'primary'
+      ? leaderOf(cluster)
+      : role === 'replica'
+        ? sorted.find((m) => m !== leaderOf(cluster))
+        : role === 'any'
+          ? sorted[0]
+          : undefined;
   if (!found) throw new OperationError(0, `no ${role === 'primary' ? 'leader' : role} member in the cluster`);
   return found;
 }
@@ -109,7 +116,13 @@ export async function queryCommand(ctx: CtlContext, options: QueryOptions): Prom
     } else {
       for (const result of results) {
         if (result.fields.length === 0) ctx.out(`${result.command}${result.rowCount === null ? '' : ` ${result.rowCount}`}\n`);
-        else ctx.out(table(result.fields.map((f) => f.name), result.rows.map((row: Record<string, unknown>) => result.fields.map((f) => cellText(row[f.name])))));
+        else
+          ctx.out(
+            table(
+              result.fields.map((f) => f.name),
+              result.rows.map((row: Record<string, unknown>) => result.fields.map((f) => cellText(row[f.name]))),
+            ),
+          );
       }
     }
     return CtlExit.ok;

@@ -42,8 +42,26 @@ export const listHeaders = ['Member', 'Host', 'Role', 'State', 'TL', 'Lag in MB'
 
 function memberRow(m: ClusterMember, prefix = ''): string[] {
   const host = m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : '';
-  const role = m.role === 'leader' ? 'Leader' : m.role === 'sync_standby' ? 'Sync Standby' : m.role === 'quorum_standby' ? 'Quorum Standby' : m.role === 'standby_leader' ? 'Standby Leader' : 'Replica';
-  return [`${prefix}${m.name}`, host, role, m.state, m.timeline === undefined ? '' : String(m.timeline), m.role === 'leader' ? '' : lagText(m.lag), m.pending_restart ? '*' : '', tagsText(m.tags)];
+  const role =
+    m.role === 'leader'
+      ? 'Leader'
+      : m.role === 'sync_standby'
+        ? 'Sync Standby'
+        : m.role === 'quorum_standby'
+          ? 'Quorum Standby'
+          : m.role === 'standby_leader'
+            ? 'Standby Leader'
+            : 'Replica';
+  return [
+    `${prefix}${m.name}`,
+    host,
+    role,
+    m.state,
+    m.timeline === undefined ? '' : String(m.timeline),
+    m.role === 'leader' ? '' : lagText(m.lag),
+    m.pending_restart ? '*' : '',
+    tagsText(m.tags),
+  ];
 }
 
 /** "data 61% of 64 MiB, wal 12% of 1024 MiB". */
@@ -63,7 +81,8 @@ function footer(cluster: ClusterDocument): string {
   const lines: string[] = [];
   if (cluster.pause) lines.push(' Maintenance mode: on');
   for (const m of cluster.members) for (const e of m.config_errors ?? []) lines.push(` Parameter not applied on ${m.name} (${e.source}): ${e.error}`);
-  for (const m of cluster.members) for (const v of crowdedVolumes(m.volumes)) lines.push(` Volume ${v.full ? 'full' : 'nearly full'} on ${m.name}: ${volumesText([v])}`);
+  for (const m of cluster.members)
+    for (const v of crowdedVolumes(m.volumes)) lines.push(` Volume ${v.full ? 'full' : 'nearly full'} on ${m.name}: ${volumesText([v])}`);
   if (cluster.scheduled_switchover) {
     const s = cluster.scheduled_switchover;
     lines.push(` Switchover scheduled at: ${s.at}`, `                    from: ${s.from ?? ''}`, `                      to: ${s.to ?? ''}`);
@@ -76,7 +95,14 @@ export const extendedHeaders = ['Receive LSN', 'Receive lag in MB', 'Replay LSN'
 
 function extendedCells(m: ClusterMember, scheduledRestart: string | undefined): string[] {
   const leader = m.role === 'leader';
-  return [leader ? '' : (m.receive_lsn ?? ''), leader ? '' : lagText(m.receive_lag), leader ? '' : (m.replay_lsn ?? ''), leader ? '' : lagText(m.replay_lag), scheduledRestart ?? '', volumesText(m.volumes)];
+  return [
+    leader ? '' : (m.receive_lsn ?? ''),
+    leader ? '' : lagText(m.receive_lag),
+    leader ? '' : (m.replay_lsn ?? ''),
+    leader ? '' : lagText(m.replay_lag),
+    scheduledRestart ?? '',
+    volumesText(m.volumes),
+  ];
 }
 
 /** `keelson ctl list`: one row per member, sorted by name; `scheduledRestarts` (member → time) makes it extended. */
@@ -98,5 +124,8 @@ export function renderTopology(cluster: ClusterDocument, scope: string): string 
 export type HistoryRow = [number, number, string, string, string?];
 
 export function renderHistory(history: HistoryRow[]): string {
-  return table(['TL', 'LSN', 'Reason', 'Timestamp', 'New Leader'], history.map((h) => [String(h[0]), String(h[1]), h[2], h[3], h[4] ?? '']));
+  return table(
+    ['TL', 'LSN', 'Reason', 'Timestamp', 'New Leader'],
+    history.map((h) => [String(h[0]), String(h[1]), h[2], h[3], h[4] ?? '']),
+  );
 }

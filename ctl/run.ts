@@ -61,7 +61,10 @@ export async function execute(
   flags: CtlFlags,
   action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>,
   env: NodeJS.ProcessEnv = process.env,
-  io: { out(text: string): void; err(text: string): void; ask?(question: string): Promise<string | undefined> } = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+  io: { out(text: string): void; err(text: string): void; ask?(question: string): Promise<string | undefined> } = {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+  },
 ): Promise<number> {
   const stdinAnswers = new StdinAnswers();
   try {
@@ -71,13 +74,24 @@ export async function execute(
     if (flags.clusterArgument !== undefined && flags.cluster !== undefined && flags.clusterArgument !== flags.cluster) {
       throw new UsageError(`the cluster named as an argument ("${flags.clusterArgument}") differs from --cluster "${flags.cluster}"`);
     }
-    const target = { urls, scope: flags.clusterArgument ?? flags.cluster ?? env.KEELSON_CLUSTER, namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default', kubeconfig: flags.kubeconfig };
+    const target = {
+      urls,
+      scope: flags.clusterArgument ?? flags.cluster ?? env.KEELSON_CLUSTER,
+      namespace: flags.namespace ?? env.POD_NAMESPACE ?? 'default',
+      kubeconfig: flags.kubeconfig,
+    };
     // The cluster's Secret is read only if a mutating request needs credentials (read-only
     // commands then work with a kubeconfig that may not read Secrets).
     const credentials = credentialsFrom(flags, env) ?? onceSource(() => credentialsFromClusterSecret(target));
     const ctx: CtlContext = {
       target,
-      client: { credentials, timeoutMs: timeout * 1000, ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT), insecure: flags.insecure, route: resolveMemberRoute(target.kubeconfig, env) },
+      client: {
+        credentials,
+        timeoutMs: timeout * 1000,
+        ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT),
+        insecure: flags.insecure,
+        route: resolveMemberRoute(target.kubeconfig, env),
+      },
       format: parseFormat(flags.output),
       out: (text) => io.out(text),
       confirm: askTerminal,

@@ -59,7 +59,11 @@ export const booleanKey = (opts: Omit<ConfigKey<boolean>, 'schema'> = {}): Confi
 
 export const listKey = (opts: Omit<ConfigKey<string[]>, 'schema'> = {}): ConfigKey<string[]> => ({
   schema: z.array(z.string()),
-  fromString: (raw) => raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+  fromString: (raw) =>
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
   ...opts,
 });
 

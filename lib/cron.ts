@@ -62,7 +62,8 @@ function parseField(text: string, spec: FieldSpec, index: number): Set<number> {
 
 export function parseCron(expression: string): CronSchedule {
   const parts = expression.trim().split(/\s+/);
-  if (parts.length !== 5 || !new RegExp(cronPattern).test(parts.join(' '))) throw new Error(`"${expression}" is not a five-field cron schedule (minute hour day month weekday)`);
+  if (parts.length !== 5 || !new RegExp(cronPattern).test(parts.join(' ')))
+    throw new Error(`"${expression}" is not a five-field cron schedule (minute hour day month weekday)`);
   const [m, h, dom, mon, dow] = parts.map((p, i) => parseField(p, fields[i]!, i)) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
   return { minutes: m, hours: h, days: dom, months: mon, weekdays: dow, daysRestricted: parts[2] !== '*', weekdaysRestricted: parts[4] !== '*' };
 }

@@ -48,4 +48,3 @@ export function createApp(logger: Logger): Express {
   app.use(requestContext(logger));
   return app;
 }
-

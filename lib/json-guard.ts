@@ -21,7 +21,8 @@ export function jsonTextDepth(text: string, limit = Number.POSITIVE_INFINITY): n
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i += 1; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i += 1; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -6,7 +6,21 @@
  */
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
-import { bitString, boolean, explicit, implicitPrimitive, integer, objectIdentifier, octetString, readElements, sequence, set, time, tlv, utf8String } from './der.js';
+import {
+  bitString,
+  boolean,
+  explicit,
+  implicitPrimitive,
+  integer,
+  objectIdentifier,
+  octetString,
+  readElements,
+  sequence,
+  set,
+  time,
+  tlv,
+  utf8String,
+} from './der.js';
 
 export interface PemPair {
   cert: string;
@@ -72,7 +86,11 @@ function signatureAlgorithm(key: KeyObject): Buffer {
   throw new Error(`a CA key of type ${String(key.asymmetricKeyType)} cannot sign here (EC or RSA)`);
 }
 
-const toPem = (label: string, der: Buffer): string => `-----BEGIN ${label}-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').trim()}\n-----END ${label}-----\n`;
+const toPem = (label: string, der: Buffer): string =>
+  `-----BEGIN ${label}-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim()}\n-----END ${label}-----\n`;
 const keyPem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 function subjectAltNames(hosts: string[]): Buffer {
@@ -119,12 +137,20 @@ export function createCertificateAuthority(commonName: string, days = 3650): Pem
   checkName(commonName);
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const name = distinguishedName(commonName);
-  const keyId = createHash('sha1').update(publicKey.export({ type: 'spki', format: 'der' })).digest();
-  const cert = signCertificate(name, publicKey, { name, privateKey, keyId, notAfter: new Date(Date.now() + days * dayMs) }, new Date(Date.now() + days * dayMs), [
-    extension(oids.basicConstraints, true, sequence(boolean(true))),
-    // digitalSignature, keyCertSign, cRLSign
-    extension(oids.keyUsage, true, bitString(Buffer.from([0x86]), 1)),
-  ]);
+  const keyId = createHash('sha1')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest();
+  const cert = signCertificate(
+    name,
+    publicKey,
+    { name, privateKey, keyId, notAfter: new Date(Date.now() + days * dayMs) },
+    new Date(Date.now() + days * dayMs),
+    [
+      extension(oids.basicConstraints, true, sequence(boolean(true))),
+      // digitalSignature, keyCertSign, cRLSign
+      extension(oids.keyUsage, true, bitString(Buffer.from([0x86]), 1)),
+    ],
+  );
   return { cert, key: keyPem(privateKey) };
 }
 
@@ -166,7 +192,11 @@ function subjectKeyId(tbsFields: { tag: number; content: Buffer }[]): Buffer | u
   return undefined;
 }
 
-const usageOids: Record<CertificateUsage, string[]> = { server: [oids.serverAuth], client: [oids.clientAuth], 'server-and-client': [oids.serverAuth, oids.clientAuth] };
+const usageOids: Record<CertificateUsage, string[]> = {
+  server: [oids.serverAuth],
+  client: [oids.clientAuth],
+  'server-and-client': [oids.serverAuth, oids.clientAuth],
+};
 
 /**
  * A certificate for `commonName` with a new EC key, signed by `ca` (PEM; the first certificate

@@ -41,7 +41,9 @@ export function capabilitiesFrom(list: V1APIGroupList): ServerCapabilities {
 export function apiFallbacks(capabilities: ServerCapabilities, serviceMonitorWanted: boolean): string[] {
   const notes: string[] = [];
   if (capabilities.podDisruptionBudget === undefined) notes.push('PodDisruptionBudget not created: the server serves neither policy/v1 nor policy/v1beta1');
-  else if (capabilities.podDisruptionBudget !== 'policy/v1') notes.push(`PodDisruptionBudget written as ${capabilities.podDisruptionBudget}: the server does not serve policy/v1`);
-  if (serviceMonitorWanted && !capabilities.serviceMonitor) notes.push('ServiceMonitor not created: the monitoring.coreos.com/v1 API (Prometheus Operator CRDs) is not installed');
+  else if (capabilities.podDisruptionBudget !== 'policy/v1')
+    notes.push(`PodDisruptionBudget written as ${capabilities.podDisruptionBudget}: the server does not serve policy/v1`);
+  if (serviceMonitorWanted && !capabilities.serviceMonitor)
+    notes.push('ServiceMonitor not created: the monitoring.coreos.com/v1 API (Prometheus Operator CRDs) is not installed');
   return notes;
 }

@@ -137,29 +137,73 @@ export class Controller {
     const capabilities = await api.capabilities();
     const kinds = ownedKinds(capabilities.podDisruptionBudget);
     for (const ns of scopes) {
-      const clusters = this.informer<RawCluster>('databaseclusters', `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`, (resourceVersion) => api.listClusters(ns, resourceVersion), clusterKey, undefined, true);
+      const clusters = this.informer<RawCluster>(
+        'databaseclusters',
+        `/apis/${group}/${version}${ns ? `/namespaces/${ns}` : ''}/${plural}`,
+        (resourceVersion) => api.listClusters(ns, resourceVersion),
+        clusterKey,
+        undefined,
+        true,
+      );
       this.cache.add(`${group}/${version}`, kind, ns, clusters as unknown as Informer<KubernetesObject>);
       for (const owned of kinds) {
-        const informer = this.informer<KubernetesObject>(owned.resource, collectionPath(owned.apiVersion, owned.resource, ns), async (resourceVersion) => {
-          const list = await api.objects.listAt(owned.apiVersion, owned.kind, ns, ownedSelector, resourceVersion);
-          return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
-        }, ownerKey, ownedSelector);
+        const informer = this.informer<KubernetesObject>(
+          owned.resource,
+          collectionPath(owned.apiVersion, owned.resource, ns),
+          async (resourceVersion) => {
+            const list = await api.objects.listAt(owned.apiVersion, owned.kind, ns, ownedSelector, resourceVersion);
+            return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+          },
+          ownerKey,
+          ownedSelector,
+        );
         this.cache.add(owned.apiVersion, owned.kind, ns, informer);
       }
-      const leases = this.informer<KubernetesObject>(leaderLeases.resource, collectionPath(leaderLeases.apiVersion, leaderLeases.resource, ns), async (resourceVersion) => {
-        const list = await api.objects.listAt(leaderLeases.apiVersion, leaderLeases.kind, ns, leaderLeases.selector, resourceVersion);
-        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
-      }, ownerKey, leaderLeases.selector, false, leaderLeaseChanged);
+      const leases = this.informer<KubernetesObject>(
+        leaderLeases.resource,
+        collectionPath(leaderLeases.apiVersion, leaderLeases.resource, ns),
+        async (resourceVersion) => {
+          const list = await api.objects.listAt(leaderLeases.apiVersion, leaderLeases.kind, ns, leaderLeases.selector, resourceVersion);
+          return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+        },
+        ownerKey,
+        leaderLeases.selector,
+        false,
+        leaderLeaseChanged,
+      );
       this.cache.add(leaderLeases.apiVersion, leaderLeases.kind, ns, leases);
-      const backups = this.informer<RawCluster>(backupPlural, collectionPath(`${group}/${version}`, backupPlural, ns), () => api.listBackupsLive(ns), backupClusterKey, undefined, false, backupChanged, true);
+      const backups = this.informer<RawCluster>(
+        backupPlural,
+        collectionPath(`${group}/${version}`, backupPlural, ns),
+        () => api.listBackupsLive(ns),
+        backupClusterKey,
+        undefined,
+        false,
+        backupChanged,
+        true,
+      );
       this.cache.add(`${group}/${version}`, backupKind, ns, backups as unknown as Informer<KubernetesObject>);
-      const databases = this.informer<RawCluster>(databasePlural, collectionPath(`${group}/${version}`, databasePlural, ns), () => api.listDatabasesLive(ns), backupClusterKey, undefined, false, databaseChanged, true);
+      const databases = this.informer<RawCluster>(
+        databasePlural,
+        collectionPath(`${group}/${version}`, databasePlural, ns),
+        () => api.listDatabasesLive(ns),
+        backupClusterKey,
+        undefined,
+        false,
+        databaseChanged,
+        true,
+      );
       this.cache.add(`${group}/${version}`, databaseKind, ns, databases as unknown as Informer<KubernetesObject>);
     }
     this.running = true;
     await Promise.all(this.informers.map((informer) => informer.start()));
     // Until (unless) the Backup watch syncs, the pass lists Backups from the API server.
-    for (const informer of this.optionalInformers) informer.start().catch((error: Error) => this.options.logger.warn({ err: describeApiError(error) }, 'Backup or Database objects are not watched; read them with a LIST each pass'));
+    for (const informer of this.optionalInformers)
+      informer
+        .start()
+        .catch((error: Error) =>
+          this.options.logger.warn({ err: describeApiError(error) }, 'Backup or Database objects are not watched; read them with a LIST each pass'),
+        );
     api.useCache(this.cache);
     const workers = this.options.workers ?? 4;
     this.workers = Array.from({ length: workers }, () => this.work());

@@ -32,7 +32,11 @@ const rememberedEvents = 512;
 export class EventRecorder {
   private readonly seen = new Map<string, Seen>();
 
-  constructor(private readonly core: CoreV1Api, private readonly logger: Logger, private readonly onWrite?: (verb: 'create' | 'patch') => void) {}
+  constructor(
+    private readonly core: CoreV1Api,
+    private readonly logger: Logger,
+    private readonly onWrite?: (verb: 'create' | 'patch') => void,
+  ) {}
 
   async record(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const text = message.slice(0, 1024);

@@ -135,9 +135,11 @@ export class OperatorKubeApi {
   /** `resourceVersion` '' (default): the latest state; a version: a list no older than it (the server's watch cache). */
   async listClusters(namespace?: string, resourceVersion = ''): Promise<{ items: RawCluster[]; resourceVersion: string }> {
     const at = resourceVersion ? { resourceVersion } : {};
-    const list = (namespace
-      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural, ...at })
-      : await this.custom.listClusterCustomObject({ group, version, plural, ...at })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+    const list = (
+      namespace
+        ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural, ...at })
+        : await this.custom.listClusterCustomObject({ group, version, plural, ...at })
+    ) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
@@ -173,9 +175,11 @@ export class OperatorKubeApi {
 
   /** The API server's list (the watch's relist; all namespaces without one). */
   async listBackupsLive(namespace?: string): Promise<{ items: RawCluster[]; resourceVersion: string }> {
-    const list = (namespace
-      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })
-      : await this.custom.listClusterCustomObject({ group, version, plural: backupPlural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+    const list = (
+      namespace
+        ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: backupPlural })
+        : await this.custom.listClusterCustomObject({ group, version, plural: backupPlural })
+    ) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
@@ -185,21 +189,27 @@ export class OperatorKubeApi {
   }
 
   async listDatabasesLive(namespace?: string): Promise<{ items: RawCluster[]; resourceVersion: string }> {
-    const list = (namespace
-      ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })
-      : await this.custom.listClusterCustomObject({ group, version, plural: databasePlural })) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
+    const list = (
+      namespace
+        ? await this.custom.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })
+        : await this.custom.listClusterCustomObject({ group, version, plural: databasePlural })
+    ) as { items: RawCluster[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
   /** Replaces a Database (its finalizers); CAS on resourceVersion. */
   async replaceDatabase(object: RawCluster): Promise<RawCluster> {
     const { namespace, name } = object.metadata as { namespace: string; name: string };
-    return this.remembered((await this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster);
+    return this.remembered(
+      (await this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster,
+    );
   }
 
   async replaceDatabaseStatus(object: RawCluster): Promise<RawCluster> {
     const { namespace, name } = object.metadata as { namespace: string; name: string };
-    return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster);
+    return this.remembered(
+      (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: databasePlural, name, body: object })) as RawCluster,
+    );
   }
 
   async createBackup(namespace: string, body: RawCluster): Promise<RawCluster> {
@@ -209,7 +219,9 @@ export class OperatorKubeApi {
   /** Replaces a Backup's status subresource; CAS on resourceVersion. */
   async replaceBackupStatus(backup: RawCluster): Promise<RawCluster> {
     const { namespace, name } = backup.metadata as { namespace: string; name: string };
-    return this.remembered((await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: backupPlural, name, body: backup })) as RawCluster);
+    return this.remembered(
+      (await this.custom.replaceNamespacedCustomObjectStatus({ group, version, namespace, plural: backupPlural, name, body: backup })) as RawCluster,
+    );
   }
 
   /**

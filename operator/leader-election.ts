@@ -75,7 +75,13 @@ export class LeaderElector {
     try {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
-      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.now()), acquireTime: microTime(lease.spec.acquireTime) };
+      lease.spec = {
+        ...lease.spec,
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        renewTime: new V1MicroTime(this.now()),
+        acquireTime: microTime(lease.spec.acquireTime),
+      };
       await this.options.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
     } catch (err) {
       this.options.logger.warn({ err: describeApiError(err) }, 'could not release the leader lease');
@@ -131,7 +137,13 @@ export class LeaderElector {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: new V1MicroTime(now), renewTime: new V1MicroTime(now), leaseTransitions: 0 },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: new V1MicroTime(now),
+            renewTime: new V1MicroTime(now),
+            leaseTransitions: 0,
+          },
         },
       });
       return true;

@@ -7,7 +7,10 @@ import { runOperator } from './run.js';
 /** Parses WATCH_NAMESPACE / --watch-namespace: "a,b" → two namespaces; empty or "*" → all. */
 export function parseWatchNamespaces(value: string | undefined): string[] {
   if (!value || value.trim() === '' || value.trim() === '*') return [];
-  return value.split(',').map((ns) => ns.trim()).filter((ns) => ns.length > 0);
+  return value
+    .split(',')
+    .map((ns) => ns.trim())
+    .filter((ns) => ns.length > 0);
 }
 
 /** The Lease timings from the --leader-election-* flags (seconds); throws naming the bad flag. */
@@ -24,7 +27,8 @@ export function parseLeaderTimings(flags: Record<string, string | boolean | unde
     retryPeriodMs: seconds('leader-election-retry-period', 'leaderElectionRetryPeriod', defaultLeaderTimings.retryPeriodMs / 1000),
   };
   // client-go's rules: a leader gives up before a standby may take over, and retries within the deadline.
-  if (timings.renewDeadlineMs >= timings.leaseDurationMs) throw new Error('--leader-election-renew-deadline must be shorter than --leader-election-lease-duration');
+  if (timings.renewDeadlineMs >= timings.leaseDurationMs)
+    throw new Error('--leader-election-renew-deadline must be shorter than --leader-election-lease-duration');
   if (timings.retryPeriodMs >= timings.renewDeadlineMs) throw new Error('--leader-election-retry-period must be shorter than --leader-election-renew-deadline');
   return timings;
 }
@@ -38,7 +42,7 @@ export async function startOperatorFromFlags(flags: Record<string, string | bool
     kubeconfig: typeof flags.kubeconfig === 'string' ? flags.kubeconfig : undefined,
     namespaces: parseWatchNamespaces(typeof flags.watchNamespace === 'string' ? flags.watchNamespace : env.WATCH_NAMESPACE),
     leaderElect: flags.leaderElect !== false,
-    leaseNamespace: typeof flags.leaderElectionNamespace === 'string' ? flags.leaderElectionNamespace : env.POD_NAMESPACE ?? 'default',
+    leaseNamespace: typeof flags.leaderElectionNamespace === 'string' ? flags.leaderElectionNamespace : (env.POD_NAMESPACE ?? 'default'),
     leaseName: typeof flags.leaderElectionName === 'string' ? flags.leaderElectionName : 'keelson-operator',
     identity: env.POD_NAME,
     leaderTimings,

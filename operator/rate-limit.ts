@@ -47,7 +47,10 @@ export class TokenBucket {
   private tokens: number;
   private updatedAt: number;
 
-  constructor(private readonly options: TokenBucketOptions, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly options: TokenBucketOptions,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.tokens = options.burst;
     this.updatedAt = now();
   }

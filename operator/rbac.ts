@@ -43,7 +43,13 @@ export function rulesCover(granted: V1PolicyRule[], needed: V1PolicyRule[]): str
     for (const group of rule.apiGroups ?? ['']) {
       for (const resource of rule.resources ?? []) {
         for (const verb of rule.verbs) {
-          const ok = granted.some((g) => (g.apiGroups ?? ['']).includes(group) && (g.resources ?? []).includes(resource) && (g.verbs.includes(verb) || g.verbs.includes('*')) && !g.resourceNames?.length);
+          const ok = granted.some(
+            (g) =>
+              (g.apiGroups ?? ['']).includes(group) &&
+              (g.resources ?? []).includes(resource) &&
+              (g.verbs.includes(verb) || g.verbs.includes('*')) &&
+              !g.resourceNames?.length,
+          );
           if (!ok) missing.push(`${verb} ${group || 'core'}/${resource}`);
         }
       }

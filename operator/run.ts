@@ -44,7 +44,14 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
   const api = new OperatorKubeApi(kubeConfig);
   const metrics = createOperatorMetrics();
   const newController = () =>
-    new Controller({ api, metrics, logger, operatorVersion: settings.operatorVersion, namespaces: settings.namespaces, relistIntervalMs: settings.relistIntervalMs });
+    new Controller({
+      api,
+      metrics,
+      logger,
+      operatorVersion: settings.operatorVersion,
+      namespaces: settings.namespaces,
+      relistIntervalMs: settings.relistIntervalMs,
+    });
   let controller = newController();
   /** The previous term's controller stopping: a new one starts only after its workers finished. */
   let previousStop: Promise<void> = Promise.resolve();

@@ -22,7 +22,10 @@ export async function startOperatorServers(options: {
   });
   healthApp.get(OperatorPaths.readyz, (_req, res) => {
     const { ok, detail } = options.probes.ready();
-    res.status(ok ? 200 : 503).type('text/plain').send(detail);
+    res
+      .status(ok ? 200 : 503)
+      .type('text/plain')
+      .send(detail);
   });
   const metricsApp = createApp(options.logger);
   metricsApp.get(OperatorPaths.metrics, async (_req, res) => {

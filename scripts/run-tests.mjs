@@ -34,13 +34,21 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const doctor = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'doctor', '--for', 'tests', '--install', '--quiet'], { stdio: 'inherit' });
+const doctor = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'doctor', '--for', 'tests', '--install', '--quiet'], {
+  stdio: 'inherit',
+});
 if (doctor.status !== 0) process.exit(doctor.status ?? 1);
 
 // The contract suites also run against a real kube-apiserver once it is built (test/support/oracle.ts).
-const oracleBuilt = [process.env.KEELSON_ORACLE_DIR, '/var/cache/keelson/kube-apiserver-1.20.2', join(homedir(), '.cache', 'keelson', 'kube-apiserver-1.20.2')]
-  .some((dir) => dir && existsSync(join(dir, 'bin', 'kube-apiserver')));
-if (!oracleBuilt) process.stdout.write('the real kube-apiserver is not built: its suites run against the stand-in only (build it with sh scripts/oracle/ci-step.sh, about 6 min; CI requires it)\n');
+const oracleBuilt = [
+  process.env.KEELSON_ORACLE_DIR,
+  '/var/cache/keelson/kube-apiserver-1.20.2',
+  join(homedir(), '.cache', 'keelson', 'kube-apiserver-1.20.2'),
+].some((dir) => dir && existsSync(join(dir, 'bin', 'kube-apiserver')));
+if (!oracleBuilt)
+  process.stdout.write(
+    'the real kube-apiserver is not built: its suites run against the stand-in only (build it with sh scripts/oracle/ci-step.sh, about 6 min; CI requires it)\n',
+  );
 
 const slots = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2) || 1);
 // A file's own hard limit: a suite whose timers never fire must not hold the run until CI's limit.
@@ -135,14 +143,20 @@ function runFile(file) {
 // The `alone` files first, one after another; then the rest side by side, longest first.
 for (const file of queue.filter(runsAlone)) await runFile(file);
 const shared = queue.filter((f) => !runsAlone(f));
-await Promise.all(Array.from({ length: slots }, async () => {
-  for (let file = shared.shift(); file !== undefined; file = shared.shift()) await runFile(file);
-}));
+await Promise.all(
+  Array.from({ length: slots }, async () => {
+    for (let file = shared.shift(); file !== undefined; file = shared.shift()) await runFile(file);
+  }),
+);
 
 mkdirSync('.tmp', { recursive: true });
 writeFileSync(timingsFile, `${JSON.stringify({ ...previous, ...durations }, null, 1)}\n`);
-const slowest = Object.entries(durations).sort((a, b) => b[1] - a[1]).slice(0, 10);
-process.stdout.write(`\nslowest files (${files.length} files, ${slots} slot${slots === 1 ? '' : 's'}, ${Math.round((Date.now() - started) / 1000)} s in all):\n`);
+const slowest = Object.entries(durations)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 10);
+process.stdout.write(
+  `\nslowest files (${files.length} files, ${slots} slot${slots === 1 ? '' : 's'}, ${Math.round((Date.now() - started) / 1000)} s in all):\n`,
+);
 for (const [file, ms] of slowest) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}\n`);
 if (failedFiles.length > 0) process.stdout.write(`\nfiles with failures:\n${failedFiles.map((f) => `  ${f}`).join('\n')}\n`);
 process.stdout.write(`\n${counters.map((c) => `ℹ ${c} ${totals[c]}`).join('\n')}\nℹ duration_ms ${Date.now() - started}\n`);

@@ -19,8 +19,7 @@ describe('Dockerfile', () => {
   });
 
   it('runs the Node version the tests run on: a maintained LTS, the same in the image and in npm scripts', () => {
-    const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { devDependencies: Record<string, string> })
-      .devDependencies.node;
+    const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node;
     assert.match(pinned, /^\d+\.\d+\.\d+$/, 'the node devDependency is an exact version');
     const froms = lines.filter((l) => /^FROM\s/i.test(l)).map((l) => l.split(/\s+/)[1]);
     for (const image of froms) assert.equal(image, `node:${pinned}-bookworm-slim`);

@@ -45,7 +45,8 @@ export function createAuthenticator(tokens: TokenService, principals: PrincipalS
       if (!principal) throw new BizError(Code.INVALID_SESSION, `authentication failed: user ${data.userId} does not exist`);
       if (principal.user.statusType !== '1') throw new BizError(Code.ACCOUNT_DISABLED, 'this account is disabled');
       if (kvDown) warnSkipped(data.userId);
-      else if (storedVersion !== undefined && data.tokenVersion < storedVersion) throw new BizError(Code.SESSION_INVALIDATED, 'session invalidated, please log in again');
+      else if (storedVersion !== undefined && data.tokenVersion < storedVersion)
+        throw new BizError(Code.SESSION_INVALIDATED, 'session invalidated, please log in again');
       ctx.CTX_USER_ID = principal.user.id;
       ctx.CTX_USER = principal.user;
       ctx.CTX_ROLE_CODES = principal.roleCodes;

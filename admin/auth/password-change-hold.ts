@@ -28,7 +28,11 @@ export function isOwnPasswordEdit(route: Pick<MountedRoute, 'method' | 'template
 }
 
 /** Whether the request waits for the password change (2108). */
-export function heldForPasswordChange(mode: PasswordChangeEnforcement, route: Pick<MountedRoute, 'method' | 'template' | 'openDuringPasswordChange'>, ownPasswordEdit: boolean): boolean {
+export function heldForPasswordChange(
+  mode: PasswordChangeEnforcement,
+  route: Pick<MountedRoute, 'method' | 'template' | 'openDuringPasswordChange'>,
+  ownPasswordEdit: boolean,
+): boolean {
   if (mode === 'off' || route.openDuringPasswordChange || ownPasswordEdit) return false;
   return mode === 'all' || !readsOnly(route);
 }

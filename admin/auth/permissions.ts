@@ -39,7 +39,9 @@ export function checkButtons(roleCodes: readonly string[], held: readonly string
     const missing = codes.filter((c) => !held.includes(c));
     return missing.length ? { code: Code.MISSING_BUTTON_PERMISSION, msg: `missing button permission: ${missing.join(', ')}` } : undefined;
   }
-  return codes.some((c) => held.includes(c)) ? undefined : { code: Code.NEED_ANY_BUTTON_PERMISSION, msg: `one of these button permissions is required: ${codes.join(', ')}` };
+  return codes.some((c) => held.includes(c))
+    ? undefined
+    : { code: Code.NEED_ANY_BUTTON_PERMISSION, msg: `one of these button permissions is required: ${codes.join(', ')}` };
 }
 
 /** require_roles: any-of by default (2205), all-of with requireAll (2204); R_SUPER passes. */

@@ -92,11 +92,21 @@ export async function loadPrincipalFromDb(db: Queryable, userId: number): Promis
 }
 
 const serialize = (p: Principal): string =>
-  JSON.stringify({ user: { ...p.user, lastLogin: p.user.lastLogin?.toISOString() ?? null }, roleCodes: p.roleCodes, buttonCodes: p.buttonCodes, grants: [...p.grants] } satisfies CachedPrincipal);
+  JSON.stringify({
+    user: { ...p.user, lastLogin: p.user.lastLogin?.toISOString() ?? null },
+    roleCodes: p.roleCodes,
+    buttonCodes: p.buttonCodes,
+    grants: [...p.grants],
+  } satisfies CachedPrincipal);
 
 const deserialize = (text: string): Principal => {
   const c = JSON.parse(text) as CachedPrincipal;
-  return { user: { ...c.user, lastLogin: c.user.lastLogin ? new Date(c.user.lastLogin) : null }, roleCodes: c.roleCodes, buttonCodes: c.buttonCodes, grants: new Map(c.grants) };
+  return {
+    user: { ...c.user, lastLogin: c.user.lastLogin ? new Date(c.user.lastLogin) : null },
+    roleCodes: c.roleCodes,
+    buttonCodes: c.buttonCodes,
+    grants: new Map(c.grants),
+  };
 };
 
 // One round trip: the stored session version, the authz generation and the cached principal.
@@ -150,7 +160,11 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger, trac
       const ticket = local.beginRead(userId);
       let reply: [string | null, string, string | null];
       try {
-        reply = (await kv.run((r) => evalScript(r, lookupScript, [KvKeys.tokenVersion(userId), KvKeys.authzGeneration], [String(userId)]))) as [string | null, string, string | null];
+        reply = (await kv.run((r) => evalScript(r, lookupScript, [KvKeys.tokenVersion(userId), KvKeys.authzGeneration], [String(userId)]))) as [
+          string | null,
+          string,
+          string | null,
+        ];
       } catch (error) {
         if (!(error instanceof KvUnavailableError)) throw error;
         return { principal: await loadPrincipalFromDb(db, userId), storedVersion: undefined, kvDown: true };
@@ -164,7 +178,9 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger, trac
         principal = await loadPrincipalFromDb(db, userId);
         if (principal) {
           const text = serialize(principal);
-          await kv.run((r) => r.set(KvKeys.principal(generation, userId), text, 'EX', PRINCIPAL_TTL_SECONDS)).catch((e: Error) => logger.debug({ err: e.message }, 'principal cache write failed'));
+          await kv
+            .run((r) => r.set(KvKeys.principal(generation, userId), text, 'EX', PRINCIPAL_TTL_SECONDS))
+            .catch((e: Error) => logger.debug({ err: e.message }, 'principal cache write failed'));
         }
       }
       return fromKv(version, principal);
@@ -175,7 +191,9 @@ export function createPrincipalStore(db: Queryable, kv: Kv, logger: Logger, trac
     },
     async invalidateAll() {
       local.clear();
-      await kv.run((r) => r.incr(KvKeys.authzGeneration)).catch((e: Error) => logger.warn({ err: e.message }, 'could not bump authz generation; cached permissions expire within 5 minutes'));
+      await kv
+        .run((r) => r.incr(KvKeys.authzGeneration))
+        .catch((e: Error) => logger.warn({ err: e.message }, 'could not bump authz generation; cached permissions expire within 5 minutes'));
     },
     async close() {
       await tracker?.close();

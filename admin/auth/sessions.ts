@@ -20,7 +20,10 @@ export function createSessions(db: Queryable, kv: Kv, principals: PrincipalStore
   return {
     async invalidate(userIds) {
       if (userIds.length === 0) return;
-      const { rows } = await db.query<{ id: number; token_version: number }>('UPDATE users SET token_version = token_version + 1 WHERE id = ANY($1) RETURNING id, token_version', [userIds]);
+      const { rows } = await db.query<{ id: number; token_version: number }>(
+        'UPDATE users SET token_version = token_version + 1 WHERE id = ANY($1) RETURNING id, token_version',
+        [userIds],
+      );
       try {
         await kv.run((r) => {
           const pipeline = r.pipeline();

@@ -78,7 +78,11 @@ export function createTokenService(settings: TokenSettings): TokenService {
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: [alg], requiredClaims: ['exp', 'iat'] });
         if (!isTokenData(payload.data)) return { ok: false, reason: 'invalid' };
-        const result: TokenPayload = { iat: payload.iat as number, exp: payload.exp as number, data: { ...payload.data, impersonatorId: payload.data.impersonatorId ?? 0 } };
+        const result: TokenPayload = {
+          iat: payload.iat as number,
+          exp: payload.exp as number,
+          data: { ...payload.data, impersonatorId: payload.data.impersonatorId ?? 0 },
+        };
         if (verified.size >= VERIFIED_MAX) verified.clear();
         verified.set(token, result);
         return { ok: true, payload: result };

@@ -38,11 +38,14 @@ export async function migrate(db: Db, migrations: readonly Migration[], logger?:
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
       version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await client.query<{ version: number; name: string; checksum: string }>(`SELECT version, name, checksum FROM ${MIGRATIONS_TABLE} ORDER BY version`);
+    const { rows } = await client.query<{ version: number; name: string; checksum: string }>(
+      `SELECT version, name, checksum FROM ${MIGRATIONS_TABLE} ORDER BY version`,
+    );
     const known = new Map(rows.map((r) => [r.version, r]));
     const newest = migrations.length;
     for (const row of rows) {
-      if (row.version > newest) throw new Error(`database has migration ${row.version} (${row.name}) that this build does not know; refusing to run an older build`);
+      if (row.version > newest)
+        throw new Error(`database has migration ${row.version} (${row.name}) that this build does not know; refusing to run an older build`);
     }
     const applied: number[] = [];
     for (const migration of migrations) {
@@ -56,7 +59,11 @@ export async function migrate(db: Db, migrations: readonly Migration[], logger?:
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name, checksum) VALUES ($1, $2, $3)`, [migration.version, migration.name, checksum(migration.sql)]);
+        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name, checksum) VALUES ($1, $2, $3)`, [
+          migration.version,
+          migration.name,
+          checksum(migration.sql),
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);

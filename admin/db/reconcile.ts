@@ -17,7 +17,9 @@ export async function reconcileApis(db: Db, routes: readonly MountedRoute[], log
   const wanted = new Map(routes.map((r) => [`${r.method} ${r.template}`, r]));
   return withTransaction(db, async (client) => {
     await client.query('LOCK TABLE apis IN SHARE ROW EXCLUSIVE MODE');
-    const { rows } = await client.query<{ id: number; api_method: string; api_path: string; summary: string; tags: string[] }>('SELECT id, api_method, api_path, summary, tags FROM apis');
+    const { rows } = await client.query<{ id: number; api_method: string; api_path: string; summary: string; tags: string[] }>(
+      'SELECT id, api_method, api_path, summary, tags FROM apis',
+    );
     const result: ReconcileResult = { inserted: 0, updated: 0, deleted: 0 };
     const existing = new Set<string>();
     const stale: number[] = [];
@@ -40,7 +42,12 @@ export async function reconcileApis(db: Db, routes: readonly MountedRoute[], log
     }
     for (const [key, route] of wanted) {
       if (existing.has(key)) continue;
-      await client.query('INSERT INTO apis (api_method, api_path, summary, tags, is_system) VALUES ($1, $2, $3, $4, true)', [route.method, route.template, route.summary, route.tags]);
+      await client.query('INSERT INTO apis (api_method, api_path, summary, tags, is_system) VALUES ($1, $2, $3, $4, true)', [
+        route.method,
+        route.template,
+        route.summary,
+        route.tags,
+      ]);
       result.inserted++;
     }
     logger?.info(result, 'api table reconciled with routes');

@@ -34,7 +34,20 @@ export async function seedIfEmpty(db: Db, passwords: PasswordHasher, options: Se
       const inserted = await client.query<{ id: number }>(
         `INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, icon, "order", constant, hide_in_menu, props, active_menu_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-        [m.menuName, m.menuType ?? '2', m.routeName, m.routePath, parentId, m.component, m.icon ?? null, m.order, m.constant ?? false, m.hideInMenu ?? false, m.props ?? false, m.activeMenu ? (menuIds.get(m.activeMenu) ?? null) : null],
+        [
+          m.menuName,
+          m.menuType ?? '2',
+          m.routeName,
+          m.routePath,
+          parentId,
+          m.component,
+          m.icon ?? null,
+          m.order,
+          m.constant ?? false,
+          m.hideInMenu ?? false,
+          m.props ?? false,
+          m.activeMenu ? (menuIds.get(m.activeMenu) ?? null) : null,
+        ],
       );
       menuIds.set(m.routeName, inserted.rows[0].id);
       for (const [code, desc] of m.buttons ?? []) {

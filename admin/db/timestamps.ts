@@ -41,7 +41,8 @@ export interface TimeParts {
 export function utcTimestampParts(text: string): TimeParts | undefined {
   const n = text.length;
   const utc = n >= 22 && text.charCodeAt(n - 3) === 43 && text.charCodeAt(n - 2) === 48 && text.charCodeAt(n - 1) === 48;
-  if (!utc || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 32 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined;
+  if (!utc || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 32 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58)
+    return undefined;
   let fraction = 0;
   if (n > 22) {
     if (text.charCodeAt(19) !== 46 || n === 23) return undefined;

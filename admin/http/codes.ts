@@ -62,7 +62,8 @@ export const defaultMessage: Record<string, string> = {
   [Code.NOT_REFRESH_TOKEN]: 'token is not a refresh token',
   [Code.SESSION_INVALIDATED]: 'session invalidated, please log in again',
   [Code.REFRESH_TOKEN_EXPIRED]: 'login expired, please log in again',
-  [Code.PASSWORD_CHANGE_REQUIRED]: 'change your password first (user center, or your own user in user management); until then pages can be read but nothing changed',
+  [Code.PASSWORD_CHANGE_REQUIRED]:
+    'change your password first (user center, or your own user in user management); until then pages can be read but nothing changed',
   [Code.API_DISABLED]: 'this API is disabled',
   [Code.PERMISSION_DENIED]: 'permission denied',
   [Code.MISSING_BUTTON_PERMISSION]: 'missing button permission',

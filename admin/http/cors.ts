@@ -21,7 +21,10 @@ export function cors(allowedOrigins: readonly string[]) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE');
       const requested = req.headers['access-control-request-headers'];
       // Echo what the client asks for (Authorization, Content-Type, X-Request-Id, X-Lang, apifoxToken...), restricted to token characters.
-      res.setHeader('Access-Control-Allow-Headers', typeof requested === 'string' && /^[A-Za-z0-9_, -]{1,500}$/.test(requested) ? requested : 'Authorization, Content-Type, X-Request-Id, X-Lang');
+      res.setHeader(
+        'Access-Control-Allow-Headers',
+        typeof requested === 'string' && /^[A-Za-z0-9_, -]{1,500}$/.test(requested) ? requested : 'Authorization, Content-Type, X-Request-Id, X-Lang',
+      );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

@@ -92,7 +92,10 @@ const zhPatterns: [RegExp, (...parts: string[]) => string][] = [
   [/^delete the child menus first: (.+)$/, (names) => `请先删除子菜单: ${names}`],
   [/^(\S+) cannot be deleted$/, (code) => `${code} 不能删除`],
   [/^(\S+) cannot be renamed or disabled$/, (code) => `${code} 不能改名或禁用`],
-  [/^removed every (API|button) grant of role (\S+) \((\d+)\)$/, (what, code, n) => `已移除角色 ${code} 的全部${what === 'API' ? '接口' : '按钮'}权限（${n} 项）`],
+  [
+    /^removed every (API|button) grant of role (\S+) \((\d+)\)$/,
+    (what, code, n) => `已移除角色 ${code} 的全部${what === 'API' ? '接口' : '按钮'}权限（${n} 项）`,
+  ],
 ];
 
 /**

@@ -114,7 +114,10 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
 
   const loadOne = async (id: number): Promise<Row> => {
     const params: unknown[] = [id];
-    const { rows } = await db.query({ ...prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params), types: textTimestamps });
+    const { rows } = await db.query({
+      ...prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND ${visibleWhere(params).join(' AND ')}`, params),
+      types: textTimestamps,
+    });
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, `${options.noun} not found`);
     return rows[0];
   };
@@ -156,7 +159,14 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       if (rendered) {
         const { rows } = await db.query<unknown[]>({ ...prepared(statement, values), rowMode: 'array' });
         const count = rows.length ? Number(rows[0][rendered.columnCount]) : await countWhere(whereSql, params);
-        return new JsonText(pageEnvelopeText(rows.map((row) => rendered.write(row)), count, body.current, body.size));
+        return new JsonText(
+          pageEnvelopeText(
+            rows.map((row) => rendered.write(row)),
+            count,
+            body.current,
+            body.size,
+          ),
+        );
       }
       const page = await db.query({ ...prepared(statement, values), types: textTimestamps });
       const count = page.rows.length ? Number(page.rows[0].__total) : await countWhere(whereSql, params);
@@ -167,7 +177,11 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
   if (options.tree) {
     router.get(`${options.path}/tree`, { summary: `${options.noun} tree`, tags }, async () => {
       const params: unknown[] = [];
-      const { rows } = await db.query({ text: `SELECT ${columns} FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`, values: params, types: textTimestamps });
+      const { rows } = await db.query({
+        text: `SELECT ${columns} FROM ${table} WHERE ${visibleWhere(params).join(' AND ')} ORDER BY ${fallbackOrder}, id`,
+        values: params,
+        types: textTimestamps,
+      });
       const nodes = await records(rows);
       return success(buildTree(rows, nodes, options.tree?.parentColumn ?? 'parent_id'));
     });
@@ -191,7 +205,8 @@ export function addResourceRoutes(router: ApiRouter, services: AdminServices, op
       if (action === 'create') {
         const names = [...Object.keys(changes), 'created_by', 'updated_by'];
         const values = [...Object.values(changes).map((v) => p(v)), p(actor), p(actor)];
-        result = (await client.query(`INSERT INTO ${table} (${names.map(quoteIdent).join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params)).rows[0] as Row;
+        result = (await client.query(`INSERT INTO ${table} (${names.map(quoteIdent).join(', ')}) VALUES (${values.join(', ')}) RETURNING *`, params))
+          .rows[0] as Row;
       } else {
         const sets = Object.entries(changes).map(([column, value]) => `${quoteIdent(column)} = ${p(value)}`);
         sets.push(`updated_at = now()`, `updated_by = ${p(actor)}`);

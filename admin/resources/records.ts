@@ -89,7 +89,13 @@ export function recordMapper(fields: Fields, ids: IdCodec): (row: Record<string,
 
 /** The columns a read needs: every shown field's column (hidden ones, such as password hashes, stay in the database). */
 export function readColumns(fields: Fields): string[] {
-  return [...new Set(Object.values(fields).filter((field) => field.output !== false).map((field) => field.column))];
+  return [
+    ...new Set(
+      Object.values(fields)
+        .filter((field) => field.output !== false)
+        .map((field) => field.column),
+    ),
+  ];
 }
 
 /** Converts validated camelCase input to column values; id fields are decoded from sqids. */
@@ -98,7 +104,9 @@ export function toColumns(input: Record<string, unknown>, fields: Fields, ids: I
   for (const [name, value] of Object.entries(input)) {
     const field = fields[name];
     if (!field || field.writable === false || name === 'id' || value === undefined) continue;
-    if (field.kind === 'id') columns[field.column] = value === null || value === 0 || value === '' || value === '0' ? (field.column.endsWith('parent_id') ? 0 : null) : ids.decode(value, name);
+    if (field.kind === 'id')
+      columns[field.column] =
+        value === null || value === 0 || value === '' || value === '0' ? (field.column.endsWith('parent_id') ? 0 : null) : ids.decode(value, name);
     else if (field.kind === 'json') columns[field.column] = value === null ? null : JSON.stringify(value);
     else columns[field.column] = value;
   }

@@ -19,7 +19,10 @@ export const backupPhases = ['Pending', 'Running', 'Completed', 'Failed', 'Expir
 export const backupObjectSpecSchema = z
   .object({
     cluster: dnsLabel.meta({ description: 'Name of the DatabaseCluster (same namespace) to back up.' }),
-    type: z.enum(['full', 'diff', 'incr']).default('full').meta({ description: 'full, differential (changes since the last full) or incremental (since the last backup).' }),
+    type: z
+      .enum(['full', 'diff', 'incr'])
+      .default('full')
+      .meta({ description: 'full, differential (changes since the last full) or incremental (since the last backup).' }),
     repository: repositoryName.optional().meta({ description: "Name of one of the cluster's spec.backup.repositories; the first when unset." }),
   })
   .meta({
@@ -38,9 +41,17 @@ export const backupObjectStatusSchema = z
     timeline: z.number().int().optional(),
     systemIdentifier: z.string().optional(),
     sizeBytes: z.number().int().optional().meta({ description: 'Size of the database the backup holds.' }),
-    repoSizeBytes: z.number().int().optional().meta({ description: 'What this backup added to the repository (compressed, without what it shares with its prior).' }),
+    repoSizeBytes: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'What this backup added to the repository (compressed, without what it shares with its prior).' }),
     member: z.string().optional().meta({ description: 'The instance the backup ran on.' }),
-    repositoryIndex: z.number().int().optional().meta({ description: 'Position (from 1) of the repository in spec.backup.repositories when the backup started.' }),
+    repositoryIndex: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Position (from 1) of the repository in spec.backup.repositories when the backup started.' }),
     message: z.string().optional(),
   })
   .meta({ description: 'Observed state, written by the operator only.' });

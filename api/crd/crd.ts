@@ -106,7 +106,14 @@ export function customResourceDefinition(definition: KindDefinition): V1CustomRe
     spec: {
       group,
       scope: 'Namespaced',
-      names: { kind: definition.kind, plural: definition.plural, singular: definition.singular, shortNames: definition.shortNames, listKind: `${definition.kind}List`, categories: ['all', 'keelson'] },
+      names: {
+        kind: definition.kind,
+        plural: definition.plural,
+        singular: definition.singular,
+        shortNames: definition.shortNames,
+        listKind: `${definition.kind}List`,
+        categories: ['all', 'keelson'],
+      },
       versions: [
         {
           name: version,

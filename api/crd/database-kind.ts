@@ -18,11 +18,21 @@ export const databaseShortNames = ['kdb'];
 export const reservedDatabaseNames = ['postgres', 'template0', 'template1'] as const;
 
 const databaseName = identifier
-  .refine((name) => !(reservedDatabaseNames as readonly string[]).includes(name), { message: 'postgres, template0 and template1 are kept by PostgreSQL and ha-node' })
-  .meta({ 'x-kubernetes-validations': [{ rule: "!(self in ['postgres', 'template0', 'template1'])", message: 'postgres, template0 and template1 are kept by PostgreSQL and ha-node' }] });
+  .refine((name) => !(reservedDatabaseNames as readonly string[]).includes(name), {
+    message: 'postgres, template0 and template1 are kept by PostgreSQL and ha-node',
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "!(self in ['postgres', 'template0', 'template1'])", message: 'postgres, template0 and template1 are kept by PostgreSQL and ha-node' },
+    ],
+  });
 
 /** An extension version as ALTER EXTENSION ... UPDATE TO takes it. */
-const extensionVersion = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be an extension version such as 1.2');
+const extensionVersion = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be an extension version such as 1.2');
 
 const extensionSchema = z
   .object({
@@ -35,9 +45,11 @@ const extensionSchema = z
 
 const schemaSchema = z
   .object({
-    name: identifier.refine((name) => !name.startsWith('pg_'), { message: 'schema names starting with pg_ are reserved' }).meta({
-      'x-kubernetes-validations': [{ rule: "!self.startsWith('pg_')", message: 'schema names starting with pg_ are reserved' }],
-    }),
+    name: identifier
+      .refine((name) => !name.startsWith('pg_'), { message: 'schema names starting with pg_ are reserved' })
+      .meta({
+        'x-kubernetes-validations': [{ rule: "!self.startsWith('pg_')", message: 'schema names starting with pg_ are reserved' }],
+      }),
     owner: identifier.optional().meta({ description: 'Owner role; the database owner when unset.' }),
     ensure: z.enum(['present', 'absent']).default('present').meta({ description: 'absent drops the schema if it is empty (never CASCADE).' }),
   })
@@ -59,15 +71,29 @@ export const databaseObjectSpecSchema = z
     name: databaseName.meta({ description: 'The PostgreSQL database name. Fixed at creation.' }),
     owner: identifier.meta({ description: 'Owner role (ALTER DATABASE ... OWNER TO when it changes); it must exist, e.g. from spec.roles.' }),
     ensure: z.enum(['present', 'absent']).default('present').meta({ description: 'absent drops the database (it must have no connections).' }),
-    encoding: z.string().max(32).regex(/^[A-Za-z0-9_]+$/, 'must be an encoding name such as UTF8').optional().meta({ description: 'Encoding at creation; the template\'s when unset. Fixed at creation.' }),
-    locale: z.string().max(64).regex(/^[A-Za-z0-9_.@-]+$/, 'must be a locale name such as C or en_US.UTF-8').optional().meta({ description: 'LC_COLLATE and LC_CTYPE at creation. Fixed at creation.' }),
+    encoding: z
+      .string()
+      .max(32)
+      .regex(/^[A-Za-z0-9_]+$/, 'must be an encoding name such as UTF8')
+      .optional()
+      .meta({ description: "Encoding at creation; the template's when unset. Fixed at creation." }),
+    locale: z
+      .string()
+      .max(64)
+      .regex(/^[A-Za-z0-9_.@-]+$/, 'must be a locale name such as C or en_US.UTF-8')
+      .optional()
+      .meta({ description: 'LC_COLLATE and LC_CTYPE at creation. Fixed at creation.' }),
     template: identifier.optional().meta({ description: 'Template database at creation (template1 when unset). Fixed at creation.' }),
     extensions: z
       .array(extensionSchema)
       .max(64)
       .default([])
       .superRefine((list, ctx) => {
-        for (const p of duplicateProblems(list.map((e) => e.name), 'extension')) ctx.addIssue({ code: 'custom', path: [p.index, 'name'], message: p.message });
+        for (const p of duplicateProblems(
+          list.map((e) => e.name),
+          'extension',
+        ))
+          ctx.addIssue({ code: 'custom', path: [p.index, 'name'], message: p.message });
       })
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
     schemas: z
@@ -75,10 +101,17 @@ export const databaseObjectSpecSchema = z
       .max(64)
       .default([])
       .superRefine((list, ctx) => {
-        for (const p of duplicateProblems(list.map((s) => s.name), 'schema')) ctx.addIssue({ code: 'custom', path: [p.index, 'name'], message: p.message });
+        for (const p of duplicateProblems(
+          list.map((s) => s.name),
+          'schema',
+        ))
+          ctx.addIssue({ code: 'custom', path: [p.index, 'name'], message: p.message });
       })
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-    reclaimPolicy: z.enum(['retain', 'delete']).default('retain').meta({ description: 'What deleting this object does: retain leaves the database, delete drops it.' }),
+    reclaimPolicy: z
+      .enum(['retain', 'delete'])
+      .default('retain')
+      .meta({ description: 'What deleting this object does: retain leaves the database, delete drops it.' }),
   })
   .meta({
     description: 'A database of a DatabaseCluster, applied by its leader.',
@@ -104,7 +137,16 @@ export type DatabaseObjectStatus = z.infer<typeof databaseObjectStatusSchema>;
 
 /** A Database as ha-node and the operator handle it (spec parsed, status as stored). */
 export interface DatabaseObject {
-  metadata: { name: string; namespace: string; uid: string; generation?: number; resourceVersion?: string; creationTimestamp?: string; deletionTimestamp?: string; finalizers?: string[] };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation?: number;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+  };
   spec: DatabaseObjectSpec;
   status?: DatabaseObjectStatus;
 }

@@ -38,7 +38,15 @@ const reservedRule = `!self.startsWith('pg_') && !(self.lowerAscii() in [${reser
 /** A role name: an identifier that is not reserved (CEL for the API server, refine for everyone else). */
 export const roleName = identifier
   .refine((name) => !reservedRoleProblem(name), { error: (issue) => reservedRoleProblem(String(issue.input)) ?? 'reserved role name' })
-  .meta({ 'x-kubernetes-validations': [{ rule: reservedRule, message: 'reserved role name: postgres, replicator, keelson_pooler, public, none, current_user, session_user, current_role and pg_* belong to PostgreSQL or Keelson' }] });
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: reservedRule,
+        message:
+          'reserved role name: postgres, replicator, keelson_pooler, public, none, current_user, session_user, current_role and pg_* belong to PostgreSQL or Keelson',
+      },
+    ],
+  });
 
 /** PostgreSQL's connection limit: -1 (none) or a count that fits an int4. */
 const connectionLimit = z.number().int().min(-1).max(2_147_483_647);
@@ -89,9 +97,18 @@ export const managedRoleSchema = z
       .default([])
       .meta({ description: 'Roles this role is a member of (GRANT ... TO); memberships not listed are revoked.', 'x-kubernetes-list-type': 'set' }),
     passwordSecret: z
-      .object({ name: z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name') })
+      .object({
+        name: z
+          .string()
+          .min(1)
+          .max(253)
+          .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name'),
+      })
       .optional()
-      .meta({ description: 'A kubernetes.io/basic-auth Secret (keys username, password) in the namespace; its password is kept in sync within seconds. Unset: the role has no password.' }),
+      .meta({
+        description:
+          'A kubernetes.io/basic-auth Secret (keys username, password) in the namespace; its password is kept in sync within seconds. Unset: the role has no password.',
+      }),
   })
   .meta({
     description: 'One PostgreSQL role.',
@@ -108,7 +125,8 @@ export function managedRolesProblems(roles: readonly ManagedRole[], bootstrapOwn
     if (seen.has(role.name)) problems.push({ path: [index, 'name'], message: `duplicate role "${role.name}"` });
     seen.add(role.name);
     if (role.superuser && !role.passwordSecret) problems.push({ path: [index, 'passwordSecret'], message: 'a superuser role needs passwordSecret' });
-    if (bootstrapOwner !== undefined && role.name === bootstrapOwner) problems.push({ path: [index, 'name'], message: `"${role.name}" is the bootstrap owner, kept by ha-node from the <cluster>-app Secret` });
+    if (bootstrapOwner !== undefined && role.name === bootstrapOwner)
+      problems.push({ path: [index, 'name'], message: `"${role.name}" is the bootstrap owner, kept by ha-node from the <cluster>-app Secret` });
   });
   return problems;
 }
@@ -129,7 +147,8 @@ export const managedRolesSchema = z
     for (const problem of managedRolesProblems(roles)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
   })
   .meta({
-    description: 'PostgreSQL roles the leader keeps in place (attributes, memberships, password from a Secret, comment); removed from the list, a role is left as it is (ensure: absent drops it).',
+    description:
+      'PostgreSQL roles the leader keeps in place (attributes, memberships, password from a Secret, comment); removed from the list, a role is left as it is (ensure: absent drops it).',
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],
   });

@@ -13,7 +13,10 @@ export const managedRoleResultSchema = z.object({
   message: z.string().optional().meta({ description: 'Why the role is not as the spec says (e.g. it owns objects and cannot be dropped).' }),
 });
 
-export const managedRolesStatusSchema = z.array(managedRoleResultSchema).max(256).meta({ description: 'Per role of spec.roles: applied on the current primary, or the error.' });
+export const managedRolesStatusSchema = z
+  .array(managedRoleResultSchema)
+  .max(256)
+  .meta({ description: 'Per role of spec.roles: applied on the current primary, or the error.' });
 
 export const managedDatabaseResultSchema = z.object({
   /** The Database object's uid (a recreated object with the same name is another one). */
@@ -46,5 +49,8 @@ export type ManagedReport = z.infer<typeof managedReportSchema>;
 
 /** The hash both sides take of spec.roles as the dynamic configuration holds it (absent: none). */
 export function managedRolesHash(roles: unknown): string {
-  return createHash('sha256').update(JSON.stringify(roles ?? [])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(roles ?? []))
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -44,7 +44,9 @@ export function storageSizeInRange(size: string): boolean {
 }
 
 function celMap(entries: Record<string, number>, keyOf: (suffix: string) => string): string {
-  return `{${Object.entries(entries).map(([suffix, factor]) => `'${keyOf(suffix)}': ${factor.toExponential()}`).join(', ')}}`;
+  return `{${Object.entries(entries)
+    .map(([suffix, factor]) => `'${keyOf(suffix)}': ${factor.toExponential()}`)
+    .join(', ')}}`;
 }
 
 /**

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { resourceQuantityPattern, storageSizeInRange, storageSizeMaxLength, storageSizePattern, storageSizeRangeMessage, storageSizeRangeRule } from './quantity.js';
+import {
+  resourceQuantityPattern,
+  storageSizeInRange,
+  storageSizeMaxLength,
+  storageSizePattern,
+  storageSizeRangeMessage,
+  storageSizeRangeRule,
+} from './quantity.js';
 
 /**
  * Zod helpers for fields whose CRD schema cannot be derived from a plain zod type: embedded

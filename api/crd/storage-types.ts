@@ -13,16 +13,27 @@ export const growthStepPattern = `^([1-9][0-9]?%|100%)$|${storageSizePattern}`;
 
 export const autoGrowSchema = z
   .object({
-    threshold: z.number().int().min(1).max(99).default(80).meta({ description: 'Used share of a volume, in percent (1–99), from which the operator grows its claim.' }),
+    threshold: z
+      .number()
+      .int()
+      .min(1)
+      .max(99)
+      .default(80)
+      .meta({ description: 'Used share of a volume, in percent (1–99), from which the operator grows its claim.' }),
     step: z
       .string()
       .max(24)
       .regex(new RegExp(growthStepPattern), 'must be a percentage such as 20% (1–100) or a size such as 1Gi')
       .default('20%')
       .meta({ description: 'How much a claim grows each time: a percentage of its current size ("20%") or a size ("1Gi").' }),
-    max: storageQuantity.meta({ description: 'The largest size auto-grow gives a claim; growth stops there with condition VolumeAutoGrow=False (reason AtMaximum) and a Warning Event.' }),
+    max: storageQuantity.meta({
+      description: 'The largest size auto-grow gives a claim; growth stops there with condition VolumeAutoGrow=False (reason AtMaximum) and a Warning Event.',
+    }),
   })
-  .meta({ description: 'Grow each instance\'s claim automatically when ha-node reports it fuller than threshold, by step, up to max. The StorageClass must allow expansion.' });
+  .meta({
+    description:
+      "Grow each instance's claim automatically when ha-node reports it fuller than threshold, by step, up to max. The StorageClass must allow expansion.",
+  });
 
 export type AutoGrow = z.infer<typeof autoGrowSchema>;
 
@@ -51,7 +62,7 @@ export const storageClassFixed = (field: string) => ({
  */
 export const walStorageSchema = z
   .object({
-    size: storageQuantity.meta({ description: 'Size of each instance\'s WAL volume.' }),
+    size: storageQuantity.meta({ description: "Size of each instance's WAL volume." }),
     storageClass: z.string().optional().meta({ description: 'StorageClass of the WAL volumes; the cluster default when unset. Fixed at creation.' }),
     autoGrow: autoGrowSchema.optional(),
   })

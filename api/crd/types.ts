@@ -9,7 +9,16 @@ import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { bootstrapOwnerRule, managedRolesSchema } from './managed-roles.js';
 import { managedRolesStatusSchema } from './managed-status.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
-import { autoGrowSchema, maxBelowSize, maxNotBelowSize, sizeNeverShrinks, storageClassFixed, volumeUsageSchema, walStorageFixed, walStorageSchema } from './storage-types.js';
+import {
+  autoGrowSchema,
+  maxBelowSize,
+  maxNotBelowSize,
+  sizeNeverShrinks,
+  storageClassFixed,
+  volumeUsageSchema,
+  walStorageFixed,
+  walStorageSchema,
+} from './storage-types.js';
 
 /**
  * The DatabaseCluster API (keelson.io/v1). These zod schemas are the single source: the TypeScript
@@ -36,11 +45,7 @@ const storageSchema = z
   .meta({
     description: 'Persistent storage of each instance.',
     // Volume claim templates cannot change: a new class would be silently ignored, so it is refused.
-    'x-kubernetes-validations': [
-      storageClassFixed('storage'),
-      maxNotBelowSize('storage'),
-      sizeNeverShrinks('storage'),
-    ],
+    'x-kubernetes-validations': [storageClassFixed('storage'), maxNotBelowSize('storage'), sizeNeverShrinks('storage')],
   });
 
 const resourcesSchema = z
@@ -61,18 +66,17 @@ const postgresqlSchema = z
       .refine((value) => Object.keys(value).length <= maxParameters, `at most ${maxParameters} parameters`)
       .default({})
       .meta({
-        description: 'postgresql.conf parameters, applied through ha-node /config. Those ha-node sets itself (port, listen_addresses, hot_standby, primary_conninfo, …) are refused.',
-        maxProperties: maxParameters,
-        'x-kubernetes-validations': [{ rule: managedParametersRule, message: `postgresql.parameters: ${managedParameters.join(', ')} are managed by ha-node and cannot be set here` }],
-      }),
-    pg_hba: z
-      .array(z.string().max(maxHbaLineLength))
-      .max(500)
-      .default([])
-      .meta({
         description:
-          'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and replace the defaults (password for every network client) when given.',
+          'postgresql.conf parameters, applied through ha-node /config. Those ha-node sets itself (port, listen_addresses, hot_standby, primary_conninfo, …) are refused.',
+        maxProperties: maxParameters,
+        'x-kubernetes-validations': [
+          { rule: managedParametersRule, message: `postgresql.parameters: ${managedParameters.join(', ')} are managed by ha-node and cannot be set here` },
+        ],
       }),
+    pg_hba: z.array(z.string().max(maxHbaLineLength)).max(500).default([]).meta({
+      description:
+        'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and replace the defaults (password for every network client) when given.',
+    }),
   })
   .superRefine((value, ctx) => {
     for (const name of Object.keys(value.parameters)) {
@@ -86,9 +90,27 @@ const postgresqlSchema = z
 const haSchema = z
   .object({
     ttl: z.number().int().min(haTimingBounds.ttl.min).max(haTimingBounds.ttl.max).default(30).meta({ description: 'Leader lease duration in seconds.' }),
-    loopWait: z.number().int().min(haTimingBounds.loop_wait.min).max(haTimingBounds.loop_wait.max).default(10).meta({ description: 'Seconds between HA loop runs.' }),
-    retryTimeout: z.number().int().min(haTimingBounds.retry_timeout.min).max(haTimingBounds.retry_timeout.max).default(10).meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
-    maximumLagOnFailover: z.number().int().min(0).max(haCountBounds.maximum_lag_on_failover.max).default(1048576).meta({ description: 'Bytes a replica may lag and still be promoted.' }),
+    loopWait: z
+      .number()
+      .int()
+      .min(haTimingBounds.loop_wait.min)
+      .max(haTimingBounds.loop_wait.max)
+      .default(10)
+      .meta({ description: 'Seconds between HA loop runs.' }),
+    retryTimeout: z
+      .number()
+      .int()
+      .min(haTimingBounds.retry_timeout.min)
+      .max(haTimingBounds.retry_timeout.max)
+      .default(10)
+      .meta({ description: 'Seconds to retry DCS and PostgreSQL operations.' }),
+    maximumLagOnFailover: z
+      .number()
+      .int()
+      .min(0)
+      .max(haCountBounds.maximum_lag_on_failover.max)
+      .default(1048576)
+      .meta({ description: 'Bytes a replica may lag and still be promoted.' }),
     synchronousMode: z.enum(['off', 'on', 'strict', 'quorum']).default('off'),
     synchronousNodeCount: z.number().int().min(1).max(haCountBounds.synchronous_node_count.max).default(1),
     failsafeMode: z.boolean().default(false).meta({ description: 'Keep the primary when the API server is unreachable but all members confirm it.' }),
@@ -99,13 +121,19 @@ const haSchema = z
       .max(3600)
       .refine((v) => v === 0 || v >= 5, 'must be 0 (never) or 5 to 3600')
       .default(30)
-      .meta({ description: 'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600); shortened so the lease is released within ttl, never below 5.' }),
+      .meta({
+        description:
+          'Seconds a primary that stopped answering keeps the lease before it is killed and a replica takes over (0 = never, else 5 to 3600); shortened so the lease is released within ttl, never below 5.',
+      }),
   })
   .meta({
     description: 'High-availability timings and replication mode (Patroni semantics).',
     'x-kubernetes-validations': [
       { rule: 'self.loopWait + 2 * self.retryTimeout <= self.ttl', message: 'ha: loopWait + 2*retryTimeout must be <= ttl' },
-      { rule: '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5', message: 'ha: primaryHangTimeout must be 0 or 5 to 3600' },
+      {
+        rule: '!has(self.primaryHangTimeout) || self.primaryHangTimeout == 0 || self.primaryHangTimeout >= 5',
+        message: 'ha: primaryHangTimeout must be 0 or 5 to 3600',
+      },
     ],
   });
 
@@ -142,8 +170,14 @@ const switchoverSchema = z
 
 const bootstrapSchema = z
   .object({
-    database: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
-    owner: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('app'),
+    database: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .default('app'),
+    owner: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .default('app'),
     recovery: recoverySchema.optional(),
   })
   .meta({
@@ -152,7 +186,10 @@ const bootstrapSchema = z
     'x-kubernetes-validations': [
       { rule: "!(self.owner in ['postgres', 'replicator', 'keelson_pooler'])", message: 'bootstrap.owner must not be postgres, replicator or keelson_pooler' },
       // ha-node reads the names when its pod starts; a rename would leave the old role and database behind.
-      { rule: 'self.database == oldSelf.database && self.owner == oldSelf.owner', message: 'bootstrap.database and bootstrap.owner cannot change after creation' },
+      {
+        rule: 'self.database == oldSelf.database && self.owner == oldSelf.owner',
+        message: 'bootstrap.database and bootstrap.owner cannot change after creation',
+      },
       // Recovery only chooses how a new cluster starts: set later it would be silently ignored.
       {
         rule: 'has(self.recovery) == has(oldSelf.recovery) && (!has(self.recovery) || self.recovery == oldSelf.recovery)',
@@ -176,23 +213,39 @@ const schedulingSchema = z
 const poolerSchema = z
   .object({
     enabled: z.boolean().default(false),
-    instances: z.number().int().min(0).max(32).default(2).meta({ description: 'PgBouncer pods (a PodDisruptionBudget keeps one up when there are two or more).' }),
+    instances: z
+      .number()
+      .int()
+      .min(0)
+      .max(32)
+      .default(2)
+      .meta({ description: 'PgBouncer pods (a PodDisruptionBudget keeps one up when there are two or more).' }),
     mode: z.enum(['transaction', 'session']).default('transaction').meta({ description: 'PgBouncer pool_mode.' }),
     maxClientConnections: z.number().int().min(1).max(100_000).default(1000).meta({ description: 'PgBouncer max_client_conn per pod.' }),
-    defaultPoolSize: z.number().int().min(1).max(10_000).default(20).meta({ description: 'PgBouncer default_pool_size: server connections per user and database, per pod.' }),
+    defaultPoolSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(20)
+      .meta({ description: 'PgBouncer default_pool_size: server connections per user and database, per pod.' }),
     parameters: z
       .record(z.string(), z.string())
       .default({})
       .superRefine((value, ctx) => {
         for (const name of Object.keys(value)) {
-          if (!allowedPgbouncerParameters.includes(name)) ctx.addIssue({ code: 'custom', path: [name], message: `unknown or operator-managed PgBouncer setting "${name}"` });
+          if (!allowedPgbouncerParameters.includes(name))
+            ctx.addIssue({ code: 'custom', path: [name], message: `unknown or operator-managed PgBouncer setting "${name}"` });
         }
       })
       .meta({
         description: `Extra PgBouncer settings; allowed: ${allowedPgbouncerParameters.join(', ')}.`,
         maxProperties: 64,
         'x-kubernetes-validations': [
-          { rule: `self.all(k, k in [${allowedPgbouncerParameters.map((p) => `'${p}'`).join(', ')}])`, message: 'pooler.parameters: unknown or operator-managed PgBouncer setting' },
+          {
+            rule: `self.all(k, k in [${allowedPgbouncerParameters.map((p) => `'${p}'`).join(', ')}])`,
+            message: 'pooler.parameters: unknown or operator-managed PgBouncer setting',
+          },
         ],
       }),
     resources: resourcesSchema.default({}),
@@ -217,13 +270,10 @@ export const databaseClusterSpecSchema = z
   .object({
     instances: z.number().int().min(1).max(64).default(3).meta({ description: 'Number of PostgreSQL instances (one primary, the rest replicas).' }),
     image: z.string().min(1).optional().meta({ description: 'Container image; the operator image when unset.' }),
-    postgresVersion: z
-      .number()
-      .int()
-      .min(13)
-      .max(18)
-      .default(15)
-      .meta({ description: "PostgreSQL major version: ha-node runs the image's /usr/lib/postgresql/<version>/bin. Fixed at creation (a major upgrade needs pg_upgrade)." }),
+    postgresVersion: z.number().int().min(13).max(18).default(15).meta({
+      description:
+        "PostgreSQL major version: ha-node runs the image's /usr/lib/postgresql/<version>/bin. Fixed at creation (a major upgrade needs pg_upgrade).",
+    }),
     storage: storageSchema.default({ size: '1Gi' }),
     walStorage: walStorageSchema.optional(),
     resources: resourcesSchema.default({}),
@@ -246,9 +296,24 @@ export const databaseClusterSpecSchema = z
     backup: backupSchema.optional(),
     replica: replicaSchema.optional(),
     pooler: poolerSchema
-      .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {}, readOnly: { enabled: false } })
-      .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] })
-      .refine((value) => !value.readOnly.enabled || value.enabled, { message: 'pooler.readOnly.enabled requires pooler.enabled', path: ['readOnly', 'enabled'] }),
+      .default({
+        enabled: false,
+        instances: 2,
+        mode: 'transaction',
+        maxClientConnections: 1000,
+        defaultPoolSize: 20,
+        parameters: {},
+        resources: {},
+        readOnly: { enabled: false },
+      })
+      .refine((value) => !value.enabled || value.instances >= 1, {
+        message: 'pooler.instances must be at least 1 when the pooler is enabled',
+        path: ['instances'],
+      })
+      .refine((value) => !value.readOnly.enabled || value.enabled, {
+        message: 'pooler.readOnly.enabled requires pooler.enabled',
+        path: ['readOnly', 'enabled'],
+      }),
     roles: managedRolesSchema,
   })
   .meta({
@@ -268,7 +333,10 @@ export const databaseClusterSpecSchema = z
         rule: '!has(self.replica) || !has(self.replica.source.repository) || (has(self.backup) && self.backup.repositories.exists(r, r.name == self.replica.source.repository))',
         message: 'replica.source.repository must name one of backup.repositories',
       },
-      { rule: '!has(self.bootstrap.recovery) || !has(self.replica)', message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)' },
+      {
+        rule: '!has(self.bootstrap.recovery) || !has(self.replica)',
+        message: 'a standby cluster (replica) is cloned from its source, not restored (bootstrap.recovery)',
+      },
       // Adding replica to a running primary cluster demotes it; removing it would leave the role unsaid.
       { rule: '!has(oldSelf.replica) || has(self.replica)', message: 'replica cannot be removed (set replica.enabled: false to promote)' },
       bootstrapOwnerRule,
@@ -282,7 +350,10 @@ export const memberStatusSchema = z.object({
   ready: z.boolean().default(false),
   lagBytes: z.number().int().optional(),
   timeline: z.number().int().optional(),
-  volumes: z.array(volumeUsageSchema).optional().meta({ description: 'Usage of the member\'s volumes as its ha-node reports it (used bytes rounded up to 1 % of the capacity).' }),
+  volumes: z
+    .array(volumeUsageSchema)
+    .optional()
+    .meta({ description: "Usage of the member's volumes as its ha-node reports it (used bytes rounded up to 1 % of the capacity)." }),
 });
 
 export const conditionSchema = z.object({
@@ -300,17 +371,26 @@ export const phases = ['Pending', 'Creating', 'Healthy', 'Degraded', 'Scaling', 
 export const databaseClusterStatusSchema = z
   .object({
     phase: z.enum(phases).optional(),
-    conditions: z.array(conditionSchema).optional().meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+    conditions: z
+      .array(conditionSchema)
+      .optional()
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
     observedGeneration: z.number().int().optional(),
     instances: z.number().int().optional(),
     readyInstances: z.number().int().optional(),
     currentPrimary: z.string().optional(),
-    systemIdentifier: z.string().optional().meta({ description: "The database system identifier of the cluster's data, as its leader reports it (a standby shares its source's)." }),
+    systemIdentifier: z
+      .string()
+      .optional()
+      .meta({ description: "The database system identifier of the cluster's data, as its leader reports it (a standby shares its source's)." }),
     targetPrimary: z.string().optional(),
     selector: z.string().optional().meta({ description: 'Label selector of the instance pods (scale subresource).' }),
     appliedConfigHash: z.string().optional().meta({ description: 'Hash of the HA and PostgreSQL settings last accepted by ha-node /config.' }),
     members: z.array(memberStatusSchema).optional(),
-    diskUsage: z.string().optional().meta({ description: 'Used share of each member\'s data volume (and other volumes), as ha-node reports it; the DISK column of kubectl get.' }),
+    diskUsage: z
+      .string()
+      .optional()
+      .meta({ description: "Used share of each member's data volume (and other volumes), as ha-node reports it; the DISK column of kubectl get." }),
     backup: z
       .object({
         lastScheduled: z
@@ -332,7 +412,11 @@ export const databaseClusterStatusSchema = z
           .object({
             instances: z.number().int(),
             readyInstances: z.number().int(),
-            onReplicas: z.number().int().optional().meta({ description: 'Read-only poolers pointed at a replica (the others at the primary), as the primary finds them.' }),
+            onReplicas: z
+              .number()
+              .int()
+              .optional()
+              .meta({ description: 'Read-only poolers pointed at a replica (the others at the primary), as the primary finds them.' }),
           })
           .optional()
           .meta({ description: 'The read-only pooler (<name>-pooler-ro) when enabled.' }),

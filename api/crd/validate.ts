@@ -33,7 +33,8 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (!metadata.name || !metadata.namespace || !metadata.uid) throw new InvalidSpecError(['metadata.name, namespace and uid are required']);
   const issues: string[] = [];
   if (metadata.name.length > maxClusterNameLength) issues.push(`metadata.name: must be at most ${maxClusterNameLength} characters`);
-  if (!new RegExp(clusterNamePattern).test(metadata.name)) issues.push(`metadata.name: must be an RFC 1035 label (lower-case letters, digits and "-", starting with a letter): ${clusterNamePattern}`);
+  if (!new RegExp(clusterNamePattern).test(metadata.name))
+    issues.push(`metadata.name: must be an RFC 1035 label (lower-case letters, digits and "-", starting with a letter): ${clusterNamePattern}`);
   const parsed = databaseClusterSpecSchema.safeParse(object.spec ?? {});
   if (!parsed.success) throw new InvalidSpecError([...issues, ...parsed.error.issues.map(formatIssue)]);
   const spec = parsed.data;
@@ -41,7 +42,8 @@ export function parseDatabaseCluster(raw: unknown): DatabaseCluster {
   if (spec.ha.synchronousMode !== 'off' && spec.ha.synchronousNodeCount >= spec.instances) {
     issues.push('spec.ha.synchronousNodeCount must be less than instances when synchronousMode is not off');
   }
-  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner)) issues.push('spec.bootstrap: bootstrap.owner must not be postgres, replicator or keelson_pooler');
+  if ((Object.values(RoleNames) as string[]).includes(spec.bootstrap.owner))
+    issues.push('spec.bootstrap: bootstrap.owner must not be postgres, replicator or keelson_pooler');
   if (spec.switchover.targetInstance && !spec.switchover.targetInstance.startsWith(`${metadata.name}-`)) {
     issues.push(`spec.switchover.targetInstance must name an instance of this cluster (${metadata.name}-N)`);
   }

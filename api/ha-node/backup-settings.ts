@@ -7,8 +7,16 @@
 import { z } from 'zod';
 import { Ports } from '../../lib/ports.js';
 
-const absolutePath = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute path');
-const fileName = z.string().min(1).max(1024).regex(/^\/[^\n\r]*$/, 'must be an absolute file path');
+const absolutePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^\/[^\n\r]*$/, 'must be an absolute path');
+const fileName = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^\/[^\n\r]*$/, 'must be an absolute file path');
 /** A stanza name pgBackRest accepts and that is safe on a command line and in a repository path. */
 export const stanzaName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" and "-" (at most 63)');
 
@@ -52,33 +60,49 @@ export const lsnPattern = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
 const recoveryTargetSchema = z
   .object({
     /** Recover to this moment (ISO 8601 with a zone); latest (end of the archive) when no target is set. */
-    time: z.string().refine((t) => /[zZ]|[+-]\d\d:?\d\d$/.test(t) && Number.isFinite(Date.parse(t)), 'an ISO 8601 time with a zone').optional(),
+    time: z
+      .string()
+      .refine((t) => /[zZ]|[+-]\d\d:?\d\d$/.test(t) && Number.isFinite(Date.parse(t)), 'an ISO 8601 time with a zone')
+      .optional(),
     /** A WAL position (recovery_target_lsn). */
     lsn: z.string().regex(lsnPattern, 'a WAL position such as 0/3000060').optional(),
     /** A restore point made with pg_create_restore_point (recovery_target_name). */
     name: z.string().min(1).max(63).optional(),
     /** A transaction id (recovery_target_xid): recovery stops at its commit. */
-    xid: z.string().regex(/^[1-9]\d{0,19}$/, 'a transaction id (digits)').optional(),
+    xid: z
+      .string()
+      .regex(/^[1-9]\d{0,19}$/, 'a transaction id (digits)')
+      .optional(),
     /** Stop as soon as the backup is consistent (recovery_target=immediate). */
     immediate: z.boolean().optional(),
     /** Stop just before the target instead of just after it (recovery_target_inclusive=false). */
     exclusive: z.boolean().optional(),
     /** Restore this backup set (pgBackRest label); the newest before the target when unset. */
-    backup: z.string().regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'a pgBackRest backup label').optional(),
+    backup: z
+      .string()
+      .regex(/^\d{8}-\d{6}F(_\d{8}-\d{6}[DI])?$/, 'a pgBackRest backup label')
+      .optional(),
   })
-  .refine((t) => [t.time, t.lsn, t.name, t.xid, t.immediate ? true : undefined].filter((v) => v !== undefined).length <= 1, { message: 'give at most one of time, lsn, name, xid, immediate' });
+  .refine((t) => [t.time, t.lsn, t.name, t.xid, t.immediate ? true : undefined].filter((v) => v !== undefined).length <= 1, {
+    message: 'give at most one of time, lsn, name, xid, immediate',
+  });
 
-const recoverySchema = z.object({
-  /** The source cluster's stanza and repository; never this cluster's own. */
-  stanza: stanzaName,
-  repository: repositorySchema,
-  target: recoveryTargetSchema.default({}),
-  /**
-   * A standby cluster of the source: restore its newest backup and keep replaying its archive
-   * (standby_cluster.repository) instead of promoting at a target. The target must stay unset.
-   */
-  standby: z.boolean().optional(),
-}).refine((r) => !r.standby || Object.values(r.target).every((v) => v === undefined), { message: 'a standby (recovery.standby) follows the end of the archive: give no target', path: ['target'] });
+const recoverySchema = z
+  .object({
+    /** The source cluster's stanza and repository; never this cluster's own. */
+    stanza: stanzaName,
+    repository: repositorySchema,
+    target: recoveryTargetSchema.default({}),
+    /**
+     * A standby cluster of the source: restore its newest backup and keep replaying its archive
+     * (standby_cluster.repository) instead of promoting at a target. The target must stay unset.
+     */
+    standby: z.boolean().optional(),
+  })
+  .refine((r) => !r.standby || Object.values(r.target).every((v) => v === undefined), {
+    message: 'a standby (recovery.standby) follows the end of the archive: give no target',
+    path: ['target'],
+  });
 
 /**
  * pgBackRest's TLS server on every member, for backups taken on a standby: the cluster CA (a
@@ -134,14 +158,18 @@ export function parseBackupConfig(input: unknown): BackupConfig {
   }
   const config = parsed.data;
   if (config.recovery && sameLocation(config.recovery.stanza, config.recovery.repository, config.stanza, config.repositories)) {
-    throw new Error('invalid configuration key "backup": recovery: the source is this cluster\'s own stanza and repository; a restored cluster must archive elsewhere');
+    throw new Error(
+      'invalid configuration key "backup": recovery: the source is this cluster\'s own stanza and repository; a restored cluster must archive elsewhere',
+    );
   }
   return config;
 }
 
 /** Where a stanza lives: two clusters with the same location would archive into one stanza. */
 export function repositoryLocation(repository: Repository): string {
-  return repository.kind === 'posix' ? `posix:${repository.path}` : `s3:${repository.endpoint}:${repository.port ?? 443}/${repository.bucket}${repository.path}`;
+  return repository.kind === 'posix'
+    ? `posix:${repository.path}`
+    : `s3:${repository.endpoint}:${repository.port ?? 443}/${repository.bucket}${repository.path}`;
 }
 
 function sameLocation(stanza: string, repository: Repository, ownStanza: string, own: Repository[]): boolean {

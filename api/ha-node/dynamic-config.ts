@@ -56,7 +56,8 @@ const dbShape = {
 };
 
 type Shape = Record<string, z.ZodType>;
-const optional = <S extends Shape>(shape: S) => Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof S]: z.ZodOptional<S[K]> };
+const optional = <S extends Shape>(shape: S) =>
+  Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof S]: z.ZodOptional<S[K]> };
 const removable = <S extends Shape>(shape: S) =>
   Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.nullable().optional()])) as { [K in keyof S]: z.ZodOptional<z.ZodNullable<S[K]>> };
 

@@ -6,7 +6,17 @@
  */
 
 /** Parameters ha-node sets itself. */
-export const managedParameters: readonly string[] = ['port', 'listen_addresses', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'data_directory', 'hba_file', 'ident_file', 'config_file'];
+export const managedParameters: readonly string[] = [
+  'port',
+  'listen_addresses',
+  'hot_standby',
+  'primary_conninfo',
+  'primary_slot_name',
+  'data_directory',
+  'hba_file',
+  'ident_file',
+  'config_file',
+];
 
 /** A parameter name as PostgreSQL accepts it (customized options carry one dot). */
 export const parameterNamePattern = '^[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)?$';

@@ -27,8 +27,19 @@ export interface RunSettings {
 }
 
 /** Checks one response, warms up for a second, then measures requests/s, latency and CPU per request. */
-export async function measure(name: string, pids: ServerPids, settings: RunSettings, options: Record<string, unknown>, targeted: boolean, check: (body: string) => boolean): Promise<Measured> {
-  const probe = await fetch(options.url as string, { method: (options.method as string) ?? 'GET', headers: options.headers as Record<string, string>, body: options.body as string | undefined });
+export async function measure(
+  name: string,
+  pids: ServerPids,
+  settings: RunSettings,
+  options: Record<string, unknown>,
+  targeted: boolean,
+  check: (body: string) => boolean,
+): Promise<Measured> {
+  const probe = await fetch(options.url as string, {
+    method: (options.method as string) ?? 'GET',
+    headers: options.headers as Record<string, string>,
+    body: options.body as string | undefined,
+  });
   const text = await probe.text();
   if (!check(text)) throw new Error(`${name}: unexpected response ${text.slice(0, 200)}`);
   await autocannon({ connections: settings.connections, duration: 1, ...options }); // warm-up: JIT, pools, caches

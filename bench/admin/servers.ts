@@ -35,7 +35,13 @@ export async function serveTargets(): Promise<void> {
   const bare = await serve(bareApp, { host: '127.0.0.1', port: 0, logger });
   const config = loadAdminConfig(
     { listen: '127.0.0.1:0', databaseUrl: pg.url, redisUrl: redis.url },
-    { ...process.env, SECRET_KEY: 'keelson-benchmark-secret-key-0123456789', ADMIN_INITIAL_PASSWORD: benchPassword, LOGIN_RATE_LIMIT_PER_ADDRESS: '100000000', LOGIN_RATE_LIMIT_PER_USER: '100000000' },
+    {
+      ...process.env,
+      SECRET_KEY: 'keelson-benchmark-secret-key-0123456789',
+      ADMIN_INITIAL_PASSWORD: benchPassword,
+      LOGIN_RATE_LIMIT_PER_ADDRESS: '100000000',
+      LOGIN_RATE_LIMIT_PER_USER: '100000000',
+    },
   );
   const admin = await startAdmin(config, logger);
   const stop = async (): Promise<void> => {
@@ -47,7 +53,15 @@ export async function serveTargets(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop());
   const loginAs = async (userName: string): Promise<string> =>
-    ((await (await fetch(`${admin.server.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName, password: benchPassword }) })).json()) as { data: { token: string } }).data.token;
+    (
+      (await (
+        await fetch(`${admin.server.url}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ userName, password: benchPassword }),
+        })
+      ).json()) as { data: { token: string } }
+    ).data.token;
   // A non-super user, so requests go through the full API permission check.
   const hash = await admin.services.passwords.hash(benchPassword);
   const { rows } = await admin.services.db.query<{ id: number }>(`INSERT INTO users (user_name, password) VALUES ('bench-admin', $1) RETURNING id`, [hash]);

@@ -23,7 +23,9 @@ export class FakeHaNodes {
 
   /** Serves the ha-node API of one cluster (its pods by ordinal) at `host`. */
   async serve(host: string, podNames: string[]): Promise<void> {
-    const members = podNames.map((name, ordinal) => (ordinal === 0 ? { name, role: 'leader', state: 'running', timeline: 1 } : { name, role: 'replica', state: 'streaming', timeline: 1, lag: 0 }));
+    const members = podNames.map((name, ordinal) =>
+      ordinal === 0 ? { name, role: 'leader', state: 'running', timeline: 1 } : { name, role: 'replica', state: 'streaming', timeline: 1, lag: 0 },
+    );
     const server: Server = createServer((req, res) => {
       req.resume();
       const path = (req.url ?? '/').split('?')[0] ?? '/';
@@ -71,12 +73,18 @@ export function startFakeKubelet(apps: AppsV1Api, core: CoreV1Api, namespace: st
     if (!podIP) {
       podIP = clusterIP(addresses.size);
       addresses.set(name, podIP);
-      await haNodes.serve(podIP, Array.from({ length: replicas }, (_, ordinal) => `${name}-${ordinal}`));
+      await haNodes.serve(
+        podIP,
+        Array.from({ length: replicas }, (_, ordinal) => `${name}-${ordinal}`),
+      );
     }
     for (let ordinal = 0; ordinal < replicas; ordinal += 1) {
       const podName = `${name}-${ordinal}`;
       const role = ordinal === 0 ? Roles.primary : Roles.replica;
-      const body = { metadata: { name: podName, labels: { ...labels, [Labels.role]: role } }, spec: { containers: [{ name: 'postgres', image: 'fleet-bench' }] } };
+      const body = {
+        metadata: { name: podName, labels: { ...labels, [Labels.role]: role } },
+        spec: { containers: [{ name: 'postgres', image: 'fleet-bench' }] },
+      };
       const created = await core.createNamespacedPod({ namespace, body }).catch(async (err: unknown) => {
         if (apiStatusCode(err) !== 409) throw err;
         return core.readNamespacedPod({ namespace, name: podName }); // made by an earlier, interrupted round
@@ -91,10 +99,12 @@ export function startFakeKubelet(apps: AppsV1Api, core: CoreV1Api, namespace: st
       try {
         const fresh = (await apps.listNamespacedStatefulSet({ namespace })).items.filter((s) => !done.has(s.metadata!.name!));
         for (let i = 0; i < fresh.length; i += 20) {
-          await Promise.all(fresh.slice(i, i + 20).map(async (sts) => {
-            await makePods(sts);
-            done.add(sts.metadata!.name!);
-          }));
+          await Promise.all(
+            fresh.slice(i, i + 20).map(async (sts) => {
+              await makePods(sts);
+              done.add(sts.metadata!.name!);
+            }),
+          );
         }
       } catch {
         // the next round retries what failed

@@ -24,5 +24,12 @@ export async function startBenchServer(kind: 'oracle' | 'standin'): Promise<Benc
   // Three ClusterIP Services per cluster: a /16 holds a thousand clusters' (no traffic goes to them).
   const server = kind === 'oracle' ? await startOracleApiServer({ serviceCidr: '10.0.0.0/16' }) : await startTestApiServer({ historyLimit: 200_000 });
   await installCrds(server.kubeConfig, logger);
-  return { name: kind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'stand-in', url: server.url, token: server.token, caCert: server.caCert, kubeConfig: server.kubeConfig, close: () => server.close() };
+  return {
+    name: kind === 'oracle' ? 'kube-apiserver 1.20 (oracle)' : 'stand-in',
+    url: server.url,
+    token: server.token,
+    caCert: server.caCert,
+    kubeConfig: server.kubeConfig,
+    close: () => server.close(),
+  };
 }

@@ -31,7 +31,9 @@ export function formatTable(header: string, rows: Row[], timeoutMs: number): str
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
-    lines.push(`| ${r.clusters} | ${seconds(r.ownedMs)} | ${seconds(r.healthyMs)} | ${r.getsPerCluster.toFixed(2)} | ${r.listsPerResync.toFixed(1)} (${r.listsAtVersionPerResync.toFixed(1)}) | ${r.writesPerResync.toFixed(1)} | ${r.haNodeCallsPerPass.toFixed(2)} | ${r.reconcilesPerResync.toFixed(0)} | ${(quantile(r.latencies, 0.5) / 1000).toFixed(2)} s | ${(quantile(r.latencies, 0.99) / 1000).toFixed(2)} s (n=${r.latencies.length}) | ${r.missed} | ${r.rssMiB.toFixed(0)} MiB | ${r.idleCpuMsPerSecPerCluster.toFixed(3)} ms/s |`);
+    lines.push(
+      `| ${r.clusters} | ${seconds(r.ownedMs)} | ${seconds(r.healthyMs)} | ${r.getsPerCluster.toFixed(2)} | ${r.listsPerResync.toFixed(1)} (${r.listsAtVersionPerResync.toFixed(1)}) | ${r.writesPerResync.toFixed(1)} | ${r.haNodeCallsPerPass.toFixed(2)} | ${r.reconcilesPerResync.toFixed(0)} | ${(quantile(r.latencies, 0.5) / 1000).toFixed(2)} s | ${(quantile(r.latencies, 0.99) / 1000).toFixed(2)} s (n=${r.latencies.length}) | ${r.missed} | ${r.rssMiB.toFixed(0)} MiB | ${r.idleCpuMsPerSecPerCluster.toFixed(3)} ms/s |`,
+    );
   }
   return lines.join('\n');
 }

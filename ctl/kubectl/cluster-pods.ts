@@ -16,7 +16,13 @@ export interface PodSummary {
 
 export function podSummary(pod: k8s.V1Pod): PodSummary {
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  return { name: pod.metadata?.name ?? '', role: pod.metadata?.labels?.[Labels.role] ?? '', phase: pod.status?.phase ?? 'Unknown', ready, node: pod.spec?.nodeName };
+  return {
+    name: pod.metadata?.name ?? '',
+    role: pod.metadata?.labels?.[Labels.role] ?? '',
+    phase: pod.status?.phase ?? 'Unknown',
+    ready,
+    node: pod.spec?.nodeName,
+  };
 }
 
 export async function clusterPods(kubeConfig: k8s.KubeConfig, namespace: string, cluster: string): Promise<PodSummary[]> {
@@ -43,4 +49,3 @@ export function podForRole(pods: PodSummary[], replica: boolean): PodSummary | u
   const role = replica ? Roles.replica : Roles.primary;
   return pods.find((p) => p.role === role && p.ready) ?? pods.find((p) => p.role === role);
 }
-

@@ -9,12 +9,29 @@ export interface KubectlTarget {
 }
 
 function common(target: KubectlTarget): string[] {
-  return [...(target.kubeconfig ? ['--kubeconfig', target.kubeconfig] : []), ...(target.context ? ['--context', target.context] : []), '--namespace', target.namespace];
+  return [
+    ...(target.kubeconfig ? ['--kubeconfig', target.kubeconfig] : []),
+    ...(target.context ? ['--context', target.context] : []),
+    '--namespace',
+    target.namespace,
+  ];
 }
 
 /** psql inside the member's postgres container, as the superuser over the local socket (no password needed there). */
 export function psqlArgs(target: KubectlTarget, pod: string, psqlOptions: string[], interactive: boolean): string[] {
-  return [...common(target), 'exec', ...(interactive ? ['-it'] : ['-i']), pod, '-c', ContainerNames.postgres, '--', 'psql', '-U', RoleNames.superuser, ...psqlOptions];
+  return [
+    ...common(target),
+    'exec',
+    ...(interactive ? ['-it'] : ['-i']),
+    pod,
+    '-c',
+    ContainerNames.postgres,
+    '--',
+    'psql',
+    '-U',
+    RoleNames.superuser,
+    ...psqlOptions,
+  ];
 }
 
 export interface LogsOptions {

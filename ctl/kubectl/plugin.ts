@@ -41,8 +41,13 @@ export function statusText(cluster: string, namespace: string, resource: Databas
   const lines = [`Cluster:    ${cluster} (namespace ${namespace})`];
   if (resource) {
     const status = resource.status;
-    lines.push(`Phase:      ${status?.phase ?? 'unknown'}`, `Instances:  ${status?.readyInstances ?? 0}/${resource.spec.instances} ready`, `Primary:    ${status?.currentPrimary ?? 'none'}`);
-    for (const c of status?.conditions ?? []) lines.push(`Condition:  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`);
+    lines.push(
+      `Phase:      ${status?.phase ?? 'unknown'}`,
+      `Instances:  ${status?.readyInstances ?? 0}/${resource.spec.instances} ready`,
+      `Primary:    ${status?.currentPrimary ?? 'none'}`,
+    );
+    for (const c of status?.conditions ?? [])
+      lines.push(`Condition:  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`);
   } else {
     lines.push(`DatabaseCluster ${cluster} not found: showing its pods and members only`);
   }
@@ -59,13 +64,21 @@ export function createKubectlPlugin(io?: CtlIo, env: NodeJS.ProcessEnv = process
     .option('--context <name>', 'kubeconfig context (psql and logs; the others use the current context)');
 
   /** Runs a ctl action against the named cluster, found through its Leases in the namespace. */
-  const ctl = async (command: Command, cluster: string, action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>, extra: Partial<CtlFlags> = {}): Promise<number> => {
+  const ctl = async (
+    command: Command,
+    cluster: string,
+    action: (ctx: CtlContext, impl: typeof Actions) => Promise<number>,
+    extra: Partial<CtlFlags> = {},
+  ): Promise<number> => {
     const flags = command.optsWithGlobals<PluginFlags>();
     const { execute } = await import('../run.js');
     return execute({ cluster, namespace: target(flags).namespace, kubeconfig: flags.kubeconfig, ...extra }, action, env, io);
   };
 
-  const status = plugin.command('status').description('the DatabaseCluster\'s phase and conditions, its pods and the members as ha-node sees them').argument('<cluster>');
+  const status = plugin
+    .command('status')
+    .description("the DatabaseCluster's phase and conditions, its pods and the members as ha-node sees them")
+    .argument('<cluster>');
   status.action(async (cluster: string) => {
     const flags = status.optsWithGlobals<PluginFlags>();
     const t = target(flags);
@@ -80,7 +93,11 @@ export function createKubectlPlugin(io?: CtlIo, env: NodeJS.ProcessEnv = process
     process.exitCode = await ctl(status, cluster, (ctx, a) => a.listCommand(ctx, false));
   });
 
-  const promote = plugin.command('promote').description('make a member the primary (a switchover, or a failover when there is no leader)').argument('<cluster>').argument('<member>');
+  const promote = plugin
+    .command('promote')
+    .description('make a member the primary (a switchover, or a failover when there is no leader)')
+    .argument('<cluster>')
+    .argument('<member>');
   promote.action(async (cluster: string, member: string) => {
     process.exitCode = await ctl(promote, cluster, async (ctx, a) => {
       const { cluster: doc } = await (await import('../context.js')).load(ctx);
@@ -89,7 +106,11 @@ export function createKubectlPlugin(io?: CtlIo, env: NodeJS.ProcessEnv = process
     });
   });
 
-  const restart = plugin.command('restart').description('restart PostgreSQL on every member, or on the one named (replicas first is up to you: name them)').argument('<cluster>').argument('[member]');
+  const restart = plugin
+    .command('restart')
+    .description('restart PostgreSQL on every member, or on the one named (replicas first is up to you: name them)')
+    .argument('<cluster>')
+    .argument('[member]');
   restart.action(async (cluster: string, member: string | undefined) => {
     process.exitCode = await ctl(restart, cluster, (ctx, a) => a.restartCommand(ctx, member ? [member] : [], { force: true }));
   });
@@ -106,7 +127,7 @@ export function createKubectlPlugin(io?: CtlIo, env: NodeJS.ProcessEnv = process
 
   const psql = plugin
     .command('psql')
-    .description('psql in the primary\'s (or a replica\'s) postgres container; arguments after -- go to psql')
+    .description("psql in the primary's (or a replica's) postgres container; arguments after -- go to psql")
     .argument('<cluster>')
     .argument('[psqlArgs...]')
     .option('--replica', 'connect to a replica instead of the primary');
@@ -128,7 +149,7 @@ export function createKubectlPlugin(io?: CtlIo, env: NodeJS.ProcessEnv = process
     .description('ha-node and PostgreSQL logs of every pod of the cluster (or of one, --pod), each line prefixed with its pod')
     .argument('<cluster>')
     .option('-f, --follow', 'keep streaming')
-    .option('--tail <lines>', 'lines of each pod\'s log to show first')
+    .option('--tail <lines>', "lines of each pod's log to show first")
     .option('--since <duration>', 'only lines newer than this (5m, 1h)')
     .option('--pod <name>', 'one pod only');
   logs.action(async (cluster: string) => {

@@ -9,8 +9,10 @@ export const minimumNodeMajor = 22;
 export function unsupportedNodeMessage(version: string, execPath: string): string | undefined {
   const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
   if (Number.isInteger(major) && major >= minimumNodeMajor) return undefined;
-  return `keelson needs Node.js ${minimumNodeMajor} or newer; this is ${version} (${execPath}).\n` +
-    'Run it through npm from the checkout (npm run keelson -- ..., npm run local:up), which uses the Node.js that npm ci installed, or install Node.js 22 or newer.\n';
+  return (
+    `keelson needs Node.js ${minimumNodeMajor} or newer; this is ${version} (${execPath}).\n` +
+    'Run it through npm from the checkout (npm run keelson -- ..., npm run local:up), which uses the Node.js that npm ci installed, or install Node.js 22 or newer.\n'
+  );
 }
 
 const refusal = unsupportedNodeMessage(process.version, process.execPath);

@@ -60,7 +60,9 @@ export function loadKubeConfig(sources: KubeSources = {}): k8s.KubeConfig {
     kubeConfig.loadFromFile(userConfig);
     return kubeConfig;
   }
-  const why = host ? `KUBERNETES_SERVICE_HOST is set but ${accountDir}/token is missing (automountServiceAccountToken off?)` : 'not in a pod, no KUBECONFIG, no ~/.kube/config';
+  const why = host
+    ? `KUBERNETES_SERVICE_HOST is set but ${accountDir}/token is missing (automountServiceAccountToken off?)`
+    : 'not in a pod, no KUBECONFIG, no ~/.kube/config';
   throw new KubeNotConfiguredError(`no Kubernetes API is configured (${why}): ${HOW_TO}`);
 }
 

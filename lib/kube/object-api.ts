@@ -14,7 +14,13 @@ export class ObjectApi extends KubernetesObjectApi {
   }
 
   /** LIST of a kind; `resourceVersion` '' (or omitted) asks for the latest state (a quorum read). */
-  async listAt<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string | undefined, resourceVersion = ''): Promise<KubernetesListObject<T>> {
+  async listAt<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector: string | undefined,
+    resourceVersion = '',
+  ): Promise<KubernetesListObject<T>> {
     const path = await this.specUriPath({ apiVersion, kind, metadata: { namespace } }, 'list');
     const context = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
     context.setHeaderParam('Accept', 'application/json, */*;q=0.8');

@@ -9,9 +9,7 @@ export interface Host {
 }
 
 export type Decision =
-  | { action: 'ready' }
-  | { action: 'install'; packages: string[]; command: string }
-  | { action: 'refuse'; packages: string[]; command: string; reason: string };
+  { action: 'ready' } | { action: 'install'; packages: string[]; command: string } | { action: 'refuse'; packages: string[]; command: string; reason: string };
 
 export function aptCommand(packages: readonly string[], root: boolean): string {
   return `${root ? '' : 'sudo '}apt-get install -y --no-install-recommends ${packages.join(' ')}`;
@@ -21,7 +19,12 @@ export function decide(packages: readonly string[], host: Host, allowInstall: bo
   if (packages.length === 0) return { action: 'ready' };
   const list = [...packages];
   if (!host.apt) {
-    return { action: 'refuse', packages: list, command: `install the packages ${list.join(', ')} (their Debian names) with this system's package manager`, reason: 'no apt-get on this machine' };
+    return {
+      action: 'refuse',
+      packages: list,
+      command: `install the packages ${list.join(', ')} (their Debian names) with this system's package manager`,
+      reason: 'no apt-get on this machine',
+    };
   }
   const command = aptCommand(list, host.root);
   if (!host.root) return { action: 'refuse', packages: list, command, reason: 'installing needs root' };

@@ -12,7 +12,11 @@ export function currentHost(): Host {
 }
 
 function run(args: readonly string[], logFile: string): void {
-  const result = spawnSync(args[0]!, args.slice(1), { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(args[0]!, args.slice(1), {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   writeFileSync(logFile, `$ ${args.join(' ')}\n${result.stdout ?? ''}${result.stderr ?? ''}`, { flag: 'a' });
   if (result.error) throw new Error(`${args[0]}: ${result.error.message}`);
   if (result.status !== 0) {

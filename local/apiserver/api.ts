@@ -7,7 +7,16 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { admit, applyBody, checkNamespace, checkNamespaceWritable, checkPatchedName, decodeBody } from './writes/admission.js';
 import { applyServerSideApply } from './writes/apply.js';
 import { ApiError, alreadyExists, badRequest, forbidden, invalid, notFound, required, unsupportedMediaType } from './errors.js';
-import { patchContentTypes, typeKeyOf, type DeleteOptions, type DeleteResult, type ListQuery, type ListResult, type PatchType, type WriteOptions } from './api-types.js';
+import {
+  patchContentTypes,
+  typeKeyOf,
+  type DeleteOptions,
+  type DeleteResult,
+  type ListQuery,
+  type ListResult,
+  type PatchType,
+  type WriteOptions,
+} from './api-types.js';
 import { deleteObject } from './writes/deletion.js';
 import { recordManager } from './writes/managed-fields.js';
 import { decodeContinue, encodeContinue, keyOf } from './storage/paging.js';
@@ -84,7 +93,12 @@ export class ApiCore {
       else read = type.fieldSelectors?.[req.field];
       // A real server answers in the words of the kind's field label conversion: its own for kinds
       // with fields of their own (pods, events, ...), the generic metadata-only one for the rest.
-      if (!read) throw badRequest(type.fieldSelectors ? `field label not supported: ${req.field}` : `"${req.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      if (!read)
+        throw badRequest(
+          type.fieldSelectors
+            ? `field label not supported: ${req.field}`
+            : `"${req.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+        );
       const reader = read;
       return (o: KubeObject) => (reader(o) === req.value) !== req.negate;
     });
@@ -98,7 +112,11 @@ export class ApiCore {
     if (query.continue) {
       const token = decodeContinue(query.continue);
       if (token.rv < this.store.oldestResumableRevision) {
-        throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+        throw new ApiError(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+        );
       }
       items = items.filter((o) => keyOf(o) > token.start);
       resourceVersion = String(token.rv);
@@ -134,14 +152,22 @@ export class ApiCore {
     type.prepareCreate?.(o);
     type.admission?.onCreate?.(o, this.store);
     admit(type, o, undefined, options);
-    if (type.plural === 'services' && type.group === '') this.serviceIps.allocate(o, new Set(this.store.list('/services').map((s) => (isJsonObject(s.spec) ? s.spec.clusterIP : undefined))));
+    if (type.plural === 'services' && type.group === '')
+      this.serviceIps.allocate(o, new Set(this.store.list('/services').map((s) => (isJsonObject(s.spec) ? s.spec.clusterIP : undefined))));
     recordManager(o, undefined, options.fieldManager, 'Update', apiVersionOf(type));
     if (options.dryRun) return this.output(type, o);
     return this.output(type, this.store.put(typeKeyOf(type), o));
   }
 
   /** PUT: replaces the object (or only its status); stale resourceVersion is a 409. */
-  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, subresource?: string, options: WriteOptions = {}): { object: KubeObject; created: boolean } {
+  update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    subresource?: string,
+    options: WriteOptions = {},
+  ): { object: KubeObject; created: boolean } {
     const incoming = decodeBody(this.registry, type, body);
     if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
       throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
@@ -156,13 +182,27 @@ export class ApiCore {
     return { object: this.commitUpdate(type, old, incoming, subresource, options, 'Update'), created: false };
   }
 
-  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, subresource?: string, options: WriteOptions = {}): { object: KubeObject; created: boolean } {
+  patch(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    subresource?: string,
+    options: WriteOptions = {},
+  ): { object: KubeObject; created: boolean } {
     const old = this.find(type, namespace, name);
     if (patchType === 'strategic' && type.crdName) throw unsupportedMediaType('application/strategic-merge-patch+json');
     if (!old) {
       if (patchType !== 'apply' || subresource) throw notFound(type.plural, type.group, name);
       if (!options.fieldManager || options.explicitManager === false) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
-      const applied = applyServerSideApply(undefined, applyBody(this.registry, type, patch, name), options.fieldManager, Boolean(options.force), apiVersionOf(type));
+      const applied = applyServerSideApply(
+        undefined,
+        applyBody(this.registry, type, patch, name),
+        options.fieldManager,
+        Boolean(options.force),
+        apiVersionOf(type),
+      );
       return { object: this.create(type, namespace, applied, { ...options, fieldManager: undefined }), created: true };
     }
     let next: JsonObject;
@@ -180,7 +220,14 @@ export class ApiCore {
         break;
       case 'apply':
         if (!options.fieldManager || options.explicitManager === false) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
-        next = applyServerSideApply(old, applyBody(this.registry, type, patch, name), options.fieldManager, Boolean(options.force), apiVersionOf(type), subresource);
+        next = applyServerSideApply(
+          old,
+          applyBody(this.registry, type, patch, name),
+          options.fieldManager,
+          Boolean(options.force),
+          apiVersionOf(type),
+          subresource,
+        );
         break;
     }
     const candidate = checkPatchedName(type, next, name, namespace);
@@ -199,7 +246,14 @@ export class ApiCore {
   }
 
   /** The shared tail of PUT and PATCH. */
-  private commitUpdate(type: ResourceType, old: KubeObject, candidate: KubeObject, subresource: string | undefined, options: WriteOptions, operation: 'Apply' | 'Update'): KubeObject {
+  private commitUpdate(
+    type: ResourceType,
+    old: KubeObject,
+    candidate: KubeObject,
+    subresource: string | undefined,
+    options: WriteOptions,
+    operation: 'Apply' | 'Update',
+  ): KubeObject {
     let next: KubeObject;
     if (subresource === 'status') {
       next = clone(old);
@@ -214,7 +268,7 @@ export class ApiCore {
       }
     } else if (subresource === 'finalize') {
       next = clone(old);
-      next.spec = { ...(isJsonObject(old.spec) ? old.spec : {}), finalizers: isJsonObject(candidate.spec) ? candidate.spec.finalizers ?? [] : [] };
+      next.spec = { ...(isJsonObject(old.spec) ? old.spec : {}), finalizers: isJsonObject(candidate.spec) ? (candidate.spec.finalizers ?? []) : [] };
     } else if (subresource) {
       throw badRequest(`subresource ${subresource} does not support this verb`);
     } else {
@@ -240,7 +294,10 @@ export class ApiCore {
     for (const key of Object.keys(meta)) if (meta[key] === undefined || meta[key] === null) delete meta[key];
     if (old.metadata.deletionTimestamp) {
       const added = (meta.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
-      if (added.length > 0) throw invalid(type.kind, type.group, old.metadata.name as string, [forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`)]);
+      if (added.length > 0)
+        throw invalid(type.kind, type.group, old.metadata.name as string, [
+          forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`),
+        ]);
     }
     type.prepareUpdate?.(next, old);
     admit(type, next, old, options);

@@ -57,12 +57,29 @@ export function alreadyExists(plural: string, group: string, name: string): ApiE
   return new ApiError(409, 'AlreadyExists', `${qualifiedResource(plural, group)} "${name}" already exists`, details({ name, group, kind: plural }));
 }
 
-export function conflict(plural: string, group: string, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(plural, group)} "${name}": ${why}`, details({ name, group, kind: plural }));
+export function conflict(
+  plural: string,
+  group: string,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): ApiError {
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(plural, group)} "${name}": ${why}`,
+    details({ name, group, kind: plural }),
+  );
 }
 
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueTypeInvalid' | 'FieldValueTooLong';
+  type:
+    | 'FieldValueInvalid'
+    | 'FieldValueRequired'
+    | 'FieldValueNotSupported'
+    | 'FieldValueForbidden'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTypeInvalid'
+    | 'FieldValueTooLong';
   field: string;
   message: string;
 }
@@ -94,12 +111,17 @@ export function invalid(kind: string, group: string, name: string, errors: Field
   const subject = group ? `${kind}.${group}` : kind;
   const parts = errors.map((e) => `${e.field}: ${e.message.startsWith(causeText[e.type]) ? e.message : `${causeText[e.type]}: ${e.message}`}`);
   const summary = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  return new ApiError(422, 'Invalid', `${subject} "${name}" is invalid: ${summary}`, details({
-    name,
-    group,
-    kind,
-    causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
-  }));
+  return new ApiError(
+    422,
+    'Invalid',
+    `${subject} "${name}" is invalid: ${summary}`,
+    details({
+      name,
+      group,
+      kind,
+      causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
+    }),
+  );
 }
 
 export function badRequest(message: string): ApiError {
@@ -107,11 +129,16 @@ export function badRequest(message: string): ApiError {
 }
 
 export function methodNotSupported(plural: string, group: string, verb: string): ApiError {
-  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, details({
-    group,
-    kind: plural,
-    causes: [{ reason: 'MethodNotAllowed', message: `${verb} is not supported` }],
-  }));
+  return new ApiError(
+    405,
+    'MethodNotAllowed',
+    `the server does not allow this method on the requested resource`,
+    details({
+      group,
+      kind: plural,
+      causes: [{ reason: 'MethodNotAllowed', message: `${verb} is not supported` }],
+    }),
+  );
 }
 
 export function forbiddenRequest(message: string, plural = '', group = '', name = ''): ApiError {
@@ -119,7 +146,11 @@ export function forbiddenRequest(message: string, plural = '', group = '', name 
 }
 
 export function unsupportedMediaType(type: string): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`,
+  );
 }
 
 export function pathNotFound(): ApiError {

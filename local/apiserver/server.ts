@@ -82,7 +82,10 @@ function bootstrap(core: ApiCore): void {
   }
   const services = core.registry.get('', 'v1', 'services');
   if (services && !core.find(services, 'default', 'kubernetes')) {
-    core.create(services, 'default', { metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { ports: [{ name: 'https', port: 443, targetPort: 6443 }] } });
+    core.create(services, 'default', {
+      metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { ports: [{ name: 'https', port: 443, targetPort: 6443 }] },
+    });
   }
 }
 
@@ -109,7 +112,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ru
   registerStoredCrds(core);
   const stopCrds = watchCrds(core, logger);
   bootstrap(core);
-  const persistence = options.stateFile ? persistState(store, options.stateFile, (err) => logger.error({ err, stateFile: options.stateFile }, 'cannot save state')) : undefined;
+  const persistence = options.stateFile
+    ? persistState(store, options.stateFile, (err) => logger.error({ err, stateFile: options.stateFile }, 'cannot save state'))
+    : undefined;
   const stopGc = startGarbageCollector(core, logger);
   const faults = new Faults(() => store.compact());
   const token = randomBytes(16).toString('hex');

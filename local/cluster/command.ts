@@ -20,9 +20,13 @@ export function createClusterCommands(): Command[] {
     .option('--detach', 'run in the background and return once Ready (stop with keelson local down)')
     .option('--timeout <seconds>', 'deadline for Ready, from the start (exits non-zero with a summary of every pod not Ready)', '180')
     .option('--ip-prefix <a.b.c>', '/24 inside 127.0.0.0/8 for pod and Service addresses (loopback network)', '127.0.0')
-    .option('--fault-injection', 'serve the stand-in\'s /_keelson/faults hook to the admin credentials (tests and demos)')
+    .option('--fault-injection', "serve the stand-in's /_keelson/faults hook to the admin credentials (tests and demos)")
     .option('--no-install', 'never install missing packages (as root it otherwise runs apt-get); stop with exit code 2 and the command instead')
-    .option('--network <mode>', 'auto (default): namespace when root with ip, nsenter and nft, else loopback; namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders; loopback: pods on 127.X addresses', 'auto')
+    .option(
+      '--network <mode>',
+      'auto (default): namespace when root with ip, nsenter and nft, else loopback; namespace: pods in network namespaces inside an isolated node namespace, reached through 127.0.0.1 forwarders; loopback: pods on 127.X addresses',
+      'auto',
+    )
     .addOption(new Option('--foreground-child').hideHelp())
     .addOption(new Option('--isolated-child').hideHelp())
     .action(async (flags: UpFlags & { foregroundChild?: boolean; isolatedChild?: boolean }) => {
@@ -35,13 +39,24 @@ export function createClusterCommands(): Command[] {
         // What the pods run must be here before anything starts: install it as root, else say how (exit 2).
         const { localUpParts } = await import('./doctor.js');
         const { ensurePrerequisites } = await import('../../lib/prerequisites/ensure.js');
-        if (!flags.foregroundChild && !flags.isolatedChild) ensurePrerequisites(localUpParts(flags.network), { install: flags.install !== false, say: (line) => process.stdout.write(`${line}\n`) });
+        if (!flags.foregroundChild && !flags.isolatedChild)
+          ensurePrerequisites(localUpParts(flags.network), { install: flags.install !== false, say: (line) => process.stdout.write(`${line}\n`) });
         const { packageVersion } = await import('../../lib/cli/version.js');
         const { runLocalUpDetached, runLocalUpForeground } = await import('./up.js');
         const { chooseNetwork, withNetwork } = await import('./network-choice.js');
         const { mode: network, reason } = await chooseNetwork(flags.network);
         if (!flags.foregroundChild && !flags.isolatedChild) process.stdout.write(`network: ${network}: ${reason}\n`);
-        const options = { dir: flags.dir, instances, detach: Boolean(flags.detach), out: (line: string) => process.stdout.write(`${line}\n`), operatorVersion: packageVersion(), readyTimeoutMs: timeout * 1000, ipPrefix: flags.ipPrefix, faultInjection: Boolean(flags.faultInjection), network };
+        const options = {
+          dir: flags.dir,
+          instances,
+          detach: Boolean(flags.detach),
+          out: (line: string) => process.stdout.write(`${line}\n`),
+          operatorVersion: packageVersion(),
+          readyTimeoutMs: timeout * 1000,
+          ipPrefix: flags.ipPrefix,
+          faultInjection: Boolean(flags.faultInjection),
+          network,
+        };
         if (flags.detach) {
           const argv = process.argv.slice(1).filter((arg) => arg !== '--detach');
           await runLocalUpDetached(options, [...withNetwork(argv, network), '--foreground-child']);
@@ -71,14 +86,20 @@ export function createClusterCommands(): Command[] {
       }
     });
   const doctor = new Command('doctor')
-    .description('check what Keelson needs from this machine (PostgreSQL, pgBackRest, PgBouncer, network tools, test servers); --install installs what is missing (root, apt-get)')
+    .description(
+      'check what Keelson needs from this machine (PostgreSQL, pgBackRest, PgBouncer, network tools, test servers); --install installs what is missing (root, apt-get)',
+    )
     .option('--for <parts>', 'comma-separated parts: local, network, tests, oracle (default: what local up needs here)')
     .option('--install', 'install what is missing with apt-get (root only)')
     .option('--quiet', 'print the table only when something is missing')
     .action(async (flags: { for?: string; install?: boolean; quiet?: boolean }) => {
       try {
         const { runDoctor } = await import('./doctor.js');
-        process.exitCode = runDoctor(flags, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
+        process.exitCode = runDoctor(
+          flags,
+          (line) => process.stdout.write(`${line}\n`),
+          (line) => process.stderr.write(`${line}\n`),
+        );
       } catch (err) {
         failAndExit(err);
       }

@@ -13,7 +13,15 @@ export function localUpParts(network: string, root = currentHost().root): Part[]
 }
 
 export function parseParts(value: string): Part[] {
-  return [...new Set(value.split(',').map((p) => p.trim()).filter(Boolean).map(parsePart))];
+  return [
+    ...new Set(
+      value
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map(parsePart),
+    ),
+  ];
 }
 
 export interface DoctorFlags {

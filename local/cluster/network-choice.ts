@@ -20,7 +20,10 @@ export async function namespaceModeUnavailable(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'not running as root';
   const missing = await namespaceToolsMissing();
   if (missing.length > 0) return `${missing.join(', ')} not installed`;
-  const denied = await runTool(['unshare', '--net', '--', 'true']).then(() => undefined, (err: unknown) => (err instanceof Error ? err.message : String(err)));
+  const denied = await runTool(['unshare', '--net', '--', 'true']).then(
+    () => undefined,
+    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  );
   return denied ? `cannot make a network namespace (${denied})` : undefined;
 }
 

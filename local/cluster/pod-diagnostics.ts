@@ -39,7 +39,12 @@ function jsonErrorText(line: string): string | undefined {
   }
   if (!isErrorLevel(parsed.level)) return undefined;
   const err = parsed.err;
-  const detail = typeof err === 'string' ? err : typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : lastLines(parsed.serverLog, 2) || lastLines(parsed.output, 1);
+  const detail =
+    typeof err === 'string'
+      ? err
+      : typeof err === 'object' && err !== null && 'message' in err
+        ? String((err as { message: unknown }).message)
+        : lastLines(parsed.serverLog, 2) || lastLines(parsed.output, 1);
   return [String(parsed.msg ?? ''), detail].filter(Boolean).join(': ');
 }
 
@@ -91,9 +96,11 @@ function containerState(status: V1ContainerStatus): string {
 /** Which container of a pod to blame: a restarting or waiting one, else the first not ready. */
 function culprit(pod: V1Pod): V1ContainerStatus | undefined {
   const statuses = pod.status?.containerStatuses ?? [];
-  return statuses.find((s) => s.state?.waiting?.reason === 'CrashLoopBackOff') ??
+  return (
+    statuses.find((s) => s.state?.waiting?.reason === 'CrashLoopBackOff') ??
     [...statuses].sort((a, b) => b.restartCount - a.restartCount).find((s) => s.restartCount > 0) ??
-    statuses.find((s) => !s.ready);
+    statuses.find((s) => !s.ready)
+  );
 }
 
 function describe(pod: V1Pod, status: V1ContainerStatus | undefined, readLog: LogReader, why: string): string {
@@ -110,7 +117,10 @@ export class PodDiagnostics {
   private readonly unreadySince = new Map<string, number>();
   private readonly told = new Map<string, string>();
 
-  constructor(private readonly readLog: LogReader, private readonly graceMs = unreadyGraceMs) {}
+  constructor(
+    private readonly readLog: LogReader,
+    private readonly graceMs = unreadyGraceMs,
+  ) {}
 
   /** Lines to print for this look at the pods (none when nothing new went wrong). */
   observe(pods: readonly V1Pod[], now: number): string[] {
@@ -142,9 +152,11 @@ export class PodDiagnostics {
 
   /** Every pod that is not Ready, for the deadline's summary. */
   summary(pods: readonly V1Pod[], now: number): string[] {
-    return pods.filter((pod) => !podReady(pod) && pod.status?.phase !== 'Succeeded').map((pod) => {
-      const since = this.unreadySince.get(pod.metadata?.uid ?? pod.metadata?.name ?? '?') ?? now;
-      return describe(pod, culprit(pod), this.readLog, `not ready for ${Math.round((now - since) / 1000)} s`);
-    });
+    return pods
+      .filter((pod) => !podReady(pod) && pod.status?.phase !== 'Succeeded')
+      .map((pod) => {
+        const since = this.unreadySince.get(pod.metadata?.uid ?? pod.metadata?.name ?? '?') ?? now;
+        return describe(pod, culprit(pod), this.readLog, `not ready for ${Math.round((now - since) / 1000)} s`);
+      });
   }
 }

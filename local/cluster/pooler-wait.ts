@@ -23,7 +23,15 @@ export async function waitPooler(api: OperatorKubeApi, demo: DemoApp, out: (line
       const host = (await api.core.readNamespacedService({ namespace, name: poolerRwService })).spec?.clusterIP;
       const secret = await api.core.readNamespacedSecret({ namespace, name: appSecret });
       const password = Buffer.from(secret.data?.password ?? '', 'base64').toString('utf8');
-      const client = new pg.Client({ host, port: Ports.postgres, user: demo.owner, password, database: demo.database, connectionTimeoutMillis: 2000, query_timeout: 2000 });
+      const client = new pg.Client({
+        host,
+        port: Ports.postgres,
+        user: demo.owner,
+        password,
+        database: demo.database,
+        connectionTimeoutMillis: 2000,
+        query_timeout: 2000,
+      });
       client.on('error', () => undefined);
       try {
         await client.connect();
@@ -37,6 +45,7 @@ export async function waitPooler(api: OperatorKubeApi, demo: DemoApp, out: (line
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`the pooler did not serve within ${Math.round(timeoutMs / 1000)} s${last instanceof Error ? `: ${last.message}` : ''}; logs are under the --dir (node/logs)`);
+  throw new Error(
+    `the pooler did not serve within ${Math.round(timeoutMs / 1000)} s${last instanceof Error ? `: ${last.message}` : ''}; logs are under the --dir (node/logs)`,
+  );
 }
-

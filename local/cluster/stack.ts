@@ -49,7 +49,11 @@ export interface LocalStack {
 function withoutCel(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutCel);
   if (typeof node !== 'object' || node === null) return node;
-  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== 'x-kubernetes-validations').map(([key, value]) => [key, withoutCel(value)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => key !== 'x-kubernetes-validations')
+      .map(([key, value]) => [key, withoutCel(value)]),
+  );
 }
 
 /**
@@ -65,7 +69,11 @@ export async function installCrds(kubeConfig: KubeConfig, logger: Logger): Promi
     const name = crd.metadata!.name!;
     try {
       const existing = (await api.getClusterCustomObject({ ...target, name })) as V1CustomResourceDefinition;
-      await api.replaceClusterCustomObject({ ...target, name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+      await api.replaceClusterCustomObject({
+        ...target,
+        name,
+        body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } },
+      });
     } catch (err) {
       if (apiStatusCode(err) !== 404) throw err;
       await api.createClusterCustomObject({ ...target, body: crd });
@@ -76,7 +84,10 @@ export async function installCrds(kubeConfig: KubeConfig, logger: Logger): Promi
       await apply(crd);
     } catch (err) {
       if (!/CEL validation rules are not supported/.test(String((err as { body?: unknown }).body ?? err))) throw err;
-      logger.warn({ crd: crd.metadata?.name }, 'API server has no CEL support; CRD installed without its x-kubernetes-validations (the operator still enforces them)');
+      logger.warn(
+        { crd: crd.metadata?.name },
+        'API server has no CEL support; CRD installed without its x-kubernetes-validations (the operator still enforces them)',
+      );
       await apply(withoutCel(crd) as V1CustomResourceDefinition);
     }
   }

@@ -60,7 +60,10 @@ export async function runLocalUpIsolated(dir: string, childArgv: string[]): Prom
     servers.push(forward.server);
     ports[name] = forward.port;
   }
-  const child = spawnIsolated([process.execPath, ...process.execArgv, ...childArgv], { env: { ...process.env, [portsVariable]: JSON.stringify(ports) }, stdio: 'inherit' });
+  const child = spawnIsolated([process.execPath, ...process.execArgv, ...childArgv], {
+    env: { ...process.env, [portsVariable]: JSON.stringify(ports) },
+    stdio: 'inherit',
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((resolveExit) => {
     child.once('error', () => resolveExit(1));
@@ -78,7 +81,11 @@ export async function runLocalUpIsolated(dir: string, childArgv: string[]): Prom
 export function hostKubeconfigText(adminKubeconfig: string, ports: Pick<ForwardPorts, 'api' | 'members'>): string {
   const doc = yaml().parse(adminKubeconfig) as { clusters?: Array<{ cluster?: Record<string, unknown> }> };
   for (const entry of doc.clusters ?? []) {
-    entry.cluster = { ...entry.cluster, server: `https://127.0.0.1:${ports.api}`, extensions: [{ name: memberProxyExtension, extension: { url: `http://127.0.0.1:${ports.members}` } }] };
+    entry.cluster = {
+      ...entry.cluster,
+      server: `https://127.0.0.1:${ports.api}`,
+      extensions: [{ name: memberProxyExtension, extension: { url: `http://127.0.0.1:${ports.members}` } }],
+    };
   }
   return yaml().stringify(doc);
 }
@@ -88,7 +95,10 @@ export async function serveApiForward(dir: string, ports: ForwardPorts, apiServe
   const url = new URL(apiServerUrl);
   rmSync(hostKubeconfigPath(dir), { force: true });
   writeFileSync(hostKubeconfigPath(dir), hostKubeconfigText(readFileSync(adminKubeconfig, 'utf8'), ports), { mode: 0o600 });
-  return Promise.all([serveUnixToTcp(forwardSocket(dir, 'api'), { host: url.hostname, port: Number(url.port) }), serveMemberProxy(forwardSocket(dir, 'members'), subnet)]);
+  return Promise.all([
+    serveUnixToTcp(forwardSocket(dir, 'api'), { host: url.hostname, port: Number(url.port) }),
+    serveMemberProxy(forwardSocket(dir, 'members'), subnet),
+  ]);
 }
 
 /** Child side, once the Services exist: demo-rw, demo-ro and demo-pooler-rw sockets to their cluster IPs. */

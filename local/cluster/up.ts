@@ -15,7 +15,15 @@ import { saveAndUnmountClaims } from '../node/claim-filesystems.js';
 import { PodDiagnostics, readTail, type LogReader } from './pod-diagnostics.js';
 import { waitPooler } from './pooler-wait.js';
 import { startLocalStack, type LocalStack } from './stack.js';
-import { forwarderPidFile, forwardPortsFromEnv, hostKubeconfigPath, nodeNamespaceKubeconfigPath, serveApiForward, serveServiceForwards, type ForwardPorts } from './up-namespace.js';
+import {
+  forwarderPidFile,
+  forwardPortsFromEnv,
+  hostKubeconfigPath,
+  nodeNamespaceKubeconfigPath,
+  serveApiForward,
+  serveServiceForwards,
+  type ForwardPorts,
+} from './up-namespace.js';
 
 /**
  * `keelson local up|down`: the whole demo on one machine. `up` runs the stack in this process
@@ -74,7 +82,11 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
   const kubeconfig = forward ? hostKubeconfigPath(dir) : join(dir, 'kubeconfig');
   const clusterIP = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '?';
   // Through forwarders, the host reaches the Services at 127.0.0.1 on ports of their own.
-  const forwarded: Record<string, number | undefined> = { [`${clusterName}-rw`]: forward?.rw, [`${clusterName}-ro`]: forward?.ro, [`${clusterName}-pooler-rw`]: forward?.pooler };
+  const forwarded: Record<string, number | undefined> = {
+    [`${clusterName}-rw`]: forward?.rw,
+    [`${clusterName}-ro`]: forward?.ro,
+    [`${clusterName}-pooler-rw`]: forward?.pooler,
+  };
   const service = async (name: string) => (forward ? `127.0.0.1 -p ${forwarded[name]}` : `${await clusterIP(name)} -p ${Ports.postgres}`);
   const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: selectorString(podSelector(clusterName)) })).items;
   const secretOf = (which: string) => `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-${which} -o jsonpath='{.data.password}' | base64 -d)`;
@@ -91,13 +103,21 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
   for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
     const ip = pod.status?.podIP ?? '?';
     const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
-    lines.push(`  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`);
+    lines.push(
+      `  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`,
+    );
   }
   // Pod addresses exist only inside the node namespace: enter it (this process's) to reach them.
-  if (forward) lines.push(`  pod URLs:    nsenter --net=/proc/$(cat ${pidFile(dir)})/ns/net curl <url>   (as root; pod addresses are reachable only inside the node namespace)`);
+  if (forward)
+    lines.push(
+      `  pod URLs:    nsenter --net=/proc/$(cat ${pidFile(dir)})/ns/net curl <url>   (as root; pod addresses are reachable only inside the node namespace)`,
+    );
   // ctl finds the members through the Leases; in namespace mode the kubeconfig names the 127.0.0.1 member proxy it tunnels through.
   lines.push(`  keelson ctl: keelson ctl --kubeconfig ${kubeconfig} -c ${clusterName} list   (switchover, restart, ...)`);
-  if (faultInjection) lines.push(`  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`);
+  if (faultInjection)
+    lines.push(
+      `  faults:      POST ${server}/_keelson/faults/{refuse,lift,pause,resume} with the admin certificate ${join(dir, 'apiserver', 'admin.crt')} (see docs/local-kubernetes.md)`,
+    );
   lines.push(`  stop:        keelson local down --dir ${dir}`);
   return lines;
 }
@@ -105,7 +125,10 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
 async function ensureCluster(api: OperatorKubeApi, instances: number): Promise<void> {
   if (await api.readCluster(namespace, clusterName)) return;
   await api.custom.createNamespacedCustomObject({
-    group, version, namespace, plural,
+    group,
+    version,
+    namespace,
+    plural,
     body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: clusterName }, spec: demoSpec(instances) },
   });
 }
@@ -143,7 +166,8 @@ async function firstBackupLine(api: OperatorKubeApi, timeoutMs: number): Promise
   while (Date.now() < deadline) {
     last = ((await api.listBackups(namespace).catch(() => [])) as unknown as BackupObject[]).find((b) => b.spec?.cluster === clusterName);
     const phase = last?.status?.phase;
-    if (phase === 'Completed') return `  backups:     ${last!.metadata.name} Completed (${last!.status!.label}, ${last!.status!.sizeBytes ?? '?'} bytes) in the filesystem repository  (kubectl get kbk)`;
+    if (phase === 'Completed')
+      return `  backups:     ${last!.metadata.name} Completed (${last!.status!.label}, ${last!.status!.sizeBytes ?? '?'} bytes) in the filesystem repository  (kubectl get kbk)`;
     if (phase === 'Failed') return `  backups:     ${last!.metadata.name} Failed: ${last!.status!.message ?? ''}  (kubectl get kbk)`;
     await new Promise((r) => setTimeout(r, 1_000));
   }
@@ -186,14 +210,20 @@ async function waitReady(api: OperatorKubeApi, dir: string, instances: number, o
     await new Promise((r) => setTimeout(r, 1_000));
   }
   const summary = diagnostics.summary(pods, Date.now());
-  throw new NotReadyError([`cluster ${clusterName} is not Ready by the deadline (${last.trim() || 'no status yet'}); logs are under ${join(dir, 'node', 'logs')}`, ...(summary.length > 0 ? ['pods not Ready:', ...summary] : [])].join('\n'));
+  throw new NotReadyError(
+    [
+      `cluster ${clusterName} is not Ready by the deadline (${last.trim() || 'no status yet'}); logs are under ${join(dir, 'node', 'logs')}`,
+      ...(summary.length > 0 ? ['pods not Ready:', ...summary] : []),
+    ].join('\n'),
+  );
 }
 
 /** Runs the stack in this process until SIGINT/SIGTERM. Resolves once it is Ready (the process keeps running). */
 export async function runLocalUpForeground(options: UpOptions): Promise<LocalStack> {
   const dir = resolve(options.dir);
   const existing = runningPid(dir);
-  if (existing && existing !== process.pid) throw new Error(`a local cluster is already running from ${dir} (pid ${existing}); run keelson local down --dir ${dir}`);
+  if (existing && existing !== process.pid)
+    throw new Error(`a local cluster is already running from ${dir} (pid ${existing}); run keelson local down --dir ${dir}`);
   // A fresh demo each time: the API server state lives in memory, so old volumes would not match it.
   rmSync(join(dir, 'node'), { recursive: true, force: true });
   rmSync(join(dir, 'ready'), { force: true });
@@ -202,14 +232,28 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   const startedAt = Date.now();
   const deadline = startedAt + (options.readyTimeoutMs ?? defaultReadyTimeoutMs);
   const out = stamped(options.out, startedAt);
-  const logger = createLogger({ name: 'local', level: process.env.LOG_LEVEL ?? 'info', destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }) });
+  const logger = createLogger({
+    name: 'local',
+    level: process.env.LOG_LEVEL ?? 'info',
+    destination: createWriteStream(join(dir, 'keelson.log'), { flags: 'a' }),
+  });
   out(`starting the Kubernetes stand-in, local node and operator in ${dir}`);
   // Namespace mode: DIR/kubeconfig is the host's (through the forwarder); the stack's own names an address only reachable inside.
   const kubeconfigPath = options.network === 'namespace' ? nodeNamespaceKubeconfigPath(dir) : undefined;
-  const stack = await startLocalStack({ dir, logger, operatorVersion: options.operatorVersion, ipPrefix: options.ipPrefix, faultInjection: options.faultInjection, network: options.network, kubeconfigPath });
-  out(stack.node.agent.volumeMode === 'filesystem'
-    ? 'volumes: each claim is a filesystem of its claimed size (tmpfs, grown online)'
-    : 'volumes: folders without a size (run as root for volumes of the claimed size)');
+  const stack = await startLocalStack({
+    dir,
+    logger,
+    operatorVersion: options.operatorVersion,
+    ipPrefix: options.ipPrefix,
+    faultInjection: options.faultInjection,
+    network: options.network,
+    kubeconfigPath,
+  });
+  out(
+    stack.node.agent.volumeMode === 'filesystem'
+      ? 'volumes: each claim is a filesystem of its claimed size (tmpfs, grown online)'
+      : 'volumes: folders without a size (run as root for volumes of the claimed size)',
+  );
   const forward = options.network === 'namespace' ? forwardPortsFromEnv() : undefined;
   if (forward) await serveApiForward(dir, forward, stack.apiServer.url, stack.kubeconfigPath, nodeSubnet());
   let stopping = false;
@@ -239,7 +283,11 @@ export async function runLocalUpForeground(options: UpOptions): Promise<LocalSta
   }
   if (forward) {
     const ip = async (name: string) => (await api.core.readNamespacedService({ namespace, name })).spec?.clusterIP ?? '';
-    await serveServiceForwards(dir, { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) }, Ports.postgres);
+    await serveServiceForwards(
+      dir,
+      { rw: await ip(`${clusterName}-rw`), ro: await ip(`${clusterName}-ro`), pooler: await ip(`${clusterName}-pooler-rw`) },
+      Ports.postgres,
+    );
   }
   const server = forward ? `https://127.0.0.1:${forward.api}` : stack.apiServer.url;
   const info = await connectionInfo(api, dir, server, options.faultInjection ?? false, forward);
@@ -274,7 +322,10 @@ export async function runLocalUpDetached(options: UpOptions, argv: string[]): Pr
     relay.drain();
     if (ready) return;
     if (exited !== undefined) throw new Error(`local up stopped (exit code ${exited}) before the cluster was Ready; its log: ${logPath}`);
-    if (Date.now() > deadline) throw new Error(`local up did not report Ready by its deadline; still running as pid ${child.pid} (keelson local down --dir ${dir}); its log: ${logPath}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `local up did not report Ready by its deadline; still running as pid ${child.pid} (keelson local down --dir ${dir}); its log: ${logPath}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -284,7 +335,10 @@ class LineRelay {
   private offset = 0;
   private partial = '';
 
-  constructor(private readonly path: string, private readonly out: (line: string) => void) {}
+  constructor(
+    private readonly path: string,
+    private readonly out: (line: string) => void,
+  ) {}
 
   drain(): void {
     let fd: number;

@@ -65,7 +65,13 @@ export async function startDeploymentController(kc: k8s.KubeConfig, logger: Logg
   }
 
   const queue = new WorkQueue(reconcile, log);
-  const deployments = await startInformer(kc, '/apis/apps/v1/deployments', () => apps.listDeploymentForAllNamespaces(), { onChange: (d) => queue.add(objectKey(d)) }, log);
+  const deployments = await startInformer(
+    kc,
+    '/apis/apps/v1/deployments',
+    () => apps.listDeploymentForAllNamespaces(),
+    { onChange: (d) => queue.add(objectKey(d)) },
+    log,
+  );
   const pods = await startInformer(
     kc,
     '/api/v1/pods',

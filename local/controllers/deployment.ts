@@ -105,7 +105,14 @@ function condition(type: string, ok: boolean, reason: string, message: string, p
   const before = previous?.find((c) => c.type === type);
   const now = kubeTime() as unknown as Date;
   const lastTransitionTime = before && before.status === status && before.reason === reason ? before.lastTransitionTime : now;
-  return { type, status, reason, message, lastTransitionTime, lastUpdateTime: before && before.status === status && before.reason === reason ? before.lastUpdateTime : now };
+  return {
+    type,
+    status,
+    reason,
+    message,
+    lastTransitionTime,
+    lastUpdateTime: before && before.status === status && before.reason === reason ? before.lastUpdateTime : now,
+  };
 }
 
 export function deploymentStatus(deployment: V1Deployment, pods: V1Pod[]): V1DeploymentStatus {

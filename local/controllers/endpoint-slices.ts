@@ -23,14 +23,21 @@ export function endpointSlicesFor(service: V1Service, subsets: V1EndpointSubset[
   const name = service.metadata?.name ?? '';
   const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}), [ServiceNameLabel]: name, [ManagedByLabel]: ManagedByLocal };
   if (service.spec?.clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
-  const ownerReferences = service.metadata?.uid ? [{ apiVersion: 'v1', kind: 'Service', name, uid: service.metadata.uid, controller: true, blockOwnerDeletion: true }] : undefined;
+  const ownerReferences = service.metadata?.uid
+    ? [{ apiVersion: 'v1', kind: 'Service', name, uid: service.metadata.uid, controller: true, blockOwnerDeletion: true }]
+    : undefined;
   const groups = subsets.length > 0 ? subsets : [{}];
   return groups.map((subset, index) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: { name: `${name}-${index}`, namespace: service.metadata?.namespace, labels, ownerReferences },
     addressType: 'IPv4',
-    ports: (subset.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP', ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) })),
+    ports: (subset.ports ?? []).map((p) => ({
+      name: p.name ?? '',
+      port: p.port,
+      protocol: p.protocol ?? 'TCP',
+      ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
+    })),
     endpoints: [...(subset.addresses ?? []).map((a) => endpoint(a, true)), ...(subset.notReadyAddresses ?? []).map((a) => endpoint(a, false))],
   }));
 }

@@ -37,7 +37,11 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
       existing.delete(sliceName);
       if (!current) await discovery.createNamespacedEndpointSlice({ namespace, body: slice });
       else if (sliceSignature(current) !== sliceSignature(slice)) {
-        await discovery.replaceNamespacedEndpointSlice({ name: sliceName, namespace, body: { ...slice, metadata: { ...slice.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+        await discovery.replaceNamespacedEndpointSlice({
+          name: sliceName,
+          namespace,
+          body: { ...slice, metadata: { ...slice.metadata, resourceVersion: current.metadata?.resourceVersion } },
+        });
       }
     }
     for (const sliceName of existing.keys()) {
@@ -86,7 +90,12 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
       try {
         if (!existing) await core.createNamespacedEndpoints({ namespace, body: desired });
         // PUT with the read resourceVersion: a concurrent writer makes this a 409.
-        else await core.replaceNamespacedEndpoints({ name, namespace, body: { ...desired, metadata: { ...existing.metadata, labels: desired.metadata?.labels } } });
+        else
+          await core.replaceNamespacedEndpoints({
+            name,
+            namespace,
+            body: { ...desired, metadata: { ...existing.metadata, labels: desired.metadata?.labels } },
+          });
         log.debug({ service: key }, 'endpoints updated');
         return;
       } catch (err) {
@@ -116,7 +125,9 @@ export async function startEndpointsController(kc: k8s.KubeConfig, logger: Logge
   const enqueueFor = (pod: k8s.V1Pod): void => {
     const uid = pod.metadata?.uid;
     for (const service of services.list(pod.metadata?.namespace)) {
-      const listed = endpoints.get(service.metadata?.name ?? '', service.metadata?.namespace)?.subsets?.some((subset) => [...(subset.addresses ?? []), ...(subset.notReadyAddresses ?? [])].some((a) => a.targetRef?.uid === uid));
+      const listed = endpoints
+        .get(service.metadata?.name ?? '', service.metadata?.namespace)
+        ?.subsets?.some((subset) => [...(subset.addresses ?? []), ...(subset.notReadyAddresses ?? [])].some((a) => a.targetRef?.uid === uid));
       if (listed || selectsPod(service, pod)) queue.add(objectKey(service));
     }
   };

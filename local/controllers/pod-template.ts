@@ -5,7 +5,10 @@ import { toDate } from '../node/time.js';
 
 /** Stable short hash of a pod template (key order independent), like controller-revision-hash. */
 export function templateHash(template: V1PodTemplateSpec | undefined): string {
-  return createHash('sha256').update(canonicalJson(template ?? {})).digest('hex').slice(0, 10);
+  return createHash('sha256')
+    .update(canonicalJson(template ?? {}))
+    .digest('hex')
+    .slice(0, 10);
 }
 
 export function canonicalJson(value: unknown): string {
@@ -21,7 +24,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function ownerReference(owner: { apiVersion: string; kind: string; metadata?: { name?: string; uid?: string } }): V1OwnerReference {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata?.name ?? '',
+    uid: owner.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** matchLabels and matchExpressions evaluated against a label map. */

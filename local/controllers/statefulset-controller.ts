@@ -67,7 +67,13 @@ export async function startStatefulSetController(kc: k8s.KubeConfig, logger: Log
   }
 
   const queue = new WorkQueue(reconcile, log);
-  const sets: RunningInformer<k8s.V1StatefulSet> = await startInformer(kc, '/apis/apps/v1/statefulsets', () => apps.listStatefulSetForAllNamespaces(), { onChange: (set) => queue.add(objectKey(set)) }, log);
+  const sets: RunningInformer<k8s.V1StatefulSet> = await startInformer(
+    kc,
+    '/apis/apps/v1/statefulsets',
+    () => apps.listStatefulSetForAllNamespaces(),
+    { onChange: (set) => queue.add(objectKey(set)) },
+    log,
+  );
   const pods = await startInformer(
     kc,
     '/api/v1/pods',
@@ -93,6 +99,7 @@ export async function startStatefulSetController(kc: k8s.KubeConfig, logger: Log
 /** The fields statefulSetStatus() computes, taken from the stored status for comparison. */
 function pickStatus(status: k8s.V1StatefulSetStatus | undefined): Partial<k8s.V1StatefulSetStatus> {
   if (!status) return {};
-  const { observedGeneration, replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision, collisionCount } = status;
+  const { observedGeneration, replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision, collisionCount } =
+    status;
   return { observedGeneration, replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision, collisionCount };
 }

@@ -16,7 +16,9 @@ export class AddressPool {
   ) {
     const shape = scope === 'loopback' ? /^127\.\d{1,3}\.\d{1,3}$/ : /^(10|172|192)\.\d{1,3}\.\d{1,3}$/;
     if (!shape.test(prefix) || prefix.split('.').some((p) => Number(p) > 255)) {
-      throw new Error(`invalid address prefix "${prefix}": expected ${scope === 'loopback' ? '127.X.Y (a /24 inside 127.0.0.0/8)' : 'a private /24 (10.X.Y, 172.16-31.Y or 192.168.Y)'}`);
+      throw new Error(
+        `invalid address prefix "${prefix}": expected ${scope === 'loopback' ? '127.X.Y (a /24 inside 127.0.0.0/8)' : 'a private /24 (10.X.Y, 172.16-31.Y or 192.168.Y)'}`,
+      );
     }
   }
 

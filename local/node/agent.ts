@@ -105,7 +105,12 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       if (!deleteObject || closed) return;
       const { name, namespace } = worker.pod.metadata ?? {};
       try {
-        await core.deleteNamespacedPod({ name: name ?? '', namespace: namespace ?? 'default', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+        await core.deleteNamespacedPod({
+          name: name ?? '',
+          namespace: namespace ?? 'default',
+          gracePeriodSeconds: 0,
+          body: { gracePeriodSeconds: 0, preconditions: { uid } },
+        });
       } catch (err) {
         if (!isNotFound(err) && !isConflict(err)) logger.warn({ pod: worker.key, err: (err as Error).message }, 'final pod delete failed');
       }
@@ -140,7 +145,12 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       if (worker) void finishDeletion(worker, graceSeconds * 1000, true);
       else if (!terminating.has(uid)) {
         core
-          .deleteNamespacedPod({ name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? 'default', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } })
+          .deleteNamespacedPod({
+            name: pod.metadata.name ?? '',
+            namespace: pod.metadata.namespace ?? 'default',
+            gracePeriodSeconds: 0,
+            body: { gracePeriodSeconds: 0, preconditions: { uid } },
+          })
           .catch(() => undefined);
       }
       return;
@@ -188,10 +198,18 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   });
 
   const mountsClaim = (namespace: string, claim: string): boolean =>
-    [...workers.values()].some((w) => w.pod.metadata?.namespace === namespace && (w.pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim));
+    [...workers.values()].some(
+      (w) => w.pod.metadata?.namespace === namespace && (w.pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim),
+    );
   const resizer = await startClaimResizer(kubeConfig, core, filesystems, mountsClaim, logger);
 
-  const informer: RunningInformer<k8s.V1Pod> = await startInformer(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces(), { onChange: handle }, logger);
+  const informer: RunningInformer<k8s.V1Pod> = await startInformer(
+    kubeConfig,
+    '/api/v1/pods',
+    () => core.listPodForAllNamespaces(),
+    { onChange: handle },
+    logger,
+  );
 
   // A relist after a dropped watch reports a pod deleted and recreated under the same name as an
   // update of the new uid, never as a delete of the old one: stop workers whose uid is gone.

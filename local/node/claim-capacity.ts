@@ -56,7 +56,8 @@ export async function bindClaim(core: k8s.CoreV1Api, filesystems: ClaimFilesyste
   await filesystems.ensure(namespace, name, bytes ?? 0);
   // A claim grown while no pod had it mounted finishes its resize here, as a kubelet's does at mount.
   let body: object | undefined;
-  if (claim.status?.phase !== 'Bound') body = { phase: 'Bound', accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'], capacity: storage ? { storage } : undefined };
+  if (claim.status?.phase !== 'Bound')
+    body = { phase: 'Bound', accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'], capacity: storage ? { storage } : undefined };
   else if (storage && !mountedBefore && growthWanted(claim) && (await filesystems.grow(namespace, name, bytes ?? 0))) body = grownStatus(storage);
   if (body) await core.patchNamespacedPersistentVolumeClaimStatus({ name, namespace, body: { status: body } }, mergePatch);
   return undefined;
@@ -88,7 +89,8 @@ export async function startClaimResizer(
     const storage = requestedStorage(claim);
     const bytes = quantityBytes(storage);
     if (!storage || bytes === undefined || !growthWanted(claim) || !filesystems.isMounted(namespace, name)) {
-      if (storage && growthWanted(claim) && claim.status?.allocatedResources?.storage !== storage) await patchStatus(namespace, name, pendingStatus(storage, new Date()));
+      if (storage && growthWanted(claim) && claim.status?.allocatedResources?.storage !== storage)
+        await patchStatus(namespace, name, pendingStatus(storage, new Date()));
       return;
     }
     await patchStatus(namespace, name, { ...pendingStatus(storage, new Date()), allocatedResourceStatuses: { storage: 'NodeResizeInProgress' } });
@@ -119,7 +121,9 @@ export async function startClaimResizer(
       const stored = informer.get(claim, namespace);
       if (stored) handle(stored, 'update');
       else if (!inUse(namespace, claim)) {
-        filesystems.release(namespace, claim).catch((err: unknown) => logger.warn({ claim: `${namespace}/${claim}`, err: (err as Error).message }, 'claim release failed'));
+        filesystems
+          .release(namespace, claim)
+          .catch((err: unknown) => logger.warn({ claim: `${namespace}/${claim}`, err: (err as Error).message }, 'claim release failed'));
       }
     }
   }, sweepMs);

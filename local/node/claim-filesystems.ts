@@ -100,7 +100,12 @@ export class ClaimFilesystems {
     if (current !== undefined) return current;
     await run('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, claimMountSource, target]);
     const store = this.storeDirectory(namespace, claim);
-    if (await stat(store).then(() => true, () => false)) {
+    if (
+      await stat(store).then(
+        () => true,
+        () => false,
+      )
+    ) {
       await copyContents(store, target);
       await rm(store, { recursive: true, force: true });
     }

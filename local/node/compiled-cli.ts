@@ -50,7 +50,11 @@ export function sourceHash(root: string, files: string[], compilerVersion: strin
     const path = join(root, extra);
     if (existsSync(path)) hash.update(`${extra}\0`).update(readFileSync(path)).update('\0');
   }
-  for (const file of files) hash.update(`${relative(root, file)}\0`).update(readFileSync(file)).update('\0');
+  for (const file of files)
+    hash
+      .update(`${relative(root, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -130,7 +134,12 @@ export async function ensureCompiledCli(root: string, transpiler: Transpiler): P
  * argv prefix for containers started by a stand-in that runs from the sources: the compiled cache,
  * else (no transpiler, a compile error, a read-only checkout) `fallback` with a warning naming why.
  */
-export async function compiledCliArgv(root: string, fallback: string[], logger: Logger, load: () => Transpiler | undefined = loadTranspiler): Promise<string[]> {
+export async function compiledCliArgv(
+  root: string,
+  fallback: string[],
+  logger: Logger,
+  load: () => Transpiler | undefined = loadTranspiler,
+): Promise<string[]> {
   const transpiler = load();
   if (!transpiler) {
     logger.warn({ fallback: 'tsx' }, 'containers start through tsx (slower): esbuild cannot be loaded to compile the sources');
@@ -138,7 +147,10 @@ export async function compiledCliArgv(root: string, fallback: string[], logger: 
   }
   try {
     const built = await ensureCompiledCli(root, transpiler);
-    logger.info({ dir: join(root, compiledCacheDir, built.hash), compiled: built.compiled, ms: built.ms }, built.compiled ? 'compiled the sources for containers' : 'containers run the compiled sources');
+    logger.info(
+      { dir: join(root, compiledCacheDir, built.hash), compiled: built.compiled, ms: built.ms },
+      built.compiled ? 'compiled the sources for containers' : 'containers run the compiled sources',
+    );
     return [process.execPath, built.entry];
   } catch (err) {
     logger.warn({ err, fallback: 'tsx' }, 'containers start through tsx (slower): compiling the sources failed');

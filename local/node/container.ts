@@ -219,7 +219,15 @@ export class ContainerRunner {
   }
 
   /** Runs one probe until aborted; startup returns true on success, liveness/startup kill the container after the threshold. */
-  private async probeLoop(kind: ProbeKind, probe: V1Probe, proc: ContainerProcess, target: ProbeTarget, startedAt: number, signal: AbortSignal, notBefore = startedAt): Promise<boolean> {
+  private async probeLoop(
+    kind: ProbeKind,
+    probe: V1Probe,
+    proc: ContainerProcess,
+    target: ProbeTarget,
+    startedAt: number,
+    signal: AbortSignal,
+    notBefore = startedAt,
+  ): Promise<boolean> {
     const timing = probeTiming(probe, kind);
     const state = new ProbeState(kind, timing);
     let lastAttemptAt: number | undefined;

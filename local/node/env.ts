@@ -72,7 +72,14 @@ function resolveResourceField(container: V1Container, resource: string): string 
   return String(raw);
 }
 
-async function resolveEntry(entry: V1EnvVar, pod: V1Pod, container: V1Container, facts: PodRuntimeFacts, sources: EnvSources, vars: Record<string, string>): Promise<string | undefined> {
+async function resolveEntry(
+  entry: V1EnvVar,
+  pod: V1Pod,
+  container: V1Container,
+  facts: PodRuntimeFacts,
+  sources: EnvSources,
+  vars: Record<string, string>,
+): Promise<string | undefined> {
   const namespace = pod.metadata?.namespace ?? 'default';
   if (entry.valueFrom === undefined) return expandVariables(entry.value ?? '', vars);
   const from = entry.valueFrom;

@@ -113,7 +113,9 @@ export function resolveContainerCommand(container: ContainerCommandInput, mappin
   const args = container.args ?? [];
   if (command.length > 0) {
     const alias = mapping?.aliases?.[command[0]];
-    return alias ? { ok: true, argv: [...alias, ...command.slice(1), ...args], hostArgs: alias.length } : { ok: true, argv: [...command, ...args], hostArgs: 0 };
+    return alias
+      ? { ok: true, argv: [...alias, ...command.slice(1), ...args], hostArgs: alias.length }
+      : { ok: true, argv: [...command, ...args], hostArgs: 0 };
   }
   if (!mapping) {
     return {

@@ -43,7 +43,14 @@ export async function renewNodeLease(coordination: k8s.CoordinationV1Api, nodeNa
       await coordination.createNamespacedLease({ namespace: NodeLeaseNamespace, body: desired });
       return;
     }
-    const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: existing.metadata?.resourceVersion, ownerReferences: desired.metadata?.ownerReferences ?? existing.metadata?.ownerReferences } };
+    const body = {
+      ...desired,
+      metadata: {
+        ...desired.metadata,
+        resourceVersion: existing.metadata?.resourceVersion,
+        ownerReferences: desired.metadata?.ownerReferences ?? existing.metadata?.ownerReferences,
+      },
+    };
     await coordination.replaceNamespacedLease({ name: nodeName, namespace: NodeLeaseNamespace, body });
   } catch (err) {
     // A conflict is another renewal racing this one; the next heartbeat settles it.
@@ -63,7 +70,16 @@ export async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP
       { type: 'InternalIP', address: hostIP },
       { type: 'Hostname', address: nodeName },
     ],
-    conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'keelson local node agent is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'keelson local node agent is posting ready status',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
     nodeInfo: {
       architecture: process.arch === 'x64' ? 'amd64' : process.arch,
       operatingSystem: 'linux',
@@ -79,7 +95,9 @@ export async function registerNode(core: k8s.CoreV1Api, nodeName: string, hostIP
   };
   try {
     try {
-      await core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } } });
+      await core.createNode({
+        body: { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/os': 'linux' } } },
+      });
     } catch (err) {
       if (!isConflict(err)) throw err;
     }

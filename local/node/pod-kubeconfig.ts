@@ -23,9 +23,14 @@ export function kubeconfigDocument(kc: k8s.KubeConfig, token?: string): Record<s
   const inline = (file: string | undefined, data: string | undefined): string | undefined => data ?? (file ? readFileSync(file).toString('base64') : undefined);
   const cluster = kc.getCurrentCluster();
   const current = kc.getCurrentUser();
-  const user = token !== undefined
-    ? { token }
-    : { token: current?.token, 'client-certificate-data': inline(current?.certFile, current?.certData), 'client-key-data': inline(current?.keyFile, current?.keyData) };
+  const user =
+    token !== undefined
+      ? { token }
+      : {
+          token: current?.token,
+          'client-certificate-data': inline(current?.certFile, current?.certData),
+          'client-key-data': inline(current?.keyFile, current?.keyData),
+        };
   return {
     apiVersion: 'v1',
     kind: 'Config',
@@ -79,7 +84,11 @@ export class PodCredentials {
       token = answer.status?.token || undefined;
     } catch (err) {
       // No such ServiceAccount, or a server that does not sign tokens: the shared kubeconfig will do.
-      if (!this.fallbackLogged) this.logger.debug({ pod: `${namespace}/${name}`, serviceAccount, err: (err as Error).message }, 'no ServiceAccount token for the pod; containers get the node\'s kubeconfig (logged once)');
+      if (!this.fallbackLogged)
+        this.logger.debug(
+          { pod: `${namespace}/${name}`, serviceAccount, err: (err as Error).message },
+          "no ServiceAccount token for the pod; containers get the node's kubeconfig (logged once)",
+        );
       this.fallbackLogged = true;
       return undefined;
     }

@@ -89,7 +89,13 @@ const ownConditions = new Set(['PodReadyToStartContainers', 'Initialized', 'Read
  */
 export function statusDigest(status: V1PodStatus | undefined): string {
   const containers = (list: V1ContainerStatus[] | undefined) =>
-    (list ?? []).map((c) => [c.name, c.ready, c.started ?? false, c.restartCount, c.state?.running ? 'running' : c.state?.terminated ? 'terminated' : c.state?.waiting ? 'waiting' : '']);
+    (list ?? []).map((c) => [
+      c.name,
+      c.ready,
+      c.started ?? false,
+      c.restartCount,
+      c.state?.running ? 'running' : c.state?.terminated ? 'terminated' : c.state?.waiting ? 'waiting' : '',
+    ]);
   const conditions = (status?.conditions ?? [])
     .filter((c) => ownConditions.has(c.type))
     .map((c) => `${c.type}=${c.status}`)

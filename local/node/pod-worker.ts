@@ -175,7 +175,9 @@ export class PodWorker {
   /** Gives the pod's network namespace and address back (teardown, or a sandbox attempt that failed). */
   private async releaseNetwork(): Promise<void> {
     if (this.netns) {
-      await this.deps.network?.detach(this.netns.podIP).catch((err: unknown) => this.deps.logger.warn({ pod: this.key, err: (err as Error).message }, 'pod network teardown failed'));
+      await this.deps.network
+        ?.detach(this.netns.podIP)
+        .catch((err: unknown) => this.deps.logger.warn({ pod: this.key, err: (err as Error).message }, 'pod network teardown failed'));
       this.netns = undefined;
     }
     if (this.podIP && !this.pod.spec?.hostNetwork) this.deps.addresses.release(this.podIP);
@@ -229,14 +231,21 @@ export class PodWorker {
       let changed = 0;
       for (const volume of volumes) {
         const ref = volume.secret ?? volume.configMap ?? {};
-        changed += await writeProjectedVolume(volumeHostPath(this.deps.nodeDir, this.pod, volume), data, ref, this.deps.nonRootUser, projectedLocalizer(this.deps.nodeDir, this.pod, kind));
+        changed += await writeProjectedVolume(
+          volumeHostPath(this.deps.nodeDir, this.pod, volume),
+          data,
+          ref,
+          this.deps.nonRootUser,
+          projectedLocalizer(this.deps.nodeDir, this.pod, kind),
+        );
       }
       if (changed > 0) this.deps.logger.info({ pod: this.key, [kind]: name, files: changed }, 'projected volume updated');
       return changed;
     });
     this.refreshing = run.then(
       () => undefined,
-      (err: unknown) => this.deps.logger.warn({ pod: this.key, [kind]: name, err: err instanceof Error ? err.message : String(err) }, 'projected volume update failed'),
+      (err: unknown) =>
+        this.deps.logger.warn({ pod: this.key, [kind]: name, err: err instanceof Error ? err.message : String(err) }, 'projected volume update failed'),
     );
     return run;
   }

@@ -97,7 +97,9 @@ export async function writeProjectedVolume(
 /** Volumes of the pod that project this object and that some container mounts whole (not by subPath). */
 export function volumesProjecting(pod: V1Pod, kind: ProjectedKind, name: string): V1Volume[] {
   const mountedWhole = new Set(
-    [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) => (c.volumeMounts ?? []).filter((m) => !m.subPath && !m.subPathExpr).map((m) => m.name)),
+    [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) =>
+      (c.volumeMounts ?? []).filter((m) => !m.subPath && !m.subPathExpr).map((m) => m.name),
+    ),
   );
   return (pod.spec?.volumes ?? []).filter((volume) => {
     const source = projectedSource(volume);

@@ -113,7 +113,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
   if (nonRootUser) {
     await chown(dir, 0, nonRootUser.gid).then(() => chmod(dir, 0o750));
     const blocked = untraversableAncestor(dir);
-    if (blocked) logger.warn({ dir, blocked, user: nonRootUser.name }, `containers running as ${nonRootUser.name} cannot reach ${dir}: make ${blocked} traversable (chmod o+x)`);
+    if (blocked)
+      logger.warn(
+        { dir, blocked, user: nonRootUser.name },
+        `containers running as ${nonRootUser.name} cannot reach ${dir}: make ${blocked} traversable (chmod o+x)`,
+      );
   }
 
   // Processes of a previous run of this node (same --dir) that outlived it.
@@ -176,6 +180,16 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
     throw err;
   }
   const started = { agent, proxy };
-  logger.info({ node: nodeName, dir, volumes: agent.volumeMode, servicePrefix: addresses.prefix, network: options.network ?? 'loopback', podNetwork: namespaceMode?.subnet.prefix }, 'local node running');
+  logger.info(
+    {
+      node: nodeName,
+      dir,
+      volumes: agent.volumeMode,
+      servicePrefix: addresses.prefix,
+      network: options.network ?? 'loopback',
+      podNetwork: namespaceMode?.subnet.prefix,
+    },
+    'local node running',
+  );
   return { ...started, addresses, close: closeAll };
 }

@@ -44,15 +44,27 @@ export async function watchProjectedSources(
   logger: Logger,
   onChange: (kind: ProjectedKind, object: k8s.KubernetesObject, data: Record<string, string>) => void,
 ): Promise<Array<RunningInformer<k8s.KubernetesObject>>> {
-  const secrets = await startInformer<k8s.V1Secret>(kubeConfig, '/api/v1/secrets', () => core.listSecretForAllNamespaces(), {
-    onChange: (secret, type) => {
-      if (type !== 'delete') onChange('secret', secret, decodeSecret(secret));
+  const secrets = await startInformer<k8s.V1Secret>(
+    kubeConfig,
+    '/api/v1/secrets',
+    () => core.listSecretForAllNamespaces(),
+    {
+      onChange: (secret, type) => {
+        if (type !== 'delete') onChange('secret', secret, decodeSecret(secret));
+      },
     },
-  }, logger);
-  const configMaps = await startInformer<k8s.V1ConfigMap>(kubeConfig, '/api/v1/configmaps', () => core.listConfigMapForAllNamespaces(), {
-    onChange: (map, type) => {
-      if (type !== 'delete') onChange('configMap', map, { ...(map.data ?? {}) });
+    logger,
+  );
+  const configMaps = await startInformer<k8s.V1ConfigMap>(
+    kubeConfig,
+    '/api/v1/configmaps',
+    () => core.listConfigMapForAllNamespaces(),
+    {
+      onChange: (map, type) => {
+        if (type !== 'delete') onChange('configMap', map, { ...(map.data ?? {}) });
+      },
     },
-  }, logger);
+    logger,
+  );
   return [secrets, configMaps];
 }

@@ -83,7 +83,10 @@ export class StatusWriter {
     if (this.written.get(worker.uid) === comparable) return;
     const { name, namespace } = worker.pod.metadata ?? {};
     try {
-      await this.core.patchNamespacedPodStatus({ name: name ?? '', namespace: namespace ?? 'default', body: { metadata: { uid: worker.uid }, status } }, mergePatch);
+      await this.core.patchNamespacedPodStatus(
+        { name: name ?? '', namespace: namespace ?? 'default', body: { metadata: { uid: worker.uid }, status } },
+        mergePatch,
+      );
       this.written.set(worker.uid, comparable);
       this.writtenDigest.set(worker.uid, statusDigest(status));
       this.previous.set(worker.uid, status);

@@ -94,7 +94,12 @@ export function projectedLocalizer(nodeDir: string, pod: V1Pod, kind: 'configMap
  * Creates the host folders of every pod volume and writes configMap/secret contents. Returns
  * false when a referenced object is missing (the kubelet keeps such pods in ContainerCreating).
  */
-export async function prepareVolumes(nodeDir: string, pod: V1Pod, sources: EnvSources, owner?: { uid: number; gid: number }): Promise<{ ready: true } | { ready: false; message: string }> {
+export async function prepareVolumes(
+  nodeDir: string,
+  pod: V1Pod,
+  sources: EnvSources,
+  owner?: { uid: number; gid: number },
+): Promise<{ ready: true } | { ready: false; message: string }> {
   const namespace = pod.metadata?.namespace ?? 'default';
   for (const volume of pod.spec?.volumes ?? []) {
     const target = volumeHostPath(nodeDir, pod, volume);

@@ -133,7 +133,7 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     if (!current) {
       // Only addresses that are local here: loopback ones, or the node namespace's Service /24 (the pool).
       if (!isLoopback(clusterIP) && !addresses.contains(clusterIP)) {
-        logger.warn({ service: key, clusterIP }, 'cluster IP is neither a loopback address nor in the node\'s Service range, not proxied');
+        logger.warn({ service: key, clusterIP }, "cluster IP is neither a loopback address nor in the node's Service range, not proxied");
         return;
       }
       // Addresses the API server allocated (outside our pool) are used as they are, like kube-proxy does.
@@ -146,7 +146,8 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     const slices = (slicesInformer?.list(namespace) ?? []).filter((slice) => slice.metadata?.labels?.[ServiceNameLabel] === name);
     const backendsOf = (portName: string | undefined): Backend[] => {
       const { allowed, refused } = splitBackends(slices.length > 0 ? backendsFromSlices(slices, portName) : backendsFor(endpoints, portName), backendScope);
-      if (refused.length > 0) logger.warn({ service: key, refused: refused.map((b) => b.ip) }, 'backend addresses outside loopback are not proxied from the host network');
+      if (refused.length > 0)
+        logger.warn({ service: key, refused: refused.map((b) => b.ip) }, 'backend addresses outside loopback are not proxied from the host network');
       return allowed;
     };
     const wanted = new Set<string>();
@@ -172,10 +173,22 @@ export async function startServiceProxy(options: ServiceProxyOptions): Promise<S
     const service = slice.metadata?.labels?.[ServiceNameLabel];
     if (service) queue.add(`${slice.metadata?.namespace}/${service}`);
   };
-  const services = await startInformer(kubeConfig, '/api/v1/services', () => core.listServiceForAllNamespaces(), { onChange: (s) => queue.add(objectKey(s)) }, logger);
+  const services = await startInformer(
+    kubeConfig,
+    '/api/v1/services',
+    () => core.listServiceForAllNamespaces(),
+    { onChange: (s) => queue.add(objectKey(s)) },
+    logger,
+  );
   // Keep addresses already written into Services away from pods.
   for (const service of services.list()) if (service.spec?.clusterIP) addresses.reserve(service.spec.clusterIP);
-  const endpointsInformer = await startInformer(kubeConfig, '/api/v1/endpoints', () => core.listEndpointsForAllNamespaces(), { onChange: (e) => queue.add(objectKey(e)) }, logger);
+  const endpointsInformer = await startInformer(
+    kubeConfig,
+    '/api/v1/endpoints',
+    () => core.listEndpointsForAllNamespaces(),
+    { onChange: (e) => queue.add(objectKey(e)) },
+    logger,
+  );
   const sliceVersion = await servedSliceVersion(kubeConfig);
   const slicesInformer = sliceVersion ? await startSliceInformer(kubeConfig, sliceVersion, queueSliceService, logger) : undefined;
   logger.debug({ endpointSlices: sliceVersion ?? 'not served' }, 'reading EndpointSlices');

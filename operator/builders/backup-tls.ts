@@ -37,7 +37,13 @@ export function readBackupTlsSecret(secret: V1Secret): CaSecretData | undefined 
   const cert = decode(BackupTlsKeys.cert);
   const key = decode(BackupTlsKeys.key);
   if (!cert || !key) return undefined;
-  return { cert, key, nextCert: decode(BackupTlsKeys.nextCert), nextKey: decode(BackupTlsKeys.nextKey), stagedAt: secret.metadata?.annotations?.[backupCaStagedAnnotation] };
+  return {
+    cert,
+    key,
+    nextCert: decode(BackupTlsKeys.nextCert),
+    nextKey: decode(BackupTlsKeys.nextKey),
+    stagedAt: secret.metadata?.annotations?.[backupCaStagedAnnotation],
+  };
 }
 
 /** ha-node's tlsServer settings (api/ha-node/backup-settings.ts). */

@@ -106,7 +106,13 @@ function standbyRecovery(ctx: BuildContext): BackupSettingsInput['recovery'] | u
 export function backupSecretRefs(ctx: BuildContext): { name: string; keys: string[]; field: string }[] {
   return (ctx.cluster.spec.backup?.repositories ?? []).flatMap((r, i) => {
     if (!r.s3) return [];
-    const refs = [{ name: r.s3.credentialsSecret.name, keys: [r.s3.credentialsSecret.accessKeyIdKey, r.s3.credentialsSecret.secretAccessKeyKey], field: `spec.backup.repositories[${i}].s3.credentialsSecret` }];
+    const refs = [
+      {
+        name: r.s3.credentialsSecret.name,
+        keys: [r.s3.credentialsSecret.accessKeyIdKey, r.s3.credentialsSecret.secretAccessKeyKey],
+        field: `spec.backup.repositories[${i}].s3.credentialsSecret`,
+      },
+    ];
     if (r.s3.caSecret) refs.push({ name: r.s3.caSecret.name, keys: [r.s3.caSecret.key], field: `spec.backup.repositories[${i}].s3.caSecret` });
     return refs;
   });
@@ -129,7 +135,13 @@ function repositoryVolumes(ctx: BuildContext): V1Volume[] {
       },
     };
     if (!s3.caSecret) return [credentials];
-    return [credentials, { name: `${volumePrefix}${r.name}-ca`, secret: { secretName: s3.caSecret.name, items: [{ key: s3.caSecret.key, path: s3.caSecret.key }], defaultMode: 0o444 } }];
+    return [
+      credentials,
+      {
+        name: `${volumePrefix}${r.name}-ca`,
+        secret: { secretName: s3.caSecret.name, items: [{ key: s3.caSecret.key, path: s3.caSecret.key }], defaultMode: 0o444 },
+      },
+    ];
   });
 }
 

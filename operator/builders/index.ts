@@ -44,7 +44,11 @@ export function desiredObjects(ctx: BuildContext, options: DesiredOptions): Kube
 /** The pooler's objects when spec.pooler.enabled (ADR 0801); its Secret comes with the others. */
 export function poolerObjects(ctx: BuildContext, options: DesiredOptions): KubernetesObject[] {
   if (!ctx.cluster.spec.pooler.enabled) return [];
-  const objects: KubernetesObject[] = [buildPoolerConfigMap(ctx), ...poolerServiceKinds.map((which) => buildPoolerService(ctx, which)), buildPoolerDeployment(ctx)];
+  const objects: KubernetesObject[] = [
+    buildPoolerConfigMap(ctx),
+    ...poolerServiceKinds.map((which) => buildPoolerService(ctx, which)),
+    buildPoolerDeployment(ctx),
+  ];
   if (options.podDisruptionBudget) objects.push(buildPoolerPodDisruptionBudget(ctx, options.podDisruptionBudget));
   const { readOnly, instances } = ctx.cluster.spec.pooler;
   if (readOnly.enabled) {

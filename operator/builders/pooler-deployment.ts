@@ -82,7 +82,10 @@ export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1De
   const n = clusterNames(ctx);
   const selector = poolerSelector(metadata.name, readOnly);
   const component = readOnly ? PodComponents.poolerReadOnly : PodComponents.pooler;
-  const configHash = createHash('sha256').update(JSON.stringify(poolerConfig(ctx, readOnly))).digest('hex').slice(0, 16);
+  const configHash = createHash('sha256')
+    .update(JSON.stringify(poolerConfig(ctx, readOnly)))
+    .digest('hex')
+    .slice(0, 16);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -96,7 +99,13 @@ export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1De
         spec: {
           serviceAccountName: n.serviceAccount,
           automountServiceAccountToken: false,
-          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsUser: databaseUid,
+            runAsGroup: databaseUid,
+            fsGroup: databaseUid,
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [poolerContainer(ctx, readOnly), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx)] : [])],
           volumes: [
             { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },

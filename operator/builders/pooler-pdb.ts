@@ -9,7 +9,12 @@ export function buildPoolerPodDisruptionBudget(ctx: BuildContext, apiVersion: Pd
   return {
     apiVersion,
     kind: 'PodDisruptionBudget',
-    metadata: ownedMeta(ctx, readOnly ? n.poolerReadOnlyPodDisruptionBudget : n.poolerPodDisruptionBudget, readOnly ? 'pooler-ro-pdb' : 'pooler-pdb', poolerPartLabel(readOnly)),
+    metadata: ownedMeta(
+      ctx,
+      readOnly ? n.poolerReadOnlyPodDisruptionBudget : n.poolerPodDisruptionBudget,
+      readOnly ? 'pooler-ro-pdb' : 'pooler-pdb',
+      poolerPartLabel(readOnly),
+    ),
     spec: { maxUnavailable: 1, selector: { matchLabels: poolerSelector(ctx.cluster.metadata.name, readOnly) } },
   };
 }

@@ -32,7 +32,10 @@ export function buildPoolerService(ctx: BuildContext, which: PoolerServiceKind):
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, { [serviceLabel]: poolerControlServiceLabel, ...poolerPartLabel(which === 'ro-control') }),
+    metadata: ownedMeta(ctx, which === 'ro-control' ? n.poolerReadOnlyControlService : n.poolerControlService, `pooler-service-${which}`, {
+      [serviceLabel]: poolerControlServiceLabel,
+      ...poolerPartLabel(which === 'ro-control'),
+    }),
     spec: {
       type: 'ClusterIP',
       clusterIP: 'None',

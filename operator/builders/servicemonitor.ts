@@ -67,7 +67,10 @@ export function buildServiceMonitor(ctx: BuildContext): ServiceMonitor {
     metadata: ownedMeta(ctx, clusterNames(ctx).serviceMonitor, 'servicemonitor', spec.monitoring.serviceMonitor.labels),
     spec: {
       selector: spec.pooler.enabled
-        ? { matchLabels: { [Labels.cluster]: metadata.name }, matchExpressions: [{ key: serviceLabel, operator: 'In', values: ['headless', poolerControlServiceLabel] }] }
+        ? {
+            matchLabels: { [Labels.cluster]: metadata.name },
+            matchExpressions: [{ key: serviceLabel, operator: 'In', values: ['headless', poolerControlServiceLabel] }],
+          }
         : { matchLabels: { [Labels.cluster]: metadata.name, [serviceLabel]: 'headless' } },
       namespaceSelector: { matchNames: [metadata.namespace] },
       endpoints,

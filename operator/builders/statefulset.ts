@@ -38,7 +38,11 @@ export function secretEnv(ctx: BuildContext, name: string, which: CredentialKind
  * from the mounted Secret (appCredentialsVolume), whose file follows a changed Secret.
  */
 function credentialEnv(ctx: BuildContext): V1EnvVar[] {
-  const kinds: Array<[string, CredentialKind]> = [['SUPERUSER', 'superuser'], ['REPLICATION', 'replication'], ['API', 'api']];
+  const kinds: Array<[string, CredentialKind]> = [
+    ['SUPERUSER', 'superuser'],
+    ['REPLICATION', 'replication'],
+    ['API', 'api'],
+  ];
   return kinds.flatMap(([prefix, which]) => [
     secretEnv(ctx, `KEELSON_${prefix}_USERNAME`, which, SecretKeys.username),
     secretEnv(ctx, `KEELSON_${prefix}_PASSWORD`, which, SecretKeys.password),
@@ -86,7 +90,8 @@ function postgresContainer(ctx: BuildContext): V1Container {
     // Readiness every second: a new primary whose pod was not ready (a replica that had lost its
     // stream) joins -rw a second after its promotion at worst; six failures still make 6 s.
     readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 1, 6),
-    resources: spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
+    resources:
+      spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [
       { name: VolumeNames.data, mountPath: MountPaths.data },
       { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
@@ -100,7 +105,6 @@ function postgresContainer(ctx: BuildContext): V1Container {
     securityContext: containerSecurity,
   };
 }
-
 
 function exporterContainer(ctx: BuildContext): V1Container {
   const collectors = ctx.cluster.spec.exporter.collectors;
@@ -123,7 +127,10 @@ function exporterContainer(ctx: BuildContext): V1Container {
     // answers itself, and there is no readiness probe: a pod is Ready only when every container
     // is, and the exporter's view of PostgreSQL must not take a healthy primary out of -rw.
     livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
-    volumeMounts: [{ name: VolumeNames.tmp, mountPath: MountPaths.tmp }, ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : [])],
+    volumeMounts: [
+      { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
+      ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : []),
+    ],
     securityContext: containerSecurity,
   };
 }
@@ -181,11 +188,20 @@ export function buildStatefulSet(ctx: BuildContext): V1StatefulSet {
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: { ...commonLabels(metadata.name, 'database'), ...selector }, annotations: { [Annotations.haNodeStartSettingsHash]: startSettingsDigest(haNodeConfig(ctx)) } },
+        metadata: {
+          labels: { ...commonLabels(metadata.name, 'database'), ...selector },
+          annotations: { [Annotations.haNodeStartSettingsHash]: startSettingsDigest(haNodeConfig(ctx)) },
+        },
         spec: {
           serviceAccountName: n.serviceAccount,
           terminationGracePeriodSeconds: 60,
-          securityContext: { runAsUser: databaseUid, runAsGroup: databaseUid, fsGroup: databaseUid, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsUser: databaseUid,
+            runAsGroup: databaseUid,
+            fsGroup: databaseUid,
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers,
           volumes: volumes(ctx),
           affinity: podAffinity(ctx.cluster),

@@ -25,16 +25,17 @@ type Applier<Input> = (deps: ReconcileDeps, seen: Observed, input: Input) => Pro
 /** Owned objects the built ones depend on (credentials, the backup CA), kept first and in this order. */
 const prerequisites: Applier<undefined>[] = [
   (deps, { ctx, replicaSource }) =>
-    ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {}),
+    ensureSecrets(
+      deps,
+      ctx,
+      replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {},
+    ),
   (deps, { ctx }) => ensureBackupTlsSecret(deps, ctx),
   (deps, { ctx, pods }) => useApiCredentials(deps, ctx, pods),
 ];
 
 /** Owned objects kept once the built ones are applied, in this order. */
-const followUps: Applier<{ applied: Applied; log: Logger }>[] = [
-  (deps, { ctx }) => growVolumes(deps, ctx.cluster),
-  removePoolerLeftovers,
-];
+const followUps: Applier<{ applied: Applied; log: Logger }>[] = [(deps, { ctx }) => growVolumes(deps, ctx.cluster), removePoolerLeftovers];
 
 /** Every owned object of the cluster: the prerequisites, the built objects, then the follow-ups. */
 export async function applyOwned(deps: ReconcileDeps, seen: Observed, log: Logger): Promise<Applied> {

@@ -56,7 +56,12 @@ const dataVolume: GrownVolume = { volume: 'data', claimPrefix: VolumeNames.data 
 const walVolume: GrownVolume = { volume: 'wal', claimPrefix: walVolumeName };
 
 /** What auto-grow does this pass: pure, from the claims and the members' reports. */
-export function planAutoGrow(policy: AutoGrow | undefined, claims: V1PersistentVolumeClaim[], members: HaClusterMember[] | undefined, target: GrownVolume = dataVolume): AutoGrowStep[] {
+export function planAutoGrow(
+  policy: AutoGrow | undefined,
+  claims: V1PersistentVolumeClaim[],
+  members: HaClusterMember[] | undefined,
+  target: GrownVolume = dataVolume,
+): AutoGrowStep[] {
   if (!policy || !members) return [];
   const byName = new Map(claims.map((c) => [c.metadata?.name, c]));
   const max = quantityBytes(policy.max) ?? 0;
@@ -76,7 +81,11 @@ export function planAutoGrow(policy: AutoGrow | undefined, claims: V1PersistentV
 const percent = (usage: VolumeUsageStatus): string => `${Math.round((usage.usedBytes / usage.capacityBytes) * 100)}%`;
 
 /** Carries out the plan; returns condition VolumeAutoGrow (undefined without auto-grow). */
-export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseCluster, members: HaClusterMember[] | undefined): Promise<Omit<Condition, 'lastTransitionTime'> | undefined> {
+export async function autoGrowVolumes(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  members: HaClusterMember[] | undefined,
+): Promise<Omit<Condition, 'lastTransitionTime'> | undefined> {
   const policies = [
     { policy: cluster.spec.storage.autoGrow, target: dataVolume, field: 'storage' },
     { policy: cluster.spec.walStorage?.autoGrow, target: walVolume, field: 'walStorage' },
@@ -84,7 +93,9 @@ export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseClus
   if (policies.length === 0) return undefined;
   const { name, namespace } = cluster.metadata;
   const claims = await deps.api.listClaims(namespace, selectorString(podSelector(name)));
-  const steps = policies.flatMap(({ policy, target, field }) => planAutoGrow(policy, claims, members, target).map((step) => ({ ...step, policy, field, volume: target.volume })));
+  const steps = policies.flatMap(({ policy, target, field }) =>
+    planAutoGrow(policy, claims, members, target).map((step) => ({ ...step, policy, field, volume: target.volume })),
+  );
   const previous = cluster.status?.conditions?.find((c) => c.type === AutoGrowCondition);
   for (const step of steps) {
     const claimName = step.claim.metadata!.name!;
@@ -99,7 +110,12 @@ export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseClus
       await deps.events.record(cluster.metadata, 'Warning', 'VolumeResizeRefused', `${claimName}: ${describeApiError(err)}`);
       continue;
     }
-    await deps.events.record(cluster.metadata, 'Normal', 'VolumeAutoGrow', `${claimName} ${step.from} → ${step.to}: ${step.volume} volume ${percent(step.usage)} used (threshold ${step.policy.threshold}%)`);
+    await deps.events.record(
+      cluster.metadata,
+      'Normal',
+      'VolumeAutoGrow',
+      `${claimName} ${step.from} → ${step.to}: ${step.volume} volume ${percent(step.usage)} used (threshold ${step.policy.threshold}%)`,
+    );
   }
   const atMax = steps.filter((s) => s.kind === 'atMax');
   if (atMax.length > 0) {
@@ -108,7 +124,13 @@ export async function autoGrowVolumes(deps: ReconcileDeps, cluster: DatabaseClus
     return { type: AutoGrowCondition, status: 'False', reason: 'AtMaximum', message };
   }
   const growing = steps.filter((s) => s.kind === 'grow');
-  if (growing.length > 0) return { type: AutoGrowCondition, status: 'True', reason: 'Grown', message: growing.map((s) => `${s.claim.metadata!.name} → ${s.kind === 'grow' ? s.to : ''}`).join(', ') };
+  if (growing.length > 0)
+    return {
+      type: AutoGrowCondition,
+      status: 'True',
+      reason: 'Grown',
+      message: growing.map((s) => `${s.claim.metadata!.name} → ${s.kind === 'grow' ? s.to : ''}`).join(', '),
+    };
   // Keep the last growth's word until something changes (a pass without a step says nothing new).
   if (previous?.status === 'True') return { type: AutoGrowCondition, status: 'True', reason: previous.reason, message: previous.message };
   return { type: AutoGrowCondition, status: 'True', reason: 'BelowThreshold', message: 'every volume with auto-grow is below its threshold, or grows now' };

@@ -45,14 +45,23 @@ export function nextCaStep(data: CaSecretData, now: Date, newCa: () => PemPair, 
     const stagedAt = Date.parse(data.stagedAt ?? '');
     if (Number.isFinite(stagedAt) && now.getTime() - stagedAt < policy.propagationMs) return { kind: 'none' };
     const previous = unexpired(bundle, now).filter((c) => !sameCert(c, data.nextCert!));
-    return { kind: 'switch', data: { cert: [data.nextCert, ...previous.slice(0, 1)].join(''), key: data.nextKey }, message: `the new backup TLS CA (valid until ${certificateNotAfter(data.nextCert).toISOString()}) signs from now on; members re-issue their certificates` };
+    return {
+      kind: 'switch',
+      data: { cert: [data.nextCert, ...previous.slice(0, 1)].join(''), key: data.nextKey },
+      message: `the new backup TLS CA (valid until ${certificateNotAfter(data.nextCert).toISOString()}) signs from now on; members re-issue their certificates`,
+    };
   }
   const kept = unexpired(bundle, now);
   if (certificateNotAfter(signing).getTime() - now.getTime() <= policy.renewBeforeMs) {
     const next = newCa();
     const others = kept.filter((c) => !sameCert(c, signing));
-    return { kind: 'stage', data: { cert: [signing, next.cert, ...others].join(''), key: data.key, nextCert: next.cert, nextKey: next.key, stagedAt: now.toISOString() }, message: `the backup TLS CA expires ${certificateNotAfter(signing).toISOString()}: a new CA is trusted now and signs from the next step on` };
+    return {
+      kind: 'stage',
+      data: { cert: [signing, next.cert, ...others].join(''), key: data.key, nextCert: next.cert, nextKey: next.key, stagedAt: now.toISOString() },
+      message: `the backup TLS CA expires ${certificateNotAfter(signing).toISOString()}: a new CA is trusted now and signs from the next step on`,
+    };
   }
-  if (kept.length < bundle.length && kept.length > 0 && sameCert(kept[0]!, signing)) return { kind: 'prune', data: { cert: kept.join(''), key: data.key }, message: 'an expired CA left the backup TLS trust bundle' };
+  if (kept.length < bundle.length && kept.length > 0 && sameCert(kept[0]!, signing))
+    return { kind: 'prune', data: { cert: kept.join(''), key: data.key }, message: 'an expired CA left the backup TLS trust bundle' };
   return { kind: 'none' };
 }

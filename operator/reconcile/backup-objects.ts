@@ -69,7 +69,8 @@ export const isActive = (b: BackupObject): boolean => !b.status?.phase || b.stat
 export function repositoryIndex(backup: BackupSpec, requested: string | undefined): number | string {
   if (requested === undefined) return 1;
   const index = backup.repositories.findIndex((r) => r.name === requested);
-  if (index < 0) return `spec.repository: the cluster has no repository named "${requested}" (spec.backup.repositories: ${backup.repositories.map((r) => r.name).join(', ')})`;
+  if (index < 0)
+    return `spec.repository: the cluster has no repository named "${requested}" (spec.backup.repositories: ${backup.repositories.map((r) => r.name).join(', ')})`;
   return index + 1;
 }
 
@@ -94,7 +95,12 @@ export function followRunning(status: BackupObjectStatus, observed: HaBackupStat
   if (observed.running?.startedAt === status.startedAt) return undefined;
   const last = observed.lastBackup;
   if (last && last.startedAt === status.startedAt) return completedStatus(status, last.set, last.ok, last.message, last.at);
-  return { ...status, phase: 'Failed', stoppedAt: now.toISOString(), message: `${status.member ?? 'the member'} no longer knows this backup (ha-node restarted while it ran); take another` };
+  return {
+    ...status,
+    phase: 'Failed',
+    stoppedAt: now.toISOString(),
+    message: `${status.member ?? 'the member'} no longer knows this backup (ha-node restarted while it ran); take another`,
+  };
 }
 
 async function writeStatus(deps: ReconcileDeps, backup: BackupObject, status: BackupObjectStatus): Promise<void> {
@@ -134,7 +140,12 @@ export async function runBackupObjects(
     if (!next) return { active: true };
     await writeStatus(deps, running, next);
     const type = next.phase === 'Completed' ? 'Normal' : 'Warning';
-    await deps.events.record(cluster.metadata, type, next.phase === 'Completed' ? 'BackupCompleted' : 'BackupFailed', `Backup ${running.metadata.name}: ${next.phase === 'Completed' ? `${next.label ?? ''} on ${next.member}` : next.message}`);
+    await deps.events.record(
+      cluster.metadata,
+      type,
+      next.phase === 'Completed' ? 'BackupCompleted' : 'BackupFailed',
+      `Backup ${running.metadata.name}: ${next.phase === 'Completed' ? `${next.label ?? ''} on ${next.member}` : next.message}`,
+    );
     return { active: objects.some((b) => b !== running && isActive(b)) };
   }
   const pending = objects.find(isActive);
@@ -151,8 +162,19 @@ export async function runBackupObjects(
   const result = await deps.haNode.startBackup(member.host, pending.spec.type, repository).catch((error: Error) => ({ status: 0, body: error.message }));
   if (result.status === 202) {
     const { startedAt } = JSON.parse(result.body) as { startedAt: string };
-    await writeStatus(deps, pending, { phase: 'Running', startedAt, member: member.name, repositoryIndex: repository, message: `${pending.spec.type} backup running on ${member.name}` });
-    await deps.events.record(cluster.metadata, 'Normal', 'BackupStarted', `Backup ${pending.metadata.name}: ${pending.spec.type} backup started on ${member.name}`);
+    await writeStatus(deps, pending, {
+      phase: 'Running',
+      startedAt,
+      member: member.name,
+      repositoryIndex: repository,
+      message: `${pending.spec.type} backup running on ${member.name}`,
+    });
+    await deps.events.record(
+      cluster.metadata,
+      'Normal',
+      'BackupStarted',
+      `Backup ${pending.metadata.name}: ${pending.spec.type} backup started on ${member.name}`,
+    );
   } else {
     const message = `waiting: ${member.name} answered ${result.status}: ${result.body.trim().slice(0, 300)}`;
     if (pending.status?.phase !== 'Pending' || pending.status.message !== message) await writeStatus(deps, pending, { phase: 'Pending', message });

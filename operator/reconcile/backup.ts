@@ -30,7 +30,12 @@ const backupTypeOf: Record<ScheduleKind, 'full' | 'diff' | 'incr'> = { full: 'fu
 export type { BackupVerdict } from './verdict.js';
 
 /** The condition from what was observed; pure. */
-export function backupVerdict(missingSecrets: string[], primary: string | undefined, observed: HaBackupStatus | undefined, observeError: string | undefined): BackupVerdict {
+export function backupVerdict(
+  missingSecrets: string[],
+  primary: string | undefined,
+  observed: HaBackupStatus | undefined,
+  observeError: string | undefined,
+): BackupVerdict {
   if (missingSecrets.length > 0) return { status: 'False', reason: 'SecretMissing', message: missingSecrets.join('; ') };
   if (observed?.restore && !observed.restore.ok) return { status: 'False', reason: 'RestoreFailed', message: observed.restore.message };
   if (!primary) return { status: 'Unknown', reason: 'NoPrimary', message: 'no primary to archive WAL yet' };
@@ -46,7 +51,14 @@ export function backupVerdict(missingSecrets: string[], primary: string | undefi
 /** The condition object, keeping its transition time while the status stays the same. */
 export function backupCondition(verdict: BackupVerdict, previous: Condition | undefined, generation: number | undefined, now: Date): Condition {
   const lastTransitionTime = previous && previous.status === verdict.status ? previous.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { type: BackupReadyCondition, status: verdict.status, reason: verdict.reason, message: verdict.message.slice(0, 1000), lastTransitionTime, observedGeneration: generation };
+  return {
+    type: BackupReadyCondition,
+    status: verdict.status,
+    reason: verdict.reason,
+    message: verdict.message.slice(0, 1000),
+    lastTransitionTime,
+    observedGeneration: generation,
+  };
 }
 
 /** The schedule whose latest cron time has passed since it last ran (full first); pure. */
@@ -67,7 +79,9 @@ async function missingSecrets(deps: ReconcileDeps, ctx: BuildContext): Promise<s
   for (const ref of backupSecretRefs(ctx)) {
     const secret = await deps.api.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name, namespace: ctx.cluster.metadata.namespace } });
     if (!secret) problems.push(`Secret ${ref.name} (${ref.field}) not found`);
-    else for (const key of ref.keys) if (secret.data?.[key] === undefined && secret.stringData?.[key] === undefined) problems.push(`Secret ${ref.name} has no key ${key} (${ref.field})`);
+    else
+      for (const key of ref.keys)
+        if (secret.data?.[key] === undefined && secret.stringData?.[key] === undefined) problems.push(`Secret ${ref.name} has no key ${key} (${ref.field})`);
   }
   return problems;
 }
@@ -108,7 +122,10 @@ async function markExpired(deps: ReconcileDeps, cluster: DatabaseCluster, expire
   for (const backup of expired) {
     const message = `removed from repository ${backup.status!.repositoryIndex ?? 1} by the retention policy (spec.backup.retention); noticed ${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
     deps.recordWrite('Backup', 'update');
-    await deps.api.replaceBackupStatus({ ...(backup as unknown as RawCluster), status: { ...backup.status, phase: 'Expired', message } as Record<string, unknown> });
+    await deps.api.replaceBackupStatus({
+      ...(backup as unknown as RawCluster),
+      status: { ...backup.status, phase: 'Expired', message } as Record<string, unknown>,
+    });
     await deps.events.record(cluster.metadata, 'Normal', 'BackupExpired', `Backup ${backup.metadata.name} (${backup.status!.label}): ${message}`);
   }
 }
@@ -121,7 +138,14 @@ export function namedRestoreField(verdict: BackupVerdict, cluster: DatabaseClust
 }
 
 /** One pass: claims, condition (with an Event when its reason changes), and a due scheduled backup. */
-export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, pods: V1Pod[], primary: string | undefined, now: Date, members?: HaClusterMember[]): Promise<BackupPass | undefined> {
+export async function reconcileBackup(
+  deps: ReconcileDeps,
+  ctx: BuildContext,
+  pods: V1Pod[],
+  primary: string | undefined,
+  now: Date,
+  members?: HaClusterMember[],
+): Promise<BackupPass | undefined> {
   const cluster: DatabaseCluster = ctx.cluster;
   const backup = cluster.spec.backup;
   if (!backup) return undefined;
@@ -155,12 +179,21 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
     const initial = backup.schedules.immediate && !lastScheduled.initial && good.length === 0;
     // The first full backup goes before a schedule that falls due in the same pass: it serves that
     // time as well (a full is what an incremental without a prior full becomes anyway).
-    const object = initial ? buildScheduledBackup(ctx, 'full', 'initial') : due ? buildScheduledBackup(ctx, backupTypeOf[due.kind], { schedule: due.kind, dueAt: due.dueAt }) : undefined;
+    const object = initial
+      ? buildScheduledBackup(ctx, 'full', 'initial')
+      : due
+        ? buildScheduledBackup(ctx, backupTypeOf[due.kind], { schedule: due.kind, dueAt: due.dueAt })
+        : undefined;
     if (object) {
       await createBackupObject(deps, object);
       if (due) lastScheduled[due.kind] = due.dueAt;
       if (initial) lastScheduled.initial = now.toISOString();
-      await deps.events.record(cluster.metadata, 'Normal', 'BackupScheduled', `created Backup ${object.metadata.name} (${initial ? 'first backup once archiving works' : `schedule ${due!.kind}: ${backup.schedules[due!.kind]}`})`);
+      await deps.events.record(
+        cluster.metadata,
+        'Normal',
+        'BackupScheduled',
+        `created Backup ${object.metadata.name} (${initial ? 'first backup once archiving works' : `schedule ${due!.kind}: ${backup.schedules[due!.kind]}`})`,
+      );
       objects = backupsOf(await deps.api.listBackups(cluster.metadata.namespace), cluster.metadata.name);
     }
   }
@@ -170,6 +203,14 @@ export async function reconcileBackup(deps: ReconcileDeps, ctx: BuildContext, po
   await markExpired(deps, cluster, expiredBackups(objects, observed?.info), now);
   const walArchiving = host ? walArchivingVerdict(observed, backup.archiveTimeout) : undefined;
   const previousArchiving = cluster.status?.conditions?.find((c: Condition) => c.type === WalArchivingCondition);
-  if (walArchiving?.status === 'False' && previousArchiving?.reason !== walArchiving.reason) await deps.events.record(cluster.metadata, 'Warning', walArchiving.reason, walArchiving.message);
-  return { condition, lastScheduled, backups: observed?.info ? good.length : undefined, lastBackupTime: good.at(-1)?.stoppedAt, active: pass.active, ...(walArchiving ? { walArchiving } : {}) };
+  if (walArchiving?.status === 'False' && previousArchiving?.reason !== walArchiving.reason)
+    await deps.events.record(cluster.metadata, 'Warning', walArchiving.reason, walArchiving.message);
+  return {
+    condition,
+    lastScheduled,
+    backups: observed?.info ? good.length : undefined,
+    lastBackupTime: good.at(-1)?.stoppedAt,
+    active: pass.active,
+    ...(walArchiving ? { walArchiving } : {}),
+  };
 }

@@ -118,7 +118,8 @@ function requeue(cluster: DatabaseCluster, seen: Observed, day2: Day2Outcome, st
   const { rolePlan } = seen;
   const { step, stepFailed, configPending } = day2;
   // A change of role is followed every second: each step waits on the other cluster or on ha-node.
-  if (transientSteps.includes(rolePlan.step ?? 'Following')) return { requeueAfterMs: rolePlan.swapping && rolePlan.step !== 'Promoting' ? swapWaitRequeueMs : roleChangeRequeueMs };
+  if (transientSteps.includes(rolePlan.step ?? 'Following'))
+    return { requeueAfterMs: rolePlan.swapping && rolePlan.step !== 'Promoting' ? swapWaitRequeueMs : roleChangeRequeueMs };
   const converging = status.phase !== 'Healthy' || step !== undefined || configPending.pending || stepFailed || notes.managedWaiting === true;
   // A pass that took a step starts the back-off over. A rolling restart's next member is ready at
   // once and no watched object tells (a member restarts in about a second, often without turning

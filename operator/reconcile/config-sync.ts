@@ -81,7 +81,13 @@ async function podsPendingRestart(deps: ReconcileDeps, pods: V1Pod[], members: H
   return pending;
 }
 
-async function restartPending(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, members: HaClusterMember[] | undefined): Promise<ConfigSyncResult> {
+async function restartPending(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+  members: HaClusterMember[] | undefined,
+): Promise<ConfigSyncResult> {
   if (pods.some((pod) => !isPodReady(pod))) return { pending: false };
   const pending = await podsPendingRestart(deps, pods, members);
   if (pending.length === 0) return { pending: false };

@@ -22,7 +22,13 @@ function ordinal(cluster: DatabaseCluster, pod: V1Pod): number {
 }
 
 /** A ready replica that will survive a scale-down to `instances`, lowest ordinal first. */
-export function switchoverCandidate(cluster: DatabaseCluster, pods: V1Pod[], primary: string, instances: number, exclude: (pod: V1Pod) => boolean = () => false): string | undefined {
+export function switchoverCandidate(
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string,
+  instances: number,
+  exclude: (pod: V1Pod) => boolean = () => false,
+): string | undefined {
   return pods
     .filter((pod) => pod.metadata?.name !== primary && isPodReady(pod) && ordinal(cluster, pod) < instances && !exclude(pod))
     .sort((a, b) => ordinal(cluster, a) - ordinal(cluster, b))[0]?.metadata?.name;
@@ -33,14 +39,22 @@ export function switchoverCandidate(cluster: DatabaseCluster, pods: V1Pod[], pri
  * primary sits above the new size the old size is kept and a switchover is planned first: a
  * scale-down never removes the primary.
  */
-export function planScale(cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, currentReplicas: number | undefined): { replicas: number; step: Day2Step } {
+export function planScale(
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+  currentReplicas: number | undefined,
+): { replicas: number; step: Day2Step } {
   const wanted = cluster.spec.instances;
   if (!primary || currentReplicas === undefined || wanted >= currentReplicas) return { replicas: wanted, step: { type: 'none' } };
   const primaryOrdinal = ordinalOf(cluster.metadata.name, primary) ?? 0;
   if (primaryOrdinal < wanted) return { replicas: wanted, step: { type: 'none' } };
   const candidate = switchoverCandidate(cluster, pods, primary, wanted);
   if (!candidate) return { replicas: currentReplicas, step: { type: 'wait', reason: 'no ready replica to take over before scaling down' } };
-  return { replicas: currentReplicas, step: { type: 'switchover', leader: primary, candidate, reason: `scale-down to ${wanted} would remove primary ${primary}` } };
+  return {
+    replicas: currentReplicas,
+    step: { type: 'switchover', leader: primary, candidate, reason: `scale-down to ${wanted} would remove primary ${primary}` },
+  };
 }
 
 /**
@@ -48,7 +62,13 @@ export function planScale(cluster: DatabaseCluster, pods: V1Pod[], primary: stri
  * first, one at a time, only while every pod is ready), then a switchover to an updated replica,
  * then the old primary, which by then is a replica.
  */
-export function planRollout(cluster: DatabaseCluster, pods: V1Pod[], updateRevision: string | undefined, primary: string | undefined, expectedPods = pods.length): Day2Step {
+export function planRollout(
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  updateRevision: string | undefined,
+  primary: string | undefined,
+  expectedPods = pods.length,
+): Day2Step {
   if (!updateRevision) return { type: 'none' };
   const outdated = pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision);
   if (outdated.length === 0) return { type: 'none' };
@@ -97,13 +117,24 @@ export function planDeclarativeSwitchover(
   if (sameTarget && previous?.result === 'Failed') return { step: { type: 'none' }, state: previous };
   if (sameTarget && previous?.result === 'Succeeded') return { step: { type: 'none' }, state: previous };
   if (sameTarget && previous?.result === 'Pending' && previous.time && now.getTime() - Date.parse(previous.time) > switchoverTimeoutMs) {
-    return { step: { type: 'none' }, state: { targetInstance: target, result: 'Failed', message: `${target} did not become primary within ${switchoverTimeoutMs / 1000}s`, time: stamp } };
+    return {
+      step: { type: 'none' },
+      state: { targetInstance: target, result: 'Failed', message: `${target} did not become primary within ${switchoverTimeoutMs / 1000}s`, time: stamp },
+    };
   }
   const pod = pods.find((p) => p.metadata?.name === target);
   if (!pod) return { step: { type: 'none' }, state: { targetInstance: target, result: 'Failed', message: `instance ${target} does not exist`, time: stamp } };
   if (!primary || !isPodReady(pod)) {
-    return { step: { type: 'wait', reason: 'switchover waits for a primary and a ready target' }, state: { targetInstance: target, result: 'Pending', time: sameTarget && previous?.time ? previous.time : stamp } };
+    return {
+      step: { type: 'wait', reason: 'switchover waits for a primary and a ready target' },
+      state: { targetInstance: target, result: 'Pending', time: sameTarget && previous?.time ? previous.time : stamp },
+    };
   }
-  const state: SwitchoverState = { targetInstance: target, result: 'Pending', message: `switching over from ${primary}`, time: sameTarget && previous?.time ? previous.time : stamp };
+  const state: SwitchoverState = {
+    targetInstance: target,
+    result: 'Pending',
+    message: `switching over from ${primary}`,
+    time: sameTarget && previous?.time ? previous.time : stamp,
+  };
   return { step: { type: 'switchover', leader: primary, candidate: target, reason: 'spec.switchover.targetInstance' }, state };
 }

@@ -30,7 +30,12 @@ export async function executeStep(deps: ReconcileDeps, cluster: DatabaseCluster,
       const result = await deps.haNode.switchover(host, step.leader, step.candidate);
       if (result.status !== 200 && result.status !== 202) {
         log.warn({ status: result.status, body: result.body.slice(0, 200) }, 'switchover refused');
-        await deps.events.record(cluster.metadata, 'Warning', 'SwitchoverRefused', `${step.leader} → ${step.candidate}: ${result.status} ${result.body.slice(0, 200)}`);
+        await deps.events.record(
+          cluster.metadata,
+          'Warning',
+          'SwitchoverRefused',
+          `${step.leader} → ${step.candidate}: ${result.status} ${result.body.slice(0, 200)}`,
+        );
         return false;
       }
     } catch (err) {

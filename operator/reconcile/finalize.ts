@@ -43,4 +43,3 @@ export async function finalize(deps: ReconcileDeps, raw: RawCluster): Promise<Re
   deps.logger.info({ cluster: `${namespace}/${name}` }, 'instances stopped, DCS leases deleted, finalizer released');
   return {};
 }
-

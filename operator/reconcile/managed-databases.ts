@@ -26,8 +26,13 @@ export function databasesOf(objects: RawCluster[], cluster: string): RawDatabase
 
 function statusFor(object: RawDatabase, report: ManagedReport | undefined): DatabaseObjectStatus {
   const result = report?.databases.find((d) => d.uid === object.metadata?.uid);
-  if (!result || (result.generation !== undefined && result.generation !== object.metadata?.generation)) return { applied: false, message: 'waiting for the cluster leader to apply it' };
-  return { applied: result.applied, ...(result.message ? { message: result.message } : {}), ...(result.generation !== undefined ? { observedGeneration: result.generation } : {}) };
+  if (!result || (result.generation !== undefined && result.generation !== object.metadata?.generation))
+    return { applied: false, message: 'waiting for the cluster leader to apply it' };
+  return {
+    applied: result.applied,
+    ...(result.message ? { message: result.message } : {}),
+    ...(result.generation !== undefined ? { observedGeneration: result.generation } : {}),
+  };
 }
 
 /** Keeps every Database of the cluster; true while one is not applied yet. */
@@ -55,7 +60,8 @@ export async function reconcileDatabases(deps: ReconcileDeps, objects: RawDataba
     if (before.applied === status.applied && before.message === status.message && before.observedGeneration === status.observedGeneration) continue;
     deps.recordWrite('Database', 'status');
     await deps.api.replaceDatabaseStatus({ ...object, status: status as Record<string, unknown> });
-    if (status.applied) await deps.events.record(target, 'Normal', 'DatabaseApplied', `database "${(object.spec as { name?: string }).name ?? ''}" is as the spec says`);
+    if (status.applied)
+      await deps.events.record(target, 'Normal', 'DatabaseApplied', `database "${(object.spec as { name?: string }).name ?? ''}" is as the spec says`);
     else if (status.message && status.observedGeneration !== undefined) await deps.events.record(target, 'Warning', 'DatabaseNotApplied', status.message);
   }
   return waiting;

@@ -29,7 +29,12 @@ export function rolesOutcome(cluster: DatabaseCluster, report: ManagedReport | u
     const standby = cluster.spec.replica?.enabled === true;
     const message = standby ? 'a standby cluster applies the roles once it is promoted' : pendingMessage;
     const kept = roles.map((r) => previous.get(r.name) ?? { name: r.name, applied: false, message });
-    return { roles: kept, condition: { type: RolesReconciledCondition, status: 'Unknown', reason: standby ? 'Standby' : 'Pending', message }, events: [], waiting: !standby };
+    return {
+      roles: kept,
+      condition: { type: RolesReconciledCondition, status: 'Unknown', reason: standby ? 'Standby' : 'Pending', message },
+      events: [],
+      waiting: !standby,
+    };
   }
   const results = roles.map((r) => report.roles.find((x) => x.name === r.name) ?? { name: r.name, applied: false, message: pendingMessage });
   const failed = results.filter((r) => !r.applied);
@@ -41,6 +46,14 @@ export function rolesOutcome(cluster: DatabaseCluster, report: ManagedReport | u
   const condition: RolesOutcome['condition'] =
     failed.length === 0
       ? { type: RolesReconciledCondition, status: 'True', reason: 'Applied', message: `${results.length} role(s) applied` }
-      : { type: RolesReconciledCondition, status: 'False', reason: 'NotApplied', message: failed.map((r) => `${r.name}: ${r.message ?? 'not applied'}`).join('; ').slice(0, 1024) };
+      : {
+          type: RolesReconciledCondition,
+          status: 'False',
+          reason: 'NotApplied',
+          message: failed
+            .map((r) => `${r.name}: ${r.message ?? 'not applied'}`)
+            .join('; ')
+            .slice(0, 1024),
+        };
   return { roles: results, condition, events, waiting: failed.length > 0 };
 }

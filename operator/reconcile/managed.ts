@@ -12,7 +12,14 @@ import { stampCondition } from './replica-status.js';
  * that into the DatabaseCluster's and each Database's status, with Events. Nothing is asked while
  * the cluster has neither.
  */
-export async function reconcileManaged(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, status: DatabaseClusterStatus, now: Date): Promise<{ waiting: boolean }> {
+export async function reconcileManaged(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+  status: DatabaseClusterStatus,
+  now: Date,
+): Promise<{ waiting: boolean }> {
   const { name, namespace } = cluster.metadata;
   const databases = databasesOf(await deps.api.listDatabases(namespace).catch(() => []), name);
   if (cluster.spec.roles.length === 0 && databases.length === 0) return { waiting: false };
@@ -26,7 +33,8 @@ export async function reconcileManaged(deps: ReconcileDeps, cluster: DatabaseClu
   }
   const roles = rolesOutcome(cluster, report);
   if (roles.roles) status.roles = roles.roles;
-  if (roles.condition) status.conditions = [...(status.conditions ?? []), stampCondition(roles.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
+  if (roles.condition)
+    status.conditions = [...(status.conditions ?? []), stampCondition(roles.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
   for (const event of roles.events) await deps.events.record(cluster.metadata, event.type, event.reason, event.message);
   const databasesWaiting = await reconcileDatabases(deps, databases, report);
   return { waiting: roles.waiting || databasesWaiting };

@@ -13,7 +13,11 @@ import { claimsAboveSize, claimsToGrow } from './storage.js';
 
 /** Reconcile steps for objects that are not plain desired-state writes: Secrets, PVCs, API credentials. */
 
-export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shared: Partial<Record<CredentialKind, { username: string; password: string }>> = {}): Promise<void> {
+export async function ensureSecrets(
+  deps: ReconcileDeps,
+  ctx: BuildContext,
+  shared: Partial<Record<CredentialKind, { username: string; password: string }>> = {},
+): Promise<void> {
   await Promise.all(
     credentialKindsOf(ctx).map(async (which) => {
       const secret = buildCredentialSecret(ctx, which, '');
@@ -22,7 +26,12 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shar
       // A standby cluster shares its source's replication (and superuser) credentials: it streams as that user.
       const given = shared[which];
       await deps.api.create(given ? buildCredentialSecret(ctx, which, given.password, given.username) : buildCredentialSecret(ctx, which, generatePassword()));
-      await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `${given ? 'copied the source\'s' : 'generated'} ${which} credentials in ${secret.metadata?.name}`);
+      await deps.events.record(
+        ctx.cluster.metadata,
+        'Normal',
+        'CreatedSecret',
+        `${given ? "copied the source's" : 'generated'} ${which} credentials in ${secret.metadata?.name}`,
+      );
     }),
   );
 }
@@ -33,7 +42,11 @@ export async function ensureSecrets(deps: ReconcileDeps, ctx: BuildContext, shar
  * not make is left alone (a user may bring their own CA in it). The key never leaves the
  * Secret: not logged, not in an Event.
  */
-export async function ensureBackupTlsSecret(deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>, ctx: BuildContext, policy?: CaRotationPolicy): Promise<void> {
+export async function ensureBackupTlsSecret(
+  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>,
+  ctx: BuildContext,
+  policy?: CaRotationPolicy,
+): Promise<void> {
   if (!usesBackupTls(ctx)) return;
   const { name, namespace } = ctx.cluster.metadata;
   const caName = `${name}.${namespace}.backup.keelson.io`;
@@ -58,7 +71,12 @@ export async function ensureBackupTlsSecret(deps: Pick<ReconcileDeps, 'api' | 'e
   next.metadata = { ...stored.metadata, annotations: { ...otherAnnotations, ...next.metadata?.annotations } };
   deps.recordWrite('Secret', 'update');
   await deps.api.replace(next);
-  await deps.events.record(ctx.cluster.metadata, 'Normal', step.kind === 'prune' ? 'BackupCaPruned' : step.kind === 'stage' ? 'BackupCaStaged' : 'BackupCaRotated', step.message);
+  await deps.events.record(
+    ctx.cluster.metadata,
+    'Normal',
+    step.kind === 'prune' ? 'BackupCaPruned' : step.kind === 'stage' ? 'BackupCaStaged' : 'BackupCaRotated',
+    step.message,
+  );
 }
 
 /**
@@ -76,7 +94,10 @@ export async function growVolumes(deps: ReconcileDeps, cluster: DatabaseCluster)
   if (walStorage) kinds.push({ prefix: `${walVolumeName}-`, field: 'spec.walStorage.size', size: walStorage.size, max: walStorage.autoGrow?.max });
   for (const kind of kinds) {
     const own = claims.filter((c) => c.metadata?.name?.startsWith(kind.prefix));
-    for (const claim of claimsToGrow(own.filter((c) => c.status?.phase === 'Bound'), kind.size)) {
+    for (const claim of claimsToGrow(
+      own.filter((c) => c.status?.phase === 'Bound'),
+      kind.size,
+    )) {
       deps.recordWrite('PersistentVolumeClaim', 'update');
       claim.spec!.resources = { ...claim.spec!.resources, requests: { ...claim.spec!.resources?.requests, storage: kind.size } };
       try {
@@ -106,4 +127,3 @@ export async function useApiCredentials(deps: ReconcileDeps, ctx: BuildContext, 
   const hosts = pods.map((pod) => pod.status?.podIP).filter((ip): ip is string => Boolean(ip));
   deps.haNode.useCredentials(hosts, username && password ? { username, password } : undefined);
 }
-

@@ -12,7 +12,9 @@ import type { HaClusterMember } from '../hanode-client.js';
 export function hasStarted(pod: V1Pod): boolean {
   const phase = pod.status?.phase;
   if (phase === 'Running' || phase === 'Succeeded' || phase === 'Failed') return true;
-  return (pod.status?.containerStatuses ?? []).some((c) => c.state?.running !== undefined || c.state?.terminated !== undefined || c.lastState?.terminated !== undefined);
+  return (pod.status?.containerStatuses ?? []).some(
+    (c) => c.state?.running !== undefined || c.state?.terminated !== undefined || c.lastState?.terminated !== undefined,
+  );
 }
 
 /**

@@ -54,7 +54,11 @@ export async function removeUnwantedPoolerObjects(
   pdbApiVersion: PdbApiVersion | undefined,
 ): Promise<string[]> {
   const selector = `${Labels.cluster}=${cluster.name}`;
-  const observed = await Promise.all(poolerKinds(pdbApiVersion).map(async (k) => (await deps.api.listObjects(k.apiVersion, k.kind, cluster.namespace, selector)).map((o) => ({ ...o, apiVersion: k.apiVersion, kind: k.kind }))));
+  const observed = await Promise.all(
+    poolerKinds(pdbApiVersion).map(async (k) =>
+      (await deps.api.listObjects(k.apiVersion, k.kind, cluster.namespace, selector)).map((o) => ({ ...o, apiVersion: k.apiVersion, kind: k.kind })),
+    ),
+  );
   const doomed = unwantedPoolerObjects(observed.flat(), desired, cluster);
   for (const object of doomed) {
     deps.recordWrite(object.kind ?? 'unknown', 'delete');

@@ -12,7 +12,12 @@ export type PoolerStatus = NonNullable<DatabaseClusterStatus['pooler']>;
  * answer from the primary the two counts are left out rather than guessed. The read-only pooler
  * has its own counts: its Deployment's, and how many point at a replica.
  */
-export async function poolerStatus(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined): Promise<PoolerStatus | undefined> {
+export async function poolerStatus(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+): Promise<PoolerStatus | undefined> {
   if (!cluster.spec.pooler.enabled) return undefined;
   const { namespace, name } = cluster.metadata;
   const apps = deps.api.kubeConfig.makeApiClient(AppsV1Api);

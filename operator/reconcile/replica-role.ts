@@ -67,7 +67,13 @@ export function planRole(cluster: DatabaseCluster, members: HaClusterMember[] | 
   if (replica.enabled) {
     if (role === 'standby') return { role, step: 'Following', followSource: true, swapping: false };
     if (seen.sourceFollowsUs) {
-      return { role, step: 'WaitingForPeer', message: `${source} is a standby of this cluster: waiting for its replica.enabled: false before demoting`, followSource: false, swapping: false };
+      return {
+        role,
+        step: 'WaitingForPeer',
+        message: `${source} is a standby of this cluster: waiting for its replica.enabled: false before demoting`,
+        followSource: false,
+        swapping: false,
+      };
     }
     return { role, step: 'Demoting', message: `stopping the primary cleanly to follow ${source}`, followSource: true, swapping: false };
   }
@@ -75,17 +81,36 @@ export function planRole(cluster: DatabaseCluster, members: HaClusterMember[] | 
     const wasStandby = cluster.status?.replica?.role === 'standby' || cluster.status?.replica?.step === 'Promoted';
     return { role, ...(wasStandby ? { step: 'Promoted' as const } : {}), followSource: false, swapping: false };
   }
-  if (replica.promotion === 'Immediate') return { role, step: 'Promoting', message: 'promoting the standby leader onto a new timeline', followSource: false, swapping: false };
+  if (replica.promotion === 'Immediate')
+    return { role, step: 'Promoting', message: 'promoting the standby leader onto a new timeline', followSource: false, swapping: false };
   if (!seen.sourceFollowsUs) {
-    return { role, step: 'WaitingForSourceDemotion', message: `waiting for ${source} to be set to follow this cluster (replica.enabled: true)`, followSource: true, swapping: false };
+    return {
+      role,
+      step: 'WaitingForSourceDemotion',
+      message: `waiting for ${source} to be set to follow this cluster (replica.enabled: true)`,
+      followSource: true,
+      swapping: false,
+    };
   }
   const demotion = demotionIsCurrent(seen.sourceLeader, cluster.status?.replica?.sourceTimeline);
   if (!demotion) return { role, step: 'WaitingForSourceDemotion', message: `waiting for ${source} to demote`, followSource: true, swapping: true };
   const replayed = seen.ownLeader?.xlog?.replayed_location;
   if (replayed === undefined || replayed <= demotion.checkpoint_location) {
-    return { role, step: 'CatchingUp', message: `replaying up to the shutdown checkpoint ${demotion.checkpoint_lsn} of ${source}`, followSource: true, swapping: true };
+    return {
+      role,
+      step: 'CatchingUp',
+      message: `replaying up to the shutdown checkpoint ${demotion.checkpoint_lsn} of ${source}`,
+      followSource: true,
+      swapping: true,
+    };
   }
-  return { role, step: 'Promoting', message: `replayed past ${demotion.checkpoint_lsn}, the shutdown checkpoint of ${source}: promoting`, followSource: false, swapping: true };
+  return {
+    role,
+    step: 'Promoting',
+    message: `replayed past ${demotion.checkpoint_lsn}, the shutdown checkpoint of ${source}: promoting`,
+    followSource: false,
+    swapping: true,
+  };
 }
 
 /** The leader's node document of a cluster (undefined when it has none or does not answer). */
@@ -101,7 +126,13 @@ async function leaderState(deps: ReconcileDeps, namespace: string, name: string,
  * What the plan needs from outside this cluster's own /cluster document. Only a promotion after
  * the source's demotion asks ha-node directly (both leaders, every second until it is done).
  */
-export async function observeRole(deps: ReconcileDeps, cluster: DatabaseCluster, pods: V1Pod[], primary: string | undefined, members: HaClusterMember[] | undefined): Promise<RoleObservation> {
+export async function observeRole(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  pods: V1Pod[],
+  primary: string | undefined,
+  members: HaClusterMember[] | undefined,
+): Promise<RoleObservation> {
   const replica = cluster.spec.replica;
   const sourceName = replica?.source.cluster;
   if (!replica || sourceName === undefined) return {};
@@ -113,6 +144,9 @@ export async function observeRole(deps: ReconcileDeps, cluster: DatabaseCluster,
   const followed = raw ? followedCluster(raw as Parameters<typeof followedCluster>[0]) : undefined;
   const sourceFollowsUs = followed?.namespace === cluster.metadata.namespace && followed.name === cluster.metadata.name;
   if (replica.enabled || !sourceFollowsUs) return { sourceFollowsUs };
-  const [sourceLeader, ownLeader] = await Promise.all([leaderState(deps, sourceNamespace, sourceName), leaderState(deps, cluster.metadata.namespace, cluster.metadata.name, pods, primary)]);
+  const [sourceLeader, ownLeader] = await Promise.all([
+    leaderState(deps, sourceNamespace, sourceName),
+    leaderState(deps, cluster.metadata.namespace, cluster.metadata.name, pods, primary),
+  ]);
   return { sourceFollowsUs, ...(sourceLeader ? { sourceLeader } : {}), ...(ownLeader ? { ownLeader } : {}) };
 }

@@ -46,7 +46,11 @@ export function followedCluster(raw: { metadata?: { namespace?: string }; spec?:
 export function describeReplicaSource(cluster: DatabaseCluster): string | undefined {
   const source = cluster.spec.replica?.source;
   if (!source) return undefined;
-  const followed = source.cluster ? `${source.namespace ?? cluster.metadata.namespace}/${source.cluster}` : source.host !== undefined ? `${source.host}:${source.port ?? Ports.postgres}` : undefined;
+  const followed = source.cluster
+    ? `${source.namespace ?? cluster.metadata.namespace}/${source.cluster}`
+    : source.host !== undefined
+      ? `${source.host}:${source.port ?? Ports.postgres}`
+      : undefined;
   const archive = source.repository !== undefined ? `repository ${source.repository} (stanza ${source.stanza ?? source.cluster})` : undefined;
   return [followed, archive].filter((part) => part !== undefined).join(' and ');
 }
@@ -59,7 +63,11 @@ export interface ResolveOptions {
 }
 
 /** Called while the cluster is, or becomes, a standby (reconcile/replica-role.ts decides). */
-export async function resolveReplicaSource(deps: ReconcileDeps, cluster: DatabaseCluster, options: ResolveOptions = {}): Promise<ResolvedReplicaSource | undefined> {
+export async function resolveReplicaSource(
+  deps: ReconcileDeps,
+  cluster: DatabaseCluster,
+  options: ResolveOptions = {},
+): Promise<ResolvedReplicaSource | undefined> {
   const replica = cluster.spec.replica;
   if (!replica) return undefined;
   const { source } = replica;
@@ -76,7 +84,8 @@ export async function resolveReplicaSource(deps: ReconcileDeps, cluster: Databas
   const sourceNames = names(name);
   const service = await deps.api.read<V1Service>({ apiVersion: 'v1', kind: 'Service', metadata: { name: sourceNames.rwService, namespace } });
   const host = service?.spec?.clusterIP;
-  if (!host || host === 'None') throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has no ${sourceNames.rwService} Service address yet`);
+  if (!host || host === 'None')
+    throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has no ${sourceNames.rwService} Service address yet`);
   const replication = await readCredentials(deps, namespace, sourceNames.replicationSecret, `replica.source (${namespace}/${name})`);
   const superuser = await readCredentials(deps, namespace, sourceNames.superuserSecret, `replica.source (${namespace}/${name})`);
   return { target: { host, port: Ports.postgres, ...archive }, replication, superuser };
@@ -95,7 +104,9 @@ async function refuseOtherSystem(deps: ReconcileDeps, namespace: string, name: s
   const raw = await deps.api.readCluster(namespace, name);
   const theirs = (raw?.status as { systemIdentifier?: string } | undefined)?.systemIdentifier;
   if (theirs !== undefined && theirs !== own) {
-    throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has database system identifier ${theirs}, this cluster ${own}: a standby must be a copy of its source`);
+    throw new BuildRefusedError(
+      `replica.source: DatabaseCluster ${namespace}/${name} has database system identifier ${theirs}, this cluster ${own}: a standby must be a copy of its source`,
+    );
   }
 }
 
@@ -112,7 +123,8 @@ async function refuseCycle(deps: ReconcileDeps, cluster: DatabaseCluster, namesp
     }
     chain.push(key);
     next = followedCluster(raw as Parameters<typeof followedCluster>[0]);
-    if (next && `${next.namespace}/${next.name}` === self) throw new BuildRefusedError(`replica.source: ${[...chain, self].join(' → ')} is a cycle of standby clusters`);
+    if (next && `${next.namespace}/${next.name}` === self)
+      throw new BuildRefusedError(`replica.source: ${[...chain, self].join(' → ')} is a cycle of standby clusters`);
   }
 }
 
@@ -125,6 +137,7 @@ async function readCredentials(deps: ReconcileDeps, namespace: string, secretNam
   };
   const username = decode(SecretKeys.username);
   const password = decode(SecretKeys.password);
-  if (!username || !password) throw new BuildRefusedError(`${what}: Secret ${namespace}/${secretName} needs the keys ${SecretKeys.username} and ${SecretKeys.password}`);
+  if (!username || !password)
+    throw new BuildRefusedError(`${what}: Secret ${namespace}/${secretName} needs the keys ${SecretKeys.username} and ${SecretKeys.password}`);
   return { username, password };
 }

@@ -39,13 +39,24 @@ function demotionOf(members: HaClusterMember[] | undefined, previous: ReplicaSta
 }
 
 /** The condition with its transition time kept while its status stays. */
-export function stampCondition(condition: NonNullable<ReplicaStatusResult['condition']>, previous: Condition[] | undefined, generation: number | undefined, now: Date): Condition {
+export function stampCondition(
+  condition: NonNullable<ReplicaStatusResult['condition']>,
+  previous: Condition[] | undefined,
+  generation: number | undefined,
+  now: Date,
+): Condition {
   const old = previous?.find((c) => c.type === condition.type);
   const lastTransitionTime = old && old.status === condition.status ? old.lastTransitionTime : stamp(now);
   return { ...condition, lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
-export function replicaStatusOf(cluster: DatabaseCluster, source: string | undefined, plan: RolePlan, members: HaClusterMember[] | undefined, now: Date): ReplicaStatusResult {
+export function replicaStatusOf(
+  cluster: DatabaseCluster,
+  source: string | undefined,
+  plan: RolePlan,
+  members: HaClusterMember[] | undefined,
+  now: Date,
+): ReplicaStatusResult {
   const previous = cluster.status?.replica;
   if (!cluster.spec.replica) return { events: [] };
   const status: ReplicaStatus = { role: plan.role };
@@ -68,7 +79,11 @@ export function replicaStatusOf(cluster: DatabaseCluster, source: string | undef
   const events: RoleEvent[] = [];
   if (plan.step && plan.step !== previous?.step) {
     if (plan.step === 'Following' && previous?.step === 'Demoting') {
-      events.push({ type: 'Normal', reason: 'Demoted', message: `the primary stopped cleanly${demotion ? ` at ${demotion.checkpointLsn} (timeline ${demotion.timeline})` : ''} and follows ${source ?? 'its source'} as standby leader` });
+      events.push({
+        type: 'Normal',
+        reason: 'Demoted',
+        message: `the primary stopped cleanly${demotion ? ` at ${demotion.checkpointLsn} (timeline ${demotion.timeline})` : ''} and follows ${source ?? 'its source'} as standby leader`,
+      });
     } else if (plan.step === 'Promoted') {
       events.push({ type: 'Normal', reason: 'Promoted', message: 'the standby cluster was promoted: its leader accepts writes' });
     } else if (plan.step !== 'Following') {
@@ -78,6 +93,11 @@ export function replicaStatusOf(cluster: DatabaseCluster, source: string | undef
   const changing = transientSteps.includes(plan.step ?? 'Following');
   const condition = changing
     ? { type: RoleChangeCondition, status: 'True' as const, reason: plan.step!, message: plan.message ?? plan.step! }
-    : { type: RoleChangeCondition, status: 'False' as const, reason: plan.role === 'standby' ? 'Standby' : 'Primary', message: plan.role === 'standby' ? `following ${source ?? 'the source'}` : 'the cluster accepts writes' };
+    : {
+        type: RoleChangeCondition,
+        status: 'False' as const,
+        reason: plan.role === 'standby' ? 'Standby' : 'Primary',
+        message: plan.role === 'standby' ? `following ${source ?? 'the source'}` : 'the cluster accepts writes',
+      };
   return { status, condition, events };
 }

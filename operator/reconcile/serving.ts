@@ -57,13 +57,20 @@ export function notServed(members: ServedMember[], wanted: number, primary: stri
   if (primary === undefined) return { reason: 'NoPrimary', message: counted };
   if (served === wanted && members.length === wanted) return undefined;
   const waiting = members.filter((m) => !servedBy(m));
-  if (members.length !== wanted || waiting.some((m) => !m.podReady && !upStates.has(m.state ?? ''))) return { reason: 'InstancesNotReady', message: `${counted}, primary ${primary}` };
+  if (members.length !== wanted || waiting.some((m) => !m.podReady && !upStates.has(m.state ?? '')))
+    return { reason: 'InstancesNotReady', message: `${counted}, primary ${primary}` };
   const unready = waiting.filter((m) => !m.podReady).map((m) => m.name);
   if (unready.length > 0) {
-    return { reason: 'PodsNotReady', message: `${counted}, primary ${primary}: ${unready.join(', ')} running but the pod is not Ready yet, so ${serviceOf(cluster, waiting)} does not route to it yet` };
+    return {
+      reason: 'PodsNotReady',
+      message: `${counted}, primary ${primary}: ${unready.join(', ')} running but the pod is not Ready yet, so ${serviceOf(cluster, waiting)} does not route to it yet`,
+    };
   }
   const mislabelled = waiting.map((m) => `${m.name} is ${m.role} but labelled ${m.label ?? 'nothing'}`);
-  return { reason: 'RoleLabelPending', message: `${counted}, primary ${primary}: ${mislabelled.join('; ')} (${serviceOf(cluster, waiting)} follows the label)` };
+  return {
+    reason: 'RoleLabelPending',
+    message: `${counted}, primary ${primary}: ${mislabelled.join('; ')} (${serviceOf(cluster, waiting)} follows the label)`,
+  };
 }
 
 function serviceOf(cluster: string, waiting: ServedMember[]): string {

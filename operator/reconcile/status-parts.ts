@@ -45,13 +45,24 @@ export interface StatusNotes {
 type StatusPart = (input: StatusPartInput, status: DatabaseClusterStatus) => Promise<StatusNotes | void>;
 
 /** The parts beyond computeStatus, in this order. */
-const statusParts: StatusPart[] = [poolerPart, reportFallbacks, systemIdentifierPart, replicaPart, autoGrowPart, backupPart, appliedConfigHashPart, managedPart];
+const statusParts: StatusPart[] = [
+  poolerPart,
+  reportFallbacks,
+  systemIdentifierPart,
+  replicaPart,
+  autoGrowPart,
+  backupPart,
+  appliedConfigHashPart,
+  managedPart,
+];
 
 /** The status a pass writes: computeStatus, then every part in turn. */
 export async function composeStatus(input: StatusPartInput): Promise<{ status: DatabaseClusterStatus; notes: StatusNotes }> {
   const { cluster, seen, applied, day2, now } = input;
   const updateRevision = applied.statefulSet?.status?.updateRevision;
-  const outdatedPods = updateRevision ? seen.pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length : 0;
+  const outdatedPods = updateRevision
+    ? seen.pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length
+    : 0;
   const status = computeStatus({
     cluster,
     pods: seen.pods,
@@ -90,7 +101,8 @@ async function systemIdentifierPart({ seen }: StatusPartInput, status: DatabaseC
 async function replicaPart({ deps, cluster, seen, now }: StatusPartInput, status: DatabaseClusterStatus): Promise<void> {
   const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), seen.rolePlan, seen.members, now);
   if (replica.status) status.replica = replica.status;
-  if (replica.condition) status.conditions = [...(status.conditions ?? []), stampCondition(replica.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
+  if (replica.condition)
+    status.conditions = [...(status.conditions ?? []), stampCondition(replica.condition, cluster.status?.conditions, cluster.metadata.generation, now)];
   for (const event of replica.events) await deps.events.record(cluster.metadata, event.type, event.reason, event.message);
 }
 
@@ -103,8 +115,15 @@ async function backupPart({ deps, cluster, seen, log, now }: StatusPartInput, st
   if (!backup) return {};
   const previous = cluster.status?.conditions?.find((c) => c.type === BackupReadyCondition);
   status.conditions = [...(status.conditions ?? []), backupCondition(backup.condition, previous, cluster.metadata.generation, now)];
-  if (backup.walArchiving) status.conditions.push(stampCondition({ type: WalArchivingCondition, ...backup.walArchiving }, cluster.status?.conditions, cluster.metadata.generation, now));
-  status.backup = { lastScheduled: backup.lastScheduled, ...(backup.backups !== undefined ? { backups: backup.backups } : {}), ...(backup.lastBackupTime ? { lastBackupTime: backup.lastBackupTime } : {}) };
+  if (backup.walArchiving)
+    status.conditions.push(
+      stampCondition({ type: WalArchivingCondition, ...backup.walArchiving }, cluster.status?.conditions, cluster.metadata.generation, now),
+    );
+  status.backup = {
+    lastScheduled: backup.lastScheduled,
+    ...(backup.backups !== undefined ? { backups: backup.backups } : {}),
+    ...(backup.lastBackupTime ? { lastBackupTime: backup.lastBackupTime } : {}),
+  };
   return { backupActive: backup.active };
 }
 

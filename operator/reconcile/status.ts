@@ -93,9 +93,17 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const scaling = input.statefulSetReplicas !== wanted || list.length !== wanted;
   const updating = input.outdatedPods > 0;
   const switching = input.switchover?.result === 'Pending';
-  const gap = notServed(views.map((v) => v.served), wanted, primary, cluster.metadata.name);
+  const gap = notServed(
+    views.map((v) => v.served),
+    wanted,
+    primary,
+    cluster.metadata.name,
+  );
   const allReady = gap === undefined;
-  const everReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || cluster.status?.phase === 'Degraded' || cluster.status?.phase === 'Healthy';
+  const everReady =
+    cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ||
+    cluster.status?.phase === 'Degraded' ||
+    cluster.status?.phase === 'Healthy';
   // Synchronous modes: not Healthy until the primary names a synchronous standby (still Creating at first).
   const sync = syncStandbyState(cluster, input.haMembers);
   // Roles unknown this pass (the primary's ha-node did not answer): the last known word stands.
@@ -117,16 +125,34 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
   const degradedMessage = !degraded ? 'all instances as expected' : gap ? gap.message : syncGap ? syncGap.message : `${wanted - ready} instance(s) not ready`;
   const conditions = [
     condition('Ready', allReady, gap?.reason ?? 'AllInstancesReady', gap?.message ?? `${ready}/${wanted} instances ready, primary ${primary}`, previous, input),
-    condition('Progressing', progressingReason !== 'Stable', progressingReason, progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`, previous, input),
+    condition(
+      'Progressing',
+      progressingReason !== 'Stable',
+      progressingReason,
+      progressingReason === 'Stable' ? 'no change in progress' : `${progressingReason} in progress`,
+      previous,
+      input,
+    ),
     condition('Degraded', degraded, degradedReason, degradedMessage, previous, input),
   ];
   if (input.apiFallbacks) {
     const fallbacks = input.apiFallbacks;
-    conditions.push(condition(ApiFallbackCondition, fallbacks.length > 0, fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed', fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served', previous, input));
+    conditions.push(
+      condition(
+        ApiFallbackCondition,
+        fallbacks.length > 0,
+        fallbacks.length > 0 ? 'ServerLacksApi' : 'AllApisServed',
+        fallbacks.length > 0 ? fallbacks.join('; ') : 'every API the cluster uses is served',
+        previous,
+        input,
+      ),
+    );
   }
   if (sync) {
     const named = sync.named.join(', ');
-    conditions.push(condition(SyncStandbyCondition, !sync.gap, sync.gap?.reason ?? 'Named', sync.gap?.message ?? `synchronous standby: ${named}`, previous, input));
+    conditions.push(
+      condition(SyncStandbyCondition, !sync.gap, sync.gap?.reason ?? 'Named', sync.gap?.message ?? `synchronous standby: ${named}`, previous, input),
+    );
   } else if (lastSync) {
     conditions.push(lastSync);
   }
@@ -151,7 +177,11 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
 }
 
 /** Status for a spec the operator cannot act on. */
-export function invalidSpecStatus(cluster: { metadata: { generation?: number }; status?: DatabaseClusterStatus }, message: string, now: Date): DatabaseClusterStatus {
+export function invalidSpecStatus(
+  cluster: { metadata: { generation?: number }; status?: DatabaseClusterStatus },
+  message: string,
+  now: Date,
+): DatabaseClusterStatus {
   const at = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const keep = (type: string, status: 'True' | 'False') => {
     const old = cluster.status?.conditions?.find((c) => c.type === type);
@@ -164,7 +194,14 @@ export function invalidSpecStatus(cluster: { metadata: { generation?: number }; 
     observedGeneration: generation,
     conditions: [
       { type: 'Ready', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: keep('Ready', 'False'), observedGeneration: generation },
-      { type: 'Progressing', status: 'False', reason: 'InvalidSpec', message, lastTransitionTime: keep('Progressing', 'False'), observedGeneration: generation },
+      {
+        type: 'Progressing',
+        status: 'False',
+        reason: 'InvalidSpec',
+        message,
+        lastTransitionTime: keep('Progressing', 'False'),
+        observedGeneration: generation,
+      },
       { type: 'Degraded', status: 'True', reason: 'InvalidSpec', message, lastTransitionTime: keep('Degraded', 'True'), observedGeneration: generation },
     ],
   };

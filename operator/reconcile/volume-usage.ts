@@ -7,7 +7,13 @@ import type { HaClusterMember, HaVolume } from '../hanode-client.js';
 /** status.members[].volumes from ha-node's published record. */
 export function memberVolumes(ha: HaClusterMember | undefined): VolumeUsageStatus[] | undefined {
   if (!Array.isArray(ha?.volumes)) return undefined;
-  return ha.volumes.map((v: HaVolume) => ({ volume: v.volume, capacityBytes: v.capacity_bytes, usedBytes: v.used_bytes, freeBytes: v.free_bytes, ...(v.full ? { full: true } : {}) }));
+  return ha.volumes.map((v: HaVolume) => ({
+    volume: v.volume,
+    capacityBytes: v.capacity_bytes,
+    usedBytes: v.used_bytes,
+    freeBytes: v.free_bytes,
+    ...(v.full ? { full: true } : {}),
+  }));
 }
 
 /** "demo-0 61%, demo-1 58% (wal 93%)": each member's data volume use, other volumes when they differ; undefined without reports. */

@@ -28,5 +28,12 @@ export function walArchivingVerdict(observed: HaBackupStatus | undefined, archiv
   }
   if (observed.archive && !observed.archive.ok) return { status: 'False', reason: 'ArchiveCheckFailing', message: observed.archive.message };
   if (!pending) return { status: 'Unknown', reason: 'NotReported', message: 'the primary does not report its archive queue' };
-  return { status: 'True', reason: 'Archiving', message: pending.segments > 0 ? `${pending.segments} segment(s) waiting, the oldest for ${Math.round(pending.oldestAgeSeconds)} s` : 'no WAL segment waits for the archiver' };
+  return {
+    status: 'True',
+    reason: 'Archiving',
+    message:
+      pending.segments > 0
+        ? `${pending.segments} segment(s) waiting, the oldest for ${Math.round(pending.oldestAgeSeconds)} s`
+        : 'no WAL segment waits for the archiver',
+  };
 }

@@ -15,7 +15,12 @@ export function createExporterCommand(): Command {
     .option('--web.listen-address <address>', 'address to listen on, repeatable (default :9630)', collect)
     .option('-P, --web.telemetry-path <path>', 'path of the metrics endpoint (default /metrics, env PG_EXPORTER_TELEMETRY_PATH)')
     .option('--web.config.file <file>', 'exporter-toolkit web config: TLS and basic auth')
-    .addOption(new Option('--web.auth-scope <scope>', 'endpoints basic auth protects: all, or admin (/reload, /explain, /stat) (env PG_EXPORTER_AUTH_SCOPE)').choices(['all', 'admin']))
+    .addOption(
+      new Option('--web.auth-scope <scope>', 'endpoints basic auth protects: all, or admin (/reload, /explain, /stat) (env PG_EXPORTER_AUTH_SCOPE)').choices([
+        'all',
+        'admin',
+      ]),
+    )
     .option('-l, --label <labels>', 'constant labels k=v,k2=v2 (env PG_EXPORTER_LABEL)')
     .option('-t, --tag <tags>', 'extra planning tags, comma separated (env PG_EXPORTER_TAG)')
     .option('-a, --auto-discovery [bool]', 'scrape every database of the instance (default true, env PG_EXPORTER_AUTO_DISCOVERY)')

@@ -13,11 +13,19 @@ import { TargetServer } from './scrape/server.js';
 import { monotonicMs } from './process/clock.js';
 
 /** The parsed options the core uses (declared once, in options.ts) plus what the command builds. */
-export interface ExporterSettings
-  extends Pick<
-    ExporterOptions,
-    'url' | 'constantLabels' | 'serverTags' | 'autoDiscovery' | 'excludeDatabases' | 'includeDatabases' | 'namespace' | 'disableCache' | 'disableIntro' | 'connectTimeoutMs'
-  > {
+export interface ExporterSettings extends Pick<
+  ExporterOptions,
+  | 'url'
+  | 'constantLabels'
+  | 'serverTags'
+  | 'autoDiscovery'
+  | 'excludeDatabases'
+  | 'includeDatabases'
+  | 'namespace'
+  | 'disableCache'
+  | 'disableIntro'
+  | 'connectTimeoutMs'
+> {
   /** Loads the collector definitions; called at start and on every reload. */
   loadCollectors: () => CollectorSet;
   build: BuildInfo;
@@ -142,7 +150,9 @@ export class Exporter {
   /** Starts and stops forked servers so that they match the discovered databases; returns the new ones. */
   private syncDatabases(databases: string[], mainDatabase: string): TargetServer[] {
     const include = this.settings.includeDatabases;
-    const wanted = new Set(databases.filter((db) => db !== mainDatabase && !this.settings.excludeDatabases.includes(db) && (include.length === 0 || include.includes(db))));
+    const wanted = new Set(
+      databases.filter((db) => db !== mainDatabase && !this.settings.excludeDatabases.includes(db) && (include.length === 0 || include.includes(db))),
+    );
     for (const [db, server] of this.forked) {
       if (!wanted.has(db)) {
         this.forked.delete(db);

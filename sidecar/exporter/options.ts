@@ -60,7 +60,28 @@ export interface ExporterOptions {
 }
 
 export const defaultUrl = 'postgresql:///?sslmode=disable';
-const fixedPaths = ['/', '/up', '/health', '/liveness', '/readiness', '/read', '/primary', '/leader', '/master', '/read-write', '/rw', '/replica', '/standby', '/slave', '/read-only', '/ro', '/reload', '/explain', '/stat', '/version'];
+const fixedPaths = [
+  '/',
+  '/up',
+  '/health',
+  '/liveness',
+  '/readiness',
+  '/read',
+  '/primary',
+  '/leader',
+  '/master',
+  '/read-write',
+  '/rw',
+  '/replica',
+  '/standby',
+  '/slave',
+  '/read-only',
+  '/ro',
+  '/reload',
+  '/explain',
+  '/stat',
+  '/version',
+];
 
 /** URL precedence: --url, PG_EXPORTER_URL, PGURL, the file named by PG_EXPORTER_URL_FILE, default. */
 export function resolveUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {

@@ -48,7 +48,11 @@ export function nonEmptyText(raw: unknown): string {
 
 export function list(raw: unknown): string[] {
   if (Array.isArray(raw) && raw.every((item) => typeof item === 'string')) return raw;
-  if (typeof raw === 'string') return raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (typeof raw === 'string')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
   throw new Error('expected a comma-separated list');
 }
 

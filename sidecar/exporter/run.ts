@@ -52,7 +52,13 @@ export async function startExporter(options: ExporterOptions, logger: Logger): P
   const webConfig = options.webConfigFile ? loadWebConfig(options.webConfigFile) : undefined;
   for (const warning of webConfig?.warnings ?? []) logger.warn(warning);
   const build = buildInfo();
-  const health = new HealthProbe({ url: options.url, intervalMs: options.healthIntervalMs, timeoutMs: options.connectTimeoutMs, logger, pgbouncer: databaseOf(options.url) === 'pgbouncer' });
+  const health = new HealthProbe({
+    url: options.url,
+    intervalMs: options.healthIntervalMs,
+    timeoutMs: options.connectTimeoutMs,
+    logger,
+    pgbouncer: databaseOf(options.url) === 'pgbouncer',
+  });
   const exporter = new Exporter({
     url: options.url,
     loadCollectors: collectorLoader(options.configPath),

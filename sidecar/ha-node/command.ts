@@ -54,7 +54,10 @@ export function createHaNodeCommand(): Command {
         const node = await runHaNode(settings, { apiModules: opsModules });
         const stop = (signal: string): void => {
           process.stderr.write(`ha-node: ${signal}, stopping\n`);
-          void node.close().then(() => process.exit(0), (error: unknown) => failAndExit(error));
+          void node.close().then(
+            () => process.exit(0),
+            (error: unknown) => failAndExit(error),
+          );
         };
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
@@ -73,7 +76,12 @@ export function createHaNodeCommand(): Command {
         const { runFencer } = await import('./fence/fencer.js');
         const { createLogger } = await import('../../lib/log.js');
         process.on('SIGTERM', () => process.exit(0));
-        await runFencer({ deadlineFile: opts.deadlineFile, dataDir: opts.pgdata, parentPid: Number(opts.parentPid), logger: createLogger({ name: 'ha-node-fence' }) });
+        await runFencer({
+          deadlineFile: opts.deadlineFile,
+          dataDir: opts.pgdata,
+          parentPid: Number(opts.parentPid),
+          logger: createLogger({ name: 'ha-node-fence' }),
+        });
       } catch (error) {
         failAndExit(error);
       }

@@ -32,21 +32,42 @@ export const haNodeConfigSpec = {
   pgPort: numberKey({ env: 'KEELSON_PG_PORT', default: Ports.postgres, schema: documentKeys.pgPort }),
   dataDir: stringKey({ env: 'PGDATA', default: '/var/lib/postgresql/data/pgdata' }),
   pgBin: stringKey({ env: 'PG_BIN', default: '/usr/lib/postgresql/15/bin', schema: documentKeys.pgBin }),
-  runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_RUN_AS', description: 'system user PostgreSQL runs as when ha-node is root (default postgres)' },
+  runAs: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_PG_RUN_AS',
+    description: 'system user PostgreSQL runs as when ha-node is root (default postgres)',
+  },
   socketDir: { schema: z.string().min(1).optional(), env: 'KEELSON_PG_SOCKET_DIR' },
-  walDir: { schema: z.string().min(1).optional(), env: 'KEELSON_WAL_DIR', description: 'folder on a volume of its own for pg_wal (linked from the data directory before every start); unset: pg_wal stays in the data directory' },
+  walDir: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_WAL_DIR',
+    description: 'folder on a volume of its own for pg_wal (linked from the data directory before every start); unset: pg_wal stays in the data directory',
+  },
   superuserName: stringKey({ env: 'KEELSON_SUPERUSER_USERNAME', default: 'postgres' }),
   superuserPassword: stringKey({ env: 'KEELSON_SUPERUSER_PASSWORD' }),
   replicationName: stringKey({ env: 'KEELSON_REPLICATION_USERNAME', default: 'replicator' }),
   replicationPassword: stringKey({ env: 'KEELSON_REPLICATION_PASSWORD' }),
-  database: { schema: documentKeys.database.optional(), env: 'KEELSON_DATABASE', description: 'application database the primary keeps in place (created when missing)' },
-  appOwner: { schema: documentKeys.appOwner.optional(), env: 'KEELSON_APP_OWNER', description: 'role owning the application database; the primary creates it when missing' },
+  database: {
+    schema: documentKeys.database.optional(),
+    env: 'KEELSON_DATABASE',
+    description: 'application database the primary keeps in place (created when missing)',
+  },
+  appOwner: {
+    schema: documentKeys.appOwner.optional(),
+    env: 'KEELSON_APP_OWNER',
+    description: 'role owning the application database; the primary creates it when missing',
+  },
   appPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_APP_PASSWORD_FILE',
     description: "file with the application owner's password (the mounted Secret); re-read every cycle, the role's password follows it",
   },
-  poolers: { schema: z.string(), env: 'KEELSON_POOLERS', default: '', description: 'comma-separated host:port of the poolers\' control APIs (a host name may resolve to several pods); paused around a switchover' },
+  poolers: {
+    schema: z.string(),
+    env: 'KEELSON_POOLERS',
+    default: '',
+    description: "comma-separated host:port of the poolers' control APIs (a host name may resolve to several pods); paused around a switchover",
+  },
   poolerPods: numberKey({
     env: 'KEELSON_POOLER_PODS',
     default: 0,
@@ -57,14 +78,20 @@ export const haNodeConfigSpec = {
     env: 'KEELSON_POOLER_RO_PODS',
     default: 0,
     schema: documentKeys.poolerReadOnlyPods,
-    description: "control API port of this cluster's read-only pooler pods (label keelson.io/component=pooler-ro): the primary points them at streaming replicas; 0: none",
+    description:
+      "control API port of this cluster's read-only pooler pods (label keelson.io/component=pooler-ro): the primary points them at streaming replicas; 0: none",
   }),
   poolerPasswordFile: {
     schema: z.string().min(1).optional(),
     env: 'KEELSON_POOLER_PASSWORD_FILE',
     description: "file with the pooler role's password; set: the primary keeps the pooler's auth_query role and lookup function in place",
   },
-  poolerPauseTimeout: numberKey({ env: 'KEELSON_POOLER_PAUSE_TIMEOUT', default: 5, schema: z.number().min(0.1).max(60), description: 'seconds a pooler PAUSE may take before the switchover is aborted' }),
+  poolerPauseTimeout: numberKey({
+    env: 'KEELSON_POOLER_PAUSE_TIMEOUT',
+    default: 5,
+    schema: z.number().min(0.1).max(60),
+    description: 'seconds a pooler PAUSE may take before the switchover is aborted',
+  }),
   ttl: numberKey({ env: 'KEELSON_TTL', default: 30, schema: z.number().int().min(2) }),
   loopWait: numberKey({ env: 'KEELSON_LOOP_WAIT', default: 10, schema: z.number().min(0.2) }),
   retryTimeout: numberKey({ env: 'KEELSON_RETRY_TIMEOUT', default: 10, schema: z.number().min(1) }),
@@ -89,17 +116,23 @@ export const haNodeConfigSpec = {
     env: 'KEELSON_BOOTSTRAP_CONFIG',
     default: '{}',
     document: true,
-    description: "dynamic configuration (Patroni's bootstrap.dcs; JSON text from the environment or a flag) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
+    description:
+      "dynamic configuration (Patroni's bootstrap.dcs; JSON text from the environment or a flag) this member writes to the DCS when it initialises a new cluster; ignored once the DCS holds one (change it with PATCH /config)",
   },
   backup: {
     schema: jsonDocument.optional(),
     env: 'KEELSON_BACKUP',
     document: true,
-    description: 'the pgBackRest settings (stanza, repositories, retention, recovery source; JSON text from the environment); WAL archiving and backups are off when unset',
+    description:
+      'the pgBackRest settings (stanza, repositories, retention, recovery source; JSON text from the environment); WAL archiving and backups are off when unset',
   },
   pgbackrestBin: stringKey({ env: 'KEELSON_PGBACKREST', default: 'pgbackrest', description: 'the pgbackrest executable' }),
   kubeconfig: { schema: z.string().min(1).optional(), description: 'kubeconfig path (else KUBECONFIG, in-cluster, ~/.kube/config)' },
-  apiCertFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_CERTFILE', description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS' },
+  apiCertFile: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_API_CERTFILE',
+    description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS',
+  },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
 };
 
@@ -168,7 +201,8 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
   const c = loadConfig(haNodeConfigSpec, sources);
   const parameters = jsonObject('pgParameters', c.pgParameters);
   for (const [name, value] of Object.entries(parameters)) {
-    if (!['string', 'number', 'boolean'].includes(typeof value)) throw new Error(`invalid configuration key "pgParameters": ${name} must be a string, number or boolean`);
+    if (!['string', 'number', 'boolean'].includes(typeof value))
+      throw new Error(`invalid configuration key "pgParameters": ${name} must be a string, number or boolean`);
   }
   return {
     name: c.name,

@@ -70,10 +70,14 @@ function baseConfigFrom(settings: HaNodeSettings): EffectiveConfig {
 function startFencer(settings: HaNodeSettings, deadlineFile: string, command: string[] | undefined, logger: Logger): ChildProcess {
   const base = command ?? [process.execPath, ...process.execArgv, process.argv[1] ?? 'keelson'];
   const [file, ...args] = base;
-  const child = spawn(file!, [...args, 'ha-node', 'fence', '--deadline-file', deadlineFile, '--pgdata', settings.dataDir, '--parent-pid', String(process.pid)], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, POD_NAME: settings.name },
-  });
+  const child = spawn(
+    file!,
+    [...args, 'ha-node', 'fence', '--deadline-file', deadlineFile, '--pgdata', settings.dataDir, '--parent-pid', String(process.pid)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, POD_NAME: settings.name },
+    },
+  );
   child.on('exit', (code, signal) => logger.info({ code, signal }, 'fencing process exited'));
   child.unref();
   return child;
@@ -126,7 +130,12 @@ function startBackupKeeper(settings: HaNodeSettings, pg: PostgresInstance, logge
  * from the cluster CA for its pod IP, then the server. A failure is logged and leaves backups on
  * the primary working; a standby backup reaching this member then fails with pgBackRest's reason.
  */
-async function startPgBackRestServer(settings: HaNodeSettings, keeper: BackupKeeper, pg: PostgresInstance, logger: Logger): Promise<{ server: PgBackRestServer; renewal: MemberTlsRenewal } | undefined> {
+async function startPgBackRestServer(
+  settings: HaNodeSettings,
+  keeper: BackupKeeper,
+  pg: PostgresInstance,
+  logger: Logger,
+): Promise<{ server: PgBackRestServer; renewal: MemberTlsRenewal } | undefined> {
   const tlsServer = settings.backup?.tlsServer;
   if (!tlsServer) return undefined;
   const log = logger.child({ component: 'backup-tls' });
@@ -218,7 +227,10 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
 
   // spec.roles and the Database objects, kept by whichever member leads; its Secret poll wakes the loop.
   const managed = new ManagedKeeper({
-    reads: new KubeManagedReads(kubeConfig, settings.namespace, settings.scope, { onChange: () => ref.loop?.wake('database-changed'), logger: logger.child({ component: 'databases' }) }),
+    reads: new KubeManagedReads(kubeConfig, settings.namespace, settings.scope, {
+      onChange: () => ref.loop?.wake('database-changed'),
+      logger: logger.child({ component: 'databases' }),
+    }),
     logger: logger.child({ component: 'managed' }),
     wake: (reason) => ref.loop?.wake(reason),
   });
@@ -252,7 +264,21 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, managed, credentials },
+    {
+      snapshot: () => haLoop.snapshot(),
+      dcs,
+      logger,
+      wake: (reason) => haLoop.wake(reason),
+      loop: haLoop,
+      pg,
+      liveWal: new LiveWal(() => pg.status()),
+      serverAlive: cachedServerAlive(() => pg.postmasterPid()),
+      backup,
+      poolers: fleet,
+      readOnlyPoolers: readOnlyFleet,
+      managed,
+      credentials,
+    },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

@@ -77,7 +77,13 @@ export class AdminConsole {
       timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
     try {
-      const outcome = await Promise.race([client.query('PAUSE').then(() => 'paused' as const, (error: Error) => error), timedOut]);
+      const outcome = await Promise.race([
+        client.query('PAUSE').then(
+          () => 'paused' as const,
+          (error: Error) => error,
+        ),
+        timedOut,
+      ]);
       if (outcome === 'paused') return { ok: true, waitedMs: Date.now() - startedAt };
       await this.command('RESUME').catch(() => undefined);
       if (outcome === 'timeout') return { ok: false, reason: `PAUSE did not finish within ${timeoutMs} ms (a transaction stayed open); resumed` };

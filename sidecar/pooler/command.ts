@@ -16,7 +16,10 @@ export function createPoolerCommand(): Command {
     .action(async (opts: Record<string, string | undefined>) => {
       try {
         const { loadPoolerSettings } = await import('./config.js');
-        const settings = loadPoolerSettings({ file: opts.config, flags: { targetHost: opts.targetHost, listen: opts.listen, controlListen: opts.controlListen } });
+        const settings = loadPoolerSettings({
+          file: opts.config,
+          flags: { targetHost: opts.targetHost, listen: opts.listen, controlListen: opts.controlListen },
+        });
         const { startPooler } = await import('./run.js');
         const { loadApiCredentials } = await import('../../api/ha-node/credentials.js');
         const { createLogger } = await import('../../lib/log.js');
@@ -24,7 +27,10 @@ export function createPoolerCommand(): Command {
         const pooler = await startPooler(settings, loadApiCredentials(), logger);
         logger.info({ control: pooler.controlUrl }, 'pooler running');
         const stop = (): void => {
-          pooler.close().then(() => process.exit(0), () => process.exit(1));
+          pooler.close().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
         };
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);

@@ -9,18 +9,35 @@ import type { PoolerSettings } from './run.js';
 /** Every setting of `keelson pooler`: flags > environment (the pooler Deployment sets KEELSON_POOLER_*) > file > defaults. */
 export const poolerConfigSpec = {
   listen: stringKey({ env: 'KEELSON_POOLER_LISTEN', default: `0.0.0.0:${Ports.pooler}`, description: 'PgBouncer client listen address' }),
-  controlListen: stringKey({ env: 'KEELSON_POOLER_CONTROL_LISTEN', default: `:${Ports.poolerControl}`, description: 'control API (pause, resume, retarget) for ha-node' }),
+  controlListen: stringKey({
+    env: 'KEELSON_POOLER_CONTROL_LISTEN',
+    default: `:${Ports.poolerControl}`,
+    description: 'control API (pause, resume, retarget) for ha-node',
+  }),
   runDir: stringKey({ env: 'KEELSON_POOLER_RUN_DIR', default: '/var/run/pgbouncer' }),
-  targetHost: stringKey({ env: 'KEELSON_POOLER_TARGET_HOST', schema: documentKeys.targetHost, description: 'initial PostgreSQL host: the cluster -rw Service' }),
+  targetHost: stringKey({
+    env: 'KEELSON_POOLER_TARGET_HOST',
+    schema: documentKeys.targetHost,
+    description: 'initial PostgreSQL host: the cluster -rw Service',
+  }),
   targetPort: numberKey({ env: 'KEELSON_POOLER_TARGET_PORT', default: Ports.postgres, schema: documentKeys.targetPort }),
   authUser: stringKey({ env: 'KEELSON_POOLER_AUTH_USER', default: 'keelson_pooler', schema: documentKeys.authUser }),
   authPasswordFile: stringKey({ env: 'KEELSON_POOLER_PASSWORD_FILE', default: '/etc/keelson-pooler/password' }),
   poolMode: { schema: documentKeys.poolMode, env: 'KEELSON_POOLER_MODE', default: 'transaction' as PoolMode },
   maxClientConnections: numberKey({ env: 'KEELSON_POOLER_MAX_CLIENT_CONN', default: 1000, schema: documentKeys.maxClientConnections }),
   defaultPoolSize: numberKey({ env: 'KEELSON_POOLER_DEFAULT_POOL_SIZE', default: 20, schema: documentKeys.defaultPoolSize }),
-  parameters: stringKey({ env: 'KEELSON_POOLER_PARAMETERS', default: '{}', schema: documentKeys.parameters, description: 'JSON object of extra [pgbouncer] settings' }),
+  parameters: stringKey({
+    env: 'KEELSON_POOLER_PARAMETERS',
+    default: '{}',
+    schema: documentKeys.parameters,
+    description: 'JSON object of extra [pgbouncer] settings',
+  }),
   pgbouncerBin: stringKey({ env: 'KEELSON_PGBOUNCER_BIN', default: '/usr/sbin/pgbouncer' }),
-  runAs: { schema: z.string().min(1).optional(), env: 'KEELSON_POOLER_RUN_AS', description: 'system user PgBouncer runs as when this process is root (default postgres)' },
+  runAs: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_POOLER_RUN_AS',
+    description: 'system user PgBouncer runs as when this process is root (default postgres)',
+  },
 };
 
 /** The parameters object: string values, only names PgBouncer settings a user may change. */

@@ -34,7 +34,11 @@ export const resumeBody = z.strictObject({
 });
 
 export const targetBody = z.strictObject({
-  host: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:_-]+$/, 'host name or address'),
+  host: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[A-Za-z0-9.:_-]+$/, 'host name or address'),
   port: z.number().int().min(1).max(65535),
   /** Then end this pause, in the same call: a switchover's repoint and RESUME cost one round trip. */
   resumePauseId: z.number().int().min(1).optional(),

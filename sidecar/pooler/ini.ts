@@ -64,7 +64,16 @@ export function renderPgbouncerIni(settings: PgbouncerIniSettings, target: Pgbou
     ignore_startup_parameters: 'extra_float_digits',
   };
   for (const [key, value] of Object.entries(settings.parameters)) base[key] = value;
-  return ['[databases]', line('*', target_), '', '[pgbouncer]', ...Object.entries(base).filter(([, v]) => v !== '').map(([k, v]) => line(k, v)), ''].join('\n');
+  return [
+    '[databases]',
+    line('*', target_),
+    '',
+    '[pgbouncer]',
+    ...Object.entries(base)
+      .filter(([, v]) => v !== '')
+      .map(([k, v]) => line(k, v)),
+    '',
+  ].join('\n');
 }
 
 /** One auth file line: "user" "secret" with double quotes doubled, as PgBouncer reads it. */

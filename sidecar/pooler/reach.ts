@@ -20,7 +20,10 @@ export function canConnect(host: string, port: number, timeoutMs: number): Promi
 export class ReachCache {
   private last: { key: string; at: number; ok: Promise<boolean> } | undefined;
 
-  constructor(private readonly maxAgeMs = 1000, private readonly timeoutMs = 1000) {}
+  constructor(
+    private readonly maxAgeMs = 1000,
+    private readonly timeoutMs = 1000,
+  ) {}
 
   check(host: string, port: number): Promise<boolean> {
     const key = `${host}:${port}`;

@@ -73,7 +73,10 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
 
     it('answers CORS preflights for listed origins only', async () => {
       const preflight = (origin: string) =>
-        fetch(`${h.url}/api/v1/auth/user-info`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,x-request-id,apifoxtoken' } });
+        fetch(`${h.url}/api/v1/auth/user-info`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,x-request-id,apifoxtoken' },
+        });
       const allowed = await preflight('http://localhost:9527');
       assert.equal(allowed.status, 204);
       assert.equal(allowed.headers.get('access-control-allow-origin'), 'http://localhost:9527');
@@ -103,7 +106,11 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
     });
 
     it('2103 for an expired access token', async () => {
-      const expired = await h.admin.services.tokens.sign({ userId: adminId, userName: 'admin', tokenType: 'accessToken', tokenVersion: 0, impersonatorId: 0 }, 60, Math.floor(Date.now() / 1000) - 3600);
+      const expired = await h.admin.services.tokens.sign(
+        { userId: adminId, userName: 'admin', tokenType: 'accessToken', tokenVersion: 0, impersonatorId: 0 },
+        60,
+        Math.floor(Date.now() / 1000) - 3600,
+      );
       assert.equal((await userInfo(expired)).code, '2103');
     });
 
@@ -140,7 +147,10 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
       assert.equal(await storedVersion(a), before + 1, 'the stored version is incremented by one');
       assert.equal((await userInfo(ta.token)).code, '2106');
       assert.equal((await userInfo(tb.token)).code, '0000');
-      assert.equal((await h.call('POST', '/api/v1/system-manage/users/batch-offline', { token: adminTokens.token, body: { ids: [h.admin.services.ids.encode(b)] } })).code, '0000');
+      assert.equal(
+        (await h.call('POST', '/api/v1/system-manage/users/batch-offline', { token: adminTokens.token, body: { ids: [h.admin.services.ids.encode(b)] } })).code,
+        '0000',
+      );
       assert.equal((await userInfo(tb.token)).code, '2106');
     });
   });
@@ -166,7 +176,11 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
     });
 
     it('never answers 2103 for an expired refresh token (the client would loop)', async () => {
-      const expired = await h.admin.services.tokens.sign({ userId: adminId, userName: 'admin', tokenType: 'refreshToken', tokenVersion: 0, impersonatorId: 0 }, 60, Math.floor(Date.now() / 1000) - 3600);
+      const expired = await h.admin.services.tokens.sign(
+        { userId: adminId, userName: 'admin', tokenType: 'refreshToken', tokenVersion: 0, impersonatorId: 0 },
+        60,
+        Math.floor(Date.now() / 1000) - 3600,
+      );
       const reply = await h.call('POST', '/api/v1/auth/refresh-token', { body: { refreshToken: expired } });
       assert.notEqual(reply.code, '2103');
       assert.notEqual(reply.code, '0000');
@@ -186,7 +200,10 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
       const id = await h.createUser('pw1', 'pass-123', ['R_USER']);
       await h.sql('UPDATE users SET must_change_password = true WHERE id = $1', [id]);
       const tokens = await h.login('pw1', 'pass-123');
-      assert.equal((await h.call('PATCH', '/api/v1/auth/password', { token: tokens.token, body: { oldPassword: 'wrong-1', newPassword: 'pass-456' } })).code, '2405');
+      assert.equal(
+        (await h.call('PATCH', '/api/v1/auth/password', { token: tokens.token, body: { oldPassword: 'wrong-1', newPassword: 'pass-456' } })).code,
+        '2405',
+      );
       const before = await storedVersion(id);
       const changed = await h.call('PATCH', '/api/v1/auth/password', { token: tokens.token, body: { old_password: 'pass-123', new_password: 'pass-456' } });
       assert.equal(changed.code, '0000');
@@ -256,7 +273,10 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
     it('registers with R_USER after captcha verification; a code works once', async () => {
       await h.call('POST', '/api/v1/auth/captcha', { body: { phone } });
       const code = (await cachedCode()) as string;
-      assert.equal((await h.call('POST', '/api/v1/auth/register', { body: { phone, code: code === '000000' ? '111111' : '000000', password: 'reg-pass-1' } })).code, '2402');
+      assert.equal(
+        (await h.call('POST', '/api/v1/auth/register', { body: { phone, code: code === '000000' ? '111111' : '000000', password: 'reg-pass-1' } })).code,
+        '2402',
+      );
       const reply = await h.call('POST', '/api/v1/auth/register', { body: { phone, code, password: 'reg-pass-1' } });
       assert.equal(reply.code, '0000');
       const rows = await h.sql<{ user_name: string; role_code: string }>(
@@ -264,7 +284,11 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
         [phone],
       );
       assert.deepEqual(rows, [{ user_name: phone, role_code: 'R_USER' }]);
-      assert.equal((await h.call('POST', '/api/v1/auth/register', { body: { phone, code, password: 'reg-pass-1', userName: 'other' } })).code, '2402', 'the code was used up');
+      assert.equal(
+        (await h.call('POST', '/api/v1/auth/register', { body: { phone, code, password: 'reg-pass-1', userName: 'other' } })).code,
+        '2402',
+        'the code was used up',
+      );
       assert.equal((await h.call<Tokens>('POST', '/api/v1/auth/login', { body: { userName: phone, password: 'reg-pass-1' } })).code, '0000');
     });
 
@@ -293,7 +317,8 @@ describe('admin auth: login, tokens, session versions, impersonation, captcha', 
     it('writes audit records for logins, impersonation, password and session changes without secrets', async () => {
       const audits = h.logs.filter((l) => l.audit === true);
       const actions = new Set(audits.map((l) => l.action));
-      for (const action of ['login.success', 'login.failure', 'impersonation.start', 'impersonation.exit', 'password.change', 'session.invalidate']) assert.ok(actions.has(action), `audit ${action}`);
+      for (const action of ['login.success', 'login.failure', 'impersonation.start', 'impersonation.exit', 'password.change', 'session.invalidate'])
+        assert.ok(actions.has(action), `audit ${action}`);
       const text = JSON.stringify(h.logs);
       assert.ok(!text.includes(ADMIN_PASSWORD), 'no password in any log line');
       assert.ok(!text.includes('pass-123'), 'no user password in any log line');

@@ -32,7 +32,12 @@ describe('admin without the clusters page in the front end', () => {
   let token: string;
   const call = <T = Rec>(method: string, path: string, body?: unknown, as = token) => h.call<T>(method, `/api/v1${path}`, { token: as, body });
   const roleMenus = async (code: string) =>
-    (await h.sql<{ route_name: string }>(`SELECT m.route_name FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE r.role_code = $1 ORDER BY 1`, [code])).map((r) => r.route_name);
+    (
+      await h.sql<{ route_name: string }>(
+        `SELECT m.route_name FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE r.role_code = $1 ORDER BY 1`,
+        [code],
+      )
+    ).map((r) => r.route_name);
 
   before(async () => {
     h = await startHarness();
@@ -46,15 +51,29 @@ describe('admin without the clusters page in the front end', () => {
     assert.ok(!flat(routes.data.routes).some((r) => r.name === 'business' || r.name === PAGE), 'R_SUPER gets no dead entry');
     const buttons = await call<TreeNode[]>('GET', '/system-manage/menus/buttons/tree');
     const other = buttons.data.find((n) => n.label === 'other buttons');
-    assert.deepEqual(other?.children?.map((b) => b.buttonCode).filter((c) => c?.startsWith('B_DBC_')).sort(), ['B_DBC_CLUSTER_CREATE', 'B_DBC_CLUSTER_DELETE', 'B_DBC_CLUSTER_UPDATE']);
+    assert.deepEqual(
+      other?.children
+        ?.map((b) => b.buttonCode)
+        .filter((c) => c?.startsWith('B_DBC_'))
+        .sort(),
+      ['B_DBC_CLUSTER_CREATE', 'B_DBC_CLUSTER_DELETE', 'B_DBC_CLUSTER_UPDATE'],
+    );
   });
 
   describe('a page seeded by an earlier version', () => {
     let roleId: string;
     before(async () => {
-      await h.sql(`INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, "order") VALUES ('business', '1', 'business', '/business', 0, 'layout.base', 5)`);
-      await h.sql(`INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, "order") SELECT 'database clusters', '2', $1, '/business/database-clusters', id, 'view.business_database-clusters', 1 FROM menus WHERE route_name = 'business'`, [PAGE]);
-      await h.sql(`INSERT INTO role_menus (role_id, menu_id) SELECT r.id, m.id FROM roles r, menus m WHERE r.role_code = 'R_ADMIN' AND m.route_name IN ('business', $1)`, [PAGE]);
+      await h.sql(
+        `INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, "order") VALUES ('business', '1', 'business', '/business', 0, 'layout.base', 5)`,
+      );
+      await h.sql(
+        `INSERT INTO menus (menu_name, menu_type, route_name, route_path, parent_id, component, "order") SELECT 'database clusters', '2', $1, '/business/database-clusters', id, 'view.business_database-clusters', 1 FROM menus WHERE route_name = 'business'`,
+        [PAGE],
+      );
+      await h.sql(
+        `INSERT INTO role_menus (role_id, menu_id) SELECT r.id, m.id FROM roles r, menus m WHERE r.role_code = 'R_ADMIN' AND m.route_name IN ('business', $1)`,
+        [PAGE],
+      );
       roleId = h.admin.services.ids.encode((await h.sql<{ id: number }>(`SELECT id FROM roles WHERE role_code = 'R_ADMIN'`))[0].id);
     });
 
@@ -70,18 +89,32 @@ describe('admin without the clusters page in the front end', () => {
       assert.ok(!pages.data.some((p) => p.routeName === PAGE));
     });
 
-    it('keeps its grant through the current client\'s menu dialog save and the older client\'s', async () => {
+    it("keeps its grant through the current client's menu dialog save and the older client's", async () => {
       const before = await roleMenus('R_ADMIN');
       assert.ok(before.includes(PAGE));
       const tree = (await call<TreeNode[]>('GET', '/system-manage/menus/tree')).data;
       const held = (await call<{ byRoleHomeId: string; byRoleMenuIds: string[] }>('GET', `/system-manage/roles/${roleId}/menus`)).data;
       // The current client saves the leaves of its tree the role holds: the page is not among them.
-      const shown = new Set(flat(tree).filter((n) => !n.isParent && n.resourceId).map((n) => n.resourceId));
-      const current = await call('PATCH', `/system-manage/roles/${roleId}/menus`, { byRoleHomeId: held.byRoleHomeId, byRoleMenuIds: held.byRoleMenuIds.filter((id) => shown.has(id)) });
+      const shown = new Set(
+        flat(tree)
+          .filter((n) => !n.isParent && n.resourceId)
+          .map((n) => n.resourceId),
+      );
+      const current = await call('PATCH', `/system-manage/roles/${roleId}/menus`, {
+        byRoleHomeId: held.byRoleHomeId,
+        byRoleMenuIds: held.byRoleMenuIds.filter((id) => shown.has(id)),
+      });
       assert.equal(current.code, '0000');
-      assert.deepEqual(await roleMenus('R_ADMIN'), before.filter((n) => n !== 'business'), 'the page grant stays (its catalog comes back with it once shown)');
+      assert.deepEqual(
+        await roleMenus('R_ADMIN'),
+        before.filter((n) => n !== 'business'),
+        'the page grant stays (its catalog comes back with it once shown)',
+      );
       // The older client echoes the ids it was given.
-      assert.equal((await call('PATCH', `/system-manage/roles/${roleId}/menus`, { byRoleHomeId: held.byRoleHomeId, byRoleMenuIds: held.byRoleMenuIds })).code, '0000');
+      assert.equal(
+        (await call('PATCH', `/system-manage/roles/${roleId}/menus`, { byRoleHomeId: held.byRoleHomeId, byRoleMenuIds: held.byRoleMenuIds })).code,
+        '0000',
+      );
       assert.ok((await roleMenus('R_ADMIN')).includes(PAGE));
       // Unticking everything the dialog shows still keeps what it could not show.
       assert.equal((await call('PATCH', `/system-manage/roles/${roleId}/menus`, { byRoleMenuIds: [] })).code, '0000');

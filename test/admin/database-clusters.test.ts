@@ -45,7 +45,10 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
     await call('POST', '/clusters', { name: 'other', spec: { instances: 1 } });
     const page = await call<{ records: Rec[]; total: number }>('POST', '/clusters/search', { namespace: 'default', orderBy: ['-name'] });
     assert.equal(page.data.total, 2);
-    assert.deepEqual(page.data.records.map((r) => r.name), ['other', 'demo']);
+    assert.deepEqual(
+      page.data.records.map((r) => r.name),
+      ['other', 'demo'],
+    );
     assert.equal((await call<{ total: number }>('POST', '/clusters/search', { name: 'dem' })).data.total, 1);
     const got = await call('GET', '/clusters/default/demo');
     assert.equal((got.data.spec as Rec).instances, 2);
@@ -67,18 +70,61 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
     assert.equal((await call('POST', '/clusters', { name: 'withroles', spec: { instances: 1, roles } })).code, '0000');
     const path = '/apis/keelson.io/v1/namespaces/default/databaseclusters/withroles';
     const current = (await kubeRequest(kube, 'GET', path)).body as Rec;
-    const status = { roles: [{ name: 'readers', applied: true }, { name: 'alice', applied: false, message: 'Secret "alice-pw" not found' }] };
+    const status = {
+      roles: [
+        { name: 'readers', applied: true },
+        { name: 'alice', applied: false, message: 'Secret "alice-pw" not found' },
+      ],
+    };
     assert.equal((await kubeRequest(kube, 'PUT', `${path}/status`, { body: { ...current, status } })).status, 200);
-    const database = (name: string, spec: Rec) => kubeRequest(kube, 'POST', '/apis/keelson.io/v1/namespaces/default/databases', { body: { apiVersion: 'keelson.io/v1', kind: 'Database', metadata: { name }, spec } });
-    assert.equal((await database('shop', { cluster: 'withroles', name: 'shop', owner: 'alice', extensions: [{ name: 'citext' }], schemas: [{ name: 'sales' }] })).status, 201);
+    const database = (name: string, spec: Rec) =>
+      kubeRequest(kube, 'POST', '/apis/keelson.io/v1/namespaces/default/databases', {
+        body: { apiVersion: 'keelson.io/v1', kind: 'Database', metadata: { name }, spec },
+      });
+    assert.equal(
+      (await database('shop', { cluster: 'withroles', name: 'shop', owner: 'alice', extensions: [{ name: 'citext' }], schemas: [{ name: 'sales' }] })).status,
+      201,
+    );
     assert.equal((await database('elsewhere', { cluster: 'demo', name: 'other', owner: 'app' })).status, 201);
     const listing = await call<{ roles: Rec[]; databases: Rec[] }>('GET', '/clusters/default/withroles/roles-and-databases');
     assert.equal(listing.code, '0000', listing.msg);
     assert.deepEqual(listing.data.roles, [
-      { name: 'readers', ensure: 'present', attributes: [], connectionLimit: -1, validUntil: null, inRoles: [], passwordSecret: null, applied: true, message: null },
-      { name: 'alice', ensure: 'present', attributes: ['login'], connectionLimit: -1, validUntil: null, inRoles: ['readers'], passwordSecret: 'alice-pw', applied: false, message: 'Secret "alice-pw" not found' },
+      {
+        name: 'readers',
+        ensure: 'present',
+        attributes: [],
+        connectionLimit: -1,
+        validUntil: null,
+        inRoles: [],
+        passwordSecret: null,
+        applied: true,
+        message: null,
+      },
+      {
+        name: 'alice',
+        ensure: 'present',
+        attributes: ['login'],
+        connectionLimit: -1,
+        validUntil: null,
+        inRoles: ['readers'],
+        passwordSecret: 'alice-pw',
+        applied: false,
+        message: 'Secret "alice-pw" not found',
+      },
     ]);
-    assert.deepEqual(listing.data.databases, [{ object: 'shop', name: 'shop', owner: 'alice', ensure: 'present', reclaimPolicy: 'retain', extensions: ['citext'], schemas: ['sales'], applied: null, message: null }]);
+    assert.deepEqual(listing.data.databases, [
+      {
+        object: 'shop',
+        name: 'shop',
+        owner: 'alice',
+        ensure: 'present',
+        reclaimPolicy: 'retain',
+        extensions: ['citext'],
+        schemas: ['sales'],
+        applied: null,
+        message: null,
+      },
+    ]);
     assert.equal((await call('GET', '/clusters/default/nosuch/roles-and-databases')).code, '1101');
   });
 
@@ -93,7 +139,9 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
     await h.createUser('dbc-admin', 'pass-123', ['R_ADMIN']);
     const admin = (await h.login('dbc-admin', 'pass-123')).token;
     assert.equal((await call('POST', '/clusters/search', {}, admin)).code, '2201');
-    await h.sql(`INSERT INTO role_apis SELECT r.id, a.id FROM roles r, apis a WHERE r.role_code = 'R_ADMIN' AND a.api_path LIKE '/api/v1/business/database-clusters/%'`);
+    await h.sql(
+      `INSERT INTO role_apis SELECT r.id, a.id FROM roles r, apis a WHERE r.role_code = 'R_ADMIN' AND a.api_path LIKE '/api/v1/business/database-clusters/%'`,
+    );
     assert.equal((await call('POST', '/clusters/search', {}, admin)).code, '0000');
     assert.equal((await call('POST', '/clusters', { name: 'nope' }, admin)).code, '2203', 'create needs B_DBC_CLUSTER_CREATE');
     await h.sql(`INSERT INTO role_buttons SELECT r.id, b.id FROM roles r, buttons b WHERE r.role_code = 'R_ADMIN' AND b.button_code = 'B_DBC_CLUSTER_CREATE'`);
@@ -115,7 +163,10 @@ describe('admin business module: DatabaseClusters through the Kubernetes API', (
         { name: 'ha-2', role: 'replica', ready: false, state: 'starting' },
       ],
     };
-    const put = await kubeRequest(kube, 'PATCH', '/apis/keelson.io/v1/namespaces/default/databaseclusters/ha/status', { body: { status }, contentType: 'application/merge-patch+json' });
+    const put = await kubeRequest(kube, 'PATCH', '/apis/keelson.io/v1/namespaces/default/databaseclusters/ha/status', {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     const page = await call<{ records: Rec[] }>('POST', '/clusters/search', { name: 'ha' });
     const record = page.data.records.find((r) => r.name === 'ha') as Rec;

@@ -16,7 +16,10 @@ describe('admin permissions: API, button and role checks, business modules, gene
   const grant = async (roleCode: string, routes: string[]): Promise<void> => {
     for (const route of routes) {
       const [method, path] = route.split(' ');
-      const rows = await h.sql('INSERT INTO role_apis (role_id, api_id) SELECT r.id, a.id FROM roles r, apis a WHERE r.role_code = $1 AND a.api_method = $2 AND a.api_path = $3 RETURNING api_id', [roleCode, method, P + path]);
+      const rows = await h.sql(
+        'INSERT INTO role_apis (role_id, api_id) SELECT r.id, a.id FROM roles r, apis a WHERE r.role_code = $1 AND a.api_method = $2 AND a.api_path = $3 RETURNING api_id',
+        [roleCode, method, P + path],
+      );
       assert.equal(rows.length, 1, `api row for ${route}`);
     }
   };
@@ -27,9 +30,20 @@ describe('admin permissions: API, button and role checks, business modules, gene
     await h.sql(`INSERT INTO roles (role_name, role_code) VALUES ('probe a', 'R_PROBE_A'), ('probe b', 'R_PROBE_B'), ('probe off', 'R_PROBE_OFF')`);
     await h.sql(`UPDATE roles SET status_type = '2' WHERE role_code = 'R_PROBE_OFF'`);
     await h.sql(`INSERT INTO buttons (button_code) VALUES ('B_PROBE_A'), ('B_PROBE_B'), ('B_PROBE_NOTE_CREATE')`);
-    await h.sql(`INSERT INTO role_buttons SELECT r.id, b.id FROM roles r, buttons b WHERE r.role_code = 'R_PROBE_A' AND b.button_code IN ('B_PROBE_A', 'B_PROBE_NOTE_CREATE')`);
+    await h.sql(
+      `INSERT INTO role_buttons SELECT r.id, b.id FROM roles r, buttons b WHERE r.role_code = 'R_PROBE_A' AND b.button_code IN ('B_PROBE_A', 'B_PROBE_NOTE_CREATE')`,
+    );
     await h.sql(`INSERT INTO role_buttons SELECT r.id, b.id FROM roles r, buttons b WHERE r.role_code = 'R_PROBE_B' AND b.button_code = 'B_PROBE_B'`);
-    const common = ['get /resources/{id}', 'get /users', 'post /buttons/any', 'post /buttons/all', 'post /roles/any', 'post /roles/all', 'post /notes', 'post /notes/search'];
+    const common = [
+      'get /resources/{id}',
+      'get /users',
+      'post /buttons/any',
+      'post /buttons/all',
+      'post /roles/any',
+      'post /roles/all',
+      'post /notes',
+      'post /notes/search',
+    ];
     await grant('R_PROBE_A', common);
     await grant('R_PROBE_B', common);
     await grant('R_PROBE_OFF', common);
@@ -47,18 +61,29 @@ describe('admin permissions: API, button and role checks, business modules, gene
   });
   after(async () => h?.stop());
 
-  const code = async (user: string, method: string, path: string, body?: unknown): Promise<string> => (await h.call(method, P + path, { token: user === 'super' ? superToken : tokens[user], body })).code;
+  const code = async (user: string, method: string, path: string, body?: unknown): Promise<string> =>
+    (await h.call(method, P + path, { token: user === 'super' ? superToken : tokens[user], body })).code;
 
   it('mounts every business module folder at /api/v1/business/<module> and records its APIs', async () => {
-    const rows = await h.sql<{ api_path: string; tags: string[] }>(`SELECT api_path, tags FROM apis WHERE api_path LIKE '/api/v1/business/probe/%' ORDER BY api_path`);
+    const rows = await h.sql<{ api_path: string; tags: string[] }>(
+      `SELECT api_path, tags FROM apis WHERE api_path LIKE '/api/v1/business/probe/%' ORDER BY api_path`,
+    );
     assert.ok(rows.some((r) => r.api_path === `${P}/resources/{id}`));
-    assert.ok(rows.some((r) => r.api_path === `${P}/notes/{id}`), 'generic resource routes are registered');
+    assert.ok(
+      rows.some((r) => r.api_path === `${P}/notes/{id}`),
+      'generic resource routes are registered',
+    );
     assert.ok(rows.every((r) => r.tags.includes('probe') || r.tags.includes('notes')));
     assert.equal((await h.call('GET', `${P}/public-ping`)).code, '0000', 'public routes need no token');
   });
 
   it('R_SUPER passes every check, including APIs it holds no grant for', async () => {
-    for (const [method, path] of [['GET', '/users-extra'], ['POST', '/resources/sync'], ['POST', '/buttons/all'], ['POST', '/roles/all']]) {
+    for (const [method, path] of [
+      ['GET', '/users-extra'],
+      ['POST', '/resources/sync'],
+      ['POST', '/buttons/all'],
+      ['POST', '/roles/all'],
+    ]) {
       assert.equal(await code('super', method, path), '0000', `${method} ${path}`);
     }
   });
@@ -132,7 +157,8 @@ describe('admin permissions: API, button and role checks, business modules, gene
   });
 
   describe('generic resource router (soft delete, tree, button-restricted writes)', () => {
-    const notes = (method: string, path: string, body?: unknown, token = superToken) => h.call<Record<string, unknown>>(method, `${P}/notes${path}`, { token, body });
+    const notes = (method: string, path: string, body?: unknown, token = superToken) =>
+      h.call<Record<string, unknown>>(method, `${P}/notes${path}`, { token, body });
 
     it('create is restricted by its button code', async () => {
       assert.equal((await notes('POST', '', { title: 'from b' }, tokens['p-b'])).code, '2203');
@@ -145,20 +171,29 @@ describe('admin permissions: API, button and role checks, business modules, gene
       assert.equal(child.data.parentId, root.data.id);
       const tree = await notes('GET', '/tree');
       const rootNode = (tree.data as unknown as Record<string, unknown>[]).find((n) => n.id === root.data.id) as Record<string, unknown>;
-      assert.deepEqual((rootNode.children as Record<string, unknown>[]).map((c) => c.title), ['child']);
+      assert.deepEqual(
+        (rootNode.children as Record<string, unknown>[]).map((c) => c.title),
+        ['child'],
+      );
       assert.equal((await notes('DELETE', `/${child.data.id as string}`)).code, '0000');
       assert.equal((await notes('GET', `/${child.data.id as string}`)).code, '1101');
       assert.equal((await notes('DELETE', `/${child.data.id as string}`)).code, '1101', 'deleting twice finds nothing');
       const kept = await h.sql<{ deleted_at: Date | null }>('SELECT deleted_at FROM probe_notes WHERE id = $1', [h.admin.services.ids.decode(child.data.id)]);
       assert.ok(kept[0].deleted_at instanceof Date, 'the row stays with deleted_at set');
-      const search = await h.call<{ records: Record<string, unknown>[]; total: number }>('POST', `${P}/notes/search`, { token: superToken, body: { title: 'child' } });
+      const search = await h.call<{ records: Record<string, unknown>[]; total: number }>('POST', `${P}/notes/search`, {
+        token: superToken,
+        body: { title: 'child' },
+      });
       assert.equal(search.data.total, 0);
     });
 
     it('batch delete reports what it deleted', async () => {
       const a = await notes('POST', '', { title: 'batch a' });
       const b = await notes('POST', '', { title: 'batch b' });
-      const reply = await h.call<{ deletedCount: number; deletedIds: string[] }>('DELETE', `${P}/notes`, { token: superToken, body: { ids: [a.data.id, b.data.id] } });
+      const reply = await h.call<{ deletedCount: number; deletedIds: string[] }>('DELETE', `${P}/notes`, {
+        token: superToken,
+        body: { ids: [a.data.id, b.data.id] },
+      });
       assert.equal(reply.data.deletedCount, 2);
       assert.deepEqual(new Set(reply.data.deletedIds), new Set([a.data.id, b.data.id]));
     });

@@ -22,18 +22,26 @@ describe('admin self-service: user center route, profile, password reset, mustCh
   });
   after(async () => h?.stop());
 
-  const call = <T = Rec>(method: string, path: string, token?: string, body?: unknown, headers?: Record<string, string>) => h.call<T>(method, `/api/v1${path}`, { token, body, headers });
+  const call = <T = Rec>(method: string, path: string, token?: string, body?: unknown, headers?: Record<string, string>) =>
+    h.call<T>(method, `/api/v1${path}`, { token, body, headers });
   const login = (userName: string, password: string) => h.call<Tokens>('POST', '/api/v1/auth/login', { body: { userName, password } });
 
   it('seeds the user-center page the clients link from the avatar menu, granted to R_ADMIN and R_USER', async () => {
-    const [menu] = await h.sql<{ route_path: string; component: string; hide_in_menu: boolean; constant: boolean }>(`SELECT * FROM menus WHERE route_name = 'user-center'`);
+    const [menu] = await h.sql<{ route_path: string; component: string; hide_in_menu: boolean; constant: boolean }>(
+      `SELECT * FROM menus WHERE route_name = 'user-center'`,
+    );
     assert.ok(menu, 'user-center menu seeded');
     assert.equal(menu.route_path, '/user-center');
     assert.equal(menu.component, 'layout.base$view.user-center');
     assert.equal(menu.hide_in_menu, true);
     assert.equal(menu.constant, false);
-    const roles = await h.sql<{ role_code: string }>(`SELECT r.role_code FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE m.route_name = 'user-center' ORDER BY 1`);
-    assert.deepEqual(roles.map((r) => r.role_code), ['R_ADMIN', 'R_USER']);
+    const roles = await h.sql<{ role_code: string }>(
+      `SELECT r.role_code FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE m.route_name = 'user-center' ORDER BY 1`,
+    );
+    assert.deepEqual(
+      roles.map((r) => r.role_code),
+      ['R_ADMIN', 'R_USER'],
+    );
     await h.createUser('uc-user', 'pass-123', ['R_USER']);
     const tokens = (await login('uc-user', 'pass-123')).data;
     const routes = await call<{ routes: RouteNode[] }>('GET', '/route/user-routes', tokens.token);
@@ -45,8 +53,13 @@ describe('admin self-service: user center route, profile, password reset, mustCh
   it('the upgrade migration adds user-center to a database seeded without it, next to each home grant', async () => {
     await h.sql(`DELETE FROM menus WHERE route_name = 'user-center'`);
     await h.sql(userCenterMenu.sql);
-    const roles = await h.sql<{ role_code: string }>(`SELECT r.role_code FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE m.route_name = 'user-center' ORDER BY 1`);
-    assert.deepEqual(roles.map((r) => r.role_code), ['R_ADMIN', 'R_USER']);
+    const roles = await h.sql<{ role_code: string }>(
+      `SELECT r.role_code FROM role_menus rm JOIN roles r ON r.id = rm.role_id JOIN menus m ON m.id = rm.menu_id WHERE m.route_name = 'user-center' ORDER BY 1`,
+    );
+    assert.deepEqual(
+      roles.map((r) => r.role_code),
+      ['R_ADMIN', 'R_USER'],
+    );
     await h.sql(userCenterMenu.sql);
     assert.equal((await h.sql(`SELECT 1 FROM menus WHERE route_name = 'user-center'`)).length, 1, 'running it again adds nothing');
   });
@@ -68,8 +81,14 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     assert.equal(blocked.status, 200);
     assert.equal(blocked.code, '2108');
     assert.match(blocked.msg, /change your password first \(user center, or your own user in user management\)/);
-    assert.equal((await call('POST', '/system-manage/users', token, { userName: 'held-new', password: 'pass-123', byUserRoleCodeList: ['R_USER'] })).code, '2108');
-    assert.equal((await call('POST', '/system-manage/dictionaries', token, { dictType: 'held', label: 'a', value: 'a' }, { 'accept-language': 'zh-CN' })).msg, '请先修改密码（个人中心，或在用户管理中编辑自己的账号）；修改前只能查看，不能更改');
+    assert.equal(
+      (await call('POST', '/system-manage/users', token, { userName: 'held-new', password: 'pass-123', byUserRoleCodeList: ['R_USER'] })).code,
+      '2108',
+    );
+    assert.equal(
+      (await call('POST', '/system-manage/dictionaries', token, { dictType: 'held', label: 'a', value: 'a' }, { 'accept-language': 'zh-CN' })).msg,
+      '请先修改密码（个人中心，或在用户管理中编辑自己的账号）；修改前只能查看，不能更改',
+    );
     const refreshed = await call<Tokens>('POST', '/auth/refresh-token', undefined, { refreshToken: first.data.refreshToken });
     assert.equal(refreshed.code, '0000', 'refresh keeps working');
 
@@ -94,8 +113,16 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     const own = h.admin.services.ids.encode(id);
     // The older client's editor sends the whole record back.
     const record = (await call<Rec>('GET', `/system-manage/users/${own}`, token)).data;
-    assert.equal((await call('PATCH', `/system-manage/users/${own}`, token, { ...record, nickName: 'renamed' })).code, '2108', 'a save without a new password is a change like any other');
-    assert.equal((await call('PATCH', `/system-manage/users/${h.admin.services.ids.encode(other)}`, token, { password: 'pass-456' })).code, '2108', 'another user\'s password is no way out');
+    assert.equal(
+      (await call('PATCH', `/system-manage/users/${own}`, token, { ...record, nickName: 'renamed' })).code,
+      '2108',
+      'a save without a new password is a change like any other',
+    );
+    assert.equal(
+      (await call('PATCH', `/system-manage/users/${h.admin.services.ids.encode(other)}`, token, { password: 'pass-456' })).code,
+      '2108',
+      "another user's password is no way out",
+    );
     const saved = await call('PATCH', `/system-manage/users/${own}`, token, { nickName: 'renamed', password: 'pass-789', byUserRoleCodeList: ['R_ADMIN'] });
     assert.equal(saved.code, '0000', saved.msg);
     assert.equal(saved.data.mustChangePassword, false);
@@ -162,7 +189,11 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     const session = (await login('uc-phone', 'pass-123')).data;
     assert.equal((await call('POST', '/auth/captcha', undefined, { phone: '13800000001' })).code, '0000');
     const code = await h.admin.services.kv.redis.get('captcha:13800000001');
-    assert.equal((await call('POST', '/auth/reset-password', undefined, { phone: '13800000001', code: '000000' === code ? '111111' : '000000', password: 'pass-456' })).code, '2402');
+    assert.equal(
+      (await call('POST', '/auth/reset-password', undefined, { phone: '13800000001', code: '000000' === code ? '111111' : '000000', password: 'pass-456' }))
+        .code,
+      '2402',
+    );
     assert.equal((await call('POST', '/auth/captcha', undefined, { phone: '13800000001' })).code, '0000');
     const fresh = await h.admin.services.kv.redis.get('captcha:13800000001');
     assert.equal((await call('POST', '/auth/reset-password', undefined, { phone: '13800000001', code: fresh, password: 'pass-456' })).code, '0000');
@@ -220,10 +251,13 @@ describe('admin self-service: user center route, profile, password reset, mustCh
     const [row] = await h.sql<{ user_name: string; status_type: string; nick_name: string }>('SELECT * FROM users WHERE id = $1', [id]);
     assert.deepEqual([row.user_name, row.status_type, row.nick_name], ['uc-strict', '1', 'uc-strict']);
     const roles = await h.sql<{ role_code: string }>('SELECT r.role_code FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = $1', [id]);
-    assert.deepEqual(roles.map((r) => r.role_code), ['R_USER']);
+    assert.deepEqual(
+      roles.map((r) => r.role_code),
+      ['R_USER'],
+    );
   });
 
-  it('an impersonating super administrator is not held by the target user\'s pending password change', async () => {
+  it("an impersonating super administrator is not held by the target user's pending password change", async () => {
     const id = await h.createUser('uc-imp', 'pass-123', ['R_USER']);
     await h.sql('UPDATE users SET must_change_password = true WHERE id = $1', [id]);
     const admin = (await login('admin', 'admin-pass-2')).data;

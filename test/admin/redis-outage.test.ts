@@ -30,9 +30,20 @@ describe('admin with Redis stopped mid-run and restarted', () => {
     assert.equal(info.code, '0000');
     assert.deepEqual(info.data.roles, ['R_ADMIN'], 'roles loaded from the database');
     assert.ok(Date.now() - started < 2000, 'no hang waiting for Redis');
-    assert.ok(h.logs.some((l) => l.level === 'warn' && String(l.msg).includes('session version check skipped')), 'a warning is logged');
-    assert.equal((await h.call('POST', '/api/v1/system-manage/users/search', { token: userToken, body: {} })).code, '0000', 'API permission still checked and granted');
-    assert.equal((await h.call('POST', '/api/v1/system-manage/roles/search', { token: (await h.login('admin', ADMIN_PASSWORD)).token, body: {} })).code, '0000', 'login works without Redis');
+    assert.ok(
+      h.logs.some((l) => l.level === 'warn' && String(l.msg).includes('session version check skipped')),
+      'a warning is logged',
+    );
+    assert.equal(
+      (await h.call('POST', '/api/v1/system-manage/users/search', { token: userToken, body: {} })).code,
+      '0000',
+      'API permission still checked and granted',
+    );
+    assert.equal(
+      (await h.call('POST', '/api/v1/system-manage/roles/search', { token: (await h.login('admin', ADMIN_PASSWORD)).token, body: {} })).code,
+      '0000',
+      'login works without Redis',
+    );
     assert.equal((await h.call('GET', '/api/v1/route/constant-routes')).code, '0000', 'constant routes fall back to the database');
     assert.equal((await h.call('GET', '/api/v1/system-manage/dictionaries/user_gender/options', { token: adminToken })).data instanceof Array, true);
     assert.equal((await h.call('POST', '/api/v1/auth/captcha', { body: { phone: '13700000000' } })).code, '2403', 'captcha cannot be stored');
@@ -47,7 +58,10 @@ describe('admin with Redis stopped mid-run and restarted', () => {
 
   it('resumes version checks when Redis returns (versions re-synced from the database)', async () => {
     await h.redis.restart();
-    await until('the client to reconnect and sync', async () => h.admin.services.kv.isReady() && (await h.admin.services.kv.redis.get(`token_version:${userId}`)) === '1');
+    await until(
+      'the client to reconnect and sync',
+      async () => h.admin.services.kv.isReady() && (await h.admin.services.kv.redis.get(`token_version:${userId}`)) === '1',
+    );
     assert.equal((await userInfo(userToken)).code, '2106', 'the old token is now rejected');
     const fresh = (await h.login('outage1', 'pass-123')).token;
     assert.equal((await userInfo(fresh)).code, '0000');
@@ -56,12 +70,21 @@ describe('admin with Redis stopped mid-run and restarted', () => {
 
   it('limits logins and captcha requests per client address (2500)', async () => {
     let code = '0000';
-    for (let i = 0; i < 45 && code !== '2500'; i++) code = (await h.call('POST', '/api/v1/auth/login', { body: { userName: `nobody${i}`, password: 'x' } })).code;
+    for (let i = 0; i < 45 && code !== '2500'; i++)
+      code = (await h.call('POST', '/api/v1/auth/login', { body: { userName: `nobody${i}`, password: 'x' } })).code;
     assert.equal(code, '2500');
-    assert.equal((await h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: ADMIN_PASSWORD } })).code, '2500', 'the address is blocked for every name');
-    assert.ok(h.logs.some((l) => l.action === 'login.rate_limited'), 'audited');
+    assert.equal(
+      (await h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: ADMIN_PASSWORD } })).code,
+      '2500',
+      'the address is blocked for every name',
+    );
+    assert.ok(
+      h.logs.some((l) => l.action === 'login.rate_limited'),
+      'audited',
+    );
     let captcha = '0000';
-    for (let i = 0; i < 45 && captcha === '0000'; i++) captcha = (await h.call('POST', '/api/v1/auth/captcha', { body: { phone: `1360000${String(i).padStart(4, '0')}` } })).code;
+    for (let i = 0; i < 45 && captcha === '0000'; i++)
+      captcha = (await h.call('POST', '/api/v1/auth/captcha', { body: { phone: `1360000${String(i).padStart(4, '0')}` } })).code;
     assert.equal(captcha, '2500', 'captcha requests share the per-address budget');
   });
 
@@ -70,7 +93,10 @@ describe('admin with Redis stopped mid-run and restarted', () => {
     const version = await h.admin.services.sessions.currentVersion(userId, 0);
     const token = await h.admin.services.tokens.sign({ userId, userName: 'outage1', tokenType: 'accessToken', tokenVersion: version, impersonatorId: 0 });
     await h.admin.close();
-    const config = loadAdminConfig({ listen: '127.0.0.1:0', databaseUrl: h.pg.url, redisUrl: h.redis.url }, { ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', SECRET_KEY: TEST_SECRET });
+    const config = loadAdminConfig(
+      { listen: '127.0.0.1:0', databaseUrl: h.pg.url, redisUrl: h.redis.url },
+      { ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', SECRET_KEY: TEST_SECRET },
+    );
     const second = await startAdmin(config, createLogger({ name: 'admin', level: 'silent' }));
     try {
       assert.equal(second.seed.seeded, false);

@@ -75,10 +75,14 @@ function assertAuthTree(tree: TreeNode[], what: string): void {
 describe('admin answers as the Soybean clients read them', { timeout: 120_000 }, () => {
   let h: Harness;
   let token: string;
-  const call = <T = Rec>(method: string, path: string, body?: unknown, as = token, headers?: Record<string, string>) => h.call<T>(method, SM + path, { token: as, body, headers });
-  const roleIdOf = async (code: string) => h.admin.services.ids.encode((await h.sql<{ id: number }>('SELECT id FROM roles WHERE role_code = $1', [code]))[0].id);
+  const call = <T = Rec>(method: string, path: string, body?: unknown, as = token, headers?: Record<string, string>) =>
+    h.call<T>(method, SM + path, { token: as, body, headers });
+  const roleIdOf = async (code: string) =>
+    h.admin.services.ids.encode((await h.sql<{ id: number }>('SELECT id FROM roles WHERE role_code = $1', [code]))[0].id);
   const grantsOf = async (table: string, column: string, code: string) =>
-    (await h.sql<{ id: number }>(`SELECT t.${column} AS id FROM ${table} t JOIN roles r ON r.id = t.role_id WHERE r.role_code = $1 ORDER BY 1`, [code])).map((r) => r.id);
+    (await h.sql<{ id: number }>(`SELECT t.${column} AS id FROM ${table} t JOIN roles r ON r.id = t.role_id WHERE r.role_code = $1 ORDER BY 1`, [code])).map(
+      (r) => r.id,
+    );
 
   before(async () => {
     h = await startHarness();
@@ -92,7 +96,8 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       assertAuthTree(tree, 'API tree');
       const users = tree.find((g) => g.key === 'api-tag:users') as TreeNode;
       assert.equal(users.isParent, true);
-      const search = (users.children ?? []).find((n) => n.label === 'Search users records' || n.summary === 'Search users records') ?? (users.children ?? [])[0];
+      const search =
+        (users.children ?? []).find((n) => n.label === 'Search users records' || n.summary === 'Search users records') ?? (users.children ?? [])[0];
       assert.equal(typeof search.summary, 'string', 'the older client labels by summary');
       assert.ok((await h.sql('SELECT 1 FROM apis WHERE id = $1', [h.admin.services.ids.decode(search.resourceId)])).length, 'a leaf names a real API');
     });
@@ -117,7 +122,10 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       const tree = (await call<TreeNode[]>('GET', '/apis/tree')).data;
       const held = (await call<{ byRoleApiIds: string[] }>('GET', `/roles/${id}/apis`)).data.byRoleApiIds;
       const byId = new Set(allNodes(tree).map((n) => n.id));
-      assert.ok(held.every((apiId) => byId.has(apiId)), 'every held id is a node id, so it shows ticked');
+      assert.ok(
+        held.every((apiId) => byId.has(apiId)),
+        'every held id is a node id, so it shows ticked',
+      );
       // A fully ticked tag is ticked too (cascade) and its id travels with the leaves.
       const ticked = [...held, ...tree.filter((g) => (g.children ?? []).every((c) => held.includes(c.id))).map((g) => g.id)];
       assert.equal((await call('PATCH', `/roles/${id}/apis`, { byRoleApiIds: ticked.filter((v) => typeof v === 'string') })).code, '0000');
@@ -135,7 +143,10 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       assert.match(emptied.msg, /removed every API grant of role R_KEEPER \(3\)/);
       assert.deepEqual(emptied.data.byRoleApiIds, []);
       assert.deepEqual(new Set(emptied.data.removedIds), new Set(apiIds));
-      assert.ok(h.logs.some((l) => l.action === 'role.grants.emptied' && l.roleCode === 'R_KEEPER' && l.removedCount === 3), 'audited');
+      assert.ok(
+        h.logs.some((l) => l.action === 'role.grants.emptied' && l.roleCode === 'R_KEEPER' && l.removedCount === 3),
+        'audited',
+      );
       assert.equal((await call('PATCH', `/roles/${id}/apis`, { byRoleApiIds: emptied.data.removedIds })).code, '0000');
       assert.equal((await grantsOf('role_apis', 'api_id', 'R_KEEPER')).length, 3, 'restored from the answer');
     });
@@ -144,8 +155,12 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       await h.createUser('editor1', 'editor-pass', ['R_ADMIN']);
       const editor = (await h.login('editor1', 'editor-pass')).token;
       const target = (await call('POST', '/roles', { roleName: 'mixed', roleCode: 'R_MIXED' })).data.id as string;
-      const [outside] = await h.sql<{ id: number }>(`SELECT id FROM apis WHERE id NOT IN (SELECT api_id FROM role_apis ra JOIN roles r ON r.id = ra.role_id WHERE r.role_code = 'R_ADMIN') ORDER BY id LIMIT 1`);
-      const [inside] = await h.sql<{ id: number }>(`SELECT api_id AS id FROM role_apis ra JOIN roles r ON r.id = ra.role_id WHERE r.role_code = 'R_ADMIN' ORDER BY 1 LIMIT 1`);
+      const [outside] = await h.sql<{ id: number }>(
+        `SELECT id FROM apis WHERE id NOT IN (SELECT api_id FROM role_apis ra JOIN roles r ON r.id = ra.role_id WHERE r.role_code = 'R_ADMIN') ORDER BY id LIMIT 1`,
+      );
+      const [inside] = await h.sql<{ id: number }>(
+        `SELECT api_id AS id FROM role_apis ra JOIN roles r ON r.id = ra.role_id WHERE r.role_code = 'R_ADMIN' ORDER BY 1 LIMIT 1`,
+      );
       const enc = (n: number) => h.admin.services.ids.encode(n);
       assert.equal((await call('PATCH', `/roles/${target}/apis`, { byRoleApiIds: [enc(outside.id), enc(inside.id)] })).code, '0000');
       // The editor's tree shows only what R_ADMIN holds; unticking all of it keeps the hidden grant.
@@ -160,7 +175,7 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
   });
 
   describe('menu grants and pages', { timeout: 20_000 }, () => {
-    it('the menu tree has both clients\' fields, no constant page, and ticks what the role holds', async () => {
+    it("the menu tree has both clients' fields, no constant page, and ticks what the role holds", async () => {
       const tree = (await call<TreeNode[]>('GET', '/menus/tree?includeHidden=true')).data;
       assertAuthTree(tree, 'menu tree');
       const nodes = allNodes(tree);
@@ -170,8 +185,14 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
         assert.ok(node.pId === 0 || typeof node.pId === 'string', `pId of ${node.key}`);
       }
       for (const constant of ['login', '403', '404', '500']) assert.ok(!nodes.some((n) => n.routeName === constant), `${constant} is not grantable`);
-      assert.ok(nodes.some((n) => n.routeName === 'manage_user-detail' && n.meta?.hidden === true), 'hidden pages are grantable');
-      assert.ok(!allNodes((await call<TreeNode[]>('GET', '/menus/tree?includeHidden=false')).data).some((n) => n.meta?.hidden), 'includeHidden=false leaves them out');
+      assert.ok(
+        nodes.some((n) => n.routeName === 'manage_user-detail' && n.meta?.hidden === true),
+        'hidden pages are grantable',
+      );
+      assert.ok(
+        !allNodes((await call<TreeNode[]>('GET', '/menus/tree?includeHidden=false')).data).some((n) => n.meta?.hidden),
+        'includeHidden=false leaves them out',
+      );
       assert.equal((await call('GET', '/menus/tree?includeHidden=perhaps')).code, '1200');
 
       const id = await roleIdOf('R_ADMIN');
@@ -179,7 +200,10 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       const ticked = tickedKeys(held, tree);
       assert.equal(ticked.length, held.length, 'every granted menu shows ticked (current client)');
       const ids = new Set(nodes.map((n) => n.id));
-      assert.ok(held.every((m) => ids.has(m)), 'every granted menu shows ticked (older client)');
+      assert.ok(
+        held.every((m) => ids.has(m)),
+        'every granted menu shows ticked (older client)',
+      );
     });
 
     it("both clients' confirms, unchanged, keep every menu grant and the home page", async () => {
@@ -187,7 +211,10 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       const id = await roleIdOf('R_ADMIN');
       const tree = (await call<TreeNode[]>('GET', '/menus/tree', undefined, token)).data;
       const { byRoleHomeId, byRoleMenuIds } = (await call<{ byRoleHomeId: string; byRoleMenuIds: string[] }>('GET', `/roles/${id}/menus`)).data;
-      const current = await call('PATCH', `/roles/${id}/menus`, { byRoleHomeId, byRoleMenuIds: savedLeafIds(tickedKeys(byRoleMenuIds, tree), tree, [byRoleHomeId]) });
+      const current = await call('PATCH', `/roles/${id}/menus`, {
+        byRoleHomeId,
+        byRoleMenuIds: savedLeafIds(tickedKeys(byRoleMenuIds, tree), tree, [byRoleHomeId]),
+      });
       assert.equal(current.code, '0000');
       assert.deepEqual(await grantsOf('role_menus', 'menu_id', 'R_ADMIN'), before);
       assert.equal((await call('PATCH', `/roles/${id}/menus`, { byRoleHomeId, byRoleMenuIds })).code, '0000');
@@ -202,7 +229,10 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       const pages = (await call<{ key: string; value: string }[]>('GET', '/menus/pages')).data;
       const about = (await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name = 'manage_role'`))[0];
       const homeId = h.admin.services.ids.encode(about.id);
-      assert.ok(pages.some((p) => p.value === homeId), 'the page is offered as a home page');
+      assert.ok(
+        pages.some((p) => p.value === homeId),
+        'the page is offered as a home page',
+      );
       const created = await call('POST', '/roles', { roleName: 'viewer', roleCode: 'R_VIEWER', byRoleHomeId: homeId });
       assert.equal(created.code, '0000');
       const read = (await call<{ byRoleHomeId: string; byRoleMenuIds: string[] }>('GET', `/roles/${created.data.id as string}/menus`)).data;
@@ -218,7 +248,9 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
     it('pages are {key: menuName, value: id} of grantable pages', async () => {
       const pages = (await call<{ key: string; value: string }[]>('GET', '/menus/pages')).data;
       assert.ok(pages.length >= 5, 'the seeded pages are listed');
-      const menus = await h.sql<{ id: number; menu_name: string; constant: boolean; menu_type: string }>('SELECT id, menu_name, constant, menu_type FROM menus');
+      const menus = await h.sql<{ id: number; menu_name: string; constant: boolean; menu_type: string }>(
+        'SELECT id, menu_name, constant, menu_type FROM menus',
+      );
       for (const page of pages) {
         const menu = menus.find((m) => h.admin.services.ids.encode(m.id) === page.value);
         assert.ok(menu, `value ${page.value} is a menu id`);
@@ -238,11 +270,20 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       assert.ok(all.some((m) => m.constant === true) && all.some((m) => m.hideInMenu === true), 'no toggles: every menu');
       const plain = await call<Page>('POST', '/menus/search', { size: 100, includeConstant: false, includeHidden: false, includeBusiness: false });
       assert.equal(plain.code, '0000');
-      assert.ok(plain.data.records.length > 0 && plain.data.records.every((m) => m.constant === false && m.hideInMenu === false), 'toggles off: neither constant nor hidden menus');
+      assert.ok(
+        plain.data.records.length > 0 && plain.data.records.every((m) => m.constant === false && m.hideInMenu === false),
+        'toggles off: neither constant nor hidden menus',
+      );
       const constants = (await call<Page>('POST', '/menus/search', { size: 100, includeConstant: true, includeHidden: false })).data.records;
-      assert.ok(constants.some((m) => m.routeName === 'login') && !constants.some((m) => m.hideInMenu === true && m.constant === false), 'includeConstant alone: constant pages, no other hidden menu');
+      assert.ok(
+        constants.some((m) => m.routeName === 'login') && !constants.some((m) => m.hideInMenu === true && m.constant === false),
+        'includeConstant alone: constant pages, no other hidden menu',
+      );
       const hidden = (await call<Page>('POST', '/menus/search', { size: 100, includeConstant: false, includeHidden: true })).data.records;
-      assert.ok(hidden.some((m) => m.routeName === 'manage_user-detail') && !hidden.some((m) => m.constant === true), 'includeHidden alone: hidden menus, no constant page');
+      assert.ok(
+        hidden.some((m) => m.routeName === 'manage_user-detail') && !hidden.some((m) => m.constant === true),
+        'includeHidden alone: hidden menus, no constant page',
+      );
     });
 
     it('writes answer with the record and createdId/updatedId; createdBy/updatedBy name the acting user', async () => {
@@ -275,10 +316,11 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
     });
   });
 
-  describe('messages in the reader\'s language', () => {
+  describe("messages in the reader's language", () => {
     it('answers in Chinese for zh-CN and in English otherwise', async () => {
       const zh = { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8' };
-      const wrong = (headers?: Record<string, string>) => h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: 'wrong-password' }, headers });
+      const wrong = (headers?: Record<string, string>) =>
+        h.call('POST', '/api/v1/auth/login', { body: { userName: 'admin', password: 'wrong-password' }, headers });
       assert.equal((await wrong(zh)).msg, '用户名或密码错误');
       assert.equal((await wrong({ 'accept-language': 'en-US,en;q=0.9' })).msg, 'wrong user name or password');
       assert.equal((await wrong()).msg, 'wrong user name or password');
@@ -293,13 +335,18 @@ describe('admin answers as the Soybean clients read them', { timeout: 120_000 },
       assert.equal((await h.call('GET', '/api/v1/auth/user-info', { headers: zh })).msg, '认证失败，请求中不存在令牌');
     });
 
-    it('follows the language the UI names (X-Lang) over the browser\'s, which stays the fallback', async () => {
+    it("follows the language the UI names (X-Lang) over the browser's, which stays the fallback", async () => {
       // Another user than the test above, whose failed logins count toward the same lock.
-      const wrong = (headers: Record<string, string>) => h.call('POST', '/api/v1/auth/login', { body: { userName: 'lang-probe', password: 'wrong-password' }, headers });
+      const wrong = (headers: Record<string, string>) =>
+        h.call('POST', '/api/v1/auth/login', { body: { userName: 'lang-probe', password: 'wrong-password' }, headers });
       // A Chinese browser with the UI switched to English, and the other way round.
       assert.equal((await wrong({ 'accept-language': 'zh-CN,zh;q=0.9', 'x-lang': 'en-US' })).msg, 'wrong user name or password');
       assert.equal((await wrong({ 'accept-language': 'en-US,en;q=0.9', 'x-lang': 'zh-CN' })).msg, '用户名或密码错误');
-      assert.equal((await wrong({ 'accept-language': 'zh-CN', 'x-lang': 'fr-FR' })).msg, '用户名或密码错误', 'a UI language without messages falls back to the browser\'s');
+      assert.equal(
+        (await wrong({ 'accept-language': 'zh-CN', 'x-lang': 'fr-FR' })).msg,
+        '用户名或密码错误',
+        "a UI language without messages falls back to the browser's",
+      );
       const missing = await h.call('GET', `${SM}/nothing-here`, { token, headers: { 'accept-language': 'en', 'x-lang': 'zh-CN' } });
       assert.match(missing.msg, /^路由不存在/);
     });

@@ -29,7 +29,13 @@ function captureLogger() {
 }
 
 const route = (method: MountedRoute['method'], template: string, summary: string, tags: string[]): MountedRoute => ({
-  method, template, path: template, summary, tags, guard: 'permission', handler: async () => undefined,
+  method,
+  template,
+  path: template,
+  summary,
+  tags,
+  guard: 'permission',
+  handler: async () => undefined,
 });
 
 describe('admin start-up: migrations, API reconciliation, seed, secret checks, CLI', () => {
@@ -59,21 +65,33 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
     it('applies every migration once, in order, and records it', async () => {
       const db = await freshDb('mig1');
       const first = await migrate(db, adminMigrations);
-      assert.deepEqual(first.applied, adminMigrations.map((m) => m.version));
+      assert.deepEqual(
+        first.applied,
+        adminMigrations.map((m) => m.version),
+      );
       const second = await migrate(db, adminMigrations);
       assert.deepEqual(second.applied, [], 'nothing to do the second time');
       const { rows } = await db.query(`SELECT version, name FROM ${MIGRATIONS_TABLE} ORDER BY version`);
-      assert.deepEqual(rows.map((r) => r.name), adminMigrations.map((m) => m.name));
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        adminMigrations.map((m) => m.name),
+      );
       const tables = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`);
       for (const t of ['users', 'roles', 'menus', 'buttons', 'apis', 'dictionaries', 'user_roles', 'role_menus', 'role_buttons', 'role_apis']) {
-        assert.ok(tables.rows.some((r) => r.table_name === t), `table ${t}`);
+        assert.ok(
+          tables.rows.some((r) => r.table_name === t),
+          `table ${t}`,
+        );
       }
     });
 
     it('runs concurrent starts safely (advisory lock)', async () => {
       const db = await freshDb('mig2');
       const results = await Promise.all([migrate(db, adminMigrations), migrate(db, adminMigrations), migrate(db, adminMigrations)]);
-      assert.equal(results.reduce((n, r) => n + r.applied.length, 0), adminMigrations.length);
+      assert.equal(
+        results.reduce((n, r) => n + r.applied.length, 0),
+        adminMigrations.length,
+      );
     });
 
     it('refuses a changed migration, an unknown newer one and a bad list; a failing migration rolls back', async () => {
@@ -98,7 +116,11 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
       await db.query(`UPDATE apis SET status_type = '2' WHERE api_path = '/a'`);
       await db.query(`INSERT INTO roles (role_name, role_code) VALUES ('r', 'R_R')`);
       await db.query(`INSERT INTO role_apis SELECT r.id, a.id FROM roles r, apis a WHERE a.api_path = '/b'`);
-      const result = await reconcileApis(db, [route('get', '/a', 'A renamed', ['y']), route('get', '/a/{id}', 'A one', ['x']), route('delete', '/c', 'C', ['z'])]);
+      const result = await reconcileApis(db, [
+        route('get', '/a', 'A renamed', ['y']),
+        route('get', '/a/{id}', 'A one', ['x']),
+        route('delete', '/c', 'C', ['z']),
+      ]);
       assert.deepEqual(result, { inserted: 1, updated: 1, deleted: 1 });
       const { rows } = await db.query(`SELECT api_method, api_path, summary, tags, status_type FROM apis ORDER BY api_path, api_method`);
       assert.deepEqual(rows, [
@@ -145,8 +167,15 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
       assert.equal(config.secretKey, DEVELOPMENT_SECRET_KEY);
       assert.equal(checkSecret(config, {})?.level, 'warn');
       assert.equal(checkSecret(config, { NODE_ENV: 'production' })?.level, 'fatal');
-      assert.equal(checkSecret(loadAdminConfig({}, { DATABASE_URL: 'postgres://x@h/d', SECRET_KEY: 'a-real-secret-key-of-length' }), { NODE_ENV: 'production' }), undefined);
-      assert.equal(loadAdminConfig({ listen: '127.0.0.1:9000' }, { DATABASE_URL: 'postgres://x@h/d', LISTEN_ADDRESS: ':7000' }).listen, '127.0.0.1:9000', 'flag beats env');
+      assert.equal(
+        checkSecret(loadAdminConfig({}, { DATABASE_URL: 'postgres://x@h/d', SECRET_KEY: 'a-real-secret-key-of-length' }), { NODE_ENV: 'production' }),
+        undefined,
+      );
+      assert.equal(
+        loadAdminConfig({ listen: '127.0.0.1:9000' }, { DATABASE_URL: 'postgres://x@h/d', LISTEN_ADDRESS: ':7000' }).listen,
+        '127.0.0.1:9000',
+        'flag beats env',
+      );
       assert.throws(() => loadAdminConfig({}, { DATABASE_URL: 'postgres://x@h/d', JWT_ALGORITHM: 'none' }), /jwtAlgorithm/);
       assert.throws(() => loadAdminConfig({}, {}), /databaseUrl/);
     });
@@ -168,10 +197,21 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
       await server.query('CREATE DATABASE cli1');
       const redis = await startRedis();
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'admin', '--listen', `127.0.0.1:${port}`, '--database-url', server.urlFor('cli1'), '--redis-url', redis.url], {
-        env: { ...process.env, ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', SECRET_KEY: 'cli-test-secret-key-0123456789', LOG_LEVEL: 'info', NODE_ENV: 'test' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'bin/keelson.ts', 'admin', '--listen', `127.0.0.1:${port}`, '--database-url', server.urlFor('cli1'), '--redis-url', redis.url],
+        {
+          env: {
+            ...process.env,
+            ARGON2_MEMORY_KIB: '1024',
+            ARGON2_TIME_COST: '1',
+            SECRET_KEY: 'cli-test-secret-key-0123456789',
+            LOG_LEVEL: 'info',
+            NODE_ENV: 'test',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let output = '';
       child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -185,7 +225,13 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
         assert.equal(reply.code, '0000');
         const generated = /generated password (\S+)/.exec(output)?.[1];
         assert.ok(generated, 'the generated password is in the log');
-        const login = (await (await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', password: generated }) })).json()) as { code: string; data: { mustChangePassword: boolean } };
+        const login = (await (
+          await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ userName: 'admin', password: generated }),
+          })
+        ).json()) as { code: string; data: { mustChangePassword: boolean } };
         assert.equal(login.code, '0000');
         assert.equal(login.data.mustChangePassword, true);
         assert.equal(output.split(generated).length - 1, 1, 'printed exactly once');
@@ -198,9 +244,13 @@ describe('admin start-up: migrations, API reconciliation, seed, secret checks, C
     });
 
     it('the CLI exits 1 with a one-line message in that case', async () => {
-      const failed = await run(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'admin', '--listen', '127.0.0.1:0', '--database-url', server.urlFor('postgres')], {
-        env: { ...process.env, NODE_ENV: 'production', SECRET_KEY: '' },
-      }).then(
+      const failed = await run(
+        process.execPath,
+        ['--import', 'tsx', 'bin/keelson.ts', 'admin', '--listen', '127.0.0.1:0', '--database-url', server.urlFor('postgres')],
+        {
+          env: { ...process.env, NODE_ENV: 'production', SECRET_KEY: '' },
+        },
+      ).then(
         () => undefined,
         (e: { code: number; stderr: string }) => e,
       );

@@ -32,7 +32,11 @@ export interface Harness {
   url: string;
   /** Every JSON log line the admin wrote. */
   logs: Record<string, unknown>[];
-  call<T = unknown>(method: string, path: string, options?: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
+  call<T = unknown>(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<Reply<T>>;
   login(userName: string, password: string): Promise<{ token: string; refreshToken: string }>;
   /** Runs SQL directly and drops cached permissions, as an admin write through the API would. */
   sql<T extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -73,7 +77,15 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
   try {
     const config = loadAdminConfig(
       { listen: '127.0.0.1:0', databaseUrl: pg.url, redisUrl: redis.url },
-      { ARGON2_MEMORY_KIB: '1024', ARGON2_TIME_COST: '1', ADMIN_INITIAL_PASSWORD: ADMIN_PASSWORD, SECRET_KEY: TEST_SECRET, LOGIN_RATE_LIMIT_PER_ADDRESS: '100000', REDIS_TIMEOUT_MS: '300', ...env },
+      {
+        ARGON2_MEMORY_KIB: '1024',
+        ARGON2_TIME_COST: '1',
+        ADMIN_INITIAL_PASSWORD: ADMIN_PASSWORD,
+        SECRET_KEY: TEST_SECRET,
+        LOGIN_RATE_LIMIT_PER_ADDRESS: '100000',
+        REDIS_TIMEOUT_MS: '300',
+        ...env,
+      },
     );
     admin = await startAdmin(config, createLogger({ name: 'admin', level: 'debug', destination: stream }));
   } catch (error) {
@@ -112,7 +124,8 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
     async createUser(userName, password, roleCodes) {
       const hash = await admin.services.passwords.hash(password);
       const [row] = await harness.sql<{ id: number }>('INSERT INTO users (user_name, password, nick_name) VALUES ($1, $2, $1) RETURNING id', [userName, hash]);
-      if (roleCodes.length) await harness.sql('INSERT INTO user_roles (user_id, role_id) SELECT $1, id FROM roles WHERE role_code = ANY($2)', [row.id, roleCodes]);
+      if (roleCodes.length)
+        await harness.sql('INSERT INTO user_roles (user_id, role_id) SELECT $1, id FROM roles WHERE role_code = ANY($2)', [row.id, roleCodes]);
       return row.id;
     },
     async stop() {
@@ -121,6 +134,7 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
       await pg.stop();
     },
   };
-  if (!options.keepSeededPasswordChange) await harness.sql('UPDATE users SET must_change_password = false WHERE user_name = $1', [env.ADMIN_INITIAL_USERNAME ?? 'admin']);
+  if (!options.keepSeededPasswordChange)
+    await harness.sql('UPDATE users SET must_change_password = false WHERE user_name = $1', [env.ADMIN_INITIAL_USERNAME ?? 'admin']);
   return harness;
 }

@@ -51,7 +51,13 @@ describe('admin system-manage resources', () => {
     let userId: string;
 
     it('creates with a hashed password and linked roles (snake_case accepted), output camelCase with sqid ids', async () => {
-      const reply = await call('POST', '/users', { user_name: 'alice', password: 'alice-pass', nick_name: 'Alice', user_email: 'alice@example.com', by_user_role_code_list: ['R_USER'] });
+      const reply = await call('POST', '/users', {
+        user_name: 'alice',
+        password: 'alice-pass',
+        nick_name: 'Alice',
+        user_email: 'alice@example.com',
+        by_user_role_code_list: ['R_USER'],
+      });
       assert.equal(reply.code, '0000');
       userId = reply.data.id as string;
       assert.match(userId, /^[A-Za-z0-9]{8,}$/);
@@ -84,7 +90,10 @@ describe('admin system-manage resources', () => {
       assert.equal(page2.data.total, 12);
       assert.equal(page2.data.current, 2);
       assert.equal(page2.data.size, 5);
-      assert.deepEqual(page2.data.records.map((r) => r.userName), ['bulk06', 'bulk05', 'bulk04', 'bulk03', 'bulk02']);
+      assert.deepEqual(
+        page2.data.records.map((r) => r.userName),
+        ['bulk06', 'bulk05', 'bulk04', 'bulk03', 'bulk02'],
+      );
       const defaults = await call<Page>('POST', '/users/search', {});
       assert.equal(defaults.data.current, 1);
       assert.equal(defaults.data.size, 10);
@@ -93,7 +102,10 @@ describe('admin system-manage resources', () => {
       assert.equal(beyond.data.records.length, 0);
       assert.equal(beyond.data.total, 12);
       const byRole = await call<Page>('POST', '/users/search', { byUserRoleCodeList: ['R_ADMIN'] });
-      assert.deepEqual(byRole.data.records.map((r) => r.userName), ['alice']);
+      assert.deepEqual(
+        byRole.data.records.map((r) => r.userName),
+        ['alice'],
+      );
       const like = await call<Page>('POST', '/users/search', { userName: '%' });
       assert.equal(like.data.total, 0, 'LIKE wildcards in filters are literal');
     });
@@ -120,7 +132,10 @@ describe('admin system-manage resources', () => {
       const id = created.data.id as string;
       const menus = await h.sql<{ id: number; route_name: string }>(`SELECT id, route_name FROM menus WHERE route_name IN ('manage', 'manage_user', 'home')`);
       const menuId = (name: string) => h.admin.services.ids.encode(menus.find((m) => m.route_name === name)?.id as number);
-      const patched = await call<{ byRoleMenuIds: string[] }>('PATCH', `/roles/${id}/menus`, { byRoleHomeId: homeId, byRoleMenuIds: [menuId('manage_user'), menuId('home')] });
+      const patched = await call<{ byRoleMenuIds: string[] }>('PATCH', `/roles/${id}/menus`, {
+        byRoleHomeId: homeId,
+        byRoleMenuIds: [menuId('manage_user'), menuId('home')],
+      });
       assert.equal(patched.code, '0000');
       assert.ok(patched.data.byRoleMenuIds.includes(menuId('manage')), 'the catalog ancestor is granted too');
       const read = await call<{ byRoleMenuIds: string[]; byRoleHomeId: string }>('GET', `/roles/${id}/menus`);
@@ -137,18 +152,28 @@ describe('admin system-manage resources', () => {
       await h.createUser('auditor1', 'pass-123', ['R_AUDITOR']);
       const auditor = (await h.login('auditor1', 'pass-123')).token;
       assert.equal((await call('POST', '/users/search', {}, auditor)).code, '0000');
-      assert.equal((await call('GET', '/roles/search', undefined, auditor)).code, '2201', 'GET /roles/search matches the /roles/{id} template, which is not granted');
+      assert.equal(
+        (await call('GET', '/roles/search', undefined, auditor)).code,
+        '2201',
+        'GET /roles/search matches the /roles/{id} template, which is not granted',
+      );
       assert.equal((await call('POST', '/roles/search', {}, auditor)).code, '2201');
       const routes = await h.call<{ home: string; routes: Rec[] }>('GET', '/api/v1/route/user-routes', { token: auditor });
       assert.equal(routes.data.home, 'home');
       assert.deepEqual(routes.data.routes.map((r) => r.name).sort(), ['home', 'manage']);
       const manage = routes.data.routes.find((r) => r.name === 'manage') as { children: Rec[] };
-      assert.deepEqual(manage.children.map((c) => c.name), ['manage_user']);
+      assert.deepEqual(
+        manage.children.map((c) => c.name),
+        ['manage_user'],
+      );
       const info = await h.call<{ buttons: string[] }>('GET', '/api/v1/auth/user-info', { token: auditor });
       assert.deepEqual(info.data.buttons, ['B_SYSTEM_USER_CREATE']);
 
       const search = await call<Page>('POST', '/roles/search', { roleCode: 'AUDIT' });
-      assert.deepEqual(search.data.records.map((r) => r.roleCode), ['R_AUDITOR']);
+      assert.deepEqual(
+        search.data.records.map((r) => r.roleCode),
+        ['R_AUDITOR'],
+      );
       assert.equal((await call('DELETE', `/roles/${id}`)).code, '0000');
       const after = await h.call('GET', '/api/v1/auth/user-info', { token: auditor });
       assert.equal(after.code, '0000');
@@ -161,21 +186,39 @@ describe('admin system-manage resources', () => {
       const [manage] = await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name = 'manage'`);
       const parentId = h.admin.services.ids.encode(manage.id);
       const created = await call('POST', '/menus', {
-        menuName: 'cluster manage', routeName: 'manage_cluster', routePath: '/manage/cluster', component: 'view.manage_cluster', parentId, order: 7,
+        menuName: 'cluster manage',
+        routeName: 'manage_cluster',
+        routePath: '/manage/cluster',
+        component: 'view.manage_cluster',
+        parentId,
+        order: 7,
         byMenuButtons: [{ buttonCode: 'B_CLUSTER_CREATE', buttonDesc: 'create cluster' }],
       });
       assert.equal(created.code, '0000');
       assert.equal(created.data.parentId, parentId);
-      assert.deepEqual((created.data.buttons as Rec[]).map((b) => b.buttonCode), ['B_CLUSTER_CREATE']);
+      assert.deepEqual(
+        (created.data.buttons as Rec[]).map((b) => b.buttonCode),
+        ['B_CLUSTER_CREATE'],
+      );
       assert.equal((await call('POST', '/menus', { menuName: 'dup', routeName: 'dup_route', routePath: '/manage/cluster' })).code, '2305');
       const tree = await call<Rec[]>('GET', '/menus/tree');
       const manageNode = tree.data.find((n) => n.routeName === 'manage') as { children: Rec[] };
       assert.ok(manageNode.children.some((c) => c.routeName === 'manage_cluster'));
-      const buttonTree = await call<{ label: string; children: { label: string; children?: { kind: string; label: string }[] }[] }[]>('GET', '/menus/buttons/tree');
+      const buttonTree = await call<{ label: string; children: { label: string; children?: { kind: string; label: string }[] }[] }[]>(
+        'GET',
+        '/menus/buttons/tree',
+      );
       const manageButtons = buttonTree.data.find((n) => n.label === 'system manage');
       const clusterNode = manageButtons?.children.find((c) => c.label === 'cluster manage');
-      assert.deepEqual(clusterNode?.children?.map((b) => b.kind), ['button'], 'buttons hang under their menu');
-      assert.ok(buttonTree.data.some((n) => n.label === 'other buttons'), 'buttons without a menu are grouped');
+      assert.deepEqual(
+        clusterNode?.children?.map((b) => b.kind),
+        ['button'],
+        'buttons hang under their menu',
+      );
+      assert.ok(
+        buttonTree.data.some((n) => n.label === 'other buttons'),
+        'buttons without a menu are grouped',
+      );
       const pages = await call<{ key: string; value: string; routeName: string }[]>('GET', '/menus/pages');
       assert.ok(pages.data.some((p) => p.routeName === 'manage_cluster' && p.value === created.data.id) && pages.data.some((p) => p.routeName === 'home'));
       const updated = await call('PATCH', `/menus/${created.data.id as string}`, { hide_in_menu: true, byMenuButtons: [] });
@@ -184,14 +227,26 @@ describe('admin system-manage resources', () => {
       const search = await call<Page>('POST', '/menus/search', { routeName: 'manage_', orderBy: ['-order'], size: 3 });
       assert.equal(search.data.records.length, 3);
       const orders = search.data.records.map((r) => r.order as number);
-      assert.deepEqual(orders, [...orders].sort((a, b) => b - a));
+      assert.deepEqual(
+        orders,
+        [...orders].sort((a, b) => b - a),
+      );
       assert.equal((await call('DELETE', `/menus/${created.data.id as string}`)).code, '0000');
     });
 
-    it('the menu form\'s activeMenu is kept, by route name, name or id, and read back', async () => {
-      const [user, role] = await h.sql<{ id: number }>(`SELECT id FROM menus WHERE route_name IN ('manage_user', 'manage_role') ORDER BY route_name = 'manage_role'`);
+    it("the menu form's activeMenu is kept, by route name, name or id, and read back", async () => {
+      const [user, role] = await h.sql<{ id: number }>(
+        `SELECT id FROM menus WHERE route_name IN ('manage_user', 'manage_role') ORDER BY route_name = 'manage_role'`,
+      );
       const enc = (id: number) => h.admin.services.ids.encode(id);
-      const created = await call('POST', '/menus', { menuName: 'detail page', routeName: 'manage_detail-x', routePath: '/manage/detail-x', component: 'view.manage_detail-x', hideInMenu: true, activeMenu: 'manage_user' });
+      const created = await call('POST', '/menus', {
+        menuName: 'detail page',
+        routeName: 'manage_detail-x',
+        routePath: '/manage/detail-x',
+        component: 'view.manage_detail-x',
+        hideInMenu: true,
+        activeMenu: 'manage_user',
+      });
       assert.equal(created.code, '0000', created.msg);
       assert.equal(created.data.activeMenuId, enc(user.id), 'the route name the older client sends');
       assert.equal(created.data.activeMenu, 'manage_user', 'read back as the form has it');
@@ -199,7 +254,11 @@ describe('admin system-manage resources', () => {
       const [roleMenu] = await h.sql<{ menu_name: string }>('SELECT menu_name FROM menus WHERE id = $1', [role.id]);
       assert.equal((await call('PATCH', `/menus/${id}`, { activeMenu: roleMenu.menu_name })).data.activeMenuId, enc(role.id), 'a menu name (fast-soy-admin)');
       assert.equal((await call('PATCH', `/menus/${id}`, { activeMenu: enc(user.id) })).data.activeMenu, 'manage_user', 'a public id');
-      assert.equal((await call('PATCH', `/menus/${id}`, { activeMenuId: enc(role.id), activeMenu: 'manage_user' })).data.activeMenu, 'manage_role', 'activeMenuId wins');
+      assert.equal(
+        (await call('PATCH', `/menus/${id}`, { activeMenuId: enc(role.id), activeMenu: 'manage_user' })).data.activeMenu,
+        'manage_role',
+        'activeMenuId wins',
+      );
       assert.equal((await call('PATCH', `/menus/${id}`, { menuName: 'detail page 2' })).data.activeMenu, 'manage_role', 'absent: unchanged');
       const unknown = await call('PATCH', `/menus/${id}`, { activeMenu: 'no_such_menu' });
       assert.equal(unknown.code, '1200');
@@ -268,17 +327,31 @@ describe('admin system-manage resources', () => {
       await call('POST', '/dictionaries', { dictType: 'db_engine', label: 'PostgreSQL 16', value: 'pg16', order: 1 });
       assert.equal((await call('POST', '/dictionaries', { dictType: 'db_engine', label: 'again', value: 'pg16' })).code, '2300');
       const options = await call<{ label: string; value: string }[]>('GET', '/dictionaries/db_engine/options');
-      assert.deepEqual(options.data, [{ label: 'PostgreSQL 16', value: 'pg16' }, { label: 'PostgreSQL 15', value: 'pg15' }]);
+      assert.deepEqual(options.data, [
+        { label: 'PostgreSQL 16', value: 'pg16' },
+        { label: 'PostgreSQL 15', value: 'pg15' },
+      ]);
       const ttl = await h.admin.services.kv.redis.ttl('dict_options:db_engine');
       assert.ok(ttl > 290 && ttl <= 300, `cached for 5 minutes (ttl ${ttl})`);
       await call('PATCH', `/dictionaries/${created.data.id as string}`, { status: '2' });
-      assert.deepEqual((await call<{ value: string }[]>('GET', '/dictionaries/db_engine/options')).data.map((o) => o.value), ['pg16'], 'a write clears the cache');
+      assert.deepEqual(
+        (await call<{ value: string }[]>('GET', '/dictionaries/db_engine/options')).data.map((o) => o.value),
+        ['pg16'],
+        'a write clears the cache',
+      );
       assert.equal((await call('DELETE', `/dictionaries/${created.data.id as string}`)).code, '0000');
       assert.equal((await call('GET', `/dictionaries/${created.data.id as string}`)).code, '1101');
       assert.equal((await h.sql(`SELECT 1 FROM dictionaries WHERE value = 'pg15' AND deleted_at IS NOT NULL`)).length, 1, 'soft-deleted row is kept');
-      assert.equal((await call('POST', '/dictionaries', { dictType: 'db_engine', label: 'back', value: 'pg15' })).code, '0000', 'a soft-deleted value can be created again');
+      assert.equal(
+        (await call('POST', '/dictionaries', { dictType: 'db_engine', label: 'back', value: 'pg15' })).code,
+        '0000',
+        'a soft-deleted value can be created again',
+      );
       const search = await call<Page>('POST', '/dictionaries/search', { dictType: 'db_engine', orderBy: ['order'] });
-      assert.deepEqual(search.data.records.map((r) => r.value), ['pg15', 'pg16']);
+      assert.deepEqual(
+        search.data.records.map((r) => r.value),
+        ['pg15', 'pg16'],
+      );
       assert.equal((await call('GET', '/dictionaries/bad%20type/options')).code, '1200');
       const moved = search.data.records[0];
       assert.equal((await call<unknown[]>('GET', '/dictionaries/db_engine/options')).data.length, 2);
@@ -304,7 +377,11 @@ describe('admin system-manage resources', () => {
         assert.equal(got.data.id, a.data.id);
         assert.equal((await call('PATCH', `${path}/${a.data.id as string}`, {})).code, '0000', 'an empty update is allowed');
         const page = await call<Page>('POST', `${path}/search`, { size: 1000 });
-        for (const r of [a, b, c]) assert.ok(page.data.records.some((x) => x.id === r.data.id), `search finds ${r.data.id as string}`);
+        for (const r of [a, b, c])
+          assert.ok(
+            page.data.records.some((x) => x.id === r.data.id),
+            `search finds ${r.data.id as string}`,
+          );
         assert.equal((await call('DELETE', `${path}/${a.data.id as string}`)).code, '0000');
         const batch = await call<{ deletedCount: number }>('DELETE', path, { ids: [b.data.id, c.data.id, a.data.id] });
         assert.equal(batch.data.deletedCount, 2, 'already deleted ids are not counted again');
@@ -350,7 +427,11 @@ describe('admin system-manage resources', () => {
       assert.equal((await call('POST', '/users', { userName: 'made-by-admin', password: 'pass-123' }, a)).code, '0000');
       assert.equal((await call('POST', '/users/search', {}, u)).code, '2201');
       const routes = await h.call<{ routes: Rec[] }>('GET', '/api/v1/route/user-routes', { token: u });
-      assert.deepEqual(routes.data.routes.map((r) => r.name), ['home', 'user-center'], 'R_USER sees the home page and its own user center');
+      assert.deepEqual(
+        routes.data.routes.map((r) => r.name),
+        ['home', 'user-center'],
+        'R_USER sees the home page and its own user center',
+      );
     });
   });
 });

@@ -35,7 +35,14 @@ describe('admin timestamps as text', () => {
   it('UTC text gives the ms and display text a Date gives; other shapes are left to pg', () => {
     const parts = utcTimestampParts('2026-11-22 22:57:01.123456+00');
     assert.deepEqual(parts, { ms: Date.UTC(2026, 10, 22, 22, 57, 1, 123), text: '2026-11-22 22:57:01' });
-    for (const other of ['2000-06-30 23:59:59+05:30', '0044-03-15 12:00:00+00 BC', 'infinity', '2026-11-22T22:57:01+00', '2026-11-22 22:57:01.+00', '2026-11-22 22:57:0x+00']) {
+    for (const other of [
+      '2000-06-30 23:59:59+05:30',
+      '0044-03-15 12:00:00+00 BC',
+      'infinity',
+      '2026-11-22T22:57:01+00',
+      '2026-11-22 22:57:01.+00',
+      '2026-11-22 22:57:0x+00',
+    ]) {
       assert.equal(utcTimestampParts(other), undefined, other);
     }
   });
@@ -50,7 +57,8 @@ describe('admin timestamps as text', () => {
           const asText = (await client.query({ ...sql, types: textTimestamps })).rows[0];
           const asDate = (await client.query(sql)).rows[0];
           assert.equal(typeof asText.created_at, 'string', sample);
-          const expected = asDate.created_at instanceof Date ? { createdAt: asDate.created_at.getTime(), fmtCreatedAt: formatTime(asDate.created_at) } : { createdAt: null };
+          const expected =
+            asDate.created_at instanceof Date ? { createdAt: asDate.created_at.getTime(), fmtCreatedAt: formatTime(asDate.created_at) } : { createdAt: null };
           assert.deepEqual(mapper(asText), expected, `${sample} read as ${asText.created_at}`);
           assert.deepEqual(mapper(asDate), expected, sample);
         }

@@ -32,7 +32,9 @@ describe('admin units', () => {
     assert.equal(snakeKey('mustChangePassword'), 'must_change_password');
     assert.deepEqual(camelizeBody({ user_name: 'a', userName: 'b', size: 3 }), { userName: 'b', size: 3 });
     assert.deepEqual(camelizeBody([1]), [1]);
-    assert.deepEqual(camelizeBody({ by_menu_buttons: [{ button_code: 'B_X', button_desc: 'a_b' }] }), { byMenuButtons: [{ buttonCode: 'B_X', buttonDesc: 'a_b' }] });
+    assert.deepEqual(camelizeBody({ by_menu_buttons: [{ button_code: 'B_X', button_desc: 'a_b' }] }), {
+      byMenuButtons: [{ buttonCode: 'B_X', buttonDesc: 'a_b' }],
+    });
   });
 
   it('API permission: super bypass, 2207, exact template, enable wins when pooled', () => {
@@ -64,7 +66,11 @@ describe('admin units', () => {
   });
 
   it('orderBy is whitelisted', () => {
-    const fields = { id: { column: 'id', kind: 'id' as const }, userName: { column: 'user_name', kind: 'text' as const, orderable: true }, password: { column: 'password', kind: 'text' as const } };
+    const fields = {
+      id: { column: 'id', kind: 'id' as const },
+      userName: { column: 'user_name', kind: 'text' as const, orderable: true },
+      password: { column: 'password', kind: 'text' as const },
+    };
     assert.equal(orderClause(['-userName', 'id'], fields, 'id ASC'), '"user_name" DESC, "id" ASC, id ASC, id ASC');
     assert.throws(() => orderClause(['password'], fields, 'id ASC'), /cannot sort by "password"/);
     assert.throws(() => orderClause(['nope'], fields, 'id ASC'), /cannot sort/);
@@ -74,7 +80,10 @@ describe('admin units', () => {
     const router = new ApiRouter('/p', { guard: 'permission', tags: ['t'] });
     const handler = async () => undefined;
     router.get('/menus/{id}', { summary: 'one' }, handler).get('/menus/tree', { summary: 'tree' }, handler);
-    assert.deepEqual(router.mounted().map((r) => r.template), ['/p/menus/tree', '/p/menus/{id}']);
+    assert.deepEqual(
+      router.mounted().map((r) => r.template),
+      ['/p/menus/tree', '/p/menus/{id}'],
+    );
     assert.throws(() => router.get('/menus/', { summary: 'x' }, handler), /trailing slash/);
   });
 
@@ -83,7 +92,11 @@ describe('admin units', () => {
     const pair = await tokens.issuePair({ userId: 7, userName: 'u', tokenVersion: 3, impersonatorId: 0 });
     const ok = await tokens.verify(pair.token);
     assert.ok(ok.ok && ok.payload.data.tokenType === 'accessToken' && ok.payload.data.tokenVersion === 3 && ok.payload.exp - ok.payload.iat === 60);
-    const expired = await tokens.sign({ userId: 7, userName: 'u', tokenType: 'accessToken', tokenVersion: 0, impersonatorId: 0 }, 10, Math.floor(Date.now() / 1000) - 100);
+    const expired = await tokens.sign(
+      { userId: 7, userName: 'u', tokenType: 'accessToken', tokenVersion: 0, impersonatorId: 0 },
+      10,
+      Math.floor(Date.now() / 1000) - 100,
+    );
     assert.deepEqual(await tokens.verify(expired), { ok: false, reason: 'expired' });
     const other = createTokenService({ secretKey: 'another-secret-key-1234', algorithm: 'HS256', accessTokenMinutes: 1, refreshTokenMinutes: 1 });
     assert.deepEqual(await other.verify(pair.token), { ok: false, reason: 'invalid' });
@@ -102,33 +115,78 @@ describe('admin units', () => {
 
   it('audit details lose secrets', () => {
     assert.deepEqual(sanitize({ userName: 'a', password: 'p', refreshToken: 't', nested: { oldPassword: 'x', ok: 1 }, code: '123456', resultCode: '2201' }), {
-      userName: 'a', password: '[redacted]', refreshToken: '[redacted]', nested: { oldPassword: '[redacted]', ok: 1 }, code: '[redacted]', resultCode: '2201',
+      userName: 'a',
+      password: '[redacted]',
+      refreshToken: '[redacted]',
+      nested: { oldPassword: '[redacted]', ok: 1 },
+      code: '[redacted]',
+      resultCode: '2201',
     });
   });
 
   it('role menu grants: ancestors added, leaves read back', () => {
-    const parentOf = new Map([[1, 0], [2, 1], [3, 1], [4, 0]]);
+    const parentOf = new Map([
+      [1, 0],
+      [2, 1],
+      [3, 1],
+      [4, 0],
+    ]);
     assert.deepEqual(withAncestors([2, 4], parentOf).sort(), [1, 2, 4]);
     assert.deepEqual(leafMenuIds([1, 2, 4], parentOf), [2, 4]);
   });
 
   it('route tree: nested by parent, sorted by order, empty catalogs dropped, local icons and activeMenu', () => {
     const base: MenuRow = {
-      id: 0, menu_name: '', menu_type: '2', route_name: '', route_path: '', parent_id: 0, path_param: null, route_param: null, component: null, redirect: null, props: false,
-      constant: false, order: 0, i18n_key: null, icon: null, icon_type: '1', href: null, multi_tab: false, keep_alive: false, hide_in_menu: false, active_menu_id: null,
-      fixed_index_in_tab: null, status_type: '1',
+      id: 0,
+      menu_name: '',
+      menu_type: '2',
+      route_name: '',
+      route_path: '',
+      parent_id: 0,
+      path_param: null,
+      route_param: null,
+      component: null,
+      redirect: null,
+      props: false,
+      constant: false,
+      order: 0,
+      i18n_key: null,
+      icon: null,
+      icon_type: '1',
+      href: null,
+      multi_tab: false,
+      keep_alive: false,
+      hide_in_menu: false,
+      active_menu_id: null,
+      fixed_index_in_tab: null,
+      status_type: '1',
     };
     const tree = buildRouteTree([
       { ...base, id: 1, route_name: 'manage', route_path: '/manage', menu_type: '1', order: 2 },
       { ...base, id: 2, route_name: 'manage_user', route_path: '/manage/user', parent_id: 1, order: 1, icon: 'user', icon_type: '2' },
-      { ...base, id: 3, route_name: 'manage_user-detail', route_path: '/manage/user-detail/:id', parent_id: 1, order: 2, hide_in_menu: true, active_menu_id: 2 },
+      {
+        ...base,
+        id: 3,
+        route_name: 'manage_user-detail',
+        route_path: '/manage/user-detail/:id',
+        parent_id: 1,
+        order: 2,
+        hide_in_menu: true,
+        active_menu_id: 2,
+      },
       { ...base, id: 4, route_name: 'empty', route_path: '/empty', menu_type: '1', order: 3 },
       { ...base, id: 5, route_name: 'home', route_path: '/home', component: 'layout.base$view.home', order: 1 },
     ]);
-    assert.deepEqual(tree.map((n) => n.name), ['home', 'manage']);
+    assert.deepEqual(
+      tree.map((n) => n.name),
+      ['home', 'manage'],
+    );
     const manage = tree[1];
     assert.equal(manage.component, 'layout.base');
-    assert.deepEqual(manage.children?.map((c) => c.name), ['manage_user', 'manage_user-detail']);
+    assert.deepEqual(
+      manage.children?.map((c) => c.name),
+      ['manage_user', 'manage_user-detail'],
+    );
     assert.equal(manage.children?.[0].component, 'view.manage_user');
     assert.equal(manage.children?.[0].meta.localIcon, 'user');
     assert.equal(manage.children?.[1].meta.activeMenu, 'manage_user');

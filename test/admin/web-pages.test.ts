@@ -53,18 +53,25 @@ describe('admin web pages: the DatabaseClusters page, its menu and its API calls
     rmSync(home, { recursive: true, force: true });
   });
 
-  const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, as = token) => h.call<T>(method, `/api/v1${path}`, { token: as, body });
+  const call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, as = token) =>
+    h.call<T>(method, `/api/v1${path}`, { token: as, body });
 
   it('every call of the page goes to a route the backend serves', async () => {
     const calls = clientCalls(webFile(apiModule));
     assert.deepEqual(calls.map((c) => c.fn).sort(), ['fetchGetCluster', 'fetchScaleCluster', 'fetchSearchClusters', 'fetchSwitchoverCluster']);
-    const served = new Set((await h.sql<{ api_method: string; api_path: string }>('SELECT api_method, api_path FROM apis')).map((a) => `${a.api_method} ${a.api_path}`));
+    const served = new Set(
+      (await h.sql<{ api_method: string; api_path: string }>('SELECT api_method, api_path FROM apis')).map((a) => `${a.api_method} ${a.api_path}`),
+    );
     for (const c of calls) assert.ok(served.has(`${c.method} ${c.template}`), `${c.fn}: ${c.method} ${c.template} is in the route table`);
     // The view calls only these functions, and no URL of its own.
     const vue = webFile(page);
     const used = [...vue.matchAll(/\b(fetch\w+)\(/g)].map((m) => m[1]);
     assert.ok(used.length >= 4);
-    for (const fn of used) assert.ok(calls.some((c) => c.fn === fn), `${fn} is defined in the API module`);
+    for (const fn of used)
+      assert.ok(
+        calls.some((c) => c.fn === fn),
+        `${fn} is defined in the API module`,
+      );
     assert.doesNotMatch(vue, /url:|\/api\/v1|axios|fetch\(/);
     const buttons = [...vue.matchAll(/hasAuth\('(\w+)'\)/g)].map((m) => m[1]);
     assert.ok(buttons.length > 0);
@@ -109,7 +116,10 @@ describe('admin web pages: the DatabaseClusters page, its menu and its API calls
     assert.equal((await call('PATCH', `/system-manage/roles/${roleId}/apis`, { byRoleApiIds: [...apis.data.byRoleApiIds, ...clusterApis] })).code, '0000');
 
     const after = await call<{ routes: { name: string; children?: { name: string }[] }[] }>('GET', '/route/user-routes', undefined, operator);
-    assert.ok(after.data.routes.find((r) => r.name === 'business')?.children?.some((c) => c.name === 'business_database-clusters'), 'the page is in the operator\'s menu');
+    assert.ok(
+      after.data.routes.find((r) => r.name === 'business')?.children?.some((c) => c.name === 'business_database-clusters'),
+      "the page is in the operator's menu",
+    );
     const info = await call<{ buttons: string[] }>('GET', '/auth/user-info', undefined, operator);
     assert.ok(info.data.buttons.includes('B_DBC_CLUSTER_UPDATE'));
     // Granted and authorised: what stands in the way now is the missing Kubernetes API.

@@ -11,16 +11,26 @@ describe('docs/adr/README.md', () => {
 
   it('has a row for every record, with its number', () => {
     assert.ok(records.length > 50, `${records.length} records`);
-    for (const record of records) assert.ok(linked.some((row) => row.file === record && record.startsWith(row.number)), `a row for ${record}`);
+    for (const record of records)
+      assert.ok(
+        linked.some((row) => row.file === record && record.startsWith(row.number)),
+        `a row for ${record}`,
+      );
   });
 
   it('links no record that does not exist, and each once', () => {
-    assert.deepEqual(linked.map((row) => row.file).filter((file) => !records.includes(file)), []);
+    assert.deepEqual(
+      linked.map((row) => row.file).filter((file) => !records.includes(file)),
+      [],
+    );
     assert.equal(new Set(linked.map((row) => row.file)).size, linked.length);
   });
 
   it('gives numbers no two records share', () => {
     const numbers = records.map((name) => name.slice(0, 4));
-    assert.deepEqual(numbers.filter((n, i) => numbers.indexOf(n) !== i), []);
+    assert.deepEqual(
+      numbers.filter((n, i) => numbers.indexOf(n) !== i),
+      [],
+    );
   });
 });

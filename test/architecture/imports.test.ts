@@ -14,8 +14,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Program-to-program imports that stay, each with its reason (file → imported file). */
 const allowedSideways: Record<string, string> = {
   'local/cluster/stack.ts -> operator/run.ts': 'the local stack runs the operator in its own process, as a program starting another',
-  'local/cluster/up.ts -> operator/kube-api.ts': 'keelson local up applies the demo DatabaseCluster with the operator\'s typed client',
-  'local/cluster/pooler-wait.ts -> operator/kube-api.ts': 'keelson local up waits for the demo\'s poolers with the same client',
+  'local/cluster/up.ts -> operator/kube-api.ts': "keelson local up applies the demo DatabaseCluster with the operator's typed client",
+  'local/cluster/pooler-wait.ts -> operator/kube-api.ts': "keelson local up waits for the demo's poolers with the same client",
   'local/proxy/slice-source.ts -> operator/capabilities.ts': 'the service proxy asks the API server which discovery APIs it serves, as the operator does',
 };
 
@@ -24,8 +24,14 @@ const allowedSideways: Record<string, string> = {
  * appear, and no cycle may run through a runtime import.
  */
 const allowedTypeCycles: { files: string[]; reason: string }[] = [
-  { reason: 'PostgresSettings and LeaderAddress live in instance.ts, which writes the files', files: ['sidecar/ha-node/postgres/config-files.ts', 'sidecar/ha-node/postgres/instance.ts'] },
-  { reason: 'BatchStatement lives in connection.ts, which runs the prepared statements', files: ['sidecar/exporter/scrape/connection.ts', 'sidecar/exporter/scrape/prepared.ts'] },
+  {
+    reason: 'PostgresSettings and LeaderAddress live in instance.ts, which writes the files',
+    files: ['sidecar/ha-node/postgres/config-files.ts', 'sidecar/ha-node/postgres/instance.ts'],
+  },
+  {
+    reason: 'BatchStatement lives in connection.ts, which runs the prepared statements',
+    files: ['sidecar/exporter/scrape/connection.ts', 'sidecar/exporter/scrape/prepared.ts'],
+  },
   { reason: 'Principal lives in principals.ts, which owns the cache', files: ['admin/auth/principal-cache.ts', 'admin/auth/principals.ts'] },
   { reason: 'the deletion helpers take the API type from api.ts, which calls them', files: ['local/apiserver/api.ts', 'local/apiserver/writes/deletion.ts'] },
 ];
@@ -42,14 +48,25 @@ describe('import graph of the sources', () => {
 
   it('has no import from a lower floor to a higher one', () => {
     const { upward } = folderArrows(graph);
-    assert.deepEqual(upward.map((a) => `${a.file} -> ${a.target}`), []);
+    assert.deepEqual(
+      upward.map((a) => `${a.file} -> ${a.target}`),
+      [],
+    );
   });
 
   it('lets programs meet only through api/, except the listed cases', () => {
     const { sideways } = folderArrows(graph);
     const found = sideways.map((a) => `${a.file} -> ${a.target}`);
-    assert.deepEqual(found.filter((arrow) => !(arrow in allowedSideways)), [], 'import through api/ instead, or list the case with its reason');
-    assert.deepEqual(Object.keys(allowedSideways).filter((arrow) => !found.includes(arrow)), [], 'an allowance that is no longer needed: remove it');
+    assert.deepEqual(
+      found.filter((arrow) => !(arrow in allowedSideways)),
+      [],
+      'import through api/ instead, or list the case with its reason',
+    );
+    assert.deepEqual(
+      Object.keys(allowedSideways).filter((arrow) => !found.includes(arrow)),
+      [],
+      'an allowance that is no longer needed: remove it',
+    );
   });
 
   it('has no cycle through runtime imports', () => {
@@ -68,8 +85,14 @@ describe('import graph of the sources', () => {
       ['operator/c.ts', ['admin/d.ts']],
       ['admin/d.ts', []],
     ]);
-    assert.deepEqual(folderArrows(sample).upward.map((a) => a.file), ['lib/a.ts']);
-    assert.deepEqual(folderArrows(sample).sideways.map((a) => a.file), ['operator/c.ts']);
+    assert.deepEqual(
+      folderArrows(sample).upward.map((a) => a.file),
+      ['lib/a.ts'],
+    );
+    assert.deepEqual(
+      folderArrows(sample).sideways.map((a) => a.file),
+      ['operator/c.ts'],
+    );
     assert.deepEqual(importCycles(sample), [['api/b.ts', 'lib/a.ts']]);
   });
 });

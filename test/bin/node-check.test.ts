@@ -27,15 +27,24 @@ describe('the Node.js version check', () => {
   });
 
   const old = oldSystemNode();
-  it(`an old Node.js gets the message and exit code 1, not a crash (${old ?? 'no old Node.js on this machine'})`, { skip: old ? false : 'no Node.js older than the supported one is installed here' }, async () => {
-    // The admin program loads argon2's native module, which crashes Node 20 with a segmentation fault.
-    for (const entry of [['bin/keelson.ts', 'admin', '--help'], ['bin/kubectl-keelson.ts', '--help']]) {
-      const result = await new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) => {
-        execFile(old!, ['--import', 'tsx', ...entry], { timeout: 60_000 }, (error, _stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null, stderr }));
-      });
-      assert.equal(result.signal, null, `${entry[0]} ended by a signal`);
-      assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, new RegExp(`keelson needs Node\\.js ${minimumNodeMajor} or newer; this is v\\d+`));
-    }
-  });
+  it(
+    `an old Node.js gets the message and exit code 1, not a crash (${old ?? 'no old Node.js on this machine'})`,
+    { skip: old ? false : 'no Node.js older than the supported one is installed here' },
+    async () => {
+      // The admin program loads argon2's native module, which crashes Node 20 with a segmentation fault.
+      for (const entry of [
+        ['bin/keelson.ts', 'admin', '--help'],
+        ['bin/kubectl-keelson.ts', '--help'],
+      ]) {
+        const result = await new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) => {
+          execFile(old!, ['--import', 'tsx', ...entry], { timeout: 60_000 }, (error, _stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null, stderr }),
+          );
+        });
+        assert.equal(result.signal, null, `${entry[0]} ended by a signal`);
+        assert.equal(result.code, 1, result.stderr);
+        assert.match(result.stderr, new RegExp(`keelson needs Node\\.js ${minimumNodeMajor} or newer; this is v\\d+`));
+      }
+    },
+  );
 });

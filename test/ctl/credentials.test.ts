@@ -59,7 +59,10 @@ describe('keelson ctl reads the cluster Secret only for mutating requests', () =
       const before = requests.length;
       const result = await runCtl([...target, command]);
       assert.equal(result.code, 0, `${command}: ${result.stderr}`);
-      assert.ok(requests.slice(before).some((r) => r.includes('/leases')), `${command} looked the members up in the API server`);
+      assert.ok(
+        requests.slice(before).some((r) => r.includes('/leases')),
+        `${command} looked the members up in the API server`,
+      );
     }
     assert.match((await runCtl([...target, 'list'])).stdout, /\ba\b.*[Ll]eader/);
     assert.equal(secretReads(), 0, `requests: ${requests.join(', ')}`);

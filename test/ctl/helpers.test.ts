@@ -17,7 +17,11 @@ describe('edit-config helpers', () => {
     assert.throws(() => patchFromSets(['a..b=1']), /empty key segment/);
   });
   it('--set and an edited document refuse prototype keys and numbers JSON cannot carry, and pollute nothing', () => {
-    for (const [set, key] of [['__proto__.polluted=1', '__proto__'], ['db.constructor.prototype.polluted=1', 'constructor'], ['slots.prototype=1', 'prototype']] as const) {
+    for (const [set, key] of [
+      ['__proto__.polluted=1', '__proto__'],
+      ['db.constructor.prototype.polluted=1', 'constructor'],
+      ['slots.prototype=1', 'prototype'],
+    ] as const) {
       assert.throws(() => patchFromSets([set]), new RegExp(`--set ${set.replace(/[.]/g, '\\.')}: key "${key}" is not allowed`));
     }
     assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
@@ -26,7 +30,11 @@ describe('edit-config helpers', () => {
     assert.throws(() => patchFromSets(['ttl=1e309']), /not a finite number/);
     assert.throws(() => fromYaml('db:\n  __proto__:\n    polluted: 1\n'), /key "__proto__" is not allowed \(at "db"\)/);
     assert.throws(() => fromYaml('ttl: .nan\n'), /"ttl" is not a finite number/);
-    assert.deepEqual(patchFromSets(['db.parameters.toString=on']), { db: { parameters: { toString: 'on' } } }, 'an ordinary key named like an Object method is data');
+    assert.deepEqual(
+      patchFromSets(['db.parameters.toString=on']),
+      { db: { parameters: { toString: 'on' } } },
+      'an ordinary key named like an Object method is data',
+    );
   });
   it('patchBetween is the PATCH that turns one document into the other', () => {
     const before = { ttl: 30, loop_wait: 10, db: { parameters: { a: 1, b: 2 }, use_slots: true } };
@@ -52,8 +60,27 @@ describe('ctl rendering', () => {
   const cluster = {
     scope: 'demo',
     members: [
-      { name: 'demo-1', role: 'replica', state: 'streaming', api_url: 'http://10.0.0.2:8008/ha', host: '10.0.0.2', port: 5432, timeline: 2, lag: 3 * 1048576, pending_restart: true },
-      { name: 'demo-0', role: 'leader', state: 'running', api_url: 'http://10.0.0.1:8008/ha', host: '10.0.0.1', port: 5432, timeline: 2, tags: { nofailover: true } },
+      {
+        name: 'demo-1',
+        role: 'replica',
+        state: 'streaming',
+        api_url: 'http://10.0.0.2:8008/ha',
+        host: '10.0.0.2',
+        port: 5432,
+        timeline: 2,
+        lag: 3 * 1048576,
+        pending_restart: true,
+      },
+      {
+        name: 'demo-0',
+        role: 'leader',
+        state: 'running',
+        api_url: 'http://10.0.0.1:8008/ha',
+        host: '10.0.0.1',
+        port: 5432,
+        timeline: 2,
+        tags: { nofailover: true },
+      },
     ],
     scheduled_switchover: { at: '2026-11-22T11:00:00+00:00', from: 'demo-0', to: 'demo-1' },
   };
@@ -64,13 +91,19 @@ describe('ctl rendering', () => {
     assert.match(rows[1]!, /^\| demo-1 +\| 10\.0\.0\.2:5432 \| Replica +\| streaming \| 2 +\| 3 +\| \* +\| +\|$/);
     assert.match(text, /Switchover scheduled at: 2026-11-22T11:00:00\+00:00/);
   });
-  it('list --extended shows each member\'s volume use, and a footer names a nearly full one', () => {
+  it("list --extended shows each member's volume use, and a footer names a nearly full one", () => {
     const mi = 1048576;
     const withVolumes = {
       ...cluster,
       members: [
         { ...cluster.members[0]!, volumes: [{ volume: 'data' as const, capacity_bytes: 64 * mi, used_bytes: 60 * mi, free_bytes: 4 * mi }] },
-        { ...cluster.members[1]!, volumes: [{ volume: 'data' as const, capacity_bytes: 1024 * mi, used_bytes: 102 * mi, free_bytes: 922 * mi }, { volume: 'wal' as const, capacity_bytes: 64 * mi, used_bytes: 64 * mi, free_bytes: 0, full: true as const }] },
+        {
+          ...cluster.members[1]!,
+          volumes: [
+            { volume: 'data' as const, capacity_bytes: 1024 * mi, used_bytes: 102 * mi, free_bytes: 922 * mi },
+            { volume: 'wal' as const, capacity_bytes: 64 * mi, used_bytes: 64 * mi, free_bytes: 0, full: true as const },
+          ],
+        },
       ],
     };
     const extended = renderList(withVolumes, 'demo', new Map());
@@ -83,10 +116,15 @@ describe('ctl rendering', () => {
     assert.doesNotMatch(renderList(cluster, 'demo'), /Volume/);
   });
   it('topology indents members under the leader; history table; formats; api bases', () => {
-    const rows = renderTopology(cluster, 'demo').split('\n').filter((l) => l.startsWith('| '));
+    const rows = renderTopology(cluster, 'demo')
+      .split('\n')
+      .filter((l) => l.startsWith('| '));
     assert.match(rows[1]!, /^\| demo-0 /);
     assert.match(rows[2]!, /^\| \+ demo-1 /);
-    assert.match(renderHistory([[1, 83902552, 'no recovery target specified', '2026-11-22T10:30:15+00:00']]), /\| 1 +\| 83902552 \| no recovery target specified \|/);
+    assert.match(
+      renderHistory([[1, 83902552, 'no recovery target specified', '2026-11-22T10:30:15+00:00']]),
+      /\| 1 +\| 83902552 \| no recovery target specified \|/,
+    );
     assert.equal(parseFormat(undefined), 'table');
     assert.equal(parseFormat('YAML'), 'yaml');
     assert.throws(() => parseFormat('xml'), /unknown output format/);

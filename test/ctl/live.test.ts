@@ -66,10 +66,14 @@ describe('keelson ctl against a live 3-member cluster', () => {
   /** One primary and two streaming replicas; bootstrap under load may take longer than a test's own wait. */
   async function settled(timeoutMs = 45_000): Promise<Member> {
     const primary = await cluster.waitFor('a primary', () => cluster.primary(), timeoutMs);
-    await cluster.waitFor('two streaming replicas', async () => {
-      const doc = (await primary.get('/cluster')).json() as { members: Array<{ state: string; role: string }> };
-      return doc.members.filter((m) => m.role !== 'leader' && m.state === 'streaming').length === 2;
-    }, timeoutMs);
+    await cluster.waitFor(
+      'two streaming replicas',
+      async () => {
+        const doc = (await primary.get('/cluster')).json() as { members: Array<{ state: string; role: string }> };
+        return doc.members.filter((m) => m.role !== 'leader' && m.state === 'streaming').length === 2;
+      },
+      timeoutMs,
+    );
     return primary;
   }
 
@@ -114,7 +118,7 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.match(refused.stdout, /Failed \(HTTP 401\)/);
   });
 
-  it('finds the members through the Kubernetes API (the cluster\'s Leases) without --url', bounded, async () => {
+  it("finds the members through the Kubernetes API (the cluster's Leases) without --url", bounded, async () => {
     const saved = urls;
     urls = [];
     try {
@@ -129,7 +133,7 @@ describe('keelson ctl against a live 3-member cluster', () => {
     }
   });
 
-  it('without credential flags, takes the API credentials from the cluster\'s Secret', bounded, async () => {
+  it("without credential flags, takes the API credentials from the cluster's Secret", bounded, async () => {
     const saved = { urls, user: process.env.KEELSON_API_USERNAME, password: process.env.KEELSON_API_PASSWORD };
     urls = [];
     delete process.env.KEELSON_API_USERNAME;
@@ -185,14 +189,22 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.equal((JSON.parse(shown.stdout) as { db: { parameters: { max_connections: number } } }).db.parameters.max_connections, 41);
     // Every member rewrites its configuration and reloads; PostgreSQL then reports the pending restart.
     for (const member of cluster.members) {
-      await cluster.waitFor(`pending restart on ${member.name}`, async () => (await member.query<{ p: boolean }>("SELECT pending_restart AS p FROM pg_settings WHERE name = 'max_connections'"))[0]?.p === true, 30_000);
+      await cluster.waitFor(
+        `pending restart on ${member.name}`,
+        async () => (await member.query<{ p: boolean }>("SELECT pending_restart AS p FROM pg_settings WHERE name = 'max_connections'"))[0]?.p === true,
+        30_000,
+      );
     }
     // The loop publishes it: pending_restart and its reason on every member's node document.
     for (const member of cluster.members) {
-      const doc = await cluster.waitFor(`pending_restart in ${member.name}'s /ha`, async () => {
-        const d = (await member.get('/ha')).json();
-        return d.pending_restart === true ? d : undefined;
-      }, 30_000);
+      const doc = await cluster.waitFor(
+        `pending_restart in ${member.name}'s /ha`,
+        async () => {
+          const d = (await member.get('/ha')).json();
+          return d.pending_restart === true ? d : undefined;
+        },
+        30_000,
+      );
       assert.deepEqual(doc.pending_restart_reason, { max_connections: { old_value: '40', new_value: '41' } });
     }
     const listed = JSON.parse((await ctl(['list', '-o', 'json'])).stdout) as { members: Array<{ pending_restart?: boolean }> };
@@ -201,7 +213,11 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
     assert.equal((restarted.stdout.match(/restarted successfully/g) ?? []).length, 3, restarted.stdout);
     for (const member of cluster.members) {
-      await cluster.waitFor(`max_connections 41 on ${member.name}`, async () => (await member.query<{ v: string }>("SELECT current_setting('max_connections') AS v").catch(() => []))[0]?.v === '41', 30_000);
+      await cluster.waitFor(
+        `max_connections 41 on ${member.name}`,
+        async () => (await member.query<{ v: string }>("SELECT current_setting('max_connections') AS v").catch(() => []))[0]?.v === '41',
+        30_000,
+      );
     }
     const again = await post(cluster.members[0]!, '/restart', { restart_pending: true });
     assert.deepEqual(again, { status: 503, text: 'restart conditions are not satisfied' });
@@ -252,10 +268,14 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.equal(await cluster.leaderName(), candidate.name);
     await cluster.waitFor('the candidate answers /primary', async () => (await candidate.status('/primary')) === 200, 15_000);
     // The new leader writes the timeline history after its promotion checkpoint, a moment after the reply.
-    await cluster.waitFor('the switchover in ctl history', async () => {
-      const history = await ctl(['history', '-o', 'json']);
-      return history.code === 0 && (JSON.parse(history.stdout) as unknown[]).length >= 1;
-    }, 15_000);
+    await cluster.waitFor(
+      'the switchover in ctl history',
+      async () => {
+        const history = await ctl(['history', '-o', 'json']);
+        return history.code === 0 && (JSON.parse(history.stdout) as unknown[]).length >= 1;
+      },
+      15_000,
+    );
     await settled();
   });
 
@@ -291,10 +311,14 @@ describe('keelson ctl against a live 3-member cluster', () => {
   it('synchronous mode: /sync and /async codes, a switchover only to the synchronous standby', bounded, async () => {
     const primary = await settled();
     assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=true', '--force'])).code, 0);
-    const syncName = await cluster.waitFor('a synchronous standby', async () => {
-      const doc = (await primary.get('/cluster')).json() as { members: Array<{ name: string; role: string }> };
-      return doc.members.find((m) => m.role === 'sync_standby')?.name;
-    }, 30_000);
+    const syncName = await cluster.waitFor(
+      'a synchronous standby',
+      async () => {
+        const doc = (await primary.get('/cluster')).json() as { members: Array<{ name: string; role: string }> };
+        return doc.members.find((m) => m.role === 'sync_standby')?.name;
+      },
+      30_000,
+    );
     const sync = cluster.members.find((m) => m.name === syncName)!;
     const other = cluster.members.find((m) => m !== primary && m !== sync)!;
     await cluster.waitFor('/sync on the synchronous standby', async () => (await sync.status('/sync')) === 200, 15_000);
@@ -311,57 +335,81 @@ describe('keelson ctl against a live 3-member cluster', () => {
     await settled();
   });
 
-  it('quorum commit: ANY n in pg_settings, voters and quorum in the sync key, health codes in each mode, a switchover proven by the votes', bounded, async () => {
-    let primary = await settled();
-    const codes = async (member: Member): Promise<string> => {
-      const paths = ['/sync', '/async', '/quorum', '/read-only-quorum'];
-      return (await Promise.all(paths.map((p) => member.status(p)))).map((code, i) => `${paths[i]}=${code}`).join(' ');
-    };
-    const syncKey = async (): Promise<Record<string, string>> => (await cluster.leases()).find((l) => l.metadata?.name === 'ctl-sync')?.metadata?.annotations ?? {};
-    const standbyNames = async (member: Member): Promise<string> => (await member.query<{ v: string }>("SELECT setting AS v FROM pg_settings WHERE name = 'synchronous_standby_names'"))[0]!.v;
-    // Asynchronous: no quorum standbys; the primary still answers /read-only-quorum.
-    for (const replica of cluster.members.filter((m) => m !== primary)) {
-      assert.equal(await codes(replica), '/sync=503 /async=200 /quorum=503 /read-only-quorum=503', replica.name);
-    }
-    assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
+  it(
+    'quorum commit: ANY n in pg_settings, voters and quorum in the sync key, health codes in each mode, a switchover proven by the votes',
+    bounded,
+    async () => {
+      let primary = await settled();
+      const codes = async (member: Member): Promise<string> => {
+        const paths = ['/sync', '/async', '/quorum', '/read-only-quorum'];
+        return (await Promise.all(paths.map((p) => member.status(p)))).map((code, i) => `${paths[i]}=${code}`).join(' ');
+      };
+      const syncKey = async (): Promise<Record<string, string>> =>
+        (await cluster.leases()).find((l) => l.metadata?.name === 'ctl-sync')?.metadata?.annotations ?? {};
+      const standbyNames = async (member: Member): Promise<string> =>
+        (await member.query<{ v: string }>("SELECT setting AS v FROM pg_settings WHERE name = 'synchronous_standby_names'"))[0]!.v;
+      // Asynchronous: no quorum standbys; the primary still answers /read-only-quorum.
+      for (const replica of cluster.members.filter((m) => m !== primary)) {
+        assert.equal(await codes(replica), '/sync=503 /async=200 /quorum=503 /read-only-quorum=503', replica.name);
+      }
+      assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
 
-    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=quorum', '--force'])).code, 0);
-    const voters = cluster.members.filter((m) => m !== primary).map((m) => m.name).sort();
-    const any1 = `ANY 1 (${voters.map((v) => `"${v}"`).join(',')})`;
-    await cluster.waitFor(`${any1} on the primary`, async () => (await standbyNames(primary)) === any1, 30_000);
-    await cluster.waitFor('voters and quorum 1 in the sync key', async () => {
-      const key = await syncKey();
-      return key.leader === primary.name && key.sync_standby === voters.join(',') && key.quorum === '1';
-    }, 30_000);
-    for (const replica of cluster.members.filter((m) => m !== primary)) {
-      await cluster.waitFor(`quorum codes on ${replica.name}`, async () => (await codes(replica)) === '/sync=503 /async=503 /quorum=200 /read-only-quorum=200', 15_000);
-      assert.equal((await replica.get('/ha')).json().quorum_standby, true);
-    }
-    assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
-    const doc = (await primary.get('/cluster')).json() as { members: Array<{ role: string }> };
-    assert.equal(doc.members.filter((m) => m.role === 'quorum_standby').length, 2, JSON.stringify(doc.members));
+      assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=quorum', '--force'])).code, 0);
+      const voters = cluster.members
+        .filter((m) => m !== primary)
+        .map((m) => m.name)
+        .sort();
+      const any1 = `ANY 1 (${voters.map((v) => `"${v}"`).join(',')})`;
+      await cluster.waitFor(`${any1} on the primary`, async () => (await standbyNames(primary)) === any1, 30_000);
+      await cluster.waitFor(
+        'voters and quorum 1 in the sync key',
+        async () => {
+          const key = await syncKey();
+          return key.leader === primary.name && key.sync_standby === voters.join(',') && key.quorum === '1';
+        },
+        30_000,
+      );
+      for (const replica of cluster.members.filter((m) => m !== primary)) {
+        await cluster.waitFor(
+          `quorum codes on ${replica.name}`,
+          async () => (await codes(replica)) === '/sync=503 /async=503 /quorum=200 /read-only-quorum=200',
+          15_000,
+        );
+        assert.equal((await replica.get('/ha')).json().quorum_standby, true);
+      }
+      assert.equal(await codes(primary), '/sync=503 /async=503 /quorum=503 /read-only-quorum=200');
+      const doc = (await primary.get('/cluster')).json() as { members: Array<{ role: string }> };
+      assert.equal(doc.members.filter((m) => m.role === 'quorum_standby').length, 2, JSON.stringify(doc.members));
 
-    // A switchover: the candidate needs the vote of the other voter (quorum 1) and gets it.
-    const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
-    const moved = await post(primary, '/switchover', { leader: primary.name, candidate: candidate.name });
-    assert.deepEqual(moved, { status: 200, text: `Successfully switched over to "${candidate.name}"` });
-    primary = await settled();
-    assert.equal(primary, candidate);
-    const newVoters = cluster.members.filter((m) => m !== primary).map((m) => m.name).sort();
-    await cluster.waitFor('the new leader\'s voters and quorum', async () => {
-      const key = await syncKey();
-      return key.leader === primary.name && key.sync_standby === newVoters.join(',') && key.quorum === '1';
-    }, 30_000);
+      // A switchover: the candidate needs the vote of the other voter (quorum 1) and gets it.
+      const candidate = cluster.members.find((m) => m !== primary && m !== cluster.members[2])!;
+      const moved = await post(primary, '/switchover', { leader: primary.name, candidate: candidate.name });
+      assert.deepEqual(moved, { status: 200, text: `Successfully switched over to "${candidate.name}"` });
+      primary = await settled();
+      assert.equal(primary, candidate);
+      const newVoters = cluster.members
+        .filter((m) => m !== primary)
+        .map((m) => m.name)
+        .sort();
+      await cluster.waitFor(
+        "the new leader's voters and quorum",
+        async () => {
+          const key = await syncKey();
+          return key.leader === primary.name && key.sync_standby === newVoters.join(',') && key.quorum === '1';
+        },
+        30_000,
+      );
 
-    // Two acknowledgements wanted: ANY 2 and quorum 0 (each ack set holds every voter).
-    assert.equal((await ctl(['edit-config', '--set', 'synchronous_node_count=2', '--force'])).code, 0);
-    const any2 = `ANY 2 (${newVoters.map((v) => `"${v}"`).join(',')})`;
-    await cluster.waitFor(`${any2} and quorum 0`, async () => (await standbyNames(primary)) === any2 && (await syncKey()).quorum === '0', 30_000);
+      // Two acknowledgements wanted: ANY 2 and quorum 0 (each ack set holds every voter).
+      assert.equal((await ctl(['edit-config', '--set', 'synchronous_node_count=2', '--force'])).code, 0);
+      const any2 = `ANY 2 (${newVoters.map((v) => `"${v}"`).join(',')})`;
+      await cluster.waitFor(`${any2} and quorum 0`, async () => (await standbyNames(primary)) === any2 && (await syncKey()).quorum === '0', 30_000);
 
-    assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=null', '--set', 'synchronous_node_count=null', '--force'])).code, 0);
-    await cluster.waitFor('asynchronous again', async () => (await standbyNames(primary)) === '' && (await syncKey()).sync_standby === undefined, 30_000);
-    await settled();
-  });
+      assert.equal((await ctl(['edit-config', '--set', 'synchronous_mode=null', '--set', 'synchronous_node_count=null', '--force'])).code, 0);
+      await cluster.waitFor('asynchronous again', async () => (await standbyNames(primary)) === '' && (await syncKey()).sync_standby === undefined, 30_000);
+      await settled();
+    },
+  );
 
   it('pause and resume show in the configuration and the member list', bounded, async () => {
     const paused = await ctl(['pause']);
@@ -390,10 +438,17 @@ describe('keelson ctl against a live 3-member cluster', () => {
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /reinitialize started/);
     // A fresh clone: a new postmaster in recovery, started after the request, and the clone logged.
-    await cluster.waitFor('the re-cloned replica', async () => {
-      const rows = await replica.query<{ fresh: boolean; standby: boolean }>('SELECT pg_postmaster_start_time() > $1 AS fresh, pg_is_in_recovery() AS standby', [requested]);
-      return rows[0]?.fresh === true && rows[0].standby === true;
-    }, 60_000);
+    await cluster.waitFor(
+      'the re-cloned replica',
+      async () => {
+        const rows = await replica.query<{ fresh: boolean; standby: boolean }>(
+          'SELECT pg_postmaster_start_time() > $1 AS fresh, pg_is_in_recovery() AS standby',
+          [requested],
+        );
+        return rows[0]?.fresh === true && rows[0].standby === true;
+      },
+      60_000,
+    );
     // The log line may reach the file a moment after the new postmaster answers.
     await cluster.waitFor('the clone logged', async () => (replica.log().match(/created a replica from/g) ?? []).length >= clonesBefore + 1, 10_000);
     assert.equal((replica.log().match(/created a replica from/g) ?? []).length, clonesBefore + 1, 'cloned exactly once more after reinit');

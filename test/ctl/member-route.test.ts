@@ -18,11 +18,15 @@ import { checkDirect, decideRoute, MemberAddressRefused, memberEndpoint, resolve
 function kubeconfig(dir: string, server: string, proxyUrl?: string): string {
   const path = join(dir, `kc-${Math.random().toString(36).slice(2)}`);
   const extensions = proxyUrl ? `\n    extensions:\n    - name: keelson.io/member-proxy\n      extension:\n        url: ${proxyUrl}` : '';
-  writeFileSync(path, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server}${extensions}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\nusers:\n- name: u\n  user: {token: t}\n`);
+  writeFileSync(
+    path,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server}${extensions}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\nusers:\n- name: u\n  user: {token: t}\n`,
+  );
   return path;
 }
 
-const listen = (server: Server): Promise<number> => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
 describe('ctl member route', () => {
   let dir: string;
@@ -57,25 +61,51 @@ describe('ctl member route', () => {
   });
 
   it('decides: a proxy when named; refusal for a loopback API server seen from the host; direct otherwise', () => {
-    assert.deepEqual(decideRoute({ proxy: { url: 'http://127.0.0.1:4567' }, apiServer: 'https://127.0.0.1:1', inHostNamespace: true }), { proxy: { host: '127.0.0.1', port: 4567 } });
-    assert.match(decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: true }).refuseNonLoopback ?? '', /API server is on this machine \(127\.0\.0\.1\)/);
-    assert.deepEqual(decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: false }), {}, 'inside a namespace of its own ctl may send to its pods');
-    assert.deepEqual(decideRoute({ apiServer: 'https://10.96.0.1:443', inHostNamespace: true }), {}, 'a remote cluster (in a pod: the kubernetes Service) is reached directly');
-    assert.throws(() => decideRoute({ proxy: { url: 'http://10.0.0.1:80' }, inHostNamespace: true }), /must be \{ url: http:\/\/127/, 'a member proxy off loopback is refused');
+    assert.deepEqual(decideRoute({ proxy: { url: 'http://127.0.0.1:4567' }, apiServer: 'https://127.0.0.1:1', inHostNamespace: true }), {
+      proxy: { host: '127.0.0.1', port: 4567 },
+    });
+    assert.match(
+      decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: true }).refuseNonLoopback ?? '',
+      /API server is on this machine \(127\.0\.0\.1\)/,
+    );
+    assert.deepEqual(
+      decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: false }),
+      {},
+      'inside a namespace of its own ctl may send to its pods',
+    );
+    assert.deepEqual(
+      decideRoute({ apiServer: 'https://10.96.0.1:443', inHostNamespace: true }),
+      {},
+      'a remote cluster (in a pod: the kubernetes Service) is reached directly',
+    );
+    assert.throws(
+      () => decideRoute({ proxy: { url: 'http://10.0.0.1:80' }, inHostNamespace: true }),
+      /must be \{ url: http:\/\/127/,
+      'a member proxy off loopback is refused',
+    );
     assert.throws(() => decideRoute({ proxy: 'nonsense', inHostNamespace: true }), /keelson\.io\/member-proxy/);
   });
 
   it('refuses a private member address before connecting, and lets loopback ones through', () => {
     const route = decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: true });
-    assert.throws(() => checkDirect(route, '10.213.0.5'), (error: unknown) => error instanceof MemberAddressRefused && /refusing to send to member address 10\.213\.0\.5/.test(error.message));
+    assert.throws(
+      () => checkDirect(route, '10.213.0.5'),
+      (error: unknown) => error instanceof MemberAddressRefused && /refusing to send to member address 10\.213\.0\.5/.test(error.message),
+    );
     assert.doesNotThrow(() => checkDirect(route, '127.0.41.3'));
   });
 
-  it('reads the route from the kubeconfig file: its member proxy extension, or the refusal', { skip: !inHostNetworkNamespace() && 'the refusal applies in the host\'s namespace' }, () => {
-    assert.deepEqual(resolveMemberRoute(kubeconfig(dir, 'https://127.0.0.1:6443', `http://127.0.0.1:${proxyPort}`), {}), { proxy: { host: '127.0.0.1', port: proxyPort } });
-    assert.ok(resolveMemberRoute(kubeconfig(dir, 'https://127.0.0.1:6443'), {}).refuseNonLoopback);
-    assert.deepEqual(resolveMemberRoute(undefined, { KUBECONFIG: join(dir, 'missing') }), {}, 'no kubeconfig: --url members are reached directly');
-  });
+  it(
+    'reads the route from the kubeconfig file: its member proxy extension, or the refusal',
+    { skip: !inHostNetworkNamespace() && "the refusal applies in the host's namespace" },
+    () => {
+      assert.deepEqual(resolveMemberRoute(kubeconfig(dir, 'https://127.0.0.1:6443', `http://127.0.0.1:${proxyPort}`), {}), {
+        proxy: { host: '127.0.0.1', port: proxyPort },
+      });
+      assert.ok(resolveMemberRoute(kubeconfig(dir, 'https://127.0.0.1:6443'), {}).refuseNonLoopback);
+      assert.deepEqual(resolveMemberRoute(undefined, { KUBECONFIG: join(dir, 'missing') }), {}, 'no kubeconfig: --url members are reached directly');
+    },
+  );
 
   it('a refused call sends nothing: callMember throws before connecting', async () => {
     const route = decideRoute({ apiServer: 'https://127.0.0.1:6443', inHostNamespace: true });

@@ -30,10 +30,14 @@ describe('keelson ctl parity with patronictl, and kubectl keelson', () => {
   const later = (minutes: number): string => new Date(Date.now() + minutes * 60_000).toISOString();
 
   async function settled(timeoutMs = 60_000): Promise<void> {
-    await cluster.waitFor('a leader and a streaming replica', async () => {
-      const members = (await doc()).members;
-      return members.some((m) => m.role === 'leader') && members.some((m) => m.role !== 'leader' && m.state === 'streaming');
-    }, timeoutMs);
+    await cluster.waitFor(
+      'a leader and a streaming replica',
+      async () => {
+        const members = (await doc()).members;
+        return members.some((m) => m.role === 'leader') && members.some((m) => m.role !== 'leader' && m.state === 'streaming');
+      },
+      timeoutMs,
+    );
   }
 
   before(async () => {
@@ -50,7 +54,7 @@ describe('keelson ctl parity with patronictl, and kubectl keelson', () => {
     await cluster?.stop();
   });
 
-  it('dsn prints the leader\'s (or a named member\'s) PostgreSQL address', bounded, async () => {
+  it("dsn prints the leader's (or a named member's) PostgreSQL address", bounded, async () => {
     const name = await leaderName();
     const member = cluster.members.find((m) => m.name === name)!;
     const replica = cluster.members.find((m) => m.name !== name)!;
@@ -163,7 +167,10 @@ describe('keelson ctl parity with patronictl, and kubectl keelson', () => {
       const removed = await ctl([...viaLeases(), 'remove'], answers);
       assert.equal(removed.code, 0, removed.stdout + removed.stderr);
       assert.match(removed.stdout, /Removed the DCS state of cluster parity: \d+ Leases/);
-      assert.deepEqual((await cluster.leases()).map((l) => l.metadata?.name), []);
+      assert.deepEqual(
+        (await cluster.leases()).map((l) => l.metadata?.name),
+        [],
+      );
       const again = await ctl([...viaLeases(), 'remove'], answers);
       assert.equal(again.code, 1);
       assert.match(again.stderr, /has no DCS state/);
@@ -175,7 +182,11 @@ describe('keelson ctl parity with patronictl, and kubectl keelson', () => {
 
 function binary(args: string[], stdin: string): Promise<CtlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', ...args], { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

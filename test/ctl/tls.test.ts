@@ -25,14 +25,39 @@ describe('keelson ctl over https with a bearer token', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-ctl-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     api = await startTestApiServer();
     dcs = dcsFor(api, 'tls', 'a');
     await dcs.start();
     await dcs.getCluster();
     await dcs.attemptToAcquireLeader(1);
     await dcs.setConfig({ ttl: 30, loop_wait: 10, retry_timeout: 10 });
-    ({ server } = await serveOpsApp(dcs, snapshotFor('a', 'tls', dcs), { credentials: { token: 'tls-token' } }, { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) }));
+    ({ server } = await serveOpsApp(
+      dcs,
+      snapshotFor('a', 'tls', dcs),
+      { credentials: { token: 'tls-token' } },
+      { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) },
+    ));
     base = server.url.replace(/\/$/, '');
     await dcs.touchMember(memberRecord('a', `${base}/ha`, { role: 'primary' }));
   });

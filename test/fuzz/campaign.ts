@@ -92,7 +92,8 @@ export async function runCampaign(target: FuzzTarget, options: CampaignOptions):
   const rssBeforeBytes = rssBytes(target.pid);
   const note = (index: number, request: FuzzRequest | undefined, problem: string, detail = ''): void => {
     problemCounts[problem] = (problemCounts[problem] ?? 0) + 1;
-    if (failures.length < failureLimit && problemCounts[problem] <= 5) failures.push(`#${index} ${problem}${detail ? ` (${detail})` : ''}${request ? `\n    ${describeRequest(request)}` : ''}`);
+    if (failures.length < failureLimit && problemCounts[problem] <= 5)
+      failures.push(`#${index} ${problem}${detail ? ` (${detail})` : ''}${request ? `\n    ${describeRequest(request)}` : ''}`);
   };
   let answerMs = 0;
   let stateMs = 0;
@@ -120,7 +121,8 @@ export async function runCampaign(target: FuzzTarget, options: CampaignOptions):
       break;
     }
     if (answer.status === 'timeout') note(index, request, 'no answer within 10 s');
-    if (typeof answer.status === 'number' && answer.status >= 500 && !target.allows5xx(request, answer.status)) note(index, request, `answered ${answer.status}`, answer.body.slice(0, 120));
+    if (typeof answer.status === 'number' && answer.status >= 500 && !target.allows5xx(request, answer.status))
+      note(index, request, `answered ${answer.status}`, answer.body.slice(0, 120));
     const judged = target.judge?.(request, answer);
     if (judged) note(index, request, judged, answer.body.slice(0, 120));
     if (request.kind.startsWith('case:')) {
@@ -132,7 +134,9 @@ export async function runCampaign(target: FuzzTarget, options: CampaignOptions):
     // A Content-Length shorter than the body (or none) sends a shorter, possibly valid request, and the rest
     // of the bytes as a second, garbled one: the answer read may be the second's refusal while the
     // first was accepted. Such a request cannot be judged by the state it leaves.
-    const truncated = request.body.length > 0 && (request.contentLength === 'omit' || (typeof request.contentLength === 'number' && request.contentLength < request.body.length));
+    const truncated =
+      request.body.length > 0 &&
+      (request.contentLength === 'omit' || (typeof request.contentLength === 'number' && request.contentLength < request.body.length));
     if (target.refused(request, answer) && !truncated) {
       if (mutating || request.kind.startsWith('case:')) {
         const now = await state();
@@ -151,12 +155,35 @@ export async function runCampaign(target: FuzzTarget, options: CampaignOptions):
   if (exit && !problemCounts['process exited']) note(last, undefined, 'process exited', exit);
   if (!exit) for (const problem of (await target.finalChecks?.()) ?? []) note(last, undefined, problem);
   const logs = target.logs();
-  for (const secret of target.secrets) if (secret.value && logs.includes(secret.value)) note(last, undefined, `secret in logs: ${secret.label}`, logs.split('\n').find((l) => l.includes(secret.value))?.replaceAll(secret.value, '<secret>').slice(0, 200));
+  for (const secret of target.secrets)
+    if (secret.value && logs.includes(secret.value))
+      note(
+        last,
+        undefined,
+        `secret in logs: ${secret.label}`,
+        logs
+          .split('\n')
+          .find((l) => l.includes(secret.value))
+          ?.replaceAll(secret.value, '<secret>')
+          .slice(0, 200),
+      );
   const rssAfterBytes = await settledRss(target.pid, rssBeforeBytes + (options.rssGrowthBytes ?? 128 * 1024 * 1024));
   if (!exit && options.rssGrowthBytes !== undefined && rssAfterBytes > rssBeforeBytes + options.rssGrowthBytes) {
     note(last, undefined, 'RSS did not come back', `${mib(rssBeforeBytes)} → ${mib(rssAfterBytes)} MiB, bound +${mib(options.rssGrowthBytes)} MiB`);
   }
-  return { target: target.name, seed: options.seed, requests: sent, histogram, problemCounts, failures, rssBeforeBytes, rssAfterBytes, durationMs: performance.now() - started, answerMs, stateMs };
+  return {
+    target: target.name,
+    seed: options.seed,
+    requests: sent,
+    histogram,
+    problemCounts,
+    failures,
+    rssBeforeBytes,
+    rssAfterBytes,
+    durationMs: performance.now() - started,
+    answerMs,
+    stateMs,
+  };
 }
 
 /** RSS after the run: waits up to 10 s for it to fall under bound (the heap shrinks after idle GCs). */
@@ -176,11 +203,18 @@ export const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 export function formatResult(result: CampaignResult, testFile: string): string {
   const lines = [
     `fuzz ${result.target}: seed ${result.seed}, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s (${(result.answerMs / 1000).toFixed(1)} s waiting for answers, ${(result.stateMs / 1000).toFixed(1)} s reading state)`,
-    `  answers: ${Object.entries(result.histogram).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}×${v}`).join(' ')}`,
+    `  answers: ${Object.entries(result.histogram)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ')}`,
     `  RSS: ${mib(result.rssBeforeBytes)} MiB before, ${mib(result.rssAfterBytes)} MiB after`,
   ];
   if (result.failures.length) {
-    lines.push(`  problems: ${Object.entries(result.problemCounts).map(([k, v]) => `${k} ×${v}`).join('; ')}`);
+    lines.push(
+      `  problems: ${Object.entries(result.problemCounts)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join('; ')}`,
+    );
     lines.push(...result.failures.map((f) => `  ${f}`));
     lines.push(`  replay: FUZZ_SEED=${result.seed} npm test -- ${testFile}   (add FUZZ_INDEX=<n> for one request)`);
   }

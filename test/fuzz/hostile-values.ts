@@ -60,7 +60,8 @@ export function hostileValue(rng: Random, depth = 0): unknown {
   if (roll < 6) return hostileScalar(rng);
   if (roll < 8) return Array.from({ length: rng.int(5) }, () => hostileValue(rng, depth + 1));
   const out: Record<string, unknown> = {};
-  for (let i = rng.int(5); i > 0; i -= 1) out[rng.chance(0.1) ? rng.pick(['__proto__', 'constructor', 'prototype']) : rng.text(1 + rng.int(8))] = hostileValue(rng, depth + 1);
+  for (let i = rng.int(5); i > 0; i -= 1)
+    out[rng.chance(0.1) ? rng.pick(['__proto__', 'constructor', 'prototype']) : rng.text(1 + rng.int(8))] = hostileValue(rng, depth + 1);
   return out;
 }
 

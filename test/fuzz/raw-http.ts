@@ -48,7 +48,8 @@ function parseAnswer(received: Buffer, method: string): { answer: RawAnswer; com
   const answer: RawAnswer = { status: Number.isFinite(status) ? status : 'closed', headers, body: body.subarray(0, maxBodyBytes).toString('utf8') };
   if (method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200)) return { answer, complete: true };
   if (headers['content-length'] !== undefined) return { answer, complete: body.length >= Number(headers['content-length']) };
-  if (/chunked/i.test(headers['transfer-encoding'] ?? '')) return { answer, complete: body.includes('\r\n0\r\n\r\n') || body.subarray(0, 5).toString() === '0\r\n\r\n' };
+  if (/chunked/i.test(headers['transfer-encoding'] ?? ''))
+    return { answer, complete: body.includes('\r\n0\r\n\r\n') || body.subarray(0, 5).toString() === '0\r\n\r\n' };
   return { answer, complete: false };
 }
 

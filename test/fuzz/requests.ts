@@ -77,7 +77,9 @@ function queryString(rng: Random, keys: readonly string[]): string {
   const parts: string[] = [];
   for (let i = 1 + rng.int(4); i > 0; i -= 1) {
     const key = rng.chance(0.8) && keys.length ? rng.pick(keys) : rng.pick(['__proto__[x]', 'a[b][c]', '', '%zz', 'x'.repeat(500), 'constructor']);
-    const value = rng.chance(0.5) ? percentEncode(String(hostileScalar(rng))) : rng.pick(['', '%', '%00', '-1', 'abc', '99999999999999999999', 'true', '1e309', '%ff%fe']);
+    const value = rng.chance(0.5)
+      ? percentEncode(String(hostileScalar(rng)))
+      : rng.pick(['', '%', '%00', '-1', 'abc', '99999999999999999999', 'true', '1e309', '%ff%fe']);
     parts.push(rng.chance(0.1) ? key : `${key}=${value}`);
   }
   if (rng.chance(0.05)) parts.push(...Array.from({ length: 2000 }, (_, i) => `p${i}=1`));
@@ -104,7 +106,11 @@ function drawBody(rng: Random, profile: FuzzProfile): { kind: string; body: stri
   if (roll < 12) return { kind: 'wrong-type', body: JSON.stringify(hostileValue(rng)) ?? 'null' };
   if (roll < 14) return { kind: 'invalid-json', body: rng.pick(invalidJson) };
   if (roll < 16) return { kind: 'deep-nesting', body: deepNesting(rng, rng.pick([100, 1000, 5000, 20_000, 100_000])) };
-  if (roll < 18) return { kind: 'prototype-key', body: prototypeKeyBody(rng, profile.bodies.length && rng.chance(0.5) ? mutatedBody(rng, rng.pick(profile.bodies)) : '{"polluted":1}') };
+  if (roll < 18)
+    return {
+      kind: 'prototype-key',
+      body: prototypeKeyBody(rng, profile.bodies.length && rng.chance(0.5) ? mutatedBody(rng, rng.pick(profile.bodies)) : '{"polluted":1}'),
+    };
   return { kind: 'huge-body', body: hugeBody(rng) };
 }
 
@@ -116,17 +122,26 @@ function abusiveHeaders(rng: Random): Array<[string, string]> {
     case 1:
       return Array.from({ length: rng.pick([100, 500]) }, (_, i) => [`X-H${i}`, 'v'] as [string, string]);
     case 2:
-      return [['Content-Type', 'application/json'], ['Content-Type', 'text/plain']];
+      return [
+        ['Content-Type', 'application/json'],
+        ['Content-Type', 'text/plain'],
+      ];
     case 3:
       return [['Transfer-Encoding', 'chunked, identity']];
     case 4:
-      return [['X-Forwarded-For', '10.0.0.1, 127.0.0.1'], ['X-Real-IP', '::1']];
+      return [
+        ['X-Forwarded-For', '10.0.0.1, 127.0.0.1'],
+        ['X-Real-IP', '::1'],
+      ];
     case 5:
       return [['Accept', '*/*;q=x, application/json;as=Table;v=v1;g=meta.k8s.io']];
     case 6:
       return [['Expect', '100-continue']];
     case 7:
-      return [['Origin', 'http://127.0.0.9'], ['Access-Control-Request-Method', 'DELETE']];
+      return [
+        ['Origin', 'http://127.0.0.9'],
+        ['Access-Control-Request-Method', 'DELETE'],
+      ];
     default:
       return [['Content-Encoding', rng.pick(['gzip', 'deflate', 'br', 'bogus'])]];
   }
@@ -147,7 +162,13 @@ export function drawRequest(rng: Random, profile: FuzzProfile): FuzzRequest {
   if (authenticated) headers.push(...profile.validAuth());
   else if (authRoll < 9 && profile.badAuth.length) headers.push(rng.pick(profile.badAuth));
   const drawn = method === 'GET' && rng.chance(0.7) ? undefined : drawBody(rng, profile);
-  if (drawn) headers.push(['Content-Type', rng.chance(0.8) ? rng.pick(profile.contentTypes) : rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x', ''])]);
+  if (drawn)
+    headers.push([
+      'Content-Type',
+      rng.chance(0.8)
+        ? rng.pick(profile.contentTypes)
+        : rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x', '']),
+    ]);
   let kind = drawn?.kind ?? 'no-body';
   if (rng.chance(0.12)) {
     headers.push(...abusiveHeaders(rng));
@@ -160,7 +181,8 @@ export function drawRequest(rng: Random, profile: FuzzProfile): FuzzRequest {
     kind += '+length-mismatch';
   }
   const request: FuzzRequest = { method, target, headers, body, contentLength, kind, authenticated };
-  if (profile.avoid?.(request)) return { ...request, method: 'GET', target: profile.paths[0], body: Buffer.alloc(0), headers: [], contentLength: undefined, kind: 'avoided' };
+  if (profile.avoid?.(request))
+    return { ...request, method: 'GET', target: profile.paths[0], body: Buffer.alloc(0), headers: [], contentLength: undefined, kind: 'avoided' };
   return request;
 }
 
@@ -175,6 +197,9 @@ export function pathOf(target: string): string {
 export function describeRequest(request: FuzzRequest): string {
   const body = request.body.length > 160 ? `${request.body.subarray(0, 160).toString('utf8')}… (${request.body.length} bytes)` : request.body.toString('utf8');
   const target = request.target.length > 160 ? `${request.target.slice(0, 160)}… (${request.target.length} chars)` : request.target;
-  const headers = request.headers.map(([name, value]) => `${name}: ${value.length > 60 ? `${value.slice(0, 60)}…` : value}`).slice(0, 6).join(' | ');
+  const headers = request.headers
+    .map(([name, value]) => `${name}: ${value.length > 60 ? `${value.slice(0, 60)}…` : value}`)
+    .slice(0, 6)
+    .join(' | ');
   return `${request.method.slice(0, 20)} ${target} [${request.kind}${request.authenticated ? ', authenticated' : ''}] {${headers}} ${JSON.stringify(body)}`;
 }

@@ -17,7 +17,19 @@ describe('cron schedules', () => {
   });
 
   it('refuses what is not a five-field schedule or out of range, in the parser and in the CRD pattern', () => {
-    for (const bad of ['', '* * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '* * * * 8', '@daily', '*/0 * * * *', '5-1 * * * *', '* * * * * *']) {
+    for (const bad of [
+      '',
+      '* * * *',
+      '60 * * * *',
+      '* 24 * * *',
+      '* * 0 * *',
+      '* * * 13 *',
+      '* * * * 8',
+      '@daily',
+      '*/0 * * * *',
+      '5-1 * * * *',
+      '* * * * * *',
+    ]) {
       assert.throws(() => parseCron(bad), /cron/, bad);
       if (!/5-1/.test(bad)) assert.doesNotMatch(bad, new RegExp(cronPattern), bad);
     }

@@ -26,7 +26,10 @@ describe('JSON guard', () => {
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
   it('passes ordinary documents and reports bad JSON', () => {
-    assert.deepEqual(parseGuardedJson('{"ttl":30,"db":{"parameters":{"toString":"x"}}}'), { ok: true, value: { ttl: 30, db: { parameters: { toString: 'x' } } } });
+    assert.deepEqual(parseGuardedJson('{"ttl":30,"db":{"parameters":{"toString":"x"}}}'), {
+      ok: true,
+      value: { ttl: 30, db: { parameters: { toString: 'x' } } },
+    });
     assert.deepEqual(parseGuardedJson('{"ttl": '), { ok: false, problem: 'the body is not valid JSON' });
   });
 });

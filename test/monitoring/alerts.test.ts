@@ -43,10 +43,22 @@ describe('monitoring/alerts.yaml', () => {
   it('covers the day-one problems of a cluster and of the operator', () => {
     const names = rules().map((r) => r.alert);
     for (const wanted of [
-      'KeelsonNoPrimary', 'KeelsonPrimaryFlapping', 'KeelsonReplicaLagHigh', 'KeelsonReplicaNotStreaming', 'KeelsonInstanceDown',
-      'KeelsonPendingRestart', 'KeelsonExporterScrapeFailing', 'KeelsonConnectionsNearMax', 'KeelsonTransactionIdAgeHigh',
-      'KeelsonDiskAlmostFull', 'KeelsonOperatorReconcileErrors', 'KeelsonVolumeNearlyFull', 'KeelsonVolumeFull', 'KeelsonWalPilingUpUnarchived',
-    ]) assert.ok(names.includes(wanted), `${wanted} is shipped`);
+      'KeelsonNoPrimary',
+      'KeelsonPrimaryFlapping',
+      'KeelsonReplicaLagHigh',
+      'KeelsonReplicaNotStreaming',
+      'KeelsonInstanceDown',
+      'KeelsonPendingRestart',
+      'KeelsonExporterScrapeFailing',
+      'KeelsonConnectionsNearMax',
+      'KeelsonTransactionIdAgeHigh',
+      'KeelsonDiskAlmostFull',
+      'KeelsonOperatorReconcileErrors',
+      'KeelsonVolumeNearlyFull',
+      'KeelsonVolumeFull',
+      'KeelsonWalPilingUpUnarchived',
+    ])
+      assert.ok(names.includes(wanted), `${wanted} is shipped`);
     assert.equal(new Set(names).size, names.length, 'alert names are unique');
     for (const rule of rules()) {
       assert.match(rule.labels.severity, /^(critical|warning|info)$/, `${rule.alert} severity`);
@@ -61,7 +73,10 @@ describe('monitoring/alerts.yaml', () => {
   it('fires and stays quiet as its promtool unit tests expect, one firing case per alert', () => {
     const tests = (parse(read('alerts-tests.yaml')) as UnitTests).tests.flatMap((t) => t.alert_rule_test ?? []);
     for (const rule of rules()) {
-      assert.ok(tests.some((t) => t.alertname === rule.alert && (t.exp_alerts?.length ?? 0) > 0), `${rule.alert} has a case where it fires`);
+      assert.ok(
+        tests.some((t) => t.alertname === rule.alert && (t.exp_alerts?.length ?? 0) > 0),
+        `${rule.alert} has a case where it fires`,
+      );
     }
     assert.match(promtool('test', 'rules', 'alerts-tests.yaml'), /SUCCESS/);
   });
@@ -93,7 +108,9 @@ describe('monitoring/alerts.yaml', () => {
 describe('metricsInExpression', () => {
   it('finds selected metrics and skips functions, keywords, labels and durations', () => {
     assert.deepEqual(
-      metricsInExpression('sum by (scope) (rate(pg_db_xact_commit{scope=~"$cluster", x="a_b"}[5m])) / on (scope) group_right () max(ha_primary offset 1h) > 1e9'),
+      metricsInExpression(
+        'sum by (scope) (rate(pg_db_xact_commit{scope=~"$cluster", x="a_b"}[5m])) / on (scope) group_right () max(ha_primary offset 1h) > 1e9',
+      ),
       ['pg_db_xact_commit', 'ha_primary'],
     );
   });

@@ -47,8 +47,12 @@ describe('monitoring/grafana-dashboard.json', () => {
     const used = new Set(queries.flatMap((q) => metricsInExpression(q.expr)));
     const titles = dashboard.panels.map((p) => p.title);
     const wanted: Array<[string, string]> = [
-      ['Role per member', 'ha_replica'], ['Replication lag (bytes)', 'ha_xlog_replayed_location'], ['Connections', 'pg_activity_count'],
-      ['Transactions per second', 'pg_db_xact_commit'], ['Failovers and switchovers', 'ha_db_timeline'], ['WAL rate', 'pg_wal_bytes'],
+      ['Role per member', 'ha_replica'],
+      ['Replication lag (bytes)', 'ha_xlog_replayed_location'],
+      ['Connections', 'pg_activity_count'],
+      ['Transactions per second', 'pg_db_xact_commit'],
+      ['Failovers and switchovers', 'ha_db_timeline'],
+      ['WAL rate', 'pg_wal_bytes'],
     ];
     for (const [title, metric] of wanted) {
       assert.ok(titles.includes(title), `panel ${title}`);

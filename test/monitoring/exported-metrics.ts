@@ -15,11 +15,32 @@ import { createOperatorMetrics } from '../../operator/metrics.js';
 
 function haNodeNames(): string[] {
   const snapshot: NodeSnapshot = {
-    name: 'demo-0', scope: 'demo', version: '0.1.0', tags: {}, dbState: 'stopped', offlineRole: 'replica', isLeader: false,
-    failsafeActive: false, paused: false, dcsLastSeen: 0, pendingRestart: false, lastLoopAt: 0, config: defaultConfig,
+    name: 'demo-0',
+    scope: 'demo',
+    version: '0.1.0',
+    tags: {},
+    dbState: 'stopped',
+    offlineRole: 'replica',
+    isLeader: false,
+    failsafeActive: false,
+    paused: false,
+    dcsLastSeen: 0,
+    pendingRestart: false,
+    lastLoopAt: 0,
+    config: defaultConfig,
   };
-  const info = { stanza: 'demo', code: 0, message: 'ok', wal: [], repositories: [], backups: [{ label: 'x', type: 'full' as const, repository: 1, startedAt: '2026-01-01T00:00:00Z', stoppedAt: '2026-01-01T00:01:00Z', error: false }] };
-  const backup = renderBackupMetrics({ status: { stanza: 'demo', stanzaReady: true }, info, pending: { segments: 0, oldestAgeSeconds: 0 }, archiveTimeout: 60 }, '{scope="demo",name="demo-0"}');
+  const info = {
+    stanza: 'demo',
+    code: 0,
+    message: 'ok',
+    wal: [],
+    repositories: [],
+    backups: [{ label: 'x', type: 'full' as const, repository: 1, startedAt: '2026-01-01T00:00:00Z', stoppedAt: '2026-01-01T00:01:00Z', error: false }],
+  };
+  const backup = renderBackupMetrics(
+    { status: { stanza: 'demo', stanzaReady: true }, info, pending: { segments: 0, oldestAgeSeconds: 0 }, archiveTimeout: 60 },
+    '{scope="demo",name="demo-0"}',
+  );
   const volumes = renderVolumeMetrics([{ volume: 'data', capacityBytes: 1, usedBytes: 0, freeBytes: 1 }], '{scope="demo",name="demo-0"}');
   return [...(renderMetrics(snapshot) + volumes + backup).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
 }
@@ -39,7 +60,9 @@ function exporterNames(): string[] {
 
 async function operatorNames(): Promise<string[]> {
   const text = await createOperatorMetrics().registry.metrics();
-  return [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) => (type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => `${name}${s}`) : [name!]));
+  return [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+    type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => `${name}${s}`) : [name!],
+  );
 }
 
 export async function exportedMetricNames(): Promise<{ haNode: Set<string>; exporter: Set<string>; operator: Set<string> }> {

@@ -26,8 +26,12 @@ describe('monitoring queries against a real exporter', () => {
   });
 
   it('serves every pg_* family the dashboard and the alerts query', async () => {
-    const dashboard = JSON.parse(readFileSync(new URL('../../monitoring/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
-    const rules = (parse(readFileSync(new URL('../../monitoring/alerts.yaml', import.meta.url), 'utf8')) as { groups: Array<{ rules: Array<{ expr: string }> }> }).groups.flatMap((g) => g.rules);
+    const dashboard = JSON.parse(readFileSync(new URL('../../monitoring/grafana-dashboard.json', import.meta.url), 'utf8')) as {
+      panels: Array<{ targets: Array<{ expr: string }> }>;
+    };
+    const rules = (
+      parse(readFileSync(new URL('../../monitoring/alerts.yaml', import.meta.url), 'utf8')) as { groups: Array<{ rules: Array<{ expr: string }> }> }
+    ).groups.flatMap((g) => g.rules);
     const expressions = [...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...rules.map((r) => r.expr)];
     const wanted = new Set(expressions.flatMap(metricsInExpression).filter((name) => name.startsWith('pg_')));
     assert.ok(wanted.size >= 8, `${wanted.size} pg_* families used`);

@@ -14,8 +14,14 @@ describe('DatabaseCluster spec', () => {
     assert.equal(spec.postgresVersion, 15);
     assert.deepEqual(spec.storage, { size: '1Gi' });
     assert.deepEqual(spec.ha, {
-      ttl: 30, loopWait: 10, retryTimeout: 10, maximumLagOnFailover: 1048576,
-      synchronousMode: 'off', synchronousNodeCount: 1, failsafeMode: false, primaryHangTimeout: 30,
+      ttl: 30,
+      loopWait: 10,
+      retryTimeout: 10,
+      maximumLagOnFailover: 1048576,
+      synchronousMode: 'off',
+      synchronousNodeCount: 1,
+      failsafeMode: false,
+      primaryHangTimeout: 30,
     });
     assert.equal(spec.exporter.enabled, true);
     assert.deepEqual(spec.monitoring.serviceMonitor, { enabled: false, labels: {}, interval: '30s' });
@@ -25,7 +31,10 @@ describe('DatabaseCluster spec', () => {
   });
 
   it('rejects invalid fields with the path in the message', () => {
-    assert.throws(() => parseSpec({ instances: 0 }), (err: unknown) => err instanceof InvalidSpecError && /spec\.instances/.test(err.message));
+    assert.throws(
+      () => parseSpec({ instances: 0 }),
+      (err: unknown) => err instanceof InvalidSpecError && /spec\.instances/.test(err.message),
+    );
     assert.throws(() => parseSpec({ instances: 'three' }), /spec\.instances/);
     assert.throws(() => parseSpec({ ha: { primaryHangTimeout: 3 } }), /spec\.ha\.primaryHangTimeout: must be 0 \(never\) or 5 to 3600/);
     assert.equal(parseSpec({ ha: { primaryHangTimeout: 0 } }).spec.ha.primaryHangTimeout, 0);
@@ -43,20 +52,32 @@ describe('DatabaseCluster spec', () => {
   });
 
   it('refuses a bad storage.autoGrow with the field named, and defaults threshold and step', () => {
-    assert.throws(() => parseSpec({ storage: { size: '2Gi', autoGrow: { max: '1Gi' } } }), /spec\.storage\.autoGrow\.max: storage\.autoGrow\.max must not be below storage\.size/);
+    assert.throws(
+      () => parseSpec({ storage: { size: '2Gi', autoGrow: { max: '1Gi' } } }),
+      /spec\.storage\.autoGrow\.max: storage\.autoGrow\.max must not be below storage\.size/,
+    );
     assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', threshold: 0 } } }), /spec\.storage\.autoGrow\.threshold: Too small/);
     assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', threshold: 100 } } }), /spec\.storage\.autoGrow\.threshold: Too big/);
     assert.throws(() => parseSpec({ storage: { autoGrow: { max: '2Gi', step: '0%' } } }), /spec\.storage\.autoGrow\.step: must be a percentage/);
     assert.throws(() => parseSpec({ storage: { autoGrow: { threshold: 80 } } }), /spec\.storage\.autoGrow\.max/);
     assert.deepEqual(parseSpec({ storage: { autoGrow: { max: '4Gi' } } }).spec.storage.autoGrow, { threshold: 80, step: '20%', max: '4Gi' });
     assert.equal(parseSpec({ storage: { size: '1Gi', autoGrow: { max: '1Gi', step: '512Mi' } } }).spec.storage.autoGrow?.step, '512Mi');
-    assert.throws(() => parseSpec({ walStorage: { size: '2Gi', autoGrow: { max: '1Gi' } } }), /spec\.walStorage\.autoGrow\.max: walStorage\.autoGrow\.max must not be below walStorage\.size/);
+    assert.throws(
+      () => parseSpec({ walStorage: { size: '2Gi', autoGrow: { max: '1Gi' } } }),
+      /spec\.walStorage\.autoGrow\.max: walStorage\.autoGrow\.max must not be below walStorage\.size/,
+    );
     assert.throws(() => parseSpec({ walStorage: { size: '1Mi' } }), /spec\.walStorage\.size: must be between 64Mi and 64Ti/);
     assert.equal(parseSpec({ walStorage: { size: '1Gi' } }).spec.walStorage?.size, '1Gi');
   });
 
   it('refuses resource quantities that are not non-negative quantities', () => {
-    for (const [field, value] of [['cpu', 'lots'], ['memory', '-1Gi'], ['cpu', -1], ['cpu', 0.5], ['cpu', 1e300]] as const) {
+    for (const [field, value] of [
+      ['cpu', 'lots'],
+      ['memory', '-1Gi'],
+      ['cpu', -1],
+      ['cpu', 0.5],
+      ['cpu', 1e300],
+    ] as const) {
       assert.throws(() => parseSpec({ resources: { requests: { [field]: value } } }), new RegExp(`spec\\.resources\\.requests\\.${field}`), String(value));
     }
     const good = parseSpec({ resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: 2, memory: '1.5e9', 'hugepages-2Mi': 0 } } });
@@ -69,15 +90,24 @@ describe('DatabaseCluster spec', () => {
   });
 
   it('refuses parameters ha-node sets itself and names PostgreSQL would not parse, naming the parameter', () => {
-    assert.throws(() => parseSpec({ postgresql: { parameters: { Listen_Addresses: '*' } } }), /spec\.postgresql\.parameters\.Listen_Addresses: is managed by ha-node/);
-    assert.throws(() => parseSpec({ postgresql: { parameters: { 'work-mem': '8MB' } } }), /spec\.postgresql\.parameters\.work-mem: is not a valid parameter name/);
+    assert.throws(
+      () => parseSpec({ postgresql: { parameters: { Listen_Addresses: '*' } } }),
+      /spec\.postgresql\.parameters\.Listen_Addresses: is managed by ha-node/,
+    );
+    assert.throws(
+      () => parseSpec({ postgresql: { parameters: { 'work-mem': '8MB' } } }),
+      /spec\.postgresql\.parameters\.work-mem: is not a valid parameter name/,
+    );
     assert.doesNotThrow(() => parseSpec({ postgresql: { parameters: { work_mem: '8MB', 'auto_explain.log_min_duration': '1s' } } }));
   });
 
   it('applies the cross-field rules the CRD states in CEL', () => {
     assert.throws(() => parseSpec({ ha: { ttl: 20, loopWait: 10, retryTimeout: 10 } }), /loopWait \+ 2\*retryTimeout must be <= ttl/);
     assert.doesNotThrow(() => parseSpec({ ha: { ttl: 30, loopWait: 10, retryTimeout: 10 } }));
-    assert.throws(() => parseSpec({ instances: 2, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }), /synchronousNodeCount must be less than instances/);
+    assert.throws(
+      () => parseSpec({ instances: 2, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }),
+      /synchronousNodeCount must be less than instances/,
+    );
     assert.doesNotThrow(() => parseSpec({ instances: 3, ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }));
     assert.throws(() => parseSpec({ switchover: { targetInstance: 'other-1' } }), /must name an instance of this cluster/);
     assert.throws(() => parseSpec({}, 'x'.repeat(41)), /metadata\.name: must be at most 40/);

@@ -47,20 +47,40 @@ describe('application owner and pg_hba from the spec', () => {
   });
 
   it('ha-node refuses a bootstrapConfig it would refuse as a PATCH /config, naming the key', () => {
-    const load = (bootstrapConfig: string) => loadHaNodeSettings({ env: { POD_NAME: 'demo-0', KEELSON_CLUSTER: 'demo', KEELSON_SUPERUSER_PASSWORD: 's', KEELSON_REPLICATION_PASSWORD: 'r', KEELSON_BOOTSTRAP_CONFIG: bootstrapConfig } });
-    assert.throws(() => load('{"ttl": 10, "loop_wait": 10}'), /invalid configuration key "bootstrapConfig": invalid configuration: "loop_wait" violates loop_wait \+ 2\*retry_timeout <= ttl/);
+    const load = (bootstrapConfig: string) =>
+      loadHaNodeSettings({
+        env: {
+          POD_NAME: 'demo-0',
+          KEELSON_CLUSTER: 'demo',
+          KEELSON_SUPERUSER_PASSWORD: 's',
+          KEELSON_REPLICATION_PASSWORD: 'r',
+          KEELSON_BOOTSTRAP_CONFIG: bootstrapConfig,
+        },
+      });
+    assert.throws(
+      () => load('{"ttl": 10, "loop_wait": 10}'),
+      /invalid configuration key "bootstrapConfig": invalid configuration: "loop_wait" violates loop_wait \+ 2\*retry_timeout <= ttl/,
+    );
     assert.throws(() => load('{"db": {"parameters": {"port": "1"}}}'), /"db\.parameters\.port" is managed by ha-node/);
     assert.throws(() => load('[1]'), /"bootstrapConfig": must be a JSON object/);
     assert.deepEqual(load('{"ttl": 40}').bootstrapConfig, { ttl: 40 });
   });
 
   it('refuses an owner named like the roles ha-node uses', () => {
-    assert.throws(() => parseDatabaseCluster(sampleRaw({ bootstrap: { owner: 'postgres' } })), /bootstrap\.owner must not be postgres, replicator or keelson_pooler/);
+    assert.throws(
+      () => parseDatabaseCluster(sampleRaw({ bootstrap: { owner: 'postgres' } })),
+      /bootstrap\.owner must not be postgres, replicator or keelson_pooler/,
+    );
   });
 
   it('refuses a pg_hba line PostgreSQL would reject, naming the line; hostssl needs ssl = on', () => {
     const bad = () => parseDatabaseCluster(sampleRaw({ postgresql: { pg_hba: ['host all all 0.0.0.0/0 scram-sha-256', 'host all all 0.0.0.0/0 magic'] } }));
-    assert.throws(bad, (error: unknown) => error instanceof InvalidSpecError && /spec\.postgresql\.pg_hba: line 2 "host all all 0\.0\.0\.0\/0 magic" has an unknown authentication method/.test(error.message));
+    assert.throws(
+      bad,
+      (error: unknown) =>
+        error instanceof InvalidSpecError &&
+        /spec\.postgresql\.pg_hba: line 2 "host all all 0\.0\.0\.0\/0 magic" has an unknown authentication method/.test(error.message),
+    );
     assert.throws(() => parseDatabaseCluster(sampleRaw({ postgresql: { pg_hba: ['hostssl all all 0.0.0.0/0 md5'] } })), /ssl = on/);
     const ok = parseDatabaseCluster(sampleRaw({ postgresql: { parameters: { ssl: 'on' }, pg_hba: ['hostssl all all 0.0.0.0/0 md5'] } }));
     assert.deepEqual(ok.spec.postgresql.pg_hba, ['hostssl all all 0.0.0.0/0 md5']);

@@ -24,11 +24,22 @@ describe('builders', () => {
   it('build one object per kind, all owned by the cluster and labelled with it', () => {
     const ctx = sampleContext({ monitoring: { serviceMonitor: { enabled: true } } });
     const objects = desiredObjects(ctx, all);
-    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`), [
-      'ServiceAccount/demo', 'Role/demo', 'RoleBinding/demo', 'ConfigMap/demo-config',
-      'Service/demo-rw', 'Service/demo-ro', 'Service/demo-r', 'Service/demo-headless',
-      'StatefulSet/demo', 'PodDisruptionBudget/demo', 'ServiceMonitor/demo',
-    ]);
+    assert.deepEqual(
+      objects.map((o) => `${o.kind}/${o.metadata?.name}`),
+      [
+        'ServiceAccount/demo',
+        'Role/demo',
+        'RoleBinding/demo',
+        'ConfigMap/demo-config',
+        'Service/demo-rw',
+        'Service/demo-ro',
+        'Service/demo-r',
+        'Service/demo-headless',
+        'StatefulSet/demo',
+        'PodDisruptionBudget/demo',
+        'ServiceMonitor/demo',
+      ],
+    );
     for (const object of objects) {
       assert.equal(object.metadata?.namespace, 'db');
       assert.deepEqual(object.metadata?.ownerReferences, [
@@ -54,7 +65,10 @@ describe('builders', () => {
     // ha-node's scope: the cluster name its pod environment gives it.
     const scope = buildStatefulSet(ctx).spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'KEELSON_CLUSTER')?.value;
     const monitor = buildServiceMonitor(ctx);
-    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['ha', 'exporter']);
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e) => e.port),
+      ['ha', 'exporter'],
+    );
     for (const endpoint of monitor.spec.endpoints) {
       const target: Record<string, string> = {};
       for (const rule of endpoint.relabelings) target[rule.targetLabel] = rule.sourceLabels.map((l) => discovered[l] ?? '').join(';');
@@ -80,12 +94,22 @@ describe('builders', () => {
     assert.equal(pod.securityContext?.runAsNonRoot, true);
     assert.notEqual(pod.securityContext?.runAsUser, 0);
     assert.deepEqual(pod.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
-    assert.deepEqual(pod.containers.map((c) => c.name), ['postgres', 'exporter']);
+    assert.deepEqual(
+      pod.containers.map((c) => c.name),
+      ['postgres', 'exporter'],
+    );
     const emptyDirs = new Set(pod.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
     for (const container of pod.containers) {
-      assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, container.name);
+      assert.deepEqual(
+        container.securityContext,
+        { allowPrivilegeEscalation: false, runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        container.name,
+      );
       // A read-only image needs somewhere to write temporary files.
-      assert.ok(container.volumeMounts?.some((m) => m.mountPath === '/tmp' && emptyDirs.has(m.name)), `${container.name} has a writable /tmp`);
+      assert.ok(
+        container.volumeMounts?.some((m) => m.mountPath === '/tmp' && emptyDirs.has(m.name)),
+        `${container.name} has a writable /tmp`,
+      );
       assert.ok(!container.volumeMounts?.some((m) => m.name === 'config' && !m.readOnly), 'configuration is mounted read-only');
     }
   });
@@ -127,8 +151,12 @@ describe('builders', () => {
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
     assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
     assert.equal(postgres!.readinessProbe?.periodSeconds, 1, 'a new primary that was not ready (a replica catching up) is in -rw within a second');
-    assert.equal((postgres!.readinessProbe?.failureThreshold ?? 0) * (postgres!.readinessProbe?.periodSeconds ?? 0), 6, 'still 6 s of failures before a pod leaves the Services');
-    assert.equal(sts.spec?.podManagementPolicy, 'Parallel', 'members start at once; bootstrap order is ha-node\'s');
+    assert.equal(
+      (postgres!.readinessProbe?.failureThreshold ?? 0) * (postgres!.readinessProbe?.periodSeconds ?? 0),
+      6,
+      'still 6 s of failures before a pod leaves the Services',
+    );
+    assert.equal(sts.spec?.podManagementPolicy, 'Parallel', "members start at once; bootstrap order is ha-node's");
     assert.deepEqual(postgres!.resources?.limits, { memory: '1Gi', cpu: '2' });
     const env = new Map(postgres!.env?.map((e) => [e.name, e]));
     for (const name of ['KEELSON_CLUSTER', 'KEELSON_NAMESPACE', 'POD_NAME', 'POD_IP', 'PGDATA', 'KEELSON_SUPERUSER_PASSWORD', 'KEELSON_REPLICATION_PASSWORD']) {
@@ -143,8 +171,15 @@ describe('builders', () => {
     // pg_exporter's 100 ms connect timeout reads a healthy server on a loaded node as down.
     assert.equal(exporter!.env?.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
     assert.ok(podConnectTimeoutMs >= 1000);
-    assert.equal(postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'), undefined, 'ha-node keeps its compilers');
-    assert.deepEqual(exporter!.ports?.map((p) => p.containerPort), [Ports.exporter]);
+    assert.equal(
+      postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'),
+      undefined,
+      'ha-node keeps its compilers',
+    );
+    assert.deepEqual(
+      exporter!.ports?.map((p) => p.containerPort),
+      [Ports.exporter],
+    );
     // The exporter's process, not PostgreSQL: a database outage must not restart it or make the pod NotReady.
     assert.deepEqual(exporter!.livenessProbe?.httpGet, { path: ExporterPaths.version, port: Ports.exporter });
     assert.equal(exporter!.readinessProbe, undefined, 'no exporter readiness: it would follow PostgreSQL and remove a primary from -rw');
@@ -155,15 +190,24 @@ describe('builders', () => {
 
   it('puts pg_wal on a claim of its own with walStorage, and nothing of it without', () => {
     const plain = buildStatefulSet({ cluster: sampleCluster(), operatorVersion: '0.1.0' });
-    assert.deepEqual(plain.spec?.volumeClaimTemplates?.map((t) => t.metadata?.name), ['pgdata']);
-    assert.equal(plain.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'KEELSON_WAL_DIR'), undefined);
+    assert.deepEqual(
+      plain.spec?.volumeClaimTemplates?.map((t) => t.metadata?.name),
+      ['pgdata'],
+    );
+    assert.equal(
+      plain.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'KEELSON_WAL_DIR'),
+      undefined,
+    );
     const sts = buildStatefulSet({ cluster: sampleCluster({ walStorage: { size: '2Gi', storageClass: 'fast' } }), operatorVersion: '0.1.0' });
     const wal = sts.spec?.volumeClaimTemplates?.find((t) => t.metadata?.name === 'pgwal');
     assert.equal(wal?.spec?.resources?.requests?.storage, '2Gi');
     assert.equal(wal?.spec?.storageClassName, 'fast');
     assert.deepEqual(wal?.metadata?.labels, sts.spec?.volumeClaimTemplates?.[0]?.metadata?.labels, 'selected with the data claims');
     const postgres = sts.spec?.template.spec?.containers.find((c) => c.name === 'postgres');
-    assert.deepEqual(postgres?.volumeMounts?.find((m) => m.name === 'pgwal'), { name: 'pgwal', mountPath: '/var/lib/postgresql/wal' });
+    assert.deepEqual(
+      postgres?.volumeMounts?.find((m) => m.name === 'pgwal'),
+      { name: 'pgwal', mountPath: '/var/lib/postgresql/wal' },
+    );
     assert.equal(postgres?.env?.find((e) => e.name === 'KEELSON_WAL_DIR')?.value, '/var/lib/postgresql/wal/pg_wal');
     const parameters = (desiredDynamicConfig(sampleCluster({ walStorage: { size: '1Gi' } })).db as { parameters: Record<string, string> }).parameters;
     assert.equal(parameters.max_slot_wal_keep_size, '256MB', 'a quarter of the WAL volume');
@@ -174,11 +218,15 @@ describe('builders', () => {
     assert.equal(preferred?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
     const required = buildStatefulSet(sampleContext({ scheduling: { podAntiAffinity: 'required' } })).spec!.template.spec!.affinity;
     assert.equal(required?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length, 1);
-    const none = buildStatefulSet(sampleContext({ scheduling: { podAntiAffinity: 'none', tolerations: [{ key: 'db', operator: 'Exists' }] } })).spec!.template.spec!;
+    const none = buildStatefulSet(sampleContext({ scheduling: { podAntiAffinity: 'none', tolerations: [{ key: 'db', operator: 'Exists' }] } })).spec!.template
+      .spec!;
     assert.equal(none.affinity, undefined);
     assert.deepEqual(none.tolerations, [{ key: 'db', operator: 'Exists' }]);
     const exporterOff = buildStatefulSet(sampleContext({ exporter: { enabled: false } })).spec!.template.spec!;
-    assert.deepEqual(exporterOff.containers.map((c) => c.name), ['postgres']);
+    assert.deepEqual(
+      exporterOff.containers.map((c) => c.name),
+      ['postgres'],
+    );
   });
 
   it('Services select primary, replicas, all and a headless set', () => {
@@ -187,7 +235,10 @@ describe('builders', () => {
     assert.deepEqual(selectors, [Roles.primary, Roles.replica, undefined]);
     const headless = buildService(ctx, 'headless');
     assert.equal(headless.spec?.clusterIP, 'None');
-    assert.deepEqual(headless.spec?.ports?.map((p) => p.port), [Ports.postgres, Ports.haNodeApi, Ports.exporter]);
+    assert.deepEqual(
+      headless.spec?.ports?.map((p) => p.port),
+      [Ports.postgres, Ports.haNodeApi, Ports.exporter],
+    );
   });
 
   it('Secrets carry the given password (generated ones are long and distinct)', () => {
@@ -199,7 +250,11 @@ describe('builders', () => {
   });
 
   it('ConfigMap seeds the dynamic settings only as bootstrapConfig, equal to what PATCH /config sends', () => {
-    const ctx = sampleContext({ postgresql: { parameters: { max_connections: '200' }, pg_hba: ['host all all 10.0.0.0/8 scram-sha-256'] }, ha: { ttl: 40, synchronousMode: 'strict' }, postgresVersion: 16 });
+    const ctx = sampleContext({
+      postgresql: { parameters: { max_connections: '200' }, pg_hba: ['host all all 10.0.0.0/8 scram-sha-256'] },
+      ha: { ttl: 40, synchronousMode: 'strict' },
+      postgresVersion: 16,
+    });
     const file = parse(buildConfigMap(ctx).data!['ha-node.yaml']!) as Record<string, unknown>;
     assert.deepEqual(file.bootstrapConfig, desiredDynamicConfig(ctx.cluster));
     assert.equal(file.pgBin, '/usr/lib/postgresql/16/bin');

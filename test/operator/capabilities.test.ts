@@ -27,7 +27,10 @@ describe('server capabilities', () => {
 
   it('see the ServiceMonitor API only when monitoring.coreos.com/v1 is served', () => {
     assert.deepEqual(capabilitiesFrom(groups('policy/v1', 'monitoring.coreos.com/v1')), { podDisruptionBudget: 'policy/v1', serviceMonitor: true });
-    assert.deepEqual(capabilitiesFrom(groups('policy/v1beta1', 'monitoring.coreos.com/v1alpha1')), { podDisruptionBudget: 'policy/v1beta1', serviceMonitor: false });
+    assert.deepEqual(capabilitiesFrom(groups('policy/v1beta1', 'monitoring.coreos.com/v1alpha1')), {
+      podDisruptionBudget: 'policy/v1beta1',
+      serviceMonitor: false,
+    });
   });
 
   it('explain each fallback, and a missing ServiceMonitor only when one is wanted', () => {

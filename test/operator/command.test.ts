@@ -22,7 +22,11 @@ describe('keelson operator (CLI)', () => {
   });
 
   it('refuses a bad flag value with a clear message and exit 1', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--relist-interval', 'soon'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--relist-interval', 'soon'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -31,7 +35,22 @@ describe('keelson operator (CLI)', () => {
   });
 
   it('refuses Lease timings a leader could not keep (renew deadline not shorter than the lease)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--leader-election-lease-duration', '5', '--leader-election-renew-deadline', '5'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bin/keelson.ts',
+        'operator',
+        '--kubeconfig',
+        server.kubeconfigPath,
+        '--leader-election-lease-duration',
+        '5',
+        '--leader-election-renew-deadline',
+        '5',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -42,8 +61,26 @@ describe('keelson operator (CLI)', () => {
   it('exits non-zero when an API outage outlasts its renew deadline, so the Deployment starts a fresh process', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--health-address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0',
-        '--leader-election-name', 'cli-lost', '--leader-election-lease-duration', '2', '--leader-election-renew-deadline', '1.5', '--leader-election-retry-period', '0.2'],
+      [
+        '--import',
+        'tsx',
+        'bin/keelson.ts',
+        'operator',
+        '--kubeconfig',
+        server.kubeconfigPath,
+        '--health-address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        '127.0.0.1:0',
+        '--leader-election-name',
+        'cli-lost',
+        '--leader-election-lease-duration',
+        '2',
+        '--leader-election-renew-deadline',
+        '1.5',
+        '--leader-election-retry-period',
+        '0.2',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, POD_NAMESPACE: 'default', POD_NAME: 'cli-lost', LOG_LEVEL: 'info' } },
     );
     let output = '';
@@ -65,17 +102,37 @@ describe('keelson operator (CLI)', () => {
   it('serves /healthz and /readyz, leads, and exits 0 on SIGTERM after releasing the Lease', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'bin/keelson.ts', 'operator', '--kubeconfig', server.kubeconfigPath, '--health-address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--leader-election-name', 'cli-test'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WATCH_NAMESPACE: 'default,other', POD_NAMESPACE: 'default', POD_NAME: 'cli-operator', LOG_LEVEL: 'info' } },
+      [
+        '--import',
+        'tsx',
+        'bin/keelson.ts',
+        'operator',
+        '--kubeconfig',
+        server.kubeconfigPath,
+        '--health-address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        '127.0.0.1:0',
+        '--leader-election-name',
+        'cli-test',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, WATCH_NAMESPACE: 'default,other', POD_NAMESPACE: 'default', POD_NAME: 'cli-operator', LOG_LEVEL: 'info' },
+      },
     );
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     try {
-      const urls = await eventually('two listening lines', async () => {
-        const found = [...stdout.matchAll(/"url":"(http:\/\/[^"]+)","msg":"listening"/g)].map((m) => m[1]!);
-        return found.length >= 2 ? found : undefined;
-      }, 20_000);
+      const urls = await eventually(
+        'two listening lines',
+        async () => {
+          const found = [...stdout.matchAll(/"url":"(http:\/\/[^"]+)","msg":"listening"/g)].map((m) => m[1]!);
+          return found.length >= 2 ? found : undefined;
+        },
+        20_000,
+      );
       const health = await eventually('a /healthz answer', async () => {
         for (const url of urls) if ((await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200) return url;
         return undefined;

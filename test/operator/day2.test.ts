@@ -28,15 +28,29 @@ describe('day-2 planning', () => {
     const old = (name: string, role: 'primary' | 'replica') => pod(name, { role, revision: 'r1' });
     const fresh = (name: string, role: 'primary' | 'replica') => pod(name, { role, revision: 'r2' });
     assert.deepEqual(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), old('demo-2', 'replica')], 'r2', 'demo-0'), {
-      type: 'deletePod', pod: 'demo-2', reason: 'rolling update: replica first',
+      type: 'deletePod',
+      pod: 'demo-2',
+      reason: 'rolling update: replica first',
     });
-    assert.equal(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), pod('demo-2', { ready: false, revision: 'r2' })], 'r2', 'demo-0').type, 'wait');
-    assert.equal(planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica')], 'r2', 'demo-0', 3).type, 'wait', 'a replaced pod that is not back yet');
+    assert.equal(
+      planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica'), pod('demo-2', { ready: false, revision: 'r2' })], 'r2', 'demo-0').type,
+      'wait',
+    );
+    assert.equal(
+      planRollout(cluster, [old('demo-0', 'primary'), old('demo-1', 'replica')], 'r2', 'demo-0', 3).type,
+      'wait',
+      'a replaced pod that is not back yet',
+    );
     assert.deepEqual(planRollout(cluster, [old('demo-0', 'primary'), fresh('demo-1', 'replica'), fresh('demo-2', 'replica')], 'r2', 'demo-0'), {
-      type: 'switchover', leader: 'demo-0', candidate: 'demo-1', reason: 'rolling update: move the primary to an updated replica',
+      type: 'switchover',
+      leader: 'demo-0',
+      candidate: 'demo-1',
+      reason: 'rolling update: move the primary to an updated replica',
     });
     assert.deepEqual(planRollout(cluster, [old('demo-0', 'replica'), fresh('demo-1', 'primary'), fresh('demo-2', 'replica')], 'r2', 'demo-1'), {
-      type: 'deletePod', pod: 'demo-0', reason: 'rolling update: replica first',
+      type: 'deletePod',
+      pod: 'demo-0',
+      reason: 'rolling update: replica first',
     });
     assert.deepEqual(planRollout(cluster, [fresh('demo-0', 'replica'), fresh('demo-1', 'primary')], 'r2', 'demo-1'), { type: 'none' });
   });
@@ -70,10 +84,15 @@ describe('day-2 planning', () => {
   });
 
   it('bounds replication slot retention to a quarter of the data volume unless the spec sets it', () => {
-    const parameters = (spec: Parameters<typeof sampleCluster>[0]) => (desiredDynamicConfig(sampleCluster(spec)).db as { parameters: Record<string, string> }).parameters;
+    const parameters = (spec: Parameters<typeof sampleCluster>[0]) =>
+      (desiredDynamicConfig(sampleCluster(spec)).db as { parameters: Record<string, string> }).parameters;
     assert.equal(parameters({ storage: { size: '64Mi' } }).max_slot_wal_keep_size, '16MB');
     assert.equal(parameters({ storage: { size: '10Gi' } }).max_slot_wal_keep_size, '2560MB');
-    assert.equal(parameters({ postgresql: { parameters: { max_slot_wal_keep_size: '-1' } } }).max_slot_wal_keep_size, '-1', 'the spec decides when it names the parameter');
+    assert.equal(
+      parameters({ postgresql: { parameters: { max_slot_wal_keep_size: '-1' } } }).max_slot_wal_keep_size,
+      '-1',
+      'the spec decides when it names the parameter',
+    );
   });
 });
 
@@ -83,7 +102,10 @@ describe('storage changes', () => {
     assert.equal(quantityBytes('500M'), 5e8);
     assert.equal(quantityBytes('lots'), undefined);
     const claim = (name: string, storage: string) => ({ metadata: { name }, spec: { resources: { requests: { storage } } } });
-    assert.deepEqual(claimsToGrow([claim('a', '1Gi'), claim('b', '10Gi'), claim('c', '1000Mi')], '2Gi').map((c) => c.metadata?.name), ['a', 'c']);
+    assert.deepEqual(
+      claimsToGrow([claim('a', '1Gi'), claim('b', '10Gi'), claim('c', '1000Mi')], '2Gi').map((c) => c.metadata?.name),
+      ['a', 'c'],
+    );
   });
 
   it('keeps the StatefulSet fields the API server will not change', () => {

@@ -61,12 +61,19 @@ if (missing && process.env.CI === 'true') {
       const operatorToken = randomBytes(16).toString('hex');
       oracle = await startOracleApiServer({ authorizationMode: 'RBAC', users: { [operatorUser]: operatorToken } });
       operatorKubeconfig = join(dir, 'operator-kubeconfig');
-      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), { mode: 0o600 });
+      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), {
+        mode: 0o600,
+      });
       await grantOperatorRules(oracle.kubeConfig, operatorUser);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaSelector);
       await installCrds(oracle.kubeConfig, logger);
-      node = await startLocalNode({ kubeconfigPath: oracle.kubeconfigPath, dir: join(dir, 'node'), ipPrefix: '127.0.46', logger: logger.child({ component: 'node' }) });
+      node = await startLocalNode({
+        kubeconfigPath: oracle.kubeconfigPath,
+        dir: join(dir, 'node'),
+        ipPrefix: '127.0.46',
+        logger: logger.child({ component: 'node' }),
+      });
       operator = await runOperator({
         kubeconfig: operatorKubeconfig,
         namespaces: [],
@@ -94,10 +101,20 @@ if (missing && process.env.CI === 'true') {
       const s = await demo.healthyWith(3, 120_000);
       assert.equal(s.members?.length, 3);
       await demo.readPassword();
-      await eventually('two streaming replicas', async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 2, 30_000);
+      await eventually(
+        'two streaming replicas',
+        async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 2,
+        30_000,
+      );
 
       const custom = oracle.kubeConfig.makeApiClient(CustomObjectsApi);
-      const pdb = (await custom.getNamespacedCustomObject({ group: 'policy', version: 'v1beta1', namespace: ns, plural: 'poddisruptionbudgets', name: 'demo' })) as { spec: { maxUnavailable: number } };
+      const pdb = (await custom.getNamespacedCustomObject({
+        group: 'policy',
+        version: 'v1beta1',
+        namespace: ns,
+        plural: 'poddisruptionbudgets',
+        name: 'demo',
+      })) as { spec: { maxUnavailable: number } };
       assert.equal(pdb.spec.maxUnavailable, 1);
       const fallback = s.conditions?.find((c) => c.type === 'ApiFallback');
       assert.equal(fallback?.status, 'True');
@@ -109,9 +126,15 @@ if (missing && process.env.CI === 'true') {
     it('the operator got there with only its RBAC rules (the server enforces them)', async () => {
       const asOperator = new OperatorKubeApi(loadKubeConfig({ kubeconfig: operatorKubeconfig }));
       // It lists and watches the Secrets it owns (reads come from watch caches), but never deletes one.
-      const denied = await asOperator.core.deleteNamespacedSecret({ namespace: ns, name: 'demo-app', dryRun: 'All' }).then(() => undefined, (err: unknown) => err);
+      const denied = await asOperator.core.deleteNamespacedSecret({ namespace: ns, name: 'demo-app', dryRun: 'All' }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       assert.equal(apiStatusCode(denied), 403, 'deleting Secrets is not among its rules');
-      const nodes = await asOperator.core.listNode().then(() => undefined, (err: unknown) => err);
+      const nodes = await asOperator.core.listNode().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       assert.equal(apiStatusCode(nodes), 403, 'listing Nodes is not among its rules');
       const role = await oracle.kubeConfig.makeApiClient(RbacAuthorizationV1Api).readNamespacedRole({ namespace: ns, name: 'demo' });
       assert.ok((role.rules?.length ?? 0) > 0, 'it could grant ha-node its Role, so it holds those rights itself');
@@ -127,8 +150,15 @@ if (missing && process.env.CI === 'true') {
       // The difference itself: the real server will not store a pod's loopback address in Endpoints.
       const primary = (await demo.pods()).find((p) => p.metadata?.labels?.['keelson.io/role'] === 'primary')!;
       const refused = await api.core
-        .createNamespacedEndpoints({ namespace: ns, dryRun: 'All', body: { metadata: { name: 'probe' }, subsets: [{ addresses: [{ ip: primary.status!.podIP! }], ports: [{ port: Ports.postgres }] }] } })
-        .then(() => undefined, (err: unknown) => err);
+        .createNamespacedEndpoints({
+          namespace: ns,
+          dryRun: 'All',
+          body: { metadata: { name: 'probe' }, subsets: [{ addresses: [{ ip: primary.status!.podIP! }], ports: [{ port: Ports.postgres }] }] },
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       assert.equal(apiStatusCode(refused), 422);
       assert.match(String((refused as { body?: unknown }).body), /loopback/);
     });
@@ -138,21 +168,37 @@ if (missing && process.env.CI === 'true') {
       const before = await demo.status();
       const idle = await writesDuringIdlePasses(operator.metricsUrl, { quietMs: 3_000, timeoutMs: 30_000 });
       const after = await demo.status();
-      assert.equal(idle.writes, 0, `idle reconciles wrote to the API: ${idle.which.join(', ')}; status before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+      assert.equal(
+        idle.writes,
+        0,
+        `idle reconciles wrote to the API: ${idle.which.join(', ')}; status before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+      );
     });
 
     it('deleting the primary pod elects a new primary within ttl + a few seconds; status and demo-rw follow', async () => {
       const { old, next, elapsedMs } = await failOver(api, ns, demo, 'e2e', 2);
       assert.notEqual(next, old);
       assert.ok(elapsedMs < 10_000 + 20_000, `new primary after ${elapsedMs} ms`);
-      assert.deepEqual((await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id), [1, 2], 'committed rows survived');
+      assert.deepEqual(
+        (await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id),
+        [1, 2],
+        'committed rows survived',
+      );
       await demo.healthyWith(3);
     });
 
     it('deletion leaves no Leases behind, and the garbage collector removes the owned objects', async () => {
       await deleteCluster(api, ns, 'demo', demo);
       const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-      await eventually('StatefulSet collected', async () => apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(() => false, (err: unknown) => apiStatusCode(err) === 404), 30_000);
+      await eventually(
+        'StatefulSet collected',
+        async () =>
+          apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(
+            () => false,
+            (err: unknown) => apiStatusCode(err) === 404,
+          ),
+        30_000,
+      );
       await eventually('pods gone', async () => (await demo.pods()).length === 0, 60_000);
     });
   });

@@ -87,9 +87,18 @@ if (missing && process.env.CI === 'true') {
       chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
       await ensureNodeNetwork(subnet);
       const operatorToken = randomBytes(16).toString('hex');
-      oracle = await startOracleApiServer({ address: subnet.apiAddress, controllers: 'all', serviceCidr: serviceCidrOfSubnet(subnet), readyTimeoutMs: 90_000, authorizationMode: 'RBAC', users: { [operatorUser]: operatorToken } });
+      oracle = await startOracleApiServer({
+        address: subnet.apiAddress,
+        controllers: 'all',
+        serviceCidr: serviceCidrOfSubnet(subnet),
+        readyTimeoutMs: 90_000,
+        authorizationMode: 'RBAC',
+        users: { [operatorUser]: operatorToken },
+      });
       const operatorKubeconfig = join(dir, 'operator-kubeconfig');
-      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), { mode: 0o600 });
+      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), {
+        mode: 0o600,
+      });
       await grantOperatorRules(oracle.kubeConfig, operatorUser);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaClusterIp);
@@ -131,26 +140,40 @@ if (missing && process.env.CI === 'true') {
       const status = await demo.healthyWith(3, 180_000);
       assert.equal(status.members?.length, 3);
       const pods = await demo.pods();
-      assert.ok(pods.every((p) => p.status?.podIP?.startsWith(`${subnet.prefix}.`)), `pods on the private network: ${pods.map((p) => p.status?.podIP).join(', ')}`);
+      assert.ok(
+        pods.every((p) => p.status?.podIP?.startsWith(`${subnet.prefix}.`)),
+        `pods on the private network: ${pods.map((p) => p.status?.podIP).join(', ')}`,
+      );
 
       const endpoints = await api.core.readNamespacedEndpoints({ namespace: ns, name: names('demo').rwService });
       const primary = pods.find((p) => p.metadata?.name === status.currentPrimary);
-      assert.deepEqual(endpoints.subsets?.flatMap((s) => (s.addresses ?? []).map((a) => a.ip)), [primary?.status?.podIP], 'demo-rw lists the primary only');
+      assert.deepEqual(
+        endpoints.subsets?.flatMap((s) => (s.addresses ?? []).map((a) => a.ip)),
+        [primary?.status?.podIP],
+        'demo-rw lists the primary only',
+      );
       // Only kube-controller-manager's Endpoints controller stamps this; the stand-in's does not.
       assert.ok(endpoints.metadata?.annotations?.['endpoints.kubernetes.io/last-change-trigger-time'], 'written by the real Endpoints controller');
       const revisions = await oracle.kubeConfig.makeApiClient(AppsV1Api).listNamespacedControllerRevision({ namespace: ns });
-      assert.ok(revisions.items.some((r) => r.metadata?.ownerReferences?.some((o) => o.kind === 'StatefulSet' && o.name === 'demo')), 'the real StatefulSet controller keeps ControllerRevisions');
+      assert.ok(
+        revisions.items.some((r) => r.metadata?.ownerReferences?.some((o) => o.kind === 'StatefulSet' && o.name === 'demo')),
+        'the real StatefulSet controller keeps ControllerRevisions',
+      );
 
       await demo.readPassword();
-      await eventually('writes through demo-rw', async () => {
-        await demo.query('demo-rw', 'CREATE TABLE IF NOT EXISTS e2e (id int PRIMARY KEY, note text)');
-        await demo.query('demo-rw', "INSERT INTO e2e VALUES (1, 'before failover') ON CONFLICT (id) DO NOTHING");
-        return true;
-      }, 30_000);
+      await eventually(
+        'writes through demo-rw',
+        async () => {
+          await demo.query('demo-rw', 'CREATE TABLE IF NOT EXISTS e2e (id int PRIMARY KEY, note text)');
+          await demo.query('demo-rw', "INSERT INTO e2e VALUES (1, 'before failover') ON CONFLICT (id) DO NOTHING");
+          return true;
+        },
+        30_000,
+      );
       committed.push(1);
     });
 
-    it('ha-node acts with its pod\'s own ServiceAccount token, within the Role the operator made', async () => {
+    it("ha-node acts with its pod's own ServiceAccount token, within the Role the operator made", async () => {
       const pods = await demo.pods();
       const tokens = podTokens(join(dir, 'node'));
       const auth = oracle.kubeConfig.makeApiClient(AuthenticationV1Api);
@@ -164,36 +187,77 @@ if (missing && process.env.CI === 'true') {
       const asPod = new KubeConfig();
       asPod.loadFromString(renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token, contextName: 'pod' }));
       const leases = await asPod.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: ns });
-      assert.ok(leases.items.some((l) => l.metadata?.name?.startsWith('demo-')), 'its Role lets it read the DCS Leases');
-      const secret = await asPod.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns, name: 'demo-superuser' }).then(() => undefined, (err: unknown) => err);
+      assert.ok(
+        leases.items.some((l) => l.metadata?.name?.startsWith('demo-')),
+        'its Role lets it read the DCS Leases',
+      );
+      const secret = await asPod
+        .makeApiClient(CoreV1Api)
+        .readNamespacedSecret({ namespace: ns, name: 'demo-superuser' })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       assert.equal(apiStatusCode(secret), 403, 'but not the Secrets');
     });
 
     // Known flaky (1 of 3 fresh-clone CI runs on this code: no new primary within 45 s of the
     // pod's deletion); it runs and reports, and does not fail the run until it is understood.
-    it('deleting the primary pod elects a new primary; the real StatefulSet controller recreates the pod and demo-rw follows', { todo: 'sometimes no new primary within 45 s on the real control plane' }, async () => {
-      const { old, next } = await failOver(api, ns, demo, 'e2e', 2);
-      committed.push(2);
-      assert.notEqual(next, old);
-      assert.deepEqual((await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id), [1, 2], 'committed rows survived');
-      const healed = await demo.healthyWith(3, 120_000);
-      assert.equal(healed.members?.find((m) => m.name === old)?.role, 'replica', `${old} came back as a replica`);
-    });
+    it(
+      'deleting the primary pod elects a new primary; the real StatefulSet controller recreates the pod and demo-rw follows',
+      { todo: 'sometimes no new primary within 45 s on the real control plane' },
+      async () => {
+        const { old, next } = await failOver(api, ns, demo, 'e2e', 2);
+        committed.push(2);
+        assert.notEqual(next, old);
+        assert.deepEqual(
+          (await demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id')).map((r) => r.id),
+          [1, 2],
+          'committed rows survived',
+        );
+        const healed = await demo.healthyWith(3, 120_000);
+        assert.equal(healed.members?.find((m) => m.name === old)?.role, 'replica', `${old} came back as a replica`);
+      },
+    );
 
     it('scale 3 → 4, declarative switchover to demo-3, then 4 → 2 switches over first and never removes the primary', async () => {
-      await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 4 } } }, mergePatch);
+      await api.custom.patchNamespacedCustomObject(
+        { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 4 } } },
+        mergePatch,
+      );
       await demo.healthyWith(4, 120_000);
-      await eventually('three streaming replicas', async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 3, 60_000);
-      await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { switchover: { targetInstance: 'demo-3' } } } }, mergePatch);
-      const done = await eventually('switchover Succeeded', async () => {
-        const s = await demo.status();
-        return s.switchover?.result === 'Succeeded' ? s : undefined;
-      }, 90_000);
+      await eventually(
+        'three streaming replicas',
+        async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 3,
+        60_000,
+      );
+      await api.custom.patchNamespacedCustomObject(
+        {
+          group: 'keelson.io',
+          version: 'v1',
+          namespace: ns,
+          plural: 'databaseclusters',
+          name: 'demo',
+          body: { spec: { switchover: { targetInstance: 'demo-3' } } },
+        },
+        mergePatch,
+      );
+      const done = await eventually(
+        'switchover Succeeded',
+        async () => {
+          const s = await demo.status();
+          return s.switchover?.result === 'Succeeded' ? s : undefined;
+        },
+        90_000,
+      );
       assert.equal(done.currentPrimary, 'demo-3');
       await eventually('demo-rw on demo-3', async () => (await demo.query('demo-rw', 'SELECT pg_is_in_recovery() AS standby'))[0]?.standby === false, 30_000);
 
       const tracker = trackPods(demo);
-      await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 2 } } }, mergePatch);
+      await api.custom.patchNamespacedCustomObject(
+        { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 2 } } },
+        mergePatch,
+      );
       const s = await demo.healthyWith(2, 120_000);
       const removed = await tracker.stop();
       assert.ok(['demo-0', 'demo-1'].includes(s.currentPrimary!), `primary ${s.currentPrimary} survives the scale-down`);
@@ -201,35 +265,63 @@ if (missing && process.env.CI === 'true') {
       for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
       // Healthy: the primary's pod is Ready and labelled; demo-rw follows once the real Endpoints controller has written it.
       const rows = await eventually('demo-rw answers after the scale-down', async () => demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 30_000);
-      assert.deepEqual(rows.map((r) => r.id), committed, 'committed rows survived');
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        committed,
+        'committed rows survived',
+      );
     });
 
     // The replaced replica comes back at once on the address its predecessor just freed: the node agent
     // must remove the old veth itself and keep the pod's MAC (pod-network.ts), or the new pod fails to start.
-    it('an image change rolls through the real StatefulSet controller\'s revisions, the old primary last; no committed write lost', async () => {
+    it("an image change rolls through the real StatefulSet controller's revisions, the old primary last; no committed write lost", async () => {
       const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-      const patch = () => api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { image: newImage } } }, mergePatch).then(() => undefined);
+      const patch = () =>
+        api.custom
+          .patchNamespacedCustomObject(
+            { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { image: newImage } } },
+            mergePatch,
+          )
+          .then(() => undefined);
       await rollOutImage(apps, ns, demo, { name: 'demo', image: newImage, instances: 2, table: 'e2e', patch, timeoutMs: 120_000 });
     });
 
     it('deletion leaves no Leases behind, and the real garbage collector removes the StatefulSet and its pods', async () => {
       await deleteCluster(api, ns, 'demo', demo);
       const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-      await eventually('StatefulSet collected', async () => apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(() => false, (err: unknown) => apiStatusCode(err) === 404), 60_000);
+      await eventually(
+        'StatefulSet collected',
+        async () =>
+          apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(
+            () => false,
+            (err: unknown) => apiStatusCode(err) === 404,
+          ),
+        60_000,
+      );
       await eventually('pods gone', async () => (await demo.pods()).length === 0, 90_000);
-
 
       // Claims outlive the cluster; deleting them completes only because the PVC protection controller
       // lifts its finalizer once no pod uses them (without it they would hang in Terminating).
       const claims = (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.filter((c) => /-demo-\d+$/.test(c.metadata?.name ?? ''));
       assert.ok(claims.length >= 2, `the StatefulSet's claims remain: ${claims.map((c) => c.metadata?.name).join(', ')}`);
-      assert.ok(claims.every((c) => c.metadata?.finalizers?.includes('kubernetes.io/pvc-protection')), 'the real server guards claims with the protection finalizer');
+      assert.ok(
+        claims.every((c) => c.metadata?.finalizers?.includes('kubernetes.io/pvc-protection')),
+        'the real server guards claims with the protection finalizer',
+      );
       await Promise.all(claims.map((c) => api.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: c.metadata!.name! })));
-      await eventually('claims deleted', async () => (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.every((c) => !claims.some((d) => d.metadata?.name === c.metadata?.name)), 60_000);
+      await eventually(
+        'claims deleted',
+        async () =>
+          (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.every(
+            (c) => !claims.some((d) => d.metadata?.name === c.metadata?.name),
+          ),
+        60_000,
+      );
     });
 
     it('the controller manager created no volume plugin folder on the host', () => {
-      if (!flexFolderBefore) assert.equal(existsSync(hostFlexFolder), false, `${hostFlexFolder} was created (--flex-volume-plugin-dir must point into the run's folder)`);
+      if (!flexFolderBefore)
+        assert.equal(existsSync(hostFlexFolder), false, `${hostFlexFolder} was created (--flex-volume-plugin-dir must point into the run's folder)`);
     });
   });
 }

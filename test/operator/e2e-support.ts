@@ -15,11 +15,23 @@ export interface ClusterStatus {
   phase?: string;
   currentPrimary?: string;
   readyInstances?: number;
-  members?: Array<{ name: string; role: string; ready: boolean; state?: string; volumes?: Array<{ volume: string; capacityBytes: number; usedBytes: number; freeBytes: number; full?: boolean }> }>;
+  members?: Array<{
+    name: string;
+    role: string;
+    ready: boolean;
+    state?: string;
+    volumes?: Array<{ volume: string; capacityBytes: number; usedBytes: number; freeBytes: number; full?: boolean }>;
+  }>;
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   diskUsage?: string;
   switchover?: { targetInstance: string; result: string };
-  pooler?: { instances: number; readyInstances: number; paused?: number; reachingPostgres?: number; readOnly?: { instances: number; readyInstances: number; onReplicas?: number } };
+  pooler?: {
+    instances: number;
+    readyInstances: number;
+    paused?: number;
+    reachingPostgres?: number;
+    readOnly?: { instances: number; readyInstances: number; onReplicas?: number };
+  };
 }
 
 /** How a test reaches a Service: its cluster IP (stand-in proxy) or a ready pod it selects. */
@@ -47,7 +59,9 @@ export const viaSelector: ServiceResolver = async (api, namespace, name) => {
 /** Phase, members and the reasons of the unhealthy conditions, in one line. */
 function describeStatus(s: ClusterStatus): string {
   const members = (s.members ?? []).map((m) => `${m.name}:${m.role}${m.ready ? '' : '(not ready)'}${m.state ? `/${m.state}` : ''}`).join(' ');
-  const reasons = (s.conditions ?? []).filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True' && c.type === 'Degraded')).map((c) => `${c.type}=${c.reason}: ${c.message}`);
+  const reasons = (s.conditions ?? [])
+    .filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True' && c.type === 'Degraded'))
+    .map((c) => `${c.type}=${c.reason}: ${c.message}`);
   return `phase ${s.phase ?? '-'}, ready ${s.readyInstances ?? 0}, primary ${s.currentPrimary ?? '-'}, members [${members}]${reasons.length ? `, ${reasons.join('; ')}` : ''}`;
 }
 
@@ -56,7 +70,15 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
   const status = async () => ((await api.readCluster(namespace, name))?.status ?? {}) as ClusterStatus;
 
   const sql = async (host: string, text: string, params: unknown[] = []) => {
-    const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
+    const client = new pg.Client({
+      host,
+      port: Ports.postgres,
+      user: 'postgres',
+      password,
+      database: 'postgres',
+      connectionTimeoutMillis: 3_000,
+      query_timeout: 10_000,
+    });
     // A server stopping under a rollout ends idle connections ("terminating connection due to
     // administrator command"): that reaches the query as a rejection; without a listener it would
     // also surface as an uncaught 'error' event after the test that made the client ended.
@@ -73,7 +95,13 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
     status,
     sql,
     async create(spec: Record<string, unknown>): Promise<void> {
-      await api.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec } });
+      await api.custom.createNamespacedCustomObject({
+        group,
+        version,
+        namespace,
+        plural,
+        body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec },
+      });
     },
     async readPassword(): Promise<void> {
       const secret = await api.core.readNamespacedSecret({ namespace, name: `${name}-superuser` });
@@ -88,20 +116,24 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
       return api.listPods(namespace, selectorString(podSelector(name)));
     },
     healthyWith(instances: number, timeoutMs = 90_000) {
-      return eventually(`${name} Healthy with ${instances} instances`, async () => {
-        const s = await status();
-        const roles = s.members?.map((m) => m.role) ?? [];
-        const primaries = roles.filter((r) => r === 'primary').length;
-        if (s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1) {
-          // Healthy means the pod labelled primary is Ready (ADR 0510); the Endpoints and the proxy
-          // follow that pod change on their own clock, so the client's view is checked too.
-          const host = await resolve(api, namespace, `${name}-rw`);
-          if (host && (await acceptsConnection(host, Ports.postgres))) return s;
-          throw new Error(`Healthy, but ${name}-rw (${host ?? 'no address'}) does not accept connections yet`);
-        }
-        // Thrown, not returned: a timeout then says where the cluster stood.
-        throw new Error(`last status: ${describeStatus(s)}`);
-      }, timeoutMs);
+      return eventually(
+        `${name} Healthy with ${instances} instances`,
+        async () => {
+          const s = await status();
+          const roles = s.members?.map((m) => m.role) ?? [];
+          const primaries = roles.filter((r) => r === 'primary').length;
+          if (s.phase === 'Healthy' && s.readyInstances === instances && primaries === 1 && roles.filter((r) => r === 'replica').length === instances - 1) {
+            // Healthy means the pod labelled primary is Ready (ADR 0510); the Endpoints and the proxy
+            // follow that pod change on their own clock, so the client's view is checked too.
+            const host = await resolve(api, namespace, `${name}-rw`);
+            if (host && (await acceptsConnection(host, Ports.postgres))) return s;
+            throw new Error(`Healthy, but ${name}-rw (${host ?? 'no address'}) does not accept connections yet`);
+          }
+          // Thrown, not returned: a timeout then says where the cluster stood.
+          throw new Error(`last status: ${describeStatus(s)}`);
+        },
+        timeoutMs,
+      );
     },
     async events(): Promise<Array<{ reason?: string; message?: string }>> {
       return (await api.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === name);
@@ -121,16 +153,24 @@ export async function failOver(api: OperatorKubeApi, namespace: string, driver: 
   const old = (await driver.status()).currentPrimary!;
   const started = Date.now();
   await api.core.deleteNamespacedPod({ namespace, name: old });
-  const next = await eventually('a new primary', async () => {
-    const s = await driver.status();
-    return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
-  }, 45_000);
+  const next = await eventually(
+    'a new primary',
+    async () => {
+      const s = await driver.status();
+      return s.currentPrimary && s.currentPrimary !== old ? s.currentPrimary : undefined;
+    },
+    45_000,
+  );
   const elapsedMs = Date.now() - started;
   const rw = `${old.replace(/-\d+$/, '')}-rw`;
-  await eventually(`write through ${rw} after failover`, async () => {
-    await driver.query(rw, `INSERT INTO ${table} (id, note) VALUES ($1, 'after failover') ON CONFLICT (id) DO NOTHING`, [id]);
-    return true;
-  }, 30_000);
+  await eventually(
+    `write through ${rw} after failover`,
+    async () => {
+      await driver.query(rw, `INSERT INTO ${table} (id, note) VALUES ($1, 'after failover') ON CONFLICT (id) DO NOTHING`, [id]);
+      return true;
+    },
+    30_000,
+  );
   return { old, next, elapsedMs };
 }
 
@@ -248,34 +288,72 @@ export async function grantOperatorRules(admin: KubeConfig, user: string): Promi
  * rollout must hold: each pod replaced once, the old primary last and as a replica, writes went
  * on, none committed was lost. Returns the replacements for checks of the caller's own.
  */
-export async function rollOutImage(apps: AppsV1Api, namespace: string, driver: ClusterDriver, options: { name: string; image: string; instances: number; table: string; patch: () => Promise<void>; timeoutMs: number }) {
+export async function rollOutImage(
+  apps: AppsV1Api,
+  namespace: string,
+  driver: ClusterDriver,
+  options: { name: string; image: string; instances: number; table: string; patch: () => Promise<void>; timeoutMs: number },
+) {
   const before = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
   const oldPrimary = (await driver.status()).currentPrimary!;
   const tracker = trackPods(driver);
   const writer = keepWriting(driver, `${options.name}-rw`, options.table, 1000);
   await options.patch();
-  const revision = await eventually('a new update revision', async () => {
-    const rev = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
-    return rev && rev !== before ? rev : undefined;
-  }, 30_000);
-  await eventually('every pod on the new revision and image, one primary', async () => {
-    const pods = await driver.pods();
-    const s = await driver.status();
-    const updated = pods.every((p) => p.metadata?.labels?.['controller-revision-hash'] === revision && p.spec?.containers[0]?.image === options.image && !p.metadata?.deletionTimestamp);
-    if (pods.length === options.instances && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1) return true;
-    // Thrown, not returned: a timeout then says where the rollout stood.
-    const podsText = pods.map((p) => `${p.metadata?.name}:${p.metadata?.labels?.['controller-revision-hash']}:${p.spec?.containers[0]?.image}${p.metadata?.deletionTimestamp ? ':deleting' : ''}`).join(' ');
-    const events = (await driver.events()).slice(-4).map((e) => `${e.reason}: ${e.message}`).join(' | ');
-    throw new Error(`revision ${revision}; pods ${podsText}; ${describeStatus(s)}; events ${events}`);
-  }, options.timeoutMs);
+  const revision = await eventually(
+    'a new update revision',
+    async () => {
+      const rev = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
+      return rev && rev !== before ? rev : undefined;
+    },
+    30_000,
+  );
+  await eventually(
+    'every pod on the new revision and image, one primary',
+    async () => {
+      const pods = await driver.pods();
+      const s = await driver.status();
+      const updated = pods.every(
+        (p) =>
+          p.metadata?.labels?.['controller-revision-hash'] === revision && p.spec?.containers[0]?.image === options.image && !p.metadata?.deletionTimestamp,
+      );
+      if (pods.length === options.instances && updated && s.phase === 'Healthy' && s.members?.filter((m) => m.role === 'primary').length === 1) return true;
+      // Thrown, not returned: a timeout then says where the rollout stood.
+      const podsText = pods
+        .map(
+          (p) =>
+            `${p.metadata?.name}:${p.metadata?.labels?.['controller-revision-hash']}:${p.spec?.containers[0]?.image}${p.metadata?.deletionTimestamp ? ':deleting' : ''}`,
+        )
+        .join(' ');
+      const events = (await driver.events())
+        .slice(-4)
+        .map((e) => `${e.reason}: ${e.message}`)
+        .join(' | ');
+      throw new Error(`revision ${revision}; pods ${podsText}; ${describeStatus(s)}; events ${events}`);
+    },
+    options.timeoutMs,
+  );
   const committed = await writer.stop();
   const replaced = await tracker.stop();
-  assert.deepEqual(replaced.map((r) => r.name).sort(), Array.from({ length: options.instances }, (_, i) => `${options.name}-${i}`), 'each pod replaced once');
+  assert.deepEqual(
+    replaced.map((r) => r.name).sort(),
+    Array.from({ length: options.instances }, (_, i) => `${options.name}-${i}`),
+    'each pod replaced once',
+  );
   const last = replaced.at(-1)!;
   assert.equal(last.name, oldPrimary, 'the old primary last');
   assert.equal(last.role, 'replica', 'the old primary was switched over before its pod went');
   assert.ok(committed.length > 0, 'writes went on during the rollout');
-  const present = new Set(await eventually(`${options.name}-rw answers`, async () => (await driver.query(`${options.name}-rw`, `SELECT id FROM ${options.table} ORDER BY id`)).map((r) => r.id as number), 30_000));
-  assert.deepEqual(committed.filter((id) => !present.has(id)), [], 'every committed write survived the rollout');
+  const present = new Set(
+    await eventually(
+      `${options.name}-rw answers`,
+      async () => (await driver.query(`${options.name}-rw`, `SELECT id FROM ${options.table} ORDER BY id`)).map((r) => r.id as number),
+      30_000,
+    ),
+  );
+  assert.deepEqual(
+    committed.filter((id) => !present.has(id)),
+    [],
+    'every committed write survived the rollout',
+  );
   return { oldPrimary, replaced };
 }

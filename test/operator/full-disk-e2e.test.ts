@@ -40,7 +40,15 @@ function startWriter(host: string, password: string, rowBytes: number, pauseMs: 
       const started = Date.now();
       try {
         if (!client) {
-          client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 3_000, query_timeout: 20_000 });
+          client = new pg.Client({
+            host,
+            port: Ports.postgres,
+            user: 'postgres',
+            password,
+            database: 'postgres',
+            connectionTimeoutMillis: 3_000,
+            query_timeout: 20_000,
+          });
           client.on('error', () => undefined);
           await client.connect();
         }
@@ -79,133 +87,206 @@ async function dataVolume(host: string): Promise<VolumeView | undefined> {
   return data ? { capacity: data.capacity_bytes, used: data.used_bytes } : undefined;
 }
 
-describe('full data volumes end to end (stand-in with real capacity, real PostgreSQL)', { skip: process.getuid?.() !== 0 && 'claims of a real size need root', timeout: 600_000 }, () => {
-  let e2e: E2eStack;
-  let api: OperatorKubeApi;
+describe(
+  'full data volumes end to end (stand-in with real capacity, real PostgreSQL)',
+  { skip: process.getuid?.() !== 0 && 'claims of a real size need root', timeout: 600_000 },
+  () => {
+    let e2e: E2eStack;
+    let api: OperatorKubeApi;
 
-  before(async () => {
-    e2e = await startE2eStack('full-disk', { logger, ipPrefix: '127.0.61' });
-    ({ api } = e2e);
-  });
+    before(async () => {
+      e2e = await startE2eStack('full-disk', { logger, ipPrefix: '127.0.61' });
+      ({ api } = e2e);
+    });
 
-  after(async () => {
-    await e2e?.close();
-    if (e2e) assert.deepEqual(claimMountsUnder(`${e2e.dir}/node`), [], 'no claim volume left mounted');
-  });
+    after(async () => {
+      await e2e?.close();
+      if (e2e) assert.deepEqual(claimMountsUnder(`${e2e.dir}/node`), [], 'no claim volume left mounted');
+    });
 
-  async function primaryHost(driver: ClusterDriver): Promise<string> {
-    return eventually('the primary address', async () => {
-      const primary = (await driver.status()).currentPrimary;
-      return (await driver.pods()).find((p) => p.metadata?.name === primary)?.status?.podIP;
-    }, 60_000);
-  }
-
-  async function prepare(name: string, storage: Record<string, unknown>, more: Record<string, unknown> = {}): Promise<{ driver: ClusterDriver; host: string }> {
-    const driver = clusterDriver(api, ns, name, viaSelector);
-    await driver.create({ instances: 1, storage, ha, postgresql: { parameters }, ...more });
-    await driver.healthyWith(1, 180_000);
-    await driver.readPassword();
-    const host = await primaryHost(driver);
-    await driver.sql(host, 'CREATE TABLE fill (id integer PRIMARY KEY, pad text)');
-    // Uncompressible rows: the volume fills by what is written.
-    await driver.sql(host, "ALTER TABLE fill ALTER COLUMN pad SET STORAGE EXTERNAL");
-    return { driver, host };
-  }
-
-  it('auto-grow keeps a writer going with no failed transaction; figures: threshold to grown volume, longest stall', async () => {
-    const { driver, host } = await prepare('grow', { size: '64Mi', autoGrow: { threshold: 75, step: '32Mi', max: '256Mi' } });
-    const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'grow-superuser' })).data!.password!;
-    const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 100);
-    const growths: Array<{ from: number; to: number; thresholdToGrownMs: number }> = [];
-    let crossedAt: number | undefined;
-    let capacity = 64 * mi;
-    try {
-      await eventually('two growths', async () => {
-        const view = await dataVolume(host).catch(() => undefined);
-        if (!view) return undefined;
-        const now = Date.now();
-        if (view.capacity > capacity) {
-          growths.push({ from: capacity, to: view.capacity, thresholdToGrownMs: crossedAt ? now - crossedAt : Number.NaN });
-          capacity = view.capacity;
-          crossedAt = undefined;
-        } else if (crossedAt === undefined && view.used / view.capacity >= 0.75) crossedAt = now;
-        return growths.length >= 2 ? true : undefined;
-      }, 300_000);
-    } finally {
-      await writer.stop();
+    async function primaryHost(driver: ClusterDriver): Promise<string> {
+      return eventually(
+        'the primary address',
+        async () => {
+          const primary = (await driver.status()).currentPrimary;
+          return (await driver.pods()).find((p) => p.metadata?.name === primary)?.status?.podIP;
+        },
+        60_000,
+      );
     }
-    const report = writer.report;
-    process.stderr.write(`# auto-grow: ${growths.map((g) => `${g.from / mi}Mi → ${g.to / mi}Mi in ${g.thresholdToGrownMs} ms from the threshold`).join('; ')}; ${report.acknowledged.length} transactions, longest stall ${report.longestStallMs} ms\n`);
-    assert.deepEqual(report.failures, [], 'no transaction failed');
-    const rows = await driver.sql(host, 'SELECT count(*)::int AS n FROM fill');
-    assert.equal(rows[0]?.n, report.acknowledged.length);
-    const events = await driver.events();
-    assert.ok(events.some((e) => e.reason === 'VolumeAutoGrow' && /pgdata-grow-0 64Mi → 96Mi: data volume \d+% used \(threshold 75%\)/.test(e.message ?? '')));
-    const status = await eventually('status.members showing the grown volume', async () => {
-      const s = await driver.status();
-      return (s.members?.[0]?.volumes?.[0]?.capacityBytes ?? 0) >= 128 * mi ? s : undefined;
-    }, 30_000);
-    assert.equal(status.conditions?.find((c) => c.type === 'VolumeAutoGrow')?.status, 'True');
-    assert.match(status.diskUsage ?? '', /^grow-0 \d+%$/);
-    assert.equal((await driver.sql(host, 'SHOW max_slot_wal_keep_size'))[0]?.max_slot_wal_keep_size, '16MB', 'slot retention bounded from spec.storage.size');
-  });
 
-  it('without auto-grow the primary stops taking writes, keeps what it acknowledged, and takes writes again once the claim is grown', async () => {
-    const { driver, host } = await prepare('nogrow', { size: '64Mi' });
-    const before = (await driver.sql(host, "SELECT system_identifier::text AS id FROM pg_control_system()"))[0]?.id;
-    const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'nogrow-superuser' })).data!.password!;
-    const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 5);
-    let report: WriterReport;
-    // ha-node's word while the volume fills (checkpoints may free some WAL afterwards).
-    let warning: string | undefined;
-    try {
-      await eventually('the writer refused and ha-node warning about the volume', async () => {
-        if (!warning) {
-          const doc = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as { disk_warnings?: string[] };
-          warning = doc.disk_warnings?.[0];
-        }
-        return writer.report.failures.length >= 3 && warning ? true : undefined;
-      }, 300_000);
-    } finally {
-      report = await writer.stop();
+    async function prepare(
+      name: string,
+      storage: Record<string, unknown>,
+      more: Record<string, unknown> = {},
+    ): Promise<{ driver: ClusterDriver; host: string }> {
+      const driver = clusterDriver(api, ns, name, viaSelector);
+      await driver.create({ instances: 1, storage, ha, postgresql: { parameters }, ...more });
+      await driver.healthyWith(1, 180_000);
+      await driver.readPassword();
+      const host = await primaryHost(driver);
+      await driver.sql(host, 'CREATE TABLE fill (id integer PRIMARY KEY, pad text)');
+      // Uncompressible rows: the volume fills by what is written.
+      await driver.sql(host, 'ALTER TABLE fill ALTER COLUMN pad SET STORAGE EXTERNAL');
+      return { driver, host };
     }
-    assert.match(warning!, /^data volume \d+% used .*(nearly full|full)/);
 
-    // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory, and
-    // takes more than the full volume could ever have held.
-    const freeBefore = (await dataVolume(host))!;
-    await api.custom.patchNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'nogrow', body: { spec: { storage: { size: '128Mi' } } } }, mergePatch);
-    const grownAt = Date.now();
-    const rows = Math.ceil((freeBefore.capacity - freeBefore.used + 8 * mi) / (64 * 1024));
-    await eventually('a write larger than the old volume\'s free space taken', async () => {
-      await driver.sql(host, `INSERT INTO fill (id, pad) SELECT -g, string_agg(md5(random()::text), '') FROM generate_series(1, $1) g, generate_series(1, 2048) s GROUP BY g`, [rows]);
-      return true;
-    }, 180_000);
-    process.stderr.write(`# no auto-grow: ${report.acknowledged.length} acknowledged before the volume filled; ${rows} rows of 64 KiB (more than the ${Math.round((freeBefore.capacity - freeBefore.used) / mi)} MiB free) taken ${Date.now() - grownAt} ms after the growth\n`);
-    const ids = new Set((await driver.sql(host, 'SELECT id FROM fill')).map((r) => r.id as number));
-    assert.deepEqual(report.acknowledged.filter((id) => !ids.has(id)), [], 'every acknowledged row is there');
-    const after = (await driver.sql(host, "SELECT system_identifier::text AS id FROM pg_control_system()"))[0]?.id;
-    assert.equal(after, before, 'the same database system: no re-clone, no new initdb');
-    const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-nogrow-0' });
-    assert.equal(claim.status?.capacity?.storage, '128Mi');
-  });
+    it('auto-grow keeps a writer going with no failed transaction; figures: threshold to grown volume, longest stall', async () => {
+      const { driver, host } = await prepare('grow', { size: '64Mi', autoGrow: { threshold: 75, step: '32Mi', max: '256Mi' } });
+      const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'grow-superuser' })).data!.password!;
+      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 100);
+      const growths: Array<{ from: number; to: number; thresholdToGrownMs: number }> = [];
+      let crossedAt: number | undefined;
+      let capacity = 64 * mi;
+      try {
+        await eventually(
+          'two growths',
+          async () => {
+            const view = await dataVolume(host).catch(() => undefined);
+            if (!view) return undefined;
+            const now = Date.now();
+            if (view.capacity > capacity) {
+              growths.push({ from: capacity, to: view.capacity, thresholdToGrownMs: crossedAt ? now - crossedAt : Number.NaN });
+              capacity = view.capacity;
+              crossedAt = undefined;
+            } else if (crossedAt === undefined && view.used / view.capacity >= 0.75) crossedAt = now;
+            return growths.length >= 2 ? true : undefined;
+          },
+          300_000,
+        );
+      } finally {
+        await writer.stop();
+      }
+      const report = writer.report;
+      process.stderr.write(
+        `# auto-grow: ${growths.map((g) => `${g.from / mi}Mi → ${g.to / mi}Mi in ${g.thresholdToGrownMs} ms from the threshold`).join('; ')}; ${report.acknowledged.length} transactions, longest stall ${report.longestStallMs} ms\n`,
+      );
+      assert.deepEqual(report.failures, [], 'no transaction failed');
+      const rows = await driver.sql(host, 'SELECT count(*)::int AS n FROM fill');
+      assert.equal(rows[0]?.n, report.acknowledged.length);
+      const events = await driver.events();
+      assert.ok(
+        events.some((e) => e.reason === 'VolumeAutoGrow' && /pgdata-grow-0 64Mi → 96Mi: data volume \d+% used \(threshold 75%\)/.test(e.message ?? '')),
+      );
+      const status = await eventually(
+        'status.members showing the grown volume',
+        async () => {
+          const s = await driver.status();
+          return (s.members?.[0]?.volumes?.[0]?.capacityBytes ?? 0) >= 128 * mi ? s : undefined;
+        },
+        30_000,
+      );
+      assert.equal(status.conditions?.find((c) => c.type === 'VolumeAutoGrow')?.status, 'True');
+      assert.match(status.diskUsage ?? '', /^grow-0 \d+%$/);
+      assert.equal((await driver.sql(host, 'SHOW max_slot_wal_keep_size'))[0]?.max_slot_wal_keep_size, '16MB', 'slot retention bounded from spec.storage.size');
+    });
 
-  it('walStorage puts pg_wal on a claim of its own, reported as the wal volume and grown by walStorage.autoGrow', async () => {
-    const { driver, host } = await prepare('walvol', { size: '128Mi' }, { walStorage: { size: '64Mi', autoGrow: { threshold: 60, step: '32Mi', max: '128Mi' } } });
-    const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
-    assert.equal(claim.status?.capacity?.storage, '64Mi');
-    const volumes = async () => ((await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as { volumes?: Array<{ volume: string; capacity_bytes: number }> }).volumes ?? [];
-    assert.deepEqual((await volumes()).map((v) => [v.volume, v.capacity_bytes]), [['data', 128 * mi], ['wal', 64 * mi]]);
-    // WAL the checkpoints keep (max_wal_size 48MB) passes 60% of 64Mi: the WAL claim grows, the data claim does not.
-    await driver.sql(host, 'CREATE TABLE churn (pad text)');
-    await eventually('the WAL claim grown', async () => {
-      await driver.sql(host, "INSERT INTO churn SELECT repeat(md5(random()::text), 32) FROM generate_series(1, 2000)");
-      await driver.sql(host, 'TRUNCATE churn');
-      const grown = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
-      return grown.status?.capacity?.storage === '96Mi' ? true : undefined;
-    }, 180_000);
-    assert.ok((await driver.events()).some((e) => e.reason === 'VolumeAutoGrow' && /^pgwal-walvol-0 64Mi → 96Mi: wal volume \d+% used \(threshold 60%\)$/.test(e.message ?? '')));
-    assert.equal((await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-walvol-0' })).spec?.resources?.requests?.storage, '128Mi');
-    assert.equal((await driver.sql(host, 'SHOW max_slot_wal_keep_size'))[0]?.max_slot_wal_keep_size, '16MB', 'a quarter of the WAL volume');
-  });
-});
+    it('without auto-grow the primary stops taking writes, keeps what it acknowledged, and takes writes again once the claim is grown', async () => {
+      const { driver, host } = await prepare('nogrow', { size: '64Mi' });
+      const before = (await driver.sql(host, 'SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id;
+      const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'nogrow-superuser' })).data!.password!;
+      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 5);
+      let report: WriterReport;
+      // ha-node's word while the volume fills (checkpoints may free some WAL afterwards).
+      let warning: string | undefined;
+      try {
+        await eventually(
+          'the writer refused and ha-node warning about the volume',
+          async () => {
+            if (!warning) {
+              const doc = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as {
+                disk_warnings?: string[];
+              };
+              warning = doc.disk_warnings?.[0];
+            }
+            return writer.report.failures.length >= 3 && warning ? true : undefined;
+          },
+          300_000,
+        );
+      } finally {
+        report = await writer.stop();
+      }
+      assert.match(warning!, /^data volume \d+% used .*(nearly full|full)/);
+
+      // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory, and
+      // takes more than the full volume could ever have held.
+      const freeBefore = (await dataVolume(host))!;
+      await api.custom.patchNamespacedCustomObject(
+        { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'nogrow', body: { spec: { storage: { size: '128Mi' } } } },
+        mergePatch,
+      );
+      const grownAt = Date.now();
+      const rows = Math.ceil((freeBefore.capacity - freeBefore.used + 8 * mi) / (64 * 1024));
+      await eventually(
+        "a write larger than the old volume's free space taken",
+        async () => {
+          await driver.sql(
+            host,
+            `INSERT INTO fill (id, pad) SELECT -g, string_agg(md5(random()::text), '') FROM generate_series(1, $1) g, generate_series(1, 2048) s GROUP BY g`,
+            [rows],
+          );
+          return true;
+        },
+        180_000,
+      );
+      process.stderr.write(
+        `# no auto-grow: ${report.acknowledged.length} acknowledged before the volume filled; ${rows} rows of 64 KiB (more than the ${Math.round((freeBefore.capacity - freeBefore.used) / mi)} MiB free) taken ${Date.now() - grownAt} ms after the growth\n`,
+      );
+      const ids = new Set((await driver.sql(host, 'SELECT id FROM fill')).map((r) => r.id as number));
+      assert.deepEqual(
+        report.acknowledged.filter((id) => !ids.has(id)),
+        [],
+        'every acknowledged row is there',
+      );
+      const after = (await driver.sql(host, 'SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id;
+      assert.equal(after, before, 'the same database system: no re-clone, no new initdb');
+      const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-nogrow-0' });
+      assert.equal(claim.status?.capacity?.storage, '128Mi');
+    });
+
+    it('walStorage puts pg_wal on a claim of its own, reported as the wal volume and grown by walStorage.autoGrow', async () => {
+      const { driver, host } = await prepare(
+        'walvol',
+        { size: '128Mi' },
+        { walStorage: { size: '64Mi', autoGrow: { threshold: 60, step: '32Mi', max: '128Mi' } } },
+      );
+      const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
+      assert.equal(claim.status?.capacity?.storage, '64Mi');
+      const volumes = async () =>
+        (
+          (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as {
+            volumes?: Array<{ volume: string; capacity_bytes: number }>;
+          }
+        ).volumes ?? [];
+      assert.deepEqual(
+        (await volumes()).map((v) => [v.volume, v.capacity_bytes]),
+        [
+          ['data', 128 * mi],
+          ['wal', 64 * mi],
+        ],
+      );
+      // WAL the checkpoints keep (max_wal_size 48MB) passes 60% of 64Mi: the WAL claim grows, the data claim does not.
+      await driver.sql(host, 'CREATE TABLE churn (pad text)');
+      await eventually(
+        'the WAL claim grown',
+        async () => {
+          await driver.sql(host, 'INSERT INTO churn SELECT repeat(md5(random()::text), 32) FROM generate_series(1, 2000)');
+          await driver.sql(host, 'TRUNCATE churn');
+          const grown = await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgwal-walvol-0' });
+          return grown.status?.capacity?.storage === '96Mi' ? true : undefined;
+        },
+        180_000,
+      );
+      assert.ok(
+        (await driver.events()).some(
+          (e) => e.reason === 'VolumeAutoGrow' && /^pgwal-walvol-0 64Mi → 96Mi: wal volume \d+% used \(threshold 60%\)$/.test(e.message ?? ''),
+        ),
+      );
+      assert.equal(
+        (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'pgdata-walvol-0' })).spec?.resources?.requests?.storage,
+        '128Mi',
+      );
+      assert.equal((await driver.sql(host, 'SHOW max_slot_wal_keep_size'))[0]?.max_slot_wal_keep_size, '16MB', 'a quarter of the WAL volume');
+    });
+  },
+);

@@ -55,11 +55,22 @@ describe('a pass over an unchanged cluster', () => {
     api = new OperatorKubeApi(server.kubeConfig);
     // Two members of "quiet" (ha-node's scope is the cluster name): quiet-0 holds the lock.
     for (const name of ['quiet-0', 'quiet-1']) {
-      const dcs = new LeaseDcs({ kubeConfig: kubeConfigAs(server, `member-${name}`, join(cacheDir, name)), namespace: ns, scope: 'quiet', name, ttl: () => 600, requestTimeoutMs: () => 3000, logger });
+      const dcs = new LeaseDcs({
+        kubeConfig: kubeConfigAs(server, `member-${name}`, join(cacheDir, name)),
+        namespace: ns,
+        scope: 'quiet',
+        name,
+        ttl: () => 600,
+        requestTimeoutMs: () => 3000,
+        logger,
+      });
       members.push(dcs);
     }
     const primaryDcs = members[0]!;
-    const app = createHaNodeApp({ snapshot: snapshotFor('quiet-0', 'quiet', primaryDcs), dcs: primaryDcs, logger, wake: () => undefined, credentials: null }, createOpsModules({ credentials: null }));
+    const app = createHaNodeApp(
+      { snapshot: snapshotFor('quiet-0', 'quiet', primaryDcs), dcs: primaryDcs, logger, wake: () => undefined, credentials: null },
+      createOpsModules({ credentials: null }),
+    );
     haServer = createServer((request, response) => {
       if (counting) haRequests.push(`${request.method} ${request.url}`);
       app(request, response);
@@ -90,22 +101,38 @@ describe('a pass over an unchanged cluster', () => {
   });
 
   it('sends no request to the API server besides its watches', async () => {
-    await api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'quiet' }, spec: { instances: 2 } } });
-    await eventually('the StatefulSet', async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'quiet', namespace: ns } })) !== undefined);
+    await api.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'quiet' }, spec: { instances: 2 } },
+    });
+    await eventually(
+      'the StatefulSet',
+      async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'quiet', namespace: ns } })) !== undefined,
+    );
     await createInstancePod(api, ns, 'quiet', 0, 'primary');
     await createInstancePod(api, ns, 'quiet', 1, 'replica');
     const claim = await api.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: 'pgdata-quiet-0', labels: { 'keelson.io/cluster': 'quiet', 'app.kubernetes.io/component': 'database' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      body: {
+        metadata: { name: 'pgdata-quiet-0', labels: { 'keelson.io/cluster': 'quiet', 'app.kubernetes.io/component': 'database' } },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     });
     await api.core.patchNamespacedPersistentVolumeClaimStatus({ namespace: ns, name: claim.metadata!.name!, body: { status: { phase: 'Bound' } } }, mergePatch);
     // Converged: a pass that writes nothing, after the watches delivered what the writes made.
-    await eventually('a pass without writes', async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      const before = await writes();
-      await controller.reconcileKey(`${ns}/quiet`);
-      return (await writes()) === before;
-    }, 30_000);
+    await eventually(
+      'a pass without writes',
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        const before = await writes();
+        await controller.reconcileKey(`${ns}/quiet`);
+        return (await writes()) === before;
+      },
+      30_000,
+    );
 
     counting = true;
     for (let pass = 0; pass < 3; pass += 1) await controller.reconcileKey(`${ns}/quiet`);
@@ -122,19 +149,36 @@ describe('a pass over an unchanged cluster', () => {
       version,
       namespace: ns,
       plural,
-      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'kept' }, spec: { instances: 1, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } } },
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: 'DatabaseCluster',
+        metadata: { name: 'kept' },
+        spec: { instances: 1, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }] } },
+      },
     });
-    await api.createBackup(ns, { apiVersion: `${group}/${version}`, kind: 'Backup', metadata: { name: 'kept-manual', namespace: ns }, spec: { cluster: 'kept', type: 'full' } });
-    await eventually('the StatefulSet', async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'kept', namespace: ns } })) !== undefined);
+    await api.createBackup(ns, {
+      apiVersion: `${group}/${version}`,
+      kind: 'Backup',
+      metadata: { name: 'kept-manual', namespace: ns },
+      spec: { cluster: 'kept', type: 'full' },
+    });
+    await eventually(
+      'the StatefulSet',
+      async () => (await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'kept', namespace: ns } })) !== undefined,
+    );
     await createInstancePod(api, ns, 'kept', 0, 'primary');
     // The pass marks the Backup Pending (no member can take it: the pod has no address) and then writes nothing.
-    await eventually('the Backup Pending and a pass without writes', async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      const before = await writes();
-      await controller.reconcileKey(`${ns}/kept`);
-      const backups = await api.listBackupsLive(ns);
-      return (await writes()) === before && backups.items.some((b) => (b.status as { phase?: string } | undefined)?.phase === 'Pending');
-    }, 30_000);
+    await eventually(
+      'the Backup Pending and a pass without writes',
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        const before = await writes();
+        await controller.reconcileKey(`${ns}/kept`);
+        const backups = await api.listBackupsLive(ns);
+        return (await writes()) === before && backups.items.some((b) => (b.status as { phase?: string } | undefined)?.phase === 'Pending');
+      },
+      30_000,
+    );
 
     requests.length = 0;
     counting = true;

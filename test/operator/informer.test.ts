@@ -27,7 +27,8 @@ describe('Informer (lib/kube/informer.ts) against the stand-in', () => {
   let staleAnswer: { items: V1ConfigMap[]; resourceVersion: string } | undefined;
 
   const has = (event: InformerEvent, name: string) => events.some(([e, n]) => e === event && n === name);
-  const configMap = (name: string) => writer.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name, labels: { app: 'informer-test' } }, data: { a: '1' } } });
+  const configMap = (name: string) =>
+    writer.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name, labels: { app: 'informer-test' } }, data: { a: '1' } } });
 
   before(async () => {
     server = await startTestApiServer();
@@ -44,7 +45,11 @@ describe('Informer (lib/kube/informer.ts) against the stand-in', () => {
         const answer = staleAnswer;
         staleAnswer = undefined;
         if (answer) return answer;
-        const list = await reader.listNamespacedConfigMap({ namespace: ns, labelSelector: 'app=informer-test', ...(resourceVersion ? { resourceVersion } : {}) });
+        const list = await reader.listNamespacedConfigMap({
+          namespace: ns,
+          labelSelector: 'app=informer-test',
+          ...(resourceVersion ? { resourceVersion } : {}),
+        });
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       },
       relistIntervalMs: 60_000,
@@ -97,25 +102,40 @@ describe('Informer (lib/kube/informer.ts) against the stand-in', () => {
     assert.equal(informer.get(`${ns}/before-start`), undefined);
     assert.ok(restarts.includes('error') || restarts.includes('expired'), `restart reasons: ${restarts.join(',')}`);
     // The relists after the broken watch named the version seen: a list no older than it still shows what was missed.
-    assert.ok(listVersions.slice(1).every((v) => /^\d+$/.test(v)), `list versions: ${listVersions.join(',')}`);
+    assert.ok(
+      listVersions.slice(1).every((v) => /^\d+$/.test(v)),
+      `list versions: ${listVersions.join(',')}`,
+    );
   });
 
   it('periodic relist hands every object to onResync, asking for a list no older than what it has seen', async () => {
     const before = resyncs;
-    const seen = informer.list().map((c) => BigInt(c.metadata!.resourceVersion!)).reduce((a, b) => (a > b ? a : b));
+    const seen = informer
+      .list()
+      .map((c) => BigInt(c.metadata!.resourceVersion!))
+      .reduce((a, b) => (a > b ? a : b));
     await informer.relist();
     assert.equal(resyncs, before + 1);
     const asked = listVersions.at(-1) ?? '';
-    assert.match(asked, /^\d+$/, 'a periodic relist names a version (served from the API server\'s watch cache)');
+    assert.match(asked, /^\d+$/, "a periodic relist names a version (served from the API server's watch cache)");
     assert.ok(BigInt(asked) >= seen, `asked ${asked}, seen ${seen}`);
-    assert.deepEqual(informer.list().map((c) => c.metadata?.name).sort(), ['after-close', 'after-reset', 'after-start', 'while-down']);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((c) => c.metadata?.name)
+        .sort(),
+      ['after-close', 'after-reset', 'after-start', 'while-down'],
+    );
   });
 
   it('a relist answered from an older cache state neither steps back nor drops newer objects', async () => {
     const older = await reader.listNamespacedConfigMap({ namespace: ns, labelSelector: 'app=informer-test' });
     await writer.patchNamespacedConfigMap({ namespace: ns, name: 'after-start', body: [{ op: 'replace', path: '/data/a', value: '3' }] });
     await configMap('after-older-list');
-    await eventually('the watch delivered both', async () => informer.get(`${ns}/after-start`)?.data?.a === '3' && informer.get(`${ns}/after-older-list`) !== undefined);
+    await eventually(
+      'the watch delivered both',
+      async () => informer.get(`${ns}/after-start`)?.data?.a === '3' && informer.get(`${ns}/after-older-list`) !== undefined,
+    );
     const deletes = events.filter(([e]) => e === 'delete').length;
     staleAnswer = { items: older.items, resourceVersion: older.metadata?.resourceVersion ?? '' };
     await informer.relist();

@@ -16,7 +16,12 @@ describe('leader election on a Lease', () => {
 
   function elector(identity: string, name = 'op', log: string[] = []): LeaderElector {
     const e = new LeaderElector({
-      api, namespace: 'default', name, identity, logger, ...fast,
+      api,
+      namespace: 'default',
+      name,
+      identity,
+      logger,
+      ...fast,
       onStartedLeading: () => log.push(`${identity}:start`),
       onStoppedLeading: () => log.push(`${identity}:stop`),
     });

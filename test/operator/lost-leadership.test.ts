@@ -36,9 +36,18 @@ describe('embedded operator after losing and regaining leadership', () => {
     await applyCrds(server.kubeconfigPath, cacheDir);
     await api.core.createNamespace({ body: { metadata: { name: ns } } });
     operator = await runOperator({
-      kubeconfig: server.kubeconfigPath, namespaces: [ns], leaderElect: true, leaseNamespace: 'default', leaseName: 'embedded',
-      identity: 'embedded-operator', leaderTimings: fast, health: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 },
-      relistIntervalMs: 60_000, operatorVersion: '0.0.0-test', logger,
+      kubeconfig: server.kubeconfigPath,
+      namespaces: [ns],
+      leaderElect: true,
+      leaseNamespace: 'default',
+      leaseName: 'embedded',
+      identity: 'embedded-operator',
+      leaderTimings: fast,
+      health: { host: '127.0.0.1', port: 0 },
+      metrics: { host: '127.0.0.1', port: 0 },
+      relistIntervalMs: 60_000,
+      operatorVersion: '0.0.0-test',
+      logger,
     });
   });
   after(async () => {
@@ -50,7 +59,13 @@ describe('embedded operator after losing and regaining leadership', () => {
 
   it('reconciles a spec change made after an API outage longer than the renew deadline', async () => {
     await eventually('leadership', async () => operator.isLeader());
-    await api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'demo' }, spec: { instances: 1 } } });
+    await api.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: 'demo' }, spec: { instances: 1 } },
+    });
     assert.equal(await eventually('StatefulSet with 1 replica', replicas), 1);
 
     server.faults.pause('unavailable');
@@ -62,7 +77,14 @@ describe('embedded operator after losing and regaining leadership', () => {
     await eventually('leadership regained', async () => operator.isLeader(), 8_000);
     await eventually('ready again with synced caches', async () => (await fetch(`${operator.healthUrl}/readyz`)).status === 200, 10_000);
 
-    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'replace', path: '/spec/instances', value: 2 }] });
+    await api.custom.patchNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'demo',
+      body: [{ op: 'replace', path: '/spec/instances', value: 2 }],
+    });
     assert.equal(await eventually('StatefulSet scaled to 2 by the new term', async () => ((await replicas()) === 2 ? 2 : undefined), 10_000), 2);
   });
 });

@@ -69,7 +69,10 @@ describe('roles and Database admission through kubectl apply (generated CRDs on 
 
   it('accepts a valid role list', async () => {
     const result = await applyCluster(server.kubeconfigPath, dir, ns, 'roles', {
-      roles: [{ name: 'readers' }, { name: 'alice', login: true, inRoles: ['readers'], validUntil: '2027-01-01T00:00:00Z', connectionLimit: 10, passwordSecret: { name: 'alice' } }],
+      roles: [
+        { name: 'readers' },
+        { name: 'alice', login: true, inRoles: ['readers'], validUntil: '2027-01-01T00:00:00Z', connectionLimit: 10, passwordSecret: { name: 'alice' } },
+      ],
     });
     assert.equal(result.ok, true, result.output);
   });

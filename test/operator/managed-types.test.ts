@@ -42,7 +42,8 @@ describe('spec.roles in the operator and ha-node', () => {
 
   it('validUntil is an RFC 3339 timestamp PostgreSQL reads the same way, or infinity', () => {
     for (const ok of ['infinity', '2027-01-01T00:00:00Z', '2027-06-30T23:59:59.5+02:00']) assert.equal(validUntilProblem(ok), undefined, ok);
-    for (const bad of ['tomorrow', '2027-13-01T00:00:00Z', '2027-01-01', '2027-01-01T25:00:00Z', "2027-01-01T00:00:00Z'; DROP ROLE x"]) assert.ok(validUntilProblem(bad), bad);
+    for (const bad of ['tomorrow', '2027-13-01T00:00:00Z', '2027-01-01', '2027-01-01T25:00:00Z', "2027-01-01T00:00:00Z'; DROP ROLE x"])
+      assert.ok(validUntilProblem(bad), bad);
   });
 
   it('PATCH /config refuses invalid roles with the path of the problem and accepts the spec’s own', () => {
@@ -56,16 +57,28 @@ describe('spec.roles in the operator and ha-node', () => {
   it('the dynamic configuration carries the roles and drops the key when the list empties', () => {
     const cluster = parseDatabaseCluster(raw({ roles: [{ name: 'reader', passwordSecret: { name: 'reader-pw' } }] }));
     const desired = desiredDynamicConfig(cluster);
-    assert.deepEqual((desired.roles as { name: string }[]).map((r) => r.name), ['reader']);
+    assert.deepEqual(
+      (desired.roles as { name: string }[]).map((r) => r.name),
+      ['reader'],
+    );
     const without = desiredDynamicConfig(parseDatabaseCluster(raw({})));
     assert.equal(without.roles, undefined);
     assert.equal(configPatch(without, desired).roles, null);
   });
 
   it('ha-node may get exactly the password Secrets the spec names, and list and watch Databases', () => {
-    assert.equal(haNodeRules().some((r) => r.resources?.includes('secrets')), false, 'no roles: no Secret at all');
-    const rules = haNodeRules(passwordSecretNames([{ passwordSecret: { name: 'b' } }, {}, { passwordSecret: { name: 'a' } }, { passwordSecret: { name: 'a' } }]));
-    assert.deepEqual(rules.find((r) => r.resources?.includes('secrets')), { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['a', 'b'] });
+    assert.equal(
+      haNodeRules().some((r) => r.resources?.includes('secrets')),
+      false,
+      'no roles: no Secret at all',
+    );
+    const rules = haNodeRules(
+      passwordSecretNames([{ passwordSecret: { name: 'b' } }, {}, { passwordSecret: { name: 'a' } }, { passwordSecret: { name: 'a' } }]),
+    );
+    assert.deepEqual(
+      rules.find((r) => r.resources?.includes('secrets')),
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['a', 'b'] },
+    );
     assert.deepEqual(rules.find((r) => r.resources?.includes('databases'))?.verbs, ['list', 'watch']);
   });
 
@@ -75,15 +88,47 @@ describe('spec.roles in the operator and ha-node', () => {
     assert.equal(stale.condition?.status, 'Unknown');
     assert.equal(stale.waiting, true);
     const hash = managedRolesHash(cluster.spec.roles);
-    const blocked = rolesOutcome(cluster, { at: 'now', rolesHash: hash, roles: [{ name: 'a', applied: true }, { name: 'b', applied: false, message: 'role "b" cannot be dropped because some objects depend on it' }], databases: [], statements: 1 });
-    assert.deepEqual(blocked.condition, { type: 'RolesReconciled', status: 'False', reason: 'NotApplied', message: 'b: role "b" cannot be dropped because some objects depend on it' });
-    assert.deepEqual(blocked.events.map((e) => e.reason), ['RoleNotApplied']);
-    const done = rolesOutcome(cluster, { at: 'now', rolesHash: hash, roles: [{ name: 'a', applied: true }, { name: 'b', applied: true }], databases: [], statements: 1 });
+    const blocked = rolesOutcome(cluster, {
+      at: 'now',
+      rolesHash: hash,
+      roles: [
+        { name: 'a', applied: true },
+        { name: 'b', applied: false, message: 'role "b" cannot be dropped because some objects depend on it' },
+      ],
+      databases: [],
+      statements: 1,
+    });
+    assert.deepEqual(blocked.condition, {
+      type: 'RolesReconciled',
+      status: 'False',
+      reason: 'NotApplied',
+      message: 'b: role "b" cannot be dropped because some objects depend on it',
+    });
+    assert.deepEqual(
+      blocked.events.map((e) => e.reason),
+      ['RoleNotApplied'],
+    );
+    const done = rolesOutcome(cluster, {
+      at: 'now',
+      rolesHash: hash,
+      roles: [
+        { name: 'a', applied: true },
+        { name: 'b', applied: true },
+      ],
+      databases: [],
+      statements: 1,
+    });
     assert.equal(done.condition?.status, 'True');
-    assert.deepEqual(done.events.map((e) => e.reason), ['RolesApplied']);
+    assert.deepEqual(
+      done.events.map((e) => e.reason),
+      ['RolesApplied'],
+    );
     const standby = parseDatabaseCluster(raw({ roles: [{ name: 'a' }], replica: { enabled: true, source: { cluster: 'other' } } }));
     const waiting = rolesOutcome(standby, undefined);
-    assert.deepEqual([waiting.condition?.reason, waiting.waiting, waiting.roles?.[0]?.message], ['Standby', false, 'a standby cluster applies the roles once it is promoted']);
+    assert.deepEqual(
+      [waiting.condition?.reason, waiting.waiting, waiting.roles?.[0]?.message],
+      ['Standby', false, 'a standby cluster applies the roles once it is promoted'],
+    );
   });
 
   it('a Database object parses with defaults, or says which field is wrong', () => {

@@ -32,7 +32,14 @@ export async function startPartitionCluster(options: { podNetwork: string; ttlSe
   chmodSync(dir, 0o755); // the database processes run as the postgres account and must reach their folders
   let stack: LocalStack | undefined;
   try {
-    stack = await startLocalStack({ dir, logger: options.logger, operatorVersion: '0.1.0', ipPrefix: '127.0.43', network: 'namespace', podNetwork: options.podNetwork });
+    stack = await startLocalStack({
+      dir,
+      logger: options.logger,
+      operatorVersion: '0.1.0',
+      ipPrefix: '127.0.43',
+      network: 'namespace',
+      podNetwork: options.podNetwork,
+    });
     const api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
     const driver = clusterDriver(api, namespace, 'demo', viaClusterIp);
     await driver.create({ instances: 3, ha: { ttl: options.ttlSeconds, loopWait: 2, retryTimeout: 4, synchronousMode: 'on' } });
@@ -128,10 +135,14 @@ export async function faultRound(setup: RoundSetup, cut: FaultCut): Promise<Roun
   const { driver, sampler, namespace, cluster } = setup;
   const old = (await driver.status()).currentPrimary!;
   // Synchronous mode promotes only a member the sync key names: wait until the primary published one.
-  const standbys = await eventually('a synchronous standby in the sync key', async () => {
-    const sync = (await setup.api.listLeases(namespace)).find((l) => l.metadata?.name === `${cluster}-sync`)?.metadata?.annotations;
-    return sync?.leader === old && sync.sync_standby ? sync.sync_standby.split(',') : undefined;
-  }, 30_000);
+  const standbys = await eventually(
+    'a synchronous standby in the sync key',
+    async () => {
+      const sync = (await setup.api.listLeases(namespace)).find((l) => l.metadata?.name === `${cluster}-sync`)?.metadata?.annotations;
+      return sync?.leader === old && sync.sync_standby ? sync.sync_standby.split(',') : undefined;
+    },
+    30_000,
+  );
   const victim = setup.victim === 'sync standby' ? standbys[0]! : old;
   const path = namespaceOf(setup.stack, namespace, victim);
   const writer = keepWriting(driver, `${cluster}-rw`, 'acks', setup.firstId);
@@ -142,7 +153,8 @@ export async function faultRound(setup: RoundSetup, cut: FaultCut): Promise<Roun
     await eventually(`${old} takes samples before the fault`, async () => committedSince(sampler.samples, Date.now() - 1000).includes(old), 15_000);
     const cutAt = Date.now();
     await cut(path, victim);
-    if (setup.expectFailover ?? victim === old) await eventually('another member takes writes', async () => committedSince(sampler.samples, cutAt, old)[0], 60_000);
+    if (setup.expectFailover ?? victim === old)
+      await eventually('another member takes writes', async () => committedSince(sampler.samples, cutAt, old)[0], 60_000);
     // Held past ttl: whatever the old primary does on its own has had time to happen.
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 2 * setup.ttlSeconds * 1000 - Date.now())));
     const successor = committedSince(sampler.samples, cutAt, old)[0] ?? old;
@@ -156,7 +168,11 @@ export async function faultRound(setup: RoundSetup, cut: FaultCut): Promise<Roun
     const samples = await routing.stop();
     const ipOf = (pod: string) => setup.pods.find((p) => p.metadata?.name === pod)?.status?.podIP;
     acknowledged = await writer.stop();
-    const present = await eventually('acknowledged rows readable', async () => driver.query(`${cluster}-rw`, 'SELECT id FROM acks WHERE id = ANY($1)', [acknowledged]), 30_000);
+    const present = await eventually(
+      'acknowledged rows readable',
+      async () => driver.query(`${cluster}-rw`, 'SELECT id FROM acks WHERE id = ANY($1)', [acknowledged]),
+      30_000,
+    );
     const missing = acknowledged.filter((id) => !present.some((row) => row.id === id));
     return {
       old,

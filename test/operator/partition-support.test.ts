@@ -7,7 +7,10 @@ const s = (member: string, at: number, ok: boolean): Sample => ({ member, starte
 describe('partition observers', () => {
   it('joins consecutive commits of a member into periods, broken by a failure', () => {
     const periods = writablePeriods([s('a', 0, true), s('a', 50, true), s('a', 100, false), s('a', 150, true)]);
-    assert.deepEqual(periods, [{ member: 'a', from: 0, to: 55 }, { member: 'a', from: 150, to: 155 }]);
+    assert.deepEqual(periods, [
+      { member: 'a', from: 0, to: 55 },
+      { member: 'a', from: 150, to: 155 },
+    ]);
   });
 
   it('finds no split brain in a clean handover and one when both members take writes', () => {

@@ -66,7 +66,13 @@ export function committedSince(samples: Sample[], since: number, except?: string
  * counts as committed only when the server acknowledged it within `timeoutMs`; on any error the
  * connection is dropped and opened again for the next sample.
  */
-export function startSampler(options: { members: Array<{ name: string; ip: string }>; password: string; table: string; intervalMs?: number; timeoutMs?: number }) {
+export function startSampler(options: {
+  members: Array<{ name: string; ip: string }>;
+  password: string;
+  table: string;
+  intervalMs?: number;
+  timeoutMs?: number;
+}) {
   const samples: Sample[] = [];
   let stopped = false;
   const timeoutMs = options.timeoutMs ?? 1000;
@@ -77,7 +83,15 @@ export function startSampler(options: { members: Array<{ name: string; ip: strin
       let ok = false;
       try {
         if (!client) {
-          client = new pg.Client({ host: ip, port: Ports.postgres, user: 'postgres', password: options.password, database: 'postgres', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+          client = new pg.Client({
+            host: ip,
+            port: Ports.postgres,
+            user: 'postgres',
+            password: options.password,
+            database: 'postgres',
+            connectionTimeoutMillis: timeoutMs,
+            query_timeout: timeoutMs,
+          });
           client.on('error', () => undefined);
           await client.connect();
         }

@@ -29,7 +29,10 @@ if (inside) {
 
     before(async () => {
       cluster = await startPartitionCluster({ podNetwork: subnet.prefix, ttlSeconds, logger });
-      assert.ok(cluster.members.every((m) => m.ip.startsWith(`${subnet.prefix}.`)), `pods on the private network: ${JSON.stringify(cluster.members)}`);
+      assert.ok(
+        cluster.members.every((m) => m.ip.startsWith(`${subnet.prefix}.`)),
+        `pods on the private network: ${JSON.stringify(cluster.members)}`,
+      );
     });
 
     after(async () => {
@@ -40,7 +43,9 @@ if (inside) {
       const outcome = await faultRound({ ...cluster, firstId: nextId, healthyTimeoutMs: 30_000, victim }, cut);
       nextId += 100_000;
       const timeline = () => timelineOf(outcome.routing.samples);
-      process.stderr.write(`# ${victim} ${outcome.victim} cut: -rw stale ${outcome.routing.staleMs} ms after the election, ${outcome.staleAfterCutMs} ms after the cut; NoPrimary ${outcome.routing.noPrimaryMs} ms\n`);
+      process.stderr.write(
+        `# ${victim} ${outcome.victim} cut: -rw stale ${outcome.routing.staleMs} ms after the election, ${outcome.staleAfterCutMs} ms after the cut; NoPrimary ${outcome.routing.noPrimaryMs} ms\n`,
+      );
       return { ...outcome, timeline };
     }
 
@@ -53,7 +58,10 @@ if (inside) {
       assert.deepEqual(round.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(round.splitBrains, [], 'never two members taking writes at once');
       assert.ok(round.routing.electedAt !== undefined, `the watch saw the new primary elected:\n${round.timeline()}`);
-      assert.ok(round.routing.staleMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${round.routing.staleMs} ms after the election:\n${round.timeline()}`);
+      assert.ok(
+        round.routing.staleMs <= staleRoutingBudgetMs,
+        `-rw routed to a server that takes no writes for ${round.routing.staleMs} ms after the election:\n${round.timeline()}`,
+      );
       assert.equal(round.routing.noPrimaryMs, 0, `the status said NoPrimary for ${round.routing.noPrimaryMs} ms after the election`);
     }
 
@@ -72,12 +80,19 @@ if (inside) {
       assert.equal(outcome.successor, outcome.old, 'no other member took writes');
       assert.equal(outcome.status.currentPrimary, outcome.old, 'the primary stayed');
       const misnamed = outcome.routing.samples.filter((s) => s.statusPrimary !== undefined && s.statusPrimary !== outcome.old);
-      assert.deepEqual(misnamed.map((s) => s.statusPrimary), [], `the status named ${outcome.old} as primary throughout:\n${outcome.timeline()}`);
+      assert.deepEqual(
+        misnamed.map((s) => s.statusPrimary),
+        [],
+        `the status named ${outcome.old} as primary throughout:\n${outcome.timeline()}`,
+      );
       assert.equal(outcome.status.members?.find((m) => m.name === outcome.victim)?.role, 'replica', `${outcome.victim} rejoined as a replica`);
       assert.ok(outcome.acknowledged > 0, 'the writer had commits acknowledged');
       assert.deepEqual(outcome.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(outcome.splitBrains, [], 'never two members taking writes at once');
-      assert.ok(outcome.staleAfterCutMs <= staleRoutingBudgetMs, `-rw routed to a server that takes no writes for ${outcome.staleAfterCutMs} ms:\n${outcome.timeline()}`);
+      assert.ok(
+        outcome.staleAfterCutMs <= staleRoutingBudgetMs,
+        `-rw routed to a server that takes no writes for ${outcome.staleAfterCutMs} ms:\n${outcome.timeline()}`,
+      );
     }
 
     it('full cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
@@ -89,7 +104,12 @@ if (inside) {
     });
 
     it('peers-only cut of the synchronous standby held past ttl, then healed: the primary keeps writes, the standby rejoins', async () => {
-      await judgedReplicaRound((path, victim) => cutFromPeers(path, cluster.members.filter((m) => m.name !== victim).map((m) => m.ip)));
+      await judgedReplicaRound((path, victim) =>
+        cutFromPeers(
+          path,
+          cluster.members.filter((m) => m.name !== victim).map((m) => m.ip),
+        ),
+      );
     });
 
     it('peers-only cut of the primary: it keeps the lock, commits again before the heal, and the status names no synchronous standby', async () => {
@@ -121,7 +141,10 @@ if (inside) {
       const firstMs = round.primaryResumedMs ?? Infinity;
       process.stderr.write(`# peers-only cut: the primary committed again ${firstMs} ms after the cut; status seen: ${[...seen].join(' ')}\n`);
       assert.ok(firstMs < 2 * ttlSeconds * 1000, `the primary committed again before the heal (first commit ${firstMs} ms after the cut)`);
-      assert.ok([...seen].some((x) => x.endsWith('/NoSyncStandby') && !x.startsWith('Healthy')), `status showed NoSyncStandby and not Healthy: ${[...seen].join(' ')}`);
+      assert.ok(
+        [...seen].some((x) => x.endsWith('/NoSyncStandby') && !x.startsWith('Healthy')),
+        `status showed NoSyncStandby and not Healthy: ${[...seen].join(' ')}`,
+      );
       assert.deepEqual(round.missing, [], 'no acknowledged commit is lost');
       assert.deepEqual(round.splitBrains, [], 'never two members taking writes at once');
     });

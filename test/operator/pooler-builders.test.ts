@@ -36,27 +36,41 @@ describe('pooler builders', () => {
     const ctx = sampleContext(enabled);
     const objects = desiredObjects(ctx, modernCapabilities);
     const pooler = objects.filter((o) => o.metadata?.name?.includes('pooler')).map((o) => `${o.kind}/${o.metadata?.name}`);
-    assert.deepEqual(pooler, ['ConfigMap/demo-pooler-config', 'Service/demo-pooler-rw', 'Service/demo-pooler-control', 'Deployment/demo-pooler', 'PodDisruptionBudget/demo-pooler']);
+    assert.deepEqual(pooler, [
+      'ConfigMap/demo-pooler-config',
+      'Service/demo-pooler-rw',
+      'Service/demo-pooler-control',
+      'Deployment/demo-pooler',
+      'PodDisruptionBudget/demo-pooler',
+    ]);
     const deployment = objects.find((o) => o.kind === 'Deployment') as V1Deployment;
     assert.equal(deployment.spec!.replicas, 2, 'two instances by default');
     const container = deployment.spec!.template.spec!.containers[0]!;
     assert.equal(container.name, ContainerNames.pooler);
     assert.equal(container.image, 'ghcr.io/keelson/keelson:9.9.9', 'the cluster image');
     assert.deepEqual(container.args, ['pooler', '--config', `/etc/keelson/${ConfigKeys.pooler}`]);
-    assert.deepEqual(container.ports!.map((p) => p.containerPort), [Ports.pooler, Ports.poolerControl]);
+    assert.deepEqual(
+      container.ports!.map((p) => p.containerPort),
+      [Ports.pooler, Ports.poolerControl],
+    );
     assert.equal(container.livenessProbe!.httpGet!.path, PoolerPaths.healthz);
     assert.ok(container.env!.some((e) => e.name === 'KEELSON_API_PASSWORD' && e.valueFrom?.secretKeyRef?.name === 'demo-api'));
     // Paths are environment values (a node that maps volumes elsewhere rewrites those, not a file's content).
     const paths = Object.fromEntries(container.env!.filter((e) => e.value).map((e) => [e.name, e.value]));
     assert.equal(paths.KEELSON_POOLER_RUN_DIR, '/var/run/pgbouncer');
     assert.equal(paths.KEELSON_POOLER_PASSWORD_FILE, '/etc/keelson-pooler/password');
-    assert.ok(container.volumeMounts!.some((m) => m.mountPath === '/var/run/pgbouncer') && container.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'));
+    assert.ok(
+      container.volumeMounts!.some((m) => m.mountPath === '/var/run/pgbouncer') && container.volumeMounts!.some((m) => m.mountPath === '/etc/keelson-pooler'),
+    );
     const selector = deployment.spec!.selector.matchLabels;
     assert.deepEqual(selector, poolerSelector('demo'));
     for (const label of Object.entries(selector!)) assert.equal(deployment.spec!.template.metadata!.labels![label[0]], label[1]);
     const rw = objects.find((o) => o.metadata?.name === 'demo-pooler-rw') as V1Service;
     assert.deepEqual(rw.spec!.selector, selector);
-    assert.deepEqual(rw.spec!.ports!.map((p) => [p.port, p.targetPort]), [[Ports.postgres, Ports.pooler]]);
+    assert.deepEqual(
+      rw.spec!.ports!.map((p) => [p.port, p.targetPort]),
+      [[Ports.postgres, Ports.pooler]],
+    );
     const control = objects.find((o) => o.metadata?.name === 'demo-pooler-control') as V1Service;
     assert.equal(control.spec!.clusterIP, 'None');
     assert.equal(control.spec!.publishNotReadyAddresses, true, 'a pooler that is not ready yet is still paused');
@@ -79,7 +93,9 @@ describe('pooler builders', () => {
   });
 
   it('write a pooler.yaml that `keelson pooler` loads as given', () => {
-    const ctx = sampleContext({ pooler: { enabled: true, mode: 'session', maxClientConnections: 300, defaultPoolSize: 7, parameters: { server_idle_timeout: '30' } } });
+    const ctx = sampleContext({
+      pooler: { enabled: true, mode: 'session', maxClientConnections: 300, defaultPoolSize: 7, parameters: { server_idle_timeout: '30' } },
+    });
     const dir = mkdtempSync(join(tmpdir(), 'pooler-config-'));
     try {
       const file = join(dir, 'pooler.yaml');
@@ -92,13 +108,17 @@ describe('pooler builders', () => {
       assert.deepEqual(settings.parameters, { server_idle_timeout: '30' });
       assert.equal(settings.authUser, 'keelson_pooler');
       const keys = Object.keys(parse(buildPoolerConfigMap(ctx).data![ConfigKeys.pooler]!) as Record<string, unknown>);
-      assert.deepEqual(keys.filter((k) => /password/i.test(k)), [], 'no password, nor its path (the Deployment sets that)');
+      assert.deepEqual(
+        keys.filter((k) => /password/i.test(k)),
+        [],
+        'no password, nor its path (the Deployment sets that)',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('scrape the pooler pods: an exporter on PgBouncer\'s console as the pooler role, the pooler\'s own samples, both in the ServiceMonitor', () => {
+  it("scrape the pooler pods: an exporter on PgBouncer's console as the pooler role, the pooler's own samples, both in the ServiceMonitor", () => {
     const ctx = sampleContext({ ...enabled, monitoring: { serviceMonitor: { enabled: true } } });
     const containers = buildPoolerDeployment(ctx).spec!.template.spec!.containers;
     const exporter = containers.find((c) => c.name === ContainerNames.exporter)!;
@@ -108,16 +128,28 @@ describe('pooler builders', () => {
     assert.equal(exporter.env!.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-pooler');
     assert.equal(exporter.env!.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);
     const control = buildPoolerService(ctx, 'control');
-    assert.deepEqual(control.spec!.ports!.map((p) => p.name), ['control', 'exporter']);
+    assert.deepEqual(
+      control.spec!.ports!.map((p) => p.name),
+      ['control', 'exporter'],
+    );
     const monitor = buildServiceMonitor(ctx);
-    assert.deepEqual(monitor.spec.selector.matchExpressions, [{ key: 'keelson.io/service', operator: 'In', values: ['headless', control.metadata!.labels!['keelson.io/service']!] }]);
-    assert.deepEqual(monitor.spec.endpoints.map((e) => `${e.port}${e.path}`), ['ha/metrics', 'exporter/metrics', `control${PoolerPaths.metrics}`]);
+    assert.deepEqual(monitor.spec.selector.matchExpressions, [
+      { key: 'keelson.io/service', operator: 'In', values: ['headless', control.metadata!.labels!['keelson.io/service']!] },
+    ]);
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e) => `${e.port}${e.path}`),
+      ['ha/metrics', 'exporter/metrics', `control${PoolerPaths.metrics}`],
+    );
     const without = sampleContext({ ...enabled, exporter: { enabled: false } });
-    assert.ok(!buildPoolerDeployment(without).spec!.template.spec!.containers.some((c) => c.name === ContainerNames.exporter), 'no exporter when the cluster has none');
+    assert.ok(
+      !buildPoolerDeployment(without).spec!.template.spec!.containers.some((c) => c.name === ContainerNames.exporter),
+      'no exporter when the cluster has none',
+    );
   });
 
   it('roll the pooler pods when their configuration changes', () => {
-    const hash = (spec: Record<string, unknown>) => buildPoolerDeployment(sampleContext(spec)).spec!.template.metadata!.annotations![poolerConfigHashAnnotation];
+    const hash = (spec: Record<string, unknown>) =>
+      buildPoolerDeployment(sampleContext(spec)).spec!.template.metadata!.annotations![poolerConfigHashAnnotation];
     assert.notEqual(hash({ pooler: { enabled: true, defaultPoolSize: 5 } }), hash({ pooler: { enabled: true, defaultPoolSize: 6 } }));
     assert.equal(hash({ pooler: { enabled: true, instances: 3 } }), hash({ pooler: { enabled: true, instances: 4 } }), 'scaling is no configuration change');
   });
@@ -132,10 +164,22 @@ describe('pooler builders', () => {
 
   it('build the read-only pooler beside the other: its Deployment, Service -pooler-ro and a PDB with two or more pods', () => {
     const objectsOf = (spec: Record<string, unknown>) => desiredObjects(sampleContext(spec), modernCapabilities);
-    const named = (spec: Record<string, unknown>) => objectsOf(spec).filter((o) => o.metadata?.name?.startsWith('demo-pooler-ro')).map((o) => `${o.kind}/${o.metadata?.name}`);
+    const named = (spec: Record<string, unknown>) =>
+      objectsOf(spec)
+        .filter((o) => o.metadata?.name?.startsWith('demo-pooler-ro'))
+        .map((o) => `${o.kind}/${o.metadata?.name}`);
     assert.deepEqual(named(enabled), [], 'nothing read-only unless asked');
-    assert.deepEqual(named({ pooler: { enabled: true, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro', 'PodDisruptionBudget/demo-pooler-ro']);
-    assert.deepEqual(named({ pooler: { enabled: true, instances: 1, readOnly: { enabled: true } } }), ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro'], 'one pod gets no budget');
+    assert.deepEqual(named({ pooler: { enabled: true, readOnly: { enabled: true } } }), [
+      'Service/demo-pooler-ro',
+      'Service/demo-pooler-ro-control',
+      'Deployment/demo-pooler-ro',
+      'PodDisruptionBudget/demo-pooler-ro',
+    ]);
+    assert.deepEqual(
+      named({ pooler: { enabled: true, instances: 1, readOnly: { enabled: true } } }),
+      ['Service/demo-pooler-ro', 'Service/demo-pooler-ro-control', 'Deployment/demo-pooler-ro'],
+      'one pod gets no budget',
+    );
     const objects = objectsOf({ pooler: { enabled: true, readOnly: { enabled: true } } });
     const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'demo-pooler-ro') as V1Deployment;
     const selector = deployment.spec!.selector.matchLabels!;
@@ -147,12 +191,19 @@ describe('pooler builders', () => {
     // Its pods' exporters and control ports are scraped like the others': the ServiceMonitor selects this Service too.
     const control = objects.find((o) => o.metadata?.name === 'demo-pooler-ro-control') as V1Service;
     assert.deepEqual(control.spec!.selector, selector);
-    const monitor = buildServiceMonitor(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } }, monitoring: { serviceMonitor: { enabled: true } } }));
+    const monitor = buildServiceMonitor(
+      sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } }, monitoring: { serviceMonitor: { enabled: true } } }),
+    );
     const wanted = monitor.spec.selector.matchExpressions![0]!.values!;
     assert.ok(wanted.includes(control.metadata!.labels!['keelson.io/service']!), 'the ServiceMonitor selects the read-only control Service');
-    assert.deepEqual((objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata?.name === 'demo-pooler-ro') as V1PodDisruptionBudget).spec!.selector!.matchLabels, selector);
+    assert.deepEqual(
+      (objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata?.name === 'demo-pooler-ro') as V1PodDisruptionBudget).spec!.selector!.matchLabels,
+      selector,
+    );
     // It starts at the replicas' Service; ha-node then points it at a streaming replica.
-    const config = parse(buildPoolerConfigMap(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } } })).data![ConfigKeys.poolerReadOnly]!) as Record<string, unknown>;
+    const config = parse(
+      buildPoolerConfigMap(sampleContext({ pooler: { enabled: true, readOnly: { enabled: true } } })).data![ConfigKeys.poolerReadOnly]!,
+    ) as Record<string, unknown>;
     assert.equal(config.targetHost, 'demo-ro');
     // The database pods know where the read-only poolers are either way: turning it on rolls only the poolers.
     const template = (spec: Record<string, unknown>) => buildStatefulSet(sampleContext(spec)).spec!.template;
@@ -161,12 +212,18 @@ describe('pooler builders', () => {
   });
 
   it('refuse a read-only pooler without the pooler, naming the field', () => {
-    assert.throws(() => sampleCluster({ pooler: { readOnly: { enabled: true } } }), /spec\.pooler\.readOnly\.enabled: pooler\.readOnly\.enabled requires pooler\.enabled/);
+    assert.throws(
+      () => sampleCluster({ pooler: { readOnly: { enabled: true } } }),
+      /spec\.pooler\.readOnly\.enabled: pooler\.readOnly\.enabled requires pooler\.enabled/,
+    );
     assert.throws(() => sampleCluster({ pooler: { enabled: true, readOnly: { enabled: 'yes' } } }), /spec\.pooler\.readOnly\.enabled/);
     assert.equal(sampleCluster({ pooler: { enabled: true, readOnly: { enabled: true } } }).spec.pooler.readOnly.enabled, true);
   });
 
   it('refuse an unknown PgBouncer setting in the pooler program as well', () => {
-    assert.throws(() => loadPoolerSettings({ env: { KEELSON_POOLER_TARGET_HOST: 'x', KEELSON_POOLER_PARAMETERS: '{"auth_type":"trust"}' } }), /unknown or reserved PgBouncer setting "auth_type"/);
+    assert.throws(
+      () => loadPoolerSettings({ env: { KEELSON_POOLER_TARGET_HOST: 'x', KEELSON_POOLER_PARAMETERS: '{"auth_type":"trust"}' } }),
+      /unknown or reserved PgBouncer setting "auth_type"/,
+    );
   });
 });

@@ -22,8 +22,20 @@ const kinds = [
   { apiVersion: 'v1', kind: 'Secret' },
   { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
 ];
-const readWrite = [`Deployment/${n.poolerDeployment}`, `Service/${n.poolerRwService}`, `Service/${n.poolerControlService}`, `ConfigMap/${n.poolerConfigMap}`, `Secret/${n.poolerSecret}`, `PodDisruptionBudget/${n.poolerPodDisruptionBudget}`];
-const readOnly = [`Deployment/${n.poolerReadOnlyDeployment}`, `Service/${n.poolerReadOnlyService}`, `Service/${n.poolerReadOnlyControlService}`, `PodDisruptionBudget/${n.poolerReadOnlyPodDisruptionBudget}`];
+const readWrite = [
+  `Deployment/${n.poolerDeployment}`,
+  `Service/${n.poolerRwService}`,
+  `Service/${n.poolerControlService}`,
+  `ConfigMap/${n.poolerConfigMap}`,
+  `Secret/${n.poolerSecret}`,
+  `PodDisruptionBudget/${n.poolerPodDisruptionBudget}`,
+];
+const readOnly = [
+  `Deployment/${n.poolerReadOnlyDeployment}`,
+  `Service/${n.poolerReadOnlyService}`,
+  `Service/${n.poolerReadOnlyControlService}`,
+  `PodDisruptionBudget/${n.poolerReadOnlyPodDisruptionBudget}`,
+];
 
 describe('pooler objects removed when no longer wanted (stand-in)', { timeout: 120_000 }, () => {
   let env: OperatorOnStandIn;
@@ -32,7 +44,8 @@ describe('pooler objects removed when no longer wanted (stand-in)', { timeout: 1
     const found: string[] = [];
     for (const k of kinds) {
       const list = await env.api.objects.list(k.apiVersion, k.kind, ns);
-      for (const o of list.items) if (o.metadata?.name?.startsWith(`${cluster}-pooler`) || o.metadata?.name?.startsWith('lookalike')) found.push(`${k.kind}/${o.metadata!.name}`);
+      for (const o of list.items)
+        if (o.metadata?.name?.startsWith(`${cluster}-pooler`) || o.metadata?.name?.startsWith('lookalike')) found.push(`${k.kind}/${o.metadata!.name}`);
     }
     return found.sort();
   };
@@ -42,45 +55,99 @@ describe('pooler objects removed when no longer wanted (stand-in)', { timeout: 1
   });
   after(async () => env?.close());
 
-  it('creates both poolers\' objects, removes the read-only ones when it is turned off, then the rest but the role\'s Secret (no right to delete Secrets)', async () => {
+  it("creates both poolers' objects, removes the read-only ones when it is turned off, then the rest but the role's Secret (no right to delete Secrets)", async () => {
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const patch = (spec: Record<string, unknown>) => env.api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: cluster, body: { spec } }, merge);
+    const patch = (spec: Record<string, unknown>) =>
+      env.api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: cluster, body: { spec } }, merge);
     await env.api.custom.createNamespacedCustomObject({
-      group, version, namespace: ns, plural,
-      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name: cluster }, spec: { instances: 1, pooler: { enabled: true, instances: 2, readOnly: { enabled: true } } } },
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: 'DatabaseCluster',
+        metadata: { name: cluster },
+        spec: { instances: 1, pooler: { enabled: true, instances: 2, readOnly: { enabled: true } } },
+      },
     });
-    await eventually('both poolers\' objects', async () => {
-      const now = await present();
-      return [...readWrite, ...readOnly].every((o) => now.includes(o));
-    }, 30_000);
+    await eventually(
+      "both poolers' objects",
+      async () => {
+        const now = await present();
+        return [...readWrite, ...readOnly].every((o) => now.includes(o));
+      },
+      30_000,
+    );
 
     // Look-alikes: the pooler label on an object of another owner, and an object of the cluster without the pooler label.
     const uid = (await env.api.readCluster(ns, cluster))!.metadata!.uid!;
     // (The garbage collector removes an object whose owner does not exist, so the other owner is real.)
     const owner = await env.api.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'lookalike-owner' } } });
-    await env.api.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'lookalike-foreign', labels: { [Labels.cluster]: cluster, [Labels.pooler]: 'rw' }, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'lookalike-owner', uid: owner.metadata!.uid!, controller: true }] } } });
-    await env.api.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'lookalike-unlabelled', labels: { [Labels.cluster]: cluster }, ownerReferences: [{ apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', name: cluster, uid, controller: true }] } } });
+    await env.api.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: 'lookalike-foreign',
+          labels: { [Labels.cluster]: cluster, [Labels.pooler]: 'rw' },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'lookalike-owner', uid: owner.metadata!.uid!, controller: true }],
+        },
+      },
+    });
+    await env.api.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: 'lookalike-unlabelled',
+          labels: { [Labels.cluster]: cluster },
+          ownerReferences: [{ apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', name: cluster, uid, controller: true }],
+        },
+      },
+    });
 
     await patch({ pooler: { readOnly: { enabled: false } } });
-    await eventually('the read-only pooler\'s objects gone, the others kept', async () => {
-      const now = await present();
-      return readOnly.every((o) => !now.includes(o)) && readWrite.every((o) => now.includes(o)) ? now : undefined;
-    }, 30_000);
+    await eventually(
+      "the read-only pooler's objects gone, the others kept",
+      async () => {
+        const now = await present();
+        return readOnly.every((o) => !now.includes(o)) && readWrite.every((o) => now.includes(o)) ? now : undefined;
+      },
+      30_000,
+    );
 
     await patch({ pooler: { enabled: false } });
-    const left = await eventually('the pooler\'s objects gone but its Secret', async () => {
-      const now = await present();
-      return readWrite.filter((o) => !o.startsWith('Secret/')).every((o) => !now.includes(o)) ? now : undefined;
-    }, 30_000);
-    assert.deepEqual(left, ['ConfigMap/lookalike-foreign', 'ConfigMap/lookalike-owner', 'ConfigMap/lookalike-unlabelled', `Secret/${n.poolerSecret}`], 'objects that only look like the pooler\'s stay, and so does the role\'s Secret');
+    const left = await eventually(
+      "the pooler's objects gone but its Secret",
+      async () => {
+        const now = await present();
+        return readWrite.filter((o) => !o.startsWith('Secret/')).every((o) => !now.includes(o)) ? now : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(
+      left,
+      ['ConfigMap/lookalike-foreign', 'ConfigMap/lookalike-owner', 'ConfigMap/lookalike-unlabelled', `Secret/${n.poolerSecret}`],
+      "objects that only look like the pooler's stay, and so does the role's Secret",
+    );
     const events = (await env.api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'PoolerRemoved');
-    assert.ok(events.some((e) => e.message?.includes(`Deployment/${n.poolerDeployment}`)), 'an Event names what was removed');
+    assert.ok(
+      events.some((e) => e.message?.includes(`Deployment/${n.poolerDeployment}`)),
+      'an Event names what was removed',
+    );
   });
 
   it('picks only objects with the cluster and pooler labels, controlled by this cluster, not desired, not being deleted', () => {
     const object = (kind: string, name: string, labels: Record<string, string>, ownerUid = 'u1', extra: Record<string, unknown> = {}): KubernetesObject =>
-      ({ kind, metadata: { name, labels, ownerReferences: [{ apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', name: cluster, uid: ownerUid, controller: true }], ...extra } }) as KubernetesObject;
+      ({
+        kind,
+        metadata: {
+          name,
+          labels,
+          ownerReferences: [{ apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', name: cluster, uid: ownerUid, controller: true }],
+          ...extra,
+        },
+      }) as KubernetesObject;
     const ours = { [Labels.cluster]: cluster, [Labels.pooler]: 'rw' };
     const observed = [
       object('Deployment', 'shop-pooler', ours),

@@ -49,7 +49,8 @@ export async function startPooledCluster(options: { name: string; ipPrefix: stri
   try {
     const api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));
     const driver = clusterDriver(api, namespace, name, viaClusterIp);
-    const secretValue = async (secret: string, key: string) => Buffer.from((await api.core.readNamespacedSecret({ namespace, name: secret })).data![key]!, 'base64').toString('utf8');
+    const secretValue = async (secret: string, key: string) =>
+      Buffer.from((await api.core.readNamespacedSecret({ namespace, name: secret })).data![key]!, 'base64').toString('utf8');
     const podIp = async (podName: string) => {
       const ip = (await driver.pods()).find((p) => p.metadata?.name === podName && !p.metadata.deletionTimestamp)?.status?.podIP;
       if (!ip) throw new Error(`${podName} has no address`);
@@ -64,21 +65,28 @@ export async function startPooledCluster(options: { name: string; ipPrefix: stri
     await driver.create(options.spec);
     const instances = Number(options.spec.instances ?? 1);
     await driver.healthyWith(instances, 180_000);
-    const app = { user: await secretValue(names(name).appSecret, SecretKeys.username), password: await secretValue(names(name).appSecret, SecretKeys.password) };
+    const app = {
+      user: await secretValue(names(name).appSecret, SecretKeys.username),
+      password: await secretValue(names(name).appSecret, SecretKeys.password),
+    };
     const superuser = { user: 'postgres', password: await secretValue(names(name).superuserSecret, SecretKeys.password) };
     const rwAddress = await eventually('the pooler Service address', () => viaClusterIp(api, namespace, names(name).poolerRwService), 30_000);
     const connect = () => open({ host: rwAddress, port: Ports.postgres, ...app });
     const direct = async (podName: string) => open({ host: await podIp(podName), port: Ports.postgres, ...superuser });
     // The pooler pods start, are pointed at the primary, and authenticate the owner through auth_query.
-    await eventually('an application connection through the pooler', async () => {
-      const client = await connect();
-      try {
-        await client.query('CREATE TABLE IF NOT EXISTS ticks (id bigserial PRIMARY KEY, at timestamptz DEFAULT now())');
-        return true;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }, 120_000);
+    await eventually(
+      'an application connection through the pooler',
+      async () => {
+        const client = await connect();
+        try {
+          await client.query('CREATE TABLE IF NOT EXISTS ticks (id bigserial PRIMARY KEY, at timestamptz DEFAULT now())');
+          return true;
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+      120_000,
+    );
     return {
       stack,
       api,

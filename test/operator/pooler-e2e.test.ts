@@ -22,20 +22,27 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
   const status = () => cluster.driver.status();
   const patchSpec = async (spec: Record<string, unknown>) => {
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
-    await cluster.api.custom.patchNamespacedCustomObject({ group, version, namespace: cluster.namespace, plural, name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await cluster.api.custom.patchNamespacedCustomObject(
+      { group, version, namespace: cluster.namespace, plural, name, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   };
   /** The primary now and the replica, once that one streams. */
   const pair = async (): Promise<{ primary: string; replica: string }> => {
     const s = await cluster.driver.healthyWith(2, 120_000);
     const replica = s.members!.find((m) => m.role === 'replica')!.name;
-    await eventually(`${replica} streaming`, async () => {
-      const client = await cluster.direct(replica);
-      try {
-        return (await client.query<{ status: string }>('SELECT status FROM pg_stat_wal_receiver')).rows[0]?.status === 'streaming';
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }, 60_000);
+    await eventually(
+      `${replica} streaming`,
+      async () => {
+        const client = await cluster.direct(replica);
+        try {
+          return (await client.query<{ status: string }>('SELECT status FROM pg_stat_wal_receiver')).rows[0]?.status === 'streaming';
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+      60_000,
+    );
     return { primary: s.currentPrimary!, replica };
   };
   /** Eight clients through the pooler while `work` runs, and a second more once it is done. */
@@ -51,7 +58,9 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     return load.result;
   };
   const assertNothingLost = async (load: LoadResult, primary: string, what: string) => {
-    process.stderr.write(`# ${what}: ${load.acknowledged.length} acknowledged commits, ${load.failures.length} failed, longest stall of the 20 ms client ${Math.round(load.longestStallMs)} ms\n`);
+    process.stderr.write(
+      `# ${what}: ${load.acknowledged.length} acknowledged commits, ${load.failures.length} failed, longest stall of the 20 ms client ${Math.round(load.longestStallMs)} ms\n`,
+    );
     assert.deepEqual(load.failures, [], `no transaction failed during the ${what}`);
     assert.ok(load.acknowledged.length > 0, 'the clients wrote');
     assert.equal(await cluster.countOn(primary, load.acknowledged), load.acknowledged.length, `every acknowledged commit is on the new primary ${primary}`);
@@ -70,10 +79,14 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     const { primary, replica } = await pair();
     const load = await withEightClients(async () => {
       await patchSpec({ switchover: { targetInstance: replica } });
-      await eventually('switchover Succeeded', async () => {
-        const s = await status();
-        return s.switchover?.result === 'Succeeded' && s.currentPrimary === replica;
-      }, 90_000);
+      await eventually(
+        'switchover Succeeded',
+        async () => {
+          const s = await status();
+          return s.switchover?.result === 'Succeeded' && s.currentPrimary === replica;
+        },
+        90_000,
+      );
     });
     assert.notEqual((await status()).currentPrimary, primary);
     await assertNothingLost(load, replica, 'declarative switchover');
@@ -83,27 +96,34 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     const { primary } = await pair();
     const load = await withEightClients(async () => {
       await patchSpec({ postgresql: { parameters: { max_connections: '130' } } });
-      await eventually('max_connections 130 on both instances, one primary', async () => {
-        const s = await status();
-        if (s.phase !== 'Healthy' || s.members?.filter((m) => m.role === 'primary').length !== 1) return false;
-        for (const pod of await cluster.driver.pods()) {
-          const client = await cluster.direct(pod.metadata!.name!);
-          try {
-            if ((await client.query<{ max_connections: string }>('SHOW max_connections')).rows[0]?.max_connections !== '130') return false;
-          } finally {
-            await client.end().catch(() => undefined);
+      await eventually(
+        'max_connections 130 on both instances, one primary',
+        async () => {
+          const s = await status();
+          if (s.phase !== 'Healthy' || s.members?.filter((m) => m.role === 'primary').length !== 1) return false;
+          for (const pod of await cluster.driver.pods()) {
+            const client = await cluster.direct(pod.metadata!.name!);
+            try {
+              if ((await client.query<{ max_connections: string }>('SHOW max_connections')).rows[0]?.max_connections !== '130') return false;
+            } finally {
+              await client.end().catch(() => undefined);
+            }
           }
-        }
-        return true;
-      }, 240_000);
+          return true;
+        },
+        240_000,
+      );
     });
     const now = (await status()).currentPrimary!;
     assert.notEqual(now, primary, 'the primary moved for its restart');
-    assert.ok((await cluster.driver.events()).some((e) => e.reason === 'Switchover' && /restart needed on the primary/.test(e.message ?? '')), 'a switchover before the primary restarted');
+    assert.ok(
+      (await cluster.driver.events()).some((e) => e.reason === 'Switchover' && /restart needed on the primary/.test(e.message ?? '')),
+      'a switchover before the primary restarted',
+    );
     await assertNothingLost(load, now, 'rolling restart');
   });
 
-  it('a crash of the primary\'s processes: clients write through the pooler within 1 s of the survivor\'s promotion', async () => {
+  it("a crash of the primary's processes: clients write through the pooler within 1 s of the survivor's promotion", async () => {
     const { primary, replica } = await pair();
     const load = await startLoad(() => cluster.connect(), 7);
     let killedAt: number | undefined;
@@ -115,10 +135,14 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
       // The moment the survivor takes writes, as this test sees it (polled on one connection every 100 ms, so it is seen late if anything).
       const watcher = await cluster.direct(replica);
       try {
-        promotedAt = await eventually(`${replica} promoted`, async () => {
-          const { rows } = await watcher.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
-          return rows[0]?.r === false ? Date.now() : undefined;
-        }, 90_000);
+        promotedAt = await eventually(
+          `${replica} promoted`,
+          async () => {
+            const { rows } = await watcher.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+            return rows[0]?.r === false ? Date.now() : undefined;
+          },
+          90_000,
+        );
       } finally {
         await watcher.end().catch(() => undefined);
       }
@@ -127,7 +151,9 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
       await load.stop();
     }
     const firstAfter = Math.min(...load.result.acknowledgedAt.filter((t) => t >= promotedAt));
-    process.stderr.write(`# crash: promotion seen ${promotedAt - (killedAt ?? promotedAt)} ms after the kill, first commit through the pooler ${firstAfter - promotedAt} ms after that; ${load.result.failures.length} failed transactions\n`);
+    process.stderr.write(
+      `# crash: promotion seen ${promotedAt - (killedAt ?? promotedAt)} ms after the kill, first commit through the pooler ${firstAfter - promotedAt} ms after that; ${load.result.failures.length} failed transactions\n`,
+    );
     assert.ok(firstAfter - promotedAt <= 1000, `first commit through the pooler ${firstAfter - promotedAt} ms after the promotion (at most 1000)`);
   });
 
@@ -136,19 +162,35 @@ describe('pooler in front of an operator-run cluster (stand-in, real PostgreSQL 
     const poolerObjects = async () => {
       const found: string[] = [];
       const labelSelector = `keelson.io/cluster=${name}`;
-      for (const [apiVersion, kind] of [['apps/v1', 'Deployment'], ['v1', 'Service'], ['v1', 'ConfigMap'], ['policy/v1', 'PodDisruptionBudget']] as const) {
+      for (const [apiVersion, kind] of [
+        ['apps/v1', 'Deployment'],
+        ['v1', 'Service'],
+        ['v1', 'ConfigMap'],
+        ['policy/v1', 'PodDisruptionBudget'],
+      ] as const) {
         const list = await cluster.api.objects.list(apiVersion, kind, cluster.namespace, undefined, undefined, undefined, undefined, labelSelector);
-        found.push(...list.items.filter((o) => o.metadata?.labels?.['keelson.io/pooler'] || o.metadata?.name?.includes('-pooler')).map((o) => `${kind}/${o.metadata!.name}`));
+        found.push(
+          ...list.items
+            .filter((o) => o.metadata?.labels?.['keelson.io/pooler'] || o.metadata?.name?.includes('-pooler'))
+            .map((o) => `${kind}/${o.metadata!.name}`),
+        );
       }
-      const pods = await cluster.api.core.listNamespacedPod({ namespace: cluster.namespace, labelSelector: `keelson.io/cluster=${name},app.kubernetes.io/component=pooler` });
+      const pods = await cluster.api.core.listNamespacedPod({
+        namespace: cluster.namespace,
+        labelSelector: `keelson.io/cluster=${name},app.kubernetes.io/component=pooler`,
+      });
       return [...found, ...pods.items.map((p) => `Pod/${p.metadata!.name}`)];
     };
     assert.ok((await poolerObjects()).includes(`Deployment/${name}-pooler`), 'the pooler is there to begin with');
     await patchSpec({ pooler: { enabled: false } });
-    const left = await eventually('every pooler object and pod gone', async () => {
-      const now = await poolerObjects();
-      return now.length === 0 ? now : undefined;
-    }, 240_000).catch(async (error: Error) => assert.fail(`${error.message}; left: ${(await poolerObjects()).join(', ')}`));
+    const left = await eventually(
+      'every pooler object and pod gone',
+      async () => {
+        const now = await poolerObjects();
+        return now.length === 0 ? now : undefined;
+      },
+      240_000,
+    ).catch(async (error: Error) => assert.fail(`${error.message}; left: ${(await poolerObjects()).join(', ')}`));
     assert.deepEqual(left, []);
     await cluster.driver.healthyWith(2, 120_000);
     await cluster.driver.readPassword();

@@ -34,9 +34,19 @@ describe('the primary the operator reports', () => {
     const cluster = sampleCluster();
     cluster.status = { phase: 'Healthy' };
     const pods = [pod('demo-0', { role: 'primary' }), pod('demo-1', { role: 'replica' }), pod('demo-2', { role: 'primary' })];
-    const status = computeStatus({ cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods, primary: primaryOf(pods, leaseHolder(lease('demo-2', 1), now)) });
+    const status = computeStatus({
+      cluster,
+      now,
+      statefulSetReplicas: 3,
+      outdatedPods: 0,
+      pods,
+      primary: primaryOf(pods, leaseHolder(lease('demo-2', 1), now)),
+    });
     assert.equal(status.currentPrimary, 'demo-2');
-    assert.deepEqual(status.members?.map((m) => m.role), ['replica', 'replica', 'primary']);
+    assert.deepEqual(
+      status.members?.map((m) => m.role),
+      ['replica', 'replica', 'primary'],
+    );
     assert.notEqual(status.conditions?.find((c) => c.type === 'Ready')?.reason, 'NoPrimary');
     // Without the Lease the same labels are two primaries: NoPrimary, as before.
     const labelsOnly = computeStatus({ cluster, now, statefulSetReplicas: 3, outdatedPods: 0, pods });

@@ -26,7 +26,10 @@ describe('work queue', () => {
 
   it('backs off exponentially per key and forgets on success', () => {
     const queue = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1000 });
-    assert.deepEqual([1, 2, 3, 4, 5].map(() => queue.addRateLimited('db/a')), [100, 200, 400, 800, 1000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map(() => queue.addRateLimited('db/a')),
+      [100, 200, 400, 800, 1000],
+    );
     queue.forget('db/a');
     assert.equal(queue.addRateLimited('db/a'), 100);
     queue.shutDown();
@@ -49,7 +52,10 @@ describe('work queue', () => {
     queue.add('db/spec-change', 'high');
     queue.add('db/spec-change', 'low'); // a lower add does not move it down
     assert.equal(queue.depth, 52);
-    assert.deepEqual([await queue.get(), await queue.get(), await queue.get(), await queue.get()], ['db/resync-7', 'db/spec-change', 'db/pod-event', 'db/resync-0']);
+    assert.deepEqual(
+      [await queue.get(), await queue.get(), await queue.get(), await queue.get()],
+      ['db/resync-7', 'db/spec-change', 'db/pod-event', 'db/resync-0'],
+    );
     const rest: string[] = [];
     while (queue.depth > 0) rest.push((await queue.get())!);
     assert.equal(rest.length, 48);
@@ -72,7 +78,10 @@ describe('work queue', () => {
 
   it('backs off a converging key from its floor, doubling to the cap, until it settles', () => {
     const queue = new WorkQueue({ maxConvergingDelayMs: 60_000 });
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map(() => queue.addConverging('db/a', 5_000)), [5_000, 10_000, 20_000, 40_000, 60_000, 60_000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map(() => queue.addConverging('db/a', 5_000)),
+      [5_000, 10_000, 20_000, 40_000, 60_000, 60_000],
+    );
     assert.equal(queue.addConverging('db/b', 5_000), 5_000, 'per key');
     queue.settled('db/a');
     assert.equal(queue.addConverging('db/a', 5_000), 5_000);
@@ -82,8 +91,15 @@ describe('work queue', () => {
   it('a converging pass that took a step starts the back-off over; one that waited keeps doubling', () => {
     const queue = new WorkQueue({ maxConvergingDelayMs: 60_000 });
     const waited = { requeueAfterMs: 5_000, converging: true };
-    assert.deepEqual([1, 2, 3].map(() => queue.requeueAfterPass('db/a', waited)), [5_000, 10_000, 20_000]);
-    assert.equal(queue.requeueAfterPass('db/a', { requeueAfterMs: 1_000, converging: true, progressed: true }), 1_000, 'a member restarted: look again in a second');
+    assert.deepEqual(
+      [1, 2, 3].map(() => queue.requeueAfterPass('db/a', waited)),
+      [5_000, 10_000, 20_000],
+    );
+    assert.equal(
+      queue.requeueAfterPass('db/a', { requeueAfterMs: 1_000, converging: true, progressed: true }),
+      1_000,
+      'a member restarted: look again in a second',
+    );
     assert.equal(queue.requeueAfterPass('db/a', waited), 10_000, 'the doubling goes on from the step, not from before it');
     assert.equal(queue.requeueAfterPass('db/a', {}), undefined);
     assert.equal(queue.requeueAfterPass('db/a', waited), 5_000, 'a settled key starts from its floor');
@@ -106,17 +122,27 @@ describe('work queue', () => {
     const delays = Array.from({ length: 8 }, (_, i) => queue.addRateLimited(`db/k${i}`));
     assert.deepEqual(delays.map(Math.round), [1, 1, 1, 1, 1, 100, 200, 300], 'the burst at the per-key delay, then one per 100 ms');
     now += 1_000; // the debt (3 tokens) is paid off and 7 more earned, capped at the burst
-    assert.deepEqual(Array.from({ length: 6 }, (_, i) => Math.round(queue.addRateLimited(`db/later${i}`))), [1, 1, 1, 1, 1, 100]);
+    assert.deepEqual(
+      Array.from({ length: 6 }, (_, i) => Math.round(queue.addRateLimited(`db/later${i}`))),
+      [1, 1, 1, 1, 1, 100],
+    );
     queue.shutDown();
   });
 
   it('ranks a DatabaseCluster spec change or deletion above status writes and owned objects', () => {
-    const cluster = (generation: number, deleting = false) => ({ apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name: 'a', generation, ...(deleting ? { deletionTimestamp: new Date() } : {}) } });
+    const cluster = (generation: number, deleting = false) => ({
+      apiVersion: 'keelson.io/v1',
+      kind: 'DatabaseCluster',
+      metadata: { name: 'a', generation, ...(deleting ? { deletionTimestamp: new Date() } : {}) },
+    });
     assert.equal(eventPriority(cluster(2), cluster(1)), 'high');
     assert.equal(eventPriority(cluster(1, true), cluster(1)), 'high');
     assert.equal(eventPriority(cluster(1), cluster(1)), 'normal', 'a status write');
     assert.equal(eventPriority(cluster(1), undefined), 'normal', 'listed at start');
-    assert.equal(eventPriority({ apiVersion: 'v1', kind: 'Pod', metadata: { generation: 2 } }, { apiVersion: 'v1', kind: 'Pod', metadata: { generation: 1 } }), 'normal');
+    assert.equal(
+      eventPriority({ apiVersion: 'v1', kind: 'Pod', metadata: { generation: 2 } }, { apiVersion: 'v1', kind: 'Pod', metadata: { generation: 1 } }),
+      'normal',
+    );
   });
 
   it('reads WATCH_NAMESPACE as one, several or all', () => {

@@ -16,7 +16,6 @@ import { applyCrds, createInstancePod, eventually, kubectl, metricValue, writesD
 const ns = 'db';
 const logger = createLogger({ name: 'operator-test', level: process.env.LOG_LEVEL ?? 'silent' });
 
-
 describe('operator against the API server stand-in', () => {
   let server: TestApiServer;
   let api: OperatorKubeApi;
@@ -41,7 +40,13 @@ describe('operator against the API server stand-in', () => {
     return name;
   };
   const createCluster = (name: string, spec: Record<string, unknown>) =>
-    api.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec } });
+    api.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: { apiVersion: `${group}/${version}`, kind: 'DatabaseCluster', metadata: { name }, spec },
+    });
 
   before(async () => {
     server = await startTestApiServer();
@@ -81,14 +86,25 @@ describe('operator against the API server stand-in', () => {
 
   it('creates every owned object for a new cluster, with owner references', async () => {
     await createCluster('demo', { instances: 3 });
-    const sts = await eventually('StatefulSet', () => api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }));
+    const sts = await eventually('StatefulSet', () =>
+      api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }),
+    );
     assert.equal(sts.spec?.replicas, 3);
     const cluster = (await getCluster('demo'))!;
     const expected: Array<[string, string, string]> = [
-      ['v1', 'ServiceAccount', 'demo'], ['rbac.authorization.k8s.io/v1', 'Role', 'demo'], ['rbac.authorization.k8s.io/v1', 'RoleBinding', 'demo'],
-      ['v1', 'ConfigMap', 'demo-config'], ['v1', 'Service', 'demo-rw'], ['v1', 'Service', 'demo-ro'], ['v1', 'Service', 'demo-r'],
-      ['v1', 'Service', 'demo-headless'], ['policy/v1', 'PodDisruptionBudget', 'demo'], ['v1', 'Secret', 'demo-superuser'],
-      ['v1', 'Secret', 'demo-replication'], ['v1', 'Secret', 'demo-app'], ['v1', 'Secret', 'demo-api'],
+      ['v1', 'ServiceAccount', 'demo'],
+      ['rbac.authorization.k8s.io/v1', 'Role', 'demo'],
+      ['rbac.authorization.k8s.io/v1', 'RoleBinding', 'demo'],
+      ['v1', 'ConfigMap', 'demo-config'],
+      ['v1', 'Service', 'demo-rw'],
+      ['v1', 'Service', 'demo-ro'],
+      ['v1', 'Service', 'demo-r'],
+      ['v1', 'Service', 'demo-headless'],
+      ['policy/v1', 'PodDisruptionBudget', 'demo'],
+      ['v1', 'Secret', 'demo-superuser'],
+      ['v1', 'Secret', 'demo-replication'],
+      ['v1', 'Secret', 'demo-app'],
+      ['v1', 'Secret', 'demo-api'],
     ];
     for (const [apiVersion, kind, name] of expected) {
       const object = await eventually(`${kind}/${name}`, () => api.read<KubernetesObject>({ apiVersion, kind, metadata: { name, namespace: ns } }));
@@ -111,10 +127,19 @@ describe('operator against the API server stand-in', () => {
 
   it('a spec change rewrites exactly the objects it affects', async () => {
     const writesOf = (kind: string, verb: string) => metricValue(operator.metricsUrl, 'keelson_operator_api_writes_total', `kind="${kind}",verb="${verb}"`);
-    const [cmBefore, stsBefore, svcBefore] = await Promise.all([writesOf('ConfigMap', 'update'), writesOf('StatefulSet', 'update'), writesOf('Service', 'update')]);
-    await api.custom.patchNamespacedCustomObject(
-      { group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/postgresql/parameters', value: { work_mem: '8MB' } }] },
-    );
+    const [cmBefore, stsBefore, svcBefore] = await Promise.all([
+      writesOf('ConfigMap', 'update'),
+      writesOf('StatefulSet', 'update'),
+      writesOf('Service', 'update'),
+    ]);
+    await api.custom.patchNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'demo',
+      body: [{ op: 'add', path: '/spec/postgresql/parameters', value: { work_mem: '8MB' } }],
+    });
     await eventually('ConfigMap carries the parameter', async () => {
       const cm = await api.core.readNamespacedConfigMap({ namespace: ns, name: 'demo-config' });
       return cm.data?.['ha-node.yaml']?.includes('work_mem') ? cm : undefined;
@@ -132,10 +157,23 @@ describe('operator against the API server stand-in', () => {
     // Play the cluster admin (an expandable default StorageClass) and the StatefulSet and volume
     // controllers: one claim per instance, labelled like the template, bound through /status.
     const storage = server.kubeConfig.makeApiClient(StorageV1Api);
-    await storage.createStorageClass({ body: { metadata: { name: 'expandable', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'example.com/disk', allowVolumeExpansion: true } });
+    await storage.createStorageClass({
+      body: {
+        metadata: { name: 'expandable', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+        provisioner: 'example.com/disk',
+        allowVolumeExpansion: true,
+      },
+    });
     await storage.createStorageClass({ body: { metadata: { name: 'fixed' }, provisioner: 'example.com/disk' } });
     await Promise.all([0, 1].map(async (ordinal) => bindClaim(await createClaim(ordinal))));
-    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'add', path: '/spec/storage/size', value: '5Gi' }] });
+    await api.custom.patchNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'demo',
+      body: [{ op: 'add', path: '/spec/storage/size', value: '5Gi' }],
+    });
     await eventually('claims grown', async () => {
       const claims = (await api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items;
       return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '5Gi');
@@ -151,10 +189,20 @@ describe('operator against the API server stand-in', () => {
     const errorsBefore = await errors();
     const pending = await createClaim(2);
     const refused = await bindClaim(await createClaim(3, 'fixed'));
-    await api.custom.patchNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'demo', body: [{ op: 'replace', path: '/spec/storage/size', value: '6Gi' }] });
-    const sizeOf = async (claim: string) => (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: claim })).spec?.resources?.requests?.storage;
+    await api.custom.patchNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'demo',
+      body: [{ op: 'replace', path: '/spec/storage/size', value: '6Gi' }],
+    });
+    const sizeOf = async (claim: string) =>
+      (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: claim })).spec?.resources?.requests?.storage;
     await eventually('bound claims at 6Gi', async () => (await sizeOf('pgdata-demo-0')) === '6Gi' && (await sizeOf('pgdata-demo-1')) === '6Gi');
-    const warning = await eventually('refusal reported', async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'VolumeResizeRefused'));
+    const warning = await eventually('refusal reported', async () =>
+      (await api.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'VolumeResizeRefused'),
+    );
     assert.match(warning.message ?? '', /^pgdata-demo-3: HTTP 403: .*storageclass that provisions the pvc must support resize/);
     assert.equal(warning.type, 'Warning');
     assert.deepEqual([await sizeOf(pending), await sizeOf(refused)], ['1Gi', '1Gi']);
@@ -189,19 +237,30 @@ describe('operator against the API server stand-in', () => {
   });
 
   it('scales through the scale subresource and never rotates Secrets', async () => {
-    const secretBefore = await api.core.readNamespacedSecret({ namespace: ns, name: 'demo-superuser' }) as V1Secret;
+    const secretBefore = (await api.core.readNamespacedSecret({ namespace: ns, name: 'demo-superuser' })) as V1Secret;
     await kubectl(server.kubeconfigPath, cacheDir, 'scale', 'dbc/demo', '-n', ns, '--replicas=5');
-    await eventually('StatefulSet at 5', async () => (await api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }))?.spec?.replicas === 5);
+    await eventually(
+      'StatefulSet at 5',
+      async () =>
+        (await api.read<V1StatefulSet>({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo', namespace: ns } }))?.spec?.replicas === 5,
+    );
     const secretAfter = await api.core.readNamespacedSecret({ namespace: ns, name: 'demo-superuser' });
     assert.equal(secretAfter.data?.password, secretBefore.data?.password);
     assert.equal(secretAfter.metadata?.resourceVersion, secretBefore.metadata?.resourceVersion);
     const events = await api.core.listNamespacedEvent({ namespace: ns });
-    assert.ok(events.items.some((e) => e.reason === 'Scaling' && e.involvedObject.name === 'demo'), 'a Scaling event was recorded');
+    assert.ok(
+      events.items.some((e) => e.reason === 'Scaling' && e.involvedObject.name === 'demo'),
+      'a Scaling event was recorded',
+    );
   });
 
   it('holds a scale-down that would remove the primary', async () => {
     // demo-0 is primary; make demo-4 the primary instead and scale to 2: the StatefulSet must keep 5.
-    await api.core.patchNamespacedPod({ namespace: ns, name: 'demo-0', body: [{ op: 'replace', path: '/metadata/labels/keelson.io~1role', value: 'replica' }] });
+    await api.core.patchNamespacedPod({
+      namespace: ns,
+      name: 'demo-0',
+      body: [{ op: 'replace', path: '/metadata/labels/keelson.io~1role', value: 'replica' }],
+    });
     await createInstancePod(api, ns, 'demo', 3, 'replica');
     await createInstancePod(api, ns, 'demo', 4, 'primary');
     await eventually('primary demo-4', async () => (await getCluster('demo'))?.status?.currentPrimary === 'demo-4');
@@ -217,10 +276,14 @@ describe('operator against the API server stand-in', () => {
   it('reports the missing ServiceMonitor API once, then creates the ServiceMonitor when its CRD appears', async () => {
     const { ApiextensionsV1Api, CustomObjectsApi } = await import('@kubernetes/client-node');
     await createCluster('watched', { instances: 1, monitoring: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } } });
-    const fallback = async () => ((await getCluster('watched'))?.status as { conditions?: Array<{ type: string; status: string; message: string }> } | undefined)?.conditions?.find((c) => c.type === 'ApiFallback');
+    const fallback = async () =>
+      ((await getCluster('watched'))?.status as { conditions?: Array<{ type: string; status: string; message: string }> } | undefined)?.conditions?.find(
+        (c) => c.type === 'ApiFallback',
+      );
     const missing = await eventually('ApiFallback True', async () => ((await fallback())?.status === 'True' ? fallback() : undefined));
     assert.match(missing!.message, /ServiceMonitor not created/);
-    const fallbackEvents = async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'watched' && e.reason === 'ApiFallback');
+    const fallbackEvents = async () =>
+      (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'watched' && e.reason === 'ApiFallback');
     await new Promise((r) => setTimeout(r, 2_500)); // a few more passes (relist every second)
     assert.equal((await fallbackEvents()).length, 1, 'one Event, not one per pass');
     await server.kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({
@@ -235,12 +298,23 @@ describe('operator against the API server stand-in', () => {
       },
     });
     const custom = server.kubeConfig.makeApiClient(CustomObjectsApi);
-    const monitor = await eventually('ServiceMonitor', () =>
-      custom.getNamespacedCustomObject({ group: 'monitoring.coreos.com', version: 'v1', namespace: ns, plural: 'servicemonitors', name: 'watched' }).catch(() => undefined),
-    ) as { metadata: { labels: Record<string, string>; ownerReferences: Array<{ name: string }> }; spec: { endpoints: Array<{ port: string; interval: string }> } };
+    const monitor = (await eventually('ServiceMonitor', () =>
+      custom
+        .getNamespacedCustomObject({ group: 'monitoring.coreos.com', version: 'v1', namespace: ns, plural: 'servicemonitors', name: 'watched' })
+        .catch(() => undefined),
+    )) as {
+      metadata: { labels: Record<string, string>; ownerReferences: Array<{ name: string }> };
+      spec: { endpoints: Array<{ port: string; interval: string }> };
+    };
     assert.equal(monitor.metadata.labels.release, 'prom');
     assert.equal(monitor.metadata.ownerReferences[0]?.name, 'watched');
-    assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.interval]), [['ha', '15s'], ['exporter', '15s']]);
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e) => [e.port, e.interval]),
+      [
+        ['ha', '15s'],
+        ['exporter', '15s'],
+      ],
+    );
     await eventually('ApiFallback False', async () => (await fallback())?.status === 'False');
     await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'watched' });
   });
@@ -257,7 +331,8 @@ describe('operator against the API server stand-in', () => {
     const sts = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'roll' });
     sts.status = { ...sts.status, replicas: 3, updateRevision: 'rev2', currentRevision: 'rev1' };
     await apps.replaceNamespacedStatefulSetStatus({ namespace: ns, name: 'roll', body: sts });
-    const podNames = async () => (await api.core.listNamespacedPod({ namespace: ns, labelSelector: 'keelson.io/cluster=roll' })).items.map((p) => p.metadata!.name!).sort();
+    const podNames = async () =>
+      (await api.core.listNamespacedPod({ namespace: ns, labelSelector: 'keelson.io/cluster=roll' })).items.map((p) => p.metadata!.name!).sort();
     await eventually('roll-2 replaced first', async () => !(await podNames()).includes('roll-2'));
     assert.deepEqual(await podNames(), ['roll-0', 'roll-1'], 'one pod at a time, the highest-ordinal replica first');
     await createInstancePod(api, ns, 'roll', 2, 'replica', 'rev2');
@@ -284,13 +359,22 @@ describe('operator against the API server stand-in', () => {
       await createCluster(name, spec);
       const refused = await eventually(`${name} InvalidSpec`, async () => {
         const c = await getCluster(name);
-        const ready = (c?.status as { conditions?: Array<{ type: string; reason: string; message: string }> } | undefined)?.conditions?.find((x) => x.type === 'Ready');
+        const ready = (c?.status as { conditions?: Array<{ type: string; reason: string; message: string }> } | undefined)?.conditions?.find(
+          (x) => x.type === 'Ready',
+        );
         return ready?.reason === 'InvalidSpec' ? ready : undefined;
       });
       assert.match(refused.message, message);
       const events = await api.core.listNamespacedEvent({ namespace: ns });
-      assert.ok(events.items.some((e) => e.reason === 'InvalidSpec' && e.involvedObject.name === name && e.type === 'Warning'), `an InvalidSpec Warning for ${name}`);
-      assert.equal(await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } }), undefined, 'nothing built for an invalid spec');
+      assert.ok(
+        events.items.some((e) => e.reason === 'InvalidSpec' && e.involvedObject.name === name && e.type === 'Warning'),
+        `an InvalidSpec Warning for ${name}`,
+      );
+      assert.equal(
+        await api.read({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns } }),
+        undefined,
+        'nothing built for an invalid spec',
+      );
       await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name });
     };
     for (const [name, spec, message] of crossField) {
@@ -318,21 +402,30 @@ describe('operator against the API server stand-in', () => {
     assert.match(refused.message, /^HTTP 422: ConfigMap "locked-config" is invalid: .*immutable/);
     assert.equal((await getCluster('locked'))?.status?.phase, 'Pending');
     await new Promise((resolve) => setTimeout(resolve, 2_000)); // a few more refused passes
-    const warnings = (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'ApplyRefused' && e.involvedObject.name === 'locked');
+    const warnings = (await api.core.listNamespacedEvent({ namespace: ns })).items.filter(
+      (e) => e.reason === 'ApplyRefused' && e.involvedObject.name === 'locked',
+    );
     assert.equal(warnings.length, 1, 'one Event however often the pass is refused');
     assert.equal(warnings[0]?.type, 'Warning');
     assert.equal(warnings[0]?.message, refused.message);
     await api.core.deleteNamespacedConfigMap({ namespace: ns, name: 'locked-config' });
-    const recovered = await eventually('Applied=True', async () => {
-      const applied = await appliedOf('locked');
-      return applied?.status === 'True' ? applied : undefined;
-    }, 30_000);
+    const recovered = await eventually(
+      'Applied=True',
+      async () => {
+        const applied = await appliedOf('locked');
+        return applied?.status === 'True' ? applied : undefined;
+      },
+      30_000,
+    );
     assert.equal(recovered.reason, 'AllObjectsApplied');
-    assert.ok(await api.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked-config', namespace: ns } }), 'the ConfigMap is written once the cause is gone');
+    assert.ok(
+      await api.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked-config', namespace: ns } }),
+      'the ConfigMap is written once the cause is gone',
+    );
     await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'locked' });
   });
 
-  it('deletion removes the cluster\'s DCS Leases and nothing else', async () => {
+  it("deletion removes the cluster's DCS Leases and nothing else", async () => {
     await createCluster('gone', { instances: 1 });
     await eventually('finalizer', async () => (await getCluster('gone'))?.metadata?.finalizers?.includes(Finalizer));
     const lease = (name: string, labels: Record<string, string> = {}) =>
@@ -358,10 +451,14 @@ describe('operator against the API server stand-in', () => {
     assert.equal((await fetch(`${operator.healthUrl}/readyz`)).status, 200);
     server.faults.pause('unavailable');
     try {
-      const body = await eventually('readyz 503', async () => {
-        const res = await fetch(`${operator.healthUrl}/readyz`);
-        return res.status === 503 ? res.text() : undefined;
-      }, 8_000);
+      const body = await eventually(
+        'readyz 503',
+        async () => {
+          const res = await fetch(`${operator.healthUrl}/readyz`);
+          return res.status === 503 ? res.text() : undefined;
+        },
+        8_000,
+      );
       assert.match(body, /silent for 3 relist intervals/);
     } finally {
       server.faults.resume();

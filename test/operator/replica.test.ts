@@ -30,8 +30,15 @@ function refusal(spec: Record<string, unknown>, name = 'demo'): string {
 
 describe('spec.replica rules', () => {
   it('takes a DatabaseCluster or a host with credentials, and defaults enabled to true', () => {
-    assert.deepEqual(sampleCluster({ replica: { source: { cluster: 'src' } } }).spec.replica, { enabled: true, source: { cluster: 'src' }, promotion: 'Immediate' });
-    assert.equal(sampleCluster({ replica: { source: { host: '127.0.0.9', port: 6432, credentialsSecret: 'src-repl' }, minApplyDelay: '5m' } }).spec.replica?.minApplyDelay, '5m');
+    assert.deepEqual(sampleCluster({ replica: { source: { cluster: 'src' } } }).spec.replica, {
+      enabled: true,
+      source: { cluster: 'src' },
+      promotion: 'Immediate',
+    });
+    assert.equal(
+      sampleCluster({ replica: { source: { host: '127.0.0.9', port: 6432, credentialsSecret: 'src-repl' }, minApplyDelay: '5m' } }).spec.replica?.minApplyDelay,
+      '5m',
+    );
   });
 
   it('refuses each malformed source with the rule it breaks', () => {
@@ -48,7 +55,11 @@ describe('spec.replica rules', () => {
     assert.match(refusal({ replica: { source: { cluster: 'src' }, minApplyDelay: 'soon' } }), /spec\.replica\.minApplyDelay/);
     assert.match(refusal({ replica: { source: { cluster: 'demo' } } }), /cannot be a standby of itself/);
     assert.match(refusal({ replica: { source: { cluster: 'demo', namespace: 'db' } } }), /cannot be a standby of itself/);
-    assert.equal(refusal({ replica: { source: { cluster: 'demo', namespace: 'other' } } }), 'accepted', 'the same name in another namespace is another cluster');
+    assert.equal(
+      refusal({ replica: { source: { cluster: 'demo', namespace: 'other' } } }),
+      'accepted',
+      'the same name in another namespace is another cluster',
+    );
   });
 });
 
@@ -69,7 +80,11 @@ describe('spec.replica reaches ha-node as standby_cluster', () => {
     const promoted = configPatch(desiredDynamicConfig(cluster), current);
     assert.equal(promoted.standby_cluster, null);
     const withoutDelay = sampleCluster({ replica: { source: { cluster: 'src' } } });
-    assert.deepEqual(configPatch(desiredDynamicConfig(withoutDelay, target), current).standby_cluster, { host: '127.1.0.9', port: 5432, recovery_min_apply_delay: null });
+    assert.deepEqual(configPatch(desiredDynamicConfig(withoutDelay, target), current).standby_cluster, {
+      host: '127.1.0.9',
+      port: 5432,
+      recovery_min_apply_delay: null,
+    });
     assert.equal('standby_cluster' in configPatch(desiredDynamicConfig(sampleCluster()), desiredDynamicConfig(sampleCluster())), false);
   });
 
@@ -82,8 +97,15 @@ describe('spec.replica reaches ha-node as standby_cluster', () => {
 describe('standby status and the chain of sources', () => {
   it('follows a chain of standby clusters by their specs', () => {
     assert.deepEqual(followedCluster({ metadata: { namespace: 'db' }, spec: { replica: { source: { cluster: 'a' } } } }), { namespace: 'db', name: 'a' });
-    assert.deepEqual(followedCluster({ metadata: { namespace: 'db' }, spec: { replica: { source: { cluster: 'a', namespace: 'x' } } } }), { namespace: 'x', name: 'a' });
-    assert.equal(followedCluster({ metadata: { namespace: 'db' }, spec: { replica: { enabled: false, source: { cluster: 'a' } } } }), undefined, 'a promoted cluster ends the chain');
+    assert.deepEqual(followedCluster({ metadata: { namespace: 'db' }, spec: { replica: { source: { cluster: 'a', namespace: 'x' } } } }), {
+      namespace: 'x',
+      name: 'a',
+    });
+    assert.equal(
+      followedCluster({ metadata: { namespace: 'db' }, spec: { replica: { enabled: false, source: { cluster: 'a' } } } }),
+      undefined,
+      'a promoted cluster ends the chain',
+    );
     assert.equal(followedCluster({ spec: {} }), undefined);
     assert.equal(describeReplicaSource(sampleCluster({ replica: { source: { host: '127.0.0.9', credentialsSecret: 's' } } })), '127.0.0.9:5432');
   });
@@ -104,7 +126,10 @@ describe('standby status and the chain of sources', () => {
     const primary = [{ name: 'demo-0', role: 'leader' }];
     const done = replicaStatusOf(disabled, 'db/src', planRole(disabled, primary, {}), primary, now);
     assert.deepEqual(done.status, { role: 'primary', source: 'db/src', step: 'Promoted', promotedAt: '2026-11-25T03:00:00Z' });
-    assert.deepEqual(done.events.map((e) => e.reason), ['Promoted']);
+    assert.deepEqual(
+      done.events.map((e) => e.reason),
+      ['Promoted'],
+    );
     disabled.status = { replica: done.status! };
     const again = replicaStatusOf(disabled, 'db/src', planRole(disabled, primary, {}), primary, now);
     assert.deepEqual([again.status, again.events], [done.status, []], 'the Event once');
@@ -128,7 +153,10 @@ describe('the controlled swap, step by step (pure)', () => {
     const demoted = [{ name: 'a-0', role: 'standby_leader', standby_demotion: demotion }];
     const followed = replicaStatusOf(old, 'db/b', planRole(old, demoted, {}), demoted, now);
     assert.deepEqual([followed.status?.role, followed.status?.step, followed.status?.demotion?.checkpointLsn], ['standby', 'Following', '0/C350']);
-    assert.deepEqual(followed.events.map((e) => e.reason), ['Demoted']);
+    assert.deepEqual(
+      followed.events.map((e) => e.reason),
+      ['Demoted'],
+    );
   });
 
   it('a standby promoting after its source demotes waits for the demotion, replays past its checkpoint, then promotes', () => {
@@ -140,19 +168,33 @@ describe('the controlled swap, step by step (pure)', () => {
     assert.deepEqual([undemoted.step, undemoted.followSource, undemoted.swapping], ['WaitingForSourceDemotion', true, true]);
     const stale = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'primary', standby_demotion: demotion } });
     assert.equal(stale.step, 'WaitingForSourceDemotion', 'a demotion record of a leader that is primary again is an old one');
-    const behind = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'standby_leader', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 50_000 } } });
+    const behind = planRole(next, leading, {
+      sourceFollowsUs: true,
+      sourceLeader: { role: 'standby_leader', standby_demotion: demotion },
+      ownLeader: { xlog: { replayed_location: 50_000 } },
+    });
     assert.deepEqual([behind.step, behind.followSource], ['CatchingUp', true]);
-    const past = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'replica', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 50_120 } } });
+    const past = planRole(next, leading, {
+      sourceFollowsUs: true,
+      sourceLeader: { role: 'replica', standby_demotion: demotion },
+      ownLeader: { xlog: { replayed_location: 50_120 } },
+    });
     assert.deepEqual([past.step, past.followSource], ['Promoting', false]);
     next.status = { replica: { role: 'standby', step: 'Following', sourceTimeline: 2 } };
-    const earlier = planRole(next, leading, { sourceFollowsUs: true, sourceLeader: { role: 'standby_leader', standby_demotion: demotion }, ownLeader: { xlog: { replayed_location: 90_000 } } });
+    const earlier = planRole(next, leading, {
+      sourceFollowsUs: true,
+      sourceLeader: { role: 'standby_leader', standby_demotion: demotion },
+      ownLeader: { xlog: { replayed_location: 90_000 } },
+    });
     assert.equal(earlier.step, 'WaitingForSourceDemotion', 'a demotion on an earlier timeline than the one followed belongs to an earlier swap');
   });
 
   it('needs a DatabaseCluster source to promote after its demotion, and keeps replica once set', () => {
-    assert.match(refusal({ replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { host: '127.0.0.9', credentialsSecret: 's' } } }), /promotion AfterSourceDemotion needs a DatabaseCluster source/);
+    assert.match(
+      refusal({ replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { host: '127.0.0.9', credentialsSecret: 's' } } }),
+      /promotion AfterSourceDemotion needs a DatabaseCluster source/,
+    );
   });
-
 });
 
 describe('spec.replica.source.repository: a standby of a backup repository', () => {
@@ -169,7 +211,8 @@ describe('spec.replica.source.repository: a standby of a backup repository', () 
       [{ cluster: 'src', repository: 'elsewhere' }, backup, /spec\.replica\.source\.repository must name one of backup\.repositories/],
       [{ cluster: 'src', repository: 'vault' }, undefined, /spec\.replica\.source\.repository must name one of backup\.repositories/],
     ];
-    for (const [source, withBackup, message] of cases) assert.match(refusal({ ...(withBackup ? { backup: withBackup } : {}), replica: { source } }), message, JSON.stringify(source));
+    for (const [source, withBackup, message] of cases)
+      assert.match(refusal({ ...(withBackup ? { backup: withBackup } : {}), replica: { source } }), message, JSON.stringify(source));
   });
 
   it('reaches ha-node as a standby recovery of the source stanza and standby_cluster.repository, which ha-node accepts', () => {
@@ -181,13 +224,20 @@ describe('spec.replica.source.repository: a standby of a backup repository', () 
     assert.equal(settings.recovery?.stanza, 'src');
     assert.equal(settings.recovery?.standby, true);
     assert.match(JSON.stringify(settings.recovery?.repository), /vault\/.*\/src"/, "the source's stanza path in the repository");
-    assert.deepEqual(desiredDynamicConfig(cluster, { ...target, repository: true }).standby_cluster, { host: '127.1.0.9', port: 5432, repository: true }, 'streaming with the archive as fallback');
+    assert.deepEqual(
+      desiredDynamicConfig(cluster, { ...target, repository: true }).standby_cluster,
+      { host: '127.1.0.9', port: 5432, repository: true },
+      'streaming with the archive as fallback',
+    );
     assert.equal(describeReplicaSource(cluster), 'repository vault (stanza src)');
   });
 
   it('names spec.replica.source.repository in a failed restore', () => {
     const cluster = sampleCluster({ backup, replica: { source: { cluster: 'src', repository: 'vault' } } });
-    const verdict = namedRestoreField({ status: 'False', reason: 'RestoreFailed', message: 'recovery.stanza: no stanza src in the source repository' }, cluster);
+    const verdict = namedRestoreField(
+      { status: 'False', reason: 'RestoreFailed', message: 'recovery.stanza: no stanza src in the source repository' },
+      cluster,
+    );
     assert.match(verdict.message, /^spec\.replica\.source\.repository \(vault\): recovery\.stanza: no stanza src/);
   });
 });

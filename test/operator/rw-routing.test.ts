@@ -55,7 +55,9 @@ describe('-rw routing when the primary is cut from the API server', { timeout: 3
     const summary = summarize(samples, old, ipOf);
     const timeline = timelineOf(samples);
     if (process.env.RW_TIMELINE) process.stderr.write(`${timeline}\n`);
-    process.stderr.write(`# old primary ${old}: -rw stale ${summary.staleMs} ms, status wrong ${summary.statusWrongMs} ms, NoPrimary ${summary.noPrimaryMs} ms after the election\n`);
+    process.stderr.write(
+      `# old primary ${old}: -rw stale ${summary.staleMs} ms, status wrong ${summary.statusWrongMs} ms, NoPrimary ${summary.noPrimaryMs} ms after the election\n`,
+    );
     assert.ok(summary.electedAt !== undefined, `another member led with a writable server:\n${timeline}`);
     assert.ok(summary.staleMs <= staleRoutingBudgetMs, `-rw listed a read-only server for ${summary.staleMs} ms after the election:\n${timeline}`);
     assert.equal(summary.noPrimaryMs, 0, `NoPrimary reported for ${summary.noPrimaryMs} ms after the election`);

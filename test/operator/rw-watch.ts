@@ -49,7 +49,15 @@ export interface RoutingSummary {
 
 /** true: takes writes; false: in recovery; undefined: no answer within the timeout. */
 async function writableAt(host: string, password: string): Promise<boolean | undefined> {
-  const client = new pg.Client({ host, port: Ports.postgres, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 800, query_timeout: 800 });
+  const client = new pg.Client({
+    host,
+    port: Ports.postgres,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 800,
+    query_timeout: 800,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -62,7 +70,15 @@ async function writableAt(host: string, password: string): Promise<boolean | und
   }
 }
 
-async function sample(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[], rwBackends?: RwBackends): Promise<RoutingSample> {
+async function sample(
+  api: OperatorKubeApi,
+  driver: ClusterDriver,
+  namespace: string,
+  cluster: string,
+  password: string,
+  pods: V1Pod[],
+  rwBackends?: RwBackends,
+): Promise<RoutingSample> {
   const at = Date.now();
   const proxied = rwBackends?.();
   const [endpoints, lease, status] = await Promise.all([
@@ -104,7 +120,10 @@ export function isStale(s: RoutingSample): boolean {
 export function timelineOf(samples: RoutingSample[]): string {
   const start = samples[0]?.at ?? 0;
   return samples
-    .map((s) => `${s.at - start} rw=${s.rw.join('+')} writable=${s.writable.join('+')} silent=${s.rw.filter((ip) => !s.answered.includes(ip)).join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`)
+    .map(
+      (s) =>
+        `${s.at - start} rw=${s.rw.join('+')} writable=${s.writable.join('+')} silent=${s.rw.filter((ip) => !s.answered.includes(ip)).join('+')} holder=${s.holder} status=${s.statusPrimary}/${s.readyReason}`,
+    )
     .join('\n');
 }
 
@@ -127,7 +146,15 @@ export function summarize(samples: RoutingSample[], oldPrimary: string, ipOf: (p
 }
 
 /** Samples until stop() is called; `pods` are read once (their addresses do not change here). */
-export function watchRouting(api: OperatorKubeApi, driver: ClusterDriver, namespace: string, cluster: string, password: string, pods: V1Pod[], rwBackends?: RwBackends) {
+export function watchRouting(
+  api: OperatorKubeApi,
+  driver: ClusterDriver,
+  namespace: string,
+  cluster: string,
+  password: string,
+  pods: V1Pod[],
+  rwBackends?: RwBackends,
+) {
   const samples: RoutingSample[] = [];
   let running = true;
   const loop = (async () => {

@@ -65,24 +65,35 @@ interface FieldCase {
   steps: Step[];
 }
 
-const everyPod = (check: (pod: V1Pod) => boolean): Check => async (p) => {
-  const pods = await p.settledPods();
-  return !!pods && pods.every(check);
-};
+const everyPod =
+  (check: (pod: V1Pod) => boolean): Check =>
+  async (p) => {
+    const pods = await p.settledPods();
+    return !!pods && pods.every(check);
+  };
 const postgresOf = (pod: V1Pod) => pod.spec!.containers.find((c) => c.name === 'postgres')!;
-const haKey = (key: string, value: unknown): Check => async (p) => JSON.stringify((await p.haConfig())[key]) === JSON.stringify(value);
+const haKey =
+  (key: string, value: unknown): Check =>
+  async (p) =>
+    JSON.stringify((await p.haConfig())[key]) === JSON.stringify(value);
 const rollout = 120_000;
 /**
  * The pgBackRest settings the operator hands ha-node (the settings document's backup), once every
  * settled pod started with them (its template carries the digest of the ConfigMap's start settings).
  */
-const startedBackup = (check: (backup: Record<string, unknown>) => boolean): Check => async (p) => {
-  const configMap = await p.api.core.readNamespacedConfigMap({ namespace: ns, name: `${name}-config` });
-  const document = parseYaml(configMap.data?.[ConfigKeys.haNode] ?? '{}') as HaNodeSettingsDocument;
-  const digest = startSettingsDigest(document);
-  const pods = await p.settledPods();
-  return !!pods && pods.every((pod) => pod.metadata?.annotations?.[Annotations.haNodeStartSettingsHash] === digest) && check((document.backup ?? {}) as Record<string, unknown>);
-};
+const startedBackup =
+  (check: (backup: Record<string, unknown>) => boolean): Check =>
+  async (p) => {
+    const configMap = await p.api.core.readNamespacedConfigMap({ namespace: ns, name: `${name}-config` });
+    const document = parseYaml(configMap.data?.[ConfigKeys.haNode] ?? '{}') as HaNodeSettingsDocument;
+    const digest = startSettingsDigest(document);
+    const pods = await p.settledPods();
+    return (
+      !!pods &&
+      pods.every((pod) => pod.metadata?.annotations?.[Annotations.haNodeStartSettingsHash] === digest) &&
+      check((document.backup ?? {}) as Record<string, unknown>)
+    );
+  };
 const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefined> => {
   const reply = await fetch(`http://${await p.primaryIp()}:${Ports.haNodeApi}${HaNodePaths.backup}`, { signal: AbortSignal.timeout(5_000) });
   return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
@@ -96,7 +107,9 @@ const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
 
 /** The running, ready pooler pods (not being deleted). */
 const poolerPods = async (p: Probe): Promise<V1Pod[]> =>
-  (await p.api.listPods(ns, selectorString(poolerSelector(name)))).filter((pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  (await p.api.listPods(ns, selectorString(poolerSelector(name)))).filter(
+    (pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
 
 /** A client of <name>-pooler-rw (or another pooler Service), as the application owner. */
 async function poolerClient(p: Probe, serviceName = `${name}-pooler-rw`): Promise<pg.Client> {
@@ -161,13 +174,27 @@ const collectorFiles = {
 const metricsOf = async (p: Probe): Promise<string[]> => {
   const pods = await p.settledPods();
   if (!pods) return [];
-  return Promise.all(pods.map(async (pod) => (await fetch(`http://${pod.status!.podIP!}:${Ports.exporter}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()));
+  return Promise.all(
+    pods.map(async (pod) => (await fetch(`http://${pod.status!.podIP!}:${Ports.exporter}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()),
+  );
 };
 
 /** In order: dynamic settings (two instances), day-2 and fixed fields, then pod template fields on one instance. */
 const table: FieldCase[] = [
-  { field: 'ha.ttl', steps: [{ patch: { ha: { ttl: 12 } }, effect: haKey('ttl', 12) }, { patch: { ha: { ttl: 1 } }, refused: /spec\.ha\.ttl/ }] },
-  { field: 'ha.loopWait', steps: [{ patch: { ha: { loopWait: 3 } }, effect: haKey('loop_wait', 3) }, { patch: { ha: { loopWait: 5 } }, refused: /loopWait \+ 2\*retryTimeout must be <= ttl/ }] },
+  {
+    field: 'ha.ttl',
+    steps: [
+      { patch: { ha: { ttl: 12 } }, effect: haKey('ttl', 12) },
+      { patch: { ha: { ttl: 1 } }, refused: /spec\.ha\.ttl/ },
+    ],
+  },
+  {
+    field: 'ha.loopWait',
+    steps: [
+      { patch: { ha: { loopWait: 3 } }, effect: haKey('loop_wait', 3) },
+      { patch: { ha: { loopWait: 5 } }, refused: /loopWait \+ 2\*retryTimeout must be <= ttl/ },
+    ],
+  },
   { field: 'ha.retryTimeout', steps: [{ patch: { ha: { retryTimeout: 3 } }, effect: haKey('retry_timeout', 3) }] },
   { field: 'ha.maximumLagOnFailover', steps: [{ patch: { ha: { maximumLagOnFailover: 2097152 } }, effect: haKey('maximum_lag_on_failover', 2097152) }] },
   {
@@ -175,28 +202,49 @@ const table: FieldCase[] = [
     steps: [
       {
         patch: { ha: { synchronousMode: 'strict' } },
-        effect: async (p) => (await haKey('synchronous_mode_strict', true)(p)) && (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names !== '',
+        effect: async (p) =>
+          (await haKey('synchronous_mode_strict', true)(p)) &&
+          (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names !== '',
       },
-      { patch: { ha: { synchronousMode: 'off' } }, effect: async (p) => (await haKey('synchronous_mode', 'off')(p)) && (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names === '' },
+      {
+        patch: { ha: { synchronousMode: 'off' } },
+        effect: async (p) =>
+          (await haKey('synchronous_mode', 'off')(p)) &&
+          (await p.driver.sql(await p.primaryIp(), 'SHOW synchronous_standby_names'))[0]?.synchronous_standby_names === '',
+      },
     ],
   },
-  { field: 'ha.synchronousNodeCount', steps: [{ patch: { ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }, refused: /synchronousNodeCount must be less than instances/ }] },
+  {
+    field: 'ha.synchronousNodeCount',
+    steps: [{ patch: { ha: { synchronousMode: 'on', synchronousNodeCount: 2 } }, refused: /synchronousNodeCount must be less than instances/ }],
+  },
   { field: 'ha.failsafeMode', steps: [{ patch: { ha: { failsafeMode: true } }, effect: haKey('failsafe_mode', true) }] },
-  { field: 'ha.primaryHangTimeout', steps: [{ patch: { ha: { primaryHangTimeout: 45 } }, effect: haKey('primary_hang_timeout', 45) }, { patch: { ha: { primaryHangTimeout: 3 } }, refused: /primaryHangTimeout must be 0 or 5 to 3600/ }] },
+  {
+    field: 'ha.primaryHangTimeout',
+    steps: [
+      { patch: { ha: { primaryHangTimeout: 45 } }, effect: haKey('primary_hang_timeout', 45) },
+      { patch: { ha: { primaryHangTimeout: 3 } }, refused: /primaryHangTimeout must be 0 or 5 to 3600/ },
+    ],
+  },
   {
     field: 'postgresql.parameters',
     steps: [
       // work_mem was set at creation: a dropped parameter goes back to PostgreSQL's default on every instance.
       {
         patch: { postgresql: { parameters: { work_mem: null, log_min_duration_statement: '250' } } },
-        effect: async (p) => (await p.showEverywhere('work_mem')).every((v) => v === '4MB') && (await p.showEverywhere('log_min_duration_statement')).every((v) => v === '250ms'),
+        effect: async (p) =>
+          (await p.showEverywhere('work_mem')).every((v) => v === '4MB') && (await p.showEverywhere('log_min_duration_statement')).every((v) => v === '250ms'),
         timeoutMs: 30_000,
       },
       { patch: { postgresql: { parameters: { port: '6000' } } }, refused: /port, listen_addresses.* are managed by ha-node/ },
       { patch: { postgresql: { parameters: { application_name: 'a\nb' } } }, refused: /spec\.postgresql\.parameters\.application_name: Invalid value/ },
       { patch: { postgresql: { parameters: { work_mem: 'lots' } } }, configRefused: /"db\.parameters\.work_mem" is not an integer or a size with a unit/ },
       // The refusal blocks nothing: the next valid value is applied everywhere.
-      { patch: { postgresql: { parameters: { work_mem: '8MB' } } }, effect: async (p) => (await p.showEverywhere('work_mem')).every((v) => v === '8MB'), timeoutMs: 30_000 },
+      {
+        patch: { postgresql: { parameters: { work_mem: '8MB' } } },
+        effect: async (p) => (await p.showEverywhere('work_mem')).every((v) => v === '8MB'),
+        timeoutMs: 30_000,
+      },
     ],
   },
   {
@@ -204,7 +252,8 @@ const table: FieldCase[] = [
     steps: [
       {
         patch: { postgresql: { pg_hba: ['host all all 127.0.0.0/8 scram-sha-256', 'host all all 0.0.0.0/0 reject'] } },
-        effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT 1 FROM pg_hba_file_rules WHERE address = '0.0.0.0' AND auth_method = 'reject'")).length === 1,
+        effect: async (p) =>
+          (await p.driver.sql(await p.primaryIp(), "SELECT 1 FROM pg_hba_file_rules WHERE address = '0.0.0.0' AND auth_method = 'reject'")).length === 1,
       },
       {
         patch: { postgresql: { pg_hba: ['host all all 0.0.0.0/0 magic'] } },
@@ -216,7 +265,11 @@ const table: FieldCase[] = [
   {
     field: 'switchover.targetInstance',
     steps: [
-      { patch: { switchover: { targetInstance: `${name}-1` } }, effect: async (p) => (await p.driver.status()).switchover?.result === 'Succeeded' && (await p.driver.status()).currentPrimary === `${name}-1`, timeoutMs: 60_000 },
+      {
+        patch: { switchover: { targetInstance: `${name}-1` } },
+        effect: async (p) => (await p.driver.status()).switchover?.result === 'Succeeded' && (await p.driver.status()).currentPrimary === `${name}-1`,
+        timeoutMs: 60_000,
+      },
       { patch: { switchover: { targetInstance: 'other-1' } }, refused: /must name an instance of this cluster/ },
     ],
   },
@@ -226,7 +279,9 @@ const table: FieldCase[] = [
       {
         patch: { storage: { size: '2Gi' } },
         effect: async (p) => {
-          const claims = (await p.api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.filter((c) => c.metadata!.name!.endsWith(`-${name}-0`) || c.metadata!.name!.endsWith(`-${name}-1`));
+          const claims = (await p.api.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.filter(
+            (c) => c.metadata!.name!.endsWith(`-${name}-0`) || c.metadata!.name!.endsWith(`-${name}-1`),
+          );
           return claims.length === 2 && claims.every((c) => c.spec?.resources?.requests?.storage === '2Gi');
         },
       },
@@ -241,7 +296,10 @@ const table: FieldCase[] = [
     steps: [
       { patch: { storage: { autoGrow: { max: '1Gi' } } }, refused: /storage\.autoGrow\.max must not be below storage\.size/ },
       // Far below the threshold: nothing grows, and the condition says why.
-      { patch: { storage: { autoGrow: { max: '4Gi' } } }, effect: async (p) => (await p.driver.status()).conditions?.some((c) => c.type === 'VolumeAutoGrow' && c.reason === 'BelowThreshold') === true },
+      {
+        patch: { storage: { autoGrow: { max: '4Gi' } } },
+        effect: async (p) => (await p.driver.status()).conditions?.some((c) => c.type === 'VolumeAutoGrow' && c.reason === 'BelowThreshold') === true,
+      },
     ],
   },
   {
@@ -254,13 +312,21 @@ const table: FieldCase[] = [
         effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'VolumeAutoGrow' && /-spec-0 2Gi → 3072Mi/.test(e.message ?? '')),
         timeoutMs: 60_000,
       },
-      { patch: { storage: { autoGrow: { threshold: 80 } } }, effect: async (p) => (await p.driver.status()).members?.every((m) => m.volumes?.[0]?.volume === 'data') === true },
+      {
+        patch: { storage: { autoGrow: { threshold: 80 } } },
+        effect: async (p) => (await p.driver.status()).members?.every((m) => m.volumes?.[0]?.volume === 'data') === true,
+      },
     ],
   },
   // walStorage is fixed at creation (this cluster has none); its effects: test/operator/full-disk-e2e.test.ts.
   ...['walStorage.size', 'walStorage.storageClass', 'walStorage.autoGrow.threshold', 'walStorage.autoGrow.step', 'walStorage.autoGrow.max'].map((field) => ({
     field,
-    steps: [{ patch: { walStorage: { size: '1Gi', storageClass: 'standard', autoGrow: { threshold: 80, step: '20%', max: '2Gi' } } }, refused: /walStorage can only be set when the cluster is created/ }],
+    steps: [
+      {
+        patch: { walStorage: { size: '1Gi', storageClass: 'standard', autoGrow: { threshold: 80, step: '20%', max: '2Gi' } } },
+        refused: /walStorage can only be set when the cluster is created/,
+      },
+    ],
   })),
   {
     field: 'storage.autoGrow.step',
@@ -277,44 +343,69 @@ const table: FieldCase[] = [
   {
     field: 'bootstrap.database',
     steps: [
-      { effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'shop'"))[0]?.owner === 'shopper' },
+      {
+        effect: async (p) =>
+          (await p.driver.sql(await p.primaryIp(), "SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'shop'"))[0]?.owner === 'shopper',
+      },
       { patch: { bootstrap: { database: 'other' } }, refused: /bootstrap\.database and bootstrap\.owner cannot change after creation/ },
     ],
   },
   {
     field: 'bootstrap.owner',
     steps: [
-      { effect: async (p) => (await p.driver.sql(await p.primaryIp(), "SELECT rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'shopper'"))[0]?.rolcanlogin === true },
+      {
+        effect: async (p) =>
+          (await p.driver.sql(await p.primaryIp(), "SELECT rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'shopper'"))[0]?.rolcanlogin === true,
+      },
       { patch: { bootstrap: { owner: 'someone' } }, refused: /bootstrap\.database and bootstrap\.owner cannot change after creation/ },
     ],
   },
   {
     field: 'instances',
     steps: [
-      { patch: { instances: 1 }, effect: async (p) => (await p.settledPods())?.length === 1 && (await p.driver.status()).readyInstances === 1, timeoutMs: 60_000 },
+      {
+        patch: { instances: 1 },
+        effect: async (p) => (await p.settledPods())?.length === 1 && (await p.driver.status()).readyInstances === 1,
+        timeoutMs: 60_000,
+      },
       { patch: { instances: 0 }, refused: /spec\.instances/ },
     ],
   },
   {
     field: 'monitoring.serviceMonitor.enabled',
-    steps: [{ patch: { monitoring: { serviceMonitor: { enabled: true } } }, effect: async (p) => (await p.custom('servicemonitors', 'monitoring.coreos.com', name)) !== undefined }],
+    steps: [
+      {
+        patch: { monitoring: { serviceMonitor: { enabled: true } } },
+        effect: async (p) => (await p.custom('servicemonitors', 'monitoring.coreos.com', name)) !== undefined,
+      },
+    ],
   },
   {
     field: 'monitoring.serviceMonitor.labels',
-    steps: [{ patch: { monitoring: { serviceMonitor: { labels: { release: 'prom' } } } }, effect: async (p) => ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.metadata as { labels?: Record<string, string> })?.labels?.release === 'prom' }],
+    steps: [
+      {
+        patch: { monitoring: { serviceMonitor: { labels: { release: 'prom' } } } },
+        effect: async (p) =>
+          ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.metadata as { labels?: Record<string, string> })?.labels?.release === 'prom',
+      },
+    ],
   },
   {
     field: 'monitoring.serviceMonitor.interval',
     steps: [
       {
         patch: { monitoring: { serviceMonitor: { interval: '15s' } } },
-        effect: async (p) => ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.spec as { endpoints?: Array<{ interval?: string }> })?.endpoints?.every((e) => e.interval === '15s') === true,
+        effect: async (p) =>
+          ((await p.custom('servicemonitors', 'monitoring.coreos.com', name))?.spec as { endpoints?: Array<{ interval?: string }> })?.endpoints?.every(
+            (e) => e.interval === '15s',
+          ) === true,
       },
       { patch: { monitoring: { serviceMonitor: { interval: 'often' } } }, refused: /interval/ },
     ],
   },
   {
-    field: 'exporter.collectors.configMapName', podTemplate: true,
+    field: 'exporter.collectors.configMapName',
+    podTemplate: true,
     steps: [
       {
         patch: { exporter: { collectors: { configMapName: 'spec-collectors' } } },
@@ -324,7 +415,8 @@ const table: FieldCase[] = [
     ],
   },
   {
-    field: 'exporter.collectors.key', podTemplate: true,
+    field: 'exporter.collectors.key',
+    podTemplate: true,
     steps: [
       {
         patch: { exporter: { collectors: { key: 'answer.yml' } } },
@@ -334,7 +426,8 @@ const table: FieldCase[] = [
     ],
   },
   {
-    field: 'backup.repositories', podTemplate: true,
+    field: 'backup.repositories',
+    podTemplate: true,
     steps: [
       {
         patch: { backup: { repositories: [{ name: 'local', volume: { size: '1Gi', accessMode: 'ReadWriteOnce' } }] } },
@@ -344,38 +437,111 @@ const table: FieldCase[] = [
       { patch: { backup: { repositories: [{ name: 'Bad_Name', volume: { size: '1Gi' } }] } }, refused: /repositories/ },
     ],
   },
-  { field: 'backup.archiveTimeout', podTemplate: true, steps: [{ patch: { backup: { archiveTimeout: 90 } }, effect: async (p) => (await p.showEverywhere('archive_timeout')).every((v) => v === '90s'), timeoutMs: rollout }] },
   {
-    field: 'backup.processMax', podTemplate: true,
+    field: 'backup.archiveTimeout',
+    podTemplate: true,
+    steps: [
+      {
+        patch: { backup: { archiveTimeout: 90 } },
+        effect: async (p) => (await p.showEverywhere('archive_timeout')).every((v) => v === '90s'),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'backup.processMax',
+    podTemplate: true,
     steps: [
       { patch: { backup: { processMax: 3 } }, effect: startedBackup((backup) => backup.processMax === 3), timeoutMs: rollout },
       { patch: { backup: { processMax: 0 } }, refused: /processMax/ },
     ],
   },
   {
-    field: 'backup.target', podTemplate: true,
+    field: 'backup.target',
+    podTemplate: true,
     steps: [
-      { patch: { backup: { target: 'prefer-standby' } }, effect: async (p) => (await startedBackup((backup) => backup.tlsServer !== undefined)(p)) && (await everyPod((pod) => pod.spec?.volumes?.some((v) => v.secret?.secretName?.endsWith('-backup-tls')) === true)(p)), timeoutMs: rollout },
+      {
+        patch: { backup: { target: 'prefer-standby' } },
+        effect: async (p) =>
+          (await startedBackup((backup) => backup.tlsServer !== undefined)(p)) &&
+          (await everyPod((pod) => pod.spec?.volumes?.some((v) => v.secret?.secretName?.endsWith('-backup-tls')) === true)(p)),
+        timeoutMs: rollout,
+      },
       { patch: { backup: { target: 'standby' } }, refused: /target/ },
     ],
   },
-  { field: 'backup.retention.fullCount', podTemplate: true, steps: [{ patch: { backup: { retention: { fullCount: 3 } } }, effect: startedBackup((backup) => (backup.retention as { fullCount?: number } | undefined)?.fullCount === 3), timeoutMs: rollout }] },
-  { field: 'image', podTemplate: true, steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }] },
-  { field: 'resources.requests', podTemplate: true, steps: [{ patch: { resources: { requests: { cpu: '100m' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'), timeoutMs: rollout }] },
-  { field: 'resources.limits', podTemplate: true, steps: [{ patch: { resources: { limits: { memory: '1Gi' } } }, effect: everyPod((pod) => postgresOf(pod).resources?.limits?.memory === '1Gi'), timeoutMs: rollout }, { patch: { resources: { limits: { memory: '-1' } } }, refused: /limits/ }] },
-  { field: 'scheduling.podAntiAffinity', podTemplate: true, steps: [{ patch: { scheduling: { podAntiAffinity: 'none' } }, effect: everyPod((pod) => pod.spec?.affinity?.podAntiAffinity === undefined), timeoutMs: rollout }] },
   {
-    field: 'scheduling.affinity', podTemplate: true,
+    field: 'backup.retention.fullCount',
+    podTemplate: true,
     steps: [
       {
-        patch: { scheduling: { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } }] } } } },
-        effect: everyPod((pod) => pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference.matchExpressions?.[0]?.key === 'disk'),
+        patch: { backup: { retention: { fullCount: 3 } } },
+        effect: startedBackup((backup) => (backup.retention as { fullCount?: number } | undefined)?.fullCount === 3),
         timeoutMs: rollout,
       },
     ],
   },
   {
-    field: 'scheduling.tolerations', podTemplate: true,
+    field: 'image',
+    podTemplate: true,
+    steps: [{ patch: { image: podImage }, effect: everyPod((pod) => postgresOf(pod).image === podImage), timeoutMs: rollout }],
+  },
+  {
+    field: 'resources.requests',
+    podTemplate: true,
+    steps: [
+      {
+        patch: { resources: { requests: { cpu: '100m' } } },
+        effect: everyPod((pod) => postgresOf(pod).resources?.requests?.cpu === '100m'),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'resources.limits',
+    podTemplate: true,
+    steps: [
+      {
+        patch: { resources: { limits: { memory: '1Gi' } } },
+        effect: everyPod((pod) => postgresOf(pod).resources?.limits?.memory === '1Gi'),
+        timeoutMs: rollout,
+      },
+      { patch: { resources: { limits: { memory: '-1' } } }, refused: /limits/ },
+    ],
+  },
+  {
+    field: 'scheduling.podAntiAffinity',
+    podTemplate: true,
+    steps: [
+      { patch: { scheduling: { podAntiAffinity: 'none' } }, effect: everyPod((pod) => pod.spec?.affinity?.podAntiAffinity === undefined), timeoutMs: rollout },
+    ],
+  },
+  {
+    field: 'scheduling.affinity',
+    podTemplate: true,
+    steps: [
+      {
+        patch: {
+          scheduling: {
+            affinity: {
+              nodeAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  { weight: 1, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } },
+                ],
+              },
+            },
+          },
+        },
+        effect: everyPod(
+          (pod) => pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference.matchExpressions?.[0]?.key === 'disk',
+        ),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'scheduling.tolerations',
+    podTemplate: true,
     steps: [
       {
         patch: { scheduling: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] } },
@@ -384,12 +550,34 @@ const table: FieldCase[] = [
       },
     ],
   },
-  { field: 'scheduling.nodeSelector', podTemplate: true, steps: [{ patch: { scheduling: { nodeSelector: { 'kubernetes.io/os': 'linux' } } }, effect: everyPod((pod) => pod.spec?.nodeSelector?.['kubernetes.io/os'] === 'linux'), timeoutMs: rollout }] },
   {
-    field: 'scheduling.topologySpreadConstraints', podTemplate: true,
+    field: 'scheduling.nodeSelector',
+    podTemplate: true,
     steps: [
       {
-        patch: { scheduling: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'keelson.io/cluster': name } } }] } },
+        patch: { scheduling: { nodeSelector: { 'kubernetes.io/os': 'linux' } } },
+        effect: everyPod((pod) => pod.spec?.nodeSelector?.['kubernetes.io/os'] === 'linux'),
+        timeoutMs: rollout,
+      },
+    ],
+  },
+  {
+    field: 'scheduling.topologySpreadConstraints',
+    podTemplate: true,
+    steps: [
+      {
+        patch: {
+          scheduling: {
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: 'kubernetes.io/hostname',
+                whenUnsatisfiable: 'ScheduleAnyway',
+                labelSelector: { matchLabels: { 'keelson.io/cluster': name } },
+              },
+            ],
+          },
+        },
         effect: everyPod((pod) => pod.spec?.topologySpreadConstraints?.[0]?.topologyKey === 'kubernetes.io/hostname'),
         timeoutMs: rollout,
       },
@@ -422,7 +610,10 @@ const table: FieldCase[] = [
       // The repository has no backup of this cluster yet: the operator creates <name>-initial and starts it.
       {
         patch: { backup: { schedules: { immediate: true } } },
-        effect: async (p) => (await p.driver.events()).some((e) => e.reason === 'BackupScheduled' && /^created Backup .*-initial \(first backup once archiving works\)$/.test(e.message ?? '')),
+        effect: async (p) =>
+          (await p.driver.events()).some(
+            (e) => e.reason === 'BackupScheduled' && /^created Backup .*-initial \(first backup once archiving works\)$/.test(e.message ?? ''),
+          ),
         timeoutMs: 150_000,
       },
       { patch: { backup: { schedules: { immediate: 'yes' } } }, refused: /schedules\.immediate/ },
@@ -436,7 +627,10 @@ const table: FieldCase[] = [
         patch: { backup: { schedules: { full: '* * * * *' } } },
         effect: async (p) => {
           const events = await p.driver.events();
-          return events.some((e) => e.reason === 'BackupScheduled' && /\(schedule full: \* \* \* \* \*\)$/.test(e.message ?? '')) && events.some((e) => e.reason === 'BackupStarted' && /: full backup started on /.test(e.message ?? ''));
+          return (
+            events.some((e) => e.reason === 'BackupScheduled' && /\(schedule full: \* \* \* \* \*\)$/.test(e.message ?? '')) &&
+            events.some((e) => e.reason === 'BackupStarted' && /: full backup started on /.test(e.message ?? ''))
+          );
         },
         timeoutMs: 150_000,
       },
@@ -453,21 +647,88 @@ const table: FieldCase[] = [
     field: 'replica.enabled',
     steps: [
       { patch: replicaOf({ enabled: false }), effect: async (p) => (await replicaStatus(p))?.role === 'primary' && (await applied(p))?.status === 'True' },
-      { patch: replicaOf({ enabled: true }), effect: async (p) => /DatabaseCluster default\/elsewhere does not exist/.test((await applied(p))?.message ?? '') && (await p.settledPods())?.length !== undefined, timeoutMs: 60_000 },
+      {
+        patch: replicaOf({ enabled: true }),
+        effect: async (p) =>
+          /DatabaseCluster default\/elsewhere does not exist/.test((await applied(p))?.message ?? '') && (await p.settledPods())?.length !== undefined,
+        timeoutMs: 60_000,
+      },
       { patch: replicaOf({ enabled: false }), effect: async (p) => (await applied(p))?.status === 'True', timeoutMs: 90_000 },
     ],
   },
-  { field: 'replica.source.cluster', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: 'yonder' } }), effect: async (p) => (await replicaStatus(p))?.source === 'default/yonder' }] },
-  { field: 'replica.source.namespace', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: 'elsewhere', namespace: 'other' } }), effect: async (p) => (await replicaStatus(p))?.source === 'other/elsewhere' }] },
-  { field: 'replica.source.host', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:5432' }] },
-  { field: 'replica.source.port', steps: [{ patch: replicaOf({ enabled: false, source: { cluster: null, namespace: null, host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' } }), effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:6432' }] },
-  { field: 'replica.source.credentialsSecret', steps: [{ patch: { replica: { enabled: false, source: { host: '127.0.0.99', credentialsSecret: null } } }, refused: /replica\.source\.host needs credentialsSecret/ }] },
+  {
+    field: 'replica.source.cluster',
+    steps: [
+      { patch: replicaOf({ enabled: false, source: { cluster: 'yonder' } }), effect: async (p) => (await replicaStatus(p))?.source === 'default/yonder' },
+    ],
+  },
+  {
+    field: 'replica.source.namespace',
+    steps: [
+      {
+        patch: replicaOf({ enabled: false, source: { cluster: 'elsewhere', namespace: 'other' } }),
+        effect: async (p) => (await replicaStatus(p))?.source === 'other/elsewhere',
+      },
+    ],
+  },
+  {
+    field: 'replica.source.host',
+    steps: [
+      {
+        patch: replicaOf({ enabled: false, source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' } }),
+        effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:5432',
+      },
+    ],
+  },
+  {
+    field: 'replica.source.port',
+    steps: [
+      {
+        patch: replicaOf({
+          enabled: false,
+          source: { cluster: null, namespace: null, host: '127.0.0.99', port: 6432, credentialsSecret: 'source-replication' },
+        }),
+        effect: async (p) => (await replicaStatus(p))?.source === '127.0.0.99:6432',
+      },
+    ],
+  },
+  {
+    field: 'replica.source.credentialsSecret',
+    steps: [
+      {
+        patch: { replica: { enabled: false, source: { host: '127.0.0.99', credentialsSecret: null } } },
+        refused: /replica\.source\.host needs credentialsSecret/,
+      },
+    ],
+  },
   // A standby from a repository is tested end to end in test/operator/backup/standby-repository-e2e.test.ts.
-  { field: 'replica.source.repository', steps: [{ patch: { replica: { source: { repository: 'nowhere' } } }, refused: /replica\.source\.repository must name one of backup\.repositories/ }] },
+  {
+    field: 'replica.source.repository',
+    steps: [{ patch: { replica: { source: { repository: 'nowhere' } } }, refused: /replica\.source\.repository must name one of backup\.repositories/ }],
+  },
   { field: 'replica.source.stanza', steps: [{ patch: { replica: { source: { stanza: 'src' } } }, refused: /replica\.source\.stanza goes with repository/ }] },
-  { field: 'replica.minApplyDelay', steps: [{ patch: { replica: { minApplyDelay: 'soon' } }, refused: /spec\.replica\.minApplyDelay.*(must be a duration|should match)/ }] },
-  { field: 'replica.promotion', steps: [{ patch: { replica: { promotion: 'AfterSourceDemotion', source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' } } }, refused: /promotion AfterSourceDemotion needs a DatabaseCluster source/ }] },
-  { field: 'bootstrap.recovery.source.namespace', steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }] },
+  {
+    field: 'replica.minApplyDelay',
+    steps: [{ patch: { replica: { minApplyDelay: 'soon' } }, refused: /spec\.replica\.minApplyDelay.*(must be a duration|should match)/ }],
+  },
+  {
+    field: 'replica.promotion',
+    steps: [
+      {
+        patch: {
+          replica: {
+            promotion: 'AfterSourceDemotion',
+            source: { cluster: null, namespace: null, host: '127.0.0.99', credentialsSecret: 'source-replication' },
+          },
+        },
+        refused: /promotion AfterSourceDemotion needs a DatabaseCluster source/,
+      },
+    ],
+  },
+  {
+    field: 'bootstrap.recovery.source.namespace',
+    steps: [{ patch: recoveryOf({ source: { cluster: 'elsewhere', namespace: 'other' } }), refused: recoveryFixed }],
+  },
   { field: 'bootstrap.recovery.repository', steps: [{ patch: recoveryOf({ repository: 'local' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetTime', steps: [{ patch: recoveryOf({ targetTime: '2026-01-01T00:00:00Z' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.backup', steps: [{ patch: recoveryOf({ backup: '20260101-000000F' }), refused: recoveryFixed }] },
@@ -483,9 +744,17 @@ const table: FieldCase[] = [
     field: 'pooler.enabled',
     steps: [
       { patch: { pooler: { enabled: true, instances: 0 } }, refused: /pooler\.instances must be at least 1/ },
-      { patch: { pooler: { enabled: true } }, effect: async (p) => (await viaPooler(p)) === (await p.primaryIp()) && (await p.settledPods()) !== undefined, timeoutMs: rollout },
+      {
+        patch: { pooler: { enabled: true } },
+        effect: async (p) => (await viaPooler(p)) === (await p.primaryIp()) && (await p.settledPods()) !== undefined,
+        timeoutMs: rollout,
+      },
       // The status says so: both pooler pods ready, none paused, both reaching PostgreSQL.
-      { effect: async (p) => JSON.stringify((await p.driver.status()).pooler) === JSON.stringify({ instances: 2, readyInstances: 2, paused: 0, reachingPostgres: 2 }), timeoutMs: 30_000 },
+      {
+        effect: async (p) =>
+          JSON.stringify((await p.driver.status()).pooler) === JSON.stringify({ instances: 2, readyInstances: 2, paused: 0, reachingPostgres: 2 }),
+        timeoutMs: 30_000,
+      },
     ],
   },
   // With one instance left there is no replica: the read-only pooler falls back to the primary
@@ -494,15 +763,26 @@ const table: FieldCase[] = [
     field: 'pooler.readOnly.enabled',
     steps: [
       { patch: { pooler: { enabled: false, readOnly: { enabled: true } } }, refused: /pooler\.readOnly\.enabled requires pooler\.enabled/ },
-      { patch: { pooler: { readOnly: { enabled: true } } }, effect: async (p) => (await viaPooler(p, `${name}-pooler-ro`)) === (await p.primaryIp()), timeoutMs: rollout },
+      {
+        patch: { pooler: { readOnly: { enabled: true } } },
+        effect: async (p) => (await viaPooler(p, `${name}-pooler-ro`)) === (await p.primaryIp()),
+        timeoutMs: rollout,
+      },
       // The status counts its pods; none is on a replica, there being none.
-      { effect: async (p) => JSON.stringify((await p.driver.status()).pooler?.readOnly) === JSON.stringify({ instances: 2, readyInstances: 2, onReplicas: 0 }), timeoutMs: 30_000 },
+      {
+        effect: async (p) => JSON.stringify((await p.driver.status()).pooler?.readOnly) === JSON.stringify({ instances: 2, readyInstances: 2, onReplicas: 0 }),
+        timeoutMs: 30_000,
+      },
     ],
   },
   {
     field: 'pooler.instances',
     steps: [
-      { patch: { pooler: { instances: 1 } }, effect: async (p) => (await poolerPods(p)).length === 1 && (await viaPooler(p)) === (await p.primaryIp()), timeoutMs: 60_000 },
+      {
+        patch: { pooler: { instances: 1 } },
+        effect: async (p) => (await poolerPods(p)).length === 1 && (await viaPooler(p)) === (await p.primaryIp()),
+        timeoutMs: 60_000,
+      },
       { patch: { pooler: { instances: 33 } }, refused: /pooler\.instances/ },
     ],
   },
@@ -548,7 +828,11 @@ describe('every DatabaseCluster.spec field has a test entry and a row in docs/op
   it('the field table of docs/operator.md lists every field', () => {
     const doc = readFileSync(new URL('../../docs/operator.md', import.meta.url), 'utf8');
     const documented = new Set([...doc.matchAll(/^\| `spec\.([A-Za-z_.]+)` \|/gm)].map((m) => m[1]!));
-    assert.deepEqual(fields.filter((f) => !documented.has(f)), [], 'every field has its row');
+    assert.deepEqual(
+      fields.filter((f) => !documented.has(f)),
+      [],
+      'every field has its row',
+    );
   });
 });
 
@@ -561,7 +845,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   let probe: Probe;
   const haNode = new HaNodeClient();
 
-  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
+  const kubectl = (...args: string[]) =>
+    run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
   const patchSpec = (spec: Record<string, unknown>) => kubectl('patch', `dbc/${name}`, '--type=merge', '-p', JSON.stringify({ spec }));
 
   before(async () => {
@@ -592,7 +877,8 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
         return settled && s.phase === 'Healthy' && pods.length === s.readyInstances ? pods : undefined;
       },
       custom: async (plural, group, objectName) =>
-        (await api.custom.getNamespacedCustomObject({ group, version: 'v1', namespace: ns, plural, name: objectName }).catch(() => undefined)) as Record<string, unknown> | undefined,
+        (await api.custom.getNamespacedCustomObject({ group, version: 'v1', namespace: ns, plural, name: objectName }).catch(() => undefined)) as
+          Record<string, unknown> | undefined,
     };
     // The Prometheus Operator's API, so spec.monitoring has an object to write (ServiceMonitor).
     await api.kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({
@@ -635,7 +921,11 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
       it('the pod template fields roll out together', async () => {
         const patches = table.filter((e) => e.podTemplate).flatMap((e) => e.steps.flatMap((step) => ('effect' in step && step.patch ? [step.patch] : [])));
         await patchSpec(patches.reduce((all, patch) => mergePatch(all, patch), {}));
-        await eventually('one rollout of every pod template change', async () => (await probe.settledPods())?.every((pod) => postgresOf(pod).image === podImage), rollout);
+        await eventually(
+          'one rollout of every pod template change',
+          async () => (await probe.settledPods())?.every((pod) => postgresOf(pod).image === podImage),
+          rollout,
+        );
       });
     }
     it(`spec.${entry.field}`, async () => {
@@ -651,14 +941,25 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
         }
         if ('configRefused' in step) {
           await patchSpec(step.patch);
-          await eventually('a ConfigurationRefused Event', async () => (await driver.events()).some((e) => e.reason === 'ConfigurationRefused' && step.configRefused.test(e.message ?? '')), 30_000);
+          await eventually(
+            'a ConfigurationRefused Event',
+            async () => (await driver.events()).some((e) => e.reason === 'ConfigurationRefused' && step.configRefused.test(e.message ?? '')),
+            30_000,
+          );
           continue;
         }
         if ('invalid' in step) {
           await patchSpec(step.patch);
-          const ready = await eventually('Ready=False, InvalidSpec', async () => (await driver.status()).conditions?.find((c) => c.type === 'Ready' && c.reason === 'InvalidSpec'), 20_000);
+          const ready = await eventually(
+            'Ready=False, InvalidSpec',
+            async () => (await driver.status()).conditions?.find((c) => c.type === 'Ready' && c.reason === 'InvalidSpec'),
+            20_000,
+          );
           assert.match(ready.message, step.invalid);
-          assert.ok((await driver.events()).some((e) => e.reason === 'InvalidSpec' && step.invalid.test(e.message ?? '')), 'an InvalidSpec Warning Event');
+          assert.ok(
+            (await driver.events()).some((e) => e.reason === 'InvalidSpec' && step.invalid.test(e.message ?? '')),
+            'an InvalidSpec Warning Event',
+          );
           await patchSpec(step.revert);
           await eventually('Healthy again', async () => (await driver.status()).phase === 'Healthy', 30_000);
           continue;

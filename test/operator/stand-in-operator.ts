@@ -30,8 +30,16 @@ export async function startOperatorOnStandIn(namespace: string, identity: string
     await applyCrds(server.kubeconfigPath, cacheDir);
     await api.core.createNamespace({ body: { metadata: { name: namespace } } });
     operator = await runOperator({
-      kubeconfig: server.kubeconfigPath, namespaces: [namespace], leaderElect: true, leaseNamespace: 'default', leaseName: identity, identity,
-      health: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 }, relistIntervalMs: 1_000, operatorVersion: '0.0.0-test',
+      kubeconfig: server.kubeconfigPath,
+      namespaces: [namespace],
+      leaderElect: true,
+      leaseNamespace: 'default',
+      leaseName: identity,
+      identity,
+      health: { host: '127.0.0.1', port: 0 },
+      metrics: { host: '127.0.0.1', port: 0 },
+      relistIntervalMs: 1_000,
+      operatorVersion: '0.0.0-test',
       logger: createLogger({ name: identity, level: process.env.LOG_LEVEL ?? 'silent' }),
     });
     const running = operator;

@@ -39,9 +39,11 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
   let src: ClusterDriver;
   let stb: ClusterDriver;
 
-  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
+  const kubectl = (...args: string[]) =>
+    run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
   const replicaStatus = async (driver: ClusterDriver) => ((await driver.status()) as { replica?: ReplicaStatus }).replica;
-  const notes = async (driver: ClusterDriver, service: string) => (await driver.query(service, 'SELECT id, note FROM items ORDER BY id')).map((r) => [r.id, r.note]);
+  const notes = async (driver: ClusterDriver, service: string) =>
+    (await driver.query(service, 'SELECT id, note FROM items ORDER BY id')).map((r) => [r.id, r.note]);
 
   before(async () => {
     e2e = await startE2eStack('standby', { logger, ipPrefix: '127.0.57' });
@@ -70,11 +72,17 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     const [role] = await stb.query('stb-rw', 'SELECT pg_is_in_recovery() AS standby');
     assert.equal(role?.standby, true, 'stb-rw reaches the standby leader, read-only');
     await src.query('src-rw', "INSERT INTO items VALUES (2, 'after the standby')");
-    await eventually('rows from src on the standby leader', async () => JSON.stringify(await notes(stb, 'stb-rw')) === JSON.stringify(await notes(src, 'src-rw')), 60_000);
+    await eventually(
+      'rows from src on the standby leader',
+      async () => JSON.stringify(await notes(stb, 'stb-rw')) === JSON.stringify(await notes(src, 'src-rw')),
+      60_000,
+    );
     await eventually('rows from src on the cascading replica', async () => (await notes(stb, 'stb-ro')).length === 2, 60_000);
     const [sender] = await src.query('src-rw', "SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name LIKE 'stb-%'");
     assert.equal(sender?.n, 1, 'only the standby leader streams from src; the other stb member cascades');
-    const settings = parse((await api.core.readNamespacedConfigMap({ namespace: ns, name: 'stb-config' })).data![ConfigKeys.haNode]!) as { bootstrapConfig: string };
+    const settings = parse((await api.core.readNamespacedConfigMap({ namespace: ns, name: 'stb-config' })).data![ConfigKeys.haNode]!) as {
+      bootstrapConfig: string;
+    };
     const config = JSON.parse(settings.bootstrapConfig) as { standby_cluster?: { host: string; port: number } };
     const srcRw = (await api.core.readNamespacedService({ namespace: ns, name: 'src-rw' })).spec?.clusterIP;
     assert.deepEqual(config.standby_cluster, { host: srcRw, port: 5432 }, 'the source reaches ha-node through the bootstrap configuration');
@@ -90,12 +98,19 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     for (const [name, source] of refusals) await clusterDriver(api, ns, name, viaClusterIp).create({ instances: 1, ha, replica: { source } });
     for (const [name, , message] of refusals) {
       const driver = clusterDriver(api, ns, name, viaClusterIp);
-      const applied = await eventually(`${name} refused`, async () => {
-        const condition = (await driver.status()).conditions?.find((c) => c.type === 'Applied');
-        return condition?.status === 'False' && message.test(condition.message) ? condition : undefined;
-      }, 60_000);
+      const applied = await eventually(
+        `${name} refused`,
+        async () => {
+          const condition = (await driver.status()).conditions?.find((c) => c.type === 'Applied');
+          return condition?.status === 'False' && message.test(condition.message) ? condition : undefined;
+        },
+        60_000,
+      );
       assert.equal(applied.reason, 'Refused');
-      assert.ok((await driver.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')), `an ApplyRefused Event for ${name}`);
+      assert.ok(
+        (await driver.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')),
+        `an ApplyRefused Event for ${name}`,
+      );
       assert.deepEqual(await driver.pods(), [], `${name} starts no pod that would initdb a cluster of its own`);
     }
     const removed = await kubectl('patch', 'dbc/stb', '--type=merge', '-p', JSON.stringify({ spec: { replica: null } })).then(
@@ -109,21 +124,32 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     const [before] = await stb.query('stb-rw', 'SELECT timeline_id AS t FROM pg_control_checkpoint()');
     const expected = await notes(src, 'src-rw');
     await kubectl('patch', 'dbc/stb', '--type=merge', '-p', JSON.stringify({ spec: { replica: { enabled: false } } }));
-    const promoted = await eventually('status.replica.role primary', async () => {
-      const replica = await replicaStatus(stb);
-      return replica?.role === 'primary' ? replica : undefined;
-    }, 90_000);
+    const promoted = await eventually(
+      'status.replica.role primary',
+      async () => {
+        const replica = await replicaStatus(stb);
+        return replica?.role === 'primary' ? replica : undefined;
+      },
+      90_000,
+    );
     assert.ok(promoted.promotedAt, 'the promotion time is recorded');
-    assert.ok((await stb.events()).some((e) => e.reason === 'Promoted'), 'a Promoted Event');
-    const [after] = await eventually('stb-rw writable on a new timeline', async () => {
-      const rows = await stb.query('stb-rw', 'SELECT pg_is_in_recovery() AS standby, timeline_id AS t FROM pg_control_checkpoint()');
-      return rows[0]?.standby === false && Number(rows[0]?.t) > Number(before?.t) ? rows : undefined;
-    }, 60_000);
+    assert.ok(
+      (await stb.events()).some((e) => e.reason === 'Promoted'),
+      'a Promoted Event',
+    );
+    const [after] = await eventually(
+      'stb-rw writable on a new timeline',
+      async () => {
+        const rows = await stb.query('stb-rw', 'SELECT pg_is_in_recovery() AS standby, timeline_id AS t FROM pg_control_checkpoint()');
+        return rows[0]?.standby === false && Number(rows[0]?.t) > Number(before?.t) ? rows : undefined;
+      },
+      60_000,
+    );
     assert.equal(after?.standby, false);
-    assert.deepEqual(await notes(stb, 'stb-rw'), expected, 'the promoted cluster holds exactly the source\'s rows');
+    assert.deepEqual(await notes(stb, 'stb-rw'), expected, "the promoted cluster holds exactly the source's rows");
     await stb.query('stb-rw', "INSERT INTO items VALUES (3, 'on the promoted cluster')");
-    await eventually('the write on stb\'s replica', async () => (await notes(stb, 'stb-ro')).length === 3, 60_000);
-    assert.equal((await notes(src, 'src-rw')).length, 2, 'src does not see the promoted cluster\'s writes');
+    await eventually("the write on stb's replica", async () => (await notes(stb, 'stb-ro')).length === 3, 60_000);
+    assert.equal((await notes(src, 'src-rw')).length, 2, "src does not see the promoted cluster's writes");
     await stb.healthyWith(2);
   });
 });

@@ -95,10 +95,14 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
     await swb.create({ instances: 1, ha, replica: { source: { cluster: 'swa' } } });
     await swb.healthyWith(1, 180_000);
     await swb.readPassword();
-    const replica = await eventually('swb status with lag and source timeline', async () => {
-      const r = (await status(swb)).replica;
-      return r?.step === 'Following' && typeof r.lagBytes === 'number' && r.sourceTimeline !== undefined ? r : undefined;
-    }, 60_000);
+    const replica = await eventually(
+      'swb status with lag and source timeline',
+      async () => {
+        const r = (await status(swb)).replica;
+        return r?.step === 'Following' && typeof r.lagBytes === 'number' && r.sourceTimeline !== undefined ? r : undefined;
+      },
+      60_000,
+    );
     assert.equal(replica.role, 'standby');
     assert.equal(replica.sourceTimeline, 1, 'swa is on its first timeline');
     assert.ok(replica.lagBytes! >= 0);
@@ -117,14 +121,31 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
     const before = await eventually('lone-rw answers', () => startedAt().catch(() => undefined), 30_000);
     const own = (await status(lone)).systemIdentifier;
     assert.ok(own && own !== (await status(swa)).systemIdentifier, 'lone was initialised on its own');
-    await kubectl(stack.kubeconfigPath, dir, '-n', ns, 'patch', 'dbc/lone', '--type=merge', '-p', JSON.stringify({ spec: { replica: { source: { cluster: 'swa' } } } }));
+    await kubectl(
+      stack.kubeconfigPath,
+      dir,
+      '-n',
+      ns,
+      'patch',
+      'dbc/lone',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { replica: { source: { cluster: 'swa' } } } }),
+    );
     const message = /replica\.source: DatabaseCluster default\/swa has database system identifier \d+, this cluster \d+/;
-    const applied = await eventually('lone refused', async () => {
-      const condition = (await lone.status()).conditions?.find((c) => c.type === 'Applied');
-      return condition?.status === 'False' && message.test(condition.message) ? condition : undefined;
-    }, 60_000);
+    const applied = await eventually(
+      'lone refused',
+      async () => {
+        const condition = (await lone.status()).conditions?.find((c) => c.type === 'Applied');
+        return condition?.status === 'False' && message.test(condition.message) ? condition : undefined;
+      },
+      60_000,
+    );
     assert.equal(applied.reason, 'Refused');
-    assert.ok((await lone.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')), 'an ApplyRefused Event');
+    assert.ok(
+      (await lone.events()).some((e) => e.reason === 'ApplyRefused' && message.test(e.message ?? '')),
+      'an ApplyRefused Event',
+    );
     const row = await startedAt();
     assert.deepEqual(row, { t: before.t, standby: false }, 'lone is still the same writable primary: never stopped');
     assert.ok(!(await lone.events()).some((e) => e.reason === 'Demoting'), 'no demotion was started');
@@ -134,24 +155,35 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
   it('swaps the two clusters in one apply under a writer: no acknowledged commit lost, the old primary streams from the new one', async () => {
     const before = await status(swa);
     const [oldPod] = await swa.pods();
-    const claimUid = (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: `data-${oldPod!.metadata!.name}` }).catch(() => undefined))?.metadata?.uid;
-    const writer = swapWriter([[swa, 'swa-rw'], [swb, 'swb-rw']]);
+    const claimUid = (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: `data-${oldPod!.metadata!.name}` }).catch(() => undefined))
+      ?.metadata?.uid;
+    const writer = swapWriter([
+      [swa, 'swa-rw'],
+      [swb, 'swb-rw'],
+    ]);
     await eventually('writes before the swap', async () => writer.acked.length >= 20, 60_000);
 
     // Both specs in one apply; the standby's document first (the order the operator must cope with).
     const file = join(dir, 'swap.yaml');
     const doc = (name: string, spec: Record<string, unknown>) => stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec });
-    writeFileSync(file, [
-      doc('swb', { instances: 1, ha, replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'swa' } } }),
-      doc('swa', { instances: 1, ha, replica: { enabled: true, source: { cluster: 'swb' } } }),
-    ].join('---\n'));
+    writeFileSync(
+      file,
+      [
+        doc('swb', { instances: 1, ha, replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'swa' } } }),
+        doc('swa', { instances: 1, ha, replica: { enabled: true, source: { cluster: 'swb' } } }),
+      ].join('---\n'),
+    );
     const applied = Date.now();
     await kubectl(stack.kubeconfigPath, dir, 'apply', '-f', file);
 
-    const promoted = await eventually('swb promoted', async () => {
-      const r = (await status(swb)).replica;
-      return r?.role === 'primary' && r.step === 'Promoted' ? r : undefined;
-    }, 180_000);
+    const promoted = await eventually(
+      'swb promoted',
+      async () => {
+        const r = (await status(swb)).replica;
+        return r?.role === 'primary' && r.step === 'Promoted' ? r : undefined;
+      },
+      180_000,
+    );
     const swapSeconds = (Date.now() - applied) / 1000;
     assert.ok(promoted.promotedAt);
     const atPromotion = writer.acked.length;
@@ -161,26 +193,46 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
     const onNew = await ids(swb, 'swb-rw');
     const lost = acked.filter((id) => !onNew.has(id));
     assert.deepEqual(lost, [], 'every acknowledged commit is on the new primary');
-    await eventually('every acknowledged commit on the old primary, now a standby', async () => {
-      const onOld = await ids(swa, 'swa-rw');
-      return acked.every((id) => onOld.has(id));
-    }, 90_000);
+    await eventually(
+      'every acknowledged commit on the old primary, now a standby',
+      async () => {
+        const onOld = await ids(swa, 'swa-rw');
+        return acked.every((id) => onOld.has(id));
+      },
+      90_000,
+    );
 
-    const demoted = await eventually('swa following swb on its new timeline', async () => {
-      const s = await status(swa);
-      return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 2 ? s : undefined;
-    }, 90_000);
+    const demoted = await eventually(
+      'swa following swb on its new timeline',
+      async () => {
+        const s = await status(swa);
+        return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 2 ? s : undefined;
+      },
+      90_000,
+    );
     assert.equal(demoted.systemIdentifier, before.systemIdentifier, 'swa keeps its database system identifier');
     assert.equal(demoted.replica?.demotion?.systemIdentifier, before.systemIdentifier);
     assert.equal(demoted.replica?.demotion?.timeline, 1, 'demoted from its first timeline');
     const [pod] = await swa.pods();
     assert.equal(pod?.metadata?.uid, oldPod?.metadata?.uid, 'swa was demoted in place, not re-created');
-    if (claimUid) assert.equal((await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: `data-${pod!.metadata!.name}` })).metadata?.uid, claimUid, 'on the same volume');
+    if (claimUid)
+      assert.equal(
+        (await api.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: `data-${pod!.metadata!.name}` })).metadata?.uid,
+        claimUid,
+        'on the same volume',
+      );
     const swbRw = (await api.core.readNamespacedService({ namespace: ns, name: 'swb-rw' })).spec?.clusterIP;
-    const [receiver] = await eventually('swa streams from swb', async () => {
-      const rows = await swa.query('swa-rw', "SELECT status, sender_host, received_tli, (SELECT system_identifier::text FROM pg_control_system()) AS sysid FROM pg_stat_wal_receiver");
-      return rows[0]?.status === 'streaming' ? rows : undefined;
-    }, 60_000);
+    const [receiver] = await eventually(
+      'swa streams from swb',
+      async () => {
+        const rows = await swa.query(
+          'swa-rw',
+          'SELECT status, sender_host, received_tli, (SELECT system_identifier::text FROM pg_control_system()) AS sysid FROM pg_stat_wal_receiver',
+        );
+        return rows[0]?.status === 'streaming' ? rows : undefined;
+      },
+      60_000,
+    );
     assert.equal(receiver?.sender_host, swbRw, 'through the swb-rw Service');
     assert.equal(Number(receiver?.received_tli), 2, "on swb's new timeline");
     assert.equal(receiver?.sysid, before.systemIdentifier);
@@ -194,32 +246,55 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
     const roleChange = (s: Status) => s.conditions?.find((c) => c.type === 'RoleChange');
     assert.equal(roleChange(await status(swb))?.status, 'False');
     assert.equal(roleChange(await status(swa))?.reason, 'Standby');
-    process.stdout.write(`# swap: ${acked.length} acknowledged, 0 lost, longest write gap ${writer.longestGapMs()} ms, promoted ${swapSeconds.toFixed(1)} s after the apply\n`);
+    process.stdout.write(
+      `# swap: ${acked.length} acknowledged, 0 lost, longest write gap ${writer.longestGapMs()} ms, promoted ${swapSeconds.toFixed(1)} s after the apply\n`,
+    );
   });
 
-  it('swaps back in one apply with the old primary\'s document first: it waits for its peer, then the same order holds', async () => {
-    const writer = swapWriter([[swb, 'swb-rw'], [swa, 'swa-rw']], 1_000_000);
+  it("swaps back in one apply with the old primary's document first: it waits for its peer, then the same order holds", async () => {
+    const writer = swapWriter(
+      [
+        [swb, 'swb-rw'],
+        [swa, 'swa-rw'],
+      ],
+      1_000_000,
+    );
     await eventually('writes before the swap back', async () => writer.acked.length >= 20, 60_000);
     const file = join(dir, 'swap-back.yaml');
     const doc = (name: string, spec: Record<string, unknown>) => stringify({ apiVersion, kind, metadata: { name, namespace: ns }, spec });
-    writeFileSync(file, [
-      doc('swb', { instances: 1, ha, replica: { enabled: true, source: { cluster: 'swa' } } }),
-      doc('swa', { instances: 1, ha, replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'swb' } } }),
-    ].join('---\n'));
+    writeFileSync(
+      file,
+      [
+        doc('swb', { instances: 1, ha, replica: { enabled: true, source: { cluster: 'swa' } } }),
+        doc('swa', { instances: 1, ha, replica: { enabled: false, promotion: 'AfterSourceDemotion', source: { cluster: 'swb' } } }),
+      ].join('---\n'),
+    );
     await kubectl(stack.kubeconfigPath, dir, 'apply', '-f', file);
-    await eventually('swa primary again', async () => {
-      const r = (await status(swa)).replica;
-      return r?.role === 'primary' && r.step === 'Promoted' ? r : undefined;
-    }, 180_000);
+    await eventually(
+      'swa primary again',
+      async () => {
+        const r = (await status(swa)).replica;
+        return r?.role === 'primary' && r.step === 'Promoted' ? r : undefined;
+      },
+      180_000,
+    );
     const atPromotion = writer.acked.length;
     await eventually('writes on swa after the swap back', async () => writer.acked.length >= atPromotion + 20, 90_000);
     const acked = await writer.stop();
     const onNew = await ids(swa, 'swa-rw');
-    assert.deepEqual(acked.filter((id) => !onNew.has(id)), [], 'every acknowledged commit is on swa');
-    const back = await eventually('swb following swa on timeline 3', async () => {
-      const s = await status(swb);
-      return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 3 ? s : undefined;
-    }, 90_000);
+    assert.deepEqual(
+      acked.filter((id) => !onNew.has(id)),
+      [],
+      'every acknowledged commit is on swa',
+    );
+    const back = await eventually(
+      'swb following swa on timeline 3',
+      async () => {
+        const s = await status(swb);
+        return s.replica?.role === 'standby' && s.replica.step === 'Following' && s.replica.sourceTimeline === 3 ? s : undefined;
+      },
+      90_000,
+    );
     assert.equal(back.replica?.demotion?.timeline, 2, 'swb was demoted from the timeline it promoted onto');
     const [row] = await swa.query('swa-rw', `SELECT ${currentTimelineSql('t')}`);
     assert.equal(Number(row?.t), 3);

@@ -24,9 +24,16 @@ describe('operator started before its CRD is installed', () => {
 
   it('is not ready and says why, then starts once the CRD appears', async () => {
     operator = await runOperator({
-      kubeconfig: server.kubeconfigPath, namespaces: [], leaderElect: false, leaseNamespace: 'default', leaseName: 'x',
-      health: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: 0 }, relistIntervalMs: 60_000,
-      operatorVersion: 'test', logger: createLogger({ name: 'start-retry', level: 'silent' }),
+      kubeconfig: server.kubeconfigPath,
+      namespaces: [],
+      leaderElect: false,
+      leaseNamespace: 'default',
+      leaseName: 'x',
+      health: { host: '127.0.0.1', port: 0 },
+      metrics: { host: '127.0.0.1', port: 0 },
+      relistIntervalMs: 60_000,
+      operatorVersion: 'test',
+      logger: createLogger({ name: 'start-retry', level: 'silent' }),
     });
     const detail = await eventually('readyz 503', async () => {
       const res = await fetch(`${operator.healthUrl}/readyz`);

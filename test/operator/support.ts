@@ -18,7 +18,13 @@ export async function kubectl(kubeconfig: string, cacheDir: string, ...args: str
 }
 
 /** kubectl apply of one DatabaseCluster: its stdout, or the refusal kubectl printed. */
-export async function applyCluster(kubeconfig: string, dir: string, namespace: string, name: string, spec: Record<string, unknown>): Promise<{ ok: boolean; output: string }> {
+export async function applyCluster(
+  kubeconfig: string,
+  dir: string,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<{ ok: boolean; output: string }> {
   const file = join(dir, `cluster-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify({ apiVersion, kind, metadata: { name, namespace }, spec }));
   try {
@@ -49,7 +55,14 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
  * controller in these tests): creates it with the template's labels, then reports it Ready. Its
  * address is one nothing listens on, so the operator's ha-node calls cannot reach another test's.
  */
-export async function createInstancePod(api: OperatorKubeApi, namespace: string, cluster: string, ordinal: number, role: 'primary' | 'replica', revision = 'rev1'): Promise<void> {
+export async function createInstancePod(
+  api: OperatorKubeApi,
+  namespace: string,
+  cluster: string,
+  ordinal: number,
+  role: 'primary' | 'replica',
+  revision = 'rev1',
+): Promise<void> {
   const name = `${cluster}-${ordinal}`;
   const pod: V1Pod = {
     apiVersion: 'v1',
@@ -69,7 +82,11 @@ export async function createInstancePod(api: OperatorKubeApi, namespace: string,
 function withoutCel(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutCel);
   if (typeof node !== 'object' || node === null) return node;
-  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== 'x-kubernetes-validations').map(([key, value]) => [key, withoutCel(value)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => key !== 'x-kubernetes-validations')
+      .map(([key, value]) => [key, withoutCel(value)]),
+  );
 }
 
 /**
@@ -84,7 +101,12 @@ export async function applyCrds(kubeconfig: string, cacheDir: string): Promise<b
   } catch (err) {
     if (!/CEL validation rules are not supported/.test(String((err as { stderr?: string }).stderr))) throw err;
     const file = join(cacheDir, 'crd-without-cel.yaml');
-    writeFileSync(file, allCrds().map((crd) => stringify(withoutCel(crd), { version: '1.1' })).join('---\n'));
+    writeFileSync(
+      file,
+      allCrds()
+        .map((crd) => stringify(withoutCel(crd), { version: '1.1' }))
+        .join('---\n'),
+    );
     await kubectl(kubeconfig, cacheDir, 'apply', '-f', file);
     return false;
   }
@@ -104,20 +126,29 @@ export async function metricValue(metricsUrl: string, name: string, labels = '')
  * Waits for a quiet window (no API writes for `quietMs`), then for `passes` more reconciles, and
  * returns how many writes those passes made: an idle cluster must cost zero.
  */
-export async function writesDuringIdlePasses(metricsUrl: string, options: { quietMs: number; passes?: number; timeoutMs: number }): Promise<{ before: number; writes: number; which: string[] }> {
+export async function writesDuringIdlePasses(
+  metricsUrl: string,
+  options: { quietMs: number; passes?: number; timeoutMs: number },
+): Promise<{ before: number; writes: number; which: string[] }> {
   const writes = () => metricValue(metricsUrl, 'keelson_operator_api_writes_total');
   const reconciles = () => metricValue(metricsUrl, 'keelson_operator_reconcile_total');
-  await eventually('a quiet window', async () => {
-    const before = await writes();
-    await new Promise((r) => setTimeout(r, options.quietMs));
-    return (await writes()) === before;
-  }, options.timeoutMs);
+  await eventually(
+    'a quiet window',
+    async () => {
+      const before = await writes();
+      await new Promise((r) => setTimeout(r, options.quietMs));
+      return (await writes()) === before;
+    },
+    options.timeoutMs,
+  );
   const before = await writes();
   const byKindBefore = await writesByKindAndVerb(metricsUrl);
   const reconcilesBefore = await reconciles();
   await eventually('more reconciles', async () => (await reconciles()) >= reconcilesBefore + (options.passes ?? 3), options.timeoutMs);
   const byKindAfter = await writesByKindAndVerb(metricsUrl);
-  const which = [...byKindAfter].filter(([key, value]) => value !== (byKindBefore.get(key) ?? 0)).map(([key, value]) => `${key} +${value - (byKindBefore.get(key) ?? 0)}`);
+  const which = [...byKindAfter]
+    .filter(([key, value]) => value !== (byKindBefore.get(key) ?? 0))
+    .map(([key, value]) => `${key} +${value - (byKindBefore.get(key) ?? 0)}`);
   return { before, writes: (await writes()) - before, which };
 }
 

@@ -11,14 +11,20 @@ const operatorDir = fileURLToPath(new URL('../../operator/', import.meta.url));
 const doc = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [readFileSync(join(dir, e.name), 'utf8')] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [readFileSync(join(dir, e.name), 'utf8')] : [],
+  );
 }
 
 describe('docs/troubleshooting.md', () => {
   const code = sources(operatorDir).join('\n');
 
   it('has a row for every Event reason the operator records', () => {
-    const reasons = new Set([...code.matchAll(/events\.record\([^,]+,\s*(?:'(?:Normal|Warning)'|type),\s*[`']([A-Za-z]+)(\$\{[^}]+\})?[`']/g)].map((m) => (m[2] ? `${m[1]}*` : m[1]!)));
+    const reasons = new Set(
+      [...code.matchAll(/events\.record\([^,]+,\s*(?:'(?:Normal|Warning)'|type),\s*[`']([A-Za-z]+)(\$\{[^}]+\})?[`']/g)].map((m) =>
+        m[2] ? `${m[1]}*` : m[1]!,
+      ),
+    );
     assert.ok(reasons.size >= 10, `${reasons.size} reasons found in the operator: ${[...reasons].join(', ')}`);
     for (const reason of reasons) {
       if (reason.endsWith('*')) assert.match(doc, new RegExp(`\\| ${reason.slice(0, -1)}Succeeded / ${reason.slice(0, -1)}Failed \\|`), reason);
@@ -33,7 +39,21 @@ describe('docs/troubleshooting.md', () => {
     const reasonLines = status.split('\n').filter((line) => /Reason|condition\(|reason: '/.test(line));
     const reasons = new Set(reasonLines.flatMap((line) => [...line.matchAll(/'([A-Z][A-Za-z]+)'/g)].map((m) => m[1]!)));
     for (const type of ['Ready', 'Progressing', 'Degraded', 'True', 'False']) reasons.delete(type);
-    for (const reason of ['AllInstancesReady', 'NoPrimary', 'InstancesNotReady', 'AsExpected', 'ServerLacksApi', 'AllApisServed', 'AllObjectsApplied', 'Refused', 'InvalidSpec', 'Stable', 'RollingUpdate', 'PodsNotReady', 'RoleLabelPending']) {
+    for (const reason of [
+      'AllInstancesReady',
+      'NoPrimary',
+      'InstancesNotReady',
+      'AsExpected',
+      'ServerLacksApi',
+      'AllApisServed',
+      'AllObjectsApplied',
+      'Refused',
+      'InvalidSpec',
+      'Stable',
+      'RollingUpdate',
+      'PodsNotReady',
+      'RoleLabelPending',
+    ]) {
       assert.ok(reasons.has(reason), `${reason} is found among the reasons in the code`);
     }
     for (const reason of reasons) assert.ok(doc.includes(`\`${reason}\``), `condition reason ${reason} is explained`);

@@ -20,7 +20,10 @@ export const clientCases: CaseModule = (ctx) => {
     assert.match(await kubectl(server, 'apply', '--server-side', '-f', file), /configmap\/kc-ssa serverside-applied/);
     const applied = await kubeJson(server, 'GET', cmPath('kc-ssa'));
     const managers = (applied.body.metadata as { managedFields: Array<{ manager: string; operation: string }> }).managedFields;
-    assert.deepEqual(managers.map((m) => [m.manager, m.operation]), [['kubectl', 'Apply']]);
+    assert.deepEqual(
+      managers.map((m) => [m.manager, m.operation]),
+      [['kubectl', 'Apply']],
+    );
     const described = await kubectl(server, 'describe', 'configmap', 'kc-ssa', '-n', NS);
     assert.match(described, /^Name:\s+kc-ssa$/m);
     assert.match(described, /^Namespace:\s+contract$/m);
@@ -46,15 +49,37 @@ export const clientCases: CaseModule = (ctx) => {
         },
       },
     });
-    writeFileSync(file, JSON.stringify(deployment([{ name: 'A', value: '1' }, { name: 'B', value: '2' }], true, { keep: 'yes', drop: 'yes' }, 2)));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        deployment(
+          [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+          true,
+          { keep: 'yes', drop: 'yes' },
+          2,
+        ),
+      ),
+    );
     assert.match(await kubectl(server, 'apply', '-f', file), /deployment.apps\/kc-apply created/);
     // Another writer changes replicas; apply must leave fields it never set alone.
-    await kubeJson(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/kc-apply`, { body: { spec: { replicas: 5 } }, contentType: 'application/merge-patch+json' });
+    await kubeJson(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/kc-apply`, {
+      body: { spec: { replicas: 5 } },
+      contentType: 'application/merge-patch+json',
+    });
     writeFileSync(file, JSON.stringify(deployment([{ name: 'B', value: '3' }], false, { keep: 'yes' })));
     assert.match(await kubectl(server, 'apply', '-f', file), /deployment.apps\/kc-apply configured/);
     const got = await kubeJson(server, 'GET', `/apis/apps/v1/namespaces/${NS}/deployments/kc-apply`);
-    const spec = got.body.spec as { replicas: number; template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value: string }> }> } } };
-    assert.deepEqual(spec.template.spec.containers.map((c) => c.name), ['main']);
+    const spec = got.body.spec as {
+      replicas: number;
+      template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value: string }> }> } };
+    };
+    assert.deepEqual(
+      spec.template.spec.containers.map((c) => c.name),
+      ['main'],
+    );
     assert.deepEqual(spec.template.spec.containers[0].env, [{ name: 'B', value: '3' }]);
     const annotations = (got.body.metadata as { annotations: Record<string, string> }).annotations;
     assert.equal(annotations.keep, 'yes');
@@ -69,9 +94,14 @@ export const clientCases: CaseModule = (ctx) => {
     await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'kc-table' }, data: { a: '1', b: '2' } } });
     const table = await kubeJson(server, 'GET', cmPath('kc-table'), { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
     assert.equal(table.body.kind, 'Table');
-    assert.deepEqual((table.body.columnDefinitions as Array<{ name: string }>).map((c) => c.name), ['Name', 'Data', 'Age']);
+    assert.deepEqual(
+      (table.body.columnDefinitions as Array<{ name: string }>).map((c) => c.name),
+      ['Name', 'Data', 'Age'],
+    );
     assert.deepEqual((table.body.rows as Array<{ cells: unknown[] }>)[0].cells.slice(0, 2), ['kc-table', 2]);
-    await kubeJson(server, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, { body: { metadata: { name: 'kc-lease' }, spec: { holderIdentity: 'member-0' } } });
+    await kubeJson(server, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, {
+      body: { metadata: { name: 'kc-lease' }, spec: { holderIdentity: 'member-0' } },
+    });
     const [header, row] = (await kubectl(server, 'get', 'lease', 'kc-lease', '-n', NS)).trimEnd().split('\n');
     assert.deepEqual(header.split(/\s+/), ['NAME', 'HOLDER', 'AGE']);
     assert.match(row, /^kc-lease\s+member-0\s+\S+$/);
@@ -80,7 +110,25 @@ export const clientCases: CaseModule = (ctx) => {
   it('kubectl get -w prints each change', async () => {
     const { server } = ctx();
     await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'kc-watch', labels: { kw: 'yes' } }, data: { v: '1' } } });
-    const child = spawn('kubectl', ['--kubeconfig', server.kubeconfigPath, 'get', 'configmaps', '-n', NS, '-l', 'kw=yes', '-w', '--output-watch-events', '-o', 'custom-columns=EVENT:.type,NAME:.object.metadata.name,V:.object.data.v', '--no-headers'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'kubectl',
+      [
+        '--kubeconfig',
+        server.kubeconfigPath,
+        'get',
+        'configmaps',
+        '-n',
+        NS,
+        '-l',
+        'kw=yes',
+        '-w',
+        '--output-watch-events',
+        '-o',
+        'custom-columns=EVENT:.type,NAME:.object.metadata.name,V:.object.data.v',
+        '--no-headers',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     try {
@@ -97,7 +145,12 @@ export const clientCases: CaseModule = (ctx) => {
   it('a client-node informer sees add, update and delete', async () => {
     const { server } = ctx();
     const api = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    const informer = k8s.makeInformer(server.kubeConfig, `${cmPath()}`, () => api.listNamespacedConfigMap({ namespace: NS, labelSelector: 'inf=yes' }), 'inf=yes');
+    const informer = k8s.makeInformer(
+      server.kubeConfig,
+      `${cmPath()}`,
+      () => api.listNamespacedConfigMap({ namespace: NS, labelSelector: 'inf=yes' }),
+      'inf=yes',
+    );
     const seen: string[] = [];
     informer.on('add', (o: k8s.V1ConfigMap) => seen.push(`add ${o.metadata?.name} ${o.data?.v}`));
     informer.on('update', (o: k8s.V1ConfigMap) => seen.push(`update ${o.metadata?.name} ${o.data?.v}`));
@@ -110,7 +163,10 @@ export const clientCases: CaseModule = (ctx) => {
       await kubeJson(server, 'DELETE', cmPath('inf-2'));
       await eventually('informer events', async () => (seen.length >= 4 ? true : undefined), 20_000);
       assert.deepEqual(seen, ['add inf-1 1', 'add inf-2 1', 'update inf-1 2', 'delete inf-2']);
-      assert.deepEqual(informer.list(NS).map((o) => o.metadata?.name), ['inf-1']);
+      assert.deepEqual(
+        informer.list(NS).map((o) => o.metadata?.name),
+        ['inf-1'],
+      );
     } finally {
       await informer.stop();
     }

@@ -49,16 +49,26 @@ export const coreCases: CaseModule = (ctx) => {
     assert.equal(bad.status, 422);
     assert.equal(bad.body.reason, 'Invalid');
     const causes = (bad.body.details as { causes: Array<{ field: string; reason: string }> }).causes;
-    assert.ok(causes.some((c) => c.field === 'metadata.name' && c.reason === 'FieldValueInvalid'), JSON.stringify(causes));
+    assert.ok(
+      causes.some((c) => c.field === 'metadata.name' && c.reason === 'FieldValueInvalid'),
+      JSON.stringify(causes),
+    );
     const badLabel = await kubeJson(server, 'POST', cmPath(), { body: configMap('bad-label', {}, { app: 'no spaces allowed' }) });
     assert.equal(badLabel.status, 422);
     const labelCauses = (badLabel.body.details as { causes: Array<{ field: string }> }).causes;
-    assert.ok(labelCauses.some((c) => c.field === 'metadata.labels'), JSON.stringify(labelCauses));
+    assert.ok(
+      labelCauses.some((c) => c.field === 'metadata.labels'),
+      JSON.stringify(labelCauses),
+    );
   });
 
   it('filters lists by label and field selectors and rejects an unsupported field selector', async () => {
     const { server } = ctx();
-    for (const [name, app] of [['sel-a', 'a'], ['sel-b', 'b'], ['sel-c', 'c']]) {
+    for (const [name, app] of [
+      ['sel-a', 'a'],
+      ['sel-b', 'b'],
+      ['sel-c', 'c'],
+    ]) {
       assert.equal((await kubeJson(server, 'POST', cmPath(), { body: configMap(name, {}, { app, tier: 'sel' }) })).status, 201);
     }
     assert.equal((await kubeJson(server, 'POST', cmPath(), { body: configMap('sel-none', {}, { tier: 'sel' }) })).status, 201);
@@ -72,7 +82,11 @@ export const coreCases: CaseModule = (ctx) => {
     assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier=sel,!app')}`), ['sel-none']);
     assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier=sel,app!=a')}`), ['sel-b', 'sel-c', 'sel-none']);
     assert.deepEqual(await names('fieldSelector=metadata.name%3Dsel-c'), ['sel-c']);
-    assert.deepEqual(await names(`fieldSelector=${encodeURIComponent(`metadata.namespace=${NS},metadata.name!=sel-c`)}&labelSelector=tier%3Dsel`), ['sel-a', 'sel-b', 'sel-none']);
+    assert.deepEqual(await names(`fieldSelector=${encodeURIComponent(`metadata.namespace=${NS},metadata.name!=sel-c`)}&labelSelector=tier%3Dsel`), [
+      'sel-a',
+      'sel-b',
+      'sel-none',
+    ]);
     const unsupported = await kubeJson(server, 'GET', `${cmPath()}?fieldSelector=data.a%3D1`);
     assert.equal(unsupported.status, 400);
     assert.equal(unsupported.body.reason, 'BadRequest');
@@ -100,17 +114,27 @@ export const coreCases: CaseModule = (ctx) => {
   it('applies JSON merge, JSON and strategic merge patches', async () => {
     const { server } = ctx();
     await kubeJson(server, 'POST', cmPath(), { body: configMap('patch', { keep: '1', drop: '2' }) });
-    const merged = await kubeJson(server, 'PATCH', cmPath('patch'), { body: { data: { drop: null, added: '3' } }, contentType: 'application/merge-patch+json' });
+    const merged = await kubeJson(server, 'PATCH', cmPath('patch'), {
+      body: { data: { drop: null, added: '3' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(merged.status, 200);
     assert.deepEqual(merged.body.data, { keep: '1', added: '3' });
     const json = await kubeJson(server, 'PATCH', cmPath('patch'), {
-      body: [{ op: 'replace', path: '/data/keep', value: 'x' }, { op: 'add', path: '/metadata/labels', value: { l: 'v' } }, { op: 'remove', path: '/data/added' }],
+      body: [
+        { op: 'replace', path: '/data/keep', value: 'x' },
+        { op: 'add', path: '/metadata/labels', value: { l: 'v' } },
+        { op: 'remove', path: '/data/added' },
+      ],
       contentType: 'application/json-patch+json',
     });
     assert.equal(json.status, 200, json.text);
     assert.deepEqual(json.body.data, { keep: 'x' });
     assert.deepEqual((json.body.metadata as { labels: unknown }).labels, { l: 'v' });
-    const failedTest = await kubeJson(server, 'PATCH', cmPath('patch'), { body: [{ op: 'test', path: '/data/keep', value: 'nope' }], contentType: 'application/json-patch+json' });
+    const failedTest = await kubeJson(server, 'PATCH', cmPath('patch'), {
+      body: [{ op: 'test', path: '/data/keep', value: 'nope' }],
+      contentType: 'application/json-patch+json',
+    });
     assert.ok(failedTest.status >= 400 && failedTest.status < 500, `${failedTest.status}`);
 
     const deployment = {
@@ -122,17 +146,34 @@ export const coreCases: CaseModule = (ctx) => {
         selector: { matchLabels: { app: 'smp' } },
         template: {
           metadata: { labels: { app: 'smp' } },
-          spec: { containers: [{ name: 'a', image: 'a:1', env: [{ name: 'X', value: '1' }] }, { name: 'b', image: 'b:1' }] },
+          spec: {
+            containers: [
+              { name: 'a', image: 'a:1', env: [{ name: 'X', value: '1' }] },
+              { name: 'b', image: 'b:1' },
+            ],
+          },
         },
       },
     };
     assert.equal((await kubeJson(server, 'POST', `/apis/apps/v1/namespaces/${NS}/deployments`, { body: deployment })).status, 201);
     const smp = await kubeJson(server, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/smp`, {
-      body: { spec: { template: { spec: { containers: [{ name: 'b', image: 'b:2' }, { name: 'a', env: [{ name: 'Y', value: '2' }] }] } } } },
+      body: {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                { name: 'b', image: 'b:2' },
+                { name: 'a', env: [{ name: 'Y', value: '2' }] },
+              ],
+            },
+          },
+        },
+      },
       contentType: 'application/strategic-merge-patch+json',
     });
     assert.equal(smp.status, 200, smp.text);
-    const containers = (smp.body.spec as { template: { spec: { containers: Array<{ name: string; image: string; env?: Array<{ name: string }> }> } } }).template.spec.containers;
+    const containers = (smp.body.spec as { template: { spec: { containers: Array<{ name: string; image: string; env?: Array<{ name: string }> }> } } }).template
+      .spec.containers;
     const byName = Object.fromEntries(containers.map((c) => [c.name, c]));
     assert.equal(byName.a.image, 'a:1');
     assert.equal(byName.b.image, 'b:2');
@@ -150,12 +191,18 @@ export const coreCases: CaseModule = (ctx) => {
     const first = await apply('alice', { a: '1', shared: 'alice' });
     assert.equal(first.status, 201, first.text);
     const managers = (first.body.metadata as { managedFields: Array<{ manager: string; operation: string }> }).managedFields;
-    assert.deepEqual(managers.map((m) => [m.manager, m.operation]), [['alice', 'Apply']]);
+    assert.deepEqual(
+      managers.map((m) => [m.manager, m.operation]),
+      [['alice', 'Apply']],
+    );
     const conflict = await apply('bob', { shared: 'bob' });
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.reason, 'Conflict');
     const causes = (conflict.body.details as { causes: Array<{ field: string; reason: string }> }).causes;
-    assert.deepEqual(causes.map((c) => [c.reason, c.field]), [['FieldManagerConflict', '.data.shared']]);
+    assert.deepEqual(
+      causes.map((c) => [c.reason, c.field]),
+      [['FieldManagerConflict', '.data.shared']],
+    );
     const forced = await apply('bob', { shared: 'bob', b: '2' }, true);
     assert.equal(forced.status, 200);
     assert.deepEqual(forced.body.data, { a: '1', shared: 'bob', b: '2' });
@@ -177,7 +224,10 @@ export const coreCases: CaseModule = (ctx) => {
     assert.match(String(meta.deletionTimestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.equal(meta.deletionGracePeriodSeconds, 0);
     // A finalizer cannot be added once deletion started.
-    const add = await kubeJson(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: ['keelson.io/test', 'keelson.io/late'] } }, contentType: 'application/merge-patch+json' });
+    const add = await kubeJson(server, 'PATCH', cmPath('final'), {
+      body: { metadata: { finalizers: ['keelson.io/test', 'keelson.io/late'] } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(add.status, 422, add.text);
     const release = await kubeJson(server, 'PATCH', cmPath('final'), { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
     assert.equal(release.status, 200);

@@ -10,7 +10,9 @@ import { kubeJson } from '../support/kube.js';
 export const gapCases: CaseModule = (ctx) => {
   it('1.20 ignores fieldValidation=Strict and prunes the unknown field silently [oracle only]', async () => {
     const { server } = ctx();
-    const res = await kubeJson(server, 'POST', `${cmPath()}?fieldValidation=Strict`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gap-strict' }, bogus: 1 } });
+    const res = await kubeJson(server, 'POST', `${cmPath()}?fieldValidation=Strict`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gap-strict' }, bogus: 1 },
+    });
     assert.equal(res.status, 201);
     assert.equal(res.body.bogus, undefined);
   });
@@ -19,7 +21,9 @@ export const gapCases: CaseModule = (ctx) => {
     const { server } = ctx();
     assert.equal((await kubeJson(server, 'GET', `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`)).status, 404);
     assert.equal((await kubeJson(server, 'GET', '/apis/policy/v1beta1')).status, 200);
-    const discovery = await kubeJson(server, 'GET', '/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' });
+    const discovery = await kubeJson(server, 'GET', '/apis', {
+      accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json',
+    });
     assert.equal(discovery.body.kind, 'APIGroupList');
     assert.equal((await kubeJson(server, 'GET', '/openapi/v3')).status, 404);
   });

@@ -61,7 +61,14 @@ export const gcCases: CaseModule = (ctx) => {
     assert.equal((await kubeJson(server, 'POST', '/api/v1/namespaces/contract-doomed/configmaps', { body: { metadata: { name: 'inside' } } })).status, 201);
     // A finalizer keeps the namespace Terminating until this test releases it.
     const held = '/api/v1/namespaces/contract-doomed/configmaps/held';
-    assert.equal((await kubeJson(server, 'POST', '/api/v1/namespaces/contract-doomed/configmaps', { body: { metadata: { name: 'held', finalizers: ['keelson.io/hold'] } } })).status, 201);
+    assert.equal(
+      (
+        await kubeJson(server, 'POST', '/api/v1/namespaces/contract-doomed/configmaps', {
+          body: { metadata: { name: 'held', finalizers: ['keelson.io/hold'] } },
+        })
+      ).status,
+      201,
+    );
     const del = await kubeJson(server, 'DELETE', '/api/v1/namespaces/contract-doomed');
     assert.equal(del.status, 200);
     assert.equal((del.body.status as { phase: string }).phase, 'Terminating');
@@ -69,16 +76,24 @@ export const gcCases: CaseModule = (ctx) => {
     const refused = await kubeJson(server, 'POST', '/api/v1/namespaces/contract-doomed/configmaps', { body: { metadata: { name: 'late' } } });
     assert.equal(refused.status, 403);
     assert.match(String(refused.body.message), /because it is being terminated/);
-    await eventually('the namespace emptied except the held object', async () => {
-      const inside = await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed/configmaps/inside');
-      const heldObject = await kubeJson(server, 'GET', held);
-      return inside.status === 404 && (heldObject.body.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp ? true : undefined;
-    }, GC_WAIT_MS);
+    await eventually(
+      'the namespace emptied except the held object',
+      async () => {
+        const inside = await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed/configmaps/inside');
+        const heldObject = await kubeJson(server, 'GET', held);
+        return inside.status === 404 && (heldObject.body.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp ? true : undefined;
+      },
+      GC_WAIT_MS,
+    );
     const stillThere = await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed');
     assert.equal((stillThere.body.status as { phase: string }).phase, 'Terminating');
     const release = await kubeJson(server, 'PATCH', held, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
     assert.equal(release.status, 200, release.text);
-    await eventually('namespace removed', async () => ((await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed')).status === 404 ? true : undefined), GC_WAIT_MS);
+    await eventually(
+      'namespace removed',
+      async () => ((await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed')).status === 404 ? true : undefined),
+      GC_WAIT_MS,
+    );
     assert.equal((await kubeJson(server, 'GET', '/api/v1/namespaces/contract-doomed/configmaps/inside')).status, 404);
   });
 };

@@ -32,7 +32,12 @@ function badResourceVersion(ctx: CaseContext, res: Answer, value: string): void 
   refused(res, differs(ctx, { real: 500, standIn: 400 }), `resourceVersion: Invalid value: "${value}": strconv.ParseUint: parsing "${value}": invalid syntax`);
 }
 
-const labelled = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { hostile: 'yes' } }, data: { a: '1' } });
+const labelled = (name: string): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, labels: { hostile: 'yes' } },
+  data: { a: '1' },
+});
 const deep = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
 
 export const hostileCases: CaseModule = (ctx) => {
@@ -47,9 +52,24 @@ export const hostileCases: CaseModule = (ctx) => {
     refused(await del('timeoutSeconds=abc'), 400, 'strconv.ParseInt: parsing "abc": invalid syntax');
     refused(await del('gracePeriodSeconds=1.5'), 400, 'strconv.ParseInt: parsing "1.5": invalid syntax');
     badResourceVersion(ctx(), await del('resourceVersion=abc'), 'abc');
-    invalidOption(await del('propagationPolicy=bogus'), 'DeleteOptions', 'propagationPolicy', 'Unsupported value: "bogus": supported values: "Foreground", "Background", "Orphan", "nil"');
-    invalidOption(await del('orphanDependents=true&propagationPolicy=Background'), 'DeleteOptions', 'propagationPolicy', 'Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set');
-    invalidOption(await del('resourceVersion=5&resourceVersionMatch=Bogus'), 'ListOptions', 'resourceVersionMatch', 'Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""');
+    invalidOption(
+      await del('propagationPolicy=bogus'),
+      'DeleteOptions',
+      'propagationPolicy',
+      'Unsupported value: "bogus": supported values: "Foreground", "Background", "Orphan", "nil"',
+    );
+    invalidOption(
+      await del('orphanDependents=true&propagationPolicy=Background'),
+      'DeleteOptions',
+      'propagationPolicy',
+      'Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
+    );
+    invalidOption(
+      await del('resourceVersion=5&resourceVersionMatch=Bogus'),
+      'ListOptions',
+      'resourceVersionMatch',
+      'Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""',
+    );
     refused(await del('continue=zzz'), 400, /continue/);
     refused(await kubeJson(server, 'DELETE', `${cmPath()}?labelSelector=!!`), 400, /unable to parse requirement/);
     const body = await kubeJson(server, 'DELETE', collection, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'bogus' } });
@@ -70,7 +90,11 @@ export const hostileCases: CaseModule = (ctx) => {
     ];
     for (const [selector, message] of cases) {
       const query = `labelSelector=${encodeURIComponent(selector)}`;
-      for (const [method, path] of [['GET', `${cmPath()}?${query}`], ['GET', `${cmPath()}?watch=1&${query}`], ['DELETE', `${cmPath()}?${query}`]] as const) {
+      for (const [method, path] of [
+        ['GET', `${cmPath()}?${query}`],
+        ['GET', `${cmPath()}?watch=1&${query}`],
+        ['DELETE', `${cmPath()}?${query}`],
+      ] as const) {
         const res = await kubeJson(server, method, path);
         refused(res, 400, new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
         assert.equal(res.body.reason, 'BadRequest', `${method} ${path}`);
@@ -84,9 +108,20 @@ export const hostileCases: CaseModule = (ctx) => {
     const { server } = ctx();
     const res = await kubeJson(server, 'GET', `${cmPath()}?labelSelector=hostile%3Dyes&fieldSelector=${encodeURIComponent('metadata.name=hostile-a,')}`);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual((res.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name), ['hostile-a']);
-    refused(await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('fz=x,')}`), 400, '"fz" is not a known field selector: only "metadata.name", "metadata.namespace"');
-    refused(await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('metadata.name=a=b')}`), 400, /invalid field selector: unescaped character in value/);
+    assert.deepEqual(
+      (res.body.items as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name),
+      ['hostile-a'],
+    );
+    refused(
+      await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('fz=x,')}`),
+      400,
+      '"fz" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
+    refused(
+      await kubeJson(server, 'DELETE', `${cmPath()}?fieldSelector=${encodeURIComponent('metadata.name=a=b')}`),
+      400,
+      /invalid field selector: unescaped character in value/,
+    );
   });
 
   it('lists, gets and watches refuse malformed options', async () => {
@@ -96,7 +131,12 @@ export const hostileCases: CaseModule = (ctx) => {
     badResourceVersion(ctx(), await kubeJson(server, 'GET', `${cmPath()}?resourceVersion=abc`), 'abc');
     badResourceVersion(ctx(), await kubeJson(server, 'GET', `${cmPath('hostile-a')}?resourceVersion=-1`), '-1');
     badResourceVersion(ctx(), await kubeJson(server, 'GET', `${cmPath()}?watch=1&resourceVersion=1.5`), '1.5');
-    invalidOption(await kubeJson(server, 'GET', `${cmPath()}?resourceVersion=0&resourceVersionMatch=Exact`), 'ListOptions', 'resourceVersionMatch', 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    invalidOption(
+      await kubeJson(server, 'GET', `${cmPath()}?resourceVersion=0&resourceVersionMatch=Exact`),
+      'ListOptions',
+      'resourceVersionMatch',
+      'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    );
     assert.equal((await kubeJson(server, 'GET', `${cmPath()}?limit=-1`)).status, 200);
   });
 
@@ -109,7 +149,10 @@ export const hostileCases: CaseModule = (ctx) => {
     assert.equal((await kubeJson(server, 'GET', cmPath('hostile-new'))).status, 404);
     const put = await kubeJson(server, 'PUT', `${cmPath('hostile-a')}?dryRun=x`, { body: labelled('hostile-a') });
     invalidOption(put, 'UpdateOptions', 'dryRun', 'Unsupported value: []string{"x"}: supported values: "All"');
-    const merge = await kubeJson(server, 'PATCH', `${cmPath('hostile-a')}?force=false`, { body: { data: { a: 'changed' } }, contentType: 'application/merge-patch+json' });
+    const merge = await kubeJson(server, 'PATCH', `${cmPath('hostile-a')}?force=false`, {
+      body: { data: { a: 'changed' } },
+      contentType: 'application/merge-patch+json',
+    });
     invalidOption(merge, 'PatchOptions', 'force', 'Forbidden: may not be specified for non-apply patch');
     const apply = await kubeJson(server, 'PATCH', cmPath('hostile-a'), { body: labelled('hostile-a'), contentType: 'application/apply-patch+yaml' });
     invalidOption(apply, 'PatchOptions', 'fieldManager', 'Required value: is required for apply patch');
@@ -131,9 +174,17 @@ export const hostileCases: CaseModule = (ctx) => {
     const before = await kubeJson(server, 'GET', cmPath('hostile-a'));
     const undeterminable = 'the name of the object (hostile-a based on URL) was undeterminable: name must be provided';
     for (const path of ['/metadata', '/metadata/name']) {
-      refused(await kubeJson(server, 'PATCH', cmPath('hostile-a'), { body: [{ op: 'remove', path }], contentType: 'application/json-patch+json' }), 400, undeterminable);
+      refused(
+        await kubeJson(server, 'PATCH', cmPath('hostile-a'), { body: [{ op: 'remove', path }], contentType: 'application/json-patch+json' }),
+        400,
+        undeterminable,
+      );
     }
-    refused(await kubeJson(server, 'PATCH', cmPath('hostile-a'), { body: { metadata: null }, contentType: 'application/merge-patch+json' }), 400, undeterminable);
+    refused(
+      await kubeJson(server, 'PATCH', cmPath('hostile-a'), { body: { metadata: null }, contentType: 'application/merge-patch+json' }),
+      400,
+      undeterminable,
+    );
     const after = await kubeJson(server, 'GET', cmPath('hostile-a'));
     assert.deepEqual(after.body.metadata, before.body.metadata);
   });
@@ -141,9 +192,16 @@ export const hostileCases: CaseModule = (ctx) => {
   it('server-side apply needs apiVersion and kind', async () => {
     const { server } = ctx();
     const apply = (name: string, body: Record<string, unknown>): Promise<Answer> =>
-      kubeJson(server, 'PATCH', `${cmPath(name)}?fieldManager=hostile`, { body: { metadata: { name }, data: { x: 'y' }, ...body }, contentType: 'application/apply-patch+yaml' });
+      kubeJson(server, 'PATCH', `${cmPath(name)}?fieldManager=hostile`, {
+        body: { metadata: { name }, data: { x: 'y' }, ...body },
+        contentType: 'application/apply-patch+yaml',
+      });
     refused(await apply('hostile-ssa', {}), 400, 'Incorrect version specified in apply patch. Specified patch version: , expected: v1');
-    refused(await apply('hostile-ssa', { apiVersion: 'apps/v1', kind: 'ConfigMap' }), 400, 'Incorrect version specified in apply patch. Specified patch version: apps/v1, expected: v1');
+    refused(
+      await apply('hostile-ssa', { apiVersion: 'apps/v1', kind: 'ConfigMap' }),
+      400,
+      'Incorrect version specified in apply patch. Specified patch version: apps/v1, expected: v1',
+    );
     // Without a kind 1.20 fails while typing the patch (500); the stand-in calls it the client's fault.
     refused(await apply('hostile-ssa', { apiVersion: 'v1' }), differs(ctx(), { real: 500, standIn: 400 }), /no corresponding type for \/v1, Kind=/);
     refused(await apply('hostile-a', {}), 400, /Incorrect version specified in apply patch/);
@@ -152,16 +210,24 @@ export const hostileCases: CaseModule = (ctx) => {
 
   it('annotations may hold 256 KiB in all, finalizers must be qualified names', async () => {
     const { server } = ctx();
-    const withMeta = (name: string, metadata: Record<string, unknown>): Promise<Answer> => kubeJson(server, 'POST', cmPath(), { body: { metadata: { name, ...metadata } } });
+    const withMeta = (name: string, metadata: Record<string, unknown>): Promise<Answer> =>
+      kubeJson(server, 'POST', cmPath(), { body: { metadata: { name, ...metadata } } });
     const tooLong = await withMeta('hostile-ann', { annotations: { a: 'x'.repeat(300 * 1024) } });
     refused(tooLong, 422, 'ConfigMap "hostile-ann" is invalid: metadata.annotations: Too long: must have at most 262144 bytes');
-    assert.deepEqual((tooLong.body.details as { causes: unknown[] }).causes, [{ reason: 'FieldValueTooLong', message: 'Too long: must have at most 262144 bytes', field: 'metadata.annotations' }]);
+    assert.deepEqual((tooLong.body.details as { causes: unknown[] }).causes, [
+      { reason: 'FieldValueTooLong', message: 'Too long: must have at most 262144 bytes', field: 'metadata.annotations' },
+    ]);
     assert.equal((await withMeta('hostile-ann-edge', { annotations: { a: 'x'.repeat(256 * 1024 - 1) } })).status, 201);
     refused(await withMeta('hostile-ann-over', { annotations: { a: 'x'.repeat(256 * 1024) } }), 422, /Too long: must have at most 262144 bytes/);
     const bad = await withMeta('hostile-fin', { finalizers: ['bad finalizer!'] });
     refused(bad, 422, /metadata\.finalizers: Invalid value: "bad finalizer!": name part must consist of alphanumeric characters/);
-    refused(await withMeta('hostile-fin2', { finalizers: ['plain'] }), 422, 'ConfigMap "hostile-fin2" is invalid: metadata.finalizers[0]: Invalid value: "plain": name is neither a standard finalizer name nor is it fully qualified');
-    for (const name of ['hostile-fin', 'hostile-fin2', 'hostile-ann', 'hostile-ann-over']) assert.equal((await kubeJson(server, 'GET', cmPath(name))).status, 404, name);
+    refused(
+      await withMeta('hostile-fin2', { finalizers: ['plain'] }),
+      422,
+      'ConfigMap "hostile-fin2" is invalid: metadata.finalizers[0]: Invalid value: "plain": name is neither a standard finalizer name nor is it fully qualified',
+    );
+    for (const name of ['hostile-fin', 'hostile-fin2', 'hostile-ann', 'hostile-ann-over'])
+      assert.equal((await kubeJson(server, 'GET', cmPath(name))).status, 404, name);
   });
 
   it('a Lease duration beyond int32 is refused at decoding', async () => {
@@ -181,9 +247,19 @@ export const hostileCases: CaseModule = (ctx) => {
   it('a claim must request more than zero storage, as a quantity', async () => {
     const { server } = ctx();
     const claim = (name: string, storage: string): Promise<Answer> =>
-      kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/persistentvolumeclaims`, { body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } } });
-    for (const [storage, shown] of [['0', '0'], ['0Gi', '0'], ['-1Gi', '-1Gi']]) {
-      refused(await claim('hostile-claim', storage), 422, `PersistentVolumeClaim "hostile-claim" is invalid: spec.resources[storage]: Invalid value: "${shown}": must be greater than zero`);
+      kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/persistentvolumeclaims`, {
+        body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } },
+      });
+    for (const [storage, shown] of [
+      ['0', '0'],
+      ['0Gi', '0'],
+      ['-1Gi', '-1Gi'],
+    ]) {
+      refused(
+        await claim('hostile-claim', storage),
+        422,
+        `PersistentVolumeClaim "hostile-claim" is invalid: spec.resources[storage]: Invalid value: "${shown}": must be greater than zero`,
+      );
     }
     refused(await claim('hostile-claim', 'lots'), 400, /quantities must match the regular expression/);
     assert.equal((await kubeJson(server, 'GET', `/api/v1/namespaces/${NS}/persistentvolumeclaims/hostile-claim`)).status, 404);

@@ -25,8 +25,18 @@ const cases: ImmutableCase[] = [
   {
     what: 'StatefulSet spec.volumeClaimTemplates',
     collection: `/apis/apps/v1/namespaces/${NS}/statefulsets`,
-    object: { metadata: { name: 'imm-sts' }, spec: { serviceName: 'imm', selector: { matchLabels: labels }, template, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } },
-    patch: () => ({ spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] } }),
+    object: {
+      metadata: { name: 'imm-sts' },
+      spec: {
+        serviceName: 'imm',
+        selector: { matchLabels: labels },
+        template,
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      },
+    },
+    patch: () => ({
+      spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] },
+    }),
   },
   {
     what: 'Service spec.clusterIP',

@@ -16,7 +16,9 @@ const claimSpec = { accessModes: ['ReadWriteOnce'], resources: { requests: { sto
 const defaultAnnotation = { 'storageclass.kubernetes.io/is-default-class': 'true' };
 
 async function createClaim(server: ContractServer, name: string, storageClassName?: string): Promise<string | undefined> {
-  const created = await kubeJson(server, 'POST', claims, { body: { metadata: { name }, spec: { ...claimSpec, ...(storageClassName === undefined ? {} : { storageClassName }) } } });
+  const created = await kubeJson(server, 'POST', claims, {
+    body: { metadata: { name }, spec: { ...claimSpec, ...(storageClassName === undefined ? {} : { storageClassName }) } },
+  });
   assert.equal(created.status, 201, created.text);
   // Binding is the volume controller's write, through /status (nothing else binds here).
   const bound = await kubeJson(server, 'PATCH', `${claims}/${name}/status`, { body: { status: { phase: 'Bound' } }, ...merge });
@@ -37,7 +39,10 @@ export const storageCases: CaseModule = (ctx) => {
     assert.equal(created.status, 201, created.text);
     try {
       assert.deepEqual([created.body.reclaimPolicy, created.body.volumeBindingMode], ['Delete', 'Immediate']);
-      const change = await kubeJson(server, 'PATCH', `${classes}/keelson-contract-sc`, { body: { provisioner: 'example.com/other', reclaimPolicy: 'Retain', parameters: { a: 'b' }, volumeBindingMode: 'WaitForFirstConsumer' }, ...merge });
+      const change = await kubeJson(server, 'PATCH', `${classes}/keelson-contract-sc`, {
+        body: { provisioner: 'example.com/other', reclaimPolicy: 'Retain', parameters: { a: 'b' }, volumeBindingMode: 'WaitForFirstConsumer' },
+        ...merge,
+      });
       assert.equal(change.status, 422, change.text);
       assert.deepEqual((change.body.details as { causes: Array<{ field: string; message: string }> }).causes, [
         { reason: 'FieldValueForbidden', field: 'parameters', message: 'Forbidden: updates to parameters are forbidden.' },
@@ -55,7 +60,9 @@ export const storageCases: CaseModule = (ctx) => {
   it('claims: a new one without a class gets the default; a Bound one grows only with an expandable class (else 403)', async () => {
     const { server } = ctx();
     const made = await Promise.all([
-      kubeJson(server, 'POST', classes, { body: { metadata: { name: 'keelson-contract-grow', annotations: defaultAnnotation }, provisioner: 'example.com/disk', allowVolumeExpansion: true } }),
+      kubeJson(server, 'POST', classes, {
+        body: { metadata: { name: 'keelson-contract-grow', annotations: defaultAnnotation }, provisioner: 'example.com/disk', allowVolumeExpansion: true },
+      }),
       kubeJson(server, 'POST', classes, { body: { metadata: { name: 'keelson-contract-fixed' }, provisioner: 'example.com/disk' } }),
     ]);
     for (const answer of made) assert.equal(answer.status, 201, answer.text);
@@ -69,7 +76,10 @@ export const storageCases: CaseModule = (ctx) => {
       for (const name of ['sc-fixed', 'sc-none']) {
         const refused = await grow(server, name, '2Gi');
         assert.equal(refused.status, 403, refused.text);
-        assert.equal(refused.body.message, `persistentvolumeclaims "${name}" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`);
+        assert.equal(
+          refused.body.message,
+          `persistentvolumeclaims "${name}" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`,
+        );
         assert.deepEqual([refused.body.reason, refused.body.details], ['Forbidden', { name, kind: 'persistentvolumeclaims' }]);
       }
       const shrink = await grow(server, 'sc-default', '1Gi');
@@ -78,7 +88,9 @@ export const storageCases: CaseModule = (ctx) => {
       // The phase that counts is the stored one: a PUT claiming Bound for a Pending claim is still refused.
       const pending = await kubeJson(server, 'PATCH', `${claims}/sc-default/status`, { body: { status: { phase: 'Pending' } }, ...merge });
       assert.equal(pending.status, 200, pending.text);
-      const put = await kubeJson(server, 'PUT', `${claims}/sc-default`, { body: { ...pending.body, spec: { ...(pending.body.spec as object), resources: { requests: { storage: '3Gi' } } }, status: { phase: 'Bound' } } });
+      const put = await kubeJson(server, 'PUT', `${claims}/sc-default`, {
+        body: { ...pending.body, spec: { ...(pending.body.spec as object), resources: { requests: { storage: '3Gi' } } }, status: { phase: 'Bound' } },
+      });
       assert.equal(put.status, 422, put.text);
     } finally {
       await Promise.all(['keelson-contract-grow', 'keelson-contract-fixed'].map((name) => kubeJson(server, 'DELETE', `${classes}/${name}`)));

@@ -26,7 +26,15 @@ const samples: Record<string, Record<string, unknown>> = {
   secrets: { stringData: { v: '1' } },
   services: { spec: { ports: [{ port: 80 }] } },
   endpoints: { subsets: [] },
-  events: { involvedObject: { kind: 'ConfigMap', name: 'x', namespace: NS }, reason: 'R', message: 'm', type: 'Normal', firstTimestamp: '2026-11-22T10:00:00Z', lastTimestamp: '2026-11-22T10:00:00Z', count: 1 },
+  events: {
+    involvedObject: { kind: 'ConfigMap', name: 'x', namespace: NS },
+    reason: 'R',
+    message: 'm',
+    type: 'Normal',
+    firstTimestamp: '2026-11-22T10:00:00Z',
+    lastTimestamp: '2026-11-22T10:00:00Z',
+    count: 1,
+  },
   pods: template,
   persistentvolumeclaims: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
   persistentvolumes: { spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/keelson-uncond' } } },
@@ -52,7 +60,9 @@ const collectionPath = (type: Pick<ResourceType, 'group' | 'version' | 'plural' 
 /** Creates the object, PUTs it back without resourceVersion, deletes it; returns the PUT status. */
 async function blindPut(server: ContractServer, type: ResourceType, name: string, sample: Record<string, unknown>): Promise<string> {
   const path = collectionPath(type);
-  const created = await kubeJson(server, 'POST', path, { body: { apiVersion: apiVersionOf(type), kind: type.kind, ...sample, metadata: { ...(sample.metadata as object), name } } });
+  const created = await kubeJson(server, 'POST', path, {
+    body: { apiVersion: apiVersionOf(type), kind: type.kind, ...sample, metadata: { ...(sample.metadata as object), name } },
+  });
   assert.equal(created.status, 201, `${type.plural}: ${created.text}`);
   const body = created.body as unknown as KubeObject;
   delete body.metadata.resourceVersion;
@@ -62,7 +72,8 @@ async function blindPut(server: ContractServer, type: ResourceType, name: string
   return answer;
 }
 
-const expected = (type: ResourceType): string => (type.allowUnconditionalUpdate ? '200' : '422 metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+const expected = (type: ResourceType): string =>
+  type.allowUnconditionalUpdate ? '200' : '422 metadata.resourceVersion: Invalid value: 0x0: must be specified for an update';
 
 /**
  * 1.20's hand-written Service REST storage demanded a resourceVersion; current Kubernetes serves
@@ -85,7 +96,9 @@ export const updateRuleCases: CaseModule = (ctx) => {
     assert.deepEqual(got, want);
     assert.equal(want.leases.slice(0, 3), '422');
     assert.equal(want.configmaps, '200');
-    const noData = await kubeJson(server, 'POST', collectionPath(served.find((t) => t.plural === 'controllerrevisions')!), { body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'no-data' }, revision: 1 } });
+    const noData = await kubeJson(server, 'POST', collectionPath(served.find((t) => t.plural === 'controllerrevisions')!), {
+      body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'no-data' }, revision: 1 },
+    });
     assert.equal(noData.status, 422, 'a ControllerRevision needs data');
   });
 
@@ -99,7 +112,9 @@ export const updateRuleCases: CaseModule = (ctx) => {
       await eventually('things served', async () => ((await kubeJson(server, 'GET', thingPath)).status === 200 ? true : undefined), 30_000);
       const thing = await blindPut(server, thingType, 'uncond', { spec: { instances: 1 } });
       assert.equal(thing, expected(thingType));
-      const crdAnswer = await kubeJson(server, 'PUT', `${collectionPath(crdType)}/${crd.metadata.name}`, { body: { ...crd, metadata: { name: crd.metadata.name } } });
+      const crdAnswer = await kubeJson(server, 'PUT', `${collectionPath(crdType)}/${crd.metadata.name}`, {
+        body: { ...crd, metadata: { name: crd.metadata.name } },
+      });
       assert.equal(crdAnswer.status, crdType.allowUnconditionalUpdate ? 200 : 422, crdAnswer.text);
       assert.equal(thing.slice(0, 3), '422');
     } finally {

@@ -22,7 +22,10 @@ export const watchCases: CaseModule = (ctx) => {
       const updated = await kubeJson(server, 'PATCH', cmPath('w-order'), { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
       await kubeJson(server, 'DELETE', cmPath('w-order'));
       await watch.waitFor(3);
-      assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        watch.events.map((e) => e.type),
+        ['ADDED', 'MODIFIED', 'DELETED'],
+      );
       assert.equal(watch.events[0].object.metadata?.resourceVersion, rvOf(created.body));
       assert.equal(watch.events[1].object.metadata?.resourceVersion, rvOf(updated.body));
       assert.equal(watch.events[0].object.kind, 'ConfigMap');
@@ -34,7 +37,10 @@ export const watchCases: CaseModule = (ctx) => {
     const resumed = await openWatch(server, `${cmPath()}?watch=1&labelSelector=w%3Dorder&resourceVersion=${watch.events[0].object.metadata?.resourceVersion}`);
     try {
       await resumed.waitFor(2);
-      assert.deepEqual(resumed.events.map((e) => e.type), ['MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        resumed.events.map((e) => e.type),
+        ['MODIFIED', 'DELETED'],
+      );
     } finally {
       resumed.stop();
     }
@@ -71,12 +77,16 @@ export const watchCases: CaseModule = (ctx) => {
     const watch = await openWatch(server, `${cmPath()}?watch=1&labelSelector=phase%3Din&resourceVersion=${rvOf(list.body)}`);
     try {
       await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-move', labels: { phase: 'out' } } } });
-      const label = (value: string) => kubeJson(server, 'PATCH', cmPath('w-move'), { body: { metadata: { labels: { phase: value } } }, contentType: 'application/merge-patch+json' });
+      const label = (value: string) =>
+        kubeJson(server, 'PATCH', cmPath('w-move'), { body: { metadata: { labels: { phase: value } } }, contentType: 'application/merge-patch+json' });
       await label('in');
       await kubeJson(server, 'PATCH', cmPath('w-move'), { body: { data: { touched: 'yes' } }, contentType: 'application/merge-patch+json' });
       const gone = await label('gone');
       await watch.waitFor(3);
-      assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        watch.events.map((e) => e.type),
+        ['ADDED', 'MODIFIED', 'DELETED'],
+      );
       // The previous object (the one that matched) stamped with the new version, as
       // kube-apiserver's watch cache sends it (was difference D2).
       assert.deepEqual((watch.events[2].object.metadata as { labels: unknown }).labels, { phase: 'in' });
@@ -90,13 +100,19 @@ export const watchCases: CaseModule = (ctx) => {
   it('a watch with allowWatchBookmarks stays valid and field selectors filter it', async () => {
     const { server } = ctx();
     const list = await kubeJson(server, 'GET', cmPath());
-    const watch = await openWatch(server, `${cmPath()}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dw-field&resourceVersion=${rvOf(list.body)}`);
+    const watch = await openWatch(
+      server,
+      `${cmPath()}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dw-field&resourceVersion=${rvOf(list.body)}`,
+    );
     try {
       await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-other' } } });
       await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'w-field' } } });
       await watch.waitFor(1);
       const nonBookmarks = watch.events.filter((e) => e.type !== 'BOOKMARK');
-      assert.deepEqual(nonBookmarks.map((e) => [e.type, e.object.metadata?.name]), [['ADDED', 'w-field']]);
+      assert.deepEqual(
+        nonBookmarks.map((e) => [e.type, e.object.metadata?.name]),
+        [['ADDED', 'w-field']],
+      );
     } finally {
       watch.stop();
     }

@@ -17,23 +17,41 @@ export const workloadCases: CaseModule = (ctx) => {
     const { server } = ctx();
     const created = await kubeJson(server, 'POST', podPath(), { body: pod('p-bind') });
     assert.equal(created.status, 201, created.text);
-    const spec = created.body.spec as { restartPolicy: string; terminationGracePeriodSeconds: number; dnsPolicy: string; containers: Array<{ imagePullPolicy: string; terminationMessagePath: string }> };
+    const spec = created.body.spec as {
+      restartPolicy: string;
+      terminationGracePeriodSeconds: number;
+      dnsPolicy: string;
+      containers: Array<{ imagePullPolicy: string; terminationMessagePath: string }>;
+    };
     assert.deepEqual([spec.restartPolicy, spec.terminationGracePeriodSeconds, spec.dnsPolicy], ['Always', 30, 'ClusterFirst']);
     assert.equal(spec.containers[0].imagePullPolicy, 'IfNotPresent');
     assert.equal(spec.containers[0].terminationMessagePath, '/dev/termination-log');
     assert.equal((created.body.status as { phase: string }).phase, 'Pending');
-    const bind = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } } });
+    const bind = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, {
+      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } },
+    });
     assert.equal(bind.status, 201, bind.text);
     const bound = await kubeJson(server, 'GET', podPath('p-bind'));
     assert.equal((bound.body.spec as { nodeName: string }).nodeName, 'node-1');
-    const again = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-2' } } });
+    const again = await kubeJson(server, 'POST', `${podPath('p-bind')}/binding`, {
+      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p-bind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-2' } },
+    });
     assert.equal(again.status, 409);
-    const status = await kubeJson(server, 'PATCH', `${podPath('p-bind')}/status`, { body: { status: { phase: 'Running', podIP: '127.0.0.5' } }, contentType: 'application/merge-patch+json' });
+    const status = await kubeJson(server, 'PATCH', `${podPath('p-bind')}/status`, {
+      body: { status: { phase: 'Running', podIP: '127.0.0.5' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(status.status, 200, status.text);
     assert.equal((status.body.status as { phase: string }).phase, 'Running');
-    const specChange = await kubeJson(server, 'PATCH', podPath('p-bind'), { body: { spec: { containers: [{ name: 'main', image: 'postgres:16' }] } }, contentType: 'application/strategic-merge-patch+json' });
+    const specChange = await kubeJson(server, 'PATCH', podPath('p-bind'), {
+      body: { spec: { containers: [{ name: 'main', image: 'postgres:16' }] } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
     assert.equal(specChange.status, 200, 'the image is one of the few mutable pod fields');
-    const forbidden = await kubeJson(server, 'PATCH', podPath('p-bind'), { body: { spec: { restartPolicy: 'Never' } }, contentType: 'application/strategic-merge-patch+json' });
+    const forbidden = await kubeJson(server, 'PATCH', podPath('p-bind'), {
+      body: { spec: { restartPolicy: 'Never' } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
     assert.equal(forbidden.status, 422);
   });
 
@@ -71,14 +89,24 @@ export const workloadCases: CaseModule = (ctx) => {
     };
     const created = await kubeJson(server, 'POST', path, { body: sts });
     assert.equal(created.status, 201, created.text);
-    const createdSpec = created.body.spec as { podManagementPolicy: string; updateStrategy: { type: string; rollingUpdate?: { partition: number } }; revisionHistoryLimit: number };
-    assert.deepEqual([createdSpec.podManagementPolicy, createdSpec.updateStrategy.type, createdSpec.revisionHistoryLimit], ['OrderedReady', 'RollingUpdate', 10]);
+    const createdSpec = created.body.spec as {
+      podManagementPolicy: string;
+      updateStrategy: { type: string; rollingUpdate?: { partition: number } };
+      revisionHistoryLimit: number;
+    };
+    assert.deepEqual(
+      [createdSpec.podManagementPolicy, createdSpec.updateStrategy.type, createdSpec.revisionHistoryLimit],
+      ['OrderedReady', 'RollingUpdate', 10],
+    );
     assert.equal((created.body.metadata as { generation: number }).generation, 1);
     const scaled = await kubeJson(server, 'PATCH', `${path}/db`, { body: { spec: { replicas: 3 } }, contentType: 'application/merge-patch+json' });
     assert.equal((scaled.body.metadata as { generation: number }).generation, 2);
     const labelled = await kubeJson(server, 'PATCH', `${path}/db`, { body: { metadata: { labels: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
     assert.equal((labelled.body.metadata as { generation: number }).generation, 2);
-    const status = await kubeJson(server, 'PATCH', `${path}/db/status`, { body: { status: { replicas: 3, readyReplicas: 1, observedGeneration: 2 } }, contentType: 'application/merge-patch+json' });
+    const status = await kubeJson(server, 'PATCH', `${path}/db/status`, {
+      body: { status: { replicas: 3, readyReplicas: 1, observedGeneration: 2 } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(status.status, 200, status.text);
     assert.equal((status.body.metadata as { generation: number }).generation, 2);
     const forbidden = await kubeJson(server, 'PATCH', `${path}/db`, { body: { spec: { serviceName: 'other' } }, contentType: 'application/merge-patch+json' });
@@ -104,17 +132,28 @@ export const workloadCases: CaseModule = (ctx) => {
     assert.equal(missing.status, 422, missing.text);
     const fields = (missing.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field).sort();
     assert.deepEqual(fields, ['spec.accessModes', 'spec.resources[storage]']);
-    const ok = await kubeJson(server, 'POST', path, { body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    const ok = await kubeJson(server, 'POST', path, {
+      body: { metadata: { name: 'pvc' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    });
     assert.equal(ok.status, 201, ok.text);
     assert.equal((ok.body.status as { phase: string }).phase, 'Pending');
-    const change = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
+    const change = await kubeJson(server, 'PATCH', `${path}/pvc`, {
+      body: { spec: { accessModes: ['ReadWriteMany'] } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(change.status, 422, change.text);
     assert.match(String(change.body.message), /spec: Forbidden: spec is immutable after creation except resources.requests/);
     // Only a Bound claim may grow (cases-storage.ts covers its StorageClass); this one is Pending.
-    const grow = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { resources: { requests: { storage: '2Gi' } } } }, contentType: 'application/merge-patch+json' });
+    const grow = await kubeJson(server, 'PATCH', `${path}/pvc`, {
+      body: { spec: { resources: { requests: { storage: '2Gi' } } } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(grow.status, 422, grow.text);
     assert.match(String(grow.body.message), /spec: Forbidden: spec is immutable after creation except resources\.requests/);
-    const shrink = await kubeJson(server, 'PATCH', `${path}/pvc`, { body: { spec: { resources: { requests: { storage: '512Mi' } } } }, contentType: 'application/merge-patch+json' });
+    const shrink = await kubeJson(server, 'PATCH', `${path}/pvc`, {
+      body: { spec: { resources: { requests: { storage: '512Mi' } } } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(shrink.status, 422, shrink.text);
     assert.match(String(shrink.body.message), /field can not be less than previous value/);
   });

@@ -13,21 +13,33 @@ export const writeCases: CaseModule = (ctx) => {
   it('DELETE with uid and resourceVersion preconditions answers 409 when they do not match', async () => {
     const { server } = ctx();
     const created = metaOf((await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'pre-del' } } })).body);
-    const wrongRv = await kubeJson(server, 'DELETE', cmPath('pre-del'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: '1' } } });
+    const wrongRv = await kubeJson(server, 'DELETE', cmPath('pre-del'), {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: '1' } },
+    });
     assert.equal(wrongRv.status, 409);
     assert.equal(wrongRv.body.reason, 'Conflict');
-    const wrongUid = await kubeJson(server, 'DELETE', cmPath('pre-del'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } } });
+    const wrongUid = await kubeJson(server, 'DELETE', cmPath('pre-del'), {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } },
+    });
     assert.equal(wrongUid.status, 409);
-    const right = await kubeJson(server, 'DELETE', cmPath('pre-del'), { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: created.uid, resourceVersion: created.resourceVersion } } });
+    const right = await kubeJson(server, 'DELETE', cmPath('pre-del'), {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: created.uid, resourceVersion: created.resourceVersion } },
+    });
     assert.equal(right.status, 200, right.text);
   });
 
   it('a patch carrying a stale metadata.resourceVersion is a 409 (CAS by patch)', async () => {
     const { server } = ctx();
     const created = metaOf((await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'pre-patch' }, data: { v: '1' } } })).body);
-    const ok = await kubeJson(server, 'PATCH', cmPath('pre-patch'), { body: { metadata: { resourceVersion: created.resourceVersion }, data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+    const ok = await kubeJson(server, 'PATCH', cmPath('pre-patch'), {
+      body: { metadata: { resourceVersion: created.resourceVersion }, data: { v: '2' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(ok.status, 200);
-    const stale = await kubeJson(server, 'PATCH', cmPath('pre-patch'), { body: { metadata: { resourceVersion: created.resourceVersion }, data: { v: '3' } }, contentType: 'application/merge-patch+json' });
+    const stale = await kubeJson(server, 'PATCH', cmPath('pre-patch'), {
+      body: { metadata: { resourceVersion: created.resourceVersion }, data: { v: '3' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(stale.status, 409);
     assert.equal(stale.body.reason, 'Conflict');
   });
@@ -61,7 +73,9 @@ export const writeCases: CaseModule = (ctx) => {
 
   it('Secrets: stringData is folded into base64 data; invalid base64 is a 400', async () => {
     const { server } = ctx();
-    const res = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/secrets`, { body: { metadata: { name: 'sec' }, type: 'Opaque', data: { a: Buffer.from('x').toString('base64') }, stringData: { b: 'plain' } } });
+    const res = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/secrets`, {
+      body: { metadata: { name: 'sec' }, type: 'Opaque', data: { a: Buffer.from('x').toString('base64') }, stringData: { b: 'plain' } },
+    });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(res.body.data, { a: 'eA==', b: Buffer.from('plain').toString('base64') });
     assert.equal(res.body.stringData, undefined);
@@ -75,7 +89,10 @@ export const writeCases: CaseModule = (ctx) => {
     const change = await kubeJson(server, 'PATCH', cmPath('frozen'), { body: { data: { a: '2' } }, contentType: 'application/merge-patch+json' });
     assert.equal(change.status, 422);
     assert.equal(change.body.reason, 'Invalid');
-    const labels = await kubeJson(server, 'PATCH', cmPath('frozen'), { body: { metadata: { labels: { ok: 'yes' } } }, contentType: 'application/merge-patch+json' });
+    const labels = await kubeJson(server, 'PATCH', cmPath('frozen'), {
+      body: { metadata: { labels: { ok: 'yes' } } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(labels.status, 200);
   });
 
@@ -88,13 +105,17 @@ export const writeCases: CaseModule = (ctx) => {
 
   it('a Service gets a cluster IP from the range; a Service without ports is 422', async () => {
     const { server } = ctx();
-    const svc = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'svc' }, spec: { selector: { app: 'x' }, ports: [{ port: 5432 }] } } });
+    const svc = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: 'svc' }, spec: { selector: { app: 'x' }, ports: [{ port: 5432 }] } },
+    });
     assert.equal(svc.status, 201, svc.text);
     const spec = svc.body.spec as { clusterIP: string; type: string; ports: Array<{ protocol: string; targetPort: number }> };
     assert.match(spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/);
     assert.equal(spec.type, 'ClusterIP');
     assert.deepEqual([spec.ports[0].protocol, spec.ports[0].targetPort], ['TCP', 5432]);
-    const noPorts = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'svc-bad' }, spec: { selector: { app: 'x' } } } });
+    const noPorts = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: 'svc-bad' }, spec: { selector: { app: 'x' } } },
+    });
     assert.equal(noPorts.status, 422);
   });
 
@@ -118,11 +139,17 @@ export const writeCases: CaseModule = (ctx) => {
     const bad = await kubeJson(server, 'POST', `/api/v1/namespaces/${NS}/events`, { body: event('ev-bad', 'elsewhere') });
     // Both refuse an involvedObject from another namespace (was difference D6).
     assert.equal(bad.status, 422);
-    assert.deepEqual((bad.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field), ['involvedObject.namespace']);
+    assert.deepEqual(
+      (bad.body.details as { causes: Array<{ field: string }> }).causes.map((c) => c.field),
+      ['involvedObject.namespace'],
+    );
     assert.match(String(bad.body.message), /does not match event.namespace/);
     const listed = await kubeJson(server, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=${encodeURIComponent('involvedObject.name=x,reason=Testing')}`);
     assert.equal(listed.status, 200, listed.text);
-    assert.deepEqual((listed.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name), ['ev-ok']);
+    assert.deepEqual(
+      (listed.body.items as Array<{ metadata: { name: string } }>).map((i) => i.metadata.name),
+      ['ev-ok'],
+    );
   });
 
   it('a uid in the body pins the object: PUT with another uid is 409, a PATCH (main or /status) 422', async () => {
@@ -138,11 +165,17 @@ export const writeCases: CaseModule = (ctx) => {
     // The kubelet's status patch names the pod's uid, so a status meant for a deleted pod never
     // lands on its namesake.
     for (const path of [`${podPath}/uid-pin/status`, `${podPath}/uid-pin`]) {
-      const stale = await kubeJson(server, 'PATCH', path, { body: { metadata: { uid: otherUid, labels: { x: 'y' } }, status: { phase: 'Failed' } }, contentType: 'application/merge-patch+json' });
+      const stale = await kubeJson(server, 'PATCH', path, {
+        body: { metadata: { uid: otherUid, labels: { x: 'y' } }, status: { phase: 'Failed' } },
+        contentType: 'application/merge-patch+json',
+      });
       assert.equal(stale.status, 422, `${path}: ${stale.text}`);
       assert.match(String(stale.body.message), /metadata.uid: Invalid value: "0{8}-0{4}-0{4}-0{4}-0{12}": field is immutable/);
     }
-    const fresh = await kubeJson(server, 'PATCH', `${podPath}/uid-pin/status`, { body: { metadata: { uid }, status: { phase: 'Running' } }, contentType: 'application/merge-patch+json' });
+    const fresh = await kubeJson(server, 'PATCH', `${podPath}/uid-pin/status`, {
+      body: { metadata: { uid }, status: { phase: 'Running' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(fresh.status, 200, fresh.text);
     assert.equal((fresh.body.status as { phase: string }).phase, 'Running');
     await kubeJson(server, 'DELETE', `${podPath}/uid-pin`);
@@ -152,8 +185,12 @@ export const writeCases: CaseModule = (ctx) => {
     const { server } = ctx();
     const created = await kubeJson(server, 'POST', cmPath(), { body: { metadata: { name: 'anonymous' }, data: { v: '1' } } });
     assert.equal(created.status, 201, created.text);
-    const managers = (created.body.metadata as { managedFields?: Array<{ manager: string; operation: string; fieldsV1: Record<string, unknown> }> }).managedFields ?? [];
-    assert.deepEqual(managers.map((m) => [m.manager, m.operation]), [['unknown', 'Update']]);
+    const managers =
+      (created.body.metadata as { managedFields?: Array<{ manager: string; operation: string; fieldsV1: Record<string, unknown> }> }).managedFields ?? [];
+    assert.deepEqual(
+      managers.map((m) => [m.manager, m.operation]),
+      [['unknown', 'Update']],
+    );
     // The real server also records `".": {}` for the data map itself; the stand-in tracks leaves only (ADR 0301).
     assert.deepEqual((managers[0].fieldsV1['f:data'] as Record<string, unknown>)['f:v'], {});
   });

@@ -58,7 +58,7 @@ export function createHelm(kubeconfig?: string): Helm {
   const run = (...args: string[]) =>
     new Promise<HelmResult>((resolve) => {
       execFile(bin, args, { env, timeout: 120_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
         resolve({ code, stdout, stderr });
       });
     });

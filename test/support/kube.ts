@@ -68,13 +68,20 @@ function send(server: KubeEndpoint, method: string, path: string, token: string 
 
 /** One raw HTTP request (to send exact content types, bodies and headers). */
 export async function kubeRequest(server: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
+  const payload =
+    options.body === undefined ? undefined : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
   const headers = {
     Accept: options.accept ?? 'application/json',
     ...(payload !== undefined ? { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
   };
   return new Promise<RawResponse>((resolve, reject) => {
-    const req = send(server, method, path, options.token, headers)((res) => {
+    const req = send(
+      server,
+      method,
+      path,
+      options.token,
+      headers,
+    )((res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -96,7 +103,12 @@ export async function kubeRequest(server: KubeEndpoint, method: string, path: st
 }
 
 /** kubeRequest with the body as a JSON object ({} when the answer is not one): Status fields read directly. */
-export async function kubeJson(server: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<RawResponse<Record<string, unknown>>> {
+export async function kubeJson(
+  server: KubeEndpoint,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<RawResponse<Record<string, unknown>>> {
   const res = await kubeRequest(server, method, path, options);
   const body = typeof res.body === 'object' && res.body !== null && !Array.isArray(res.body) ? (res.body as Record<string, unknown>) : {};
   return { ...res, body };
@@ -150,7 +162,10 @@ export async function openWatch(server: KubeEndpoint, path: string, options: { a
         async waitFor(count, timeoutMs = 10_000) {
           const deadline = Date.now() + timeoutMs;
           while (events.length < count) {
-            if (Date.now() > deadline) throw new Error(`watch ${path}: expected ${count} events, got ${JSON.stringify(events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`))}`);
+            if (Date.now() > deadline)
+              throw new Error(
+                `watch ${path}: expected ${count} events, got ${JSON.stringify(events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`))}`,
+              );
             await new Promise<void>((r) => {
               waiters.push(r);
               setTimeout(r, 100);

@@ -20,7 +20,10 @@ export async function enterIsolatedRun(fileUrl: string, timeoutMs: number): Prom
       // Without the runner's context variable the inner run is a test run of its own, not a nested one.
       const env = { ...process.env };
       delete env.NODE_TEST_CONTEXT;
-      const child = spawnIsolated([process.execPath, '--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', fileURLToPath(fileUrl)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawnIsolated([process.execPath, '--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', fileURLToPath(fileUrl)], {
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let report = '';
       child.stdout!.on('data', (chunk: Buffer) => {
         report += chunk.toString();

@@ -177,16 +177,21 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort(address)]);
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     processes.push(
-      launch('etcd', ETCD, [
-        '--name=oracle',
-        `--data-dir=${join(etcdDir, 'data')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-cluster=oracle=http://127.0.0.1:${etcdPeer}`,
-        '--log-level=warn',
-      ], dir),
+      launch(
+        'etcd',
+        ETCD,
+        [
+          '--name=oracle',
+          `--data-dir=${join(etcdDir, 'data')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-cluster=oracle=http://127.0.0.1:${etcdPeer}`,
+          '--log-level=warn',
+        ],
+        dir,
+      ),
     );
     await waitForPort('127.0.0.1', etcdClient, 20_000);
 
@@ -205,28 +210,33 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     writeFileSync(kubeconfigPath, renderKubeconfig({ server: url, caCert: certs.caCert, token, contextName: 'keelson-oracle' }));
 
     processes.push(
-      launch('kube-apiserver', join(bin, 'kube-apiserver'), [
-        `--etcd-servers=${etcdUrl}`,
-        `--bind-address=${address}`,
-        // Loopback runs keep 1.20's own choice (the host's route); in a node namespace there is none.
-        ...(options.address ? [`--advertise-address=${options.address}`] : []),
-        `--secure-port=${apiPort}`,
-        '--insecure-port=0',
-        `--tls-cert-file=${join(dir, 'server.crt')}`,
-        `--tls-private-key-file=${join(dir, 'server.key')}`,
-        `--cert-dir=${join(dir, 'certs')}`,
-        `--service-cluster-ip-range=${options.serviceCidr ?? '10.0.0.0/24'}`,
-        '--service-account-issuer=https://kubernetes.default.svc',
-        `--service-account-key-file=${join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-        `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        `--authorization-mode=${options.authorizationMode ?? 'AlwaysAllow'}`,
-        // Pods need no default ServiceAccount (no token controller runs here).
-        '--disable-admission-plugins=ServiceAccount',
-        '--enable-priority-and-fairness=false',
-        '--logtostderr=true',
-        '--v=0',
-      ], dir),
+      launch(
+        'kube-apiserver',
+        join(bin, 'kube-apiserver'),
+        [
+          `--etcd-servers=${etcdUrl}`,
+          `--bind-address=${address}`,
+          // Loopback runs keep 1.20's own choice (the host's route); in a node namespace there is none.
+          ...(options.address ? [`--advertise-address=${options.address}`] : []),
+          `--secure-port=${apiPort}`,
+          '--insecure-port=0',
+          `--tls-cert-file=${join(dir, 'server.crt')}`,
+          `--tls-private-key-file=${join(dir, 'server.key')}`,
+          `--cert-dir=${join(dir, 'certs')}`,
+          `--service-cluster-ip-range=${options.serviceCidr ?? '10.0.0.0/24'}`,
+          '--service-account-issuer=https://kubernetes.default.svc',
+          `--service-account-key-file=${join(dir, 'sa.pub')}`,
+          `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+          `--token-auth-file=${join(dir, 'tokens.csv')}`,
+          `--authorization-mode=${options.authorizationMode ?? 'AlwaysAllow'}`,
+          // Pods need no default ServiceAccount (no token controller runs here).
+          '--disable-admission-plugins=ServiceAccount',
+          '--enable-priority-and-fairness=false',
+          '--logtostderr=true',
+          '--v=0',
+        ],
+        dir,
+      ),
     );
     const alive = (): string | undefined => {
       const dead = processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
@@ -235,15 +245,20 @@ export async function startOracleApiServer(options: OracleOptions = {}): Promise
     await waitForHttps(`${url}/readyz`, token, certs.caCert, options.readyTimeoutMs ?? 60_000, alive);
 
     processes.push(
-      launch('kube-controller-manager', join(bin, 'kube-controller-manager'), [
-        `--kubeconfig=${kubeconfigPath}`,
-        ...controllerFlags(options.controllers, dir),
-        '--leader-elect=false',
-        '--port=0',
-        '--secure-port=0',
-        '--logtostderr=true',
-        '--v=0',
-      ], dir),
+      launch(
+        'kube-controller-manager',
+        join(bin, 'kube-controller-manager'),
+        [
+          `--kubeconfig=${kubeconfigPath}`,
+          ...controllerFlags(options.controllers, dir),
+          '--leader-elect=false',
+          '--port=0',
+          '--secure-port=0',
+          '--logtostderr=true',
+          '--v=0',
+        ],
+        dir,
+      ),
     );
 
     const kubeConfig = new k8s.KubeConfig();

@@ -90,7 +90,11 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Test
     chownSync(baseDir, runAs.uid, runAs.gid);
     chownSync(pwFile, runAs.uid, runAs.gid);
   }
-  await exec(join(pgBin, 'initdb'), ['-D', dataDir, '-U', superuser, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], runAs);
+  await exec(
+    join(pgBin, 'initdb'),
+    ['-D', dataDir, '-U', superuser, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    runAs,
+  );
   const settings: Record<string, string | number | boolean> = {
     listen_addresses: `'${host}'`,
     port,
@@ -102,7 +106,12 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Test
     shared_buffers: `'32MB'`,
     ...options.settings,
   };
-  appendFileSync(join(dataDir, 'postgresql.conf'), Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n');
+  appendFileSync(
+    join(dataDir, 'postgresql.conf'),
+    Object.entries(settings)
+      .map(([k, v]) => `${k} = ${v}`)
+      .join('\n') + '\n',
+  );
   appendFileSync(join(dataDir, 'pg_hba.conf'), `host all all 127.0.0.0/8 scram-sha-256\nhost replication all 127.0.0.0/8 scram-sha-256\n`);
 
   const url = `postgres://${encodeURIComponent(superuser)}:${encodeURIComponent(password)}@${host}:${port}/postgres`;

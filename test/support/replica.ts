@@ -44,7 +44,12 @@ export async function startReplica(primary: TestPostgres): Promise<TestReplica> 
   const dataDir = join(baseDir, 'data');
   const logFile = join(baseDir, 'server.log');
   if (primary.runAs) chownSync(baseDir, primary.runAs.uid, primary.runAs.gid);
-  await run(join(pgBin, 'pg_basebackup'), ['-h', host, '-p', String(primary.port), '-U', primary.superuser, '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'], primary, { PGPASSWORD: primary.password });
+  await run(
+    join(pgBin, 'pg_basebackup'),
+    ['-h', host, '-p', String(primary.port), '-U', primary.superuser, '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'],
+    primary,
+    { PGPASSWORD: primary.password },
+  );
   appendFileSync(join(dataDir, 'postgresql.conf'), `port = ${port}\nunix_socket_directories = '${baseDir}'\nhot_standby = on\n`);
   const url = `postgres://${encodeURIComponent(primary.superuser)}:${encodeURIComponent(primary.password)}@${host}:${port}/postgres`;
   const replica: TestReplica = {
@@ -65,12 +70,18 @@ export async function startReplica(primary: TestPostgres): Promise<TestReplica> 
       await run(join(pgBin, 'pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start'], primary);
     },
     async stopServer() {
-      if (existsSync(join(dataDir, 'postmaster.pid'))) await run(join(pgBin, 'pg_ctl'), ['-D', dataDir, '-m', 'fast', '-w', 'stop'], primary).catch(() => undefined);
+      if (existsSync(join(dataDir, 'postmaster.pid')))
+        await run(join(pgBin, 'pg_ctl'), ['-D', dataDir, '-m', 'fast', '-w', 'stop'], primary).catch(() => undefined);
     },
     async restartWith(settings) {
       await replica.stopServer();
       const conf = join(dataDir, 'postgresql.auto.conf');
-      appendFileSync(conf, Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n');
+      appendFileSync(
+        conf,
+        Object.entries(settings)
+          .map(([k, v]) => `${k} = ${v}`)
+          .join('\n') + '\n',
+      );
       await replica.start();
     },
     async stop() {

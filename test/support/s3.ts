@@ -42,7 +42,27 @@ export async function startS3(): Promise<TestS3> {
   chmodSync(dir, 0o755);
   const keyPem = join(dir, 'key.pem');
   const certPem = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPem, '-out', certPem, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyPem,
+      '-out',
+      certPem,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   chmodSync(certPem, 0o644);
   const keyFile = join(dir, 'access-key');
   const secretKeyFile = join(dir, 'secret-key');
@@ -75,7 +95,19 @@ export async function startS3(): Promise<TestS3> {
     dir,
     uniquePath: (name) => `/${name}-${process.pid}-${Date.now().toString(36)}-${(counter += 1)}`,
     repository(path) {
-      return { kind: 's3', bucket, endpoint: 'localhost', port, region: 'us-east-1', path, uriStyle: 'path', verifyTls: true, caFile: certPem, keyFile, secretKeyFile };
+      return {
+        kind: 's3',
+        bucket,
+        endpoint: 'localhost',
+        port,
+        region: 'us-east-1',
+        path,
+        uriStyle: 'path',
+        verifyTls: true,
+        caFile: certPem,
+        keyFile,
+        secretKeyFile,
+      };
     },
     async close() {
       await server.close().catch(() => undefined);

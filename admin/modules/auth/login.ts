@@ -31,7 +31,10 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
       audit.record('login.rate_limited', 'warn', { userName, address });
       throw new BizError(Code.RATE_LIMITED, `too many login attempts, try again in ${Math.max(wait, 1)} s`);
     }
-    const found = userName.length > 0 && userName.length <= 20 && password.length <= 128 ? await db.query<UserRow>('SELECT * FROM users WHERE user_name = $1', [userName]) : undefined;
+    const found =
+      userName.length > 0 && userName.length <= 20 && password.length <= 128
+        ? await db.query<UserRow>('SELECT * FROM users WHERE user_name = $1', [userName])
+        : undefined;
     const user = found?.rows[0];
     // Verify against a dummy hash for unknown users so response time does not reveal them.
     const verified = user ? await passwords.verify(user.password, password) : (await passwords.verify(await passwords.dummyHash(), password), false);
@@ -65,7 +68,8 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
       throw error;
     }
     // No SMS gateway yet: outside production the log stands in for it.
-    if (process.env.NODE_ENV !== 'production') services.logger.info({ phone, sms: `Keelson verification code: ${code}` }, 'captcha issued (development delivery)');
+    if (process.env.NODE_ENV !== 'production')
+      services.logger.info({ phone, sms: `Keelson verification code: ${code}` }, 'captcha issued (development delivery)');
     return success(null, 'captcha sent');
   });
 
@@ -88,7 +92,10 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     const userName = body.userName ?? body.phone;
     const hash = await passwords.hash(body.password);
     await withTransaction(db, async (client) => {
-      const { rows } = await client.query<{ id: number }>(`INSERT INTO users (user_name, password, nick_name, user_phone) VALUES ($1, $2, $1, $3) RETURNING id`, [userName, hash, body.phone]);
+      const { rows } = await client.query<{ id: number }>(
+        `INSERT INTO users (user_name, password, nick_name, user_phone) VALUES ($1, $2, $1, $3) RETURNING id`,
+        [userName, hash, body.phone],
+      );
       await client.query(`INSERT INTO user_roles (user_id, role_id) SELECT $1, id FROM roles WHERE role_code = 'R_USER' AND status_type = '1'`, [rows[0].id]);
     });
     return success(null, 'registered');
@@ -99,7 +106,10 @@ export function addLoginRoutes(router: ApiRouter, services: AdminServices): void
     if (!refreshToken) throw new BizError(Code.REFRESH_TOKEN_MISSING, 'refresh token missing');
     const verified = await services.tokens.verify(refreshToken);
     // Never 2103 here: the client answers 2103 by calling refresh again, which would loop.
-    if (!verified.ok) throw verified.reason === 'expired' ? new BizError(Code.REFRESH_TOKEN_EXPIRED, 'login expired, please log in again') : new BizError(Code.INVALID_TOKEN, 'invalid refresh token');
+    if (!verified.ok)
+      throw verified.reason === 'expired'
+        ? new BizError(Code.REFRESH_TOKEN_EXPIRED, 'login expired, please log in again')
+        : new BizError(Code.INVALID_TOKEN, 'invalid refresh token');
     const data = verified.payload.data;
     if (data.tokenType !== 'refreshToken') throw new BizError(Code.NOT_REFRESH_TOKEN, 'this token is not a refresh token');
     const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [data.userId]);

@@ -67,7 +67,11 @@ export function addPasswordRoutes(router: ApiRouter, services: AdminServices): v
 /** Stores the argon2 hash, clears mustChangePassword and ends every session of the user. */
 async function storePassword(services: AdminServices, user: UserRow, newPassword: string, actorId: number | null): Promise<UserRow> {
   const hash = await services.passwords.hash(newPassword);
-  await services.db.query('UPDATE users SET password = $2, must_change_password = false, updated_at = now(), updated_by = $3 WHERE id = $1', [user.id, hash, actorId]);
+  await services.db.query('UPDATE users SET password = $2, must_change_password = false, updated_at = now(), updated_by = $3 WHERE id = $1', [
+    user.id,
+    hash,
+    actorId,
+  ]);
   await services.sessions.invalidate([user.id]);
   services.audit.record('password.change', 'info', { userId: user.id, method: actorId === null ? 'captcha' : 'old password' });
   return user;

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { userProfileShape } from '../system-manage/users.js';
 
-export const phoneSchema = z.string().trim().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number (5-20 digits)');
+export const phoneSchema = z
+  .string()
+  .trim()
+  .regex(/^\+?[0-9]{5,20}$/, 'must be a phone number (5-20 digits)');
 
 export const loginBody = z.object({
   // Missing or odd credentials are a failed login (2401), not a validation error.

@@ -68,7 +68,11 @@ export function buildRouteTree(menus: MenuRow[]): RouteNode[] {
   const names = new Map(menus.map((m) => [m.id, m.route_name]));
   const sorted = [...menus].sort((a, b) => a.order - b.order || a.id - b.id);
   const nodes = new Map<number, RouteNode>();
-  for (const menu of sorted) nodes.set(menu.id, toRouteNode(menu, (id) => names.get(id)));
+  for (const menu of sorted)
+    nodes.set(
+      menu.id,
+      toRouteNode(menu, (id) => names.get(id)),
+    );
   const roots: RouteNode[] = [];
   for (const menu of sorted) {
     const node = nodes.get(menu.id) as RouteNode;

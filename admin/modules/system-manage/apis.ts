@@ -21,7 +21,9 @@ export const apiFields: Fields = {
 
 /** Non-super users see only the APIs their own roles grant. */
 export const grantedOnly = (p: (v: unknown) => string): string | undefined =>
-  isSuperAdmin() ? undefined : `id IN (SELECT ra.api_id FROM role_apis ra JOIN user_roles ur ON ur.role_id = ra.role_id WHERE ur.user_id = ${p(getCurrentUserId())})`;
+  isSuperAdmin()
+    ? undefined
+    : `id IN (SELECT ra.api_id FROM role_apis ra JOIN user_roles ur ON ur.role_id = ra.role_id WHERE ur.user_id = ${p(getCurrentUserId())})`;
 
 /** /apis: read-only (search, get, tree, tags) apart from a status switch; rows come from the route reconciliation. */
 export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
@@ -47,13 +49,25 @@ export function addApiRoutes(router: ApiRouter, services: AdminServices): void {
 
   router.get('/apis/tree', { summary: 'APIs grouped by tag, as a grant tree', tags: ['apis'] }, async () => {
     const { rows } = await visible();
-    return success(apiGrantTree(rows.map((r) => ({ id: r.id, apiPath: r.api_path, apiMethod: r.api_method, summary: r.summary, tags: r.tags, statusType: r.status_type })), (id) => ids.encode(id)));
+    return success(
+      apiGrantTree(
+        rows.map((r) => ({ id: r.id, apiPath: r.api_path, apiMethod: r.api_method, summary: r.summary, tags: r.tags, statusType: r.status_type })),
+        (id) => ids.encode(id),
+      ),
+    );
   });
 
   // The one write on APIs: enabling or disabling one for everybody (a disabled grant answers 2200).
   router.patch('/apis/{id}/status', { summary: 'Enable or disable an API', tags: ['apis'] }, async (req) => {
-    const { statusType } = parseBody(z.object({ statusType: z.enum(['1', '2', 'enable', 'disable']).transform((v) => (v === 'enable' ? '1' : v === 'disable' ? '2' : v)) }), req.body);
-    const { rows } = await db.query<{ id: number }>('UPDATE apis SET status_type = $2, updated_at = now(), updated_by = $3 WHERE id = $1 RETURNING id', [ids.decode(param(req, 'id')), statusType, getCurrentUserId()]);
+    const { statusType } = parseBody(
+      z.object({ statusType: z.enum(['1', '2', 'enable', 'disable']).transform((v) => (v === 'enable' ? '1' : v === 'disable' ? '2' : v)) }),
+      req.body,
+    );
+    const { rows } = await db.query<{ id: number }>('UPDATE apis SET status_type = $2, updated_at = now(), updated_by = $3 WHERE id = $1 RETURNING id', [
+      ids.decode(param(req, 'id')),
+      statusType,
+      getCurrentUserId(),
+    ]);
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, 'API not found');
     await services.principals.invalidateAll();
     return success({ id: ids.encode(rows[0].id), statusType }, 'updated');

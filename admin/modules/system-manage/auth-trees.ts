@@ -87,7 +87,11 @@ export interface ButtonRow {
 /** The button grant tree: menus (as groups) down to those holding buttons, buttons as leaves. */
 export function buttonGrantTree(menus: Pick<MenuRow, 'id' | 'parentId' | 'menuName'>[], buttons: ButtonRow[], encode: (id: number) => string): AuthTreeNode[] {
   const group = (key: string, label: string, pId: string | 0): AuthTreeNode => ({ key, id: key, label, pId, isParent: true, resourceId: null, kind: 'menu' });
-  const items = menus.map((m) => ({ id: m.id, parentId: m.parentId, node: group(`menu:${encode(m.id)}`, m.menuName, m.parentId > 0 ? `menu:${encode(m.parentId)}` : 0) }));
+  const items = menus.map((m) => ({
+    id: m.id,
+    parentId: m.parentId,
+    node: group(`menu:${encode(m.id)}`, m.menuName, m.parentId > 0 ? `menu:${encode(m.parentId)}` : 0),
+  }));
   const byId = new Map(items.map((item) => [item.id, item.node]));
   const loose = group('menu:other', 'other buttons', 0);
   for (const b of buttons) {
@@ -128,7 +132,17 @@ export function apiGrantTree(rows: ApiRow[], encode: (id: number) => string): Au
     }
     const id = encode(row.id);
     const label = row.summary || `${row.apiMethod.toUpperCase()} ${row.apiPath}`;
-    group.children?.push({ key: `api:${id}`, id, label, summary: label, isParent: false, resourceId: id, apiMethod: row.apiMethod, apiPath: row.apiPath, statusType: row.statusType });
+    group.children?.push({
+      key: `api:${id}`,
+      id,
+      label,
+      summary: label,
+      isParent: false,
+      resourceId: id,
+      apiMethod: row.apiMethod,
+      apiPath: row.apiPath,
+      statusType: row.statusType,
+    });
   }
   return [...groups.values()];
 }

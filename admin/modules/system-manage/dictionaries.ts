@@ -20,9 +20,19 @@ export const dictionaryFields: Fields = {
   remark: { column: 'remark', kind: 'text' },
 };
 
-const dictType = z.string().trim().regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'letters, digits and _ . : - (max 100)');
+const dictType = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'letters, digits and _ . : - (max 100)');
 const status = z.enum(['1', '2']);
-const createDictionary = z.object({ dictType, label: z.string().trim().min(1).max(100), value: z.string().trim().min(1).max(100), order: z.number().int().optional(), status: status.optional(), remark: optionalText(500) });
+const createDictionary = z.object({
+  dictType,
+  label: z.string().trim().min(1).max(100),
+  value: z.string().trim().min(1).max(100),
+  order: z.number().int().optional(),
+  status: status.optional(),
+  remark: optionalText(500),
+});
 const updateDictionary = createDictionary.partial();
 
 /** /dictionaries: soft-deleted standard routes plus cached options per type. */
@@ -31,7 +41,9 @@ export function addDictionaryRoutes(router: ApiRouter, services: AdminServices):
 
   const dropCachedOptions = async (types: string[]): Promise<void> => {
     if (!types.length) return;
-    await kv.run((r) => r.del(...types.map(KvKeys.dictOptions))).catch((e: Error) => logger.warn({ err: e.message, types }, 'dictionary options cache not cleared; it expires within 5 minutes'));
+    await kv
+      .run((r) => r.del(...types.map(KvKeys.dictOptions)))
+      .catch((e: Error) => logger.warn({ err: e.message, types }, 'dictionary options cache not cleared; it expires within 5 minutes'));
   };
 
   addResourceRoutes(router, services, {
@@ -61,18 +73,27 @@ export function addDictionaryRoutes(router: ApiRouter, services: AdminServices):
     },
   });
 
-  router.get('/dictionaries/{dictType}/options', { summary: 'Enabled options of a dictionary type (cached 5 minutes)', tags: ['dictionaries'] }, async (req) => {
-    const checked = dictType.safeParse(param(req, 'dictType'));
-    if (!checked.success) throw new BizError(Code.VALIDATION, 'dictType: letters, digits and _ . : - (max 100)');
-    const type = checked.data;
-    const key = KvKeys.dictOptions(type);
-    const cached = await kv.run((r) => r.get(key)).catch((e: unknown) => {
-      if (e instanceof KvUnavailableError) return null;
-      throw e;
-    });
-    if (cached) return success(JSON.parse(cached) as unknown);
-    const { rows } = await db.query<{ label: string; value: string }>(`SELECT label, value FROM dictionaries WHERE dict_type = $1 AND status = '1' AND deleted_at IS NULL ORDER BY "order", id`, [type]);
-    await kv.run((r) => r.set(key, JSON.stringify(rows), 'EX', DICT_OPTIONS_TTL_SECONDS)).catch(() => undefined);
-    return success(rows);
-  });
+  router.get(
+    '/dictionaries/{dictType}/options',
+    { summary: 'Enabled options of a dictionary type (cached 5 minutes)', tags: ['dictionaries'] },
+    async (req) => {
+      const checked = dictType.safeParse(param(req, 'dictType'));
+      if (!checked.success) throw new BizError(Code.VALIDATION, 'dictType: letters, digits and _ . : - (max 100)');
+      const type = checked.data;
+      const key = KvKeys.dictOptions(type);
+      const cached = await kv
+        .run((r) => r.get(key))
+        .catch((e: unknown) => {
+          if (e instanceof KvUnavailableError) return null;
+          throw e;
+        });
+      if (cached) return success(JSON.parse(cached) as unknown);
+      const { rows } = await db.query<{ label: string; value: string }>(
+        `SELECT label, value FROM dictionaries WHERE dict_type = $1 AND status = '1' AND deleted_at IS NULL ORDER BY "order", id`,
+        [type],
+      );
+      await kv.run((r) => r.set(key, JSON.stringify(rows), 'EX', DICT_OPTIONS_TTL_SECONDS)).catch(() => undefined);
+      return success(rows);
+    },
+  );
 }

@@ -45,8 +45,13 @@ export function addMenuTreeRoutes(router: ApiRouter, services: AdminServices): v
   });
 
   router.get('/menus/buttons/tree', { summary: 'Menus with their buttons, as a tree', tags: ['menus'] }, async () => {
-    const menus = await db.query<Pick<MenuRow, 'id' | 'parentId' | 'menuName'>>(`SELECT id, parent_id AS "parentId", menu_name AS "menuName" FROM menus WHERE ${offeredMenus('$1')} ORDER BY "order", id`, [absent()]);
-    const buttons = await db.query<ButtonRow>(`SELECT id, menu_id AS "menuId", button_code AS "buttonCode", button_desc AS "buttonDesc" FROM buttons ORDER BY id`);
+    const menus = await db.query<Pick<MenuRow, 'id' | 'parentId' | 'menuName'>>(
+      `SELECT id, parent_id AS "parentId", menu_name AS "menuName" FROM menus WHERE ${offeredMenus('$1')} ORDER BY "order", id`,
+      [absent()],
+    );
+    const buttons = await db.query<ButtonRow>(
+      `SELECT id, menu_id AS "menuId", button_code AS "buttonCode", button_desc AS "buttonDesc" FROM buttons ORDER BY id`,
+    );
     return success(buttonGrantTree(menus.rows, buttons.rows, encode));
   });
 }

@@ -37,12 +37,18 @@ export const menuFields: Fields = {
   statusType: { column: 'status_type', kind: 'text', filter: 'eq', orderable: true },
 };
 
-const buttonInput = z.object({ buttonCode: z.string().regex(/^B_[A-Za-z0-9_]{1,98}$/, 'button codes start with B_'), buttonDesc: z.string().max(200).default('') });
+const buttonInput = z.object({
+  buttonCode: z.string().regex(/^B_[A-Za-z0-9_]{1,98}$/, 'button codes start with B_'),
+  buttonDesc: z.string().max(200).default(''),
+});
 const menuShape = {
   menuType: z.enum(['1', '2']).optional(),
   parentId: z.union([z.string(), z.literal(0)]).nullish(),
   pathParam: optionalText(200),
-  routeParam: z.array(z.object({ key: z.string().max(100), value: z.string().max(500) })).max(50).nullish(),
+  routeParam: z
+    .array(z.object({ key: z.string().max(100), value: z.string().max(500) }))
+    .max(50)
+    .nullish(),
   component: optionalText(200),
   redirect: optionalText(200),
   props: z.boolean().optional(),
@@ -62,10 +68,21 @@ const menuShape = {
   statusType: statusSchema.optional(),
   byMenuButtons: z.array(buttonInput).max(100).optional(),
 };
-const routeName = z.string().trim().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and -');
-const routePath = z.string().trim().regex(/^\/[^\s]{0,199}$/, 'must start with /');
+const routeName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and -');
+const routePath = z
+  .string()
+  .trim()
+  .regex(/^\/[^\s]{0,199}$/, 'must start with /');
 const createMenu = z.object({ menuName: z.string().trim().min(1).max(100), routeName, routePath, ...menuShape });
-const updateMenu = z.object({ menuName: z.string().trim().min(1).max(100).optional(), routeName: routeName.optional(), routePath: routePath.optional(), ...menuShape });
+const updateMenu = z.object({
+  menuName: z.string().trim().min(1).max(100).optional(),
+  routeName: routeName.optional(),
+  routePath: routePath.optional(),
+  ...menuShape,
+});
 
 /**
  * The menu list's toggles as the current client sends them: constant pages are listed only while
@@ -100,7 +117,9 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
       beforeWrite: (input) => activeMenuColumn(db, ids, input),
       async beforeDelete(targets) {
         // Deleting a parent would leave its children pointing at nothing.
-        const { rows } = await db.query<{ route_name: string }>('SELECT route_name FROM menus WHERE parent_id = ANY($1) AND NOT (id = ANY($1)) LIMIT 5', [targets]);
+        const { rows } = await db.query<{ route_name: string }>('SELECT route_name FROM menus WHERE parent_id = ANY($1) AND NOT (id = ANY($1)) LIMIT 5', [
+          targets,
+        ]);
         if (rows.length) throw new BizError(Code.FAIL, `delete the child menus first: ${rows.map((r) => r.route_name).join(', ')}`);
       },
       async afterCommit() {
@@ -124,9 +143,13 @@ export function addMenuRoutes(router: ApiRouter, services: AdminServices): void 
           'SELECT id, menu_id, button_code, button_desc FROM buttons WHERE menu_id = ANY($1) ORDER BY id',
           [rows.map((r) => r.id)],
         );
-        const active = await db.query<{ id: number; route_name: string }>('SELECT id, route_name FROM menus WHERE id = ANY($1)', [rows.map((r) => r.active_menu_id).filter((v) => v !== null)]);
+        const active = await db.query<{ id: number; route_name: string }>('SELECT id, route_name FROM menus WHERE id = ANY($1)', [
+          rows.map((r) => r.active_menu_id).filter((v) => v !== null),
+        ]);
         rows.forEach((row, i) => {
-          records[i].buttons = buttons.filter((b) => b.menu_id === row.id).map((b) => ({ id: ids.encode(b.id), buttonCode: b.button_code, buttonDesc: b.button_desc }));
+          records[i].buttons = buttons
+            .filter((b) => b.menu_id === row.id)
+            .map((b) => ({ id: ids.encode(b.id), buttonCode: b.button_code, buttonDesc: b.button_desc }));
           records[i].activeMenu = active.rows.find((a) => a.id === row.active_menu_id)?.route_name ?? null;
         });
       },

@@ -50,7 +50,9 @@ const menusBody = z.object({ byRoleHomeId: z.string().max(100).nullish(), byRole
 export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): void {
   const { db, ids } = services;
   const roleOf = async (value: string): Promise<{ id: number; code: string; homeId: number | null }> => {
-    const { rows } = await db.query<{ role_code: string; home_menu_id: number | null }>('SELECT role_code, home_menu_id FROM roles WHERE id = $1', [ids.decode(value)]);
+    const { rows } = await db.query<{ role_code: string; home_menu_id: number | null }>('SELECT role_code, home_menu_id FROM roles WHERE id = $1', [
+      ids.decode(value),
+    ]);
     if (!rows[0]) throw new BizError(Code.NOT_FOUND, 'role not found');
     return { id: ids.decode(value), code: rows[0].role_code, homeId: rows[0].home_menu_id };
   };
@@ -66,12 +68,17 @@ export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): 
   router.get('/roles/{id}/menus', { summary: 'Menus granted to a role', tags: ['roles'] }, async (req) => {
     const role = await roleOf(param(req, 'id'));
     const { rows } = await db.query<{ id: number }>(
-      role.code === SUPER_ROLE ? 'SELECT id FROM menus WHERE constant = false ORDER BY id' : 'SELECT menu_id AS id FROM role_menus WHERE role_id = $1 ORDER BY menu_id',
+      role.code === SUPER_ROLE
+        ? 'SELECT id FROM menus WHERE constant = false ORDER BY id'
+        : 'SELECT menu_id AS id FROM role_menus WHERE role_id = $1 ORDER BY menu_id',
       role.code === SUPER_ROLE ? [] : [role.id],
     );
     const parents = await parentMap();
     const granted = withAncestors([...rows.map((r) => r.id), ...(role.homeId ? [role.homeId] : [])], parents);
-    return success({ byRoleHomeId: role.homeId ? ids.encode(role.homeId) : null, byRoleMenuIds: encodeAll(leafMenuIds(granted, parents).sort((a, b) => a - b)) });
+    return success({
+      byRoleHomeId: role.homeId ? ids.encode(role.homeId) : null,
+      byRoleMenuIds: encodeAll(leafMenuIds(granted, parents).sort((a, b) => a - b)),
+    });
   });
 
   router.patch('/roles/{id}/menus', { summary: 'Replace the menus granted to a role', tags: ['roles'] }, async (req) => {
@@ -85,11 +92,18 @@ export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): 
         const chosen = withAncestors([...decodeAll(body.byRoleMenuIds, 'byRoleMenuIds'), ...(homeId ? [homeId] : [])], parents);
         // Only what the dialog offered is replaced: a grant on a menu it could not show (a page
         // the front end has no view for) is no choice of the editor and stays.
-        await client.query(`DELETE FROM role_menus WHERE role_id = $1 AND menu_id IN (SELECT id FROM menus WHERE ${offeredMenus('$2')})`, [role.id, services.clientPages.absentRouteNames()]);
-        if (chosen.length) await client.query('INSERT INTO role_menus (role_id, menu_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING', [role.id, chosen]);
+        await client.query(`DELETE FROM role_menus WHERE role_id = $1 AND menu_id IN (SELECT id FROM menus WHERE ${offeredMenus('$2')})`, [
+          role.id,
+          services.clientPages.absentRouteNames(),
+        ]);
+        if (chosen.length)
+          await client.query('INSERT INTO role_menus (role_id, menu_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING', [role.id, chosen]);
       } else if (homeId) await grantHomeMenu(client, role.id, homeId);
-      if (body.byRoleHomeId !== undefined) await client.query('UPDATE roles SET home_menu_id = $2, updated_at = now(), updated_by = $3 WHERE id = $1', [role.id, homeId, getCurrentUserId()]);
-      return (await client.query<{ menu_id: number }>('SELECT menu_id FROM role_menus WHERE role_id = $1 ORDER BY menu_id', [role.id])).rows.map((r) => r.menu_id);
+      if (body.byRoleHomeId !== undefined)
+        await client.query('UPDATE roles SET home_menu_id = $2, updated_at = now(), updated_by = $3 WHERE id = $1', [role.id, homeId, getCurrentUserId()]);
+      return (await client.query<{ menu_id: number }>('SELECT menu_id FROM role_menus WHERE role_id = $1 ORDER BY menu_id', [role.id])).rows.map(
+        (r) => r.menu_id,
+      );
     });
     await services.principals.invalidateAll();
     return success({ byRoleHomeId: homeId ? ids.encode(homeId) : null, byRoleMenuIds: encodeAll(menuIds) }, 'updated');
@@ -120,11 +134,13 @@ export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): 
         if (rows.length) throw new BizError(Code.PERMISSION_DENIED, `${field}: only APIs your own roles hold can be granted`);
       }
       const { before, after } = await withTransaction(db, async (client) => {
-        const read = async () => (await client.query<{ id: number }>(`SELECT ${column} AS id FROM ${table} WHERE role_id = $1 ORDER BY ${column}`, [role.id])).rows.map((r) => r.id);
+        const read = async () =>
+          (await client.query<{ id: number }>(`SELECT ${column} AS id FROM ${table} WHERE role_id = $1 ORDER BY ${column}`, [role.id])).rows.map((r) => r.id);
         const previous = await read();
         if (scoped) await client.query(`DELETE FROM ${table} WHERE role_id = $1 AND ${column} IN (${viewOf})`, [role.id, actor]);
         else await client.query(`DELETE FROM ${table} WHERE role_id = $1`, [role.id]);
-        if (chosen.length) await client.query(`INSERT INTO ${table} (role_id, ${column}) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`, [role.id, chosen]);
+        if (chosen.length)
+          await client.query(`INSERT INTO ${table} (role_id, ${column}) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`, [role.id, chosen]);
         return { before: previous, after: await read() };
       });
       await services.principals.invalidateAll();
@@ -135,7 +151,13 @@ export function addRoleGrantRoutes(router: ApiRouter, services: AdminServices): 
       // Emptying a role is legitimate (the client's "untick everything"), so it is done, but said
       // in so many words and audited, with the removed ids to restore from (docs/adr/0209).
       if (!after.length && before.length) {
-        services.audit.record('role.grants.emptied', 'warn', { userId: actor, roleCode: role.code, grant: sub, removedCount: before.length, requestId: getRequestId() });
+        services.audit.record('role.grants.emptied', 'warn', {
+          userId: actor,
+          roleCode: role.code,
+          grant: sub,
+          removedCount: before.length,
+          requestId: getRequestId(),
+        });
         return success(data, `removed every ${noun} grant of role ${role.code} (${before.length})`);
       }
       return success(data, 'updated');

@@ -23,8 +23,23 @@ export const roleFields: Fields = {
 
 const dataScope = z.enum(['all', 'scope', 'self', 'custom']);
 const roleShape = { roleDesc: optionalText(500), dataScope: dataScope.optional(), byRoleHomeId: z.string().nullish(), statusType: statusSchema.optional() };
-const createRole = z.object({ roleName: z.string().trim().min(1).max(20), roleCode: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/, 'letters, digits and _ (max 20)'), ...roleShape });
-const updateRole = z.object({ roleName: z.string().trim().min(1).max(20).optional(), roleCode: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/).optional(), ...roleShape });
+const createRole = z.object({
+  roleName: z.string().trim().min(1).max(20),
+  roleCode: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/, 'letters, digits and _ (max 20)'),
+  ...roleShape,
+});
+const updateRole = z.object({
+  roleName: z.string().trim().min(1).max(20).optional(),
+  roleCode: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/)
+    .optional(),
+  ...roleShape,
+});
 
 /** /roles: the standard routes plus the menu, button and API grants of a role. */
 export function addRoleRoutes(router: ApiRouter, services: AdminServices): void {

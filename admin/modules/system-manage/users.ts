@@ -29,8 +29,14 @@ const roleCodes = z.array(z.string().min(1).max(20)).max(100);
 export const userProfileShape = {
   nickName: optionalText(30),
   userGender: gender.optional(),
-  userEmail: z.union([z.literal(''), z.email().max(255)]).nullish().transform((v) => (v === '' ? null : v)),
-  userPhone: z.union([z.literal(''), z.string().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number')]).nullish().transform((v) => (v === '' ? null : v)),
+  userEmail: z
+    .union([z.literal(''), z.email().max(255)])
+    .nullish()
+    .transform((v) => (v === '' ? null : v)),
+  userPhone: z
+    .union([z.literal(''), z.string().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number')])
+    .nullish()
+    .transform((v) => (v === '' ? null : v)),
 };
 const userShape = {
   ...userProfileShape,
@@ -63,7 +69,9 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
     updateSchema: updateUser,
     searchShape: { byUserRoleCodeList: roleCodes.nullish() },
     // json (parsed by JSON.parse) rather than text[] (pg's array parser allocates per element, ADR 0207).
-    computed: { byUserRoleCodeList: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]')` },
+    computed: {
+      byUserRoleCodeList: `COALESCE((SELECT json_agg(r.role_code ORDER BY r.id) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = users.id), '[]')`,
+    },
     buttons: { create: 'B_SYSTEM_USER_CREATE', update: 'B_SYSTEM_USER_UPDATE', delete: 'B_SYSTEM_USER_DELETE', batchDelete: 'B_SYSTEM_USER_BATCH_DELETE' },
     hooks: {
       async beforeWrite(input, action, id) {
@@ -81,7 +89,10 @@ export function addUserRoutes(router: ApiRouter, services: AdminServices): void 
         // A new password or a disabled account ends every existing session of that user.
         if (action === 'update' && input && (input.password !== undefined || (input.statusType !== undefined && input.statusType !== '1'))) {
           await sessions.invalidate(changed);
-          audit.record('session.invalidate', 'info', { userIds: changed, reason: input.password !== undefined ? 'password changed by administrator' : 'account disabled' });
+          audit.record('session.invalidate', 'info', {
+            userIds: changed,
+            reason: input.password !== undefined ? 'password changed by administrator' : 'account disabled',
+          });
         }
       },
       async beforeDelete(targets) {

@@ -47,8 +47,17 @@ function isAdmin(identity: ClientIdentity, admin: FaultAdminCredentials): boolea
   return identity.token === admin.token || identity.commonName === admin.commonName;
 }
 
-export function faultAdmin(faults: Faults, admin: FaultAdminCredentials, identity: ClientIdentity, method: string, action: string | undefined, raw: Buffer, res: ServerResponse): void {
-  if (!isAdmin(identity, admin)) throw new ApiError(403, 'Forbidden', 'the fault injection hook answers only the API server admin (its kubeconfig token or admin client certificate)');
+export function faultAdmin(
+  faults: Faults,
+  admin: FaultAdminCredentials,
+  identity: ClientIdentity,
+  method: string,
+  action: string | undefined,
+  raw: Buffer,
+  res: ServerResponse,
+): void {
+  if (!isAdmin(identity, admin))
+    throw new ApiError(403, 'Forbidden', 'the fault injection hook answers only the API server admin (its kubeconfig token or admin client certificate)');
   const control = faults.control();
   if (action === 'refusals') {
     if (method !== 'GET') throw methodNotSupported('faults', '', method);
@@ -66,7 +75,9 @@ export function faultAdmin(faults: Faults, admin: FaultAdminCredentials, identit
       return sendJson(res, 200, { paused: false });
     case 'drop-watches':
       if (args.identity !== undefined && typeof args.identity !== 'string') throw badRequest('identity: must be a string');
-      return sendJson(res, 200, { dropped: control.dropWatches({ identity: args.identity as string | undefined, mode: args.mode === 'reset' ? 'reset' : 'close' }) });
+      return sendJson(res, 200, {
+        dropped: control.dropWatches({ identity: args.identity as string | undefined, mode: args.mode === 'reset' ? 'reset' : 'close' }),
+      });
     case 'refuse': {
       const rule = parseRefusalRule(args);
       return sendJson(res, 200, { id: control.refuse(rule).id, rule });

@@ -31,11 +31,32 @@ function resourceEntries(type: ResourceType): Array<Record<string, unknown>> {
       storageVersionHash: Buffer.from(`${type.group}/${type.plural}`).toString('base64').slice(0, 12),
     },
   ];
-  if (type.statusSubresource) entries.push({ name: `${type.plural}/status`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['get', 'patch', 'update'] });
-  if (type.scale) entries.push({ name: `${type.plural}/scale`, singularName: '', namespaced: type.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
-  if (type.plural === 'namespaces' && type.group === '') entries.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
-  if (type.plural === 'pods' && type.group === '') entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
-  if (type.plural === 'serviceaccounts' && type.group === '') entries.push({ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
+  if (type.statusSubresource)
+    entries.push({ name: `${type.plural}/status`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['get', 'patch', 'update'] });
+  if (type.scale)
+    entries.push({
+      name: `${type.plural}/scale`,
+      singularName: '',
+      namespaced: type.namespaced,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: ['get', 'patch', 'update'],
+    });
+  if (type.plural === 'namespaces' && type.group === '')
+    entries.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
+  if (type.plural === 'pods' && type.group === '')
+    entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+  if (type.plural === 'serviceaccounts' && type.group === '')
+    entries.push({
+      name: 'serviceaccounts/token',
+      singularName: '',
+      namespaced: true,
+      group: 'authentication.k8s.io',
+      version: 'v1',
+      kind: 'TokenRequest',
+      verbs: ['create'],
+    });
   return entries;
 }
 
@@ -117,9 +138,16 @@ export function aggregatedContentType(version: 'v2' | 'v2beta1'): string {
 
 function aggregatedResource(type: ResourceType): Record<string, unknown> {
   const subresources: Array<Record<string, unknown>> = [];
-  if (type.statusSubresource) subresources.push({ subresource: 'status', responseKind: { group: type.group, version: type.version, kind: type.kind }, verbs: ['get', 'patch', 'update'] });
-  if (type.scale) subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
-  if (type.plural === 'serviceaccounts' && type.group === '') subresources.push({ subresource: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] });
+  if (type.statusSubresource)
+    subresources.push({
+      subresource: 'status',
+      responseKind: { group: type.group, version: type.version, kind: type.kind },
+      verbs: ['get', 'patch', 'update'],
+    });
+  if (type.scale)
+    subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
+  if (type.plural === 'serviceaccounts' && type.group === '')
+    subresources.push({ subresource: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] });
   return {
     resource: type.plural,
     responseKind: { group: type.group, version: type.version, kind: type.kind },
@@ -137,12 +165,22 @@ export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean, v
   const items: Array<Record<string, unknown>> = [];
   const names = core ? [''] : [...groups(registry).keys()];
   for (const name of names) {
-    const versions = sortVersions([...new Set(registry.all().filter((t) => t.group === name).map((t) => t.version))]);
+    const versions = sortVersions([
+      ...new Set(
+        registry
+          .all()
+          .filter((t) => t.group === name)
+          .map((t) => t.version),
+      ),
+    ]);
     items.push({
       metadata: { name, creationTimestamp: null },
       versions: versions.map((version) => ({
         version,
-        resources: registry.all().filter((t) => t.group === name && t.version === version).map(aggregatedResource),
+        resources: registry
+          .all()
+          .filter((t) => t.group === name && t.version === version)
+          .map(aggregatedResource),
         freshness: 'Current',
       })),
     });

@@ -1,6 +1,15 @@
 /** HTTP front: health, version, discovery, OpenAPI and dispatch to resource routes; errors as Status bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { aggregatedContentType, aggregatedDiscovery, aggregatedVersion, apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion } from './discovery.js';
+import {
+  aggregatedContentType,
+  aggregatedDiscovery,
+  aggregatedVersion,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  serverVersion,
+} from './discovery.js';
 import { ApiError, badRequest, pathNotFound } from '../errors.js';
 import { faultAdmin } from '../faults/fault-admin.js';
 import type { ClientIdentity } from '../faults/faults.js';
@@ -18,7 +27,10 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
       const started = process.hrtime.bigint();
       res.on('close', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        ctx.logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 100) / 100, userAgent: req.headers['user-agent'] }, 'request');
+        ctx.logger.debug(
+          { method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 100) / 100, userAgent: req.headers['user-agent'] },
+          'request',
+        );
       });
     }
     const isFaultAdmin = ctx.faultAdmin && (req.url ?? '').startsWith('/_keelson/faults');
@@ -30,7 +42,19 @@ export function createHandler(ctx: HandlerContext): (req: IncomingMessage, res: 
         return;
       }
       if (refusal === 'hang') return;
-      const status = new ApiError(refusal, refusal === 401 ? 'Unauthorized' : refusal === 403 ? 'Forbidden' : refusal === 429 ? 'TooManyRequests' : refusal === 503 ? 'ServiceUnavailable' : 'InternalError', 'refused by fault injection');
+      const status = new ApiError(
+        refusal,
+        refusal === 401
+          ? 'Unauthorized'
+          : refusal === 403
+            ? 'Forbidden'
+            : refusal === 429
+              ? 'TooManyRequests'
+              : refusal === 503
+                ? 'ServiceUnavailable'
+                : 'InternalError',
+        'refused by fault injection',
+      );
       sendJson(res, refusal, status.toStatus());
       return;
     }
@@ -57,7 +81,10 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   const url = new URL(req.url ?? '/', 'http://localhost');
   let segments: string[];
   try {
-    segments = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+    segments = url.pathname
+      .split('/')
+      .filter((s) => s.length > 0)
+      .map(decodeURIComponent);
   } catch {
     throw badRequest(`malformed request path: ${url.pathname}`);
   }
@@ -72,7 +99,8 @@ async function handle(ctx: HandlerContext, req: IncomingMessage, res: ServerResp
   const raw = await readBody(req);
   const [first] = segments;
 
-  if (first === '_keelson' && segments[1] === 'faults' && ctx.faultAdmin) return faultAdmin(ctx.faults, ctx.admin, identity, parsed.method, segments[2], raw, res);
+  if (first === '_keelson' && segments[1] === 'faults' && ctx.faultAdmin)
+    return faultAdmin(ctx.faults, ctx.admin, identity, parsed.method, segments[2], raw, res);
   if (parsed.method === 'GET' && segments.length === 1 && ['healthz', 'readyz', 'livez'].includes(first)) return sendText(res, 200, 'ok');
   if (parsed.method === 'GET' && segments.length >= 2 && ['healthz', 'readyz', 'livez'].includes(first)) return sendText(res, 200, 'ok');
   if (parsed.method === 'GET' && first === 'version' && segments.length === 1) return sendJson(res, 200, serverVersion);
@@ -114,6 +142,11 @@ function serveOpenApi(ctx: HandlerContext, parsed: Parsed, res: ServerResponse):
   if (rest.length === 0) return sendJson(res, 200, ctx.openapi.root());
   const doc = ctx.openapi.document(rest.join('/'));
   if (!doc) return sendJson(res, 404, pathNotFound().toStatus());
-  res.writeHead(200, { 'Content-Type': 'application/json', ETag: `"${doc.hash}"`, 'Content-Length': Buffer.byteLength(doc.body), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    ETag: `"${doc.hash}"`,
+    'Content-Length': Buffer.byteLength(doc.body),
+    'Cache-Control': 'no-cache, private',
+  });
   res.end(doc.body);
 }

@@ -63,7 +63,12 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 export function parseBody(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return undefined;
   if (contentType.includes('protobuf')) return decodeProtobuf(raw);
-  if (contentType.includes('cbor')) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
+  if (contentType.includes('cbor'))
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+    );
   const text = raw.toString('utf8');
   if (contentType.includes('yaml')) {
     // JSON is YAML too, and clients send apply bodies as JSON: the JSON parser takes deeper nesting.

@@ -22,7 +22,12 @@ function documentFor(registry: ResourceRegistry, group: string, version: string)
       'x-kubernetes-action': verb === 'patch' ? 'patch' : verb,
       'x-kubernetes-group-version-kind': gvk,
       parameters: [
-        { name: 'fieldValidation', in: 'query', description: 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.', schema: { type: 'string', uniqueItems: true } },
+        {
+          name: 'fieldValidation',
+          in: 'query',
+          description: 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.',
+          schema: { type: 'string', uniqueItems: true },
+        },
         { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
         { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
       ],
@@ -81,4 +86,3 @@ export class OpenApiDocuments {
     return this.documents.get(path);
   }
 }
-

@@ -99,7 +99,11 @@ const decoders: Record<string, Decoder> = {
   }),
   Namespace: (list) => {
     const spec = list.find((f) => f.number === 2);
-    const finalizers = spec ? fields(bytes(spec)).filter((f) => f.number === 1).map(text) : [];
+    const finalizers = spec
+      ? fields(bytes(spec))
+          .filter((f) => f.number === 1)
+          .map(text)
+      : [];
     return finalizers.length > 0 ? { spec: { finalizers } } : {};
   },
   ServiceAccount: (list) => ({
@@ -129,7 +133,11 @@ function deleteOptionsBody(list: Field[]): JsonObject {
 /** Decodes a `k8s\0`-prefixed protobuf body of a supported kind into JSON, or answers 415. */
 export function decodeProtobuf(raw: Buffer): JsonObject {
   const unsupported = (why: string): ApiError =>
-    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (protobuf: ${why})`);
+    new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (protobuf: ${why})`,
+    );
   if (raw.length < 4 || raw.subarray(0, 4).toString('latin1') !== 'k8s\0') throw unsupported('missing k8s envelope');
   try {
     const envelope = fields(raw.subarray(4));

@@ -42,7 +42,8 @@ export function optionalBoolParam(query: URLSearchParams, name: string): boolean
 export function checkResourceVersion(value: string | undefined): void {
   if (value === undefined || value === '' || value === '0') return;
   if (!/^\d+$/.test(value)) throw badRequest(`resourceVersion: Invalid value: ${goQuote(value)}: strconv.ParseUint: parsing ${goQuote(value)}: invalid syntax`);
-  if (BigInt(value) > 2n ** 64n - 1n) throw badRequest(`resourceVersion: Invalid value: ${goQuote(value)}: strconv.ParseUint: parsing ${goQuote(value)}: value out of range`);
+  if (BigInt(value) > 2n ** 64n - 1n)
+    throw badRequest(`resourceVersion: Invalid value: ${goQuote(value)}: strconv.ParseUint: parsing ${goQuote(value)}: value out of range`);
 }
 
 /** An options-validation failure: 422 `<Kind>.meta.k8s.io "" is invalid: ...` as a real server answers. */
@@ -59,5 +60,7 @@ export function invalidOptions(kind: 'ListOptions' | 'DeleteOptions' | 'CreateOp
 /** dryRun may only hold "All" (the message prints the list as Go's %#v does). */
 export function dryRunErrors(values: string[]): FieldError[] {
   if (values.every((v) => v === 'All')) return [];
-  return [{ type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: []string{${values.map(goQuote).join(', ')}}: supported values: "All"` }];
+  return [
+    { type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: []string{${values.map(goQuote).join(', ')}}: supported values: "All"` },
+  ];
 }

@@ -39,7 +39,11 @@ export function listParams(query: URLSearchParams): ListParams {
     if (!params.resourceVersion) forbid('resourceVersionMatch is forbidden unless resourceVersion is provided');
     if (params.continue) forbid('resourceVersionMatch is forbidden when continue is provided');
     if (match !== 'Exact' && match !== 'NotOlderThan') {
-      errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: ${goQuote(match)}: supported values: "Exact", "NotOlderThan", ""` });
+      errors.push({
+        type: 'FieldValueNotSupported',
+        field: 'resourceVersionMatch',
+        message: `Unsupported value: ${goQuote(match)}: supported values: "Exact", "NotOlderThan", ""`,
+      });
     }
     if (match === 'Exact' && params.resourceVersion === '0') forbid('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
     if (errors.length > 0) throw invalidOptions('ListOptions', errors);
@@ -64,7 +68,11 @@ function fieldManagerErrors(manager: string): FieldError[] {
   const at = [...manager].findIndex((c) => /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u.test(c) || (/\s/.test(c) && c !== ' '));
   if (at >= 0) {
     const code = manager.codePointAt(at) ?? 0;
-    errors.push({ type: 'FieldValueInvalid', field: 'fieldManager', message: `Invalid value: ${goQuote(manager)}: invalid character U+${code.toString(16).toUpperCase().padStart(4, '0')} (at position ${at})` });
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: 'fieldManager',
+      message: `Invalid value: ${goQuote(manager)}: invalid character U+${code.toString(16).toUpperCase().padStart(4, '0')} (at position ${at})`,
+    });
   }
   return errors;
 }
@@ -80,12 +88,18 @@ export function writeOptions(query: URLSearchParams, userAgent: string | undefin
   const force = optionalBoolParam(query, 'force');
   const fieldValidation = query.get('fieldValidation') ?? '';
   const errors: FieldError[] = [];
-  if (verb === 'patch' && force !== undefined) errors.push({ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' });
-  if (verb === 'apply' && manager === '') errors.push({ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' });
+  if (verb === 'patch' && force !== undefined)
+    errors.push({ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' });
+  if (verb === 'apply' && manager === '')
+    errors.push({ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' });
   errors.push(...fieldManagerErrors(manager), ...dryRunErrors(dryRun));
   // Current servers validate fieldValidation (1.20 ignored it); the stand-in follows them.
   if (!['', 'Ignore', 'Strict', 'Warn'].includes(fieldValidation)) {
-    errors.push({ type: 'FieldValueNotSupported', field: 'fieldValidation', message: `Unsupported value: ${goQuote(fieldValidation)}: supported values: "", "Ignore", "Strict", "Warn"` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: 'fieldValidation',
+      message: `Unsupported value: ${goQuote(fieldValidation)}: supported values: "", "Ignore", "Strict", "Warn"`,
+    });
   }
   if (errors.length > 0) throw invalidOptions(optionsKind[verb], errors);
   return {
@@ -107,7 +121,8 @@ function bodyTypeError(field: string, goType: string, value: unknown): never {
 function bodyDeleteOptions(body: unknown): { options: DeleteOptions; dryRun?: string[] } {
   if (body === undefined || body === null) return { options: {} };
   if (!isJsonObject(body)) bodyTypeError('', 'v1.DeleteOptions', body);
-  if (body.kind !== undefined && body.kind !== 'DeleteOptions') throw badRequest(`decoded object cannot be converted to DeleteOptions (kind ${goQuote(String(body.kind))})`);
+  if (body.kind !== undefined && body.kind !== 'DeleteOptions')
+    throw badRequest(`decoded object cannot be converted to DeleteOptions (kind ${goQuote(String(body.kind))})`);
   const options: DeleteOptions = {};
   const { gracePeriodSeconds: grace, propagationPolicy: policy, orphanDependents: orphan, dryRun, preconditions } = body;
   if (grace !== undefined && grace !== null) {
@@ -152,10 +167,18 @@ export function deleteOptions(query: URLSearchParams, body: unknown): DeleteOpti
   const dryRun = fromBody.dryRun ?? query.getAll('dryRun');
   const errors: FieldError[] = [];
   if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
-    errors.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', message: `Invalid value: ${goQuote(options.propagationPolicy)}: orphanDependents and deletionPropagation cannot be both set` });
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: 'propagationPolicy',
+      message: `Invalid value: ${goQuote(options.propagationPolicy)}: orphanDependents and deletionPropagation cannot be both set`,
+    });
   }
   if (options.propagationPolicy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(options.propagationPolicy)) {
-    errors.push({ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${goQuote(options.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan", "nil"` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: 'propagationPolicy',
+      message: `Unsupported value: ${goQuote(options.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan", "nil"`,
+    });
   }
   errors.push(...dryRunErrors(dryRun));
   if (errors.length > 0) throw invalidOptions('DeleteOptions', errors);

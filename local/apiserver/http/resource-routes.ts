@@ -19,19 +19,41 @@ import { serveWatch } from './watch.js';
 /** RFC 7234 warn-code 299 headers, as a real server sends them (kubectl prints "Warning: ..."). */
 function setWarnings(res: ServerResponse, warnings: string[] | undefined): void {
   if (!warnings || warnings.length === 0) return;
-  res.setHeader('Warning', [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`));
+  res.setHeader(
+    'Warning',
+    [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`),
+  );
 }
 
 function successStatus(type: ResourceType, o: KubeObject): Record<string, unknown> {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: o.metadata.name, group: type.group, kind: type.plural, uid: o.metadata.uid } };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: o.metadata.name, group: type.group, kind: type.plural, uid: o.metadata.uid },
+  };
 }
 
 /** Kinds whose DELETE answers with the object rather than a Status, as on a real server. */
 function returnsDeletedObject(type: ResourceType): boolean {
-  return Boolean(type.crdName) || (type.group === '' && ['pods', 'services', 'namespaces', 'serviceaccounts'].includes(type.plural)) || type.plural === 'customresourcedefinitions';
+  return (
+    Boolean(type.crdName) ||
+    (type.group === '' && ['pods', 'services', 'namespaces', 'serviceaccounts'].includes(type.plural)) ||
+    type.plural === 'customresourcedefinitions'
+  );
 }
 
-export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Buffer, res: ServerResponse, group: string, version: string, rest: string[], identity: ClientIdentity): Promise<void> {
+export async function serveResource(
+  ctx: HandlerContext,
+  parsed: Parsed,
+  raw: Buffer,
+  res: ServerResponse,
+  group: string,
+  version: string,
+  rest: string[],
+  identity: ClientIdentity,
+): Promise<void> {
   const { core } = ctx;
   let namespace: string | undefined;
   let tail = rest;
@@ -58,26 +80,36 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     if (method === 'GET') {
       const params = listParams(query);
       if (params.watch) {
-        serveWatch(core, res, {
-          type,
-          namespace,
-          resourceVersion: params.resourceVersion,
-          labelSelector: params.labelSelector,
-          fieldSelector: params.fieldSelector,
-          allowBookmarks: params.allowBookmarks,
-          // 0 or less means the server's default; the cap keeps the timer in Node's 32-bit range.
-          timeoutSeconds: params.timeoutSeconds !== undefined && params.timeoutSeconds > 0 ? Math.min(params.timeoutSeconds, 2_000_000) : undefined,
-          table: wantsTable(parsed.accept),
-          identity: identityLabel(identity),
-        }, {
-          bookmarkIntervalMs: ctx.bookmarkIntervalMs,
-          defaultTimeoutSeconds: ctx.defaultWatchTimeoutSeconds,
-          deliver: (write) => ctx.faults.whenRunning(write),
-          track: (_label, stop) => ctx.faults.trackWatch(identity, stop),
-        });
+        serveWatch(
+          core,
+          res,
+          {
+            type,
+            namespace,
+            resourceVersion: params.resourceVersion,
+            labelSelector: params.labelSelector,
+            fieldSelector: params.fieldSelector,
+            allowBookmarks: params.allowBookmarks,
+            // 0 or less means the server's default; the cap keeps the timer in Node's 32-bit range.
+            timeoutSeconds: params.timeoutSeconds !== undefined && params.timeoutSeconds > 0 ? Math.min(params.timeoutSeconds, 2_000_000) : undefined,
+            table: wantsTable(parsed.accept),
+            identity: identityLabel(identity),
+          },
+          {
+            bookmarkIntervalMs: ctx.bookmarkIntervalMs,
+            defaultTimeoutSeconds: ctx.defaultWatchTimeoutSeconds,
+            deliver: (write) => ctx.faults.whenRunning(write),
+            track: (_label, stop) => ctx.faults.trackWatch(identity, stop),
+          },
+        );
         return;
       }
-      const result = core.list(type, namespace, { labelSelector: params.labelSelector, fieldSelector: params.fieldSelector, limit: params.limit, continue: params.continue });
+      const result = core.list(type, namespace, {
+        labelSelector: params.labelSelector,
+        fieldSelector: params.fieldSelector,
+        limit: params.limit,
+        continue: params.continue,
+      });
       const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
       if (result.continue) listMeta.continue = result.continue;
       if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;
@@ -99,7 +131,12 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
       const options = deleteOptions(query, parseBody(raw, parsed.contentType));
       const matching = core.list(type, namespace, { labelSelector: params.labelSelector, fieldSelector: params.fieldSelector });
       const deleted = matching.items.map((o) => core.delete(type, o.metadata.namespace, o.metadata.name as string, { ...options }).object);
-      return sendJson(res, 200, { kind: `${type.kind}List`, apiVersion: group ? `${group}/${version}` : version, metadata: { resourceVersion: String(core.store.currentRevision) }, items: deleted });
+      return sendJson(res, 200, {
+        kind: `${type.kind}List`,
+        apiVersion: group ? `${group}/${version}` : version,
+        metadata: { resourceVersion: String(core.store.currentRevision) },
+        items: deleted,
+      });
     }
     throw methodNotSupported(type.plural, type.group, method);
   }
@@ -109,7 +146,19 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     if (method === 'PUT' || method === 'PATCH') {
       const patchType = method === 'PATCH' ? patchContentTypes[parsed.contentType] : undefined;
       if (method === 'PATCH' && !patchType) throw new ApiError(415, 'UnsupportedMediaType', `unsupported patch type ${parsed.contentType}`);
-      return sendJson(res, 200, updateScale(core, type, namespace, name, parseBody(raw, parsed.contentType), patchType, writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : method === 'PATCH' ? 'patch' : 'update')));
+      return sendJson(
+        res,
+        200,
+        updateScale(
+          core,
+          type,
+          namespace,
+          name,
+          parseBody(raw, parsed.contentType),
+          patchType,
+          writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : method === 'PATCH' ? 'patch' : 'update'),
+        ),
+      );
     }
     throw methodNotSupported(type.plural, type.group, method);
   }
@@ -121,7 +170,10 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     if (method !== 'POST') throw methodNotSupported(type.plural, type.group, method);
     return sendJson(res, 201, bindPod(core, type, namespace, name, parseBody(raw, parsed.contentType)));
   }
-  const validSub = subresource === undefined || (subresource === 'status' && type.statusSubresource) || (subresource === 'finalize' && type.plural === 'namespaces' && type.group === '');
+  const validSub =
+    subresource === undefined ||
+    (subresource === 'status' && type.statusSubresource) ||
+    (subresource === 'finalize' && type.plural === 'namespaces' && type.group === '');
   if (!validSub) throw pathNotFound();
 
   switch (method) {
@@ -139,7 +191,12 @@ export async function serveResource(ctx: HandlerContext, parsed: Parsed, raw: Bu
     }
     case 'PATCH': {
       const patchType = patchContentTypes[parsed.contentType];
-      if (!patchType) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+      if (!patchType)
+        throw new ApiError(
+          415,
+          'UnsupportedMediaType',
+          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+        );
       const options = writeOptions(query, parsed.userAgent, patchType === 'apply' ? 'apply' : 'patch');
       const body = patchType === 'apply' ? parseBody(raw, 'application/yaml') : parseBody(raw, 'application/json');
       const { object, created } = core.patch(type, namespace, name, patchType, body, subresource, options);

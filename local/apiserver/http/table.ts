@@ -24,8 +24,20 @@ function age(o: KubeObject, now = Date.now()): string {
 
 function columnsOf(type: ResourceType): ComputedColumn[] {
   const columns = (type.columns ?? []) as ComputedColumn[];
-  const name: ComputedColumn = { name: 'Name', type: 'string', format: 'name', jsonPath: '.metadata.name', description: 'Name must be unique within a namespace.', value: type.nameCell };
-  const created: ComputedColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
+  const name: ComputedColumn = {
+    name: 'Name',
+    type: 'string',
+    format: 'name',
+    jsonPath: '.metadata.name',
+    description: 'Name must be unique within a namespace.',
+    value: type.nameCell,
+  };
+  const created: ComputedColumn = {
+    name: 'Age',
+    type: 'date',
+    jsonPath: '.metadata.creationTimestamp',
+    description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  };
   if (type.customColumns) {
     // CRDs with additionalPrinterColumns get exactly those (plus NAME); no AGE is added.
     return [name, ...columns];

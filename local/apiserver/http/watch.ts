@@ -48,7 +48,8 @@ export function translate(event: StoreEvent, matches: (o: KubeObject) => boolean
   if (event.type === 'DELETED') return (event.previous && matches(event.previous)) || now ? as('DELETED') : undefined;
   const before = event.previous ? matches(event.previous) : false;
   if (before && now) return as('MODIFIED');
-  if (before && event.previous) return as('DELETED', { ...event.previous, metadata: { ...event.previous.metadata, resourceVersion: event.object.metadata.resourceVersion } });
+  if (before && event.previous)
+    return as('DELETED', { ...event.previous, metadata: { ...event.previous.metadata, resourceVersion: event.object.metadata.resourceVersion } });
   if (now) return as('ADDED');
   return undefined;
 }
@@ -64,7 +65,10 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
   let expiredError: ApiError | undefined;
   const rv = request.resourceVersion;
   if (rv === undefined || rv === '' || rv === '0') {
-    backlog = core.store.list(key, namespace).filter(matcher).map((o) => ({ type: 'ADDED' as const, object: o }));
+    backlog = core.store
+      .list(key, namespace)
+      .filter(matcher)
+      .map((o) => ({ type: 'ADDED' as const, object: o }));
   } else {
     const since = Number(rv);
     if (!Number.isInteger(since) || since < 0) throw new ApiError(400, 'BadRequest', `invalid resource version: ${rv}`);
@@ -131,7 +135,9 @@ export function serveWatch(core: ApiCore, res: ServerResponse, request: WatchReq
 
   if (request.allowBookmarks) {
     const bookmark = (): void => {
-      hooks.deliver(() => send('BOOKMARK', { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(core.store.currentRevision) } }));
+      hooks.deliver(() =>
+        send('BOOKMARK', { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(core.store.currentRevision) } }),
+      );
     };
     const interval = setInterval(bookmark, hooks.bookmarkIntervalMs);
     interval.unref();

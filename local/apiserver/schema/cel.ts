@@ -56,7 +56,10 @@ export function checkRules(rules: unknown, _schema: unknown, path: string): Fiel
       errors.push({ type: 'FieldValueRequired', field: `${path}[${i}].rule`, message: 'Required value' });
       return;
     }
-    for (const [field, expression] of [['rule', r.rule], ['messageExpression', r.messageExpression]] as const) {
+    for (const [field, expression] of [
+      ['rule', r.rule],
+      ['messageExpression', r.messageExpression],
+    ] as const) {
       if (typeof expression !== 'string') continue;
       try {
         compile(expression);

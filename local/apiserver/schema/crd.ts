@@ -43,15 +43,29 @@ function validateCrd(o: KubeObject, old: KubeObject | undefined): FieldError[] {
   if (!spec.names.plural) errors.push(required('spec.names.plural'));
   else errors.push(...validateName(spec.names.plural, 'label', 'spec.names.plural'));
   if (!spec.names.kind) errors.push(required('spec.names.kind'));
-  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') errors.push({ type: 'FieldValueNotSupported', field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"` });
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster')
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.scope',
+      message: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"`,
+    });
   if (spec.group && spec.names.plural && o.metadata.name !== `${spec.names.plural}.${spec.group}`) {
     errors.push(invalidValue('metadata.name', o.metadata.name, `must be spec.names.plural+"."+spec.group`));
   }
-  if (!Array.isArray(spec.versions) || spec.versions.length === 0) return [...errors, required('spec.versions', 'must have exactly one version marked as storage version')];
-  if (spec.versions.filter((v) => v.storage).length !== 1) errors.push(invalidValue('spec.versions', spec.versions.map((v) => v.name), 'must have exactly one version marked as storage version'));
+  if (!Array.isArray(spec.versions) || spec.versions.length === 0)
+    return [...errors, required('spec.versions', 'must have exactly one version marked as storage version')];
+  if (spec.versions.filter((v) => v.storage).length !== 1)
+    errors.push(
+      invalidValue(
+        'spec.versions',
+        spec.versions.map((v) => v.name),
+        'must have exactly one version marked as storage version',
+      ),
+    );
   spec.versions.forEach((v, i) => {
     const path = `spec.versions[${i}]`;
-    if (!v.name || !/^v\d+((alpha|beta)\d+)?$/.test(v.name)) errors.push(invalidValue(`${path}.name`, v.name ?? '', 'a DNS-1035 label must consist of lower case alphanumeric characters'));
+    if (!v.name || !/^v\d+((alpha|beta)\d+)?$/.test(v.name))
+      errors.push(invalidValue(`${path}.name`, v.name ?? '', 'a DNS-1035 label must consist of lower case alphanumeric characters'));
     const schema = v.schema?.openAPIV3Schema;
     if (!schema) errors.push(required(`${path}.schema.openAPIV3Schema`, 'schemas are required'));
     else errors.push(...checkStructural(schema, `${path}.schema.openAPIV3Schema`));
@@ -68,7 +82,11 @@ function validateCrd(o: KubeObject, old: KubeObject | undefined): FieldError[] {
   const conversion = (spec as unknown as JsonObject).conversion;
   if (isJsonObject(conversion) && conversion.strategy !== undefined && conversion.strategy !== 'None') {
     // Serving objects without the webhook would hand out unconverted data: refuse clearly instead.
-    errors.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', message: `Unsupported value: ${JSON.stringify(conversion.strategy)}: supported values: "None" (conversion webhooks are not supported by the Keelson local API server)` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.conversion.strategy',
+      message: `Unsupported value: ${JSON.stringify(conversion.strategy)}: supported values: "None" (conversion webhooks are not supported by the Keelson local API server)`,
+    });
   }
   if (old) {
     const before = specOf(old);
@@ -152,8 +170,20 @@ function crdStatus(crd: KubeObject): JsonObject {
       { type: 'NamesAccepted', status: 'True', lastTransitionTime: now, reason: 'NoConflicts', message: 'no conflicts found' },
       { type: 'Established', status: 'True', lastTransitionTime: now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
     ],
-    acceptedNames: { plural: spec.names.plural, singular: spec.names.singular, kind: spec.names.kind, listKind: spec.names.listKind, shortNames: spec.names.shortNames, categories: spec.names.categories },
-    storedVersions: [...new Set([...(isJsonObject(crd.status) && Array.isArray(crd.status.storedVersions) ? (crd.status.storedVersions as string[]) : []), ...spec.versions.filter((v) => v.storage).map((v) => v.name)])],
+    acceptedNames: {
+      plural: spec.names.plural,
+      singular: spec.names.singular,
+      kind: spec.names.kind,
+      listKind: spec.names.listKind,
+      shortNames: spec.names.shortNames,
+      categories: spec.names.categories,
+    },
+    storedVersions: [
+      ...new Set([
+        ...(isJsonObject(crd.status) && Array.isArray(crd.status.storedVersions) ? (crd.status.storedVersions as string[]) : []),
+        ...spec.versions.filter((v) => v.storage).map((v) => v.name),
+      ]),
+    ],
   };
 }
 
@@ -195,7 +225,10 @@ export function watchCrds(core: ApiCore, logger?: Logger): () => void {
       }
       const status = crdStatus(crd);
       const current = isJsonObject(crd.status) ? crd.status : {};
-      if (JSON.stringify(current.acceptedNames) !== JSON.stringify(status.acceptedNames) || JSON.stringify(current.storedVersions) !== JSON.stringify(status.storedVersions)) {
+      if (
+        JSON.stringify(current.acceptedNames) !== JSON.stringify(status.acceptedNames) ||
+        JSON.stringify(current.storedVersions) !== JSON.stringify(status.storedVersions)
+      ) {
         core.update(crdType, undefined, crd.metadata.name as string, { ...crd, status }, 'status');
       }
     }

@@ -90,12 +90,14 @@ function visit(value: unknown, typeName: string, format: string, path: string, w
   }
   if (typeName === 'V1MicroTime') {
     // metav1.MicroTime: exactly six fraction digits, as Go's RFC3339Micro layout demands.
-    if (typeof value !== 'string' || !microTimePattern.test(value)) walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse (field ${path})`;
+    if (typeof value !== 'string' || !microTimePattern.test(value))
+      walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05.000000Z07:00": cannot parse (field ${path})`;
     return value;
   }
   if (typeName === 'Date') {
     // metav1.Time: RFC 3339 (fractional seconds allowed when parsing).
-    if (typeof value !== 'string' || !timePattern.test(value)) walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05Z07:00": cannot parse (field ${path})`;
+    if (typeof value !== 'string' || !timePattern.test(value))
+      walk.typeError = `parsing time ${JSON.stringify(String(value))} as "2006-01-02T15:04:05Z07:00": cannot parse (field ${path})`;
     return value;
   }
   if (typeName === 'number') {

@@ -51,11 +51,19 @@ export function checkStructural(schema: Schema, path: string, root = true): Fiel
   const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
   if (schema.type === undefined && !intOrString && !preserve) errors.push(required(`${path}.type`, 'must not be empty for specified object fields'));
   if (schema.type !== undefined && !knownTypes.has(schema.type)) {
-    errors.push({ type: 'FieldValueNotSupported', field: `${path}.type`, message: `Unsupported value: ${JSON.stringify(schema.type)}: supported values: "array", "boolean", "integer", "number", "object", "string"` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: `${path}.type`,
+      message: `Unsupported value: ${JSON.stringify(schema.type)}: supported values: "array", "boolean", "integer", "number", "object", "string"`,
+    });
   }
   if (root && schema.type !== 'object') errors.push(invalidValue(`${path}.type`, schema.type ?? '', 'must be object at the root'));
   if (schema.properties && schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
-    errors.push({ type: 'FieldValueForbidden', field: `${path}.additionalProperties`, message: 'Forbidden: additionalProperties and properties are mutual exclusive' });
+    errors.push({
+      type: 'FieldValueForbidden',
+      field: `${path}.additionalProperties`,
+      message: 'Forbidden: additionalProperties and properties are mutual exclusive',
+    });
   }
   if (schema.type === 'array' && !schema.items) errors.push(required(`${path}.items`, 'must be specified'));
   for (const [name, child] of Object.entries(schema.properties ?? {})) errors.push(...checkStructural(child, `${path}.properties[${name}]`, false));
@@ -67,7 +75,12 @@ export function checkStructural(schema: Schema, path: string, root = true): Fiel
   if (root && schema.properties?.metadata) {
     const meta = schema.properties.metadata;
     const extra = Object.keys(meta.properties ?? {}).filter((k) => k !== 'name' && k !== 'generateName');
-    if (extra.length > 0) errors.push({ type: 'FieldValueForbidden', field: `${path}.properties[metadata]`, message: 'Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified' });
+    if (extra.length > 0)
+      errors.push({
+        type: 'FieldValueForbidden',
+        field: `${path}.properties[metadata]`,
+        message: 'Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified',
+      });
   }
   const rules = schema['x-kubernetes-validations'];
   if (rules !== undefined) errors.push(...checkRules(rules, schema, `${path}.x-kubernetes-validations`));
@@ -83,7 +96,7 @@ function goTypeName(value: unknown): string {
 
 /** Removes fields the schema does not declare; collects their paths (for fieldValidation=Strict). */
 export function prune(value: unknown, schema: Schema | undefined, path: string, unknown: string[], root = false): unknown {
-  if (!schema || schema['x-kubernetes-preserve-unknown-fields'] === true && !schema.properties) return value;
+  if (!schema || (schema['x-kubernetes-preserve-unknown-fields'] === true && !schema.properties)) return value;
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(value)) {
@@ -110,7 +123,8 @@ export function applyDefaults(value: unknown, schema: Schema | undefined): unkno
       if (value[k] === undefined && child.default !== undefined) value[k] = clone(child.default);
       if (value[k] !== undefined) value[k] = applyDefaults(value[k], child);
     }
-    if (isJsonObject(schema.additionalProperties)) for (const k of Object.keys(value)) value[k] = applyDefaults(value[k], schema.additionalProperties as Schema);
+    if (isJsonObject(schema.additionalProperties))
+      for (const k of Object.keys(value)) value[k] = applyDefaults(value[k], schema.additionalProperties as Schema);
   } else if (Array.isArray(value) && schema.items) {
     return value.map((v) => applyDefaults(v, schema.items));
   }
@@ -147,10 +161,20 @@ export function validateValue(value: unknown, schema: Schema, path: string): Fie
   }
   if (!typeMatches(value, schema)) {
     const expected = schema['x-kubernetes-int-or-string'] ? 'integer or string' : schema.type;
-    return [{ type: 'FieldValueTypeInvalid', field, message: `Invalid value: "${goTypeName(value)}": ${field} in body must be of type ${expected}: "${goTypeName(value)}"` }];
+    return [
+      {
+        type: 'FieldValueTypeInvalid',
+        field,
+        message: `Invalid value: "${goTypeName(value)}": ${field} in body must be of type ${expected}: "${goTypeName(value)}"`,
+      },
+    ];
   }
   if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    errors.push({ type: 'FieldValueNotSupported', field, message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field,
+      message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+    });
   }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
@@ -161,13 +185,18 @@ export function validateValue(value: unknown, schema: Schema, path: string): Fie
     }
   }
   if (typeof value === 'string') {
-    if (schema.minLength !== undefined && [...value].length < schema.minLength) errors.push(invalidValue(field, value, `${field} in body should be at least ${schema.minLength} chars long`));
-    if (schema.maxLength !== undefined && [...value].length > schema.maxLength) errors.push({ type: 'FieldValueTooLong', field, message: `Too long: may not be more than ${schema.maxLength} bytes` });
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) errors.push(invalidValue(field, value, `${field} in body should match '${schema.pattern}'`));
+    if (schema.minLength !== undefined && [...value].length < schema.minLength)
+      errors.push(invalidValue(field, value, `${field} in body should be at least ${schema.minLength} chars long`));
+    if (schema.maxLength !== undefined && [...value].length > schema.maxLength)
+      errors.push({ type: 'FieldValueTooLong', field, message: `Too long: may not be more than ${schema.maxLength} bytes` });
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value))
+      errors.push(invalidValue(field, value, `${field} in body should match '${schema.pattern}'`));
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) errors.push(invalidValue(field, value.length, `${field} in body should have at least ${schema.minItems} items`));
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) errors.push({ type: 'FieldValueTooLong', field, message: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      errors.push(invalidValue(field, value.length, `${field} in body should have at least ${schema.minItems} items`));
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      errors.push({ type: 'FieldValueTooLong', field, message: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
     const listType = schema['x-kubernetes-list-type'];
     if (listType === 'set' || schema.uniqueItems) {
       const seen = new Set<string>();
@@ -191,11 +220,14 @@ export function validateValue(value: unknown, schema: Schema, path: string): Fie
   if (isJsonObject(value)) {
     for (const name of schema.required ?? []) if (value[name] === undefined) errors.push(required(path ? `${path}.${name}` : name));
     const count = Object.keys(value).length;
-    if (schema.minProperties !== undefined && count < schema.minProperties) errors.push(invalidValue(field, count, `${field} in body should have at least ${schema.minProperties} properties`));
-    if (schema.maxProperties !== undefined && count > schema.maxProperties) errors.push(invalidValue(field, count, `${field} in body should have at most ${schema.maxProperties} properties`));
+    if (schema.minProperties !== undefined && count < schema.minProperties)
+      errors.push(invalidValue(field, count, `${field} in body should have at least ${schema.minProperties} properties`));
+    if (schema.maxProperties !== undefined && count > schema.maxProperties)
+      errors.push(invalidValue(field, count, `${field} in body should have at most ${schema.maxProperties} properties`));
     for (const [k, v] of Object.entries(value)) {
       const child = schema.properties?.[k] ?? (isJsonObject(schema.additionalProperties) ? (schema.additionalProperties as Schema) : undefined);
-      if (child && !(path === '' && (k === 'metadata' || k === 'apiVersion' || k === 'kind'))) errors.push(...validateValue(v, child, path ? `${path}.${k}` : k));
+      if (child && !(path === '' && (k === 'metadata' || k === 'apiVersion' || k === 'kind')))
+        errors.push(...validateValue(v, child, path ? `${path}.${k}` : k));
     }
   }
   for (const sub of schema.allOf ?? []) errors.push(...validateValue(value, { ...sub, type: sub.type ?? schema.type }, path));
@@ -232,7 +264,19 @@ export function admitCustomResource(o: KubeObject, schema: Schema, _statusSubres
   for (const k of Object.keys(o)) if (!(k in pruned)) delete o[k];
   Object.assign(o, pruned);
   applyDefaults(o, schema);
-  const errors = validateValue({ ...o, metadata: undefined, apiVersion: undefined, kind: undefined }, { ...schema, properties: { ...(schema.properties ?? {}), metadata: undefined as unknown as Schema, apiVersion: undefined as unknown as Schema, kind: undefined as unknown as Schema } }, '');
+  const errors = validateValue(
+    { ...o, metadata: undefined, apiVersion: undefined, kind: undefined },
+    {
+      ...schema,
+      properties: {
+        ...(schema.properties ?? {}),
+        metadata: undefined as unknown as Schema,
+        apiVersion: undefined as unknown as Schema,
+        kind: undefined as unknown as Schema,
+      },
+    },
+    '',
+  );
   errors.push(...validateMetadataName(o, schema));
   // As on a real server, type errors block CEL evaluation (rules would see values of the wrong type).
   if (!errors.some((e) => e.type === 'FieldValueTypeInvalid')) errors.push(...evaluateRules(o, old, schema, ''));

@@ -21,7 +21,8 @@ const tenYears = 3650;
 export function generateCertificates(hosts: string[], clientUser = 'keelson-admin'): CertificateBundle {
   const ca = createCertificateAuthority('keelson-local-ca', tenYears);
   const server = issueCertificate(ca, 'keelson-apiserver', { usage: 'server', hosts, days: tenYears });
-  const issueClient = (commonName: string, organization?: string): { cert: string; key: string } => issueCertificate(ca, commonName, { usage: 'client', organization, days: tenYears });
+  const issueClient = (commonName: string, organization?: string): { cert: string; key: string } =>
+    issueCertificate(ca, commonName, { usage: 'client', organization, days: tenYears });
   const admin = issueClient(clientUser, 'system:masters');
   return { caCert: ca.cert, serverCert: server.cert, serverKey: server.key, clientCert: admin.cert, clientKey: admin.key, issueClient };
 }

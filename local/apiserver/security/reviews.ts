@@ -8,7 +8,19 @@ import type { ResourceType } from '../schema/resources.js';
 import { isJsonObject, type JsonObject } from '../types.js';
 
 function review(group: string, plural: string, kind: string): ResourceType {
-  return { group, version: 'v1', plural, singular: '', kind, namespaced: plural === 'localsubjectaccessreviews', statusSubresource: false, tracksGeneration: false, allowCreateOnUpdate: false, allowUnconditionalUpdate: false, createOnly: true };
+  return {
+    group,
+    version: 'v1',
+    plural,
+    singular: '',
+    kind,
+    namespaced: plural === 'localsubjectaccessreviews',
+    statusSubresource: false,
+    tracksGeneration: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+    createOnly: true,
+  };
 }
 
 export const reviewTypes: ResourceType[] = [
@@ -24,7 +36,11 @@ function userInfo(identity: ClientIdentity): JsonObject {
     // As a real server names a ServiceAccount token's user, with the bound pod as an extra.
     const [namespace, name] = identity.serviceAccount.split('/');
     const extra = identity.pod ? { 'authentication.kubernetes.io/pod-name': [identity.pod.split('/')[1]] } : undefined;
-    return { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], ...(extra ? { extra } : {}) };
+    return {
+      username: `system:serviceaccount:${namespace}:${name}`,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+      ...(extra ? { extra } : {}),
+    };
   }
   const username = identity.commonName ?? (identity.token ? `token:${identity.token.slice(0, 8)}` : 'system:anonymous');
   return { username, groups: identity.commonName || identity.token ? ['system:masters', 'system:authenticated'] : ['system:unauthenticated'] };

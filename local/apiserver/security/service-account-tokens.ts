@@ -68,31 +68,51 @@ function parseSpec(body: unknown, serviceAccount: string): { expirationSeconds: 
   const spec = body.spec === undefined ? {} : body.spec;
   if (!isJsonObject(spec)) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec must be an object');
   const expiration = spec.expirationSeconds ?? defaultExpirationSeconds;
-  if (typeof expiration !== 'number' || !Number.isInteger(expiration)) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.expirationSeconds must be an integer');
-  if (expiration < minExpirationSeconds) throw invalid('TokenRequest', 'authentication.k8s.io', serviceAccount, [invalidValue('spec.expirationSeconds', expiration, 'may not specify a duration less than 10 minutes')]);
-  if (expiration > maxExpirationSeconds) throw invalid('TokenRequest', 'authentication.k8s.io', serviceAccount, [invalidValue('spec.expirationSeconds', expiration, 'may not specify a duration larger than 2^32 seconds')]);
+  if (typeof expiration !== 'number' || !Number.isInteger(expiration))
+    throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.expirationSeconds must be an integer');
+  if (expiration < minExpirationSeconds)
+    throw invalid('TokenRequest', 'authentication.k8s.io', serviceAccount, [
+      invalidValue('spec.expirationSeconds', expiration, 'may not specify a duration less than 10 minutes'),
+    ]);
+  if (expiration > maxExpirationSeconds)
+    throw invalid('TokenRequest', 'authentication.k8s.io', serviceAccount, [
+      invalidValue('spec.expirationSeconds', expiration, 'may not specify a duration larger than 2^32 seconds'),
+    ]);
   const audiences = spec.audiences ?? [];
-  if (!Array.isArray(audiences) || !audiences.every((a) => typeof a === 'string')) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.audiences must be a list of strings');
+  if (!Array.isArray(audiences) || !audiences.every((a) => typeof a === 'string'))
+    throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.audiences must be a list of strings');
   const ref = spec.boundObjectRef;
   if (ref === undefined || ref === null) return { expirationSeconds: expiration, audiences: audiences as string[] };
   if (!isJsonObject(ref)) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.boundObjectRef must be an object');
   for (const field of ['kind', 'apiVersion', 'name', 'uid'] as const) {
-    if (ref[field] !== undefined && typeof ref[field] !== 'string') throw badRequest(`TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.boundObjectRef.${field} must be a string`);
+    if (ref[field] !== undefined && typeof ref[field] !== 'string')
+      throw badRequest(`TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.boundObjectRef.${field} must be a string`);
   }
-  return { expirationSeconds: expiration, audiences: audiences as string[], bound: { kind: String(ref.kind ?? ''), apiVersion: String(ref.apiVersion ?? ''), name: String(ref.name ?? ''), uid: ref.uid as string | undefined } };
+  return {
+    expirationSeconds: expiration,
+    audiences: audiences as string[],
+    bound: { kind: String(ref.kind ?? ''), apiVersion: String(ref.apiVersion ?? ''), name: String(ref.name ?? ''), uid: ref.uid as string | undefined },
+  };
 }
 
 /** The bound pod's "namespace/name" after the checks a real server makes. */
 function boundPod(core: ApiCore, namespace: string, serviceAccount: string, ref: BoundRef): string {
-  if (ref.apiVersion !== 'v1' || ref.kind !== 'Pod') throw badRequest(`cannot bind token to object of type ${ref.apiVersion === 'v1' ? '' : ref.apiVersion}, Kind=${ref.kind}`);
+  if (ref.apiVersion !== 'v1' || ref.kind !== 'Pod')
+    throw badRequest(`cannot bind token to object of type ${ref.apiVersion === 'v1' ? '' : ref.apiVersion}, Kind=${ref.kind}`);
   const pods = core.registry.get('', 'v1', 'pods');
   if (!pods) throw badRequest('pods are not served');
   const pod = core.get(pods, namespace, ref.name);
   const spec: JsonObject = isJsonObject(pod.spec) ? pod.spec : {};
   const podAccount = typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : 'default';
-  if (podAccount !== serviceAccount) throw badRequest(`cannot bind token for serviceaccount "${serviceAccount}" to pod running with serviceaccount "${podAccount}"`);
+  if (podAccount !== serviceAccount)
+    throw badRequest(`cannot bind token for serviceaccount "${serviceAccount}" to pod running with serviceaccount "${podAccount}"`);
   if (ref.uid && ref.uid !== pod.metadata.uid) {
-    throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on Pod "${ref.name}": the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`, { name: ref.name, kind: 'Pod' });
+    throw new ApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on Pod "${ref.name}": the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      { name: ref.name, kind: 'Pod' },
+    );
   }
   return `${namespace}/${ref.name}`;
 }

@@ -37,7 +37,10 @@ export class ObjectStore {
   private historyStart: number;
   private readonly listeners = new Set<StoreListener>();
 
-  constructor(private readonly historyLimit = 1000, startRevision = 1) {
+  constructor(
+    private readonly historyLimit = 1000,
+    startRevision = 1,
+  ) {
     this.revision = startRevision;
     this.historyStart = startRevision;
   }

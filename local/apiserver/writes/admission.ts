@@ -18,7 +18,10 @@ export function decodeBody(registry: ResourceRegistry, type: ResourceType, body:
       throw badRequest(`the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${apiVersion})`);
     }
   }
-  if (o.kind !== undefined && o.kind !== type.kind) throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${String(o.kind)}: no kind "${String(o.kind)}" is registered for version "${apiVersion}"`);
+  if (o.kind !== undefined && o.kind !== type.kind)
+    throw badRequest(
+      `${type.kind} in version "${type.version}" cannot be handled as a ${String(o.kind)}: no kind "${String(o.kind)}" is registered for version "${apiVersion}"`,
+    );
   o.apiVersion = apiVersion;
   o.kind = type.kind;
   if (o.metadata === undefined || o.metadata === null) o.metadata = {};
@@ -38,7 +41,8 @@ export function applyBody(registry: ResourceRegistry, type: ResourceType, patch:
     }
   }
   const o = decodeBody(registry, type, patch);
-  if (o.metadata.name !== undefined && o.metadata.name !== name) throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
+  if (o.metadata.name !== undefined && o.metadata.name !== name)
+    throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`);
   o.metadata.name = name;
   return o;
 }
@@ -50,7 +54,9 @@ export function applyBody(registry: ResourceRegistry, type: ResourceType, patch:
 export function checkPatchedName(type: ResourceType, patched: JsonObject, name: string, namespace: string | undefined): KubeObject {
   const meta = patched.metadata;
   if (meta !== undefined && meta !== null && !isJsonObject(meta)) {
-    throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: json: cannot unmarshal ${Array.isArray(meta) ? 'array' : typeof meta} into Go struct field ${type.kind}.metadata of type v1.ObjectMeta`);
+    throw badRequest(
+      `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: json: cannot unmarshal ${Array.isArray(meta) ? 'array' : typeof meta} into Go struct field ${type.kind}.metadata of type v1.ObjectMeta`,
+    );
   }
   const candidate = patched as KubeObject;
   if (!isJsonObject(meta)) candidate.metadata = {};
@@ -107,6 +113,11 @@ export function checkNamespaceWritable(store: ObjectStore, type: ResourceType, n
   const ns = store.get('/namespaces', undefined, namespace);
   if (!ns) throw notFound('namespaces', '', namespace);
   if (ns.metadata.deletionTimestamp) {
-    throw forbiddenRequest(`${type.plural}${type.group ? `.${type.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, type.plural, type.group, name);
+    throw forbiddenRequest(
+      `${type.plural}${type.group ? `.${type.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+      type.plural,
+      type.group,
+      name,
+    );
   }
 }

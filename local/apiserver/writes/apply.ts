@@ -32,10 +32,23 @@ function mergeApplied(live: unknown, applied: unknown): unknown {
 }
 
 function describePath(path: string): string {
-  return '.' + splitPath(path).map((s) => (s.startsWith('f:') ? s.slice(2) : `[${s.slice(2)}]`)).join('.').replace(/\.\[/g, '[');
+  return (
+    '.' +
+    splitPath(path)
+      .map((s) => (s.startsWith('f:') ? s.slice(2) : `[${s.slice(2)}]`))
+      .join('.')
+      .replace(/\.\[/g, '[')
+  );
 }
 
-export function applyServerSideApply(live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, apiVersion: string, subresource?: string): KubeObject {
+export function applyServerSideApply(
+  live: KubeObject | undefined,
+  applied: KubeObject,
+  manager: string,
+  force: boolean,
+  apiVersion: string,
+  subresource?: string,
+): KubeObject {
   const appliedPaths = ownedPaths(applied, subresource);
   const entries: ManagedFieldsEntry[] = (live?.metadata.managedFields ?? []).map((e) => ({ ...e, fieldsV1: clone(e.fieldsV1) }));
   const sameSub = (e: ManagedFieldsEntry): boolean => (e.subresource ?? '') === (subresource ?? '');

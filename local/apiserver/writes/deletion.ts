@@ -17,7 +17,12 @@ export function deleteObject(core: ApiCore, type: ResourceType, namespace: strin
     throw conflict(type.plural, type.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
   }
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-    throw conflict(type.plural, type.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+    throw conflict(
+      type.plural,
+      type.group,
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+    );
   }
   const policy = options.propagationPolicy ?? (options.orphanDependents ? 'Orphan' : undefined);
   const next = clone(old);

@@ -12,7 +12,8 @@ export function listMergeKey(items: unknown[]): string | undefined {
   if (items.length === 0 || !items.every(isJsonObject)) return undefined;
   for (const key of ['name', 'containerPort', 'mountPath', 'type', 'uid', 'ip', 'devicePath']) {
     if (items.every((i) => (i as JsonObject)[key] !== undefined)) {
-      if (key === 'containerPort' || key === 'name' || key === 'mountPath' || key === 'type' || key === 'uid' || key === 'ip' || key === 'devicePath') return key;
+      if (key === 'containerPort' || key === 'name' || key === 'mountPath' || key === 'type' || key === 'uid' || key === 'ip' || key === 'devicePath')
+        return key;
     }
   }
   return undefined;

@@ -59,7 +59,11 @@ function collect(core: ApiCore): boolean {
     if (object.metadata.deletionTimestamp && object.metadata.finalizers?.includes('orphan')) {
       for (const d of dependents) {
         const refs = (d.object.metadata.ownerReferences ?? []).filter((r) => r.uid !== object.metadata.uid);
-        mark(() => core.patch(d.type, d.object.metadata.namespace, d.object.metadata.name as string, 'merge', { metadata: { ownerReferences: refs.length ? refs : null } }));
+        mark(() =>
+          core.patch(d.type, d.object.metadata.namespace, d.object.metadata.name as string, 'merge', {
+            metadata: { ownerReferences: refs.length ? refs : null },
+          }),
+        );
       }
       mark(() => removeFinalizer(core, item, 'orphan'));
       continue;
@@ -67,7 +71,8 @@ function collect(core: ApiCore): boolean {
     if (object.metadata.deletionTimestamp && object.metadata.finalizers?.includes('foregroundDeletion')) {
       const blocking = dependents.filter((d) => d.object.metadata.ownerReferences?.some((r) => r.uid === object.metadata.uid && r.blockOwnerDeletion));
       for (const d of dependents) {
-        if (!d.object.metadata.deletionTimestamp) mark(() => core.delete(d.type, d.object.metadata.namespace, d.object.metadata.name as string, { propagationPolicy: 'Foreground' }));
+        if (!d.object.metadata.deletionTimestamp)
+          mark(() => core.delete(d.type, d.object.metadata.namespace, d.object.metadata.name as string, { propagationPolicy: 'Foreground' }));
       }
       if (blocking.length === 0) mark(() => removeFinalizer(core, item, 'foregroundDeletion'));
       continue;
@@ -78,7 +83,9 @@ function collect(core: ApiCore): boolean {
         const owner = byUid.get(r.uid);
         return owner !== undefined && (!owner.type.namespaced || owner.object.metadata.namespace === object.metadata.namespace);
       });
-      const ownerDeletingForeground = owners.some((r) => byUid.get(r.uid)?.object.metadata.finalizers?.includes('foregroundDeletion') && byUid.get(r.uid)?.object.metadata.deletionTimestamp);
+      const ownerDeletingForeground = owners.some(
+        (r) => byUid.get(r.uid)?.object.metadata.finalizers?.includes('foregroundDeletion') && byUid.get(r.uid)?.object.metadata.deletionTimestamp,
+      );
       if (alive.length === 0 && !ownerDeletingForeground) {
         mark(() => core.delete(item.type, object.metadata.namespace, object.metadata.name as string, { propagationPolicy: 'Background' }));
       } else if (alive.length < owners.length) {
@@ -91,11 +98,14 @@ function collect(core: ApiCore): boolean {
   for (const ns of objects.filter((o) => o.type.plural === 'namespaces' && o.type.group === '' && o.object.metadata.deletionTimestamp)) {
     const name = ns.object.metadata.name as string;
     const contents = objects.filter((o) => o.type.namespaced && o.object.metadata.namespace === name);
-    for (const c of contents) if (!c.object.metadata.deletionTimestamp) mark(() => core.delete(c.type, name, c.object.metadata.name as string, { propagationPolicy: 'Background' }));
+    for (const c of contents)
+      if (!c.object.metadata.deletionTimestamp) mark(() => core.delete(c.type, name, c.object.metadata.name as string, { propagationPolicy: 'Background' }));
     const spec = isJsonObject(ns.object.spec) ? ns.object.spec : {};
     const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
     if (contents.length === 0 && finalizers.includes('kubernetes')) {
-      mark(() => core.update(ns.type, undefined, name, { ...ns.object, spec: { ...spec, finalizers: finalizers.filter((f) => f !== 'kubernetes') } }, 'finalize'));
+      mark(() =>
+        core.update(ns.type, undefined, name, { ...ns.object, spec: { ...spec, finalizers: finalizers.filter((f) => f !== 'kubernetes') } }, 'finalize'),
+      );
     }
   }
   return changed;
@@ -117,7 +127,8 @@ export function startGarbageCollector(core: ApiCore, logger: Logger): () => void
     }
   };
   const unsubscribe = core.store.subscribe((event) => {
-    const relevant = event.type === 'DELETED' || event.object.metadata.deletionTimestamp !== undefined || (event.object.metadata.ownerReferences?.length ?? 0) > 0;
+    const relevant =
+      event.type === 'DELETED' || event.object.metadata.deletionTimestamp !== undefined || (event.object.metadata.ownerReferences?.length ?? 0) > 0;
     if (relevant && !scheduled && !stopped) scheduled = setImmediate(run);
   });
   return () => {

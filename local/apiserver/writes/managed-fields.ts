@@ -9,7 +9,20 @@ export function ownedPaths(o: KubeObject, subresource?: string): Map<string, unk
   delete copy.apiVersion;
   delete copy.kind;
   const meta = { ...(o.metadata ?? {}) };
-  for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName']) delete meta[k];
+  for (const k of [
+    'name',
+    'namespace',
+    'uid',
+    'resourceVersion',
+    'generation',
+    'creationTimestamp',
+    'deletionTimestamp',
+    'deletionGracePeriodSeconds',
+    'managedFields',
+    'selfLink',
+    'generateName',
+  ])
+    delete meta[k];
   if (Object.keys(meta).length > 0) copy.metadata = meta;
   else delete copy.metadata;
   if (subresource === 'status') return leafPaths({ status: copy.status });
@@ -21,7 +34,14 @@ export function ownedPaths(o: KubeObject, subresource?: string): Map<string, unk
  * Records that `manager` wrote the fields that differ between old and next (all fields on create),
  * taking them away from other managers, as the real field manager does for Update operations.
  */
-export function recordManager(next: KubeObject, old: KubeObject | undefined, manager: string | undefined, operation: 'Apply' | 'Update', apiVersion: string, subresource?: string): void {
+export function recordManager(
+  next: KubeObject,
+  old: KubeObject | undefined,
+  manager: string | undefined,
+  operation: 'Apply' | 'Update',
+  apiVersion: string,
+  subresource?: string,
+): void {
   if (!manager || operation === 'Apply') return;
   const after = ownedPaths(next, subresource);
   const before = old ? ownedPaths(old, subresource) : new Map<string, unknown>();

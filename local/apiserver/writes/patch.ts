@@ -21,7 +21,8 @@ function parentOf(doc: unknown, path: string[], op: string, pointer: string): { 
     if (Array.isArray(node)) node = node[Number(seg)];
     else if (isJsonObject(node)) node = node[seg];
     else node = undefined;
-    if (node === undefined) throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}"`);
+    if (node === undefined)
+      throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}"`);
   }
   return { parent: node, key: path[path.length - 1] };
 }
@@ -32,7 +33,8 @@ function readPath(doc: unknown, pointer: string, op: string): unknown {
     if (Array.isArray(node)) node = node[Number(seg)];
     else if (isJsonObject(node)) node = Object.prototype.hasOwnProperty.call(node, seg) ? node[seg] : undefined;
     else node = undefined;
-    if (node === undefined) throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}"`);
+    if (node === undefined)
+      throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}"`);
   }
   return node;
 }
@@ -93,7 +95,8 @@ export function applyJsonPatch(document: JsonObject, operations: unknown): JsonO
         doc = addAt(doc, path, readPath(doc, String(raw.from), op), op);
         break;
       case 'test':
-        if (!jsonEqual(readPath(doc, path, op), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${path} failed`);
+        if (!jsonEqual(readPath(doc, path, op), raw.value))
+          throw patchError(`the server rejected our request due to an error in our request: testing value ${path} failed`);
         break;
       default:
         throw new ApiError(400, 'BadRequest', `unexpected json patch operation "${op}"`);

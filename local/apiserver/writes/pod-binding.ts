@@ -9,8 +9,15 @@ export function bindPod(core: ApiCore, type: ResourceType, namespace: string | u
   if (!target || typeof target.name !== 'string' || target.name === '') throw badRequest('Binding.target.name is required');
   const pod = core.get(type, namespace, name);
   const spec = isJsonObject(pod.spec) ? pod.spec : {};
-  if (spec.nodeName) throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${String(spec.nodeName)}"`, { name, kind: 'pods/binding' });
-  if (pod.metadata.deletionTimestamp) throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is being deleted, cannot be assigned to a host`);
+  if (spec.nodeName)
+    throw new ApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${String(spec.nodeName)}"`,
+      { name, kind: 'pods/binding' },
+    );
+  if (pod.metadata.deletionTimestamp)
+    throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is being deleted, cannot be assigned to a host`);
   pod.spec = { ...spec, nodeName: target.name };
   core.bindUpdate(type, pod);
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };

@@ -10,12 +10,15 @@ import type { KubeObject } from '../types.js';
 export function checkUpdatePreconditions(type: ResourceType, old: KubeObject, incoming: KubeObject, name: string): void {
   const rv = incoming.metadata.resourceVersion;
   if (!rv && !type.allowUnconditionalUpdate) {
-    throw invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    throw invalid(type.kind, type.group, name, [
+      { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+    ]);
   }
   if (rv && rv !== old.metadata.resourceVersion) throw conflict(type.plural, type.group, name);
   // A client holding an object that was deleted and recreated under its name must not overwrite the new one.
   const uid = incoming.metadata.uid;
-  if (uid && uid !== old.metadata.uid) throw conflict(type.plural, type.group, name, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${String(old.metadata.uid)}`);
+  if (uid && uid !== old.metadata.uid)
+    throw conflict(type.plural, type.group, name, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${String(old.metadata.uid)}`);
 }
 
 /** PATCH: a stale resourceVersion is 409; another uid (the kubelet's status patches carry one) is 422. */

@@ -19,7 +19,13 @@ function toScale(type: ResourceType, o: KubeObject): KubeObject {
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
-    metadata: { name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion, creationTimestamp: o.metadata.creationTimestamp },
+    metadata: {
+      name: o.metadata.name,
+      namespace: o.metadata.namespace,
+      uid: o.metadata.uid,
+      resourceVersion: o.metadata.resourceVersion,
+      creationTimestamp: o.metadata.creationTimestamp,
+    },
     spec: { replicas: Number(getPath(o, scale.specReplicasPath) ?? 0) },
     status: { replicas: Number(getPath(o, scale.statusReplicasPath) ?? 0), selector: selectorOf(type, o) },
   };
@@ -29,7 +35,15 @@ export function getScale(core: ApiCore, type: ResourceType, namespace: string | 
   return toScale(type, core.get(type, namespace, name));
 }
 
-export function updateScale(core: ApiCore, type: ResourceType, namespace: string | undefined, name: string, body: unknown, patchType: PatchType | undefined, options: WriteOptions): KubeObject {
+export function updateScale(
+  core: ApiCore,
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  body: unknown,
+  patchType: PatchType | undefined,
+  options: WriteOptions,
+): KubeObject {
   const current = core.get(type, namespace, name);
   const scale = toScale(type, current);
   let wanted: JsonObject;

@@ -36,7 +36,9 @@ export function parseServiceCidr(cidr: string): Range {
   const size = 2 ** (32 - bits);
   const network = match ? Math.floor(toNumber(match[1]) / size) * size : Number.NaN;
   if (!match || match[1].split('.').some((o) => Number(o) > 255) || bits < 8 || bits > 30 || !insideBlock(network, bits)) {
-    throw new Error(`invalid service range "${cidr}": expected A.B.C.D/N with N from 8 to 30, inside 127.0.0.0/8 or a private range (10/8, 172.16/12, 192.168/16)`);
+    throw new Error(
+      `invalid service range "${cidr}": expected A.B.C.D/N with N from 8 to 30, inside 127.0.0.0/8 or a private range (10/8, 172.16/12, 192.168/16)`,
+    );
   }
   return { low: network + 1, high: network + size - 2 };
 }

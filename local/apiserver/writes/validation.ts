@@ -7,18 +7,25 @@ const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
-const subdomainRule = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const subdomainRule =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
 export type NameRule = 'subdomain' | 'label' | 'path';
 
 export function validateName(name: string, rule: NameRule, field = 'metadata.name'): FieldError[] {
   if (rule === 'path') {
-    if (name === '.' || name === '..' || /[/%]/.test(name)) return [invalidValue(field, name, 'may not contain \'/\' or \'%\'')];
+    if (name === '.' || name === '..' || /[/%]/.test(name)) return [invalidValue(field, name, "may not contain '/' or '%'")];
     return [];
   }
   if (rule === 'label') {
     if (name.length > 63 || !dns1123Label.test(name)) {
-      return [invalidValue(field, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")];
+      return [
+        invalidValue(
+          field,
+          name,
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ),
+      ];
     }
     return [];
   }
@@ -28,7 +35,8 @@ export function validateName(name: string, rule: NameRule, field = 'metadata.nam
   return [];
 }
 
-const qualifiedNameRule = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const qualifiedNameRule =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 /** apimachinery's IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63 characters. */
 export function qualifiedNameErrors(value: string): string[] {
@@ -50,7 +58,8 @@ export function qualifiedNameErrors(value: string): string[] {
   return errors;
 }
 
-const labelValueRule = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const labelValueRule =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 /** apimachinery's IsValidLabelValue: at most 63 characters, empty or alphanumeric at both ends. */
 export function labelValueErrors(value: string): string[] {
@@ -70,7 +79,8 @@ function annotationErrors(annotations: Record<string, string>): FieldError[] {
     for (const message of qualifiedNameErrors(key.toLowerCase())) errors.push(invalidValue('metadata.annotations', key, message));
     total += Buffer.byteLength(key) + Buffer.byteLength(value);
   }
-  if (total > totalAnnotationBytes) errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', message: `Too long: must have at most ${totalAnnotationBytes} bytes` });
+  if (total > totalAnnotationBytes)
+    errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', message: `Too long: must have at most ${totalAnnotationBytes} bytes` });
   return errors;
 }
 
@@ -84,7 +94,8 @@ function finalizerErrors(finalizers: string[], builtIn: boolean): FieldError[] {
   }
   if (builtIn) {
     finalizers.forEach((f, i) => {
-      if (!f.includes('/') && !standardFinalizers.has(f)) errors.push(invalidValue(`metadata.finalizers[${i}]`, f, 'name is neither a standard finalizer name nor is it fully qualified'));
+      if (!f.includes('/') && !standardFinalizers.has(f))
+        errors.push(invalidValue(`metadata.finalizers[${i}]`, f, 'name is neither a standard finalizer name nor is it fully qualified'));
     });
   }
   return errors;
@@ -98,7 +109,9 @@ export function decodeMetadata(obj: KubeObject): void {
     const map = meta[field];
     if (map === undefined || map === null) continue;
     if (!isJsonObject(map) || Object.values(map).some((v) => typeof v !== 'string')) {
-      throw badRequest(`${obj.kind} in version "${obj.apiVersion}" cannot be handled as a ${obj.kind}: json: cannot unmarshal into Go struct field ObjectMeta.metadata.${field} of type string`);
+      throw badRequest(
+        `${obj.kind} in version "${obj.apiVersion}" cannot be handled as a ${obj.kind}: json: cannot unmarshal into Go struct field ObjectMeta.metadata.${field} of type string`,
+      );
     }
   }
   if (meta.finalizers !== undefined && (!Array.isArray(meta.finalizers) || meta.finalizers.some((f) => typeof f !== 'string'))) {
@@ -110,14 +123,22 @@ export function validateMetadata(obj: KubeObject, builtIn: boolean): FieldError[
   const errors: FieldError[] = [];
   for (const [key, value] of Object.entries(obj.metadata.labels ?? {})) {
     for (const message of qualifiedNameErrors(key)) errors.push(invalidValue('metadata.labels', key, message));
-    if (value.length > 63 || !labelValue.test(value)) errors.push(invalidValue('metadata.labels', value, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"));
+    if (value.length > 63 || !labelValue.test(value))
+      errors.push(
+        invalidValue(
+          'metadata.labels',
+          value,
+          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        ),
+      );
   }
   errors.push(...annotationErrors(obj.metadata.annotations ?? {}), ...finalizerErrors(obj.metadata.finalizers ?? [], builtIn));
   const owners = obj.metadata.ownerReferences ?? [];
   owners.forEach((o, i) => {
     for (const f of ['apiVersion', 'kind', 'name', 'uid'] as const) if (!o[f]) errors.push(required(`metadata.ownerReferences[${i}].${f}`));
   });
-  if (owners.filter((o) => o.controller).length > 1) errors.push(invalidValue('metadata.ownerReferences', owners, 'Only one reference can have Controller set to true'));
+  if (owners.filter((o) => o.controller).length > 1)
+    errors.push(invalidValue('metadata.ownerReferences', owners, 'Only one reference can have Controller set to true'));
   return errors;
 }
 

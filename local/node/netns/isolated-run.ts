@@ -16,7 +16,12 @@ export function spawnIsolated(argv: string[], options: { env?: NodeJS.ProcessEnv
   if (process.getuid?.() !== 0) throw new Error('an isolated network namespace needs root (unshare --net)');
   return spawn('unshare', ['--net', '--', ...argv], {
     cwd: options.cwd,
-    env: { ...(options.env ?? process.env), [isolatedVariable]: '1', [hostNamespaceVariable]: readlinkSync('/proc/self/ns/net'), [hostPidVariable]: String(process.pid) },
+    env: {
+      ...(options.env ?? process.env),
+      [isolatedVariable]: '1',
+      [hostNamespaceVariable]: readlinkSync('/proc/self/ns/net'),
+      [hostPidVariable]: String(process.pid),
+    },
     stdio: options.stdio ?? 'inherit',
   });
 }

@@ -92,7 +92,9 @@ export async function readNetworkFacts(): Promise<NetworkFacts> {
 
 export class NotIsolatedError extends Error {
   constructor(readonly problems: string[]) {
-    super(`refusing namespace mode: this network namespace has a way out of the machine (${problems.join('; ')}); run the stack inside an isolated namespace (e.g. \`unshare --net\`)`);
+    super(
+      `refusing namespace mode: this network namespace has a way out of the machine (${problems.join('; ')}); run the stack inside an isolated namespace (e.g. \`unshare --net\`)`,
+    );
   }
 }
 
@@ -105,7 +107,11 @@ export async function assertIsolated(): Promise<void> {
 /** Whether `ip`, `nsenter` and `nft` can be run (namespace mode needs all three, and root). */
 export async function namespaceToolsMissing(): Promise<string[]> {
   const missing: string[] = [];
-  for (const argv of [['ip', '-V'], ['nsenter', '--version'], ['nft', '--version']]) {
+  for (const argv of [
+    ['ip', '-V'],
+    ['nsenter', '--version'],
+    ['nft', '--version'],
+  ]) {
     await runTool(argv).catch(() => missing.push(argv[0]));
   }
   return missing;

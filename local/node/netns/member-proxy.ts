@@ -12,12 +12,16 @@ import { assertIsolated } from './isolation.js';
 import type { NodeSubnet } from './subnet.js';
 
 /** Pure: the tunnel target of a CONNECT request line, or why it is refused. */
-export function tunnelTarget(authority: string | undefined, subnet: Pick<NodeSubnet, 'prefix' | 'firstPod' | 'lastPod'>): { host: string; port: number } | { refused: string } {
+export function tunnelTarget(
+  authority: string | undefined,
+  subnet: Pick<NodeSubnet, 'prefix' | 'firstPod' | 'lastPod'>,
+): { host: string; port: number } | { refused: string } {
   const match = /^(\d{1,3}\.\d{1,3}\.\d{1,3})\.(\d{1,3}):(\d{1,5})$/.exec(authority ?? '');
   if (!match) return { refused: `CONNECT needs podIP:port, got "${authority ?? ''}"` };
   const [, prefix, octet, portText] = match;
   const port = Number(portText);
-  if (prefix !== subnet.prefix || Number(octet) < subnet.firstPod || Number(octet) > subnet.lastPod) return { refused: `${prefix}.${octet} is not a pod address of ${subnet.prefix}.0/24` };
+  if (prefix !== subnet.prefix || Number(octet) < subnet.firstPod || Number(octet) > subnet.lastPod)
+    return { refused: `${prefix}.${octet} is not a pod address of ${subnet.prefix}.0/24` };
   if (port < 1 || port > 65535) return { refused: `port ${port} is out of range` };
   return { host: `${prefix}.${octet}`, port };
 }
@@ -44,7 +48,8 @@ export async function serveMemberProxy(socketPath: string, subnet: NodeSubnet): 
       splice(client, upstream);
     });
     upstream.once('error', (error) => {
-      if (!established && !client.destroyed) client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${target.host}:${target.port}: ${error.message}\n`);
+      if (!established && !client.destroyed)
+        client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${target.host}:${target.port}: ${error.message}\n`);
     });
     client.once('error', () => upstream.destroy());
   });

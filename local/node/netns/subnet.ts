@@ -44,7 +44,10 @@ export function serviceCidrOfSubnet(subnet: NodeSubnet): string {
 
 /** Short node id (from the node's marker hash): letters and digits only, at most 6 characters. */
 export function nodeId(markerPrefix: string): string {
-  const id = markerPrefix.replace(/[^0-9a-z]/gi, '').slice(0, 6).toLowerCase();
+  const id = markerPrefix
+    .replace(/[^0-9a-z]/gi, '')
+    .slice(0, 6)
+    .toLowerCase();
   if (!id) throw new Error('node id is empty');
   return id;
 }

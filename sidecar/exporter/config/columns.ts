@@ -30,7 +30,8 @@ export function validateColumns(raw: unknown, namespace: string, fail: (field: s
     for (const k of Object.keys(defRaw)) if (!columnKeys.has(k)) warn(`column "${key}": unknown field "${k}" ignored`);
     const usageRaw = defRaw.usage;
     const usage = typeof usageRaw === 'string' ? (usageRaw.trim().toUpperCase() as ColumnUsage) : undefined;
-    if (!usage || !usages.has(usage)) return fail(`${field}.usage`, `must be one of DISCARD, LABEL, GAUGE, COUNTER, HISTOGRAM, got ${JSON.stringify(usageRaw)}`);
+    if (!usage || !usages.has(usage))
+      return fail(`${field}.usage`, `must be one of DISCARD, LABEL, GAUGE, COUNTER, HISTOGRAM, got ${JSON.stringify(usageRaw)}`);
     const name = typeof defRaw.name === 'string' && defRaw.name !== '' ? defRaw.name : key;
     if (seenColumns.has(name)) fail(field, `duplicate column "${name}"`);
     seenColumns.add(name);
@@ -81,4 +82,3 @@ export function validateColumns(raw: unknown, namespace: string, fail: (field: s
   if (hasHistogram && seenLabels.has('le')) fail('metrics', 'a label named "le" is not allowed in a collector with a HISTOGRAM column');
   return columns;
 }
-

@@ -58,7 +58,8 @@ export function loadCollectorConfig(path: string): CollectorSet {
     throw new CollectorConfigError(path, undefined, undefined, `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (!isDirectory) return parseCollectorSources([readSource(path)], path, false);
-  const files = fs.readdirSync(path)
+  const files = fs
+    .readdirSync(path)
     .filter((name) => yamlFilePattern.test(name))
     .sort();
   if (files.length === 0) throw new CollectorConfigError(path, undefined, undefined, 'directory holds no *.yml or *.yaml files');

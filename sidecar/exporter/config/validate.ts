@@ -18,7 +18,21 @@ export class CollectorConfigError extends Error {
   }
 }
 
-const collectorKeys = new Set(['name', 'desc', 'query', 'predicate_queries', 'tags', 'ttl', 'timeout', 'priority', 'min_version', 'max_version', 'fatal', 'skip', 'metrics']);
+const collectorKeys = new Set([
+  'name',
+  'desc',
+  'query',
+  'predicate_queries',
+  'tags',
+  'ttl',
+  'timeout',
+  'priority',
+  'min_version',
+  'max_version',
+  'fatal',
+  'skip',
+  'metrics',
+]);
 
 export { isValidLabelName, isValidMetricName } from './names.js';
 
@@ -71,8 +85,15 @@ export function validateCollector(file: string, branch: string, raw: unknown, wa
   const maxVersion = num('max_version', 0, intCheck);
   if (maxVersion !== 0 && maxVersion <= minVersion) fail('max_version', `${maxVersion} must be greater than min_version ${minVersion}`);
 
-  const predicateQueries = validatePredicates(value.predicate_queries, (detail, index) => fail(index === undefined ? 'predicate_queries' : `predicate_queries[${index}]`, detail));
-  const columns = validateColumns(value.metrics, name, (field, detail) => fail(field, detail), (detail) => warnings.push(`${file}: collector "${branch}": ${detail}`));
+  const predicateQueries = validatePredicates(value.predicate_queries, (detail, index) =>
+    fail(index === undefined ? 'predicate_queries' : `predicate_queries[${index}]`, detail),
+  );
+  const columns = validateColumns(
+    value.metrics,
+    name,
+    (field, detail) => fail(field, detail),
+    (detail) => warnings.push(`${file}: collector "${branch}": ${detail}`),
+  );
 
   return {
     branch,
@@ -113,7 +134,8 @@ export function checkConstantLabels(collectors: Collector[], constantLabels: Rec
   if (names.length === 0) return;
   if (selfMetrics) {
     for (const reserved of ['datname', 'query']) {
-      if (names.includes(reserved)) throw new CollectorConfigError('--label', undefined, reserved, `constant label "${reserved}" collides with the exporter's own metrics`);
+      if (names.includes(reserved))
+        throw new CollectorConfigError('--label', undefined, reserved, `constant label "${reserved}" collides with the exporter's own metrics`);
     }
   }
   for (const collector of collectors) {

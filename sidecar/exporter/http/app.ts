@@ -20,13 +20,10 @@ export function createExporterApp(settings: RouteSettings): Express {
     for (const [name, value] of Object.entries(settings.headers)) res.setHeader(name, value);
     const auth = settings.auth;
     if (!auth?.enabled || (settings.authScope === 'admin' && !adminPaths.has(req.path))) return next();
-    auth.check(req.headers.authorization).then(
-      (ok) => {
-        if (ok) return next();
-        res.status(401).setHeader('WWW-Authenticate', 'Basic').type(plain).send('Unauthorized\n');
-      },
-      next,
-    );
+    auth.check(req.headers.authorization).then((ok) => {
+      if (ok) return next();
+      res.status(401).setHeader('WWW-Authenticate', 'Basic').type(plain).send('Unauthorized\n');
+    }, next);
   });
 
   app.get(settings.telemetryPath, (req, res, next) => {
@@ -49,12 +46,18 @@ export function createExporterApp(settings: RouteSettings): Express {
       res.status(200).type(plain).send('server reloaded');
     } catch (error) {
       req.log?.error({ err: (error as Error).message }, 'reload failed');
-      res.status(500).type(plain).send(`fail to reload: ${(error as Error).message}`);
+      res
+        .status(500)
+        .type(plain)
+        .send(`fail to reload: ${(error as Error).message}`);
     }
   });
 
   app.get(ExporterPaths.explain, (_req, res) => {
-    res.status(200).type(plain).send(explainText(exporter.main.installed().map((r) => r.collector)));
+    res
+      .status(200)
+      .type(plain)
+      .send(explainText(exporter.main.installed().map((r) => r.collector)));
   });
 
   app.get(ExporterPaths.stat, (_req, res) => {
@@ -66,7 +69,10 @@ export function createExporterApp(settings: RouteSettings): Express {
   });
 
   app.get('/', (_req, res) => {
-    res.status(200).type('html').send(`<html><head><title>PG Exporter</title></head><body><h1>PG Exporter</h1><p><a href="${settings.telemetryPath}">Metrics</a></p></body></html>`);
+    res
+      .status(200)
+      .type('html')
+      .send(`<html><head><title>PG Exporter</title></head><body><h1>PG Exporter</h1><p><a href="${settings.telemetryPath}">Metrics</a></p></body></html>`);
   });
 
   app.use((_req: Request, res: Response) => {
@@ -79,4 +85,3 @@ export function createExporterApp(settings: RouteSettings): Express {
   });
   return app;
 }
-

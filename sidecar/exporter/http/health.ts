@@ -83,7 +83,12 @@ export class HealthProbe {
 
   private async ask(): Promise<boolean> {
     if (!this.client) {
-      const client = new pg.Client({ connectionString: this.settings.url, types: exporterTypes, application_name: 'pg_exporter_probe', connectionTimeoutMillis: this.settings.timeoutMs });
+      const client = new pg.Client({
+        connectionString: this.settings.url,
+        types: exporterTypes,
+        application_name: 'pg_exporter_probe',
+        connectionTimeoutMillis: this.settings.timeoutMs,
+      });
       client.on('error', () => this.dropClient());
       this.client = client;
       await client.connect();

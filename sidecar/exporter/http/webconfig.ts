@@ -24,7 +24,21 @@ export class WebConfigError extends Error {
 }
 
 const topKeys = new Set(['tls_server_config', 'http_server_config', 'basic_auth_users']);
-const tlsKeys = new Set(['cert_file', 'key_file', 'cert', 'key', 'client_auth_type', 'client_ca_file', 'client_ca', 'cipher_suites', 'curve_preferences', 'min_version', 'max_version', 'prefer_server_cipher_suites', 'client_allowed_sans']);
+const tlsKeys = new Set([
+  'cert_file',
+  'key_file',
+  'cert',
+  'key',
+  'client_auth_type',
+  'client_ca_file',
+  'client_ca',
+  'cipher_suites',
+  'curve_preferences',
+  'min_version',
+  'max_version',
+  'prefer_server_cipher_suites',
+  'client_allowed_sans',
+]);
 const httpKeys = new Set(['http2', 'headers']);
 const bcryptPattern = /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
@@ -68,8 +82,18 @@ export function parseWebConfig(doc: unknown, file: string): WebConfig {
   if (tlsRaw !== undefined && tlsRaw !== null) {
     if (!isMap(tlsRaw)) throw new WebConfigError(file, 'tls_server_config', 'must be a map');
     for (const key of Object.keys(tlsRaw)) if (!tlsKeys.has(key)) throw new WebConfigError(file, `tls_server_config.${key}`, 'unknown field');
-    const cert = tlsRaw.cert_file !== undefined ? readRelative('tls_server_config.cert_file', tlsRaw.cert_file) : typeof tlsRaw.cert === 'string' ? Buffer.from(tlsRaw.cert) : undefined;
-    const key = tlsRaw.key_file !== undefined ? readRelative('tls_server_config.key_file', tlsRaw.key_file) : typeof tlsRaw.key === 'string' ? Buffer.from(tlsRaw.key) : undefined;
+    const cert =
+      tlsRaw.cert_file !== undefined
+        ? readRelative('tls_server_config.cert_file', tlsRaw.cert_file)
+        : typeof tlsRaw.cert === 'string'
+          ? Buffer.from(tlsRaw.cert)
+          : undefined;
+    const key =
+      tlsRaw.key_file !== undefined
+        ? readRelative('tls_server_config.key_file', tlsRaw.key_file)
+        : typeof tlsRaw.key === 'string'
+          ? Buffer.from(tlsRaw.key)
+          : undefined;
     if (!cert) throw new WebConfigError(file, 'tls_server_config.cert_file', 'is required when tls_server_config is set');
     if (!key) throw new WebConfigError(file, 'tls_server_config.key_file', 'is required when tls_server_config is set');
     const clientAuth = tlsRaw.client_auth_type;

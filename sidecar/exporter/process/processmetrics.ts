@@ -46,7 +46,17 @@ export class ProcessMetrics {
   write(w: ByteWriter): void {
     const cpu = process.cpuUsage();
     const memory = process.memoryUsage();
-    const values = [cpu.user / 1e6, cpu.system / 1e6, (cpu.user + cpu.system) / 1e6, startTimeSeconds, memory.rss, memory.heapTotal, memory.heapUsed, memory.external, openFds()];
+    const values = [
+      cpu.user / 1e6,
+      cpu.system / 1e6,
+      (cpu.user + cpu.system) / 1e6,
+      startTimeSeconds,
+      memory.rss,
+      memory.heapTotal,
+      memory.heapUsed,
+      memory.external,
+      openFds(),
+    ];
     for (let i = 0; i < families.length; i++) {
       const value = values[i];
       if (value === undefined) continue;

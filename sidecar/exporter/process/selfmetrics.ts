@@ -75,7 +75,15 @@ interface KeptLabels {
 }
 
 const perServerKeys = ['serverDuration', 'serverTotalSeconds', 'serverTotal', 'serverErrors'] as const satisfies readonly FamilyKey[];
-const perQueryKeys = ['queryTtl', 'queryTotal', 'queryHits', 'queryErrors', 'querySkips', 'queryMetrics', 'queryDuration'] as const satisfies readonly FamilyKey[];
+const perQueryKeys = [
+  'queryTtl',
+  'queryTotal',
+  'queryHits',
+  'queryErrors',
+  'querySkips',
+  'queryMetrics',
+  'queryDuration',
+] as const satisfies readonly FamilyKey[];
 
 /**
  * pg_up / pg_version / pg_in_recovery / build info and the exporter's own statistics, named as
@@ -100,7 +108,8 @@ export class SelfMetrics {
     build: BuildInfo,
   ) {
     const keys = Object.keys(families) as FamilyKey[];
-    const each = <T>(make: (key: FamilyKey, name: string) => T) => Object.fromEntries(keys.map((key) => [key, make(key, `${namespace}_${families[key][0]}`)])) as Record<FamilyKey, T>;
+    const each = <T>(make: (key: FamilyKey, name: string) => T) =>
+      Object.fromEntries(keys.map((key) => [key, make(key, `${namespace}_${families[key][0]}`)])) as Record<FamilyKey, T>;
     this.names = each((_key, name) => name);
     this.heads = each((key, name) => Buffer.from(familyHead(name, families[key][1], families[key][2])));
     const plain = renderLabels(constantLabels);
@@ -179,7 +188,13 @@ export class SelfMetrics {
         if (onlyPredicates && runtime.collector.predicateQueries.length === 0) continue;
         let kept = this.queryLabels.get(runtime);
         if (kept === undefined) {
-          kept = this.kept([['datname', server.settings.datname], ['query', runtime.collector.name]], perQueryKeys);
+          kept = this.kept(
+            [
+              ['datname', server.settings.datname],
+              ['query', runtime.collector.name],
+            ],
+            perQueryKeys,
+          );
           this.queryLabels.set(runtime, kept);
         }
         if (seen) {

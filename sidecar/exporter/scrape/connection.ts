@@ -186,7 +186,10 @@ async function boundedRun(client: PoolClient, sql: string, backstopMs: number): 
       : undefined;
   try {
     const result = backstop ? await Promise.race([run, backstop]) : await run;
-    return (Array.isArray(result) ? result : [result]).map((r) => ({ fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rows: (r.rows ?? []) as unknown[][] }));
+    return (Array.isArray(result) ? result : [result]).map((r) => ({
+      fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+      rows: (r.rows ?? []) as unknown[][],
+    }));
   } catch (error) {
     if (error instanceof QueryTimeoutError) run.catch(() => undefined);
     throw error;

@@ -89,6 +89,9 @@ export function planCollectors(collectors: Collector[], facts: ServerFacts): { i
     const reason = incompatibility(collector, facts);
     return reason === undefined ? { collector, installed: true } : { collector, installed: false, reason };
   });
-  const installed = decisions.filter((d) => d.installed).map((d) => d.collector).sort(compareCollectors);
+  const installed = decisions
+    .filter((d) => d.installed)
+    .map((d) => d.collector)
+    .sort(compareCollectors);
   return { installed, decisions };
 }

@@ -92,7 +92,14 @@ export class CollectorRuntime {
     this.lastScrapeAt = scrapeStartMs;
     this.stats.hit++;
     if (this.lastError !== undefined) this.stats.error++;
-    this.kept ??= { families: this.families, ok: this.lastError === undefined, error: this.lastError, cached: true, skipped: this.lastSkipped, warnings: noWarnings };
+    this.kept ??= {
+      families: this.families,
+      ok: this.lastError === undefined,
+      error: this.lastError,
+      cached: true,
+      skipped: this.lastSkipped,
+      warnings: noWarnings,
+    };
     return this.kept;
   }
 

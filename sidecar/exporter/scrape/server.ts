@@ -123,7 +123,8 @@ export class TargetServer {
         for (const warning of outcome.warnings) this.settings.logger.debug({ collector: runtime.collector.branch, datname: this.settings.datname }, warning);
         if (!outcome.ok) {
           if (runtime.collector.fatal) throw new Error(`fatal collector ${runtime.collector.branch} failed: ${outcome.error}`);
-          if (!outcome.cached) this.settings.logger.warn({ collector: runtime.collector.branch, datname: this.settings.datname, err: outcome.error }, 'collector failed');
+          if (!outcome.cached)
+            this.settings.logger.warn({ collector: runtime.collector.branch, datname: this.settings.datname, err: outcome.error }, 'collector failed');
           continue;
         }
         for (const family of outcome.families) families.push(family);
@@ -213,7 +214,10 @@ export class TargetServer {
       );
       if (batched.preparedLost && this.prepareStatements) {
         this.prepareStatements = false;
-        this.settings.logger.warn({ datname: this.settings.datname }, 'prepared statements do not follow the connection (a transaction pooler in between?): batches run as plain text from now on');
+        this.settings.logger.warn(
+          { datname: this.settings.datname },
+          'prepared statements do not follow the connection (a transaction pooler in between?): batches run as plain text from now on',
+        );
       }
       if (n === 0) leadOutput = batched.lead;
       const own = batched.outcomes;
@@ -251,7 +255,8 @@ export class TargetServer {
 
   /** Facts from the facts query's row; an unchanged row reuses the last facts (no JSON parsing per scrape). */
   private factsFrom(row: string[]): ServerFacts {
-    if (this.lastFacts && !this.lastFacts.pgbouncer && row.length === this.lastFactsRow.length && row.every((cell, i) => cell === this.lastFactsRow[i])) return this.lastFacts;
+    if (this.lastFacts && !this.lastFacts.pgbouncer && row.length === this.lastFactsRow.length && row.every((cell, i) => cell === this.lastFactsRow[i]))
+      return this.lastFacts;
     this.lastFactsRow = row;
     return factsFromRow(row, { forked: this.settings.forked, serverTags: this.settings.serverTags });
   }
@@ -285,7 +290,10 @@ export class TargetServer {
     this.decisions = plan.decisions;
     this.runtimes = plan.installed.map((c) => new CollectorRuntime(c, this.settings.constantLabels, !this.pgbouncer));
     this.planned = true;
-    this.settings.logger.info({ datname: this.settings.datname, version: facts.version, inRecovery: facts.inRecovery, installed: this.runtimes.length, total: this.collectors.length }, 'planned collectors');
+    this.settings.logger.info(
+      { datname: this.settings.datname, version: facts.version, inRecovery: facts.inRecovery, installed: this.runtimes.length, total: this.collectors.length },
+      'planned collectors',
+    );
     return true;
   }
 

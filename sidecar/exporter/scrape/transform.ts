@@ -76,7 +76,12 @@ function observe(h: Bound, groups: Map<string, HistogramGroup>, row: Cell[], ren
  * Turns one result set into rendered families. A LABEL or HISTOGRAM column missing from the result
  * fails the collector; a missing GAUGE/COUNTER is skipped with a warning, as pg_exporter does.
  */
-export function transformRows(collector: Collector, fields: ResultField[], rows: Cell[][], constantLabels: ReadonlyArray<readonly [string, string]>): Transformed {
+export function transformRows(
+  collector: Collector,
+  fields: ResultField[],
+  rows: Cell[][],
+  constantLabels: ReadonlyArray<readonly [string, string]>,
+): Transformed {
   const warnings: string[] = [];
   const indexOf = new Map<string, number>();
   fields.forEach((field, index) => {
@@ -101,7 +106,8 @@ export function transformRows(collector: Collector, fields: ResultField[], rows:
     else if (column.usage === 'HISTOGRAM') histograms.push(bound(index));
     else values.push(bound(index));
   }
-  if (fields.length !== collector.columns.length) warnings.push(`column count not match: result has ${fields.length}, config defines ${collector.columns.length}`);
+  if (fields.length !== collector.columns.length)
+    warnings.push(`column count not match: result has ${fields.length}, config defines ${collector.columns.length}`);
 
   const families: RenderedFamily[] = values.map((v) => ({
     name: v.metric,

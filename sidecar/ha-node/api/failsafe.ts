@@ -22,18 +22,22 @@ export const failsafeRoutes = (router: Router, context: ApiContext): void => {
     if (!snapshot.config.failsafe_mode || !members) return void res.status(502).type('text/plain').send('Failsafe mode is not enabled');
     res.status(200).json(members);
   });
-  router.post(HaNodePaths.failsafe, requireAuth(context.credentials ?? undefined), handle(async (req, res) => {
-    if (!context.snapshot().config.failsafe_mode) {
-      req.resume();
-      return sendReply(res, { code: 502, text: 'Failsafe mode is not enabled' });
-    }
-    const body = await readJsonBody(req, maxFailsafeBodyBytes);
-    if (!body.ok) return sendReply(res, body.reply);
-    if (!isPlainObject(body.value)) return sendReply(res, { code: 400, text: 'Bad request: the body must be a JSON object' });
-    if (!context.loop) return sendReply(res, { code: 503, text: 'HA loop not running' });
-    const answer = context.loop.receiveFailsafe(body.value);
-    const status = context.snapshot().status;
-    if (answer.status === 200 && status) res.setHeader('lsn', String(Math.max(status.receivedLocation ?? 0, status.replayedLocation ?? 0)));
-    sendReply(res, { code: answer.status, text: answer.text });
-  }));
+  router.post(
+    HaNodePaths.failsafe,
+    requireAuth(context.credentials ?? undefined),
+    handle(async (req, res) => {
+      if (!context.snapshot().config.failsafe_mode) {
+        req.resume();
+        return sendReply(res, { code: 502, text: 'Failsafe mode is not enabled' });
+      }
+      const body = await readJsonBody(req, maxFailsafeBodyBytes);
+      if (!body.ok) return sendReply(res, body.reply);
+      if (!isPlainObject(body.value)) return sendReply(res, { code: 400, text: 'Bad request: the body must be a JSON object' });
+      if (!context.loop) return sendReply(res, { code: 503, text: 'HA loop not running' });
+      const answer = context.loop.receiveFailsafe(body.value);
+      const status = context.snapshot().status;
+      if (answer.status === 200 && status) res.setHeader('lsn', String(Math.max(status.receivedLocation ?? 0, status.replayedLocation ?? 0)));
+      sendReply(res, { code: answer.status, text: answer.text });
+    }),
+  );
 };

@@ -90,7 +90,14 @@ export function healthStatus(path: string, query: Query, snapshot: NodeSnapshot)
       return ok(reader || (replicaOk(snapshot, query) && isQuorumStandby(snapshot) && tagsMatch(snapshot, query)));
     case '/async':
     case '/asynchronous':
-      return ok(!leader && snapshot.cluster !== undefined && replicaOk(snapshot, query) && !isSyncStandby(snapshot) && !isQuorumStandby(snapshot) && tagsMatch(snapshot, query));
+      return ok(
+        !leader &&
+          snapshot.cluster !== undefined &&
+          replicaOk(snapshot, query) &&
+          !isSyncStandby(snapshot) &&
+          !isQuorumStandby(snapshot) &&
+          tagsMatch(snapshot, query),
+      );
     case '/health':
       return ok(running);
     case '/readiness':

@@ -43,17 +43,42 @@ export function renderMetrics(snapshot: NodeSnapshot): string {
   metric('ha_db_running', 'gauge', 'Value is 1 if the database is running, 0 otherwise.', bool(status !== undefined));
   metric('ha_postmaster_start_time', 'gauge', 'Epoch seconds since the database started.', epochSeconds(status?.postmasterStartTime));
   metric('ha_primary', 'gauge', 'Value is 1 if this node is the leader, 0 otherwise.', bool(snapshot.isLeader && role === 'primary'));
-  metric('ha_xlog_location', 'counter', 'Current location of the WAL, 0 if this node is not the leader.', status && !status.inRecovery ? (status.location ?? 0) : 0);
+  metric(
+    'ha_xlog_location',
+    'counter',
+    'Current location of the WAL, 0 if this node is not the leader.',
+    status && !status.inRecovery ? (status.location ?? 0) : 0,
+  );
   metric('ha_standby_leader', 'gauge', 'Value is 1 if this node is the standby leader, 0 otherwise.', bool(role === 'standby_leader'));
   metric('ha_replica', 'gauge', 'Value is 1 if this node is a replica, 0 otherwise.', bool(replica && role !== 'standby_leader'));
   metric('ha_sync_standby', 'gauge', 'Value is 1 if this node is a synchronous standby, 0 otherwise.', bool(isSyncStandby(snapshot)));
   metric('ha_quorum_standby', 'gauge', 'Value is 1 if this node is a quorum standby, 0 otherwise.', bool(isQuorumStandby(snapshot)));
-  metric('ha_xlog_received_location', 'counter', 'Current location of the received WAL, 0 if this node is not a replica.', replica ? (status.receivedLocation ?? 0) : 0);
-  metric('ha_xlog_replayed_location', 'counter', 'Current location of the replayed WAL, 0 if this node is not a replica.', replica ? (status.replayedLocation ?? 0) : 0);
+  metric(
+    'ha_xlog_received_location',
+    'counter',
+    'Current location of the received WAL, 0 if this node is not a replica.',
+    replica ? (status.receivedLocation ?? 0) : 0,
+  );
+  metric(
+    'ha_xlog_replayed_location',
+    'counter',
+    'Current location of the replayed WAL, 0 if this node is not a replica.',
+    replica ? (status.replayedLocation ?? 0) : 0,
+  );
   metric('ha_xlog_replayed_timestamp', 'gauge', 'Timestamp of the last replayed transaction, 0 if null.', replica ? epochSeconds(status.replayedTimestamp) : 0);
   metric('ha_xlog_paused', 'gauge', 'Value is 1 if WAL replay is paused, 0 otherwise.', bool(replica && status.paused));
-  metric('ha_db_streaming', 'gauge', 'Value is 1 if the database is streaming WAL from the primary, 0 otherwise.', bool(replica && status.replicationState === 'streaming'));
-  metric('ha_db_in_archive_recovery', 'gauge', 'Value is 1 if the database is replicating from the archive, 0 otherwise.', bool(replica && status.replicationState === 'in archive recovery'));
+  metric(
+    'ha_db_streaming',
+    'gauge',
+    'Value is 1 if the database is streaming WAL from the primary, 0 otherwise.',
+    bool(replica && status.replicationState === 'streaming'),
+  );
+  metric(
+    'ha_db_in_archive_recovery',
+    'gauge',
+    'Value is 1 if the database is replicating from the archive, 0 otherwise.',
+    bool(replica && status.replicationState === 'in archive recovery'),
+  );
   metric('ha_db_server_version', 'gauge', 'Version of the database (if running), 0 otherwise.', status?.serverVersion ?? 0);
   metric('ha_cluster_unlocked', 'gauge', 'Value is 1 if the cluster is unlocked, 0 if locked.', bool(!snapshot.cluster?.leader));
   metric('ha_failsafe_mode_is_active', 'gauge', 'Value is 1 if failsafe mode is active, 0 if inactive.', bool(snapshot.failsafeActive));

@@ -19,12 +19,20 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
     const keeper = context.backup;
     const backup = keeper
       ? renderBackupMetrics(
-          { status: keeper.status(), info: keeper.cachedInfo(), pending: archivePending(keeper.engine.dataDir), archiveTimeout: keeper.engine.config.archiveTimeout },
+          {
+            status: keeper.status(),
+            info: keeper.cachedInfo(),
+            pending: archivePending(keeper.engine.dataDir),
+            archiveTimeout: keeper.engine.config.archiveTimeout,
+          },
           metricLabels(snapshot.scope, snapshot.name),
         )
       : '';
     const volumes = renderVolumeMetrics(snapshot.volumes ?? [], metricLabels(snapshot.scope, snapshot.name));
-    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + volumes + backup);
+    res
+      .status(200)
+      .type('text/plain; version=0.0.4; charset=utf-8')
+      .send(renderMetrics(snapshot) + volumes + backup);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();
@@ -39,7 +47,10 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
   });
   // Read-only like /cluster: the control API's state of every pooler (no address beyond the pods').
   router.get(HaNodePaths.poolers, async (_req, res) => {
-    const [poolers, readOnly] = await Promise.all([context.poolers?.configured ? context.poolers.states() : [], context.readOnlyPoolers?.configured ? context.readOnlyPoolers.states() : []]);
+    const [poolers, readOnly] = await Promise.all([
+      context.poolers?.configured ? context.poolers.states() : [],
+      context.readOnlyPoolers?.configured ? context.readOnlyPoolers.states() : [],
+    ]);
     res.status(200).json({ poolers: [...poolers, ...readOnly.map((p) => ({ ...p, readOnly: true }))] });
   });
   router.get(HaNodePaths.history, async (_req, res) => {

@@ -54,7 +54,13 @@ export function nodeDocument(snapshot: NodeSnapshot): Record<string, unknown> {
   Object.assign(doc, volumesSection(snapshot.volumes));
   if (snapshot.demotion) {
     const d = snapshot.demotion;
-    doc.standby_demotion = { database_system_identifier: d.systemIdentifier, timeline: d.timeline, checkpoint_location: d.checkpointLocation, checkpoint_lsn: formatLsn(d.checkpointLocation), at: d.at };
+    doc.standby_demotion = {
+      database_system_identifier: d.systemIdentifier,
+      timeline: d.timeline,
+      checkpoint_location: d.checkpointLocation,
+      checkpoint_lsn: formatLsn(d.checkpointLocation),
+      at: d.at,
+    };
   }
   doc.ha = { version: snapshot.version, scope: snapshot.scope, name: snapshot.name };
   return doc;

@@ -20,7 +20,14 @@ export interface BackupPaths {
 
 export function backupPaths(dataDir: string): BackupPaths {
   const root = join(dirname(dataDir), 'pgbackrest');
-  return { root, conf: join(root, 'pgbackrest.conf'), sourceConf: join(root, 'source.conf'), spool: join(root, 'spool'), log: join(root, 'log'), lock: join(root, 'lock') };
+  return {
+    root,
+    conf: join(root, 'pgbackrest.conf'),
+    sourceConf: join(root, 'source.conf'),
+    spool: join(root, 'spool'),
+    log: join(root, 'log'),
+    lock: join(root, 'lock'),
+  };
 }
 
 export interface S3Credentials {
@@ -54,7 +61,12 @@ function line(name: string, value: string | number): string {
   return `${name}=${text}`;
 }
 
-export function repositoryLines(index: number, repository: Repository, credentials: S3Credentials | undefined, retention: ConfInput['config']['retention']): string[] {
+export function repositoryLines(
+  index: number,
+  repository: Repository,
+  credentials: S3Credentials | undefined,
+  retention: ConfInput['config']['retention'],
+): string[] {
   const p = `repo${index}`;
   // Bundles small files into larger repository objects: fewer files to write, sync and read back.
   const lines = [line(`${p}-path`, repository.path), line(`${p}-bundle`, 'y')];
@@ -133,4 +145,3 @@ export function archiveParameters(bin: string, conf: string, stanza: string, arc
     archive_timeout: archiveTimeout,
   };
 }
-

@@ -97,7 +97,15 @@ export class PgBackRest {
     const { config, server } = this.options;
     writePrivateFile(
       this.paths.conf,
-      renderPgBackRestConf({ stanza: config.stanza, repositories: config.repositories, credentials: config.repositories.map(readCredentials), config, server, paths: this.paths, extraGlobal: this.tlsServerLines() }),
+      renderPgBackRestConf({
+        stanza: config.stanza,
+        repositories: config.repositories,
+        credentials: config.repositories.map(readCredentials),
+        config,
+        server,
+        paths: this.paths,
+        extraGlobal: this.tlsServerLines(),
+      }),
       this.options.runAs,
     );
   }
@@ -127,7 +135,14 @@ export class PgBackRest {
     if (source) {
       writePrivateFile(
         this.paths.sourceConf,
-        renderPgBackRestConf({ stanza: source.stanza, repositories: [source.repository], credentials: [readCredentials(source.repository)], config, server, paths: this.paths }),
+        renderPgBackRestConf({
+          stanza: source.stanza,
+          repositories: [source.repository],
+          credentials: [readCredentials(source.repository)],
+          config,
+          server,
+          paths: this.paths,
+        }),
         this.options.runAs,
       );
     }
@@ -140,7 +155,11 @@ export class PgBackRest {
   async run(args: string[], options: { source?: boolean; timeoutMs?: number } = {}): Promise<RunResult> {
     const conf = options.source ? this.paths.sourceConf : this.paths.conf;
     const stanza = options.source ? this.config.recovery!.stanza : this.stanza;
-    return runTool(this.bin, [`--config=${conf}`, `--stanza=${stanza}`, ...args], { runAs: this.options.runAs, activity: this.options.activity, timeoutMs: options.timeoutMs ?? 120_000 });
+    return runTool(this.bin, [`--config=${conf}`, `--stanza=${stanza}`, ...args], {
+      runAs: this.options.runAs,
+      activity: this.options.activity,
+      timeoutMs: options.timeoutMs ?? 120_000,
+    });
   }
 
   private async runOrThrow(command: string, args: string[], options: { source?: boolean; timeoutMs?: number } = {}): Promise<string> {

@@ -16,9 +16,20 @@ const backupEntry = z.object({
 const stanzaEntry = z.object({
   name: z.string(),
   status: z.object({ code: z.number(), message: z.string() }),
-  archive: z.array(z.object({ id: z.string(), min: z.string().nullable().optional(), max: z.string().nullable().optional(), database: z.object({ 'repo-key': z.number() }) })).default([]),
+  archive: z
+    .array(
+      z.object({
+        id: z.string(),
+        min: z.string().nullable().optional(),
+        max: z.string().nullable().optional(),
+        database: z.object({ 'repo-key': z.number() }),
+      }),
+    )
+    .default([]),
   backup: z.array(backupEntry).default([]),
-  db: z.array(z.object({ id: z.number(), 'repo-key': z.number(), 'system-id': z.union([z.string().regex(/^\d+$/), z.number()]), version: z.string() })).default([]),
+  db: z
+    .array(z.object({ id: z.number(), 'repo-key': z.number(), 'system-id': z.union([z.string().regex(/^\d+$/), z.number()]), version: z.string() }))
+    .default([]),
   repo: z.array(z.object({ key: z.number(), status: z.object({ code: z.number(), message: z.string() }) })).default([]),
 });
 
@@ -102,7 +113,10 @@ export function parseInfo(text: string, stanza: string): StanzaInfo {
 
 /** The earliest moment a restore can reach: the end of the oldest good backup (undefined: none). */
 export function restorableFrom(info: StanzaInfo): string | undefined {
-  const stops = info.backups.filter((b) => !b.error).map((b) => b.stoppedAt).sort();
+  const stops = info.backups
+    .filter((b) => !b.error)
+    .map((b) => b.stoppedAt)
+    .sort();
   return stops[0];
 }
 

@@ -49,24 +49,73 @@ export function renderBackupMetrics(input: BackupMetricsInput, labels: string): 
   };
   const metric = (name: string, help: string, value: number): void => family(name, help, [[labels, value]]);
   const withRepository = (repository: number): string => labels.replace(/}$/, `,repository="${repository}"}`);
-  metric('ha_backup_stanza_ready', 'Value is 1 once this primary created the stanza and checked WAL archiving into every repository.', status.stanzaReady ? 1 : 0);
-  metric('ha_backup_archive_check_failing', 'Value is 1 when the last stanza or archive check failed (repository unreachable, refused credentials).', status.archive && !status.archive.ok ? 1 : 0);
+  metric(
+    'ha_backup_stanza_ready',
+    'Value is 1 once this primary created the stanza and checked WAL archiving into every repository.',
+    status.stanzaReady ? 1 : 0,
+  );
+  metric(
+    'ha_backup_archive_check_failing',
+    'Value is 1 when the last stanza or archive check failed (repository unreachable, refused credentials).',
+    status.archive && !status.archive.ok ? 1 : 0,
+  );
   metric('ha_backup_running', 'Value is 1 while a backup runs on this member.', status.running ? 1 : 0);
-  metric('ha_backup_last_success_timestamp_seconds', 'Epoch seconds when the last successful backup started by this member finished (0: none yet).', seconds(status.lastSuccessAt));
+  metric(
+    'ha_backup_last_success_timestamp_seconds',
+    'Epoch seconds when the last successful backup started by this member finished (0: none yet).',
+    seconds(status.lastSuccessAt),
+  );
   metric('ha_backup_last_failed', 'Value is 1 when the last backup started by this member failed.', status.lastBackup && !status.lastBackup.ok ? 1 : 0);
   metric('ha_backup_archive_timeout_seconds', 'archive_timeout: the longest a quiet primary holds WAL back from the archive.', input.archiveTimeout);
   metric('ha_backup_archive_pending_segments', 'Completed WAL segments waiting for the archiver on this member.', pending.segments);
-  metric('ha_backup_archive_pending_age_seconds', 'Seconds since the oldest WAL segment still waiting for the archiver was completed (0: none waiting): the archive lag.', pending.oldestAgeSeconds);
+  metric(
+    'ha_backup_archive_pending_age_seconds',
+    'Seconds since the oldest WAL segment still waiting for the archiver was completed (0: none waiting): the archive lag.',
+    pending.oldestAgeSeconds,
+  );
   if (!info) return `${lines.join('\n')}\n`;
   // Per repository, from the last listing: the newest good backup and the start of the restorable window.
   const repositories = [...new Set(info.backups.map((b) => b.repository))].sort();
   const newest = repositories.map((r) => [r, info.backups.filter((b) => b.repository === r && !b.error).at(-1)] as const).filter(([, b]) => b !== undefined);
-  const oldest = repositories.map((r) => [r, info.backups.filter((b) => b.repository === r && !b.error).map((b) => b.stoppedAt).sort()[0]] as const);
-  family('ha_backup_newest_timestamp_seconds', 'Epoch seconds when the newest good backup in the repository finished.', newest.map(([r, b]) => [withRepository(r), seconds(b!.stoppedAt)]));
-  family('ha_backup_newest_duration_seconds', 'How long the newest good backup in the repository took.', newest.map(([r, b]) => [withRepository(r), seconds(b!.stoppedAt) - seconds(b!.startedAt)]));
-  family('ha_backup_newest_size_bytes', 'Database size the newest good backup in the repository holds.', newest.map(([r, b]) => [withRepository(r), b!.sizeBytes ?? 0]));
-  family('ha_backup_newest_repo_size_bytes', 'What the newest good backup added to the repository.', newest.map(([r, b]) => [withRepository(r), b!.repoSizeBytes ?? 0]));
-  family('ha_backup_restorable_since_timestamp_seconds', 'Start of the restorable window: epoch seconds when the oldest good backup in the repository finished.', oldest.filter(([, t]) => t).map(([r, t]) => [withRepository(r), seconds(t)]));
-  family('ha_backup_count', 'Good backups in the repository.', repositories.map((r) => [withRepository(r), info.backups.filter((b) => b.repository === r && !b.error).length]));
+  const oldest = repositories.map(
+    (r) =>
+      [
+        r,
+        info.backups
+          .filter((b) => b.repository === r && !b.error)
+          .map((b) => b.stoppedAt)
+          .sort()[0],
+      ] as const,
+  );
+  family(
+    'ha_backup_newest_timestamp_seconds',
+    'Epoch seconds when the newest good backup in the repository finished.',
+    newest.map(([r, b]) => [withRepository(r), seconds(b!.stoppedAt)]),
+  );
+  family(
+    'ha_backup_newest_duration_seconds',
+    'How long the newest good backup in the repository took.',
+    newest.map(([r, b]) => [withRepository(r), seconds(b!.stoppedAt) - seconds(b!.startedAt)]),
+  );
+  family(
+    'ha_backup_newest_size_bytes',
+    'Database size the newest good backup in the repository holds.',
+    newest.map(([r, b]) => [withRepository(r), b!.sizeBytes ?? 0]),
+  );
+  family(
+    'ha_backup_newest_repo_size_bytes',
+    'What the newest good backup added to the repository.',
+    newest.map(([r, b]) => [withRepository(r), b!.repoSizeBytes ?? 0]),
+  );
+  family(
+    'ha_backup_restorable_since_timestamp_seconds',
+    'Start of the restorable window: epoch seconds when the oldest good backup in the repository finished.',
+    oldest.filter(([, t]) => t).map(([r, t]) => [withRepository(r), seconds(t)]),
+  );
+  family(
+    'ha_backup_count',
+    'Good backups in the repository.',
+    repositories.map((r) => [withRepository(r), info.backups.filter((b) => b.repository === r && !b.error).length]),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -30,7 +30,9 @@ export async function restoreReplica(pg: PostgresInstance, engine: PgBackRest): 
   mkdirSync(target, { mode: 0o700 });
   if (pg.settings.runAs) chownSync(target, pg.settings.runAs.uid, pg.settings.runAs.gid);
   await pg.whileCreating(async () => {
-    const result = await engine.run(['restore', '--type=standby', `--pg1-path=${target}`, `--set=${newest.label}`, `--repo=${newest.repository}`], { timeoutMs: 6 * 3600_000 });
+    const result = await engine.run(['restore', '--type=standby', `--pg1-path=${target}`, `--set=${newest.label}`, `--repo=${newest.repository}`], {
+      timeoutMs: 6 * 3600_000,
+    });
     if (result.code !== 0) {
       rmSync(target, { recursive: true, force: true });
       throw new Error(`pgbackrest restore failed (exit ${result.code}): ${errorSummary(result.output)}`);

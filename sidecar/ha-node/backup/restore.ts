@@ -39,11 +39,13 @@ export function restoreProblem(source: StanzaInfo, own: StanzaInfo, recovery: Re
   if (lsn) {
     const stops = usable.flatMap((b) => (b.lsnStop ? [b.lsnStop] : [])).sort((a, b) => lsnCompare(a, b));
     const chosen = backup ? usable.find((b) => b.label === backup)?.lsnStop : stops[0];
-    if (chosen && lsnCompare(lsn, chosen) < 0) return `recovery.target.lsn: ${lsn} is before the end of ${backup ? `backup ${backup}` : 'the first backup'} (${chosen}); the earliest restorable LSN is ${chosen}`;
+    if (chosen && lsnCompare(lsn, chosen) < 0)
+      return `recovery.target.lsn: ${lsn} is before the end of ${backup ? `backup ${backup}` : 'the first backup'} (${chosen}); the earliest restorable LSN is ${chosen}`;
   }
   if (time) {
     const first = usable.map((b) => b.stoppedAt).sort()[0]!;
-    if (Date.parse(time) < Date.parse(first)) return `recovery.target.time: ${time} is before the end of the first backup (${first}); the earliest restorable time is ${first}`;
+    if (Date.parse(time) < Date.parse(first))
+      return `recovery.target.time: ${time} is before the end of the first backup (${first}); the earliest restorable time is ${first}`;
     if (backup) {
       const chosen = usable.find((b) => b.label === backup)!;
       if (Date.parse(time) < Date.parse(chosen.stoppedAt)) return `recovery.target.time: ${time} is before the end of backup ${backup} (${chosen.stoppedAt})`;
@@ -58,7 +60,10 @@ export function restoreProblem(source: StanzaInfo, own: StanzaInfo, recovery: Re
 
 /** Whether a segment lies in the archived range of a repository (names order as their positions do). */
 function walArchived(info: StanzaInfo, repository: number, segment: string): boolean {
-  return info.wal.some((w) => w.repository === repository && w.min !== undefined && w.max !== undefined && w.min.slice(8) <= segment.slice(8) && segment.slice(8) <= w.max.slice(8));
+  return info.wal.some(
+    (w) =>
+      w.repository === repository && w.min !== undefined && w.max !== undefined && w.min.slice(8) <= segment.slice(8) && segment.slice(8) <= w.max.slice(8),
+  );
 }
 
 /** Orders two WAL positions ("16/B374D848"); pure. */
@@ -147,7 +152,10 @@ export async function restoreSourceBackup(pg: PostgresInstance, engine: PgBackRe
   const label = backupForTarget(source, recovery);
   const mismatch = streaming ? await streamingSourceProblem(pg, streaming, source, label, logger) : undefined;
   if (mismatch) throw new RestoreRefused(mismatch);
-  logger.info({ source: recovery.stanza, backup: label, target: targetKind(recovery), standby: recovery.standby === true, ...recovery.target }, 'restoring from the repository');
+  logger.info(
+    { source: recovery.stanza, backup: label, target: targetKind(recovery), standby: recovery.standby === true, ...recovery.target },
+    'restoring from the repository',
+  );
   pg.prepareDirectories();
   pg.removeDataDirectory();
   mkdirSync(pg.settings.dataDir, { mode: 0o700 });

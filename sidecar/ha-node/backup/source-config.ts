@@ -40,7 +40,10 @@ export class SourceConfigUpkeep {
         this.written = false;
         if (!existsSync(this.files.paths.sourceConf)) return;
         this.files.removeSourceConfig();
-        this.logger.info({ path: this.files.paths.sourceConf }, 'the cluster follows no source any more: removed the source repository configuration and its credentials');
+        this.logger.info(
+          { path: this.files.paths.sourceConf },
+          'the cluster follows no source any more: removed the source repository configuration and its credentials',
+        );
       }
       this.lastError = undefined;
     } catch (error) {

@@ -24,10 +24,19 @@ export function sourceSystemProblem(info: StanzaInfo, label: string | undefined,
  * The problem, when the streaming source answers with another system. A source that cannot be
  * reached is no refusal (the repository is there for a source that is down); it is logged.
  */
-export async function streamingSourceProblem(pg: PostgresInstance, address: StreamingAddress, info: StanzaInfo, label: string | undefined, logger: Logger): Promise<string | undefined> {
+export async function streamingSourceProblem(
+  pg: PostgresInstance,
+  address: StreamingAddress,
+  info: StanzaInfo,
+  label: string | undefined,
+  logger: Logger,
+): Promise<string | undefined> {
   const answer = await streamingSourceSystem(pg, address);
   if ('error' in answer) {
-    logger.warn({ source: `${address.host}:${address.port}`, err: answer.error }, 'cannot read the streaming source\'s system identifier; restoring from the repository without comparing it');
+    logger.warn(
+      { source: `${address.host}:${address.port}`, err: answer.error },
+      "cannot read the streaming source's system identifier; restoring from the repository without comparing it",
+    );
     return undefined;
   }
   return sourceSystemProblem(info, label, address, answer.systemIdentifier);

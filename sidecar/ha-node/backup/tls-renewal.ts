@@ -61,7 +61,10 @@ export class MemberTlsRenewal {
     this.timer = setInterval(() => {
       try {
         if (this.renewIfDue()) {
-          this.logger.info({ notAfter: new Date(this.validUntilMs ?? 0).toISOString() }, 'issued new pgBackRest TLS certificates from the cluster CA; restarting the TLS server');
+          this.logger.info(
+            { notAfter: new Date(this.validUntilMs ?? 0).toISOString() },
+            'issued new pgBackRest TLS certificates from the cluster CA; restarting the TLS server',
+          );
           server.restart();
         }
       } catch (error) {

@@ -29,7 +29,14 @@ export interface MemberTlsFiles {
 
 export function memberTlsFiles(paths: BackupPaths): MemberTlsFiles {
   const dir = join(paths.root, 'tls');
-  return { dir, ca: join(dir, 'ca.crt'), serverCert: join(dir, 'server.crt'), serverKey: join(dir, 'server.key'), clientCert: join(dir, 'client.crt'), clientKey: join(dir, 'client.key') };
+  return {
+    dir,
+    ca: join(dir, 'ca.crt'),
+    serverCert: join(dir, 'server.crt'),
+    serverKey: join(dir, 'server.key'),
+    clientCert: join(dir, 'client.crt'),
+    clientKey: join(dir, 'client.key'),
+  };
 }
 
 /**
@@ -100,12 +107,27 @@ export function standbyBackupArgs(primary: PrimarySource, tls: TlsServerConfig, 
  * The primary's data and socket directories, asked of the primary itself (pgBackRest must be
  * given them for the remote): members of one cluster share a layout, but nothing promises it.
  */
-export async function primaryDirectories(host: string, port: number, superuser: { username: string; password: string }): Promise<{ dataDir: string; socketDir: string }> {
-  const client = new pg.Client({ host, port, user: superuser.username, password: superuser.password, database: 'postgres', connectionTimeoutMillis: 5000, query_timeout: 5000, application_name: 'keelson-backup' });
+export async function primaryDirectories(
+  host: string,
+  port: number,
+  superuser: { username: string; password: string },
+): Promise<{ dataDir: string; socketDir: string }> {
+  const client = new pg.Client({
+    host,
+    port,
+    user: superuser.username,
+    password: superuser.password,
+    database: 'postgres',
+    connectionTimeoutMillis: 5000,
+    query_timeout: 5000,
+    application_name: 'keelson-backup',
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const { rows } = await client.query<{ data: string; sockets: string }>("SELECT current_setting('data_directory') AS data, current_setting('unix_socket_directories') AS sockets");
+    const { rows } = await client.query<{ data: string; sockets: string }>(
+      "SELECT current_setting('data_directory') AS data, current_setting('unix_socket_directories') AS sockets",
+    );
     const socketDir = rows[0]!.sockets.split(',')[0]!.trim();
     if (!socketDir) throw new Error('the primary listens on no Unix socket');
     return { dataDir: rows[0]!.data, socketDir };

@@ -80,7 +80,9 @@ async function readSegment(tools: WindowTools, repository: number, segment: stri
 
 /** The window of every repository of this cluster's stanza. */
 export async function restoreWindow(tools: WindowTools, info: StanzaInfo): Promise<RepositoryWindow[]> {
-  const repositories = [...new Set([...info.repositories.map((r) => r.repository), ...info.wal.map((w) => w.repository), ...info.backups.map((b) => b.repository)])].sort();
+  const repositories = [
+    ...new Set([...info.repositories.map((r) => r.repository), ...info.wal.map((w) => w.repository), ...info.backups.map((b) => b.repository)]),
+  ].sort();
   const dir = mkdtempSync(join(tmpdir(), 'keelson-window-'));
   if (tools.runAs) chownSync(dir, tools.runAs.uid, tools.runAs.gid);
   try {

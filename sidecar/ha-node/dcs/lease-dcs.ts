@@ -5,7 +5,18 @@ import { SharedAgents } from '../../../lib/kube/keep-alive.js';
 import { LeaderObserver, leaderChangeWakes, monotonicClock, type ObserverClock } from './leader-observer.js';
 import { MEMBER_SLOTS_TTL_MS, memberWriteNeeded, positionInLock } from './member-refresh.js';
 import { clusterViewOf } from './cluster-view.js';
-import { Label, RELEASED_BY, RELEASED_CHECKPOINT, baseLease, cloneLease, leaderFromLease, leaseName, memberFromLease, memberLeaseName, type DcsKey } from './lease-codec.js';
+import {
+  Label,
+  RELEASED_BY,
+  RELEASED_CHECKPOINT,
+  baseLease,
+  cloneLease,
+  leaderFromLease,
+  leaseName,
+  memberFromLease,
+  memberLeaseName,
+  type DcsKey,
+} from './lease-codec.js';
 import type { ClusterView, ConfigWriteCondition, Dcs, DynamicConfig, FailoverRecord, HistoryEntry, LeaderRecord, MemberRecord, SyncRecord } from './types.js';
 
 export interface LeaseDcsOptions {

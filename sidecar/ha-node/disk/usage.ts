@@ -82,11 +82,19 @@ export function fullVolume(volumes: readonly VolumeUsage[]): string | undefined 
  * Usage as the member record publishes it: used bytes rounded up to a hundredth of the capacity,
  * so the record (a write to the API server) changes at most a hundred times as a volume fills.
  */
-export function publishedUsage(volumes: readonly VolumeUsage[]): Array<{ volume: VolumeName; capacity_bytes: number; used_bytes: number; free_bytes: number; full?: true }> {
+export function publishedUsage(
+  volumes: readonly VolumeUsage[],
+): Array<{ volume: VolumeName; capacity_bytes: number; used_bytes: number; free_bytes: number; full?: true }> {
   return volumes.map((usage) => {
     const step = Math.max(1, Math.floor(usage.capacityBytes / 100));
     const used = Math.min(usage.capacityBytes, Math.ceil(usage.usedBytes / step) * step);
-    return { volume: usage.volume, capacity_bytes: usage.capacityBytes, used_bytes: used, free_bytes: Math.max(0, usage.capacityBytes - used), ...(isFull(usage) ? { full: true as const } : {}) };
+    return {
+      volume: usage.volume,
+      capacity_bytes: usage.capacityBytes,
+      used_bytes: used,
+      free_bytes: Math.max(0, usage.capacityBytes - used),
+      ...(isFull(usage) ? { full: true as const } : {}),
+    };
   });
 }
 

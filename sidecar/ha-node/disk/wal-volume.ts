@@ -10,7 +10,12 @@ import { join, resolve } from 'node:path';
 
 export type WalPlacement = 'linked' | 'moved' | 'no-data-directory';
 
-export function placeWal(dataDir: string, walDir: string, owner?: { uid: number; gid: number }, chown?: (path: string, uid: number, gid: number) => void): WalPlacement {
+export function placeWal(
+  dataDir: string,
+  walDir: string,
+  owner?: { uid: number; gid: number },
+  chown?: (path: string, uid: number, gid: number) => void,
+): WalPlacement {
   const link = join(dataDir, 'pg_wal');
   if (!existsSync(join(dataDir, 'PG_VERSION'))) return 'no-data-directory';
   const stat = lstatSync(link, { throwIfNoEntry: false });

@@ -16,7 +16,19 @@ import { keepSourceConfig, leadStandby, restartStandbyLeader } from './duties/st
 import { serverParameters } from './sync/standby-replies.js';
 import { readFileSettingErrors, refreshSettingsCatalog, screenDynamicParameters } from './duties/parameter-screen.js';
 import { nextStreamingLook } from './watches/streaming-watch.js';
-import { clusterRead, volumesMeasured, cycleStarted, dynamicConfigRead, failsafeActive, pendingRestartRead, runningSeen, serverAnswered, statusRead, systemChecked, takeConfigChange } from './state.js';
+import {
+  clusterRead,
+  volumesMeasured,
+  cycleStarted,
+  dynamicConfigRead,
+  failsafeActive,
+  pendingRestartRead,
+  runningSeen,
+  serverAnswered,
+  statusRead,
+  systemChecked,
+  takeConfigChange,
+} from './state.js';
 import { volumesNow } from '../disk/usage.js';
 
 /**
@@ -123,7 +135,8 @@ function applyConfig(ctx: LoopContext, cluster: ClusterView): void {
   const hbaRefused = stored !== undefined && validHbaLines(stored, next.parameters) === undefined;
   // A hand-edited DCS object with a bad line: keep the rules in force rather than fall back to the defaults.
   if (hbaRefused) next.pg_hba = state.config.pg_hba;
-  if (hbaRefused && !state.hbaRefused) ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
+  if (hbaRefused && !state.hbaRefused)
+    ctx.options.logger.error('db.pg_hba in the dynamic configuration holds lines PostgreSQL would refuse; keeping the rules in force');
   const paramsChanged = JSON.stringify(serverParameters(next)) !== JSON.stringify(serverParameters(state.config));
   const hbaChanged = JSON.stringify(next.pg_hba) !== JSON.stringify(state.config.pg_hba);
   dynamicConfigRead(state, next, { paused: isPaused(cluster.config), hbaRefused, changed: paramsChanged || hbaChanged });

@@ -36,7 +36,11 @@ export class HaLoop {
     private readonly dcs: Dcs,
     private readonly pg: PostgresInstance,
   ) {
-    this.state = initialLoopState({ name: options.name, scope: options.scope, version: options.version, tags: options.tags }, options.baseConfig, performance.now());
+    this.state = initialLoopState(
+      { name: options.name, scope: options.scope, version: options.version, tags: options.tags },
+      options.baseConfig,
+      performance.now(),
+    );
     const heartbeat = new PrimaryHeartbeat(pg, this.state, () => this.wake('primary-hung'));
     this.context = { options, dcs, pg, state: this.state, heartbeat, wake: (reason) => this.wake(reason) };
     dcs.onWake((reason) => this.wake(reason));

@@ -48,8 +48,15 @@ export async function run(client: pg.Client, statements: readonly string[], tran
 }
 
 /** One pass over the Database objects: a refused or retained one runs nothing; a deleted one is `released` once done. */
-export async function applyDatabases(client: pg.Client, connect: Connect, intents: DatabaseIntent[]): Promise<{ results: ManagedDatabaseResult[]; statements: number }> {
-  const actual = await readDatabases(client, intents.map((i) => i.object.spec.name));
+export async function applyDatabases(
+  client: pg.Client,
+  connect: Connect,
+  intents: DatabaseIntent[],
+): Promise<{ results: ManagedDatabaseResult[]; statements: number }> {
+  const actual = await readDatabases(
+    client,
+    intents.map((i) => i.object.spec.name),
+  );
   let statements = 0;
   const results: ManagedDatabaseResult[] = [];
   for (const intent of intents) {

@@ -95,7 +95,8 @@ export class ManagedKeeper {
   async keep(connect: Connect, rolesValue: unknown, serverIdentity: string): Promise<void> {
     this.ranAt = Date.now();
     const parsed = managedRolesSchema.safeParse(rolesValue ?? []);
-    if (!parsed.success) this.options.logger.warn({ err: parsed.error.issues[0]?.message }, 'the dynamic configuration holds invalid roles; they are not applied');
+    if (!parsed.success)
+      this.options.logger.warn({ err: parsed.error.issues[0]?.message }, 'the dynamic configuration holds invalid roles; they are not applied');
     const roles = parsed.success ? parsed.data : [];
     const secrets = await this.readSecrets(roles);
     const databases = await this.options.reads.databases().then(
@@ -103,11 +104,19 @@ export class ManagedKeeper {
       (error: unknown) => ({ objects: [], unreadable: [], error: messageOf(error) }),
     );
     // Logged once per distinct error (a server without the Database kind answers the same every cycle).
-    if (databases.error && databases.error !== this.listError) this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
+    if (databases.error && databases.error !== this.listError)
+      this.options.logger.warn({ err: databases.error }, 'cannot list the Database objects; only roles are kept until the list works');
     this.listError = databases.error;
     // What the objects ask for, not their versions: the operator's own status writes change no plan.
     const asked = databases.objects.map((o) => [o.metadata.uid, o.metadata.generation, o.metadata.deletionTimestamp, o.spec]);
-    const fingerprint = hashOf([serverIdentity, roles, [...secrets].map(([role, s]) => [role, s.resourceVersion]), asked, databases.unreadable, databases.error]);
+    const fingerprint = hashOf([
+      serverIdentity,
+      roles,
+      [...secrets].map(([role, s]) => [role, s.resourceVersion]),
+      asked,
+      databases.unreadable,
+      databases.error,
+    ]);
     const clean = this.last && this.last.roles.every((r) => r.applied) && this.last.databases.every((d) => d.applied);
     if (fingerprint === this.fingerprint && clean && Date.now() - this.comparedAt < (this.options.recheckMs ?? 60_000)) return;
     // Nothing declared: nothing to compare, no connection (most clusters).
@@ -127,17 +136,33 @@ export class ManagedKeeper {
       ({ results: roleResults, statements } = await this.applyRoles(client, roles, passwords));
       const applied = await applyDatabases(client, connect, databaseIntents(databases.objects));
       statements += applied.statements;
-      databaseResults = [...applied.results, ...databases.unreadable.map((u) => ({ uid: u.uid, object: u.name, name: '', applied: false, message: u.message }))];
+      databaseResults = [
+        ...applied.results,
+        ...databases.unreadable.map((u) => ({ uid: u.uid, object: u.name, name: '', applied: false, message: u.message })),
+      ];
     } finally {
       await client.end().catch(() => undefined);
     }
     const at = new Date().toISOString();
     const lastChange = statements > 0 ? { at, statements } : this.last?.lastChange;
-    this.last = { at, rolesHash: managedRolesHash(rolesValue), roles: roleResults, databases: databaseResults, statements, ...(lastChange ? { lastChange } : {}) };
+    this.last = {
+      at,
+      rolesHash: managedRolesHash(rolesValue),
+      roles: roleResults,
+      databases: databaseResults,
+      statements,
+      ...(lastChange ? { lastChange } : {}),
+    };
     this.fingerprint = fingerprint;
     this.comparedAt = Date.now();
-    this.watched = roles.flatMap((r) => (r.passwordSecret && r.ensure === 'present' ? [{ secret: r.passwordSecret.name, role: r.name, version: secrets.get(r.name)?.resourceVersion ?? '' }] : []));
-    if (statements > 0) this.options.logger.info({ statements, roles: roleResults.filter((r) => !r.applied).length, databases: databaseResults.filter((d) => !d.applied).length }, 'managed roles and databases changed');
+    this.watched = roles.flatMap((r) =>
+      r.passwordSecret && r.ensure === 'present' ? [{ secret: r.passwordSecret.name, role: r.name, version: secrets.get(r.name)?.resourceVersion ?? '' }] : [],
+    );
+    if (statements > 0)
+      this.options.logger.info(
+        { statements, roles: roleResults.filter((r) => !r.applied).length, databases: databaseResults.filter((d) => !d.applied).length },
+        'managed roles and databases changed',
+      );
   }
 
   private async readSecrets(roles: readonly ManagedRole[]): Promise<Map<string, SecretRead>> {
@@ -148,8 +173,15 @@ export class ManagedKeeper {
     return secrets;
   }
 
-  private async applyRoles(client: pg.Client, roles: readonly ManagedRole[], passwords: Map<string, SecretPassword>): Promise<{ results: ManagedRoleResult[]; statements: number }> {
-    const actual = await readRoles(client, roles.map((r) => r.name));
+  private async applyRoles(
+    client: pg.Client,
+    roles: readonly ManagedRole[],
+    passwords: Map<string, SecretPassword>,
+  ): Promise<{ results: ManagedRoleResult[]; statements: number }> {
+    const actual = await readRoles(
+      client,
+      roles.map((r) => r.name),
+    );
     let statements = 0;
     const byName = new Map<string, ManagedRoleResult>();
     for (const plan of planRoles(roles, actual, passwords)) {

@@ -61,7 +61,14 @@ export class KubeManagedReads implements ManagedKubeReads {
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.timeoutMs = options.timeoutMs ?? 5_000;
-    this.watch = new WatchedDatabases(kubeConfig, `/apis/${group}/${version}/namespaces/${namespace}/${databasePlural}`, (resourceVersion) => this.list(resourceVersion), cluster, options.onChange, options.logger);
+    this.watch = new WatchedDatabases(
+      kubeConfig,
+      `/apis/${group}/${version}/namespaces/${namespace}/${databasePlural}`,
+      (resourceVersion) => this.list(resourceVersion),
+      cluster,
+      options.onChange,
+      options.logger,
+    );
   }
 
   private async list(resourceVersion: string): Promise<{ items: k8s.KubernetesObject[]; resourceVersion: string }> {

@@ -112,7 +112,11 @@ export function planRole(role: ManagedRole, actual: ActualRole | undefined, pass
   if (role.ensure === 'absent') {
     if (!actual) return { name: role.name, statements: [] };
     if (actual.ownedObjects > 0) {
-      return { name: role.name, statements: [], problem: `role "${role.name}" cannot be dropped because some objects depend on it (it owns ${actual.ownedObjects}); reassign or drop them first` };
+      return {
+        name: role.name,
+        statements: [],
+        problem: `role "${role.name}" cannot be dropped because some objects depend on it (it owns ${actual.ownedObjects}); reassign or drop them first`,
+      };
     }
     return { name: role.name, statements: [`DROP ROLE ${pg.escapeIdentifier(role.name)}`] };
   }

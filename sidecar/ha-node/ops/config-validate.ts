@@ -17,18 +17,23 @@ import { managedRolesCheck } from '../managed/roles-check.js';
  */
 type Check = (value: unknown) => string | undefined;
 
-const bounded = (bound: Bound): Check => (v) => checkBound(v, bound);
+const bounded =
+  (bound: Bound): Check =>
+  (v) =>
+    checkBound(v, bound);
 const boolean: Check = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
 const synchronousMode: Check = (v) =>
   typeof v === 'boolean' || v === 'on' || v === 'off' || v === 'quorum' ? undefined : 'must be true, false, "on", "off" or "quorum"';
 const durationUnits: Record<string, number> = { '': 1, s: 1, min: 60, h: 3600, d: 86400 };
 /** Seconds, or a duration such as "30min"; bounded like a number of seconds. */
-const durationOrSeconds = (bound: Bound): Check => (v) => {
-  const match = typeof v === 'string' ? /^(\d+)\s*(s|min|h|d)?$/.exec(v) : null;
-  const seconds = match ? Number(match[1]) * durationUnits[match[2] ?? '']! : v;
-  if (typeof v !== 'number' && !match) return 'must be seconds or a duration such as "30min"';
-  return checkBound(seconds, bound) ? `must be from ${bound.min} to ${bound.max} seconds` : undefined;
-};
+const durationOrSeconds =
+  (bound: Bound): Check =>
+  (v) => {
+    const match = typeof v === 'string' ? /^(\d+)\s*(s|min|h|d)?$/.exec(v) : null;
+    const seconds = match ? Number(match[1]) * durationUnits[match[2] ?? '']! : v;
+    if (typeof v !== 'number' && !match) return 'must be seconds or a duration such as "30min"';
+    return checkBound(seconds, bound) ? `must be from ${bound.min} to ${bound.max} seconds` : undefined;
+  };
 const anyObject: Check = (v) => (isPlainObject(v) ? undefined : 'must be an object');
 
 /** Top-level keys we know, with their checks. `db` is checked separately. */
@@ -40,7 +45,8 @@ const topLevel: Record<string, Check> = {
   maximum_lag_on_syncnode: bounded(haCountBounds.maximum_lag_on_syncnode),
   check_timeline: boolean,
   primary_start_timeout: bounded(haTimingBounds.primary_start_timeout),
-  primary_hang_timeout: (v) => (validPrimaryHangTimeout(v) ? undefined : `must be 0 (never) or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`),
+  primary_hang_timeout: (v) =>
+    validPrimaryHangTimeout(v) ? undefined : `must be 0 (never) or ${primaryHangTimeoutRange.min} to ${primaryHangTimeoutRange.max} seconds`,
   primary_stop_timeout: bounded(haTimingBounds.primary_stop_timeout),
   primary_race_backoff: bounded(haTimingBounds.primary_race_backoff),
   failsafe_mode: boolean,

@@ -63,7 +63,8 @@ export function ineligibility(peer: PeerReport, cluster: ClusterView, config: El
   }
   if (config.checkTimeline) {
     const timeline = clusterTimelineOf(cluster);
-    if (timeline !== undefined && peer.timeline !== undefined && peer.timeline < timeline) return `timeline ${peer.timeline} is behind the cluster timeline ${timeline}`;
+    if (timeline !== undefined && peer.timeline !== undefined && peer.timeline < timeline)
+      return `timeline ${peer.timeline} is behind the cluster timeline ${timeline}`;
   }
   return undefined;
 }

@@ -35,7 +35,8 @@ export function parseRestartRequest(body: unknown, paused: boolean, now: Date): 
       request.restartPending = flag;
     } else if (key === 'role') {
       const role = value === 'master' ? 'primary' : value;
-      if (role !== 'primary' && role !== 'standby_leader' && role !== 'replica') return fail(400, 'PostgreSQL role should be either primary, standby_leader, or replica');
+      if (role !== 'primary' && role !== 'standby_leader' && role !== 'replica')
+        return fail(400, 'PostgreSQL role should be either primary, standby_leader, or replica');
       request.role = role;
     } else if (key === 'db_version' || key === 'postgres_version') {
       const version = parseServerVersion(value);

@@ -2,9 +2,7 @@
  * ISO 8601 timestamps for scheduled switchovers and restarts. A timezone (Z or ±hh:mm) is
  * mandatory: a bare local time is ambiguous between the client, the pod and the API server.
  */
-export type ScheduleResult =
-  | { ok: true; at: Date; iso: string }
-  | { ok: false; code: 400 | 422; message: string };
+export type ScheduleResult = { ok: true; at: Date; iso: string } | { ok: false; code: 400 | 422; message: string };
 
 const isoPattern = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
@@ -58,5 +56,8 @@ function fieldsInRange(month: number, day: number, hour: number, minute: number,
  * must not run before its time).
  */
 export function formatWithOffset(at: Date): string {
-  return at.toISOString().replace(/\.000Z$/, 'Z').replace(/Z$/, '+00:00');
+  return at
+    .toISOString()
+    .replace(/\.000Z$/, 'Z')
+    .replace(/Z$/, '+00:00');
 }

@@ -27,7 +27,8 @@ export function planSyncStandbys(mode: SyncMode, strict: boolean, candidates: st
   if (mode === 'off') return { standbyNames: '', syncStandby: [] };
   const count = Math.max(1, Math.floor(nodeCount));
   if (mode === 'quorum') {
-    if (candidates.length === 0) return strict ? { standbyNames: `ANY 1 (${quote(strictPlaceholder)})`, syncStandby: [], quorum: 0 } : { standbyNames: '', syncStandby: [], quorum: 0 };
+    if (candidates.length === 0)
+      return strict ? { standbyNames: `ANY 1 (${quote(strictPlaceholder)})`, syncStandby: [], quorum: 0 } : { standbyNames: '', syncStandby: [], quorum: 0 };
     const voters = candidates.length;
     const needed = Math.min(count, voters);
     return { standbyNames: `ANY ${needed} (${candidates.map(quote).join(',')})`, syncStandby: [...candidates], quorum: voters - needed };
@@ -46,7 +47,12 @@ export function namesIn(standbyNames: string): { method: 'first' | 'any' | 'none
   const list = match?.[3] ?? match?.[4] ?? '';
   const names = list
     .split(',')
-    .map((n) => n.trim().replace(/^"(.*)"$/s, '$1').replace(/""/g, '"'))
+    .map((n) =>
+      n
+        .trim()
+        .replace(/^"(.*)"$/s, '$1')
+        .replace(/""/g, '"'),
+    )
     .filter((n) => n.length > 0 && n !== strictPlaceholder);
   const count = match?.[2] ? Number(match[2]) : 1;
   return { method, count, names };

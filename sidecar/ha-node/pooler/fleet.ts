@@ -46,7 +46,10 @@ function splitEntry(entry: string): { host: string; port: number } {
 
 /** Validates the configured entries (called at start so a typo is a configuration error). */
 export function parsePoolerEntries(text: string | undefined): string[] {
-  const entries = (text ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (text ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const entry of entries) splitEntry(entry);
   return entries;
 }
@@ -71,13 +74,23 @@ export class PoolerFleet {
     return [...urls].sort();
   }
 
-  private async post(url: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; error?: string; pauseId?: number; resumeMs?: number }> {
+  private async post(
+    url: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+  ): Promise<{ status: number; error?: string; pauseId?: number; resumeMs?: number }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.authorization) headers.authorization = this.options.authorization;
     const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
     const parsed = (await response.json().catch(() => ({}))) as { error?: unknown; pauseId?: unknown; resumeMs?: unknown };
     const numberOr = (value: unknown) => (typeof value === 'number' ? value : undefined);
-    return { status: response.status, error: typeof parsed.error === 'string' ? parsed.error : undefined, pauseId: numberOr(parsed.pauseId), resumeMs: numberOr(parsed.resumeMs) };
+    return {
+      status: response.status,
+      error: typeof parsed.error === 'string' ? parsed.error : undefined,
+      pauseId: numberOr(parsed.pauseId),
+      resumeMs: numberOr(parsed.resumeMs),
+    };
   }
 
   /**
@@ -122,7 +135,9 @@ export class PoolerFleet {
       poolers.map(async (p) => {
         const startedAt = performance.now();
         if (p.pauseId !== undefined) {
-          const reply = await this.post(p.url, PoolerPaths.target, { host, port, resumePauseId: p.pauseId }, this.options.requestTimeoutMs ?? 3000).catch((error: Error) => ({ status: 0, error: error.message, resumeMs: undefined }));
+          const reply = await this.post(p.url, PoolerPaths.target, { host, port, resumePauseId: p.pauseId }, this.options.requestTimeoutMs ?? 3000).catch(
+            (error: Error) => ({ status: 0, error: error.message, resumeMs: undefined }),
+          );
           const resumeMs = reply.resumeMs ?? 0;
           const timings = { repointMs: performance.now() - startedAt - resumeMs, resumeMs };
           if (reply.status === 200) return timings;

@@ -65,7 +65,9 @@ export class AppOwnerKeeper {
   async ensure(connect: () => Promise<pg.Client>, serverIdentity: string): Promise<void> {
     if (!this.active) return;
     const password = this.readPassword();
-    const fingerprint = createHash('sha256').update(JSON.stringify([serverIdentity, this.settings.owner, this.settings.database, password ?? null])).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([serverIdentity, this.settings.owner, this.settings.database, password ?? null]))
+      .digest('hex');
     if (fingerprint === this.confirmed) return;
     const client = await connect();
     try {

@@ -11,11 +11,21 @@ export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Prom
   const { settings } = db;
   db.prepareDirectories();
   const target = `${settings.dataDir}.clone`;
-  const conn = connInfo({ host: from.host, port: from.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name });
+  const conn = connInfo({
+    host: from.host,
+    port: from.port,
+    user: settings.replication.username,
+    password: settings.replication.password,
+    applicationName: settings.name,
+  });
   await db.whileCreating(async () => {
     rmSync(target, { recursive: true, force: true });
     try {
-      await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
+      await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], {
+        runAs: db.runAs,
+        activity: db.activity,
+        timeoutMs: 600_000,
+      });
     } catch (error) {
       rmSync(target, { recursive: true, force: true });
       throw error;

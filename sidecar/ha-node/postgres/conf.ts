@@ -84,5 +84,8 @@ export function buildServerConf(input: ServerConfInput): string {
 
 /** A physical replication slot name for a member (lower case letters, digits and underscores). */
 export function slotNameFor(member: string): string {
-  return member.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
+  return member
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 63);
 }

@@ -25,7 +25,13 @@ export function renderServerConf(settings: PostgresSettings, input: ConfigInput)
   const standby = asReplica
     ? {
         primaryConninfo: streamsFrom
-          ? connInfo({ host: streamsFrom.host, port: streamsFrom.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name })
+          ? connInfo({
+              host: streamsFrom.host,
+              port: streamsFrom.port,
+              user: settings.replication.username,
+              password: settings.replication.password,
+              applicationName: settings.name,
+            })
           : undefined,
         // The remote source's slot is the one its owner created for this cluster; ours are per member.
         slotName: source ? source.primary_slot_name : leader ? slotNameFor(settings.name) : undefined,
@@ -37,7 +43,10 @@ export function renderServerConf(settings: PostgresSettings, input: ConfigInput)
     port: settings.port,
     socketDir: settings.socketDir,
     clusterName: settings.scope,
-    parameters: Object.assign({}, ...input.parameters, { synchronous_standby_names: asReplica ? '' : input.syncStandbyNames }) as Record<string, ParameterValue>,
+    parameters: Object.assign({}, ...input.parameters, { synchronous_standby_names: asReplica ? '' : input.syncStandbyNames }) as Record<
+      string,
+      ParameterValue
+    >,
     standby,
   });
 }
@@ -46,7 +55,11 @@ export function renderServerConf(settings: PostgresSettings, input: ConfigInput)
 export function writeConfigFiles(settings: PostgresSettings, runAs: RunAs | undefined, input: ConfigInput): void {
   const dataDir = settings.dataDir;
   writePrivateFile(join(dataDir, 'postgresql.conf'), renderServerConf(settings, input), runAs);
-  writePrivateFile(join(dataDir, 'pg_hba.conf'), buildHba({ superuser: settings.superuser.username, replication: settings.replication.username, userLines: input.hbaLines }), runAs);
+  writePrivateFile(
+    join(dataDir, 'pg_hba.conf'),
+    buildHba({ superuser: settings.superuser.username, replication: settings.replication.username, userLines: input.hbaLines }),
+    runAs,
+  );
   // pg_basebackup and pg_rewind copy the source's auto.conf; ha-node owns every setting itself.
   writePrivateFile(join(dataDir, 'postgresql.auto.conf'), '', runAs);
   const signal = join(dataDir, 'standby.signal');

@@ -13,7 +13,21 @@ export async function initdb(db: PostgresInstance): Promise<void> {
     try {
       await runToolOrThrow(
         db.tool('initdb'),
-        ['-D', settings.dataDir, '-U', settings.superuser.username, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '-k', '--no-sync'],
+        [
+          '-D',
+          settings.dataDir,
+          '-U',
+          settings.superuser.username,
+          `--pwfile=${pwFile}`,
+          '-A',
+          'scram-sha-256',
+          '--auth-local=trust',
+          '-E',
+          'UTF8',
+          '--locale=C',
+          '-k',
+          '--no-sync',
+        ],
         { runAs: db.runAs, activity: db.activity, timeoutMs: 120_000 },
       );
     } finally {

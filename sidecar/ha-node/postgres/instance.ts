@@ -275,7 +275,12 @@ export class PostgresInstance {
 
   async controlData(): Promise<ControlData | undefined> {
     if (!this.isInitialized()) return undefined;
-    const result = await runTool(this.tool('pg_controldata'), ['-D', this.settings.dataDir], { runAs: this.runAs, activity: this.activity, env: { LC_ALL: 'C' }, timeoutMs: 30_000 });
+    const result = await runTool(this.tool('pg_controldata'), ['-D', this.settings.dataDir], {
+      runAs: this.runAs,
+      activity: this.activity,
+      env: { LC_ALL: 'C' },
+      timeoutMs: 30_000,
+    });
     if (result.code !== 0) return undefined;
     const field = (label: string): string => new RegExp(`^${label}:\\s*(.*)$`, 'm').exec(result.output)?.[1]?.trim() ?? '';
     return {
@@ -371,7 +376,8 @@ export class PostgresInstance {
     const pid = this.postmasterPid();
     // Liveness counts the wait as progress, as it does a running pg_ctl.
     this.activity.started(pid);
-    const signalled = pid === undefined ? undefined : await stopBySignal(this.settings.dataDir, pid, mode, timeoutSeconds * 1000).finally(() => this.activity.finished(pid));
+    const signalled =
+      pid === undefined ? undefined : await stopBySignal(this.settings.dataDir, pid, mode, timeoutSeconds * 1000).finally(() => this.activity.finished(pid));
     if (signalled === undefined) {
       const result = await runTool(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-m', mode, '-w', '-t', String(timeoutSeconds), 'stop'], {
         runAs: this.runAs,
@@ -410,7 +416,11 @@ export class PostgresInstance {
       }
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, 'SQL promotion failed; using pg_ctl promote');
-      await runToolOrThrow(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], { runAs: this.runAs, activity: this.activity, timeoutMs: 70_000 });
+      await runToolOrThrow(this.tool('pg_ctl'), ['-D', this.settings.dataDir, '-w', '-t', '60', 'promote'], {
+        runAs: this.runAs,
+        activity: this.activity,
+        timeoutMs: 70_000,
+      });
     } finally {
       await client?.end().catch(() => undefined);
     }

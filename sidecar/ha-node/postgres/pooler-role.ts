@@ -42,7 +42,9 @@ export class PoolerRoleKeeper {
   async ensure(connect: (database: string) => Promise<pg.Client>, serverIdentity: string): Promise<void> {
     const password = readFileSync(this.passwordFile, 'utf8');
     if (!password) throw new Error('the pooler password file is empty');
-    const fingerprint = createHash('sha256').update(JSON.stringify([serverIdentity, password])).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([serverIdentity, password]))
+      .digest('hex');
     if (fingerprint === this.confirmed) return;
     const client = await connect('postgres');
     let databases: string[];

@@ -20,7 +20,12 @@ export function saslPrep(password: string): string {
 
 /** RFC 3454 table B.1: characters SASLprep removes (soft hyphen, joiners, variation selectors, ...). */
 function mappedToNothing(code: number): boolean {
-  return [0x00ad, 0x034f, 0x1806, 0x2060, 0xfeff].includes(code) || (code >= 0x180b && code <= 0x180d) || (code >= 0x200b && code <= 0x200d) || (code >= 0xfe00 && code <= 0xfe0f);
+  return (
+    [0x00ad, 0x034f, 0x1806, 0x2060, 0xfeff].includes(code) ||
+    (code >= 0x180b && code <= 0x180d) ||
+    (code >= 0x200b && code <= 0x200d) ||
+    (code >= 0xfe00 && code <= 0xfe0f)
+  );
 }
 
 function keys(password: string, salt: Buffer, rounds: number): { storedKey: Buffer; serverKey: Buffer } {
@@ -44,5 +49,10 @@ export function verifierMatches(stored: string | null | undefined, password: str
   const { storedKey, serverKey } = keys(password, Buffer.from(match[2]!, 'base64'), rounds);
   const expectedStored = Buffer.from(match[3]!, 'base64');
   const expectedServer = Buffer.from(match[4]!, 'base64');
-  return expectedStored.length === storedKey.length && expectedServer.length === serverKey.length && timingSafeEqual(expectedStored, storedKey) && timingSafeEqual(expectedServer, serverKey);
+  return (
+    expectedStored.length === storedKey.length &&
+    expectedServer.length === serverKey.length &&
+    timingSafeEqual(expectedStored, storedKey) &&
+    timingSafeEqual(expectedServer, serverKey)
+  );
 }

@@ -25,7 +25,11 @@ export function serverLogLinesSince(path: string, from: number, pattern: RegExp 
     const start = Math.max(from, size - 256 * 1024);
     const buffer = Buffer.alloc(Math.max(0, size - start));
     readSync(fd, buffer, 0, buffer.length, start);
-    return buffer.toString('utf8').split('\n').filter((line) => pattern.test(line)).slice(-max);
+    return buffer
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => pattern.test(line))
+      .slice(-max);
   } catch {
     return [];
   } finally {

@@ -59,7 +59,11 @@ function leadingNumber(text: string, integer: boolean): { value: number; rest: s
     const next = int ? trimmed[int[0].length] : undefined;
     if (int && next !== '.' && next !== 'e' && next !== 'E') {
       const digits = int[2]!;
-      const magnitude = /^0[xX]/.test(digits) ? parseInt(digits.slice(2), 16) : digits.length > 1 && digits.startsWith('0') ? parseInt(digits, 8) : Number(digits);
+      const magnitude = /^0[xX]/.test(digits)
+        ? parseInt(digits.slice(2), 16)
+        : digits.length > 1 && digits.startsWith('0')
+          ? parseInt(digits, 8)
+          : Number(digits);
       return { value: int[1] === '-' ? -magnitude : magnitude, rest: trimmed.slice(int[0].length) };
     }
   }
@@ -75,7 +79,8 @@ function rangeText(rule: SettingRule): string {
 function numericProblem(text: string, rule: SettingRule): string | undefined {
   const integer = rule.vartype === 'integer';
   const parsed = leadingNumber(text, integer);
-  if (!parsed || Number.isNaN(parsed.value)) return `is not ${integer ? 'an integer' : 'a number'}${rule.unit ? ` or a ${integer ? 'size' : 'value'} with a unit such as ${exampleFor(rule.unit)}` : ''}`;
+  if (!parsed || Number.isNaN(parsed.value))
+    return `is not ${integer ? 'an integer' : 'a number'}${rule.unit ? ` or a ${integer ? 'size' : 'value'} with a unit such as ${exampleFor(rule.unit)}` : ''}`;
   let value = parsed.value;
   const unitText = parsed.rest.replace(/^\s+/, '');
   if (unitText !== '') {

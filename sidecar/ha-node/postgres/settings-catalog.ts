@@ -59,7 +59,11 @@ export interface ScreenedParameters {
  * other changes nor falls back to a default. Without a catalog only the server-independent
  * checks apply (control characters, numbers with an exponent).
  */
-export function screenParameters(wanted: Record<string, ParameterValue>, lastGood: Record<string, ParameterValue>, catalog: SettingsCatalog | undefined): ScreenedParameters {
+export function screenParameters(
+  wanted: Record<string, ParameterValue>,
+  lastGood: Record<string, ParameterValue>,
+  catalog: SettingsCatalog | undefined,
+): ScreenedParameters {
   const parameters: Record<string, ParameterValue> = {};
   const rejected: RejectedParameter[] = [];
   for (const [name, value] of Object.entries(wanted)) {

@@ -24,7 +24,14 @@ export function parseIdentifySystem(output: string): string | undefined {
  */
 export async function streamingSourceSystem(pg: PostgresInstance, address: StreamingAddress): Promise<{ systemIdentifier: string } | { error: string }> {
   const { replication, name } = pg.settings;
-  const conninfo = [`host=${quoteConnValue(address.host)}`, `port=${address.port}`, `user=${quoteConnValue(replication.username)}`, `application_name=${quoteConnValue(name)}`, 'replication=true', 'connect_timeout=5'].join(' ');
+  const conninfo = [
+    `host=${quoteConnValue(address.host)}`,
+    `port=${address.port}`,
+    `user=${quoteConnValue(replication.username)}`,
+    `application_name=${quoteConnValue(name)}`,
+    'replication=true',
+    'connect_timeout=5',
+  ].join(' ');
   try {
     const result = await runTool(pg.tool('psql'), ['-X', '-At', '-d', conninfo, '-c', 'IDENTIFY_SYSTEM'], {
       runAs: pg.runAs,

@@ -35,7 +35,12 @@ const hasControlCharacter = (text: string): boolean => [...text].some((c) => c.c
 
 type Check = (value: unknown) => string | undefined;
 
-const command: Check = (v) => (typeof v !== 'string' || v.length === 0 || v.length > 4096 ? 'must be a non-empty string of at most 4096 characters' : hasControlCharacter(v) ? 'must not contain control characters such as line breaks' : undefined);
+const command: Check = (v) =>
+  typeof v !== 'string' || v.length === 0 || v.length > 4096
+    ? 'must be a non-empty string of at most 4096 characters'
+    : hasControlCharacter(v)
+      ? 'must not contain control characters such as line breaks'
+      : undefined;
 
 const checks: Record<keyof StandbySource, Check> = {
   host: (v) => (typeof v === 'string' && hostPattern.test(v) ? undefined : 'must be a host name or IP address'),

@@ -34,7 +34,10 @@ export class ClusterPods {
       labelSelector,
       list: async (resourceVersion) => {
         // A list that hangs (API server frozen) must fail so the start is retried.
-        const list = await core.listNamespacedPod({ namespace, labelSelector, ...(resourceVersion ? { resourceVersion } : {}) }, withRequestTimeout(10_000, this.agents.middleware()));
+        const list = await core.listNamespacedPod(
+          { namespace, labelSelector, ...(resourceVersion ? { resourceVersion } : {}) },
+          withRequestTimeout(10_000, this.agents.middleware()),
+        );
         return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
       },
       // The watch delivers every pod change; the relist (the informer's default 5 min) is only a safety net.
@@ -87,7 +90,10 @@ export class ClusterPods {
   addressesOf(component: string): string[] {
     return this.informer
       .list()
-      .filter((pod) => pod.metadata?.labels?.[Labels.component] === component && pod.status?.podIP && pod.status.phase !== 'Succeeded' && pod.status.phase !== 'Failed')
+      .filter(
+        (pod) =>
+          pod.metadata?.labels?.[Labels.component] === component && pod.status?.podIP && pod.status.phase !== 'Succeeded' && pod.status.phase !== 'Failed',
+      )
       .map((pod) => pod.status!.podIP!)
       .sort();
   }

@@ -6,7 +6,18 @@ import type { Principal } from '../../../admin/auth/principals.js';
 import { ADMIN_PASSWORD, startHarness, until, type Harness } from '../support.js';
 
 const principal = (id: number): Principal => ({
-  user: { id, userName: `u${id}`, nickName: null, userGender: '3', userEmail: null, userPhone: null, lastLogin: null, statusType: '1', tokenVersion: 0, mustChangePassword: false },
+  user: {
+    id,
+    userName: `u${id}`,
+    nickName: null,
+    userGender: '3',
+    userEmail: null,
+    userPhone: null,
+    lastLogin: null,
+    statusType: '1',
+    tokenVersion: 0,
+    mustChangePassword: false,
+  },
   roleCodes: ['R_ADMIN'],
   buttonCodes: [],
   grants: new Map(),

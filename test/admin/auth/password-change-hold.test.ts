@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { heldForPasswordChange, isOwnPasswordEdit, readsOnly, USER_UPDATE_TEMPLATE } from '../../../admin/auth/password-change-hold.js';
 
-const route = (method: 'get' | 'post' | 'patch' | 'delete', template: string, openDuringPasswordChange?: boolean) => ({ method, template, openDuringPasswordChange });
+const route = (method: 'get' | 'post' | 'patch' | 'delete', template: string, openDuringPasswordChange?: boolean) => ({
+  method,
+  template,
+  openDuringPasswordChange,
+});
 
 describe('what a pending password change holds back', () => {
   it('reads are GETs and POST searches', () => {
@@ -16,13 +20,22 @@ describe('what a pending password change holds back', () => {
     const search = route('post', '/api/v1/system-manage/users/search');
     const create = route('post', '/api/v1/system-manage/users');
     const password = route('patch', '/api/v1/auth/password', true);
-    assert.deepEqual([search, create, password].map((r) => heldForPasswordChange('writes', r, false)), [false, true, false]);
-    assert.deepEqual([search, create, password].map((r) => heldForPasswordChange('all', r, false)), [true, true, false]);
-    assert.deepEqual([search, create, password].map((r) => heldForPasswordChange('off', r, false)), [false, false, false]);
+    assert.deepEqual(
+      [search, create, password].map((r) => heldForPasswordChange('writes', r, false)),
+      [false, true, false],
+    );
+    assert.deepEqual(
+      [search, create, password].map((r) => heldForPasswordChange('all', r, false)),
+      [true, true, false],
+    );
+    assert.deepEqual(
+      [search, create, password].map((r) => heldForPasswordChange('off', r, false)),
+      [false, false, false],
+    );
     assert.equal(heldForPasswordChange('all', route('patch', USER_UPDATE_TEMPLATE), true), false, 'the own password edit is a way out in every mode');
   });
 
-  it('the own password edit is the user editor saving the caller\'s record with a password', () => {
+  it("the own password edit is the user editor saving the caller's record with a password", () => {
     const edit = route('patch', USER_UPDATE_TEMPLATE);
     assert.equal(isOwnPasswordEdit(edit, 7, 7, { password: 'new-pass-1', nickName: 'x' }), true);
     assert.equal(isOwnPasswordEdit(edit, 8, 7, { password: 'new-pass-1' }), false, 'another user');

@@ -30,7 +30,9 @@ function echoApp(parser: express.RequestHandler): express.Express {
   const app = express();
   app.post('/echo', parser, (req: Request, res: Response) => sendJson(res, { body: req.body as unknown }));
   app.head('/echo', (_req: Request, res: Response) => sendJson(res, { body: 'head' }));
-  app.use((error: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => sendJson(res, { error: error.type, status: error.status }));
+  app.use((error: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) =>
+    sendJson(res, { error: error.type, status: error.status }),
+  );
   return app;
 }
 

@@ -12,10 +12,12 @@ describe('admin static route lookup', () => {
 
   before(async () => {
     const app = express();
-    const handle = (what: string) => async (req: Request, res: Response): Promise<void> => {
-      if (req.query.fail) throw new Error('handler failed');
-      res.json({ by: what, params: req.params });
-    };
+    const handle =
+      (what: string) =>
+      async (req: Request, res: Response): Promise<void> => {
+        if (req.query.fail) throw new Error('handler failed');
+        res.json({ by: what, params: req.params });
+      };
     app.use(staticRoutes([{ method: 'post', template: '/api/items/search', handle: handle('lookup') }]));
     app.post('/api/items/search', handle('express'));
     app.get('/api/items/search', handle('express-get'));

@@ -54,7 +54,14 @@ describe('ha-node settings document', () => {
   });
 
   it('keeps the lone-ha-node mode: the same keys from the environment, as JSON', () => {
-    const settings = loadHaNodeSettings({ env: { ...identity, KEELSON_BOOTSTRAP_CONFIG: '{"ttl": 40}', KEELSON_BACKUP: '{"stanza":"demo","repositories":[{"kind":"posix","path":"/r"}]}', KEELSON_POOLER_PODS: '8010' } });
+    const settings = loadHaNodeSettings({
+      env: {
+        ...identity,
+        KEELSON_BOOTSTRAP_CONFIG: '{"ttl": 40}',
+        KEELSON_BACKUP: '{"stanza":"demo","repositories":[{"kind":"posix","path":"/r"}]}',
+        KEELSON_POOLER_PODS: '8010',
+      },
+    });
     assert.deepEqual(settings.bootstrapConfig, { ttl: 40 });
     assert.equal(settings.backup?.repositories[0]?.kind, 'posix');
     assert.equal(settings.poolerPods, 8010);

@@ -35,13 +35,40 @@ const json: Array<[string, string]> = [['Content-Type', 'application/json']];
 
 function knownCases(token: () => string): KnownCase[] {
   const auth = (): Array<[string, string]> => [['Authorization', `Bearer ${token()}`], ...json];
-  const validation = (answer: RawAnswer): string | undefined => (envelopeCode(answer) === '1200' ? undefined : `expected code 1200, got ${envelopeCode(answer) ?? answer.status}`);
+  const validation = (answer: RawAnswer): string | undefined =>
+    envelopeCode(answer) === '1200' ? undefined : `expected code 1200, got ${envelopeCode(answer) ?? answer.status}`;
   return [
-    { name: 'nul-in-filter', build: () => ({ method: 'POST', target: '/api/v1/system-manage/users/search', headers: auth(), body: Buffer.from('{"userName":"\\u0000"}'), authenticated: true }), judge: validation },
-    { name: 'nul-in-login', build: () => ({ method: 'POST', target: '/api/v1/auth/login', headers: json, body: Buffer.from('{"userName":"admin\\u0000","password":"x"}'), authenticated: false }), judge: validation },
+    {
+      name: 'nul-in-filter',
+      build: () => ({
+        method: 'POST',
+        target: '/api/v1/system-manage/users/search',
+        headers: auth(),
+        body: Buffer.from('{"userName":"\\u0000"}'),
+        authenticated: true,
+      }),
+      judge: validation,
+    },
+    {
+      name: 'nul-in-login',
+      build: () => ({
+        method: 'POST',
+        target: '/api/v1/auth/login',
+        headers: json,
+        body: Buffer.from('{"userName":"admin\\u0000","password":"x"}'),
+        authenticated: false,
+      }),
+      judge: validation,
+    },
     {
       name: 'forged-token',
-      build: (rng) => ({ method: 'GET', target: '/api/v1/auth/user-info', headers: [['Authorization', `Bearer ${rng.pick(forgedJwts)}`]], body: Buffer.alloc(0), authenticated: false }),
+      build: (rng) => ({
+        method: 'GET',
+        target: '/api/v1/auth/user-info',
+        headers: [['Authorization', `Bearer ${rng.pick(forgedJwts)}`]],
+        body: Buffer.alloc(0),
+        authenticated: false,
+      }),
       judge: (answer) => (envelopeCode(answer) === '2100' ? undefined : `expected code 2100, got ${envelopeCode(answer) ?? answer.status}`),
     },
   ];
@@ -81,7 +108,13 @@ export async function startAdminTarget(): Promise<FuzzTarget> {
     // fuzzer exercises the API behind that step, as an administrator who has done it.
     await db.query('UPDATE users SET must_change_password = false WHERE user_name = $1', ['admin']);
     const login = async (): Promise<{ token: string; refreshToken: string }> => {
-      const reply = (await (await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', password: adminPassword }) })).json()) as { data: { token: string; refreshToken: string } };
+      const reply = (await (
+        await fetch(`${base}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ userName: 'admin', password: adminPassword }),
+        })
+      ).json()) as { data: { token: string; refreshToken: string } };
       return reply.data;
     };
     let tokens = await login();
@@ -95,10 +128,25 @@ export async function startAdminTarget(): Promise<FuzzTarget> {
       queryKeys: ['name', 'current', 'size'],
       bodies: [
         { userName: 'admin', password: wrongPassword },
-        { userName: 'fuzz-user', password: 'fuzz-pass-1', nickName: 'n', userEmail: 'a@b.c', userPhone: '123', byUserRoleCodeList: ['R_USER'], statusType: '1' },
+        {
+          userName: 'fuzz-user',
+          password: 'fuzz-pass-1',
+          nickName: 'n',
+          userEmail: 'a@b.c',
+          userPhone: '123',
+          byUserRoleCodeList: ['R_USER'],
+          statusType: '1',
+        },
         { current: 1, size: 10, orderBy: ['-id'], userName: 'a', statusType: '1' },
         { roleName: 'r', roleCode: 'R_FUZZ', roleDesc: 'd', byRoleHomeId: 'YaD2RMJ5' },
-        { menuName: 'm', routeName: 'fuzz', routePath: '/fuzz', menuType: '2', routeParam: [{ key: 'k', value: 'v' }], byMenuButtons: [{ buttonCode: 'B_X', buttonDesc: 'x' }] },
+        {
+          menuName: 'm',
+          routeName: 'fuzz',
+          routePath: '/fuzz',
+          menuType: '2',
+          routeParam: [{ key: 'k', value: 'v' }],
+          byMenuButtons: [{ buttonCode: 'B_X', buttonDesc: 'x' }],
+        },
         { ids: ['YaD2RMJ5'] },
         { refreshToken: 'not-a-token' },
         { phone: '13800000000', code: '000000' },
@@ -107,7 +155,14 @@ export async function startAdminTarget(): Promise<FuzzTarget> {
       ],
       contentTypes: ['application/json', 'application/json; charset=utf-8'],
       validAuth: () => [['Authorization', `Bearer ${tokens.token}`]],
-      badAuth: [['Authorization', 'Bearer '], ['Authorization', 'Bearer x.y.z'], ['Authorization', `Bearer ${forgedJwts[0]}`], ['Authorization', `Bearer ${forgedJwts[1]}`], ['Authorization', `Basic ${Buffer.from(`admin:${wrongPassword}`).toString('base64')}`], ['Authorization', `Bearer ${'a'.repeat(10_000)}`]],
+      badAuth: [
+        ['Authorization', 'Bearer '],
+        ['Authorization', 'Bearer x.y.z'],
+        ['Authorization', `Bearer ${forgedJwts[0]}`],
+        ['Authorization', `Bearer ${forgedJwts[1]}`],
+        ['Authorization', `Basic ${Buffer.from(`admin:${wrongPassword}`).toString('base64')}`],
+        ['Authorization', `Bearer ${'a'.repeat(10_000)}`],
+      ],
       knownCases: knownCases(() => tokens.token),
     };
     return {

@@ -25,7 +25,24 @@ export async function startExporterTarget(): Promise<FuzzTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'keelson-fuzz-exporter-'));
   writeFileSync(join(dir, 'web.yml'), `basic_auth_users:\n  ${user}: ${await bcrypt.hash(password, 4)}\n`);
   const port = await freePort();
-  const server = spawnKeelson(['exporter', '--url', pg.url, '--web.listen-address', `127.0.0.1:${port}`, '--web.config.file', join(dir, 'web.yml'), '--web.auth-scope', 'admin', '--log.level', 'debug', '--connect-timeout', '1000'], {});
+  const server = spawnKeelson(
+    [
+      'exporter',
+      '--url',
+      pg.url,
+      '--web.listen-address',
+      `127.0.0.1:${port}`,
+      '--web.config.file',
+      join(dir, 'web.yml'),
+      '--web.auth-scope',
+      'admin',
+      '--log.level',
+      'debug',
+      '--connect-timeout',
+      '1000',
+    ],
+    {},
+  );
   const stopAll = async (): Promise<void> => {
     await server.stop();
     await pg.stop();
@@ -43,16 +60,32 @@ export async function startExporterTarget(): Promise<FuzzTarget> {
       bodies: [{ reload: true }, { collectors: ['pg_up'] }],
       contentTypes: ['application/json', 'text/plain'],
       validAuth: () => [auth],
-      badAuth: [basicAuth(user, wrongPassword), basicAuth('', ''), ['Authorization', 'Basic !!!notbase64'], ['Authorization', `Basic ${Buffer.from(user).toString('base64')}`], ['Authorization', `Bearer ${forgedJwts[0]}`], ['Authorization', `Basic ${'QUFB'.repeat(5000)}`]],
+      badAuth: [
+        basicAuth(user, wrongPassword),
+        basicAuth('', ''),
+        ['Authorization', 'Basic !!!notbase64'],
+        ['Authorization', `Basic ${Buffer.from(user).toString('base64')}`],
+        ['Authorization', `Bearer ${forgedJwts[0]}`],
+        ['Authorization', `Basic ${'QUFB'.repeat(5000)}`],
+      ],
       knownCases: [
         {
           name: 'reload-unsupported-method',
           build: () => ({ method: 'PUT', target: '/reload', headers: [auth], body: Buffer.alloc(0), authenticated: true }),
-          judge: (answer: RawAnswer) => (answer.status === 405 && /GET/.test(answer.headers.allow ?? '') ? undefined : `expected 405 with Allow, got ${answer.status} allow=${answer.headers.allow}`),
+          judge: (answer: RawAnswer) =>
+            answer.status === 405 && /GET/.test(answer.headers.allow ?? '')
+              ? undefined
+              : `expected 405 with Allow, got ${answer.status} allow=${answer.headers.allow}`,
         },
         {
           name: 'reload-without-credentials',
-          build: (rng) => ({ method: 'POST', target: '/reload', headers: rng.chance(0.5) ? [basicAuth(user, wrongPassword)] : [], body: Buffer.alloc(0), authenticated: false }),
+          build: (rng) => ({
+            method: 'POST',
+            target: '/reload',
+            headers: rng.chance(0.5) ? [basicAuth(user, wrongPassword)] : [],
+            body: Buffer.alloc(0),
+            authenticated: false,
+          }),
           judge: (answer: RawAnswer) => (answer.status === 401 ? undefined : `expected 401, got ${answer.status}`),
         },
       ],
@@ -70,13 +103,16 @@ export async function startExporterTarget(): Promise<FuzzTarget> {
         { label: 'PostgreSQL password', value: pg.password },
       ],
       profile,
-      allows5xx: (request, status) => (status === 503 && healthPaths.includes(pathOf(request.target))) || (status === 500 && pathOf(request.target) === '/reload'),
+      allows5xx: (request, status) =>
+        (status === 503 && healthPaths.includes(pathOf(request.target))) || (status === 500 && pathOf(request.target) === '/reload'),
       // Only a reload re-reads the collector definitions; reading /explain costs more than a request.
       canChangeState: (request) => pathOf(request.target).startsWith('/reload'),
       refused: (_request, answer) => typeof answer.status !== 'number' || answer.status >= 400,
       async state() {
         const response = await fetch(`${base}/explain`, { headers: { authorization: auth[1] } });
-        return `${response.status} ${createHash('sha256').update(await response.text()).digest('hex')}`;
+        return `${response.status} ${createHash('sha256')
+          .update(await response.text())
+          .digest('hex')}`;
       },
       stop: stopAll,
     };

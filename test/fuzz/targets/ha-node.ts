@@ -14,25 +14,96 @@ const apiUser = 'fuzz-api';
 const apiPassword = 'fuzz-ha-api-pass-64';
 const wrongPassword = 'fuzz-wrong-pass-39';
 
-const healthPaths = ['/', '/primary', '/read-write', '/standby-leader', '/standby_leader', '/leader', '/replica', '/read-only', '/synchronous', '/sync', '/read-only-sync', '/quorum', '/read-only-quorum', '/asynchronous', '/async', '/health', '/liveness', '/readiness'];
+const healthPaths = [
+  '/',
+  '/primary',
+  '/read-write',
+  '/standby-leader',
+  '/standby_leader',
+  '/leader',
+  '/replica',
+  '/read-only',
+  '/synchronous',
+  '/sync',
+  '/read-only-sync',
+  '/quorum',
+  '/read-only-quorum',
+  '/asynchronous',
+  '/async',
+  '/health',
+  '/liveness',
+  '/readiness',
+];
 const refused4xx = (answer: RawAnswer): boolean => typeof answer.status === 'number' && answer.status >= 400 && answer.status < 500;
 
 function knownCases(): KnownCase[] {
   const auth: Array<[string, string]> = [basicAuth(apiUser, apiPassword), ['Content-Type', 'application/json']];
   const expect400 = (answer: RawAnswer): string | undefined => (answer.status === 400 ? undefined : `expected 400, got ${answer.status}`);
   return [
-    { name: 'config-prototype-key', build: (rng) => ({ method: rng.pick(['PATCH', 'PUT']), target: '/config', headers: auth, body: Buffer.from(rng.pick(['{"__proto__":{"polluted":1}}', '{"postgresql":{"__proto__":{"polluted":1}}}', '{"constructor":{"prototype":{"polluted":1}}}'])), authenticated: true }), judge: expect400 },
-    { name: 'config-ttl-out-of-range', build: (rng) => ({ method: 'PATCH', target: '/config', headers: auth, body: Buffer.from(`{"ttl":${rng.pick(['9007199254740992', '1e309', '0', '-5', '4', '3601', '2147483648'])}}`), authenticated: true }), judge: expect400 },
-    { name: 'config-put-null-ttl', build: () => ({ method: 'PUT', target: '/config', headers: auth, body: Buffer.from('{"ttl":1e309}'), authenticated: true }), judge: expect400 },
+    {
+      name: 'config-prototype-key',
+      build: (rng) => ({
+        method: rng.pick(['PATCH', 'PUT']),
+        target: '/config',
+        headers: auth,
+        body: Buffer.from(
+          rng.pick(['{"__proto__":{"polluted":1}}', '{"postgresql":{"__proto__":{"polluted":1}}}', '{"constructor":{"prototype":{"polluted":1}}}']),
+        ),
+        authenticated: true,
+      }),
+      judge: expect400,
+    },
+    {
+      name: 'config-ttl-out-of-range',
+      build: (rng) => ({
+        method: 'PATCH',
+        target: '/config',
+        headers: auth,
+        body: Buffer.from(`{"ttl":${rng.pick(['9007199254740992', '1e309', '0', '-5', '4', '3601', '2147483648'])}}`),
+        authenticated: true,
+      }),
+      judge: expect400,
+    },
+    {
+      name: 'config-put-null-ttl',
+      build: () => ({ method: 'PUT', target: '/config', headers: auth, body: Buffer.from('{"ttl":1e309}'), authenticated: true }),
+      judge: expect400,
+    },
     {
       name: 'failsafe-post-refused',
-      build: (rng) => ({ method: 'POST', target: '/failsafe', headers: rng.chance(0.5) ? [['Content-Type', 'application/json']] : auth, body: Buffer.from(rng.pick(['{"name":"x","api_url":"http://127.0.0.1:1/ha"}', 'null', `{"a":"${'x'.repeat(100_000)}"}`])), authenticated: false }),
+      build: (rng) => ({
+        method: 'POST',
+        target: '/failsafe',
+        headers: rng.chance(0.5) ? [['Content-Type', 'application/json']] : auth,
+        body: Buffer.from(rng.pick(['{"name":"x","api_url":"http://127.0.0.1:1/ha"}', 'null', `{"a":"${'x'.repeat(100_000)}"}`])),
+        authenticated: false,
+      }),
       // Refused: 401 without credentials, 400/413 for a bad body, and with credentials 502, Patroni's
       // answer while failsafe mode is off. Never 200: that would record a failsafe contact.
       judge: (answer) => (refused4xx(answer) || answer.status === 502 ? undefined : `failsafe mode is off: expected a refusal, got ${answer.status}`),
     },
-    { name: 'reinitialize-wrong-types', build: (rng) => ({ method: 'POST', target: '/reinitialize', headers: auth, body: Buffer.from(rng.pick(['{"force":1}', '"yes"', '{"from-leader":"x"}', '{"force":"true"}'])), authenticated: true }), judge: expect400 },
-    { name: 'config-deep-nesting', build: () => ({ method: 'PATCH', target: '/config', headers: auth, body: Buffer.from(`{"postgresql":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`), authenticated: true }), judge: (answer) => (refused4xx(answer) ? undefined : `expected 400 or 413, got ${answer.status}`) },
+    {
+      name: 'reinitialize-wrong-types',
+      build: (rng) => ({
+        method: 'POST',
+        target: '/reinitialize',
+        headers: auth,
+        body: Buffer.from(rng.pick(['{"force":1}', '"yes"', '{"from-leader":"x"}', '{"force":"true"}'])),
+        authenticated: true,
+      }),
+      judge: expect400,
+    },
+    {
+      name: 'config-deep-nesting',
+      build: () => ({
+        method: 'PATCH',
+        target: '/config',
+        headers: auth,
+        body: Buffer.from(`{"postgresql":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`),
+        authenticated: true,
+      }),
+      judge: (answer) => (refused4xx(answer) ? undefined : `expected 400 or 413, got ${answer.status}`),
+    },
   ];
 }
 
@@ -48,10 +119,32 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
     const original = (await member.get('/config')).body;
     const auth = basicAuth(apiUser, apiPassword);
     const profile: FuzzProfile = {
-      paths: [...healthPaths, '/ha', '/metrics', '/cluster', '/history', '/config', '/switchover', '/failover', '/restart', '/reload', '/reinitialize', '/failsafe', '/patroni'],
+      paths: [
+        ...healthPaths,
+        '/ha',
+        '/metrics',
+        '/cluster',
+        '/history',
+        '/config',
+        '/switchover',
+        '/failover',
+        '/restart',
+        '/reload',
+        '/reinitialize',
+        '/failsafe',
+        '/patroni',
+      ],
       queryKeys: ['lag', 'replication_state', 'tag_nofailover', 'tag_clonefrom', 'mode'],
       bodies: [
-        { ttl: 8, loop_wait: 1, retry_timeout: 3, maximum_lag_on_failover: 1048576, postgresql: { parameters: { max_connections: 40 } }, failsafe_mode: false, synchronous_mode: false },
+        {
+          ttl: 8,
+          loop_wait: 1,
+          retry_timeout: 3,
+          maximum_lag_on_failover: 1048576,
+          postgresql: { parameters: { max_connections: 40 } },
+          failsafe_mode: false,
+          synchronous_mode: false,
+        },
         { leader: member.name, candidate: 'fuzz-9', scheduled_at: '2030-01-01T00:00:00+00:00' },
         { candidate: member.name },
         { restart_pending: true, role: 'replica', db_version: '99.0', timeout: 5, schedule: '2030-01-01T00:00:00+00:00' },
@@ -60,7 +153,13 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       ],
       contentTypes: ['application/json'],
       validAuth: () => [auth],
-      badAuth: [basicAuth(apiUser, wrongPassword), basicAuth('', ''), ['Authorization', 'Basic !!'], ['Authorization', `Bearer ${forgedJwts[0]}`], ['Authorization', `Basic ${'QUFB'.repeat(5000)}`]],
+      badAuth: [
+        basicAuth(apiUser, wrongPassword),
+        basicAuth('', ''),
+        ['Authorization', 'Basic !!'],
+        ['Authorization', `Bearer ${forgedJwts[0]}`],
+        ['Authorization', `Basic ${'QUFB'.repeat(5000)}`],
+      ],
       knownCases: knownCases(),
       // An accepted restart (e.g. `{}`) would restart PostgreSQL: keep only ones scheduled far away.
       avoid: (request) => request.authenticated && request.method === 'POST' && pathOf(request.target) === '/restart' && !request.body.includes('2030'),
@@ -77,7 +176,9 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       pid: member.process?.pid ?? 0,
       exited: () => {
         const child = member.process;
-        return child && (child.exitCode !== null || child.signalCode !== null) ? `exit code ${child.exitCode}, signal ${child.signalCode}; last log: ${member.log().slice(-600)}` : undefined;
+        return child && (child.exitCode !== null || child.signalCode !== null)
+          ? `exit code ${child.exitCode}, signal ${child.signalCode}; last log: ${member.log().slice(-600)}`
+          : undefined;
       },
       logs: () => member.log(),
       secrets: [
@@ -104,9 +205,12 @@ export async function startHaNodeTarget(): Promise<FuzzTarget> {
       refused: (_request, answer) => typeof answer.status !== 'number' || answer.status >= 400,
       state,
       async afterAccepted(request) {
-        if (pathOf(request.target) === '/config') await fetch(`${member.apiUrl}/config`, { method: 'PUT', headers: { authorization: auth[1], 'content-type': 'application/json' }, body: original });
-        if (request.method === 'POST' && pathOf(request.target) === '/restart') await fetch(`${member.apiUrl}/restart`, { method: 'DELETE', headers: { authorization: auth[1] } });
-        if (request.method === 'POST' && pathOf(request.target) === '/switchover') await fetch(`${member.apiUrl}/switchover`, { method: 'DELETE', headers: { authorization: auth[1] } });
+        if (pathOf(request.target) === '/config')
+          await fetch(`${member.apiUrl}/config`, { method: 'PUT', headers: { authorization: auth[1], 'content-type': 'application/json' }, body: original });
+        if (request.method === 'POST' && pathOf(request.target) === '/restart')
+          await fetch(`${member.apiUrl}/restart`, { method: 'DELETE', headers: { authorization: auth[1] } });
+        if (request.method === 'POST' && pathOf(request.target) === '/switchover')
+          await fetch(`${member.apiUrl}/switchover`, { method: 'DELETE', headers: { authorization: auth[1] } });
       },
       async finalChecks() {
         const problems: string[] = [];

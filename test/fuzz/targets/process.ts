@@ -32,7 +32,10 @@ export function spawnKeelson(args: string[], env: Record<string, string>): Serve
   child.on('exit', () => {
     for (const wake of lineWaiters.splice(0)) wake();
   });
-  const exited = (): string | undefined => (child.exitCode !== null || child.signalCode !== null ? `exit code ${child.exitCode}, signal ${child.signalCode}; last log: ${output.slice(-600)}` : undefined);
+  const exited = (): string | undefined =>
+    child.exitCode !== null || child.signalCode !== null
+      ? `exit code ${child.exitCode}, signal ${child.signalCode}; last log: ${output.slice(-600)}`
+      : undefined;
   return {
     child,
     pid: child.pid ?? 0,
@@ -81,7 +84,10 @@ export async function waitForHttp(url: string, server: ServerProcess, timeoutMs 
 }
 
 /** Header of an HTTP basic authorization. */
-export const basicAuth = (user: string, password: string): [string, string] => ['Authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`];
+export const basicAuth = (user: string, password: string): [string, string] => [
+  'Authorization',
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+];
 
 /** A JWT-shaped token that must be refused: alg none, or signed with a key nobody holds. */
 export const forgedJwts: readonly string[] = [

@@ -33,11 +33,18 @@ describe('lib/kube loadKubeConfig: explicit file, in-cluster service account, ~/
   const port = (): string => new URL(kube.url).port;
 
   it('uses the in-cluster service account in a pod, over TLS with its CA and token', async () => {
-    const kc = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port() }, serviceAccountDir: serviceAccount('sa'), home: emptyHome() });
+    const kc = loadKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port() },
+      serviceAccountDir: serviceAccount('sa'),
+      home: emptyHome(),
+    });
     assert.equal(kc.getCurrentCluster()?.server, `https://127.0.0.1:${port()}`);
     assert.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, 'team-a');
     const namespaces = await kc.makeApiClient(k8s.CoreV1Api).listNamespace();
-    assert.ok(namespaces.items.some((n) => n.metadata?.name === 'default'), 'a real request through the in-cluster config');
+    assert.ok(
+      namespaces.items.some((n) => n.metadata?.name === 'default'),
+      'a real request through the in-cluster config',
+    );
   });
 
   it('prefers an explicit kubeconfig (or KUBECONFIG) over the pod, and merges several files', () => {
@@ -59,14 +66,20 @@ describe('lib/kube loadKubeConfig: explicit file, in-cluster service account, ~/
   });
 
   it('says plainly that no Kubernetes API is configured and how to give one', () => {
-    assert.throws(() => loadKubeConfig({ env: {}, home: emptyHome(), serviceAccountDir: join(dir, 'absent') }), (error: unknown) => {
-      assert.ok(error instanceof KubeNotConfiguredError);
-      assert.match(error.message, /no Kubernetes API is configured/);
-      assert.match(error.message, /--kubeconfig <file>/);
-      assert.match(error.message, /KUBECONFIG/);
-      return true;
-    });
-    assert.throws(() => loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1' }, home: emptyHome(), serviceAccountDir: join(dir, 'absent') }), /token is missing/);
+    assert.throws(
+      () => loadKubeConfig({ env: {}, home: emptyHome(), serviceAccountDir: join(dir, 'absent') }),
+      (error: unknown) => {
+        assert.ok(error instanceof KubeNotConfiguredError);
+        assert.match(error.message, /no Kubernetes API is configured/);
+        assert.match(error.message, /--kubeconfig <file>/);
+        assert.match(error.message, /KUBECONFIG/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1' }, home: emptyHome(), serviceAccountDir: join(dir, 'absent') }),
+      /token is missing/,
+    );
     assert.throws(() => loadKubeConfig({ kubeconfig: join(dir, 'nope.yaml'), env: {} }), /nope\.yaml does not exist/);
   });
 });

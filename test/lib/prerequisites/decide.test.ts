@@ -8,14 +8,16 @@ import { decide } from '../../../lib/prerequisites/decide.js';
 import { ensurePrerequisites, PrerequisitesMissing } from '../../../lib/prerequisites/ensure.js';
 import { requirementsFor } from '../../../lib/prerequisites/requirements.js';
 
-describe('prerequisites: the installer\'s decision', () => {
+describe("prerequisites: the installer's decision", () => {
   it('does nothing when nothing is missing', () => {
     assert.deepEqual(decide([], { root: false, apt: false }, true), { action: 'ready' });
   });
 
   it('installs as root on an apt machine, with the packages named', () => {
     assert.deepEqual(decide(['pgbouncer', 'pgbackrest'], { root: true, apt: true }, true), {
-      action: 'install', packages: ['pgbouncer', 'pgbackrest'], command: 'apt-get install -y --no-install-recommends pgbouncer pgbackrest',
+      action: 'install',
+      packages: ['pgbouncer', 'pgbackrest'],
+      command: 'apt-get install -y --no-install-recommends pgbouncer pgbackrest',
     });
   });
 
@@ -65,12 +67,20 @@ describe('prerequisites: the check', () => {
 
   it('stops with exit code 2 and the command when it may not install, without touching the machine', () => {
     const started = Date.now();
-    assert.throws(() => ensurePrerequisites(['local'], { say: () => assert.fail('nothing to say'), host: { root: false, apt: true }, env: { KEELSON_PREREQUISITES_PATH: '/nonexistent' } }), (err: unknown) => {
-      assert.ok(err instanceof PrerequisitesMissing);
-      assert.equal(err.exitCode, 2);
-      assert.match(err.message, /sudo apt-get install -y --no-install-recommends pgbackrest pgbouncer/);
-      return true;
-    });
+    assert.throws(
+      () =>
+        ensurePrerequisites(['local'], {
+          say: () => assert.fail('nothing to say'),
+          host: { root: false, apt: true },
+          env: { KEELSON_PREREQUISITES_PATH: '/nonexistent' },
+        }),
+      (err: unknown) => {
+        assert.ok(err instanceof PrerequisitesMissing);
+        assert.equal(err.exitCode, 2);
+        assert.match(err.message, /sudo apt-get install -y --no-install-recommends pgbackrest pgbouncer/);
+        return true;
+      },
+    );
     assert.ok(Date.now() - started < 2_000);
   });
 });

@@ -39,13 +39,22 @@ export function databaseCrd(options: DatabaseCrdOptions) {
     spec: {
       group: options.group,
       scope: 'Namespaced',
-      names: { plural: options.plural, singular: options.kind.toLowerCase(), kind: options.kind, shortNames: options.shortNames, categories: options.categories },
+      names: {
+        plural: options.plural,
+        singular: options.kind.toLowerCase(),
+        kind: options.kind,
+        shortNames: options.shortNames,
+        categories: options.categories,
+      },
       versions: [
         {
           name: 'v1',
           served: true,
           storage: true,
-          subresources: { status: {}, scale: { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' } },
+          subresources: {
+            status: {},
+            scale: { specReplicasPath: '.spec.instances', statusReplicasPath: '.status.instances', labelSelectorPath: '.status.selector' },
+          },
           additionalPrinterColumns: [
             { name: 'Instances', type: 'integer', jsonPath: '.spec.instances' },
             { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
@@ -82,7 +91,14 @@ export function databaseCrd(options: DatabaseCrdOptions) {
 }
 
 /** The stand-in tests' CRD: pgclusters.demo.example.com with CEL rules. */
-export const pgClusterCrd = databaseCrd({ group: 'demo.example.com', plural: 'pgclusters', kind: 'PgCluster', shortNames: ['pgc'], categories: ['all'], cel: true });
+export const pgClusterCrd = databaseCrd({
+  group: 'demo.example.com',
+  plural: 'pgclusters',
+  kind: 'PgCluster',
+  shortNames: ['pgc'],
+  categories: ['all'],
+  cel: true,
+});
 
 export function pgCluster(name: string, spec: Record<string, unknown> = { instances: 3 }): Record<string, unknown> {
   return { apiVersion: 'demo.example.com/v1', kind: 'PgCluster', metadata: { name, namespace: 'default' }, spec };

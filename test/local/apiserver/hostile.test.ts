@@ -30,7 +30,10 @@ describe('API server stand-in: hostile bodies and options (the stand-in-specific
       const res = await kubeJson(server, 'PATCH', `${cms}/target`, { body, contentType });
       assert.equal(res.status, 200, `${contentType}: ${res.text.slice(0, 300)}`);
     }
-    const apply = await kubeJson(server, 'PATCH', `${cms}/target?fieldManager=deep`, { body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"target"},"zzz":${atLimit}}`, contentType: 'application/apply-patch+yaml' });
+    const apply = await kubeJson(server, 'PATCH', `${cms}/target?fieldManager=deep`, {
+      body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"target"},"zzz":${atLimit}}`,
+      contentType: 'application/apply-patch+yaml',
+    });
     assert.equal(apply.status, 200, apply.text.slice(0, 300));
     for (const levels of [maxNestingDepth + 1, 10_000, 100_000]) {
       const res = await kubeJson(server, 'POST', cms, { body: `{"metadata":{"name":"deeper"},"zzz":${nested(levels)}}` });

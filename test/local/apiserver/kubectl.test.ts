@@ -42,7 +42,10 @@ describe('API server stand-in: kubectl unmodified', () => {
   });
 
   it('applies a CRD and a custom resource, and prints the printer columns', async () => {
-    assert.match(await ok('apply', '-f', file('crd.yaml', [pgClusterCrd])), /customresourcedefinition.apiextensions.k8s.io\/pgclusters.demo.example.com created/);
+    assert.match(
+      await ok('apply', '-f', file('crd.yaml', [pgClusterCrd])),
+      /customresourcedefinition.apiextensions.k8s.io\/pgclusters.demo.example.com created/,
+    );
     assert.match(await ok('apply', '-f', file('cluster.yaml', [pgCluster('demo')])), /pgcluster.demo.example.com\/demo created/);
     const table = await ok('get', 'pgc');
     const [header, row] = table.trim().split('\n');
@@ -76,7 +79,14 @@ describe('API server stand-in: kubectl unmodified', () => {
 
   it('describes an object with its events', async () => {
     const uid = await ok('get', 'pgc', 'demo', '-o', 'jsonpath={.metadata.uid}');
-    const event = { metadata: { name: 'demo.1' }, involvedObject: { apiVersion: 'demo.example.com/v1', kind: 'PgCluster', name: 'demo', namespace: 'default', uid }, reason: 'Bootstrapped', message: 'primary elected', type: 'Normal', count: 1 };
+    const event = {
+      metadata: { name: 'demo.1' },
+      involvedObject: { apiVersion: 'demo.example.com/v1', kind: 'PgCluster', name: 'demo', namespace: 'default', uid },
+      reason: 'Bootstrapped',
+      message: 'primary elected',
+      type: 'Normal',
+      count: 1,
+    };
     assert.equal((await kubeRequest(server, 'POST', '/api/v1/namespaces/default/events', { body: event })).status, 201);
     const described = await ok('describe', 'pgc', 'demo');
     assert.match(described, /Name:\s+demo/);
@@ -102,15 +112,28 @@ describe('API server stand-in: kubectl unmodified', () => {
   });
 
   it('applies server-side, reporting field conflicts and honouring --force-conflicts', async () => {
-    const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ssa', namespace: 'default' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } };
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'ssa', namespace: 'default' },
+      spec: { holderIdentity: 'me', leaseDurationSeconds: 15 },
+    };
     assert.match(await ok('apply', '--server-side', '-f', file('lease.yaml', [lease])), /serverside-applied/);
     const leases = await ok('get', 'leases');
     assert.match(leases, /NAME\s+HOLDER\s+AGE/);
     assert.match(leases, /ssa\s+me/);
-    const managers = JSON.parse(await ok('get', 'lease', 'ssa', '-o', 'json', '--show-managed-fields')) as { metadata: { managedFields: Array<{ manager: string; operation: string }> } };
-    assert.deepEqual(managers.metadata.managedFields.map((m) => `${m.manager}/${m.operation}`), ['kubectl/Apply']);
+    const managers = JSON.parse(await ok('get', 'lease', 'ssa', '-o', 'json', '--show-managed-fields')) as {
+      metadata: { managedFields: Array<{ manager: string; operation: string }> };
+    };
+    assert.deepEqual(
+      managers.metadata.managedFields.map((m) => `${m.manager}/${m.operation}`),
+      ['kubectl/Apply'],
+    );
     // Another manager changes a field kubectl owns: a plain re-apply with another value conflicts.
-    const other = await kubeRequest(server, 'PATCH', '/apis/coordination.k8s.io/v1/namespaces/default/leases/ssa?fieldManager=operator', { contentType: 'application/merge-patch+json', body: { spec: { leaseDurationSeconds: 30 } } });
+    const other = await kubeRequest(server, 'PATCH', '/apis/coordination.k8s.io/v1/namespaces/default/leases/ssa?fieldManager=operator', {
+      contentType: 'application/merge-patch+json',
+      body: { spec: { leaseDurationSeconds: 30 } },
+    });
     assert.equal(other.status, 200);
     const changed = { ...lease, spec: { ...lease.spec, leaseDurationSeconds: 20 } };
     const conflict = await kubectl('apply', '--server-side', '-f', file('lease2.yaml', [changed]));
@@ -125,9 +148,17 @@ describe('API server stand-in: kubectl unmodified', () => {
   });
 
   it('shows pod IPs and nodes with -o wide', async () => {
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' }, spec: { nodeName: 'local', containers: [{ name: 'web', image: 'nginx' }] } };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-0', namespace: 'default' },
+      spec: { nodeName: 'local', containers: [{ name: 'web', image: 'nginx' }] },
+    };
     await ok('apply', '-f', file('pod.yaml', [pod]));
-    await kubeRequest(server, 'PATCH', '/api/v1/namespaces/default/pods/web-0/status', { contentType: 'application/merge-patch+json', body: { status: { phase: 'Running', podIP: '127.0.0.7' } } });
+    await kubeRequest(server, 'PATCH', '/api/v1/namespaces/default/pods/web-0/status', {
+      contentType: 'application/merge-patch+json',
+      body: { status: { phase: 'Running', podIP: '127.0.0.7' } },
+    });
     const [header, row] = (await ok('get', 'pods', '-o', 'wide')).trim().split('\n');
     assert.deepEqual(header.trim().split(/\s+/), ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP', 'NODE']);
     assert.match(row, /^web-0\s+0\/1\s+Running\s+0\s+\S+\s+127\.0\.0\.7\s+local/);

@@ -21,15 +21,41 @@ describe('keelson local up on a cluster that cannot become Ready', { timeout: 24
   it('names the pod, its container and the last error line, and exits non-zero at its deadline', async () => {
     const started = Date.now();
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', dir, '--instances', '2', '--detach', '--timeout', '50', '--ip-prefix', '127.0.47', '--network', 'loopback'], {
-        timeout: 200_000,
-        env: { ...process.env, PATH: `${bin}:/usr/sbin:/sbin`, KEELSON_PREREQUISITES_PATH: '/usr/bin:/usr/sbin:/bin:/sbin' },
-      }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }));
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'bin/keelson.ts',
+          'local',
+          'up',
+          '--dir',
+          dir,
+          '--instances',
+          '2',
+          '--detach',
+          '--timeout',
+          '50',
+          '--ip-prefix',
+          '127.0.47',
+          '--network',
+          'loopback',
+        ],
+        {
+          timeout: 200_000,
+          env: { ...process.env, PATH: `${bin}:/usr/sbin:/sbin`, KEELSON_PREREQUISITES_PATH: '/usr/bin:/usr/sbin:/bin:/sbin' },
+        },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }),
+      );
     });
     const elapsed = (Date.now() - started) / 1000;
     assert.notEqual(result.code, 0, result.output);
     // While waiting: the replica is named with its container and the error that keeps it from streaming.
-    assert.match(result.output, /^ {2}pod demo-1, container postgres: (restarting|not ready for \d+ s);.*last error: .*(pgbackrest|not found|restore)/m, result.output);
+    assert.match(
+      result.output,
+      /^ {2}pod demo-1, container postgres: (restarting|not ready for \d+ s);.*last error: .*(pgbackrest|not found|restore)/m,
+      result.output,
+    );
     // At the deadline: the summary of every pod that is not Ready, and the way out.
     assert.match(result.output, /cluster demo is not Ready by the deadline/, result.output);
     assert.match(result.output, /pods not Ready:\n {2}pod demo-1, container postgres: /, result.output);
@@ -42,15 +68,23 @@ describe('keelson local up on a machine that lacks what the pods run', () => {
   it('stops within 2 s with exit code 2, naming the packages and the command, when it may not install', async () => {
     const started = Date.now();
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', join(tmpdir(), 'keelson-never-started'), '--no-install', '--network', 'loopback'], {
-        timeout: 30_000,
-        // Only PostgreSQL's own folder: pgBackRest and PgBouncer are nowhere to be found.
-        env: { ...process.env, KEELSON_PREREQUISITES_PATH: '/usr/lib/postgresql/15/bin' },
-      }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` }));
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', join(tmpdir(), 'keelson-never-started'), '--no-install', '--network', 'loopback'],
+        {
+          timeout: 30_000,
+          // Only PostgreSQL's own folder: pgBackRest and PgBouncer are nowhere to be found.
+          env: { ...process.env, KEELSON_PREREQUISITES_PATH: '/usr/lib/postgresql/15/bin' },
+        },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` }),
+      );
     });
     const seconds = (Date.now() - started) / 1000;
     assert.equal(result.code, 2, result.output);
-    assert.match(result.output, /missing: pgbackrest pgbouncer \((installing was not asked for|installing needs root)\); run: (sudo )?apt-get install -y --no-install-recommends pgbackrest pgbouncer/);
+    assert.match(
+      result.output,
+      /missing: pgbackrest pgbouncer \((installing was not asked for|installing needs root)\); run: (sudo )?apt-get install -y --no-install-recommends pgbackrest pgbouncer/,
+    );
     assert.ok(seconds < 2 + 3, `answered in ${seconds.toFixed(1)} s (2 s, plus tsx compiling the CLI on a cold cache)`);
   });
 });

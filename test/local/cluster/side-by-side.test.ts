@@ -24,7 +24,10 @@ function podAndService(core: k8s.CoreV1Api): Promise<unknown> {
       },
     },
   });
-  const service = core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } } });
+  const service = core.createNamespacedService({
+    namespace: 'default',
+    body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } },
+  });
   return Promise.all([pod, service]);
 }
 

@@ -34,7 +34,7 @@ describe('keelson local up as root (--network auto by default): network namespac
     const enter = /pod URLs: +nsenter --net=\/proc\/\$\(cat (\S+)\)\/ns\/net curl/.exec(stdout)?.[1];
     assert.equal(enter, join(dir, 'pid'));
     const stackPid = readFileSync(enter, 'utf8').trim();
-    assert.notEqual(readlinkSync(`/proc/${stackPid}/ns/net`), readlinkSync('/proc/self/ns/net'), 'the recorded process is not in the host\'s namespace');
+    assert.notEqual(readlinkSync(`/proc/${stackPid}/ns/net`), readlinkSync('/proc/self/ns/net'), "the recorded process is not in the host's namespace");
     const { stdout: cluster } = await run('nsenter', [`--net=/proc/${stackPid}/ns/net`, 'curl', '-sf', '--max-time', '5', ha]);
     assert.ok((JSON.parse(cluster) as { members: Array<{ role: string }> }).members.some((m) => m.role === 'leader'));
 
@@ -42,7 +42,13 @@ describe('keelson local up as root (--network auto by default): network namespac
     assert.match((await kubectl('get', 'dbc', 'demo', '--no-headers')).stdout, /demo\s+2\s+2\s+demo-\d\s+Healthy/);
     assert.match((await kubectl('get', 'pod', 'demo-0', '-o', 'jsonpath={.status.podIP}')).stdout, /^10\.213\.0\.\d+$/);
     const encoded = (await kubectl('get', 'secret', 'demo-superuser', '-o', 'jsonpath={.data.password}')).stdout;
-    const client = new pg.Client({ host: '127.0.0.1', port: rwPort, user: 'postgres', password: Buffer.from(encoded, 'base64').toString(), database: 'postgres' });
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port: rwPort,
+      user: 'postgres',
+      password: Buffer.from(encoded, 'base64').toString(),
+      database: 'postgres',
+    });
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the forwarder reaches the primary');
     await client.end();
@@ -50,14 +56,21 @@ describe('keelson local up as root (--network auto by default): network namespac
     // keelson ctl as printed: members found through the Leases, reached through the member proxy forwarder.
     assert.match(stdout, new RegExp(`keelson ctl: keelson ctl --kubeconfig ${kubeconfig} -c demo list`));
     const ctl = (...args: string[]) => keelson('ctl', '--kubeconfig', kubeconfig, '-c', 'demo', ...args);
-    const members = () => ctl('list', '-o', 'json').then(({ stdout: json }) => (JSON.parse(json) as { members: Array<{ name: string; role: string; state: string; lag?: number | string }> }).members);
+    const members = () =>
+      ctl('list', '-o', 'json').then(
+        ({ stdout: json }) => (JSON.parse(json) as { members: Array<{ name: string; role: string; state: string; lag?: number | string }> }).members,
+      );
     assert.match((await ctl('list')).stdout, /demo-0[\s\S]*demo-1/, 'the table lists both members');
     const listed = await members();
     const leader = listed.find((m) => m.role === 'leader')?.name;
     const candidate = listed.find((m) => m.role !== 'leader')?.name;
     assert.ok(leader && candidate, `a leader and a replica: ${JSON.stringify(listed)}`);
     // The first backup's WAL may still be on its way: a switchover waits for a streaming replica within maximum_lag_on_failover.
-    await eventually('the replica streams and has caught up', async () => (await members()).some((m) => m.name === candidate && m.state === 'streaming' && typeof m.lag === 'number' && m.lag < 1_048_576), 60_000);
+    await eventually(
+      'the replica streams and has caught up',
+      async () => (await members()).some((m) => m.name === candidate && m.state === 'streaming' && typeof m.lag === 'number' && m.lag < 1_048_576),
+      60_000,
+    );
     const { stdout: switched } = await ctl('switchover', '--candidate', candidate, '--force');
     assert.match(switched, new RegExp(`Successfully switched over to "${candidate}"`));
     await eventually('ctl list shows the new leader', async () => (await members()).find((m) => m.role === 'leader')?.name === candidate, 30_000);
@@ -66,7 +79,10 @@ describe('keelson local up as root (--network auto by default): network namespac
     const bare = join(dir, 'no-proxy.kubeconfig');
     writeFileSync(bare, readFileSync(kubeconfig, 'utf8').replace(/\n\s+extensions:\n(\s+- .*\n|\s{6,}.*\n)+/, '\n'), { mode: 0o600 });
     assert.doesNotMatch(readFileSync(bare, 'utf8'), /member-proxy/);
-    const refused = await keelson('ctl', '--kubeconfig', bare, '-c', 'demo', 'list').then(() => undefined, (error: { code?: number; stderr?: string }) => error);
+    const refused = await keelson('ctl', '--kubeconfig', bare, '-c', 'demo', 'list').then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
     assert.equal(refused?.code, 3, 'nothing reachable from here');
     assert.match(refused?.stderr ?? '', /refusing to send to member address 10\.213\.0\.\d+: the cluster's API server is on this machine/);
 
@@ -74,7 +90,10 @@ describe('keelson local up as root (--network auto by default): network namespac
     const { stdout: running } = await run('ps', ['-eo', 'args']);
     const haNodes = running.split('\n').filter((line) => line.includes(' ha-node --config ') && line.includes(dir));
     assert.ok(haNodes.length >= 2, `both members' ha-node processes are listed: ${haNodes.join('\n')}`);
-    assert.ok(haNodes.every((line) => line.includes('/.keelson-cli/') && !line.includes('--import')), `ha-node runs compiled JavaScript: ${haNodes.join('\n')}`);
+    assert.ok(
+      haNodes.every((line) => line.includes('/.keelson-cli/') && !line.includes('--import')),
+      `ha-node runs compiled JavaScript: ${haNodes.join('\n')}`,
+    );
 
     const { stdout: down } = await keelson('local', 'down', '--dir', dir);
     assert.match(down, /stopped/);

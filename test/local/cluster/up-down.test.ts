@@ -15,13 +15,29 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
   /** --fault-injection: the pod has its own token, cannot use the hook, and the admin cuts it off and lifts the cut. */
   async function cutAndRestorePod(): Promise<void> {
     const adminConfig = readFileSync(join(dir, 'kubeconfig'), 'utf8');
-    const admin = { url: /server: (\S+)/.exec(adminConfig)![1], token: /token: (\S+)/.exec(adminConfig)![1], caCert: readFileSync(join(dir, 'apiserver', 'ca.crt'), 'utf8') };
+    const admin = {
+      url: /server: (\S+)/.exec(adminConfig)![1],
+      token: /token: (\S+)/.exec(adminConfig)![1],
+      caCert: readFileSync(join(dir, 'apiserver', 'ca.crt'), 'utf8'),
+    };
     // demo-0's own folder (named by its uid), not another pod's such as the pooler's.
-    const { stdout: uid } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'pod', 'demo-0', '-o', 'jsonpath={.metadata.uid}']);
+    const { stdout: uid } = await run('kubectl', [
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--cache-dir',
+      join(dir, 'kcache'),
+      'get',
+      'pod',
+      'demo-0',
+      '-o',
+      'jsonpath={.metadata.uid}',
+    ]);
     const podConfig = join(dir, 'node', 'pods', uid.replace(/-/g, '').slice(0, 16), 'kubeconfig');
     assert.ok(existsSync(podConfig), 'the database pod has a kubeconfig of its own');
     const pod = { ...admin, token: /token: (\S+)/.exec(readFileSync(podConfig, 'utf8'))![1] };
-    const whoami = await kubeJson(pod, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    const whoami = await kubeJson(pod, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
     assert.equal((whoami.body.status as { userInfo: { username: string } }).userInfo.username, 'system:serviceaccount:default:demo');
     assert.equal((await kubeJson(pod, 'POST', '/_keelson/faults/refuse', { body: { pod: 'default/demo-0' } })).status, 403, 'not open to pods');
     const refused = await kubeJson(admin, 'POST', '/_keelson/faults/refuse', { body: { pod: 'default/demo-0', response: 503 } });
@@ -33,14 +49,36 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
   }
 
   it('starts everything, waits for Ready, prints how to connect, and down stops it all', async () => {
-    const { stdout } = await keelson('local', 'up', '--dir', dir, '--instances', '1', '--detach', '--ip-prefix', '127.0.43', '--fault-injection', '--network', 'loopback');
+    const { stdout } = await keelson(
+      'local',
+      'up',
+      '--dir',
+      dir,
+      '--instances',
+      '1',
+      '--detach',
+      '--ip-prefix',
+      '127.0.43',
+      '--fault-injection',
+      '--network',
+      'loopback',
+    );
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     assert.match(stdout, new RegExp(`export KUBECONFIG=${dir}/kubeconfig`));
     const rw = /read-write: .* psql -h (127\.[\d.]+) -p 5432/.exec(stdout)?.[1];
     assert.ok(rw, 'prints the demo-rw address');
     assert.ok(existsSync(join(dir, 'pid')));
 
-    const { stdout: table } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'dbc', 'demo', '--no-headers']);
+    const { stdout: table } = await run('kubectl', [
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--cache-dir',
+      join(dir, 'kcache'),
+      'get',
+      'dbc',
+      'demo',
+      '--no-headers',
+    ]);
     assert.match(table, /demo\s+1\s+1\s+demo-0\s+Healthy/);
     // The demo has a filesystem repository and takes its first backup once archiving works; Ready does not wait for it.
     assert.match(stdout, /backups: +the first backup runs now/);
@@ -55,18 +93,51 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     }
     assert.match(backups, /^demo-initial\s+demo\s+full\s+Completed\s+\d{8}-\d{6}F\s/m);
     // The background process tells the outcome in its log once it is known.
-    for (let i = 0; i < 60 && !/backups: +demo-initial Completed/.test(readFileSync(join(dir, 'up.log'), 'utf8')); i += 1) await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 60 && !/backups: +demo-initial Completed/.test(readFileSync(join(dir, 'up.log'), 'utf8')); i += 1)
+      await new Promise((r) => setTimeout(r, 500));
     assert.match(readFileSync(join(dir, 'up.log'), 'utf8'), /backups: +demo-initial Completed \(\d{8}-\d{6}F, \d+ bytes\)/);
-    const { stdout: encoded } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'secret', 'demo-superuser', '-o', 'jsonpath={.data.password}']);
-    const client = new pg.Client({ host: rw, port: Ports.postgres, user: 'postgres', password: Buffer.from(encoded, 'base64').toString(), database: 'postgres' });
+    const { stdout: encoded } = await run('kubectl', [
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--cache-dir',
+      join(dir, 'kcache'),
+      'get',
+      'secret',
+      'demo-superuser',
+      '-o',
+      'jsonpath={.data.password}',
+    ]);
+    const client = new pg.Client({
+      host: rw,
+      port: Ports.postgres,
+      user: 'postgres',
+      password: Buffer.from(encoded, 'base64').toString(),
+      database: 'postgres',
+    });
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'demo-rw reaches the primary');
     await client.end();
     // The pooled connection string works as printed: the app role through demo-pooler-rw reaches the primary.
     const pooled = /pooled: .* psql -h (127\.[\d.]+) -p 5432 -U (\w+) (\w+)/.exec(stdout);
     assert.ok(pooled, 'prints the demo-pooler-rw connection string');
-    const { stdout: appSecret } = await run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'secret', 'demo-app', '-o', 'jsonpath={.data.password}']);
-    const app = new pg.Client({ host: pooled[1], port: Ports.postgres, user: pooled[2], password: Buffer.from(appSecret, 'base64').toString(), database: pooled[3] });
+    const { stdout: appSecret } = await run('kubectl', [
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--cache-dir',
+      join(dir, 'kcache'),
+      'get',
+      'secret',
+      'demo-app',
+      '-o',
+      'jsonpath={.data.password}',
+    ]);
+    const app = new pg.Client({
+      host: pooled[1],
+      port: Ports.postgres,
+      user: pooled[2],
+      password: Buffer.from(appSecret, 'base64').toString(),
+      database: pooled[3],
+    });
     await app.connect();
     assert.equal((await app.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the pooler reaches the primary');
     await app.end();

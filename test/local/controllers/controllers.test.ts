@@ -46,31 +46,48 @@ test('a Deployment runs its replicas, rolls out a new template and scales down',
     namespace: ns,
     body: { metadata: { name: 'api' }, spec: { replicas: 2, selector: { matchLabels: { app: 'api' } }, template: template('api', 'v1') } },
   });
-  const first = await eventually(async () => {
-    const list = await pods('api');
-    return list.length === 2 && list.every(isReady) ? list : undefined;
-  }, 'two ready api pods', 30_000);
+  const first = await eventually(
+    async () => {
+      const list = await pods('api');
+      return list.length === 2 && list.every(isReady) ? list : undefined;
+    },
+    'two ready api pods',
+    30_000,
+  );
   const deployment = await apps.readNamespacedDeployment({ name: 'api', namespace: ns });
   for (const pod of first) {
     assert.equal(pod.metadata?.ownerReferences?.[0].uid, deployment.metadata?.uid);
     assert.ok(pod.metadata?.labels?.['pod-template-hash']);
   }
-  await eventually(async () => (await apps.readNamespacedDeployment({ name: 'api', namespace: ns })).status?.availableReplicas === 2, 'deployment status available 2');
+  await eventually(
+    async () => (await apps.readNamespacedDeployment({ name: 'api', namespace: ns })).status?.availableReplicas === 2,
+    'deployment status available 2',
+  );
 
-  await apps.patchNamespacedDeployment({ name: 'api', namespace: ns, body: { spec: { template: template('api', 'v2') } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  await apps.patchNamespacedDeployment(
+    { name: 'api', namespace: ns, body: { spec: { template: template('api', 'v2') } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
   const oldNames = new Set(first.map((p) => p.metadata?.name));
-  const rolled = await eventually(async () => {
-    const list = (await pods('api')).filter((p) => !p.metadata?.deletionTimestamp);
-    const fresh = list.every((p) => !oldNames.has(p.metadata?.name) && p.spec?.containers[0].env?.some((e) => e.name === 'VERSION' && e.value === 'v2'));
-    return list.length === 2 && fresh && list.every(isReady) ? list : undefined;
-  }, 'rollout to v2', 40_000);
+  const rolled = await eventually(
+    async () => {
+      const list = (await pods('api')).filter((p) => !p.metadata?.deletionTimestamp);
+      const fresh = list.every((p) => !oldNames.has(p.metadata?.name) && p.spec?.containers[0].env?.some((e) => e.name === 'VERSION' && e.value === 'v2'));
+      return list.length === 2 && fresh && list.every(isReady) ? list : undefined;
+    },
+    'rollout to v2',
+    40_000,
+  );
   assert.equal(new Set(rolled.map((p) => p.metadata?.labels?.['pod-template-hash'])).size, 1);
   await eventually(async () => {
     const status = (await apps.readNamespacedDeployment({ name: 'api', namespace: ns })).status;
     return status?.updatedReplicas === 2 && status.readyReplicas === 2 && status.observedGeneration === 2;
   }, 'deployment status after rollout');
 
-  await apps.patchNamespacedDeploymentScale({ name: 'api', namespace: ns, body: { spec: { replicas: 1 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  await apps.patchNamespacedDeploymentScale(
+    { name: 'api', namespace: ns, body: { spec: { replicas: 1 } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
   await eventually(async () => (await pods('api')).length === 1, 'scaled down to one pod', 20_000);
 });
 
@@ -79,13 +96,20 @@ test('a StatefulSet rolling update replaces pods from the highest ordinal; scale
   await eventually(async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace: ns })).status?.readyReplicas === 2, 'db ready', 30_000);
   const watch = await openWatch(server, `/api/v1/namespaces/${ns}/pods?watch=true&labelSelector=app%3Ddb`);
   try {
-    await apps.patchNamespacedStatefulSet({ name: 'db', namespace: ns, body: { spec: { template: template('db', 'v2') } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
-    const set = await eventually(async () => {
-      const current = await apps.readNamespacedStatefulSet({ name: 'db', namespace: ns });
-      const s = current.status;
-      const observed = s?.observedGeneration === current.metadata?.generation;
-      return observed && s?.updatedReplicas === 2 && s.readyReplicas === 2 && s.currentRevision === s.updateRevision ? current : undefined;
-    }, 'rolling update finished', 40_000);
+    await apps.patchNamespacedStatefulSet(
+      { name: 'db', namespace: ns, body: { spec: { template: template('db', 'v2') } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const set = await eventually(
+      async () => {
+        const current = await apps.readNamespacedStatefulSet({ name: 'db', namespace: ns });
+        const s = current.status;
+        const observed = s?.observedGeneration === current.metadata?.generation;
+        return observed && s?.updatedReplicas === 2 && s.readyReplicas === 2 && s.currentRevision === s.updateRevision ? current : undefined;
+      },
+      'rolling update finished',
+      40_000,
+    );
     // Exactly one deletion per old pod, the highest ordinal first. (A late status write of a
     // deleted pod used to land on its successor of the same name, which then looked finished and
     // was deleted too; the uid in the status patch is now a precondition, as on a real server.)
@@ -95,7 +119,10 @@ test('a StatefulSet rolling update replaces pods from the highest ordinal; scale
   } finally {
     watch.stop();
   }
-  await apps.patchNamespacedStatefulSetScale({ name: 'db', namespace: ns, body: { spec: { replicas: 1 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  await apps.patchNamespacedStatefulSetScale(
+    { name: 'db', namespace: ns, body: { spec: { replicas: 1 } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
   await eventually(async () => (await pods('db')).map((p) => p.metadata?.name).join() === 'db-0', 'db scaled to db-0', 20_000);
   const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.map((c) => c.metadata?.name).sort();
   assert.deepEqual(claims, ['data-db-0', 'data-db-1']);

@@ -10,7 +10,12 @@ function deployment(replicas = 4, strategy?: V1DeploymentStrategy): V1Deployment
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', namespace: 'ns', uid: 'dep-uid', generation: 2 },
-    spec: { replicas, selector: { matchLabels: { app: 'web' } }, strategy, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'img:2' }] } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web' } },
+      strategy,
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'img:2' }] } },
+    },
   };
 }
 
@@ -52,10 +57,16 @@ test('rolling update surges new pods and removes old ones within maxUnavailable'
   const old = ['o1', 'o2', 'o3', 'o4'].map((n) => podOf(d, n, { old: true }));
   const first = planDeployment(d, old);
   // maxSurge 1 → one new pod; maxUnavailable 1 → one old pod may go.
-  assert.deepEqual(first.filter((a) => a.type === 'create'), [{ type: 'create', count: 1 }]);
+  assert.deepEqual(
+    first.filter((a) => a.type === 'create'),
+    [{ type: 'create', count: 1 }],
+  );
   assert.equal(first.filter((a) => a.type === 'delete').length, 1);
   const recreate = planDeployment(deployment(2, { type: 'Recreate' }), [podOf(d, 'o1', { old: true }), podOf(d, 'o2', { old: true })]);
-  assert.deepEqual(recreate.map((a) => a.type), ['delete', 'delete']);
+  assert.deepEqual(
+    recreate.map((a) => a.type),
+    ['delete', 'delete'],
+  );
   const status = deploymentStatus(d, [...old.slice(0, 3), podOf(d, 'n1', { ready: false })]);
   assert.equal(status.replicas, 4);
   assert.equal(status.updatedReplicas, 1);
@@ -64,7 +75,13 @@ test('rolling update surges new pods and removes old ones within maxUnavailable'
 });
 
 test('label selectors match like the API server and render for list calls', () => {
-  const selector = { matchLabels: { app: 'db' }, matchExpressions: [{ key: 'role', operator: 'In', values: ['primary', 'replica'] }, { key: 'gone', operator: 'DoesNotExist' }] };
+  const selector = {
+    matchLabels: { app: 'db' },
+    matchExpressions: [
+      { key: 'role', operator: 'In', values: ['primary', 'replica'] },
+      { key: 'gone', operator: 'DoesNotExist' },
+    ],
+  };
   assert.equal(selectorMatches(selector, { app: 'db', role: 'primary' }), true);
   assert.equal(selectorMatches(selector, { app: 'db', role: 'other' }), false);
   assert.equal(selectorMatches(selector, { app: 'db', role: 'replica', gone: '' }), false);
@@ -73,13 +90,30 @@ test('label selectors match like the API server and render for list calls', () =
 
 const service: V1Service = {
   metadata: { name: 'db-rw', namespace: 'ns', labels: { team: 'x' } },
-  spec: { selector: { app: 'db', role: 'primary' }, ports: [{ name: 'pg', port: 5432, targetPort: 'postgres' }, { name: 'api', port: 80, targetPort: 8008 }] },
+  spec: {
+    selector: { app: 'db', role: 'primary' },
+    ports: [
+      { name: 'pg', port: 5432, targetPort: 'postgres' },
+      { name: 'api', port: 80, targetPort: 8008 },
+    ],
+  },
 };
 
 function dbPod(name: string, ip: string | undefined, opts: { ready?: boolean; role?: string; terminating?: boolean; pgPort?: number } = {}): V1Pod {
   return {
-    metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels: { app: 'db', role: opts.role ?? 'primary' }, deletionTimestamp: opts.terminating ? new Date() : undefined },
-    spec: { nodeName: 'n', hostname: name, subdomain: 'db-rw', containers: [{ name: 'pg', ports: [{ name: 'postgres', containerPort: opts.pgPort ?? 5432 }] }] },
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      labels: { app: 'db', role: opts.role ?? 'primary' },
+      deletionTimestamp: opts.terminating ? new Date() : undefined,
+    },
+    spec: {
+      nodeName: 'n',
+      hostname: name,
+      subdomain: 'db-rw',
+      containers: [{ name: 'pg', ports: [{ name: 'postgres', containerPort: opts.pgPort ?? 5432 }] }],
+    },
     status: { phase: 'Running', podIP: ip, conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }] },
   };
 }
@@ -98,12 +132,21 @@ test('endpoints list ready pods as addresses and the rest as notReadyAddresses, 
     { name: 'pg', port: 5432, protocol: 'TCP', appProtocol: undefined },
     { name: 'api', port: 8008, protocol: 'TCP', appProtocol: undefined },
   ]);
-  assert.deepEqual(subsets[0].addresses?.map((a) => a.ip), ['127.0.0.3']);
+  assert.deepEqual(
+    subsets[0].addresses?.map((a) => a.ip),
+    ['127.0.0.3'],
+  );
   assert.equal(subsets[0].addresses?.[0].hostname, 'b');
-  assert.deepEqual(subsets[0].notReadyAddresses?.map((a) => a.ip), ['127.0.0.2']);
+  assert.deepEqual(
+    subsets[0].notReadyAddresses?.map((a) => a.ip),
+    ['127.0.0.2'],
+  );
   assert.equal(subsets[1].ports?.[0].port, 5433);
   const published = endpointSubsets({ ...service, spec: { ...service.spec, publishNotReadyAddresses: true } }, [dbPod('a', '127.0.0.2', { ready: false })]);
-  assert.deepEqual(published[0].addresses?.map((a) => a.ip), ['127.0.0.2']);
+  assert.deepEqual(
+    published[0].addresses?.map((a) => a.ip),
+    ['127.0.0.2'],
+  );
   const ep = endpointsFor(service, [dbPod('b', '127.0.0.3')]);
   assert.equal(ep.metadata?.name, 'db-rw');
   assert.equal(ep.metadata?.labels?.team, 'x');

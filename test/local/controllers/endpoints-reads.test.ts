@@ -25,7 +25,10 @@ let counting = false;
 const requests: string[] = [];
 
 async function runningPod(name: string, ip: string, role: string): Promise<void> {
-  const created = await core.createNamespacedPod({ namespace: ns, body: { metadata: { name, namespace: ns, labels: { app: 'db', role } }, spec: { containers: [{ name: 'db', image: 'test' }] } } });
+  const created = await core.createNamespacedPod({
+    namespace: ns,
+    body: { metadata: { name, namespace: ns, labels: { app: 'db', role } }, spec: { containers: [{ name: 'db', image: 'test' }] } },
+  });
   created.status = { phase: 'Running', podIP: ip, conditions: [{ type: 'Ready', status: 'True' }] };
   await core.replaceNamespacedPodStatus({ namespace: ns, name, body: created });
 }
@@ -73,5 +76,8 @@ test('a swap of the role labels reaches -rw and -ro without reading the Services
   counting = false;
   const reads = requests.filter((r) => r.startsWith('GET ') && !r.includes('watch=true') && (/\/services(\/|\?|$)/.test(r) || /\/pods(\/|\?|$)/.test(r)));
   assert.deepEqual(reads, [], 'reads of Services or pods made for the label change');
-  assert.ok(requests.some((r) => r.startsWith('PUT ') && r.includes('/endpoints/db-rw')), `the -rw Endpoints were written: ${requests.join(', ')}`);
+  assert.ok(
+    requests.some((r) => r.startsWith('PUT ') && r.includes('/endpoints/db-rw')),
+    `the -rw Endpoints were written: ${requests.join(', ')}`,
+  );
 });

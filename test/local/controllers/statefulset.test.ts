@@ -12,7 +12,10 @@ function set(overrides: Partial<V1StatefulSet['spec']> = {}): V1StatefulSet {
       replicas: 3,
       serviceName: 'db-headless',
       selector: { matchLabels: { app: 'db' } },
-      template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'pg', image: 'ghcr.io/keelson/keelson:1' }], volumes: [{ name: 'data', emptyDir: {} }] } },
+      template: {
+        metadata: { labels: { app: 'db' } },
+        spec: { containers: [{ name: 'pg', image: 'ghcr.io/keelson/keelson:1' }], volumes: [{ name: 'data', emptyDir: {} }] },
+      },
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
       ...overrides,
     },
@@ -36,7 +39,14 @@ test('pods get stable identity, hostname, subdomain, owner and claim volumes rep
   assert.equal(p.spec?.subdomain, 'db-headless');
   assert.equal(p.metadata?.labels?.['statefulset.kubernetes.io/pod-name'], 'db-2');
   assert.equal(p.metadata?.labels?.[revisionLabel], updateRevision(s));
-  assert.deepEqual(p.metadata?.ownerReferences?.[0], { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'set-uid', controller: true, blockOwnerDeletion: true });
+  assert.deepEqual(p.metadata?.ownerReferences?.[0], {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    name: 'db',
+    uid: 'set-uid',
+    controller: true,
+    blockOwnerDeletion: true,
+  });
   assert.deepEqual(p.spec?.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-2' } }]);
   const [claim] = claimsFor(s, 2);
   assert.equal(claim.metadata?.name, 'data-db-2');

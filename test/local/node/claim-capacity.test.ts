@@ -33,14 +33,28 @@ describe('claims with a real capacity', { skip: !isRoot && 'mounting a filesyste
     metadata: { name },
     spec: {
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'sh', image: 'registry.test/shell:1', args: ['df -B1 /data > /data/df.txt && exec sleep 600'], volumeMounts: [{ name: 'data', mountPath: '/data' }], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }],
+      containers: [
+        {
+          name: 'sh',
+          image: 'registry.test/shell:1',
+          args: ['df -B1 /data > /data/df.txt && exec sleep 600'],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+        },
+      ],
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
     },
   });
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'keelson-claim-capacity-'));
-    bed = await startNodeTestbed({ dir, ns, ipPrefix: randomIpPrefix(), name: 'claim-capacity-test', images: [{ repository: 'registry.test/shell', entrypoint: ['/bin/sh', '-c'] }] });
+    bed = await startNodeTestbed({
+      dir,
+      ns,
+      ipPrefix: randomIpPrefix(),
+      name: 'claim-capacity-test',
+      images: [{ repository: 'registry.test/shell', entrypoint: ['/bin/sh', '-c'] }],
+    });
     core = bed.core;
     assert.equal(bed.node.agent.volumeMode, 'filesystem');
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('data', '64Mi') });
@@ -86,7 +100,10 @@ describe('claims with a real capacity', { skip: !isRoot && 'mounting a filesyste
     assert.ok(written >= 60 * mi && written < 64 * mi, `${written} bytes fit`);
 
     const watch = await openWatch(bed.server, `/api/v1/namespaces/${ns}/persistentvolumeclaims?watch=true&fieldSelector=metadata.name%3Ddata`);
-    await core.patchNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns, body: { spec: { resources: { requests: { storage: '96Mi' } } } } }, mergePatch);
+    await core.patchNamespacedPersistentVolumeClaim(
+      { name: 'data', namespace: ns, body: { spec: { resources: { requests: { storage: '96Mi' } } } } },
+      mergePatch,
+    );
     const grown = await eventually(async () => {
       const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns });
       return c.status?.capacity?.storage === '96Mi' ? c : undefined;
@@ -95,7 +112,10 @@ describe('claims with a real capacity', { skip: !isRoot && 'mounting a filesyste
     assert.equal(grown.status?.allocatedResources?.storage, '96Mi');
     assert.equal(grown.status?.allocatedResourceStatuses, undefined);
     const statuses = watch.events.map((e) => (e.object as k8s.V1PersistentVolumeClaim).status ?? {});
-    assert.ok(statuses.some((s) => s.conditions?.some((c) => c.type === 'FileSystemResizePending') && s.allocatedResourceStatuses?.storage === 'NodeResizeInProgress'), 'the resize went through FileSystemResizePending/NodeResizeInProgress');
+    assert.ok(
+      statuses.some((s) => s.conditions?.some((c) => c.type === 'FileSystemResizePending') && s.allocatedResourceStatuses?.storage === 'NodeResizeInProgress'),
+      'the resize went through FileSystemResizePending/NodeResizeInProgress',
+    );
 
     const fs = statfsSync(volume);
     assert.equal(fs.blocks * fs.bsize, 96 * mi);

@@ -20,7 +20,11 @@ let child: ChildProcess | undefined;
 let output = '';
 
 function runCli(args: string[]): ChildProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'node', ...args], { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'node', ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   proc.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   return proc;
@@ -30,7 +34,17 @@ function runCli(args: string[]): ChildProcess {
 function startNode(folder: string, extra: string[] = []): { prefix: string; node: ChildProcess } {
   const prefix = randomIpPrefix();
   output = '';
-  const node = runCli(['--kubeconfig', server.kubeconfigPath, '--dir', join(dir, folder), '--ip-prefix', prefix, '--image-map', join(dir, 'images.yaml'), ...extra]);
+  const node = runCli([
+    '--kubeconfig',
+    server.kubeconfigPath,
+    '--dir',
+    join(dir, folder),
+    '--ip-prefix',
+    prefix,
+    '--image-map',
+    join(dir, 'images.yaml'),
+    ...extra,
+  ]);
   child = node;
   return { prefix, node };
 }
@@ -69,10 +83,14 @@ test('the CLI runs pods (the keelson image runs this CLI) and stops them on SIGT
     },
   });
   await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'web' }, spec: { containers: [httpPodContainer()] } } });
-  const done = await eventually(async () => {
-    const pod = await core.readNamespacedPod({ name: 'version', namespace: ns });
-    return pod.status?.phase === 'Succeeded' ? pod : undefined;
-  }, `keelson --version pod succeeded (cli output: ${output})`, 40_000);
+  const done = await eventually(
+    async () => {
+      const pod = await core.readNamespacedPod({ name: 'version', namespace: ns });
+      return pod.status?.phase === 'Succeeded' ? pod : undefined;
+    },
+    `keelson --version pod succeeded (cli output: ${output})`,
+    40_000,
+  );
   assert.equal(done.status?.containerStatuses?.[0].state?.terminated?.exitCode, 0);
   const logDir = join(dir, 'node', 'logs', `${ns}_version_${done.metadata?.uid}`);
   assert.match(await readFile(join(logDir, 'keelson.log'), 'utf8'), /^\d+\.\d+\.\d+/);

@@ -20,30 +20,41 @@ function fakeRepository(): string {
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'fake', type: 'module' }));
   writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', verbatimModuleSyntax: true } }));
   writeFileSync(join(root, 'lib', 'greeting.ts'), "export interface Greeting { text: string }\nexport const greeting: Greeting = { text: 'hello' };\n");
-  writeFileSync(join(root, 'bin', 'keelson.ts'), "import { greeting, type Greeting } from '../lib/greeting.js';\nconst g: Greeting = greeting;\nconsole.log(g.text, process.argv.slice(2).join(' '));\n");
+  writeFileSync(
+    join(root, 'bin', 'keelson.ts'),
+    "import { greeting, type Greeting } from '../lib/greeting.js';\nconst g: Greeting = greeting;\nconsole.log(g.text, process.argv.slice(2).join(' '));\n",
+  );
   return root;
 }
 
-test('the sources compile once per content hash into a folder one level below the root, and run with plain node', { skip: !transpiler && 'esbuild is not installed' }, async () => {
-  const root = fakeRepository();
-  try {
-    const first = await ensureCompiledCli(root, transpiler!);
-    assert.equal(first.compiled, true);
-    assert.equal(first.entry, join(root, compiledCacheDir, first.hash, 'bin', 'keelson.js'));
-    assert.equal((await run(process.execPath, [first.entry, 'ha-node'])).stdout, 'hello ha-node\n');
+test(
+  'the sources compile once per content hash into a folder one level below the root, and run with plain node',
+  { skip: !transpiler && 'esbuild is not installed' },
+  async () => {
+    const root = fakeRepository();
+    try {
+      const first = await ensureCompiledCli(root, transpiler!);
+      assert.equal(first.compiled, true);
+      assert.equal(first.entry, join(root, compiledCacheDir, first.hash, 'bin', 'keelson.js'));
+      assert.equal((await run(process.execPath, [first.entry, 'ha-node'])).stdout, 'hello ha-node\n');
 
-    const again = await ensureCompiledCli(root, transpiler!);
-    assert.deepEqual([again.compiled, again.hash], [false, first.hash], 'an unchanged tree reuses its build');
+      const again = await ensureCompiledCli(root, transpiler!);
+      assert.deepEqual([again.compiled, again.hash], [false, first.hash], 'an unchanged tree reuses its build');
 
-    writeFileSync(join(root, 'lib', 'greeting.ts'), "export interface Greeting { text: string }\nexport const greeting: Greeting = { text: 'changed' };\n");
-    const changed = await ensureCompiledCli(root, transpiler!);
-    assert.notEqual(changed.hash, first.hash, 'an edited source never runs the old build');
-    assert.equal((await run(process.execPath, [changed.entry])).stdout, 'changed \n');
-    assert.deepEqual(readdirSync(join(root, compiledCacheDir)).filter((name) => name.startsWith('.')), [], 'no staging folder is left behind');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-});
+      writeFileSync(join(root, 'lib', 'greeting.ts'), "export interface Greeting { text: string }\nexport const greeting: Greeting = { text: 'changed' };\n");
+      const changed = await ensureCompiledCli(root, transpiler!);
+      assert.notEqual(changed.hash, first.hash, 'an edited source never runs the old build');
+      assert.equal((await run(process.execPath, [changed.entry])).stdout, 'changed \n');
+      assert.deepEqual(
+        readdirSync(join(root, compiledCacheDir)).filter((name) => name.startsWith('.')),
+        [],
+        'no staging folder is left behind',
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  },
+);
 
 test('stacks compiling the same tree side by side all get a whole build', { skip: !transpiler && 'esbuild is not installed' }, async () => {
   const root = fakeRepository();
@@ -87,13 +98,17 @@ test('without a transpiler, or when the compile fails, containers start through 
   }
 });
 
-test('from the sources, keelson containers run this repository compiled, and it knows its own version', { skip: !transpiler && 'esbuild is not installed' }, async () => {
-  const root = findRepositoryRoot();
-  const { logger } = capturedLogger();
-  const argv = await containerCliArgv(logger, root);
-  assert.equal(argv.length, 2, 'node and the compiled entry, no --import tsx');
-  assert.ok(argv[1]!.startsWith(join(root, compiledCacheDir)));
-  const { stdout } = await run(argv[0]!, [argv[1]!, '--version']);
-  assert.match(stdout.trim(), /^\d+\.\d+\.\d+/, 'the version comes from the repository package.json two folders up');
-  assert.notEqual(stdout.trim(), '0.0.0-unknown');
-});
+test(
+  'from the sources, keelson containers run this repository compiled, and it knows its own version',
+  { skip: !transpiler && 'esbuild is not installed' },
+  async () => {
+    const root = findRepositoryRoot();
+    const { logger } = capturedLogger();
+    const argv = await containerCliArgv(logger, root);
+    assert.equal(argv.length, 2, 'node and the compiled entry, no --import tsx');
+    assert.ok(argv[1]!.startsWith(join(root, compiledCacheDir)));
+    const { stdout } = await run(argv[0]!, [argv[1]!, '--version']);
+    assert.match(stdout.trim(), /^\d+\.\d+\.\d+/, 'the version comes from the repository package.json two folders up');
+    assert.notEqual(stdout.trim(), '0.0.0-unknown');
+  },
+);

@@ -59,7 +59,10 @@ test('env resolves downward API, secrets, configmaps, envFrom prefixes and expan
 
 test('a missing secret key is a CreateContainerConfigError naming the key', async () => {
   const container: V1Container = { name: 'app', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'db', key: 'nope' } } }] };
-  await assert.rejects(resolveContainerEnv(pod, container, facts, sources, {}), (err: unknown) => err instanceof EnvResolutionError && /nope/.test(err.message) && err.reason === 'CreateContainerConfigError');
+  await assert.rejects(
+    resolveContainerEnv(pod, container, facts, sources, {}),
+    (err: unknown) => err instanceof EnvResolutionError && /nope/.test(err.message) && err.reason === 'CreateContainerConfigError',
+  );
 });
 
 test('volume mounts map to node folders and mount paths in values are rewritten', () => {

@@ -58,7 +58,12 @@ function exporterPod(postgresUrl: string): { pod: V1Pod; thresholdMs: number } {
   return {
     pod: {
       metadata: { name: 'demo-0', namespace: 'db', uid: 'uid-exporter-probes' },
-      spec: { ...template.spec!, terminationGracePeriodSeconds: 2, containers: [container], volumes: template.spec!.volumes?.filter((v) => mounted.has(v.name)) },
+      spec: {
+        ...template.spec!,
+        terminationGracePeriodSeconds: 2,
+        containers: [container],
+        volumes: template.spec!.volumes?.filter((v) => mounted.has(v.name)),
+      },
     },
     thresholdMs: (liveness.failureThreshold ?? 3) * 1000,
   };

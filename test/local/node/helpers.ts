@@ -29,7 +29,14 @@ export interface NodeTestbed {
  * A stand-in API server plus a local node (controllers, agent, proxy) on the /24 `ipPrefix`, whose
  * Services also get addresses from that /24, and the namespace `ns` created.
  */
-export async function startNodeTestbed(options: { dir: string; ns: string; ipPrefix: string; name: string; backoff?: LocalNodeOptions['backoff']; images?: ImageMapping[] }): Promise<NodeTestbed> {
+export async function startNodeTestbed(options: {
+  dir: string;
+  ns: string;
+  ipPrefix: string;
+  name: string;
+  backoff?: LocalNodeOptions['backoff'];
+  images?: ImageMapping[];
+}): Promise<NodeTestbed> {
   const server = await startTestApiServer({ serviceCidr: serviceCidrOfPrefix(options.ipPrefix) });
   const node = await startLocalNode({
     kubeconfigPath: server.kubeconfigPath,
@@ -74,7 +81,10 @@ export function httpPodContainer(env: k8s.V1EnvVar[] = [], overrides: Partial<k8
 }
 
 /** A StatefulSet selecting `app: <name>` with one 1Gi `data` claim per pod. */
-export function statefulSetOf(name: string, spec: { replicas: number; serviceName: string; template: k8s.V1PodTemplateSpec } & Partial<k8s.V1StatefulSetSpec>): k8s.V1StatefulSet {
+export function statefulSetOf(
+  name: string,
+  spec: { replicas: number; serviceName: string; template: k8s.V1PodTemplateSpec } & Partial<k8s.V1StatefulSetSpec>,
+): k8s.V1StatefulSet {
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -90,11 +100,22 @@ export function statefulSetOf(name: string, spec: { replicas: number; serviceNam
 export const isReady = (pod: k8s.V1Pod | undefined): boolean => pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** Polls the pod until it is Ready (and `accept` agrees, e.g. a new uid); returns it. */
-export async function readyPod(core: k8s.CoreV1Api, namespace: string, name: string, what: string, timeoutMs = 30_000, accept: (pod: k8s.V1Pod) => boolean = () => true): Promise<k8s.V1Pod> {
-  return eventually(async () => {
-    const pod = await core.readNamespacedPod({ name, namespace });
-    return isReady(pod) && accept(pod) ? pod : undefined;
-  }, what, timeoutMs);
+export async function readyPod(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  name: string,
+  what: string,
+  timeoutMs = 30_000,
+  accept: (pod: k8s.V1Pod) => boolean = () => true,
+): Promise<k8s.V1Pod> {
+  return eventually(
+    async () => {
+      const pod = await core.readNamespacedPod({ name, namespace });
+      return isReady(pod) && accept(pod) ? pod : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 /** A /24 inside 127.0.0.0/8 that other tests running at the same time are unlikely to use. */

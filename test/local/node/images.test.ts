@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { builtinImageMappings, keelsonCliArgv, localizeArgv, parseImageReference, resolveContainerCommand, type ImageMapping } from '../../../local/node/images.js';
+import {
+  builtinImageMappings,
+  keelsonCliArgv,
+  localizeArgv,
+  parseImageReference,
+  resolveContainerCommand,
+  type ImageMapping,
+} from '../../../local/node/images.js';
 import { rewriteMountPaths } from '../../../local/node/volumes.js';
 
 test('parseImageReference splits registry ports, tags and digests', () => {
@@ -45,7 +52,11 @@ test('command replaces the entrypoint; the keelson alias maps to the CLI', () =>
     argv: [...cli, 'exporter', '--x'],
     hostArgs: cli.length,
   });
-  assert.deepEqual(resolveContainerCommand({ image: 'busybox:1.36', command: ['/bin/sh', '-c'], args: ['echo hi'] }, mappings), { ok: true, argv: ['/bin/sh', '-c', 'echo hi'], hostArgs: 0 });
+  assert.deepEqual(resolveContainerCommand({ image: 'busybox:1.36', command: ['/bin/sh', '-c'], args: ['echo hi'] }, mappings), {
+    ok: true,
+    argv: ['/bin/sh', '-c', 'echo hi'],
+    hostArgs: 0,
+  });
 });
 
 test('configured mappings use their CMD only when the container sets no args; unknown images fail clearly', () => {
@@ -63,11 +74,8 @@ test('configured mappings use their CMD only when the container sets no args; un
 test('mount paths are rewritten in manifest args only, never in the host CLI path (a repository under /tmp)', () => {
   const mounts = [{ mountPath: '/tmp', hostPath: '/node/pods/p1/volumes/tmp', readOnly: false }];
   const resolved = { argv: ['/usr/bin/node', '/tmp/ci/main/dist/bin/keelson.js', 'ha-node', '--scratch', '/tmp/work'], hostArgs: 2 };
-  assert.deepEqual(localizeArgv(resolved, (arg) => rewriteMountPaths(arg, mounts)), [
-    '/usr/bin/node',
-    '/tmp/ci/main/dist/bin/keelson.js',
-    'ha-node',
-    '--scratch',
-    '/node/pods/p1/volumes/tmp/work',
-  ]);
+  assert.deepEqual(
+    localizeArgv(resolved, (arg) => rewriteMountPaths(arg, mounts)),
+    ['/usr/bin/node', '/tmp/ci/main/dist/bin/keelson.js', 'ha-node', '--scratch', '/node/pods/p1/volumes/tmp/work'],
+  );
 });

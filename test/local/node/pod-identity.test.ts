@@ -36,7 +36,11 @@ describe('local node: a ServiceAccount token per pod', { timeout: 120_000 }, () 
     dir = mkdtempSync(join(tmpdir(), 'keelson-pod-identity-'));
     bed = await startNodeTestbed({ dir, ns, ipPrefix: randomIpPrefix(), name: 'pod-identity' });
     await bed.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'web' } } });
-    for (const [name, account] of [['web-a', 'web'], ['web-b', 'web'], ['loner', 'missing']] as const) {
+    for (const [name, account] of [
+      ['web-a', 'web'],
+      ['web-b', 'web'],
+      ['loner', 'missing'],
+    ] as const) {
       await bed.core.createNamespacedPod({ namespace: ns, body: podSpec(name, account) });
     }
     for (const name of ['web-a', 'web-b', 'loner']) pods[name] = await readyPod(bed.core, ns, name, `${name} ready`);
@@ -64,7 +68,7 @@ describe('local node: a ServiceAccount token per pod', { timeout: 120_000 }, () 
     }
   });
 
-  it('falls back to the node\'s kubeconfig when the service account does not exist', async () => {
+  it("falls back to the node's kubeconfig when the service account does not exist", async () => {
     const path = await kubeconfigOf('loner');
     assert.equal(path, join(dir, 'node', 'kubeconfig'));
     const answer = await whoami('loner');

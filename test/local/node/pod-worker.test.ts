@@ -99,7 +99,10 @@ test('a pod whose sandbox setup fails is set up again with a growing delay, its 
   assert.equal(addresses.size, sizeBefore, 'the failed attempt gave its address back');
   await eventually(() => ready(status()), 'pod ready after two failed sandbox attempts', 30_000);
   assert.ok(Date.now() - started >= 3000, 'waited 1 s, then 2 s');
-  assert.deepEqual(events.filter((e) => e.includes('FailedCreatePodSandBox')).map((e) => e.split(':')[0]), ['Warning FailedCreatePodSandBox Failed to create pod sandbox', 'Warning FailedCreatePodSandBox Failed to create pod sandbox']);
+  assert.deepEqual(
+    events.filter((e) => e.includes('FailedCreatePodSandBox')).map((e) => e.split(':')[0]),
+    ['Warning FailedCreatePodSandBox Failed to create pod sandbox', 'Warning FailedCreatePodSandBox Failed to create pod sandbox'],
+  );
   assert.equal(status().message, undefined);
   assert.equal(addresses.size, sizeBefore + 1, 'one address held by the running pod');
   await worker.terminate(2000);
@@ -164,10 +167,12 @@ test('containers asking for a non-root user run as the local postgres account', 
 
 test('termination sends SIGTERM and SIGKILLs only after the grace period', async () => {
   const signalLog = join(dir, 'signals.log');
-  const { worker, status } = makeWorker(httpPod('delta', [
-    { name: 'IGNORE_TERM', value: '1' },
-    { name: 'SIGNAL_LOG', value: signalLog },
-  ]));
+  const { worker, status } = makeWorker(
+    httpPod('delta', [
+      { name: 'IGNORE_TERM', value: '1' },
+      { name: 'SIGNAL_LOG', value: signalLog },
+    ]),
+  );
   worker.start();
   await eventually(() => ready(status()), 'pod delta ready');
   const ip = worker.podIP!;
@@ -201,7 +206,10 @@ test('init containers run in order before the app containers; OnFailure stops af
   const done = await eventually(() => (status().phase === 'Succeeded' ? status() : undefined), 'pod succeeded');
   assert.equal(await readFile(marker, 'utf8'), 'one\ntwo\nmain\n');
   assert.equal(done.initContainerStatuses?.length, 2);
-  assert.equal(done.initContainerStatuses?.every((s) => s.state?.terminated?.exitCode === 0), true);
+  assert.equal(
+    done.initContainerStatuses?.every((s) => s.state?.terminated?.exitCode === 0),
+    true,
+  );
   assert.equal(done.containerStatuses?.[0].state?.terminated?.reason, 'Completed');
   assert.equal(done.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
 });

@@ -24,10 +24,23 @@ describe('projected volume files', () => {
     assert.equal(await writeProjectedVolume(target, { a: 'uno' }, { defaultMode: 0o600 }), 2, 'one rewritten, one removed');
     assert.equal(readFileSync(join(target, 'a'), 'utf8'), 'uno');
     assert.equal(existsSync(join(target, 'b')), false);
-    assert.deepEqual(readdirSync(target).filter((f) => f.endsWith('.tmp')), [], 'no temporary file is left');
+    assert.deepEqual(
+      readdirSync(target).filter((f) => f.endsWith('.tmp')),
+      [],
+      'no temporary file is left',
+    );
 
     const listed = join(dir, 'listed');
-    await writeProjectedVolume(listed, { a: 'one', b: 'two' }, { items: [{ key: 'b', path: 'sub/bee', mode: 0o640 }, { key: 'missing', path: 'x' }] });
+    await writeProjectedVolume(
+      listed,
+      { a: 'one', b: 'two' },
+      {
+        items: [
+          { key: 'b', path: 'sub/bee', mode: 0o640 },
+          { key: 'missing', path: 'x' },
+        ],
+      },
+    );
     assert.equal(readFileSync(join(listed, 'sub', 'bee'), 'utf8'), 'two');
     assert.equal(statSync(join(listed, 'sub', 'bee')).mode & 0o777, 0o640);
     assert.equal(existsSync(join(listed, 'a')), false);
@@ -40,15 +53,30 @@ describe('projected volume files', () => {
     const pod: k8s.V1Pod = {
       metadata: { name: 'db-0', namespace: 'shop', uid: 'u-2' },
       spec: {
-        containers: [{ name: 'ha', image: 'x', volumeMounts: [{ name: 'repo', mountPath: '/var/lib/keelson-backup' }, { name: 'settings', mountPath: '/etc/keelson' }] }],
-        volumes: [{ name: 'repo', emptyDir: {} }, { name: 'settings', configMap: { name: 'db-config' } }],
+        containers: [
+          {
+            name: 'ha',
+            image: 'x',
+            volumeMounts: [
+              { name: 'repo', mountPath: '/var/lib/keelson-backup' },
+              { name: 'settings', mountPath: '/etc/keelson' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'repo', emptyDir: {} },
+          { name: 'settings', configMap: { name: 'db-config' } },
+        ],
       },
     };
     const repoHost = volumeHostPath(dir, pod, pod.spec!.volumes![0]!);
     const settings = '{"backup":{"repository":{"path":"/var/lib/keelson-backup/local"}},"other":"/var/lib/keelson-backups"}';
     const target = join(dir, 'settings');
     await writeProjectedVolume(target, { 'settings.json': settings }, {}, undefined, projectedLocalizer(dir, pod, 'configMap'));
-    assert.equal(readFileSync(join(target, 'settings.json'), 'utf8'), `{"backup":{"repository":{"path":"${repoHost}/local"}},"other":"/var/lib/keelson-backups"}`);
+    assert.equal(
+      readFileSync(join(target, 'settings.json'), 'utf8'),
+      `{"backup":{"repository":{"path":"${repoHost}/local"}},"other":"/var/lib/keelson-backups"}`,
+    );
     await writeProjectedVolume(join(dir, 'secret'), { key: settings }, {}, undefined, projectedLocalizer(dir, pod, 'secret'));
     assert.equal(readFileSync(join(dir, 'secret', 'key'), 'utf8'), settings);
   });
@@ -69,7 +97,10 @@ describe('local node: Secret and ConfigMap volumes follow their objects', { time
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-projected-pod-'));
     bed = await startNodeTestbed({ dir, ns, ipPrefix: randomIpPrefix(), name: 'projected' });
-    await bed.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'creds' }, stringData: { 'ca.crt': 'first CA', 'old.key': 'gone soon' } } });
+    await bed.core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'creds' }, stringData: { 'ca.crt': 'first CA', 'old.key': 'gone soon' } },
+    });
     await bed.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'settings' }, data: { 'app.conf': 'v1' } } });
     await bed.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'pinned' }, data: { 'pinned.conf': 'v1' } } });
     const web = httpPodContainer([], {
@@ -103,14 +134,26 @@ describe('local node: Secret and ConfigMap volumes follow their objects', { time
 
   it('rewrites a changed Secret in the running pod and drops a key that left it', async () => {
     assert.equal(fileOf('creds', 'ca.crt'), 'first CA');
-    await bed.core.replaceNamespacedSecret({ name: 'creds', namespace: ns, body: { metadata: { name: 'creds', namespace: ns }, stringData: { 'ca.crt': 'second CA' } } });
+    await bed.core.replaceNamespacedSecret({
+      name: 'creds',
+      namespace: ns,
+      body: { metadata: { name: 'creds', namespace: ns }, stringData: { 'ca.crt': 'second CA' } },
+    });
     await eventually(() => fileOf('creds', 'ca.crt') === 'second CA', 'the new CA reaches the volume', 15_000);
     assert.throws(() => fileOf('creds', 'old.key'), /ENOENT/);
   });
 
   it('rewrites a ConfigMap mounted whole, never one mounted by subPath', async () => {
-    await bed.core.replaceNamespacedConfigMap({ name: 'settings', namespace: ns, body: { metadata: { name: 'settings', namespace: ns }, data: { 'app.conf': 'v2' } } });
-    await bed.core.replaceNamespacedConfigMap({ name: 'pinned', namespace: ns, body: { metadata: { name: 'pinned', namespace: ns }, data: { 'pinned.conf': 'v2' } } });
+    await bed.core.replaceNamespacedConfigMap({
+      name: 'settings',
+      namespace: ns,
+      body: { metadata: { name: 'settings', namespace: ns }, data: { 'app.conf': 'v2' } },
+    });
+    await bed.core.replaceNamespacedConfigMap({
+      name: 'pinned',
+      namespace: ns,
+      body: { metadata: { name: 'pinned', namespace: ns }, data: { 'pinned.conf': 'v2' } },
+    });
     await eventually(() => fileOf('settings', 'app.conf') === 'v2', 'the whole-mounted ConfigMap follows', 15_000);
     // The same watch delivered both changes; give the second one time it would need too.
     await new Promise((r) => setTimeout(r, 1000));

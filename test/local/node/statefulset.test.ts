@@ -12,7 +12,19 @@ import * as k8s from '@kubernetes/client-node';
 import { mergePatch } from '../../../local/controllers/kube.js';
 import { localStorageClass } from '../../../local/controllers/storage-class.js';
 import { openWatch, kubeConfigAs } from '../../support/kube.js';
-import { eventually, getJson, httpPodContainer, isReady, post, randomIpPrefix, readyPod, refused, startNodeTestbed, statefulSetOf, type NodeTestbed } from './helpers.js';
+import {
+  eventually,
+  getJson,
+  httpPodContainer,
+  isReady,
+  post,
+  randomIpPrefix,
+  readyPod,
+  refused,
+  startNodeTestbed,
+  statefulSetOf,
+  type NodeTestbed,
+} from './helpers.js';
 
 const ns = 'shop';
 const prefix = randomIpPrefix();
@@ -96,7 +108,11 @@ after(async () => {
 });
 
 test('the StatefulSet creates its pods in order, each on its own address with a bound claim', async () => {
-  await eventually(async () => (await apps.readNamespacedStatefulSet({ name: 'web', namespace: ns })).status?.readyReplicas === 3, 'three ready replicas', 45_000);
+  await eventually(
+    async () => (await apps.readNamespacedStatefulSet({ name: 'web', namespace: ns })).status?.readyReplicas === 3,
+    'three ready replicas',
+    45_000,
+  );
   const pods = await Promise.all(['web-0', 'web-1', 'web-2'].map(async (name) => (await readPod(name))!));
   const ips = pods.map((p) => p.status?.podIP ?? '');
   assert.equal(new Set(ips).size, 3);
@@ -110,10 +126,13 @@ test('the StatefulSet creates its pods in order, each on its own address with a 
     assert.equal((body.env as Record<string, string>).DATA_DIR, join(dir, 'node', 'volumes', ns, `data-web-${i}`));
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `data-web-${i}`, namespace: ns });
     assert.equal(claim.status?.phase, 'Bound');
-    assert.equal(claim.spec?.storageClassName, localStorageClass.metadata?.name, 'the node\'s default class was filled in');
+    assert.equal(claim.spec?.storageClassName, localStorageClass.metadata?.name, "the node's default class was filled in");
   }
   // The local class allows expansion, so a bound claim can grow as on a cluster that supports it.
-  const grown = await core.patchNamespacedPersistentVolumeClaim({ name: 'data-web-0', namespace: ns, body: { spec: { resources: { requests: { storage: '2Gi' } } } } }, mergePatch);
+  const grown = await core.patchNamespacedPersistentVolumeClaim(
+    { name: 'data-web-0', namespace: ns, body: { spec: { resources: { requests: { storage: '2Gi' } } } } },
+    mergePatch,
+  );
   assert.equal(grown.spec?.resources?.requests?.storage, '2Gi');
   // Ordered creation: each pod was ADDED only after the previous one had been seen Ready.
   const events = podWatch.events.map((e) => ({ type: e.type, pod: e.object as unknown as k8s.V1Pod }));
@@ -217,10 +236,14 @@ test('deleting a pod runs SIGTERM with its grace period, then the StatefulSet re
   await eventually(async () => (await readFile(signalLog, 'utf8').catch(() => '')).includes('SIGTERM web-1'), 'web-1 got SIGTERM');
   // The process exits 1 s after SIGTERM: until then it still serves.
   assert.equal((await getJson(`http://${ip}:8080/`)).status, 200);
-  const replaced = await eventually(async () => {
-    const current = await readPod('web-1');
-    return current && current.metadata?.uid !== pod.metadata?.uid && isReady(current) ? current : undefined;
-  }, 'web-1 recreated and ready', 30_000);
+  const replaced = await eventually(
+    async () => {
+      const current = await readPod('web-1');
+      return current && current.metadata?.uid !== pod.metadata?.uid && isReady(current) ? current : undefined;
+    },
+    'web-1 recreated and ready',
+    30_000,
+  );
   assert.equal(replaced.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName, 'data-web-1');
   // The old object went away only after the kubelet side finished: a DELETED event for the old uid.
   assert.ok(podWatch.events.some((e) => e.type === 'DELETED' && (e.object as { metadata?: { uid?: string } }).metadata?.uid === pod.metadata?.uid));
@@ -233,11 +256,13 @@ test('a container that ignores SIGTERM is killed when the grace period ends', as
       metadata: { name: 'stubborn' },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [httpPodContainer([
-          { name: 'POD_NAME', value: 'stubborn' },
-          { name: 'IGNORE_TERM', value: '1' },
-          { name: 'SIGNAL_LOG', value: signalLog },
-        ])],
+        containers: [
+          httpPodContainer([
+            { name: 'POD_NAME', value: 'stubborn' },
+            { name: 'IGNORE_TERM', value: '1' },
+            { name: 'SIGNAL_LOG', value: signalLog },
+          ]),
+        ],
       },
     },
   });

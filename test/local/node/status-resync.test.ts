@@ -35,7 +35,11 @@ describe('node agent: pod status re-asserted, node Lease renewed', { timeout: 12
     for (const c of pod.status!.conditions!) if (c.type === 'Ready') Object.assign(c, { status: 'False', reason: 'NodeNotReady' });
     const flipped = await bed.core.replaceNamespacedPodStatus({ namespace: ns, name: 'web', body: pod });
     assert.equal(readyOf(flipped), 'False');
-    await eventually(async () => readyOf(await bed.core.readNamespacedPod({ namespace: ns, name: 'web' })) === 'True' || undefined, 'Ready=True written back', 15_000);
+    await eventually(
+      async () => readyOf(await bed.core.readNamespacedPod({ namespace: ns, name: 'web' })) === 'True' || undefined,
+      'Ready=True written back',
+      15_000,
+    );
   });
 
   it('keeps a Lease in kube-node-lease named after the node and renews it', async () => {
@@ -44,10 +48,15 @@ describe('node agent: pod status re-asserted, node Lease renewed', { timeout: 12
     assert.equal(first.spec?.holderIdentity, 'keelson-local');
     assert.equal(first.spec?.leaseDurationSeconds, 40);
     assert.equal(first.metadata?.ownerReferences?.[0]?.kind, 'Node');
-    const renewed = await eventually(async () => {
-      const lease = await coordination.readNamespacedLease({ namespace: NodeLeaseNamespace, name: 'keelson-local' });
-      return new Date(lease.spec!.renewTime!).getTime() > new Date(first.spec!.renewTime!).getTime() ? lease : undefined;
-    }, 'the Lease renewed by the 10 s heartbeat', 25_000, 500);
+    const renewed = await eventually(
+      async () => {
+        const lease = await coordination.readNamespacedLease({ namespace: NodeLeaseNamespace, name: 'keelson-local' });
+        return new Date(lease.spec!.renewTime!).getTime() > new Date(first.spec!.renewTime!).getTime() ? lease : undefined;
+      },
+      'the Lease renewed by the 10 s heartbeat',
+      25_000,
+      500,
+    );
     assert.equal(renewed.spec?.holderIdentity, 'keelson-local');
     const node = await bed.core.readNode({ name: 'keelson-local' });
     assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');

@@ -39,7 +39,10 @@ test('liveness starts succeeded and reports the failure threshold crossing', () 
 });
 
 test('restart back-off: immediate first restart, then 10 s doubling to the 5 min cap, reset after a long run', () => {
-  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => restartDelayMs(kubeletBackoff, n)), [0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 7, 8].map((n) => restartDelayMs(kubeletBackoff, n)),
+    [0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000],
+  );
   const backoff = new RestartBackoff({ initialMs: 100, maxMs: 1000, resetAfterMs: 5000 });
   assert.equal(backoff.onExit(10), 0);
   assert.equal(backoff.onExit(10), 100);

@@ -31,7 +31,10 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
     dir = mkdtempSync(join(tmpdir(), 'keelson-slices-'));
     bed = await startNodeTestbed({ dir, ns, ipPrefix: randomIpPrefix(), name: 'slices' });
     discovery = bed.server.kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
-    await bed.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [httpPodContainer()] } } });
+    await bed.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [httpPodContainer()] } },
+    });
     const pod = await eventually(async () => {
       const p = await bed.core.readNamespacedPod({ namespace: ns, name: 'web' });
       return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
@@ -44,16 +47,23 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const slicesOf = async (service: string) => (await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: `${ServiceNameLabel}=${service}` })).items;
+  const slicesOf = async (service: string) =>
+    (await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: `${ServiceNameLabel}=${service}` })).items;
 
   it('writes a slice per Service with the pod ready, and marks it not ready when its probe fails', async () => {
-    await bed.core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } } });
+    await bed.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } },
+    });
     const [slice] = await eventually(async () => {
       const slices = await slicesOf('web');
       return slices.length === 1 && slices[0]!.endpoints?.length === 1 ? slices : undefined;
     }, 'a slice for web');
     assert.equal(slice!.addressType, 'IPv4');
-    assert.deepEqual(slice!.ports?.map((p) => [p.name, p.port]), [['http', 8080]]);
+    assert.deepEqual(
+      slice!.ports?.map((p) => [p.name, p.port]),
+      [['http', 8080]],
+    );
     assert.deepEqual(slice!.endpoints[0]!.addresses, [podIp]);
     assert.equal(slice!.endpoints[0]!.conditions?.ready, true);
     assert.equal(slice!.metadata?.ownerReferences?.[0]?.kind, 'Service');
@@ -65,7 +75,10 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
   });
 
   it('routes a Service without a selector through a slice that has no Endpoints beside it', async () => {
-    const service = await bed.core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'manual' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+    const service = await bed.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'manual' }, spec: { ports: [{ name: 'http', port: 80 }] } },
+    });
     await discovery.createNamespacedEndpointSlice({
       namespace: ns,
       body: {
@@ -75,7 +88,10 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
         endpoints: [{ addresses: [podIp], conditions: { ready: true } }],
       },
     });
-    const clusterIp = await eventually(async () => (await bed.core.readNamespacedService({ namespace: ns, name: 'manual' })).spec?.clusterIP || undefined, 'a cluster IP');
+    const clusterIp = await eventually(
+      async () => (await bed.core.readNamespacedService({ namespace: ns, name: 'manual' })).spec?.clusterIP || undefined,
+      'a cluster IP',
+    );
     assert.equal(service.metadata?.name, 'manual');
     await assert.rejects(bed.core.readNamespacedEndpoints({ namespace: ns, name: 'manual' }), 'no Endpoints object exists');
     assert.equal(await eventually(() => podAnswer(clusterIp), 'the pod through the slice'), 'web');
@@ -93,10 +109,16 @@ describe('EndpointSlices: written by the endpoints controller, read by the proxy
         addressType: 'IPv4',
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
         // 10.0.0.9 is only written into the object: the proxy must refuse it before any connection.
-        endpoints: [{ addresses: ['10.0.0.9'], conditions: { ready: true } }, { addresses: [podIp], conditions: { ready: true } }],
+        endpoints: [
+          { addresses: ['10.0.0.9'], conditions: { ready: true } },
+          { addresses: [podIp], conditions: { ready: true } },
+        ],
       },
     });
-    const clusterIp = await eventually(async () => (await bed.core.readNamespacedService({ namespace: ns, name: 'foreign' })).spec?.clusterIP || undefined, 'a cluster IP');
+    const clusterIp = await eventually(
+      async () => (await bed.core.readNamespacedService({ namespace: ns, name: 'foreign' })).spec?.clusterIP || undefined,
+      'a cluster IP',
+    );
     const backends = await eventually(async () => bed.node.proxy.snapshot()[`${clusterIp}:80`], 'the proxy listening for foreign');
     assert.deepEqual(backends, [`${podIp}:8080`]);
   });

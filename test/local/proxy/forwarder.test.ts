@@ -104,7 +104,12 @@ test('backends come from ready Endpoints addresses of the matching port name', (
 });
 
 test('splitBackends: loopback scope refuses every address outside 127.0.0.0/8, namespace scope keeps all', () => {
-  const backends = [{ ip: '127.0.3.4', port: 1 }, { ip: '10.1.2.3', port: 1 }, { ip: '192.168.0.1', port: 2 }, { ip: '127.0.0.1.evil', port: 3 }];
+  const backends = [
+    { ip: '127.0.3.4', port: 1 },
+    { ip: '10.1.2.3', port: 1 },
+    { ip: '192.168.0.1', port: 2 },
+    { ip: '127.0.0.1.evil', port: 3 },
+  ];
   assert.deepEqual(splitBackends(backends, 'loopback').allowed, [{ ip: '127.0.3.4', port: 1 }]);
   assert.equal(splitBackends(backends, 'loopback').refused.length, 3);
   assert.deepEqual(splitBackends(backends, 'namespace'), { allowed: backends, refused: [] });

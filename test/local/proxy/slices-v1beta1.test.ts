@@ -66,7 +66,10 @@ if (missing && process.env.CI === 'true') {
 
     it('routes a Service through its v1beta1 slice, and stops when the endpoint is not ready', async () => {
       const core = oracle.kubeConfig.makeApiClient(k8s.CoreV1Api);
-      const service = await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'manual' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+      const service = await core.createNamespacedService({
+        namespace: ns,
+        body: { metadata: { name: 'manual' }, spec: { ports: [{ name: 'http', port: 80 }] } },
+      });
       const clusterIp = service.spec!.clusterIP!;
       assert.ok(clusterIp.startsWith(`${servicePrefix}.`), `the server allocated ${clusterIp} from the loopback range`);
       const slice = (ready: boolean) => ({

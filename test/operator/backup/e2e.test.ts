@@ -35,7 +35,8 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
   const backupReady = (s: BackupStatus) => s.conditions?.find((c) => c.type === 'BackupReady');
   const listBackups = async () => (await api.listBackups(ns)) as unknown as BackupObject[];
   const readBackup = async (name: string) => (await listBackups()).find((b) => b.metadata.name === name);
-  const createBackup = (name: string, spec: Record<string, unknown>) => api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name, namespace: ns }, spec });
+  const createBackup = (name: string, spec: Record<string, unknown>) =>
+    api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name, namespace: ns }, spec });
 
   before(async () => {
     e2e = await startE2eStack('e2e-backup', { logger, ipPrefix: '127.0.53' });
@@ -54,14 +55,21 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
       ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
       backup: { repositories: [{ name: 'cloud', s3: { bucket: 'backups', endpoint: 'localhost', credentialsSecret: { name: 'no-such-secret' } } }] },
     });
-    const condition = await eventually('BackupReady=False', async () => {
-      const c = backupReady((await broken.status()) as BackupStatus);
-      return c?.status === 'False' ? c : undefined;
-    }, 60_000);
+    const condition = await eventually(
+      'BackupReady=False',
+      async () => {
+        const c = backupReady((await broken.status()) as BackupStatus);
+        return c?.status === 'False' ? c : undefined;
+      },
+      60_000,
+    );
     assert.equal(condition.reason, 'SecretMissing');
     assert.match(condition.message, /Secret no-such-secret \(spec\.backup\.repositories\[0\]\.s3\.credentialsSecret\) not found/);
     const events = await api.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=broken' });
-    assert.ok(events.items.some((e) => e.reason === 'SecretMissing'), 'an Event says why');
+    assert.ok(
+      events.items.some((e) => e.reason === 'SecretMissing'),
+      'an Event says why',
+    );
   });
 
   it('a filesystem repository: BackupReady=True, and the schedule takes a backup', async () => {
@@ -69,29 +77,45 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     await vault.create({
       instances: 2,
       ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
-      backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], schedules: { incremental: '* * * * *', immediate: true }, retention: { fullCount: 2 } },
+      backup: {
+        repositories: [{ name: 'local', volume: { size: '1Gi' } }],
+        schedules: { incremental: '* * * * *', immediate: true },
+        retention: { fullCount: 2 },
+      },
     });
     await vault.healthyWith(2, 120_000);
-    const ready = await eventually('BackupReady=True', async () => {
-      const c = backupReady((await vault.status()) as BackupStatus);
-      return c?.status === 'True' ? c : undefined;
-    }, 90_000);
+    const ready = await eventually(
+      'BackupReady=True',
+      async () => {
+        const c = backupReady((await vault.status()) as BackupStatus);
+        return c?.status === 'True' ? c : undefined;
+      },
+      90_000,
+    );
     assert.equal(ready.reason, 'ArchivingWorks');
     // The first backup (schedules.immediate) comes first; the schedule's next minute after it.
-    const status = await eventually('a backup listed and a scheduled run recorded', async () => {
-      const s = (await vault.status()) as BackupStatus;
-      return (s.backup?.backups ?? 0) >= 1 && s.backup?.lastScheduled?.incremental ? s : undefined;
-    }, 150_000);
+    const status = await eventually(
+      'a backup listed and a scheduled run recorded',
+      async () => {
+        const s = (await vault.status()) as BackupStatus;
+        return (s.backup?.backups ?? 0) >= 1 && s.backup?.lastScheduled?.incremental ? s : undefined;
+      },
+      150_000,
+    );
     assert.ok(status.backup?.lastScheduled?.initial, 'the first backup recorded too');
     const brokenCondition = backupReady((await broken.status()) as BackupStatus);
     assert.equal(brokenCondition?.reason, 'SecretMissing', 'the other cluster still reports its own problem');
   });
 
-  it('Backup objects: the first backup and each schedule run are objects with pgBackRest\'s details; kubectl get kbk lists them', async () => {
-    const initial = await eventually('vault-initial Completed', async () => {
-      const b = await readBackup('vault-initial');
-      return b?.status?.phase === 'Completed' ? b : undefined;
-    }, 120_000);
+  it("Backup objects: the first backup and each schedule run are objects with pgBackRest's details; kubectl get kbk lists them", async () => {
+    const initial = await eventually(
+      'vault-initial Completed',
+      async () => {
+        const b = await readBackup('vault-initial');
+        return b?.status?.phase === 'Completed' ? b : undefined;
+      },
+      120_000,
+    );
     assert.equal(initial.spec.type, 'full');
     assert.match(initial.status!.label!, /^\d{8}-\d{6}F$/);
     assert.match(initial.status!.lsnStart!, /^[0-9A-F]+\/[0-9A-F]+$/);
@@ -100,10 +124,14 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     assert.ok(initial.status!.sizeBytes! > 1_000_000, 'the database size');
     assert.ok(initial.status!.repoSizeBytes! > 0 && initial.status!.repoSizeBytes! < initial.status!.sizeBytes!, 'compressed in the repository');
     assert.match(initial.status!.member!, /^vault-\d$/);
-    const scheduled = await eventually('a scheduled incremental Completed', async () => {
-      const list = await listBackups();
-      return list.find((b) => /^vault-incr-\d{12}$/.test(b.metadata.name) && b.status?.phase === 'Completed');
-    }, 150_000);
+    const scheduled = await eventually(
+      'a scheduled incremental Completed',
+      async () => {
+        const list = await listBackups();
+        return list.find((b) => /^vault-incr-\d{12}$/.test(b.metadata.name) && b.status?.phase === 'Completed');
+      },
+      150_000,
+    );
     assert.equal(scheduled.spec.type, 'incr');
     const table = await kubectl(stack.kubeconfigPath, dir, '-n', ns, 'get', 'kbk');
     assert.match(table, /^NAME\s+CLUSTER\s+TYPE\s+PHASE\s+LABEL\s+STOPPED\s+AGE/m);
@@ -113,16 +141,24 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
 
   it('a Backup naming an unknown repository fails, naming spec.repository; a requested one runs; deleting it deletes no data', async () => {
     await createBackup('vault-nowhere', { cluster: 'vault', type: 'full', repository: 'elsewhere' });
-    const failed = await eventually('vault-nowhere Failed', async () => {
-      const b = await readBackup('vault-nowhere');
-      return b?.status?.phase === 'Failed' ? b : undefined;
-    }, 60_000);
+    const failed = await eventually(
+      'vault-nowhere Failed',
+      async () => {
+        const b = await readBackup('vault-nowhere');
+        return b?.status?.phase === 'Failed' ? b : undefined;
+      },
+      60_000,
+    );
     assert.match(failed.status!.message!, /^spec\.repository: the cluster has no repository named "elsewhere"/);
     await createBackup('vault-manual', { cluster: 'vault', type: 'diff', repository: 'local' });
-    const done = await eventually('vault-manual Completed', async () => {
-      const b = await readBackup('vault-manual');
-      return b?.status?.phase === 'Completed' || b?.status?.phase === 'Failed' ? b : undefined;
-    }, 150_000);
+    const done = await eventually(
+      'vault-manual Completed',
+      async () => {
+        const b = await readBackup('vault-manual');
+        return b?.status?.phase === 'Completed' || b?.status?.phase === 'Failed' ? b : undefined;
+      },
+      150_000,
+    );
     assert.equal(done.status!.phase, 'Completed', done.status!.message);
     assert.match(done.status!.label!, /^\d{8}-\d{6}F_\d{8}-\d{6}D$/);
     await kubectl(stack.kubeconfigPath, dir, '-n', ns, 'delete', 'kbk', 'vault-manual');
@@ -130,17 +166,24 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     // The repository still lists it (retention alone removes backups).
     const pods = await api.listPods(ns, 'keelson.io/cluster=vault,keelson.io/role=primary');
     const listed = await new HaNodeClient().backupStatus(pods[0]!.status!.podIP!);
-    assert.ok(listed.info?.backups?.some((b) => b.label === done.status!.label), 'the backup is still in the repository');
+    assert.ok(
+      listed.info?.backups?.some((b) => b.label === done.status!.label),
+      'the backup is still in the repository',
+    );
   });
 
   it('bootstrap.recovery: a new cluster restored from the repository has the rows, and archives on its own', async () => {
     await vault.readPassword();
     await vault.query('vault-rw', 'CREATE TABLE kept AS SELECT generate_series(1, 42) AS id');
     const [switched] = await vault.query('vault-rw', 'SELECT pg_walfile_name(pg_switch_wal()) AS wal');
-    await eventually('the switched WAL archived', async () => {
-      const [row] = await vault.query('vault-rw', 'SELECT last_archived_wal AS last FROM pg_stat_archiver');
-      return row?.last !== null && String(row!.last) >= String(switched!.wal) ? row : undefined;
-    }, 60_000);
+    await eventually(
+      'the switched WAL archived',
+      async () => {
+        const [row] = await vault.query('vault-rw', 'SELECT last_archived_wal AS last FROM pg_stat_archiver');
+        return row?.last !== null && String(row!.last) >= String(switched!.wal) ? row : undefined;
+      },
+      60_000,
+    );
     const copy = clusterDriver(api, ns, 'vault-copy', viaClusterIp);
     await copy.create({
       instances: 1,
@@ -153,10 +196,14 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     // The Service address may route a moment after the pod turns Ready.
     const rows = await eventually('the restored rows through vault-copy-rw', () => copy.query('vault-copy-rw', 'SELECT count(*)::int AS n FROM kept'), 30_000);
     assert.equal(rows[0]?.n, 42);
-    const ready = await eventually('the copy archives into its own stanza', async () => {
-      const c = backupReady((await copy.status()) as BackupStatus);
-      return c?.status === 'True' ? c : undefined;
-    }, 90_000);
+    const ready = await eventually(
+      'the copy archives into its own stanza',
+      async () => {
+        const c = backupReady((await copy.status()) as BackupStatus);
+        return c?.status === 'True' ? c : undefined;
+      },
+      90_000,
+    );
     assert.equal(ready.reason, 'ArchivingWorks');
   });
 });

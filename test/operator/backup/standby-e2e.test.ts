@@ -48,10 +48,14 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
   let ledger: ClusterDriver;
   const readBackup = async (name: string) => ((await api.listBackups(ns)) as unknown as BackupObject[]).find((b) => b.metadata.name === name);
   const finished = (name: string) =>
-    eventually(`${name} finished`, async () => {
-      const b = await readBackup(name);
-      return b?.status?.phase === 'Completed' || b?.status?.phase === 'Failed' ? b : undefined;
-    }, 180_000);
+    eventually(
+      `${name} finished`,
+      async () => {
+        const b = await readBackup(name);
+        return b?.status?.phase === 'Completed' || b?.status?.phase === 'Failed' ? b : undefined;
+      },
+      180_000,
+    );
 
   before(async () => {
     e2e = await startE2eStack('e2e-backup-standby', { logger, ipPrefix: '127.0.54' });
@@ -67,7 +71,12 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     await ledger.create({
       instances: 2,
       ha: { ttl: 10, loopWait: 2, retryTimeout: 4 },
-      backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], schedules: { immediate: true }, retention: { fullCount: 1 }, target: 'prefer-standby' },
+      backup: {
+        repositories: [{ name: 'local', volume: { size: '1Gi' } }],
+        schedules: { immediate: true },
+        retention: { fullCount: 1 },
+        target: 'prefer-standby',
+      },
     });
     await ledger.healthyWith(2, 150_000);
     const secret = await api.core.readNamespacedSecret({ namespace: ns, name: 'ledger-backup-tls' });
@@ -78,7 +87,12 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     const initial = await finished('ledger-initial');
     assert.equal(initial.status!.phase, 'Completed', initial.status!.message);
     await ledger.healthyWith(2, 60_000);
-    await api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name: 'ledger-standby', namespace: ns }, spec: { cluster: 'ledger', type: 'full' } });
+    await api.createBackup(ns, {
+      apiVersion: 'keelson.io/v1',
+      kind: 'Backup',
+      metadata: { name: 'ledger-standby', namespace: ns },
+      spec: { cluster: 'ledger', type: 'full' },
+    });
     const onStandby = await finished('ledger-standby');
     assert.equal(onStandby.status!.phase, 'Completed', onStandby.status!.message);
     const pods = await ledger.pods();
@@ -88,10 +102,14 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     assert.match(onStandby.status!.member!, /^ledger-\d$/);
     assert.match(onStandby.status!.label!, /^\d{8}-\d{6}F$/);
     // Retention keeps one full backup: the first one's set is gone, and its object says so.
-    const expired = await eventually('ledger-initial Expired', async () => {
-      const b = await readBackup('ledger-initial');
-      return b?.status?.phase === 'Expired' ? b : undefined;
-    }, 60_000);
+    const expired = await eventually(
+      'ledger-initial Expired',
+      async () => {
+        const b = await readBackup('ledger-initial');
+        return b?.status?.phase === 'Expired' ? b : undefined;
+      },
+      60_000,
+    );
     assert.match(expired.status!.message!, /^removed from repository 1 by the retention policy \(spec\.backup\.retention\)/);
     assert.equal(expired.status!.label, initial.status!.label, 'the label stays as a record');
     // The CA key appears in no log or status file of the stand-in (pods, operator, agents).
@@ -108,31 +126,55 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
       const certs = memberCerts();
       return certs.length >= 2 && certs.every((cert) => cert.verify(ca.publicKey)) ? certs : undefined;
     };
-    const reasons = async () => new Set((await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'ledger').map((e) => e.reason));
+    const reasons = async () =>
+      new Set((await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === 'ledger').map((e) => e.reason));
     // A CA near its end, in the operator's own Secret (as after ten years): the operator must rotate it.
     const ending = createCertificateAuthority('ledger.default.backup.keelson.io', 60);
     const stored = await read();
-    await api.core.replaceNamespacedSecret({ namespace: ns, name: secretName, body: { ...stored, data: { 'ca.crt': Buffer.from(ending.cert).toString('base64'), 'ca.key': Buffer.from(ending.key).toString('base64') } } });
+    await api.core.replaceNamespacedSecret({
+      namespace: ns,
+      name: secretName,
+      body: { ...stored, data: { 'ca.crt': Buffer.from(ending.cert).toString('base64'), 'ca.key': Buffer.from(ending.key).toString('base64') } },
+    });
     await eventually('members re-issued from the replaced CA', async () => signedBy(new X509Certificate(ending.cert))(), 120_000);
     // Step 1: a new CA is trusted, the ending one still signs.
-    const staged = await eventually('the next CA staged', async () => {
-      const secret = await read();
-      return decoded(secret, 'next.key') ? secret : undefined;
-    }, 90_000);
+    const staged = await eventually(
+      'the next CA staged',
+      async () => {
+        const secret = await read();
+        return decoded(secret, 'next.key') ? secret : undefined;
+      },
+      90_000,
+    );
     assert.ok((await reasons()).has('BackupCaStaged'));
     const next = new X509Certificate(decoded(staged, 'next.crt'));
     assert.equal(pemCertificates(decoded(staged, 'ca.crt')).length, 2, 'the bundle holds the ending and the next CA');
     // Step 2 follows the propagation time; as if it had passed, the staging time moves back four minutes.
     const earlier = new Date(Date.now() - 4 * 60_000).toISOString();
-    await api.core.replaceNamespacedSecret({ namespace: ns, name: secretName, body: { ...staged, metadata: { ...staged.metadata, annotations: { ...staged.metadata?.annotations, [backupCaStagedAnnotation]: earlier } } } });
-    await eventually('the next CA signs', async () => {
-      const secret = await read();
-      return !decoded(secret, 'next.key') && new X509Certificate(pemCertificates(decoded(secret, 'ca.crt'))[0]!).fingerprint256 === next.fingerprint256 ? secret : undefined;
-    }, 90_000);
+    await api.core.replaceNamespacedSecret({
+      namespace: ns,
+      name: secretName,
+      body: { ...staged, metadata: { ...staged.metadata, annotations: { ...staged.metadata?.annotations, [backupCaStagedAnnotation]: earlier } } },
+    });
+    await eventually(
+      'the next CA signs',
+      async () => {
+        const secret = await read();
+        return !decoded(secret, 'next.key') && new X509Certificate(pemCertificates(decoded(secret, 'ca.crt'))[0]!).fingerprint256 === next.fingerprint256
+          ? secret
+          : undefined;
+      },
+      90_000,
+    );
     assert.ok((await reasons()).has('BackupCaRotated'));
     // The node refreshes the mounted Secret and the members re-issue from the new CA without a restart.
     await eventually('members re-issued from the rotated CA', async () => signedBy(next)(), 120_000);
-    await api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name: 'ledger-rotated', namespace: ns }, spec: { cluster: 'ledger', type: 'incr' } });
+    await api.createBackup(ns, {
+      apiVersion: 'keelson.io/v1',
+      kind: 'Backup',
+      metadata: { name: 'ledger-rotated', namespace: ns },
+      spec: { cluster: 'ledger', type: 'incr' },
+    });
     const rotated = await finished('ledger-rotated');
     assert.equal(rotated.status!.phase, 'Completed', rotated.status!.message);
     const primary = (await ledger.pods()).find((p) => p.metadata?.labels?.['keelson.io/role'] === 'primary')!;
@@ -144,7 +186,12 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     await api.replaceCluster({ ...raw, spec: { ...(raw.spec as Record<string, unknown>), instances: 1 } });
     await ledger.healthyWith(1, 150_000);
     const primary = (await ledger.pods()).find((p) => p.metadata?.labels?.['keelson.io/role'] === 'primary')!;
-    await api.createBackup(ns, { apiVersion: 'keelson.io/v1', kind: 'Backup', metadata: { name: 'ledger-alone', namespace: ns }, spec: { cluster: 'ledger', type: 'incr' } });
+    await api.createBackup(ns, {
+      apiVersion: 'keelson.io/v1',
+      kind: 'Backup',
+      metadata: { name: 'ledger-alone', namespace: ns },
+      spec: { cluster: 'ledger', type: 'incr' },
+    });
     const alone = await finished('ledger-alone');
     assert.equal(alone.status!.phase, 'Completed', alone.status!.message);
     assert.equal(alone.status!.member, primary.metadata!.name);

@@ -27,14 +27,20 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
   let vault: ClusterDriver;
   let dr: ClusterDriver;
 
-  const podIps = async (driver: ClusterDriver): Promise<string[]> => (await driver.pods()).map((p) => p.status?.podIP).filter((ip): ip is string => ip !== undefined);
-  const countOn = async (host: string): Promise<number | undefined> => (await dr.sql(host, 'SELECT count(*)::int AS n FROM items').catch(() => []))[0]?.n as number | undefined;
+  const podIps = async (driver: ClusterDriver): Promise<string[]> =>
+    (await driver.pods()).map((p) => p.status?.podIP).filter((ip): ip is string => ip !== undefined);
+  const countOn = async (host: string): Promise<number | undefined> =>
+    (await dr.sql(host, 'SELECT count(*)::int AS n FROM items').catch(() => []))[0]?.n as number | undefined;
   const archiveOnVault = async (): Promise<void> => {
     const [switched] = await vault.query('vault-rw', 'SELECT pg_walfile_name(pg_switch_wal()) AS wal');
-    await eventually('the switched WAL archived', async () => {
-      const [row] = await vault.query('vault-rw', 'SELECT last_archived_wal AS last FROM pg_stat_archiver');
-      return row?.last !== null && String(row!.last) >= String(switched!.wal) ? row : undefined;
-    }, 60_000);
+    await eventually(
+      'the switched WAL archived',
+      async () => {
+        const [row] = await vault.query('vault-rw', 'SELECT last_archived_wal AS last FROM pg_stat_archiver');
+        return row?.last !== null && String(row!.last) >= String(switched!.wal) ? row : undefined;
+      },
+      60_000,
+    );
   };
 
   before(async () => {
@@ -54,7 +60,11 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
     await vault.readPassword();
     await vault.query('vault-rw', 'CREATE TABLE items (id int PRIMARY KEY)');
     await vault.query('vault-rw', 'INSERT INTO items SELECT generate_series(1, 100)');
-    await eventually('the first backup', async () => (((await vault.status()) as { backup?: { backups?: number } }).backup?.backups ?? 0) >= 1 || undefined, 150_000);
+    await eventually(
+      'the first backup',
+      async () => (((await vault.status()) as { backup?: { backups?: number } }).backup?.backups ?? 0) >= 1 || undefined,
+      150_000,
+    );
     await vault.query('vault-rw', 'INSERT INTO items SELECT generate_series(101, 200)');
     await archiveOnVault();
 
@@ -75,12 +85,30 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
   });
 
   it('replica.enabled: false promotes it onto a new timeline with the same rows', async () => {
-    await kubectl(e2e.stack.kubeconfigPath, e2e.dir, '-n', ns, 'patch', 'dbc/vault-dr', '--type=merge', '-p', JSON.stringify({ spec: { replica: { enabled: false } } }));
-    await eventually('vault-dr promoted', async () => ((((await dr.status()) as { replica?: { role?: string } }).replica?.role === 'primary') ? true : undefined), 90_000);
-    const [after] = await eventually('vault-dr-rw writable', async () => {
-      const rows = await dr.query('vault-dr-rw', `SELECT pg_is_in_recovery() AS standby, ${currentTimelineSql('t')}`);
-      return rows[0]?.standby === false ? rows : undefined;
-    }, 60_000);
+    await kubectl(
+      e2e.stack.kubeconfigPath,
+      e2e.dir,
+      '-n',
+      ns,
+      'patch',
+      'dbc/vault-dr',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { replica: { enabled: false } } }),
+    );
+    await eventually(
+      'vault-dr promoted',
+      async () => (((await dr.status()) as { replica?: { role?: string } }).replica?.role === 'primary' ? true : undefined),
+      90_000,
+    );
+    const [after] = await eventually(
+      'vault-dr-rw writable',
+      async () => {
+        const rows = await dr.query('vault-dr-rw', `SELECT pg_is_in_recovery() AS standby, ${currentTimelineSql('t')}`);
+        return rows[0]?.standby === false ? rows : undefined;
+      },
+      60_000,
+    );
     assert.ok(Number(after?.t) > 1, 'a new timeline');
     const [rows] = await dr.query('vault-dr-rw', 'SELECT count(*)::int AS n FROM items');
     assert.equal(rows?.n, 300);
@@ -88,13 +116,25 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
 
   it('a repository without the source stanza: refused, naming spec.replica.source.repository, with an Event', async () => {
     const lost = clusterDriver(api, ns, 'lost', viaClusterIp);
-    await lost.create({ instances: 1, ha, backup: { repositories }, replica: { source: { repository: 'local', stanza: 'nowhere', credentialsSecret: 'vault-replication' } } });
-    const condition = await eventually('BackupReady=False', async () => {
-      const c = (await lost.status()).conditions?.find((x) => x.type === 'BackupReady');
-      return c?.status === 'False' ? c : undefined;
-    }, 120_000);
+    await lost.create({
+      instances: 1,
+      ha,
+      backup: { repositories },
+      replica: { source: { repository: 'local', stanza: 'nowhere', credentialsSecret: 'vault-replication' } },
+    });
+    const condition = await eventually(
+      'BackupReady=False',
+      async () => {
+        const c = (await lost.status()).conditions?.find((x) => x.type === 'BackupReady');
+        return c?.status === 'False' ? c : undefined;
+      },
+      120_000,
+    );
     assert.equal(condition.reason, 'RestoreFailed');
     assert.match(condition.message, /spec\.replica\.source\.repository \(local\): recovery\.stanza: no stanza nowhere/);
-    assert.ok((await lost.events()).some((e) => e.reason === 'RestoreFailed' && /spec\.replica\.source\.repository/.test(e.message ?? '')), 'an Event names the field');
+    assert.ok(
+      (await lost.events()).some((e) => e.reason === 'RestoreFailed' && /spec\.replica\.source\.repository/.test(e.message ?? '')),
+      'an Event names the field',
+    );
   });
 });

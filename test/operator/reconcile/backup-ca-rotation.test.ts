@@ -27,7 +27,10 @@ test('rotation stages, waits for the kubelets, switches; every member trusts eve
   assert.ok(made);
   const staged = (stage as { data: CaSecretData }).data;
   assert.equal(staged.key, old.key, 'the current CA still signs while the new one is only trusted');
-  assert.deepEqual(pemCertificates(staged.cert).map((c) => c.trim()), [old.cert.trim(), made.cert.trim()]);
+  assert.deepEqual(
+    pemCertificates(staged.cert).map((c) => c.trim()),
+    [old.cert.trim(), made.cert.trim()],
+  );
   assert.equal(staged.nextKey, made.key);
 
   // Not before every kubelet had time to mount the staged bundle.
@@ -37,7 +40,10 @@ test('rotation stages, waits for the kubelets, switches; every member trusts eve
   const after = (switched as { data: CaSecretData }).data;
   assert.equal(after.key, made.key);
   assert.equal(after.nextKey, undefined);
-  assert.deepEqual(pemCertificates(after.cert).map((c) => c.trim()), [made.cert.trim(), old.cert.trim()]);
+  assert.deepEqual(
+    pemCertificates(after.cert).map((c) => c.trim()),
+    [made.cert.trim(), old.cert.trim()],
+  );
 
   // Members lag one step behind each other at most: certificates from any version are trusted by the bundles of its neighbours.
   const versions = [old, { cert: staged.cert, key: staged.key }, { cert: after.cert, key: after.key }];

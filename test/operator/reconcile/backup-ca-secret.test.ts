@@ -20,7 +20,13 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
   /** A stored DatabaseCluster (the Secret's owner: the garbage collector removes what an absent owner owns). */
   const ctxFor = async (name: string) => {
     const spec = { instances: 1, storage: { size: '1Gi' }, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' } };
-    const stored = await api.custom.createNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', body: { apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name, namespace: ns }, spec } });
+    const stored = await api.custom.createNamespacedCustomObject({
+      group: 'keelson.io',
+      version: 'v1',
+      namespace: ns,
+      plural: 'databaseclusters',
+      body: { apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name, namespace: ns }, spec },
+    });
     return { cluster: parseDatabaseCluster(stored), operatorVersion: '1.0.0' };
   };
   const read = (name: string) => api.core.readNamespacedSecret({ namespace: ns, name });
@@ -47,7 +53,11 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
 
     // A CA twenty days from its end (as an old cluster would have).
     const old = createCertificateAuthority('shop.default.backup.keelson.io', 20);
-    await api.core.replaceNamespacedSecret({ namespace: ns, name: 'shop-backup-tls', body: { ...created, data: { 'ca.crt': Buffer.from(old.cert).toString('base64'), 'ca.key': Buffer.from(old.key).toString('base64') } } });
+    await api.core.replaceNamespacedSecret({
+      namespace: ns,
+      name: 'shop-backup-tls',
+      body: { ...created, data: { 'ca.crt': Buffer.from(old.cert).toString('base64'), 'ca.key': Buffer.from(old.key).toString('base64') } },
+    });
     await ensureBackupTlsSecret(deps, ctx);
     const staged = await read('shop-backup-tls');
     assert.equal(decode(staged, 'ca.key'), old.key, 'the old CA still signs');
@@ -63,7 +73,10 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
     await ensureBackupTlsSecret(deps, ctx);
     const switched = await read('shop-backup-tls');
     assert.equal(decode(switched, 'ca.key'), decode(staged, 'next.key'));
-    assert.deepEqual(pemCertificates(decode(switched, 'ca.crt')!).map((c) => c.trim()), [decode(staged, 'next.crt')!.trim(), old.cert.trim()]);
+    assert.deepEqual(
+      pemCertificates(decode(switched, 'ca.crt')!).map((c) => c.trim()),
+      [decode(staged, 'next.crt')!.trim(), old.cert.trim()],
+    );
     assert.equal(decode(switched, 'next.key'), undefined);
     assert.equal(switched.metadata!.annotations?.['keelson.io/backup-ca-staged-at'], undefined);
     assert.equal(switched.metadata!.labels!['keelson.io/owned-kind'], 'backup-tls');
@@ -72,7 +85,13 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
 
   it('leaves a CA the user brought alone, even near its end', async () => {
     const mine = createCertificateAuthority('my-own-ca', 5);
-    await api.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'own-backup-tls', namespace: ns }, data: { 'ca.crt': Buffer.from(mine.cert).toString('base64'), 'ca.key': Buffer.from(mine.key).toString('base64') } } });
+    await api.core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: 'own-backup-tls', namespace: ns },
+        data: { 'ca.crt': Buffer.from(mine.cert).toString('base64'), 'ca.key': Buffer.from(mine.key).toString('base64') },
+      },
+    });
     const before = await read('own-backup-tls');
     await ensureBackupTlsSecret({ api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined }, await ctxFor('own'));
     assert.equal((await read('own-backup-tls')).metadata!.resourceVersion, before.metadata!.resourceVersion);

@@ -3,7 +3,14 @@ import { describe, it } from 'node:test';
 import { notServed, routedTo, type ServedMember } from '../../../operator/reconcile/serving.js';
 import { pod } from '../pods.js';
 
-const up = (name: string, role: 'primary' | 'replica', extra: Partial<ServedMember> = {}): ServedMember => ({ name, role, state: role === 'primary' ? 'running' : 'streaming', podReady: true, label: role, ...extra });
+const up = (name: string, role: 'primary' | 'replica', extra: Partial<ServedMember> = {}): ServedMember => ({
+  name,
+  role,
+  state: role === 'primary' ? 'running' : 'streaming',
+  podReady: true,
+  label: role,
+  ...extra,
+});
 
 describe('serving: whether the Services route to the members', () => {
   it('a pod is routed to for its role only when Ready and labelled with that role', () => {
@@ -33,8 +40,15 @@ describe('serving: whether the Services route to the members', () => {
   });
 
   it('a member down by ha-node and not Ready, or one missing: InstancesNotReady; no primary: NoPrimary', () => {
-    assert.equal(notServed([up('demo-0', 'primary'), up('demo-1', 'replica', { podReady: false, state: 'starting' })], 2, 'demo-0', 'demo')?.reason, 'InstancesNotReady');
-    assert.equal(notServed([up('demo-0', 'primary'), up('demo-1', 'replica', { podReady: false, state: undefined })], 2, 'demo-0', 'demo')?.reason, 'InstancesNotReady', 'no word from ha-node: not judged up');
+    assert.equal(
+      notServed([up('demo-0', 'primary'), up('demo-1', 'replica', { podReady: false, state: 'starting' })], 2, 'demo-0', 'demo')?.reason,
+      'InstancesNotReady',
+    );
+    assert.equal(
+      notServed([up('demo-0', 'primary'), up('demo-1', 'replica', { podReady: false, state: undefined })], 2, 'demo-0', 'demo')?.reason,
+      'InstancesNotReady',
+      'no word from ha-node: not judged up',
+    );
     assert.equal(notServed([up('demo-0', 'primary')], 2, 'demo-0', 'demo')?.reason, 'InstancesNotReady');
     assert.deepEqual(notServed([up('demo-1', 'replica')], 1, undefined, 'demo'), { reason: 'NoPrimary', message: '1/1 instances ready' });
   });

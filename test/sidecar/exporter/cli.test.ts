@@ -20,7 +20,10 @@ interface Result {
 
 function keelson(args: string[], env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', ...args], { cwd: repoRoot, env: { ...cleanEnv, LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', ...args], {
+      cwd: repoRoot,
+      env: { ...cleanEnv, LOG_LEVEL: 'warn', ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -72,7 +75,9 @@ describe('keelson exporter command line', () => {
 
   it('--fail-fast exits 1 when the server cannot be reached', async () => {
     const port = await freePort();
-    const result = await keelson(['--fail-fast', '--web.listen-address', `127.0.0.1:${await freePort()}`], { PG_EXPORTER_URL: `postgres://u:p@127.0.0.1:${port}/postgres` });
+    const result = await keelson(['--fail-fast', '--web.listen-address', `127.0.0.1:${await freePort()}`], {
+      PG_EXPORTER_URL: `postgres://u:p@127.0.0.1:${port}/postgres`,
+    });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /fail-fast: cannot reach the server/);
   });
@@ -88,10 +93,28 @@ describe('keelson exporter command line', () => {
 
   it('serves until SIGTERM, taking the URL from PG_EXPORTER_URL; SIGHUP reloads', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '-T', '2000', '--label', 'pod=db-0', '--log.format', 'logfmt', '--disable-cache=false'], {
-      cwd: repoRoot,
-      env: { ...cleanEnv, PG_EXPORTER_URL: pg.url, LOG_LEVEL: 'info' },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bin/keelson.ts',
+        'exporter',
+        '--web.listen-address',
+        `127.0.0.1:${port}`,
+        '-T',
+        '2000',
+        '--label',
+        'pod=db-0',
+        '--log.format',
+        'logfmt',
+        '--disable-cache=false',
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...cleanEnv, PG_EXPORTER_URL: pg.url, LOG_LEVEL: 'info' },
+      },
+    );
     let logs = '';
     child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

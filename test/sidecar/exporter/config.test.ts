@@ -75,20 +75,33 @@ describe('loading the shared pg_exporter configuration unchanged', () => {
     assert.equal(replica.length, 38);
     assert.equal(forked.length, 9);
     assert.deepEqual(primary.filter((b) => !replica.includes(b)).sort(), ['pg_clustering', 'pg_indexing', 'pg_primary_only', 'pg_slot_14', 'pg_vacuuming_12']);
-    for (const b of ['pg_replica_only', 'pg_recv_13', 'pg_recovery', 'pg_recovery_prefetch', 'pg_db_confl_15']) assert.ok(replica.includes(b) && !primary.includes(b), b);
+    for (const b of ['pg_replica_only', 'pg_recv_13', 'pg_recovery', 'pg_recovery_prefetch', 'pg_db_confl_15'])
+      assert.ok(replica.includes(b) && !primary.includes(b), b);
     assert.equal(primary[0], 'pg_primary_only', 'fatal collectors run first');
     const withoutStatements = planCollectors(collectors, pg15({ extensions: ['plpgsql'] })).installed.map((c) => c.branch);
     assert.ok(!withoutStatements.includes('pg_query_13'), 'extension tag needs the extension');
   });
 
   it('applies --tag and not: tags, and skips the version check while the version is unknown', () => {
-    const { collectors } = parseCollectorSources([{ file: 't.yml', text: `
+    const { collectors } = parseCollectorSources(
+      [
+        {
+          file: 't.yml',
+          text: `
 a: { query: SELECT 1 AS v, tags: [ extra ], metrics: [ { v: { usage: GAUGE } } ] }
 b: { query: SELECT 1 AS v, tags: [ "not:extra" ], metrics: [ { v: { usage: GAUGE } } ] }
 c: { query: SELECT 1 AS v, min_version: 170000, metrics: [ { v: { usage: GAUGE } } ] }
 d: { query: SELECT 1 AS v, tags: [ "dbname:app", "username:postgres" ], metrics: [ { v: { usage: GAUGE } } ] }
-` }], 't.yml', false);
-    const names = (facts: ServerFacts) => planCollectors(collectors, facts).installed.map((c) => c.branch).sort();
+`,
+        },
+      ],
+      't.yml',
+      false,
+    );
+    const names = (facts: ServerFacts) =>
+      planCollectors(collectors, facts)
+        .installed.map((c) => c.branch)
+        .sort();
     assert.deepEqual(names(pg15()), ['b']);
     assert.deepEqual(names(pg15({ serverTags: ['extra'] })), ['a']);
     assert.deepEqual(names(pg15({ version: 0, datname: 'app' })), ['b', 'c', 'd']);
@@ -97,7 +110,11 @@ d: { query: SELECT 1 AS v, tags: [ "dbname:app", "username:postgres" ], metrics:
 
 describe('Keelson built-in collector set', () => {
   it('is generated in parsed form from its YAML, and the generated file is current (npm run collectors)', () => {
-    assert.equal(readFileSync(resolve(repoRoot, builtinDocsModule), 'utf8'), renderBuiltinDocsModule(), `${builtinDocsModule} is stale: run npm run collectors`);
+    assert.equal(
+      readFileSync(resolve(repoRoot, builtinDocsModule), 'utf8'),
+      renderBuiltinDocsModule(),
+      `${builtinDocsModule} is stale: run npm run collectors`,
+    );
     const fromYaml = parseCollectorSources(builtinCollectorSources(), builtinOrigin, true);
     const fromDocs = parseCollectorSources(builtinCollectorDocs, builtinOrigin, true);
     assert.deepEqual(fromDocs, fromYaml);
@@ -107,7 +124,23 @@ describe('Keelson built-in collector set', () => {
     const set = parseCollectorSources(builtinCollectorSources(), builtinOrigin, true);
     assert.deepEqual(set.warnings, []);
     const names = set.collectors.map((c) => c.name);
-    for (const area of ['pg', 'pg_activity', 'pg_repl', 'pg_slot', 'pg_wal', 'pg_archiver', 'pg_bgwriter', 'pg_checkpointer', 'pg_db', 'pg_table', 'pg_lock', 'pg_setting', 'pg_size', 'pg_query', 'pg_recv']) {
+    for (const area of [
+      'pg',
+      'pg_activity',
+      'pg_repl',
+      'pg_slot',
+      'pg_wal',
+      'pg_archiver',
+      'pg_bgwriter',
+      'pg_checkpointer',
+      'pg_db',
+      'pg_table',
+      'pg_lock',
+      'pg_setting',
+      'pg_size',
+      'pg_query',
+      'pg_recv',
+    ]) {
       assert.ok(names.includes(area), area);
     }
     const primary = planCollectors(set.collectors, pg15()).installed.map((c) => c.branch);
@@ -123,13 +156,41 @@ describe('bad configuration gives errors naming the file, the collector and the 
     ['bad usage', 'c2:\n  query: SELECT 1\n  metrics: [ { v: { usage: GAUGEY } } ]\n', /collector "c2": field "metrics\[0\]\.v\.usage": must be one of/],
     ['negative ttl', 'c3:\n  query: SELECT 1\n  ttl: -1\n  metrics: [ { v: { usage: GAUGE } } ]\n', /collector "c3": field "ttl": must not be negative/],
     ['no value column', 'c4:\n  query: SELECT 1\n  metrics: [ { v: { usage: LABEL } } ]\n', /collector "c4": field "metrics": needs at least one GAUGE/],
-    ['duplicate column', 'c5:\n  query: SELECT 1\n  metrics: [ { v: { usage: GAUGE } }, { v: { usage: COUNTER } } ]\n', /collector "c5": field "metrics\[1\]\.v": duplicate column/],
-    ['invalid label name', 'c6:\n  query: SELECT 1\n  metrics: [ { "bad-name": { usage: LABEL } }, { v: { usage: GAUGE } } ]\n', /collector "c6": field "metrics\[0\]\.bad-name": "bad-name" is not a valid label name/],
-    ['unsorted buckets', 'c7:\n  query: SELECT 1\n  metrics: [ { v: { usage: HISTOGRAM, bucket: [3, 1] } } ]\n', /collector "c7": field "metrics\[0\]\.v\.bucket": bounds must be strictly increasing/],
-    ['le label with histogram', 'c8:\n  query: SELECT 1\n  metrics: [ { le: { usage: LABEL } }, { v: { usage: HISTOGRAM, bucket: [1] } } ]\n', /collector "c8": field "metrics": a label named "le"/],
-    ['derived name collision', 'c9:\n  query: SELECT 1\n  metrics: [ { v: { usage: HISTOGRAM, bucket: [1] } }, { v_count: { usage: GAUGE } } ]\n', /collector "c9": field "metrics\[1\]\.v_count": metric name "c9_v_count" collides/],
-    ['bad scale', 'c10:\n  query: SELECT 1\n  metrics: [ { v: { usage: GAUGE, scale: lots } } ]\n', /collector "c10": field "metrics\[0\]\.v\.scale": must be a number/],
-    ['max below min', 'c11:\n  query: SELECT 1\n  min_version: 150000\n  max_version: 140000\n  metrics: [ { v: { usage: GAUGE } } ]\n', /collector "c11": field "max_version"/],
+    [
+      'duplicate column',
+      'c5:\n  query: SELECT 1\n  metrics: [ { v: { usage: GAUGE } }, { v: { usage: COUNTER } } ]\n',
+      /collector "c5": field "metrics\[1\]\.v": duplicate column/,
+    ],
+    [
+      'invalid label name',
+      'c6:\n  query: SELECT 1\n  metrics: [ { "bad-name": { usage: LABEL } }, { v: { usage: GAUGE } } ]\n',
+      /collector "c6": field "metrics\[0\]\.bad-name": "bad-name" is not a valid label name/,
+    ],
+    [
+      'unsorted buckets',
+      'c7:\n  query: SELECT 1\n  metrics: [ { v: { usage: HISTOGRAM, bucket: [3, 1] } } ]\n',
+      /collector "c7": field "metrics\[0\]\.v\.bucket": bounds must be strictly increasing/,
+    ],
+    [
+      'le label with histogram',
+      'c8:\n  query: SELECT 1\n  metrics: [ { le: { usage: LABEL } }, { v: { usage: HISTOGRAM, bucket: [1] } } ]\n',
+      /collector "c8": field "metrics": a label named "le"/,
+    ],
+    [
+      'derived name collision',
+      'c9:\n  query: SELECT 1\n  metrics: [ { v: { usage: HISTOGRAM, bucket: [1] } }, { v_count: { usage: GAUGE } } ]\n',
+      /collector "c9": field "metrics\[1\]\.v_count": metric name "c9_v_count" collides/,
+    ],
+    [
+      'bad scale',
+      'c10:\n  query: SELECT 1\n  metrics: [ { v: { usage: GAUGE, scale: lots } } ]\n',
+      /collector "c10": field "metrics\[0\]\.v\.scale": must be a number/,
+    ],
+    [
+      'max below min',
+      'c11:\n  query: SELECT 1\n  min_version: 150000\n  max_version: 140000\n  metrics: [ { v: { usage: GAUGE } } ]\n',
+      /collector "c11": field "max_version"/,
+    ],
     ['not a map', 'c12: just a string\n', /collector "c12": must be a map/],
     ['empty metrics', 'c13:\n  query: SELECT 1\n  metrics: []\n', /collector "c13": field "metrics": is required/],
   ];
@@ -163,7 +224,10 @@ describe('bad configuration gives errors naming the file, the collector and the 
   it('constant labels may not collide with collector labels or self-metric labels', () => {
     const { collectors } = loadCollectorConfig(sharedConfigFile);
     assert.throws(() => checkConstantLabels(collectors, { datname: 'x' }, true), /collides with the exporter's own metrics/);
-    assert.throws(() => checkConstantLabels(collectors, { state: 'x' }, true), /pg_exporter\.yml: collector "pg_[a-z0-9_]+": field "state": label "state" collides/);
+    assert.throws(
+      () => checkConstantLabels(collectors, { state: 'x' }, true),
+      /pg_exporter\.yml: collector "pg_[a-z0-9_]+": field "state": label "state" collides/,
+    );
     assert.doesNotThrow(() => checkConstantLabels(collectors, { cluster: 'x' }, true));
   });
 });

@@ -67,9 +67,13 @@ function emitProgram(entry: string): string {
     seen.add(file);
     const source = readFileSync(resolve(repoRoot, file), 'utf8');
     for (const imported of ts.preProcessFile(source, true, true).importedFiles) {
-      if (imported.fileName.startsWith('.') && imported.fileName.endsWith('.js')) pending.push(relative(repoRoot, resolve(repoRoot, dirname(file), imported.fileName.replace(/\.js$/, '.ts'))));
+      if (imported.fileName.startsWith('.') && imported.fileName.endsWith('.js'))
+        pending.push(relative(repoRoot, resolve(repoRoot, dirname(file), imported.fileName.replace(/\.js$/, '.ts'))));
     }
-    const { outputText } = ts.transpileModule(source, { fileName: file, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } });
+    const { outputText } = ts.transpileModule(source, {
+      fileName: file,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    });
     mkdirSync(dirname(join(out, file)), { recursive: true });
     writeFileSync(join(out, file.replace(/\.ts$/, '.js')), outputText);
   }
@@ -98,10 +102,17 @@ describe('exporter process footprint', () => {
     const db = await startPostgres();
     // Test instrumentation only: a preload that writes the built-in modules loaded so far on SIGUSR2.
     const report = join(out, 'loaded.json');
-    writeFileSync(join(out, 'report.cjs'), `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));`);
+    writeFileSync(
+      join(out, 'report.cjs'),
+      `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));`,
+    );
     const port = await freePort();
     const env = { ...process.env, NODE_OPTIONS: exporterNodeOptions, PG_EXPORTER_URL: db.url, LOG_LEVEL: 'error' };
-    const child = spawn(process.execPath, ['--require', join(out, 'report.cjs'), join(out, 'bin/keelson.js'), 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '--disable-cache'], { cwd: out, env, stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      ['--require', join(out, 'report.cjs'), join(out, 'bin/keelson.js'), 'exporter', '--web.listen-address', `127.0.0.1:${port}`, '--disable-cache'],
+      { cwd: out, env, stdio: 'ignore' },
+    );
     try {
       await waitForPort('127.0.0.1', port, 30_000);
       for (let i = 0; i < 3; i++) {
@@ -111,7 +122,8 @@ describe('exporter process footprint', () => {
       assert.equal((await fetch(`http://127.0.0.1:${port}/version`)).status, 200);
       child.kill('SIGUSR2');
       const builtins = await waitForReport(report);
-      for (const unwanted of ['tls', 'https', 'internal/fs/promises', 'perf_hooks', 'internal/deps/undici/undici']) assert.ok(!builtins.includes(unwanted), `${unwanted} loaded by the exporter`);
+      for (const unwanted of ['tls', 'https', 'internal/fs/promises', 'perf_hooks', 'internal/deps/undici/undici'])
+        assert.ok(!builtins.includes(unwanted), `${unwanted} loaded by the exporter`);
     } finally {
       child.kill('SIGKILL');
       await db.stop();
@@ -133,7 +145,7 @@ describe('exporter process footprint', () => {
     assert.equal(loaded.navigator, process.versions.node.split('.')[0] >= '21' ? 'object' : 'undefined');
   });
 
-  it('the entry point sets the exporter\'s compiler flags before the rest of the program loads: loading it optimises nothing more', async () => {
+  it("the entry point sets the exporter's compiler flags before the rest of the program loads: loading it optimises nothing more", async () => {
     // Node resolves a module's whole static import graph before it runs any of it. Resolving the
     // program's ~100 modules before the flags are set makes Node's resolver code hot enough for
     // TurboFan, whose code and zones then stay resident (~4 MB) in a process that runs for months.
@@ -148,7 +160,11 @@ describe('exporter process footprint', () => {
     try {
       const floor = new Set(await optimised('bin/exporter-early-flags.js', ['exporter']));
       const program = await optimised('bin/keelson.js', ['exporter', '--dry-run']);
-      assert.deepEqual(program.filter((name) => !floor.has(name)), [], `optimised beyond what loading the flags module does (${[...floor].join(', ') || 'nothing'})`);
+      assert.deepEqual(
+        program.filter((name) => !floor.has(name)),
+        [],
+        `optimised beyond what loading the flags module does (${[...floor].join(', ') || 'nothing'})`,
+      );
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

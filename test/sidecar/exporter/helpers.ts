@@ -54,7 +54,12 @@ export function parseMetrics(text: string): ParsedMetrics {
       const key = JSON.stringify(Object.entries(metric.labels ?? {}).sort());
       if (plain && seen.has(key)) throw new Error(`duplicate series ${family.name}${key}`);
       seen.add(key);
-      const values = metric.value !== undefined ? [metric.value] : [metric.count, metric.sum, ...Object.values(metric.buckets ?? {}), ...Object.values(metric.quantiles ?? {})].filter((v): v is string => v !== undefined);
+      const values =
+        metric.value !== undefined
+          ? [metric.value]
+          : [metric.count, metric.sum, ...Object.values(metric.buckets ?? {}), ...Object.values(metric.quantiles ?? {})].filter(
+              (v): v is string => v !== undefined,
+            );
       for (const value of values) if (!floatPattern.test(value)) throw new Error(`family ${family.name}: value "${value}" is not a float`);
       samples += values.length;
     }

@@ -44,8 +44,15 @@ describe('exporter runs uncached collectors on the pool’s connections side by 
       assert.equal(pids.size, 2, `collectors ran on backends ${[...pids].join(', ')}`);
       const planned = running.exporter.main.installed().map((r) => `# TYPE ${r.collector.name}_v `);
       const positions = planned.map((type) => body.indexOf(type));
-      assert.ok(positions.every((p) => p >= 0), 'every collector in the body');
-      assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'families in plan order');
+      assert.ok(
+        positions.every((p) => p >= 0),
+        'every collector in the body',
+      );
+      assert.deepEqual(
+        [...positions].sort((a, b) => a - b),
+        positions,
+        'families in plan order',
+      );
     } finally {
       await running.close();
     }
@@ -70,7 +77,10 @@ ${name}:
         const m = parseMetrics((await get(`${running.url}/metrics`)).body);
         assert.equal(valueOf(m, 'pg_up'), 1);
         const starts = names.map((name) => m.families.get(`${name}_v`)?.metrics[0]?.labels?.started);
-        assert.ok(starts.every((s) => s !== undefined), `scrape ${scrape}: every collector reports despite the broken one`);
+        assert.ok(
+          starts.every((s) => s !== undefined),
+          `scrape ${scrape}: every collector reports despite the broken one`,
+        );
         assert.ok(!m.families.has('broken_v'));
         if (scrape > 0) assert.ok(new Set(starts).size <= 2, `scrape ${scrape}: ${new Set(starts).size} transactions for ${names.length} collectors`);
       }
@@ -101,7 +111,10 @@ must:
     try {
       const m = parseMetrics((await get(`${running.url}/metrics`)).body);
       assert.equal(valueOf(m, 'pg_up'), 0);
-      const [{ last_value: lastValue, is_called: called }] = (await pg.query('SELECT last_value, is_called FROM lanes_side_effect')).rows as Array<{ last_value: string; is_called: boolean }>;
+      const [{ last_value: lastValue, is_called: called }] = (await pg.query('SELECT last_value, is_called FROM lanes_side_effect')).rows as Array<{
+        last_value: string;
+        is_called: boolean;
+      }>;
       assert.equal(called, false, `the side-effect collector ran (last value ${lastValue})`);
     } finally {
       await running.close();

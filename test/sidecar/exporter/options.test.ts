@@ -21,7 +21,15 @@ describe('exporter options: flags, environment, defaults', () => {
   });
 
   it('reads the PG_EXPORTER_* environment, and flags win over it', () => {
-    const env = { PG_EXPORTER_DISABLE_CACHE: 'true', PG_EXPORTER_AUTO_DISCOVERY: 'false', PG_EXPORTER_TAG: 'a, b', PG_EXPORTER_CONNECT_TIMEOUT: '250', PG_EXPORTER_LABEL: 'env=prod', PG_EXPORTER_CONFIG: '/etc/x.yml', PG_EXPORTER_NAMESPACE: 'db' };
+    const env = {
+      PG_EXPORTER_DISABLE_CACHE: 'true',
+      PG_EXPORTER_AUTO_DISCOVERY: 'false',
+      PG_EXPORTER_TAG: 'a, b',
+      PG_EXPORTER_CONNECT_TIMEOUT: '250',
+      PG_EXPORTER_LABEL: 'env=prod',
+      PG_EXPORTER_CONFIG: '/etc/x.yml',
+      PG_EXPORTER_NAMESPACE: 'db',
+    };
     const fromEnv = resolveExporterOptions({}, env);
     assert.equal(fromEnv.disableCache, true);
     assert.equal(fromEnv.autoDiscovery, false);

@@ -71,12 +71,27 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       await get(`${exporter.url}/metrics`);
       const metrics = parseMetrics((await get(`${exporter.url}/metrics`)).body);
       const installed = exporter.exporter.main.installed();
-      assert.deepEqual(installed.map((r) => r.collector.branch).sort(), ['pgbouncer_database_116', 'pgbouncer_list', 'pgbouncer_pool_118', 'pgbouncer_stat_108']);
-      assert.deepEqual(installed.filter((r) => r.stats.error > 0).map((r) => `${r.collector.branch}: ${r.lastErrorMessage()}`), []);
+      assert.deepEqual(installed.map((r) => r.collector.branch).sort(), [
+        'pgbouncer_database_116',
+        'pgbouncer_list',
+        'pgbouncer_pool_118',
+        'pgbouncer_stat_108',
+      ]);
+      assert.deepEqual(
+        installed.filter((r) => r.stats.error > 0).map((r) => `${r.collector.branch}: ${r.lastErrorMessage()}`),
+        [],
+      );
       assert.equal(valueOf(metrics, 'pgbouncer_up'), 1);
       assert.equal(valueOf(metrics, 'pgbouncer_version'), 11800);
       assert.ok(metrics.families.has('pgbouncer_database_pool_size'), [...metrics.families.keys()].filter((k) => k.startsWith('pgbouncer_')).join(','));
-      assert.equal(await eventually(async () => (await get(`${exporter.url}/primary`)).body, (s) => s === 'primary', 5_000), 'primary');
+      assert.equal(
+        await eventually(
+          async () => (await get(`${exporter.url}/primary`)).body,
+          (s) => s === 'primary',
+          5_000,
+        ),
+        'primary',
+      );
       assert.equal((await get(`${exporter.url}/replica`)).status, 404);
     } finally {
       await exporter.close();
@@ -100,7 +115,10 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       const admin = new PgClient({ connectionString: `postgres://pgbouncer@127.0.0.1:${port}/pgbouncer` });
       await admin.connect();
       try {
-        const serverPids = async (): Promise<string[]> => (await admin.query<{ database: string; remote_pid: string }>('SHOW SERVERS')).rows.filter((r) => r.database === 'txn').map((r) => String(r.remote_pid));
+        const serverPids = async (): Promise<string[]> =>
+          (await admin.query<{ database: string; remote_pid: string }>('SHOW SERVERS')).rows
+            .filter((r) => r.database === 'txn')
+            .map((r) => String(r.remote_pid));
         const before = await serverPids();
         assert.ok(before.length > 0, 'the exporter’s server connections before RECONNECT');
         await admin.query('RECONNECT txn');
@@ -112,7 +130,13 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       for (let scrape = 3; scrape < 6; scrape++) await scrapeAll(`scrape ${scrape}`);
       for (let scrape = 6; scrape < 9; scrape++) await scrapeAll(`scrape ${scrape}`);
       const server = exporter.exporter.main;
-      assert.deepEqual(server.installed().filter((r) => r.stats.error > 0).map((r) => r.collector.name), []);
+      assert.deepEqual(
+        server
+          .installed()
+          .filter((r) => r.stats.error > 0)
+          .map((r) => r.collector.name),
+        [],
+      );
       assert.equal(server.preparesStatements(), false, 'preparing stopped once the server did not know a statement');
     } finally {
       await exporter.close();

@@ -69,7 +69,7 @@ describe('exporter connect timeout in the pods', { timeout: 120_000 }, () => {
     assert.equal(await probe(podEnv()), 'primary');
   });
 
-  it('a hand-started exporter keeps pg_exporter\'s 100 ms and reads it as down', async () => {
+  it("a hand-started exporter keeps pg_exporter's 100 ms and reads it as down", async () => {
     assert.equal(resolveExporterOptions({}, { PG_EXPORTER_URL: relayUrl }).connectTimeoutMs, 100);
     assert.equal(await probe({ PG_EXPORTER_URL: relayUrl }), 'down');
   });

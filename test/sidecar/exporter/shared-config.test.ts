@@ -21,7 +21,9 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
     const app = await import('pg');
     const client = new app.default.Client({ connectionString: primary.urlFor('app') });
     await client.connect();
-    await client.query('CREATE TABLE items (id serial PRIMARY KEY, name text); INSERT INTO items (name) SELECT md5(i::text) FROM generate_series(1, 500) i; CREATE SEQUENCE s1; ANALYZE items');
+    await client.query(
+      'CREATE TABLE items (id serial PRIMARY KEY, name text); INSERT INTO items (name) SELECT md5(i::text) FROM generate_series(1, 500) i; CREATE SEQUENCE s1; ANALYZE items',
+    );
     await client.end();
     // An open transaction gives the pg_xact_age snapshot histogram one observation.
     idleInTransaction = new app.default.Client({ connectionString: primary.urlFor('app') });
@@ -42,7 +44,12 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
       await get(`${exporter.url}/metrics`);
       const second = parseMetrics((await get(`${exporter.url}/metrics`)).body);
       const perServer = new Map(exporter.exporter.servers().map((s) => [s.settings.datname, s.installed().map((r) => r.collector.branch)]));
-      const errors = exporter.exporter.servers().flatMap((s) => s.installed().filter((r) => r.stats.error > 0).map((r) => `${s.settings.datname}/${r.collector.branch}: ${r.lastErrorMessage()}`));
+      const errors = exporter.exporter.servers().flatMap((s) =>
+        s
+          .installed()
+          .filter((r) => r.stats.error > 0)
+          .map((r) => `${s.settings.datname}/${r.collector.branch}: ${r.lastErrorMessage()}`),
+      );
       return { metrics: second, perServer, errors };
     } finally {
       await exporter.close();
@@ -62,7 +69,10 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
     assert.ok(valueOf(metrics, 'pg_version') >= 150000 && valueOf(metrics, 'pg_version') < 160000);
     assert.ok(samplesOf(metrics, 'pg_exporter_query_scrape_error_count').every((s) => s.value === 0));
     const tables = samplesOf(metrics, 'pg_table_n_live_tup').filter((s) => s.labels.datname === 'app');
-    assert.ok(tables.some((s) => s.value === 500), JSON.stringify(tables));
+    assert.ok(
+      tables.some((s) => s.value === 500),
+      JSON.stringify(tables),
+    );
     const infBucket = samplesOf(metrics, 'pg_xact_age_idle_seconds_bucket').find((s) => s.labels.datname === 'app' && s.labels.le === '+Inf');
     assert.equal(infBucket?.value, 1, 'one idle-in-transaction observation in the +Inf bucket');
     assert.equal(samplesOf(metrics, 'pg_xact_age_idle_seconds_count').find((s) => s.labels.datname === 'app')?.value, 1);
@@ -89,7 +99,22 @@ describe('the shared pg_exporter configuration against PostgreSQL 15', () => {
     const { metrics, perServer, errors } = await scrapeTwice(primary.url, undefined);
     assert.deepEqual(errors, []);
     const main = perServer.get('postgres') ?? [];
-    for (const branch of ['pg', 'pg_activity', 'pg_repl', 'pg_slot', 'pg_wal', 'pg_archiver', 'pg_bgwriter_10', 'pg_db', 'pg_lock', 'pg_setting', 'pg_size', 'pg_query', 'pg_table']) assert.ok(main.includes(branch), branch);
+    for (const branch of [
+      'pg',
+      'pg_activity',
+      'pg_repl',
+      'pg_slot',
+      'pg_wal',
+      'pg_archiver',
+      'pg_bgwriter_10',
+      'pg_db',
+      'pg_lock',
+      'pg_setting',
+      'pg_size',
+      'pg_query',
+      'pg_table',
+    ])
+      assert.ok(main.includes(branch), branch);
     assert.equal(valueOf(metrics, 'pg_up'), 1);
     assert.equal(samplesOf(metrics, 'pg_repl_replay_lsn').length, 1, 'the streaming replica shows up as a WAL sender');
     assert.ok(samplesOf(metrics, 'pg_table_n_live_tup').some((s) => s.labels.datname === 'app' && s.labels.relname === 'public.items' && s.value === 500));

@@ -38,20 +38,26 @@ export class AckRecorder {
     for (const member of this.members.filter((_, i) => writable[i])) {
       const client = new pg.Client({ connectionString: member.pgUrl, connectionTimeoutMillis: 1000, query_timeout: 20_000 });
       client.on('error', () => undefined);
-      return client.connect().then(() => client, () => undefined);
+      return client.connect().then(
+        () => client,
+        () => undefined,
+      );
     }
     return undefined;
   }
 
   private async run(): Promise<void> {
     let client: pg.Client | undefined;
-    for (let id = 1; this.running; ) {
+    for (let id = 1; this.running;) {
       client ??= await this.primaryClient();
       if (!client) {
         await new Promise((r) => setTimeout(r, 50));
         continue;
       }
-      const ok = await client.query(`INSERT INTO ${this.table} VALUES ($1)`, [id]).then(() => true, () => false);
+      const ok = await client.query(`INSERT INTO ${this.table} VALUES ($1)`, [id]).then(
+        () => true,
+        () => false,
+      );
       if (ok) {
         this.acked.push(id);
         this.ackedAt.push(performance.now());

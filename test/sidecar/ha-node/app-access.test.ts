@@ -54,7 +54,13 @@ describe('ha-node application access', { timeout: 240_000 }, () => {
       loopWait: 1,
       retryTimeout: 3,
       scope: 'appaccess',
-      env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: apiPassword, KEELSON_DATABASE: 'shop', KEELSON_APP_OWNER: 'shopper', KEELSON_APP_PASSWORD_FILE: passwordFile },
+      env: {
+        KEELSON_API_USERNAME: user,
+        KEELSON_API_PASSWORD: apiPassword,
+        KEELSON_DATABASE: 'shop',
+        KEELSON_APP_OWNER: 'shopper',
+        KEELSON_APP_PASSWORD_FILE: passwordFile,
+      },
     });
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     replica = cluster.members.find((m) => m !== primary)!;
@@ -96,12 +102,24 @@ describe('ha-node application access', { timeout: 240_000 }, () => {
     const lines = ['host shop shopper 127.0.0.0/8 scram-sha-256', 'host all all 0.0.0.0/0 reject'];
     const result = await patchConfig(primary, { db: { pg_hba: lines } });
     assert.equal(result.status, 200, result.text);
-    await cluster.waitFor('the owner shut out of the postgres database', async () => /rejects connection/.test(await connectAs(primary, 'shopper', secondPassword, 'postgres')), 30_000);
+    await cluster.waitFor(
+      'the owner shut out of the postgres database',
+      async () => /rejects connection/.test(await connectAs(primary, 'shopper', secondPassword, 'postgres')),
+      30_000,
+    );
     assert.equal(await connectAs(primary, 'shopper', secondPassword, 'shop'), 'ok:shopper');
     assert.equal(await connectAs(primary, 'postgres', 'super-secret-test', 'postgres'), 'ok:postgres', 'the superuser rule comes first');
-    await cluster.waitFor('the replica file to carry the lines', async () => readFileSync(join(replica.dataDir, 'pg_hba.conf'), 'utf8').includes(lines[1]!), 30_000);
-    await cluster.waitFor('the replica to reject the owner', async () => /rejects connection/.test(await connectAs(replica, 'shopper', secondPassword, 'postgres')), 30_000);
-    const rules = await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_hba_file_rules WHERE error IS NOT NULL");
+    await cluster.waitFor(
+      'the replica file to carry the lines',
+      async () => readFileSync(join(replica.dataDir, 'pg_hba.conf'), 'utf8').includes(lines[1]!),
+      30_000,
+    );
+    await cluster.waitFor(
+      'the replica to reject the owner',
+      async () => /rejects connection/.test(await connectAs(replica, 'shopper', secondPassword, 'postgres')),
+      30_000,
+    );
+    const rules = await primary.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_hba_file_rules WHERE error IS NOT NULL');
     assert.equal(rules[0]?.n, 0);
     assert.equal(await replica.status('/replica?replication_state=streaming'), 200, 'replication keeps its rule');
   });
@@ -121,6 +139,10 @@ describe('ha-node application access', { timeout: 240_000 }, () => {
     await cluster.waitFor('the drop replayed', async () => (await replica.query("SELECT 1 FROM pg_roles WHERE rolname = 'shopper'")).length === 0, 30_000);
     primary.killPod();
     await cluster.waitFor('the replica promoted', async () => (await cluster.primary()) === replica, 60_000);
-    await cluster.waitFor('the owner back with its password', async () => (await connectAs(replica, 'shopper', secondPassword, 'shop')) === 'ok:shopper', 30_000);
+    await cluster.waitFor(
+      'the owner back with its password',
+      async () => (await connectAs(replica, 'shopper', secondPassword, 'shop')) === 'ok:shopper',
+      30_000,
+    );
   });
 });

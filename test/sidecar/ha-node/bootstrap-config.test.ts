@@ -30,7 +30,14 @@ describe('ha-node bootstrapConfig', { timeout: 180_000 }, () => {
   let primary: Member;
 
   before(async () => {
-    cluster = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'seeded', env: { KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrapConfig) } });
+    cluster = await startCluster({
+      members: 1,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'seeded',
+      env: { KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrapConfig) },
+    });
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
   });
 

@@ -51,19 +51,35 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     await primary.query('CREATE TABLE items (id int PRIMARY KEY, note text)');
     await primary.query("INSERT INTO items VALUES (1, 'bootstrap')");
     for (const replica of replicas) {
-      await cluster.waitFor(`row on ${replica.name}`, async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '1', 20_000);
+      await cluster.waitFor(
+        `row on ${replica.name}`,
+        async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '1',
+        20_000,
+      );
       assert.equal(await replica.isWritable(), false);
     }
     const databases = await primary.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = 'app'");
     assert.equal(databases.length, 1, 'the configured database was created at bootstrap');
     const senders = await primary.query<{ application_name: string; state: string }>('SELECT application_name, state FROM pg_stat_replication ORDER BY 1');
-    assert.deepEqual(senders.map((s) => s.application_name), replicas.map((r) => r.name).sort());
+    assert.deepEqual(
+      senders.map((s) => s.application_name),
+      replicas.map((r) => r.name).sort(),
+    );
     assert.ok(senders.every((s) => s.state === 'streaming'));
-    const slots = await cluster.waitFor('active slots', async () => {
-      const rows = await primary.query<{ slot_name: string; active: boolean }>("SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY 1");
-      return rows.length === 2 && rows.every((r) => r.active) ? rows : undefined;
-    }, 20_000);
-    assert.deepEqual(slots.map((s) => s.slot_name), replicas.map((r) => r.name.replace(/-/g, '_')).sort());
+    const slots = await cluster.waitFor(
+      'active slots',
+      async () => {
+        const rows = await primary.query<{ slot_name: string; active: boolean }>(
+          "SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY 1",
+        );
+        return rows.length === 2 && rows.every((r) => r.active) ? rows : undefined;
+      },
+      20_000,
+    );
+    assert.deepEqual(
+      slots.map((s) => s.slot_name),
+      replicas.map((r) => r.name.replace(/-/g, '_')).sort(),
+    );
   });
 
   it('answers every health endpoint with the status code of its role', async () => {
@@ -125,10 +141,14 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
 
   it('serves the node document, /cluster, /history and /metrics', async () => {
     // The document is the HA loop's last snapshot (at most loop_wait old): wait until it shows both senders.
-    const doc = await cluster.waitFor('both replicas in the node document', async () => {
-      const current = (await primary.get('/ha')).json();
-      return (current.replication as unknown[] | undefined)?.length === 2 ? current : undefined;
-    }, 10_000);
+    const doc = await cluster.waitFor(
+      'both replicas in the node document',
+      async () => {
+        const current = (await primary.get('/ha')).json();
+        return (current.replication as unknown[] | undefined)?.length === 2 ? current : undefined;
+      },
+      10_000,
+    );
     const [{ sysid }] = await primary.query<{ sysid: string }>('SELECT system_identifier::text AS sysid FROM pg_control_system()');
     assert.equal(doc.state, 'running');
     assert.equal(doc.role, 'primary');
@@ -158,7 +178,10 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
 
     const clusterDoc = (await replicas[1]!.get('/cluster')).json() as { members: Record<string, unknown>[]; scope: string };
     assert.equal(clusterDoc.scope, cluster.scope);
-    assert.deepEqual(clusterDoc.members.map((m) => m.name), cluster.members.map((m) => m.name));
+    assert.deepEqual(
+      clusterDoc.members.map((m) => m.name),
+      cluster.members.map((m) => m.name),
+    );
     for (const member of clusterDoc.members) {
       const isLeader = member.name === primary.name;
       assert.equal(member.role, isLeader ? 'leader' : 'replica');
@@ -175,7 +198,31 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     assert.deepEqual((await primary.get('/history')).json(), []);
 
     const metrics = (await primary.get('/metrics')).body;
-    const names = ['ha_version', 'ha_db_running', 'ha_postmaster_start_time', 'ha_primary', 'ha_xlog_location', 'ha_standby_leader', 'ha_replica', 'ha_sync_standby', 'ha_quorum_standby', 'ha_xlog_received_location', 'ha_xlog_replayed_location', 'ha_xlog_replayed_timestamp', 'ha_xlog_paused', 'ha_db_streaming', 'ha_db_in_archive_recovery', 'ha_db_server_version', 'ha_cluster_unlocked', 'ha_failsafe_mode_is_active', 'ha_db_timeline', 'ha_dcs_last_seen', 'ha_pending_restart', 'ha_is_paused', 'ha_db_state'];
+    const names = [
+      'ha_version',
+      'ha_db_running',
+      'ha_postmaster_start_time',
+      'ha_primary',
+      'ha_xlog_location',
+      'ha_standby_leader',
+      'ha_replica',
+      'ha_sync_standby',
+      'ha_quorum_standby',
+      'ha_xlog_received_location',
+      'ha_xlog_replayed_location',
+      'ha_xlog_replayed_timestamp',
+      'ha_xlog_paused',
+      'ha_db_streaming',
+      'ha_db_in_archive_recovery',
+      'ha_db_server_version',
+      'ha_cluster_unlocked',
+      'ha_failsafe_mode_is_active',
+      'ha_db_timeline',
+      'ha_dcs_last_seen',
+      'ha_pending_restart',
+      'ha_is_paused',
+      'ha_db_state',
+    ];
     const sample = (text: string, name: string, member: Member): number => {
       const line = text.split('\n').find((l) => l.startsWith(`${name}{scope="${cluster.scope}",name="${member.name}"} `));
       assert.ok(line, `${name} sample for ${member.name}`);
@@ -215,23 +262,31 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
       assert.equal(record.api_url, `${member.apiUrl}/ha`);
     }
     const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    await cluster.waitFor('role labels', async () => {
-      for (const member of cluster.members) {
-        const pod = await core.readNamespacedPod({ name: member.name, namespace: 'default' });
-        if (pod.metadata?.labels?.['keelson.io/role'] !== (member === primary ? 'primary' : 'replica')) return false;
-      }
-      return true;
-    }, 10_000);
+    await cluster.waitFor(
+      'role labels',
+      async () => {
+        for (const member of cluster.members) {
+          const pod = await core.readNamespacedPod({ name: member.name, namespace: 'default' });
+          if (pod.metadata?.labels?.['keelson.io/role'] !== (member === primary ? 'primary' : 'replica')) return false;
+        }
+        return true;
+      },
+      10_000,
+    );
   });
 
   it('restarts a crashed primary PostgreSQL in place on the same timeline', async () => {
     const pid = primary.postmasterPid()!;
     const transitions = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-leader`)?.spec?.leaseTransitions;
     process.kill(pid, 'SIGKILL');
-    await cluster.waitFor('postmaster restarted', async () => {
-      const next = primary.postmasterPid();
-      return next !== undefined && next !== pid && (await primary.isWritable());
-    }, 30_000);
+    await cluster.waitFor(
+      'postmaster restarted',
+      async () => {
+        const next = primary.postmasterPid();
+        return next !== undefined && next !== pid && (await primary.isWritable());
+      },
+      30_000,
+    );
     const [{ tli }] = await primary.query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli");
     assert.equal(tli, 1);
     assert.equal(await cluster.leaderName(), primary.name);
@@ -247,7 +302,11 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     const old = primary;
     // Asynchronous replication: wait until the replicas have the last write before pulling the plug.
     for (const replica of replicas) {
-      await cluster.waitFor(`row 2 on ${replica.name}`, async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '2', 20_000);
+      await cluster.waitFor(
+        `row 2 on ${replica.name}`,
+        async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '2',
+        20_000,
+      );
     }
     const killedAt = Date.now();
     old.killPod();
@@ -264,7 +323,7 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
 
     // Make the old primary diverge: run it alone as a primary and write something the cluster never saw.
     // The killed postmaster's backends must be gone first: they hold its shared memory, and a new postmaster refuses to start.
-    await cluster.waitFor('the killed postmaster\'s processes gone', async () => old.dataDirPids().length === 0, 15_000);
+    await cluster.waitFor("the killed postmaster's processes gone", async () => old.dataDirPids().length === 0, 15_000);
     const runAs = await resolveRunAs(undefined);
     // A killed postmaster's shared memory can outlive its processes for a moment: retry the start, bounded.
     for (let attempt = 1; ; attempt += 1) {
@@ -285,13 +344,17 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     await cluster.waitFor('the restarted member answering', async () => (await old.status('/liveness').catch(() => 0)) !== 0, 30_000);
     const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
     const restarted = await core.readNamespacedPod({ name: old.name, namespace: 'default' });
-    assert.equal(restarted.metadata?.labels?.['keelson.io/role'], 'replica', 'the crashed primary\'s pod is relabelled replica at start');
+    assert.equal(restarted.metadata?.labels?.['keelson.io/role'], 'replica', "the crashed primary's pod is relabelled replica at start");
     await cluster.waitFor('old primary streaming again', async () => (await old.status('/replica?replication_state=streaming')) === 200, 60_000);
     assert.match(old.log(), /pg_rewind finished/);
     const tables = await old.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'splitbrain'");
     assert.equal(tables[0]?.n, '0', 'the diverged write is gone');
     await primary.query("INSERT INTO items VALUES (3, 'after failover')");
-    await cluster.waitFor('rejoined member replays new writes', async () => (await old.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '3', 20_000);
+    await cluster.waitFor(
+      'rejoined member replays new writes',
+      async () => (await old.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '3',
+      20_000,
+    );
     const history = (await primary.get('/history')).json() as unknown as [number, number, string, string][];
     assert.equal(history.length, 1);
     assert.equal(history[0]![0], 1);
@@ -302,7 +365,11 @@ describe('ha-node cluster', { timeout: 300_000 }, () => {
     const old = primary;
     replicas = cluster.members.filter((m) => m !== old);
     for (const replica of replicas) {
-      await cluster.waitFor(`row 3 on ${replica.name}`, async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '3', 20_000);
+      await cluster.waitFor(
+        `row 3 on ${replica.name}`,
+        async () => (await replica.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === '3',
+        20_000,
+      );
     }
     await old.stop();
     assert.equal(old.process?.exitCode, 0);

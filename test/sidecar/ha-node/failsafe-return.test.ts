@@ -74,10 +74,14 @@ describe('ha-node failsafe: the primary comes back to the API server', { timeout
   before(async () => {
     cluster = await startCluster({ members: 3, scope: 'back', ttl, loopWait: 1, retryTimeout: 3, env: { KEELSON_FAILSAFE_MODE: 'true' } });
     primary = await settled(cluster, 2);
-    await cluster.waitFor('failsafe members published on the leader lease', async () => {
-      const leader = (await cluster.leases()).find((l) => l.metadata?.name === 'back-leader');
-      return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
-    }, 20_000);
+    await cluster.waitFor(
+      'failsafe members published on the leader lease',
+      async () => {
+        const leader = (await cluster.leases()).find((l) => l.metadata?.name === 'back-leader');
+        return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
+      },
+      20_000,
+    );
   });
 
   after(async () => {
@@ -94,23 +98,38 @@ describe('ha-node failsafe: the primary comes back to the API server', { timeout
     let liftedAt: number;
     try {
       // The lease lapses ttl after the primary's last renewal; each replica then decides about the race.
-      await cluster.waitFor('both replicas to see the lease lapse', async () => replicas.every((r) => actionsSince(r, cutAt).some((a) => /race|promoted/.test(a))), 60_000);
+      await cluster.waitFor(
+        'both replicas to see the lease lapse',
+        async () => replicas.every((r) => actionsSince(r, cutAt).some((a) => /race|promoted/.test(a))),
+        60_000,
+      );
     } finally {
       lift();
       liftedAt = Date.now();
     }
-    const back = await cluster.waitFor('the primary to decide once the API answers', async () => {
-      const actions = actionsSince(primary, liftedAt);
-      return actions.find((a) => /acquired session lock|demoted self/.test(a));
-    }, 60_000);
-    await cluster.waitFor('the primary renewing its lease', async () => actionsSince(primary, liftedAt).includes('no action: I am the leader with the lock') || /demoted/.test(back), 30_000);
+    const back = await cluster.waitFor(
+      'the primary to decide once the API answers',
+      async () => {
+        const actions = actionsSince(primary, liftedAt);
+        return actions.find((a) => /acquired session lock|demoted self/.test(a));
+      },
+      60_000,
+    );
+    await cluster.waitFor(
+      'the primary renewing its lease',
+      async () => actionsSince(primary, liftedAt).includes('no action: I am the leader with the lock') || /demoted/.test(back),
+      30_000,
+    );
     const writes = await writer.stop();
     process.stderr.write(`# ${writes.commits} commits of ${messageBytes} bytes, ${writes.failures} failed, longest gap ${writes.longestGapMs} ms\n`);
 
     for (const replica of replicas) {
       const raced = actionsSince(replica, cutAt).filter((a) => /race|promoted/.test(a) && !a.startsWith('no race'));
       assert.deepEqual(raced, [], `${replica.name} did not race while ${primary.name} confirmed itself through failsafe`);
-      assert.ok(actionsSince(replica, cutAt).includes(`no race: ${primary.name} confirmed it is alive through failsafe`), `${replica.name} said why it did not race`);
+      assert.ok(
+        actionsSince(replica, cutAt).includes(`no race: ${primary.name} confirmed it is alive through failsafe`),
+        `${replica.name} said why it did not race`,
+      );
     }
     assert.equal(back, 'acquired session lock as a leader', 'the primary took its lease back');
     assert.equal(primary.postmasterPid(), postmaster, 'the primary was never stopped');

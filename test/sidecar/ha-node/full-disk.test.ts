@@ -48,20 +48,32 @@ describe('ha-node: a replica with a full volume', { skip: process.getuid?.() !==
     const ballast = join(volume, 'ballast');
     const free = statfsSync(volume).bavail * statfsSync(volume).bsize;
     writeFileSync(ballast, Buffer.alloc(free - 2 * mi));
-    const doc = await cluster.waitFor('the node document to say the disk is full', async () => {
-      const body = (await replica.get('/ha')).json();
-      return body.disk_full === true ? body : undefined;
-    }, 30_000);
+    const doc = await cluster.waitFor(
+      'the node document to say the disk is full',
+      async () => {
+        const body = (await replica.get('/ha')).json();
+        return body.disk_full === true ? body : undefined;
+      },
+      30_000,
+    );
     assert.match((doc.disk_warnings as string[])[0]!, /^data volume \d+% used .*: full, PostgreSQL cannot write; grow the volume$/);
     assert.match((await replica.get('/metrics')).body, /^ha_volume_full\{scope="fulldisk",name="fulldisk-1",volume="data"\} 1$/m);
-    const member = await cluster.waitFor('the member record to carry the full volume', async () => {
-      const members = (await primary.get('/cluster')).json().members as Array<{ name: string; volumes?: Array<{ full?: boolean }> }>;
-      return members.find((m) => m.name === replica.name && m.volumes?.[0]?.full === true);
-    }, 30_000);
+    const member = await cluster.waitFor(
+      'the member record to carry the full volume',
+      async () => {
+        const members = (await primary.get('/cluster')).json().members as Array<{ name: string; volumes?: Array<{ full?: boolean }> }>;
+        return members.find((m) => m.name === replica.name && m.volumes?.[0]?.full === true);
+      },
+      30_000,
+    );
     assert.ok(member);
 
     primary.killPod();
-    await cluster.waitFor('the replica to decline the race for its full volume', async () => /a replica with a full volume does not take the lock/.test(replica.log()), ttl * 1000 + 30_000);
+    await cluster.waitFor(
+      'the replica to decline the race for its full volume',
+      async () => /a replica with a full volume does not take the lock/.test(replica.log()),
+      ttl * 1000 + 30_000,
+    );
     assert.equal(await replica.isWritable(), false);
     assert.notEqual(await cluster.leaderName(), replica.name);
 

@@ -37,10 +37,14 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
   before(async () => {
     cluster = await startCluster({ members: 3, ttl, loopWait, retryTimeout, scope: 'hung' });
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
-    await cluster.waitFor('two streaming replicas', async () => {
-      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-      return codes.filter((c) => c === 200).length === 2;
-    }, 60_000);
+    await cluster.waitFor(
+      'two streaming replicas',
+      async () => {
+        const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+        return codes.filter((c) => c === 200).length === 2;
+      },
+      60_000,
+    );
     await primary.query('CREATE TABLE beats (at timestamptz)');
   });
 
@@ -50,10 +54,14 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
   });
 
   async function newPrimaryAmong(others: Member[]): Promise<Member> {
-    return cluster.waitFor('a replica promoted', async () => {
-      for (const m of others) if (await m.isWritable()) return m;
-      return undefined;
-    }, withinTtlMs + 45_000);
+    return cluster.waitFor(
+      'a replica promoted',
+      async () => {
+        for (const m of others) if (await m.isWritable()) return m;
+        return undefined;
+      },
+      withinTtlMs + 45_000,
+    );
   }
 
   async function backAsReplica(old: Member, successor: Member): Promise<void> {
@@ -73,7 +81,10 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
         await client
           .connect()
           .then(() => client.query('SELECT 1'))
-          .then(() => (answered += 1), () => undefined);
+          .then(
+            () => (answered += 1),
+            () => undefined,
+          );
         await client.end().catch(() => undefined);
       }
     })();
@@ -113,7 +124,10 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
     assert.ok(takeoverMs <= boundMs, `new primary after ${takeoverMs} ms, documented bound ${boundMs} ms`);
     assert.ok(result.rounds > 100, `sampled ${result.rounds} times`);
     assert.deepEqual(overlappingWriters(result.writable), [], 'two members writable at a sampled instant');
-    assert.ok(result.writable.some((s) => s.member === primary.name), 'the new primary was sampled writable');
+    assert.ok(
+      result.writable.some((s) => s.member === primary.name),
+      'the new primary was sampled writable',
+    );
     // A write sent before the freeze may be answered a moment after stoppedAt (the reply was on its
     // way); stopped processes answer nothing, so a write counts against the freeze when it was sent
     // after it, or answered only once the processes could run again.
@@ -160,7 +174,9 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
     await session.end().catch(() => undefined);
     signal([postmaster], 'SIGCONT');
     const result = await sampler.stop();
-    process.stderr.write(`# postmaster alone stopped: new primary writable after ${takeoverMs} ms (bound ${boundMs} ms), ${committedWhileStopped} commits meanwhile\n`);
+    process.stderr.write(
+      `# postmaster alone stopped: new primary writable after ${takeoverMs} ms (bound ${boundMs} ms), ${committedWhileStopped} commits meanwhile\n`,
+    );
     assert.ok(committedWhileStopped > 0, 'the open session kept committing while the postmaster was stopped');
     assert.ok(sessionEnded, 'the open session was ended by the fence');
     assert.ok(takeoverMs <= withinTtlMs, `new primary after ${takeoverMs} ms, ttl ${ttl} s plus the race: ${withinTtlMs} ms`);

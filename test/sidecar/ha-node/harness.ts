@@ -248,8 +248,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     const name = `${scope}-${i}`;
     const dir = join(baseDir, name);
     mkdirSync(dir, { recursive: true });
-    const pod = await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name, labels: { 'keelson.io/cluster': scope } }, spec: { serviceAccountName: scope, containers: [{ name: ContainerNames.postgres, image: 'keelson' }] } } });
-    const issued = await core.createNamespacedServiceAccountToken({ name: scope, namespace: 'default', body: { spec: { audiences: [], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid } } } });
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name, labels: { 'keelson.io/cluster': scope } },
+        spec: { serviceAccountName: scope, containers: [{ name: ContainerNames.postgres, image: 'keelson' }] },
+      },
+    });
+    const issued = await core.createNamespacedServiceAccountToken({
+      name: scope,
+      namespace: 'default',
+      body: { spec: { audiences: [], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid } } },
+    });
     const kubeconfigPath = join(dir, 'kubeconfig');
     api.writeKubeconfig(kubeconfigPath, { token: issued.status!.token });
     const apiPort = await freePort(ip);

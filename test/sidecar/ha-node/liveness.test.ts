@@ -60,7 +60,12 @@ describe('ha-node liveness during a cycle longer than ttl', { timeout: 300_000 }
   before(async () => {
     bin = slowRewindBin();
     cluster = await startCluster({
-      members: 2, ttl, loopWait: 1, retryTimeout: 1, scope: 'alive', autoStart: false,
+      members: 2,
+      ttl,
+      loopWait: 1,
+      retryTimeout: 1,
+      scope: 'alive',
+      autoStart: false,
       env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password },
       memberOptions: [{ env: { PG_BIN: bin } }, {}],
     });
@@ -78,11 +83,20 @@ describe('ha-node liveness during a cycle longer than ttl', { timeout: 300_000 }
     old.start();
     await cluster.waitFor(`${old.name} primary`, async () => (await cluster.primary()) === old, 120_000);
     next.start();
-    await cluster.waitFor(`${next.name} streaming`, async () => (await old.query("SELECT count(*)::int AS n FROM pg_stat_replication WHERE state = 'streaming'"))[0]?.n === 1, 90_000);
+    await cluster.waitFor(
+      `${next.name} streaming`,
+      async () => (await old.query("SELECT count(*)::int AS n FROM pg_stat_replication WHERE state = 'streaming'"))[0]?.n === 1,
+      90_000,
+    );
 
     // A replica that has just cloned may still be replaying: the switchover refuses a candidate
     // behind maximum_lag_on_failover (412), so wait for it to catch up first.
-    await cluster.waitFor(`${next.name} caught up`, async () => (await old.query<{ ok: boolean }>('SELECT bool_and(pg_current_wal_lsn() - replay_lsn < 1048576) AS ok FROM pg_stat_replication'))[0]?.ok === true, 90_000);
+    await cluster.waitFor(
+      `${next.name} caught up`,
+      async () =>
+        (await old.query<{ ok: boolean }>('SELECT bool_and(pg_current_wal_lsn() - replay_lsn < 1048576) AS ok FROM pg_stat_replication'))[0]?.ok === true,
+      90_000,
+    );
     let reply = await callMember(old.apiUrl, 'POST', '/switchover', { leader: old.name, candidate: next.name }, client);
     for (let attempt = 0; (reply.status === 412 || reply.status === 503) && attempt < 5; attempt += 1) {
       await new Promise((r) => setTimeout(r, 1000));

@@ -33,7 +33,12 @@ function member(name: string, extra: Partial<MemberRecord> = {}): MemberRecord {
 }
 
 function cluster(extra: Partial<ClusterView> = {}): ClusterView {
-  return { history: [], members: [member('a', { role: 'primary', state: 'running', timeline: 3 }), member('b')], leader: { holder: 'a', ttl: 30, transitions: 0 }, ...extra };
+  return {
+    history: [],
+    members: [member('a', { role: 'primary', state: 'running', timeline: 3 }), member('b')],
+    leader: { holder: 'a', ttl: 30, transitions: 0 },
+    ...extra,
+  };
 }
 
 const replica: ServerStatus = {
@@ -63,7 +68,15 @@ describe('leader history upkeep', () => {
   it('keeps known entries, stamps new ones and keeps the last 100', () => {
     const known: HistoryEntry[] = [[1, 100, 'old', '2026-01-01T00:00:00.000Z', 'x']];
     const now = new Date('2026-11-22T12:00:00.000Z');
-    const entries = historyEntries(known, [[1, 999, 'ignored'], [2, 200, 'promoted']], 'b', now);
+    const entries = historyEntries(
+      known,
+      [
+        [1, 999, 'ignored'],
+        [2, 200, 'promoted'],
+      ],
+      'b',
+      now,
+    );
     assert.deepEqual(entries, [known[0], [2, 200, 'promoted', '2026-11-22T12:00:00.000Z', 'b']]);
     const many = Array.from({ length: 130 }, (_, i): [number, number, string] => [i + 1, i * 10, 'r']);
     const kept = historyEntries([], many, 'b', now);
@@ -75,7 +88,11 @@ describe('leader history upkeep', () => {
 describe('leader duties', () => {
   it('keeps slots only for members heard from within member_slots_ttl (30 min)', () => {
     const now = 10_000_000;
-    const members = [member('a', { heartbeat: now - 1000 }), member('b', { heartbeat: now - 30 * 60 * 1000 }), member('c', { heartbeat: now - 29 * 60 * 1000 })];
+    const members = [
+      member('a', { heartbeat: now - 1000 }),
+      member('b', { heartbeat: now - 30 * 60 * 1000 }),
+      member('c', { heartbeat: now - 29 * 60 * 1000 }),
+    ];
     assert.deepEqual(slotMembers(members, now), ['a', 'c']);
   });
 
@@ -186,11 +203,15 @@ describe('member record', () => {
     const record = memberRecord(options, pg, { status: leading, offlineRole: 'replica', pendingRestart: false, demotion }, 42, true);
     assert.deepEqual(record.standby_source, { timeline: 2, lsn: 12_000 });
     assert.deepEqual(record.standby_demotion, { system_identifier: '7711', timeline: 1, checkpoint_location: 7000, at: '2026-11-22T10:00:00Z' });
-    assert.equal(memberRecord(options, pg, { status: leading, offlineRole: 'replica', pendingRestart: false }, 42).standby_source, undefined, 'a cascading replica does not');
+    assert.equal(
+      memberRecord(options, pg, { status: leading, offlineRole: 'replica', pendingRestart: false }, 42).standby_source,
+      undefined,
+      'a cascading replica does not',
+    );
     const view = { leader: { holder: 'b' }, members: [record], config: { standby_cluster: { host: '10.0.0.1' } } } as unknown as ClusterView;
     const [item] = clusterDocument(view, 'demo').members as Record<string, unknown>[];
     assert.equal(item?.role, 'standby_leader');
-    assert.deepEqual([item?.source_timeline, item?.source_lag, item?.system_identifier], [2, 4000, '7711'], 'replayed 8000 of the source\'s 12000');
+    assert.deepEqual([item?.source_timeline, item?.source_lag, item?.system_identifier], [2, 4000, '7711'], "replayed 8000 of the source's 12000");
     assert.equal((item?.standby_demotion as { checkpoint_lsn?: string }).checkpoint_lsn, '0/1B58');
   });
 
@@ -203,7 +224,7 @@ describe('member record', () => {
   });
 });
 
-it('a stopped replica behind the leader\'s timeline goes through pg_rewind before it follows', () => {
+it("a stopped replica behind the leader's timeline goes through pg_rewind before it follows", () => {
   const stopped = (timeline: number, state = 'shut down in recovery') => ({ state, timeline, systemIdentifier: '1' });
   assert.equal(replicaMayHaveDiverged(stopped(2), 3), true, 'checkpoint on timeline 2, leader on 3: may hold WAL the leader never had');
   assert.equal(replicaMayHaveDiverged(stopped(3), 3), false, 'same timeline: follows as it is');
@@ -217,7 +238,7 @@ describe('bootstrap order and the streaming watch', () => {
     assert.equal(bootstrapDeferral('demo-0', 'demo', 0), undefined);
     assert.match(bootstrapDeferral('demo-1', 'demo', 2500) ?? '', /demo-0 bootstraps a new cluster first \(8 s left\)/);
     assert.equal(bootstrapDeferral('demo-1', 'demo', bootstrapGraceMs), undefined, 'a missing ordinal 0 delays bootstrap by the grace only');
-    assert.equal(bootstrapDeferral('other-0', 'demo', 0) !== undefined, true, 'another scope\'s ordinal 0 is not ours');
+    assert.equal(bootstrapDeferral('other-0', 'demo', 0) !== undefined, true, "another scope's ordinal 0 is not ours");
   });
 
   it('looks again every second after a replica start until it streams, within a window', () => {

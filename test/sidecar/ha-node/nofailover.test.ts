@@ -33,9 +33,17 @@ describe('ha-node nofailover', { timeout: 200_000 }, () => {
   it('does not bootstrap when every member present is tagged nofailover, and logs why', async () => {
     const [tagged] = cluster.members;
     tagged!.start();
-    await cluster.waitFor('the nofailover member to explain why it waits', async () => /tagged nofailover, so this member may not bootstrap the cluster/.test(tagged!.log()), 30_000);
+    await cluster.waitFor(
+      'the nofailover member to explain why it waits',
+      async () => /tagged nofailover, so this member may not bootstrap the cluster/.test(tagged!.log()),
+      30_000,
+    );
     // It published itself (so the loop ran with the DCS reachable) but nothing else happened.
-    await cluster.waitFor('the member record of the waiting member', async () => (await cluster.leases()).some((l) => l.metadata?.name === 'nofail-member-nofail-0'), 10_000);
+    await cluster.waitFor(
+      'the member record of the waiting member',
+      async () => (await cluster.leases()).some((l) => l.metadata?.name === 'nofail-member-nofail-0'),
+      10_000,
+    );
     const leases = await cluster.leases();
     const config = leases.find((l) => l.metadata?.name === 'nofail-config');
     assert.equal(config?.metadata?.annotations?.initialize, undefined, 'no initialize key was taken');
@@ -58,7 +66,11 @@ describe('ha-node nofailover', { timeout: 200_000 }, () => {
     const [tagged, eligible] = cluster.members;
     eligible!.killPod();
     // The lease lapses after ttl; the tagged member then declines the race on every cycle.
-    await cluster.waitFor('the tagged member to decline the race', async () => /after a failed race \(tagged nofailover\)/.test(tagged!.log()), ttl * 1000 + 20_000);
+    await cluster.waitFor(
+      'the tagged member to decline the race',
+      async () => /after a failed race \(tagged nofailover\)/.test(tagged!.log()),
+      ttl * 1000 + 20_000,
+    );
     assert.equal(await tagged!.isWritable(), false);
     assert.notEqual(await cluster.leaderName(), tagged!.name, 'the lease still names the dead primary');
     assert.equal(await tagged!.status('/replica'), 200, 'it keeps serving reads');

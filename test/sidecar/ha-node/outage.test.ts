@@ -22,7 +22,12 @@ const requestBoundMs = Math.max(1000, (retryTimeout * 1000) / 2);
 const outageMs = 30_000;
 
 /** Samples writability of every member every 50 ms until `until`: when the old primary stopped, and who wrote after. */
-async function watchWriters(members: Member[], old: Member, startedAt: number, until: number): Promise<{ demotedAfterMs?: number; writersAfterDemotion: Set<string>; rounds: number }> {
+async function watchWriters(
+  members: Member[],
+  old: Member,
+  startedAt: number,
+  until: number,
+): Promise<{ demotedAfterMs?: number; writersAfterDemotion: Set<string>; rounds: number }> {
   let demotedAfterMs: number | undefined;
   const writersAfterDemotion = new Set<string>();
   let rounds = 0;
@@ -52,13 +57,22 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     const common = { ttl, loopWait, retryTimeout, api };
     [plain, safe] = await Promise.all([
       startCluster({ ...common, members: 2, scope: 'plain' }),
-      startCluster({ ...common, members: 3, scope: 'safe', env: { KEELSON_FAILSAFE_MODE: 'true', KEELSON_API_USERNAME: 'keelson', KEELSON_API_PASSWORD: 'failsafe-members-secret' } }),
+      startCluster({
+        ...common,
+        members: 3,
+        scope: 'safe',
+        env: { KEELSON_FAILSAFE_MODE: 'true', KEELSON_API_USERNAME: 'keelson', KEELSON_API_PASSWORD: 'failsafe-members-secret' },
+      }),
     ]);
     [plainPrimary, safePrimary] = await Promise.all([settled(plain, 1), settled(safe, 2)]);
-    await safe.waitFor('failsafe members published on the leader lease', async () => {
-      const leader = (await safe.leases()).find((l) => l.metadata?.name === 'safe-leader');
-      return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
-    }, 20_000);
+    await safe.waitFor(
+      'failsafe members published on the leader lease',
+      async () => {
+        const leader = (await safe.leases()).find((l) => l.metadata?.name === 'safe-leader');
+        return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
+      },
+      20_000,
+    );
     await safePrimary.query('CREATE TABLE beats (at timestamptz)');
   });
 
@@ -76,7 +90,10 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     let writes: Awaited<ReturnType<typeof keepWriting>>;
     let plainView: Awaited<ReturnType<typeof watchWriters>>;
     try {
-      [writes, plainView] = await Promise.all([keepWriting(safePrimary, startedAt + outageMs), watchWriters(plain.members, plainPrimary, startedAt, startedAt + outageMs)]);
+      [writes, plainView] = await Promise.all([
+        keepWriting(safePrimary, startedAt + outageMs),
+        watchWriters(plain.members, plainPrimary, startedAt, startedAt + outageMs),
+      ]);
     } finally {
       api.faults.resume();
     }
@@ -101,7 +118,11 @@ describe('ha-node through a 30 s API server outage', { timeout: 300_000 }, () =>
     assert.match(plainPrimary.log(), /demoted self( because DCS is not accessible|: failed to update leader lock)/);
     process.stderr.write(`# plain primary demoted ${plainView.demotedAfterMs} ms into the outage; failsafe primary: ${writes.attempts} writes, none failed\n`);
 
-    await safe.waitFor('the same failsafe leader after the outage', async () => (await safe.leaderName()) === safePrimary.name && (await safe.primary()) === safePrimary, 30_000);
+    await safe.waitFor(
+      'the same failsafe leader after the outage',
+      async () => (await safe.leaderName()) === safePrimary.name && (await safe.primary()) === safePrimary,
+      30_000,
+    );
     assert.equal(await timelineOf(safePrimary), timelineBefore, 'no promotion happened in the failsafe cluster');
   });
 

@@ -17,7 +17,12 @@ import { startCluster, type Member, type TestCluster } from './harness.js';
 const quiet = createLogger({ name: 'parameters-test', level: 'silent' });
 
 async function patchConfig(member: Member, body: unknown): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${member.apiUrl}/config`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${member.apiUrl}/config`, {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -37,7 +42,15 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     replica = cluster.members.find((m) => m !== primary)!;
     await cluster.waitFor('the replica streams', async () => (await replica.status('/replica')) === 200, 120_000);
-    dcs = new LeaseDcs({ kubeConfig: cluster.kubeConfig, namespace: 'default', scope: 'params', name: 'test-writer', ttl: () => 30, requestTimeoutMs: () => 5000, logger: quiet });
+    dcs = new LeaseDcs({
+      kubeConfig: cluster.kubeConfig,
+      namespace: 'default',
+      scope: 'params',
+      name: 'test-writer',
+      ttl: () => 30,
+      requestTimeoutMs: () => 5000,
+      logger: quiet,
+    });
   });
 
   after(async () => {
@@ -82,7 +95,13 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
         const list = (doc.config_errors ?? []) as { parameter?: string; source: string; error: string }[];
         return list.length === 2 ? list : undefined;
       });
-      assert.deepEqual(errors.map((e) => [e.parameter, e.source]), [['work_mem', 'ha-node'], ['application_name', 'ha-node']]);
+      assert.deepEqual(
+        errors.map((e) => [e.parameter, e.source]),
+        [
+          ['work_mem', 'ha-node'],
+          ['application_name', 'ha-node'],
+        ],
+      );
       assert.match(errors[0]!.error, /work_mem = "lots" is not an integer/);
       const conf = readFileSync(join(member.dataDir, 'postgresql.conf'), 'utf8');
       assert.match(conf, /^work_mem = '16MB'$/m, 'the last good value stays');
@@ -98,10 +117,18 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
     // A later valid change to another parameter is accepted and applied while the bad ones are stored.
     const reply = await patchConfig(primary, { db: { parameters: { statement_timeout: '5s' } } });
     assert.equal(reply.status, 200, reply.text);
-    await cluster.waitFor('statement_timeout 5s everywhere', async () => (await show(primary, 'statement_timeout')) === '5s' && (await show(replica, 'statement_timeout')) === '5s');
+    await cluster.waitFor(
+      'statement_timeout 5s everywhere',
+      async () => (await show(primary, 'statement_timeout')) === '5s' && (await show(replica, 'statement_timeout')) === '5s',
+    );
     assert.equal(await show(replica, 'work_mem'), '16MB');
     // A restart still starts the server, and the errors clear once the values are fixed.
-    const restart = await fetch(`${replica.apiUrl}/restart`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(90_000) });
+    const restart = await fetch(`${replica.apiUrl}/restart`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+      signal: AbortSignal.timeout(90_000),
+    });
     assert.equal(restart.status, 200, await restart.text());
     await cluster.waitFor('the replica streams again', async () => (await replica.status('/replica')) === 200, 90_000);
     // So does a member whose ha-node starts with its server down (a pod restart): it screens with the pg_settings it saved.
@@ -111,7 +138,10 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
     await cluster.waitFor('the restarted member streams', async () => (await replica.status('/replica')) === 200, 120_000);
     assert.equal(await show(replica, 'work_mem'), '16MB');
     assert.equal((await patchConfig(primary, { db: { parameters: { work_mem: '32MB', application_name: null } } })).status, 200);
-    await cluster.waitFor('errors cleared and work_mem 32MB', async () => (await replica.get('/ha')).json().config_errors === undefined && (await show(replica, 'work_mem')) === '32MB');
+    await cluster.waitFor(
+      'errors cleared and work_mem 32MB',
+      async () => (await replica.get('/ha')).json().config_errors === undefined && (await show(replica, 'work_mem')) === '32MB',
+    );
   });
 
   it('/primary and /readiness answer 503 as soon as the primary postmaster is gone, before the loop notices', async () => {

@@ -17,10 +17,14 @@ describe('ha-node failsafe: only the primary cut from the API server', { timeout
   before(async () => {
     cluster = await startCluster({ members: 3, scope: 'cut', ttl: 8, loopWait: 1, retryTimeout: 3, env: { KEELSON_FAILSAFE_MODE: 'true' } });
     primary = await settled(cluster, 2);
-    await cluster.waitFor('failsafe members published on the leader lease', async () => {
-      const leader = (await cluster.leases()).find((l) => l.metadata?.name === 'cut-leader');
-      return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
-    }, 20_000);
+    await cluster.waitFor(
+      'failsafe members published on the leader lease',
+      async () => {
+        const leader = (await cluster.leases()).find((l) => l.metadata?.name === 'cut-leader');
+        return Object.keys(JSON.parse(leader?.metadata?.annotations?.failsafe ?? '{}')).length === 3;
+      },
+      20_000,
+    );
     await primary.query('CREATE TABLE beats (at timestamptz)');
   });
 
@@ -55,9 +59,15 @@ describe('ha-node failsafe: only the primary cut from the API server', { timeout
     for (const member of cluster.members) {
       if (member !== primary) assert.equal(sampled.writableRounds[member.name], 0, `${member.name} never became writable`);
     }
-    process.stderr.write(`# primary cut from the API for ${outageMs} ms: ${writes.attempts} writes, none failed; ${sampled.rounds} sampling rounds, one writer\n`);
+    process.stderr.write(
+      `# primary cut from the API for ${outageMs} ms: ${writes.attempts} writes, none failed; ${sampled.rounds} sampling rounds, one writer\n`,
+    );
 
-    await cluster.waitFor('the same leader renewing its lease again', async () => (await cluster.leaderName()) === primary.name && (await cluster.primary()) === primary, 30_000);
+    await cluster.waitFor(
+      'the same leader renewing its lease again',
+      async () => (await cluster.leaderName()) === primary.name && (await cluster.primary()) === primary,
+      30_000,
+    );
     assert.equal(await timelineOf(primary), timelineBefore, 'no promotion happened');
   });
 });

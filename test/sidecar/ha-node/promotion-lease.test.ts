@@ -89,7 +89,11 @@ describe('ha-node promotion with slow follow-ups', { timeout: 300_000 }, () => {
 
   it('still fences a promoting primary whose lease renewals cannot reach the API', async () => {
     const candidate = cluster.members.find((m) => m !== primary && m.process?.exitCode === null)!;
-    await cluster.waitFor(`${candidate.name} streaming from ${primary.name}`, async () => (await candidate.status('/replica?replication_state=streaming')) === 200, 60_000);
+    await cluster.waitFor(
+      `${candidate.name} streaming from ${primary.name}`,
+      async () => (await candidate.status('/replica?replication_state=streaming')) === 200,
+      60_000,
+    );
     stopCheckpointers([candidate], stopped);
     const since = candidate.log().length;
     await primary.stop();
@@ -97,7 +101,11 @@ describe('ha-node promotion with slow follow-ups', { timeout: 300_000 }, () => {
     // Cut from the API while its CHECKPOINT waits: the renewals time out, the fence deadline stays.
     const lift = cluster.api.faults.refuse({ pod: `default/${candidate.name}`, response: 'hang' });
     try {
-      await cluster.waitFor('the fencer to stop the promoting primary', async () => /heartbeat overdue: stopping PostgreSQL/.test(candidate.log().slice(since)), 30_000);
+      await cluster.waitFor(
+        'the fencer to stop the promoting primary',
+        async () => /heartbeat overdue: stopping PostgreSQL/.test(candidate.log().slice(since)),
+        30_000,
+      );
     } finally {
       lift();
       resume(stopped);

@@ -68,11 +68,28 @@ const replicaStatus: ServerStatus = {
 };
 
 function member(name: string, extra: Partial<MemberRecord> = {}): MemberRecord {
-  return { name, conn_url: '', api_url: `http://${name}/ha`, host: name, port: 5432, role: 'replica', state: 'running', tags: {}, version: '0.1.0', heartbeat: 0, ...extra };
+  return {
+    name,
+    conn_url: '',
+    api_url: `http://${name}/ha`,
+    host: name,
+    port: 5432,
+    role: 'replica',
+    state: 'running',
+    tags: {},
+    version: '0.1.0',
+    heartbeat: 0,
+    ...extra,
+  };
 }
 
 function snapshot(extra: Partial<NodeSnapshot>): NodeSnapshot {
-  const cluster: ClusterView = { leader: { holder: 'a', ttl: 30, transitions: 0, optime: 4500 }, leaderRecord: { holder: 'a', ttl: 30, transitions: 0, optime: 4500 }, history: [], members: [member('a'), member('b')] };
+  const cluster: ClusterView = {
+    leader: { holder: 'a', ttl: 30, transitions: 0, optime: 4500 },
+    leaderRecord: { holder: 'a', ttl: 30, transitions: 0, optime: 4500 },
+    history: [],
+    members: [member('a'), member('b')],
+  };
   return {
     name: 'b',
     scope: 'demo',
@@ -138,8 +155,23 @@ describe('leader expiry by local observation', () => {
 
 describe('lease codec', () => {
   it('reads the leader spec and annotations, and names member leases safely', () => {
-    const record = leaderFromLease({ metadata: { resourceVersion: '9', annotations: { optime: '123', slots: '{"b":100}' } }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 3 } });
-    assert.deepEqual(record, { holder: 'a', ttl: 10, acquireTime: undefined, renewTime: undefined, transitions: 3, optime: 123, releasedCheckpoint: undefined, releasedBy: undefined, slots: { b: 100 }, failsafe: undefined, resourceVersion: '9' });
+    const record = leaderFromLease({
+      metadata: { resourceVersion: '9', annotations: { optime: '123', slots: '{"b":100}' } },
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 3 },
+    });
+    assert.deepEqual(record, {
+      holder: 'a',
+      ttl: 10,
+      acquireTime: undefined,
+      renewTime: undefined,
+      transitions: 3,
+      optime: 123,
+      releasedCheckpoint: undefined,
+      releasedBy: undefined,
+      slots: { b: 100 },
+      failsafe: undefined,
+      resourceVersion: '9',
+    });
     assert.equal(memberLeaseName('demo', 'Pod_0'), 'demo-member-pod-0');
   });
 });
@@ -150,7 +182,10 @@ describe('leader race', () => {
   const config = { ...defaultConfig };
 
   it('lets the most advanced eligible member race', () => {
-    const peers: PeerReport[] = [{ name: 'c', reachable: true, role: 'replica', state: 'running', walPosition: 9_000 }, { name: 'a', reachable: false }];
+    const peers: PeerReport[] = [
+      { name: 'c', reachable: true, role: 'replica', state: 'running', walPosition: 9_000 },
+      { name: 'a', reachable: false },
+    ];
     assert.deepEqual(raceVerdict(self, cluster, config, peers), { ok: true });
   });
 
@@ -169,8 +204,16 @@ describe('leader race', () => {
     const withFailover = { ...cluster, failover: { member: 'c' } };
     assert.equal(raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0 }]).ok, false);
     assert.equal(raceVerdict({ ...self, name: 'c', walPosition: 0 }, withFailover, config, [{ name: 'b', reachable: true, walPosition: 9_990 }]).ok, true);
-    assert.deepEqual(raceVerdict({ ...self, name: 'c', nofailover: true }, withFailover, config, []), { ok: false, reason: 'tagged nofailover' }, 'named but tagged nofailover');
-    assert.equal(raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0, nofailover: true }]).ok, true, 'a named candidate that may not promote leaves the race open');
+    assert.deepEqual(
+      raceVerdict({ ...self, name: 'c', nofailover: true }, withFailover, config, []),
+      { ok: false, reason: 'tagged nofailover' },
+      'named but tagged nofailover',
+    );
+    assert.equal(
+      raceVerdict(self, withFailover, config, [{ name: 'c', reachable: true, walPosition: 0, nofailover: true }]).ok,
+      true,
+      'a named candidate that may not promote leaves the race open',
+    );
     const failsafe = { ...cluster, leaderRecord: { ...cluster.leaderRecord!, failsafe: { a: 'http://a/ha', c: 'http://c/ha' } } };
     assert.deepEqual(raceVerdict(self, failsafe, { ...config, failsafe_mode: true }, []), { ok: false, reason: 'not in the failsafe member list' });
     assert.equal(raceVerdict({ ...self, name: 'c' }, failsafe, { ...config, failsafe_mode: true }, []).ok, true);
@@ -192,7 +235,12 @@ describe('leader race', () => {
 
 describe('settings', () => {
   it('overlays dynamic config, ignores bad values and keeps loop_wait + 2*retry_timeout <= ttl', () => {
-    const config = effectiveConfig(defaultConfig, { ttl: 10, loop_wait: 'abc' as unknown as number, retry_timeout: 4, db: { parameters: { work_mem: '8MB' } } });
+    const config = effectiveConfig(defaultConfig, {
+      ttl: 10,
+      loop_wait: 'abc' as unknown as number,
+      retry_timeout: 4,
+      db: { parameters: { work_mem: '8MB' } },
+    });
     assert.equal(config.ttl, 10);
     assert.equal(config.loop_wait, 2, 'lowered from the default 10 to fit the ttl');
     assert.equal(config.retry_timeout, 4);
@@ -221,10 +269,17 @@ describe('health rules', () => {
     const gone = withLiveServer(primary, () => false);
     assert.equal(healthStatus('/primary', {}, gone), 503, 'a postmaster gone since the last loop');
     assert.equal(gone.dbState, 'crashed');
-    assert.equal(withLiveServer(primary, () => true), primary);
+    assert.equal(
+      withLiveServer(primary, () => true),
+      primary,
+    );
     const server: { pid?: number } = {};
     let clock = 0;
-    const alive = cachedServerAlive(() => server.pid, 200, () => clock);
+    const alive = cachedServerAlive(
+      () => server.pid,
+      200,
+      () => clock,
+    );
     assert.equal(alive(), false, 'no postmaster');
     server.pid = process.pid;
     assert.equal(alive(), false, 'kept for 200 ms');
@@ -273,7 +328,19 @@ describe('health rules', () => {
 describe('documents and formats', () => {
   it('builds the node document in Patroni key order', () => {
     const doc = nodeDocument(snapshot({ name: 'a', isLeader: true, status: primaryStatus, tags: { nofailover: false, zone: 'a' } }));
-    assert.deepEqual(Object.keys(doc), ['state', 'postmaster_start_time', 'role', 'server_version', 'xlog', 'timeline', 'replication', 'dcs_last_seen', 'tags', 'database_system_identifier', 'ha']);
+    assert.deepEqual(Object.keys(doc), [
+      'state',
+      'postmaster_start_time',
+      'role',
+      'server_version',
+      'xlog',
+      'timeline',
+      'replication',
+      'dcs_last_seen',
+      'tags',
+      'database_system_identifier',
+      'ha',
+    ]);
     assert.deepEqual(doc.tags, { zone: 'a' });
     const down = nodeDocument(snapshot({ status: undefined, dbState: 'creating_replica', offlineRole: 'uninitialized', cluster: undefined }));
     assert.equal(down.state, 'creating replica');
@@ -298,10 +365,19 @@ describe('documents and formats', () => {
       leaderRecord: { holder: 'a', ttl: 10, transitions: 0, optime: 5000 },
       history: [],
       failover: { leader: 'a', member: 'b', scheduled_at: '2026-11-22T11:00:00+00:00' },
-      members: [member('b', { xlog_location: 4000, receive_lsn: 4500, replay_lsn: 4000, replication_state: 'streaming', timeline: 1 }), member('a', { xlog_location: 5000, timeline: 1 })],
+      members: [
+        member('b', { xlog_location: 4000, receive_lsn: 4500, replay_lsn: 4000, replication_state: 'streaming', timeline: 1 }),
+        member('a', { xlog_location: 5000, timeline: 1 }),
+      ],
     };
     const doc = clusterDocument(cluster, 'demo') as { members: Record<string, unknown>[]; scheduled_switchover: unknown };
-    assert.deepEqual(doc.members.map((m) => [m.name, m.role, m.state]), [['a', 'leader', 'running'], ['b', 'replica', 'streaming']]);
+    assert.deepEqual(
+      doc.members.map((m) => [m.name, m.role, m.state]),
+      [
+        ['a', 'leader', 'running'],
+        ['b', 'replica', 'streaming'],
+      ],
+    );
     assert.equal(doc.members[1]!.lag, 1000);
     assert.equal(doc.members[1]!.receive_lsn, '0/1194');
     assert.deepEqual(doc.scheduled_switchover, { at: '2026-11-22T11:00:00+00:00', from: 'a', to: 'b' });
@@ -318,7 +394,14 @@ describe('documents and formats', () => {
   it('writes server configuration and connection strings with safe quoting', () => {
     assert.equal(renderValue("it's"), "'it''s'");
     assert.equal(renderValue(true), 'on');
-    const conf = buildServerConf({ listenAddress: '127.0.0.2', port: 5432, socketDir: '/run/pg', clusterName: 'demo', parameters: { max_connections: 40 }, standby: { primaryConninfo: connInfo({ host: 'h', port: 1, user: 'u', password: "p'w", applicationName: 'b' }), slotName: slotNameFor('demo-1') } });
+    const conf = buildServerConf({
+      listenAddress: '127.0.0.2',
+      port: 5432,
+      socketDir: '/run/pg',
+      clusterName: 'demo',
+      parameters: { max_connections: 40 },
+      standby: { primaryConninfo: connInfo({ host: 'h', port: 1, user: 'u', password: "p'w", applicationName: 'b' }), slotName: slotNameFor('demo-1') },
+    });
     assert.match(conf, /^max_connections = 40$/m);
     assert.match(conf, /^primary_slot_name = 'demo_1'$/m);
     // GUC quoting doubles quotes and backslashes around libpq's own escaping: p'w → 'p\'w' → ''p\\''w''.
@@ -355,7 +438,12 @@ describe('synchronous standby upkeep', () => {
   });
 
   it('goes standalone when nothing streams, or waits on a placeholder in strict mode', () => {
-    assert.deepEqual(nextSyncStep({ ...base, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")' }), { kind: 'change-names', key: [], names: '', chosen: [] });
+    assert.deepEqual(nextSyncStep({ ...base, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")' }), {
+      kind: 'change-names',
+      key: [],
+      names: '',
+      chosen: [],
+    });
     const strict = nextSyncStep({ ...base, strict: true, published: ['b'], keyIsOurs: true, currentNames: 'FIRST 1 ("b")' });
     assert.equal(strict.kind, 'change-names');
     assert.match((strict as { names: string }).names, /placeholder/);
@@ -365,7 +453,14 @@ describe('synchronous standby upkeep', () => {
   it('supports several synchronous standbys (FIRST n)', () => {
     const step = nextSyncStep({ ...base, nodeCount: 2, streaming: [row('b', 10), row('c', 20), row('d', 5)] });
     assert.deepEqual(step, { kind: 'change-names', key: [], names: 'FIRST 2 ("c","b")', chosen: ['c', 'b'] });
-    const partial = nextSyncStep({ ...base, nodeCount: 2, keyIsOurs: true, currentNames: 'FIRST 2 ("c","b")', streaming: [row('b', 100, 'sync'), row('c', 20, 'sync')], changeLsn: 50 });
+    const partial = nextSyncStep({
+      ...base,
+      nodeCount: 2,
+      keyIsOurs: true,
+      currentNames: 'FIRST 2 ("c","b")',
+      streaming: [row('b', 100, 'sync'), row('c', 20, 'sync')],
+      changeLsn: 50,
+    });
     assert.deepEqual(partial, { kind: 'none' }, 'c has not flushed past the change point yet');
   });
 });

@@ -14,10 +14,22 @@ describe('ha-node quorum commit across failovers', { timeout: 240_000 }, () => {
   let cluster: TestCluster;
 
   before(async () => {
-    cluster = await startCluster({ members: 3, ttl: 6, loopWait: 1, retryTimeout: 2, scope: 'quorumy', env: { KEELSON_API_USERNAME: 'q-admin', KEELSON_API_PASSWORD: 'q-password' } });
+    cluster = await startCluster({
+      members: 3,
+      ttl: 6,
+      loopWait: 1,
+      retryTimeout: 2,
+      scope: 'quorumy',
+      env: { KEELSON_API_USERNAME: 'q-admin', KEELSON_API_PASSWORD: 'q-password' },
+    });
     const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     await primary.query('CREATE TABLE acked (id int PRIMARY KEY)');
-    const r = await fetch(`${primary.apiUrl}/config`, { method: 'PATCH', headers: { 'Content-Type': 'application/json', Authorization: auth }, body: JSON.stringify({ synchronous_mode: 'quorum' }), signal: AbortSignal.timeout(10_000) });
+    const r = await fetch(`${primary.apiUrl}/config`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json', Authorization: auth },
+      body: JSON.stringify({ synchronous_mode: 'quorum' }),
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(r.status, 200, await r.text());
   });
 
@@ -41,10 +53,14 @@ describe('ha-node quorum commit across failovers', { timeout: 240_000 }, () => {
         const before = writer.acked.length;
         await cluster.waitFor('writes flowing', async () => writer.acked.length > before + 20, 20_000);
         primary.killPod();
-        const next = await cluster.waitFor(`round ${round}: a new primary`, async () => {
-          for (const m of cluster.members) if (m !== primary && (await m.isWritable())) return m;
-          return undefined;
-        }, 60_000);
+        const next = await cluster.waitFor(
+          `round ${round}: a new primary`,
+          async () => {
+            for (const m of cluster.members) if (m !== primary && (await m.isWritable())) return m;
+            return undefined;
+          },
+          60_000,
+        );
         assert.ok(key.sync_standby!.split(',').includes(next.name), `round ${round}: ${next.name} was a voter (${key.sync_standby})`);
         primary.start();
         await cluster.waitFor(`${primary.name} streaming again`, async () => (await primary.status('/replica?replication_state=streaming')) === 200, 90_000);
@@ -55,6 +71,10 @@ describe('ha-node quorum commit across failovers', { timeout: 240_000 }, () => {
     assert.ok(writer.acked.length > 40, `${writer.acked.length} commits acknowledged`);
     const primary = (await cluster.primary())!;
     const present = new Set((await primary.query<{ id: number }>('SELECT id FROM acked')).map((r) => r.id));
-    assert.deepEqual(writer.acked.filter((id) => !present.has(id)), [], 'acknowledged ids missing after failovers');
+    assert.deepEqual(
+      writer.acked.filter((id) => !present.has(id)),
+      [],
+      'acknowledged ids missing after failovers',
+    );
   });
 });

@@ -6,7 +6,21 @@ import { readableReplicas, readOnlyMoves, type Endpoint } from '../../../sidecar
 /** Which replica each read-only pooler is pointed at: streaming, fresh, within the lag bound, spread evenly, the primary when none. */
 const now = 1_000_000;
 function member(name: string, host: string, overrides: Partial<MemberRecord> = {}): MemberRecord {
-  return { name, conn_url: '', api_url: '', host, port: 5432, role: 'replica', state: 'streaming', replication_state: 'streaming', xlog_location: 1000, tags: {}, version: 'test', heartbeat: now, ...overrides };
+  return {
+    name,
+    conn_url: '',
+    api_url: '',
+    host,
+    port: 5432,
+    role: 'replica',
+    state: 'streaming',
+    replication_state: 'streaming',
+    xlog_location: 1000,
+    tags: {},
+    version: 'test',
+    heartbeat: now,
+    ...overrides,
+  };
 }
 const view = (members: MemberRecord[]) => ({ members, leaderName: 'a', primaryLocation: 1500, maxLagBytes: 1000, freshSince: now - 10_000 });
 const primary: Endpoint = { host: '127.0.0.1', port: 5432 };
@@ -30,12 +44,41 @@ describe('read-only pooler targets', () => {
   it('spread the poolers across the replicas, moving only those that must move', () => {
     const replicas = [at('127.0.0.2'), at('127.0.0.3')];
     // Both on the primary (as after a start): one to each replica.
-    const moves = readOnlyMoves(new Map([['p1', primary], ['p2', primary]]), replicas, primary);
+    const moves = readOnlyMoves(
+      new Map([
+        ['p1', primary],
+        ['p2', primary],
+      ]),
+      replicas,
+      primary,
+    );
     assert.deepEqual([...moves.values()].map((e) => e.host).sort(), ['127.0.0.2', '127.0.0.3']);
     // Already spread: nothing to do.
-    assert.equal(readOnlyMoves(new Map([['p1', at('127.0.0.3')], ['p2', at('127.0.0.2')]]), replicas, primary).size, 0);
+    assert.equal(
+      readOnlyMoves(
+        new Map([
+          ['p1', at('127.0.0.3')],
+          ['p2', at('127.0.0.2')],
+        ]),
+        replicas,
+        primary,
+      ).size,
+      0,
+    );
     // Both on one replica: one stays, the other goes to the idle one.
-    assert.deepEqual([...readOnlyMoves(new Map([['p1', at('127.0.0.2')], ['p2', at('127.0.0.2')]]), replicas, primary)], [['p2', at('127.0.0.3')]]);
+    assert.deepEqual(
+      [
+        ...readOnlyMoves(
+          new Map([
+            ['p1', at('127.0.0.2')],
+            ['p2', at('127.0.0.2')],
+          ]),
+          replicas,
+          primary,
+        ),
+      ],
+      [['p2', at('127.0.0.3')]],
+    );
     // A pooler on a member that is no longer a readable replica (promoted, gone) moves.
     assert.deepEqual([...readOnlyMoves(new Map([['p1', at('127.0.0.9')]]), replicas, primary)], [['p1', at('127.0.0.2')]]);
     // A pooler that did not answer is left alone.
@@ -43,6 +86,18 @@ describe('read-only pooler targets', () => {
   });
 
   it('fall back to the primary when no replica streams', () => {
-    assert.deepEqual([...readOnlyMoves(new Map([['p1', at('127.0.0.2')], ['p2', primary]]), [], primary)], [['p1', primary]]);
+    assert.deepEqual(
+      [
+        ...readOnlyMoves(
+          new Map([
+            ['p1', at('127.0.0.2')],
+            ['p2', primary],
+          ]),
+          [],
+          primary,
+        ),
+      ],
+      [['p1', primary]],
+    );
   });
 });

@@ -21,9 +21,15 @@ describe('docs/ha-node-settings.md', () => {
   });
 
   it('names each command-line flag in the row of its key', () => {
-    const flags = createHaNodeCommand().options.map((o) => o.long!).filter((flag) => flag !== '--config');
+    const flags = createHaNodeCommand()
+      .options.map((o) => o.long!)
+      .filter((flag) => flag !== '--config');
     assert.ok(flags.length >= 10);
-    for (const flag of flags) assert.ok(rows.some((line) => line.includes(`| \`${flag}\` |`)), `${flag} is documented`);
+    for (const flag of flags)
+      assert.ok(
+        rows.some((line) => line.includes(`| \`${flag}\` |`)),
+        `${flag} is documented`,
+      );
   });
 
   it('explains the API credentials of the environment', () => {

@@ -50,7 +50,10 @@ async function timedInsert(member: Member, id: number): Promise<{ done: Promise<
   client.on('error', () => undefined);
   await client.connect();
   const started = Date.now();
-  const done = client.query('INSERT INTO acked VALUES ($1)', [id]).then(() => Date.now() - started).finally(() => client.end().catch(() => undefined));
+  const done = client
+    .query('INSERT INTO acked VALUES ($1)', [id])
+    .then(() => Date.now() - started)
+    .finally(() => client.end().catch(() => undefined));
   return { done };
 }
 
@@ -71,7 +74,14 @@ describe('ha-node with a silent synchronous standby', { timeout: 300_000 }, () =
   }
 
   before(async () => {
-    cluster = await startCluster({ members: 2, ttl, loopWait: 1, retryTimeout: 2, scope: 'silent', env: { KEELSON_SYNCHRONOUS_MODE: 'true', KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password } });
+    cluster = await startCluster({
+      members: 2,
+      ttl,
+      loopWait: 1,
+      retryTimeout: 2,
+      scope: 'silent',
+      env: { KEELSON_SYNCHRONOUS_MODE: 'true', KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password },
+    });
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     standby = cluster.members.find((m) => m !== primary)!;
     await primary.query('CREATE TABLE acked (id int PRIMARY KEY)');
@@ -87,14 +97,27 @@ describe('ha-node with a silent synchronous standby', { timeout: 300_000 }, () =
     const rows = await primary.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('wal_sender_timeout', 'wal_receiver_timeout', 'wal_receiver_status_interval') ORDER BY name",
     );
-    assert.deepEqual(rows.map((r) => [r.name, r.setting]), [['wal_receiver_status_interval', '1'], ['wal_receiver_timeout', String(ttl * 1000)], ['wal_sender_timeout', String(ttl * 1000)]]);
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.setting]),
+      [
+        ['wal_receiver_status_interval', '1'],
+        ['wal_receiver_timeout', String(ttl * 1000)],
+        ['wal_sender_timeout', String(ttl * 1000)],
+      ],
+    );
   });
 
   it('non-strict: drops a standby that stopped replying and acknowledges commits again within about ttl', async () => {
     // A configured minute wins over the derived value: only the standby's silence can release the commit.
     await patchConfig(primary, { db: { parameters: { wal_sender_timeout: '60s' } } });
-    await cluster.waitFor('wal_sender_timeout of a minute', async () => (await primary.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_sender_timeout'"))[0]?.s === '60000', 30_000);
-    await (await timedInsert(primary, 1)).done;
+    await cluster.waitFor(
+      'wal_sender_timeout of a minute',
+      async () => (await primary.query<{ s: string }>("SELECT setting AS s FROM pg_settings WHERE name = 'wal_sender_timeout'"))[0]?.s === '60000',
+      30_000,
+    );
+    await (
+      await timedInsert(primary, 1)
+    ).done;
 
     stopped = walReceiverPid(standby);
     signal(stopped, 'SIGSTOP');
@@ -104,7 +127,10 @@ describe('ha-node with a silent synchronous standby', { timeout: 300_000 }, () =
     assert.ok(ms < resumeDeadlineMs, `commit acknowledged after ${ms} ms (deadline ${resumeDeadlineMs} ms)`);
     const key = await syncKey();
     assert.deepEqual([key.leader, key.standbys], [primary.name, []], 'the silent standby left the sync key');
-    const inPostgres = await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'", [standby.name]);
+    const inPostgres = await primary.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'",
+      [standby.name],
+    );
     assert.equal(inPostgres[0]?.n, 1, 'its walsender is still there: the decision came from the missing replies');
 
     signal(stopped, 'SIGCONT');
@@ -114,24 +140,38 @@ describe('ha-node with a silent synchronous standby', { timeout: 300_000 }, () =
 
   it('strict: commits wait for the silent standby, the sync key names none meanwhile, and they complete when it replies', async () => {
     await patchConfig(primary, { synchronous_mode_strict: true });
-    await cluster.waitFor('strict names in force', async () => {
-      const [row] = await primary.query<{ names: string }>("SELECT current_setting('synchronous_standby_names') AS names");
-      return row?.names.includes(standby.name) === true && (await standbyNamed());
-    }, 30_000);
+    await cluster.waitFor(
+      'strict names in force',
+      async () => {
+        const [row] = await primary.query<{ names: string }>("SELECT current_setting('synchronous_standby_names') AS names");
+        return row?.names.includes(standby.name) === true && (await standbyNamed());
+      },
+      30_000,
+    );
     stopped = walReceiverPid(standby);
     signal(stopped, 'SIGSTOP');
     const insert = await timedInsert(primary, 3);
     let finished = false;
-    void insert.done.then(() => (finished = true), () => (finished = true));
+    void insert.done.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
     await cluster.waitFor('the silent standby dropped from the sync key', async () => (await syncKey()).standbys.length === 0, resumeDeadlineMs);
     const view = (await primary.get('/cluster')).json() as { members?: { name: string; role: string }[] };
-    assert.equal(view.members?.some((m) => m.role === 'sync_standby'), false, 'no member reported as synchronous standby');
+    assert.equal(
+      view.members?.some((m) => m.role === 'sync_standby'),
+      false,
+      'no member reported as synchronous standby',
+    );
     assert.equal(finished, false, 'strict mode: the commit still waits');
     signal(stopped, 'SIGCONT');
     stopped = undefined;
     const ms = await insert.done;
     assert.ok(ms > 0);
     const present = await primary.query<{ id: number }>('SELECT id FROM acked ORDER BY id');
-    assert.deepEqual(present.map((r) => r.id), [1, 2, 3]);
+    assert.deepEqual(
+      present.map((r) => r.id),
+      [1, 2, 3],
+    );
   });
 });

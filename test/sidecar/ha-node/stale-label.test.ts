@@ -31,20 +31,30 @@ describe('ha-node: the new leader takes the primary label off a former primary i
     const lift = cluster.api.faults.refuse({ pod: `default/${primary.name}`, response: 'hang' });
     let successor: string;
     try {
-      successor = await cluster.waitFor('another member holding the lease', async () => {
-        const holder = await cluster.leaderName();
-        return holder && holder !== primary.name ? holder : undefined;
-      }, 60_000);
+      successor = await cluster.waitFor(
+        'another member holding the lease',
+        async () => {
+          const holder = await cluster.leaderName();
+          return holder && holder !== primary.name ? holder : undefined;
+        },
+        60_000,
+      );
       await cluster.waitFor(`${successor} labelled primary`, async () => (await roleOf(successor)) === 'primary', 30_000);
       // Still cut off: only the new leader can have written this.
       await cluster.waitFor(`${primary.name} labelled replica while cut off`, async () => (await roleOf(primary.name)) === 'replica', 15_000);
-      const labelled = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'keelson.io/cluster=relabel,keelson.io/role=primary' })).items.map((p) => p.metadata?.name);
+      const labelled = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'keelson.io/cluster=relabel,keelson.io/role=primary' })).items.map(
+        (p) => p.metadata?.name,
+      );
       assert.deepEqual(labelled, [successor]);
       assert.equal(await primary.isWritable(), false, 'the cut-off member demoted itself');
     } finally {
       lift();
     }
-    await cluster.waitFor(`${primary.name} streaming from ${successor} after the heal`, async () => (await primary.status('/replica?replication_state=streaming')) === 200, 90_000);
+    await cluster.waitFor(
+      `${primary.name} streaming from ${successor} after the heal`,
+      async () => (await primary.status('/replica?replication_state=streaming')) === 200,
+      90_000,
+    );
     assert.equal(await roleOf(primary.name), 'replica');
     assert.equal(await roleOf(successor), 'primary');
   });

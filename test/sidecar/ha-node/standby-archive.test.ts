@@ -27,11 +27,26 @@ describe('ha-node standby cluster following a WAL archive', { timeout: 300_000 }
     const runAs = await postgresRunAs();
     if (runAs) chownSync(archive, runAs.uid, runAs.gid);
     const archiving = { ...pgParameters, archive_mode: 'on', archive_command: `cp %p ${archive}/%f`, archive_timeout: 0 };
-    source = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'arc', env: { ...standbyApiEnv, KEELSON_PG_PARAMETERS: JSON.stringify(archiving) } });
+    source = await startCluster({
+      members: 1,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'arc',
+      env: { ...standbyApiEnv, KEELSON_PG_PARAMETERS: JSON.stringify(archiving) },
+    });
     sourcePrimary = await source.waitFor('the source primary', () => source.primary(), 120_000);
     await sourcePrimary.query('CREATE TABLE items (id int PRIMARY KEY)');
     const bootstrap = { standby_cluster: { host: sourcePrimary.ip, port: sourcePrimary.pgPort, restore_command: `cp ${archive}/%f %p` } };
-    standby = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'arcs', api: source.api, env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) } });
+    standby = await startCluster({
+      members: 1,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'arcs',
+      api: source.api,
+      env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) },
+    });
     leader = await standby.waitFor('the standby leader', () => standbyLeaderOf(standby.members), 180_000);
   });
 
@@ -48,7 +63,11 @@ describe('ha-node standby cluster following a WAL archive', { timeout: 300_000 }
     assert.match(String((await leader.query<{ restore_command: string }>('SHOW restore_command'))[0]?.restore_command), /^cp .*%f %p$/);
     await sourcePrimary.query('INSERT INTO items SELECT generate_series(1, 100)');
     await sourcePrimary.query('SELECT pg_switch_wal()');
-    await standby.waitFor('rows through the archive', async () => (await leader.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]?.n === 100, 90_000);
+    await standby.waitFor(
+      'rows through the archive',
+      async () => (await leader.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]?.n === 100,
+      90_000,
+    );
     assert.equal(await leader.status('/standby-leader'), 200);
     assert.equal((await leader.get('/ha')).json().replication_state, 'in archive recovery');
     assert.equal(await metric(leader, 'ha_db_in_archive_recovery'), 1);

@@ -26,7 +26,15 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     await sourcePrimary.query('CREATE TABLE items (id int PRIMARY KEY, note text)');
     await sourcePrimary.query("INSERT INTO items VALUES (1, 'before the standby')");
     const bootstrap = { standby_cluster: { host: sourcePrimary.ip, port: sourcePrimary.pgPort } };
-    standby = await startCluster({ members: 3, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'stb', api: source.api, env: { ...apiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) } });
+    standby = await startCluster({
+      members: 3,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'stb',
+      api: source.api,
+      env: { ...apiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) },
+    });
   });
 
   after(async () => {
@@ -42,7 +50,11 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
 
   it('follows the source: rows written there reach every standby member, none writable', async () => {
     leader = await standby.waitFor('a standby leader', () => standbyLeader(), 180_000);
-    await standby.waitFor('three running members', async () => (await Promise.all(standby.members.map((m) => m.status('/health')))).every((c) => c === 200), 120_000);
+    await standby.waitFor(
+      'three running members',
+      async () => (await Promise.all(standby.members.map((m) => m.status('/health')))).every((c) => c === 200),
+      120_000,
+    );
     await sourcePrimary.query("INSERT INTO items VALUES (2, 'after the standby')");
     await rowsEverywhere(standby.members, 2);
     for (const member of standby.members) assert.equal(await member.isWritable(), false, `${member.name} is read-only`);
@@ -50,10 +62,14 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     const receivers = await leader.query<{ sender_port: number }>('SELECT sender_port FROM pg_stat_wal_receiver');
     assert.equal(receivers[0]?.sender_port, sourcePrimary.pgPort, 'the standby leader streams from the source');
     for (const member of standby.members.filter((m) => m !== leader)) {
-      await standby.waitFor(`${member.name} cascading from the standby leader`, async () => {
-        const rows = await member.query<{ sender_port: number; status: string }>('SELECT sender_port, status FROM pg_stat_wal_receiver');
-        return rows[0]?.sender_port === leader.pgPort && rows[0]?.status === 'streaming';
-      }, 60_000);
+      await standby.waitFor(
+        `${member.name} cascading from the standby leader`,
+        async () => {
+          const rows = await member.query<{ sender_port: number; status: string }>('SELECT sender_port, status FROM pg_stat_wal_receiver');
+          return rows[0]?.sender_port === leader.pgPort && rows[0]?.status === 'streaming';
+        },
+        60_000,
+      );
     }
     const sourceIdentity = (await sourcePrimary.query<{ id: string }>('SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id;
     assert.equal((await leader.query<{ id: string }>('SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id, sourceIdentity);
@@ -74,7 +90,8 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     };
     for (const [path, [onLeader, onReplica]] of Object.entries(expected)) {
       assert.equal(await leader.status(path), onLeader, `${path} on the standby leader`);
-      for (const replica of replicas) await standby.waitFor(`${path} ${onReplica} on ${replica.name}`, async () => (await replica.status(path)) === onReplica, 20_000);
+      for (const replica of replicas)
+        await standby.waitFor(`${path} ${onReplica} on ${replica.name}`, async () => (await replica.status(path)) === onReplica, 20_000);
     }
     assert.equal((await leader.get('/ha')).json().role, 'standby_leader');
     for (const replica of replicas) assert.equal((await replica.get('/ha')).json().role, 'replica');
@@ -86,7 +103,10 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
       assert.equal(await metric(replica, 'ha_replica'), 1);
     }
     const doc = (await leader.get('/cluster')).json() as { members: { name: string; role: string }[] };
-    assert.deepEqual(doc.members.map((m) => [m.name, m.role]), standby.members.map((m) => [m.name, m === leader ? 'standby_leader' : 'replica']));
+    assert.deepEqual(
+      doc.members.map((m) => [m.name, m.role]),
+      standby.members.map((m) => [m.name, m === leader ? 'standby_leader' : 'replica']),
+    );
     assert.equal(await sourcePrimary.status('/standby-leader'), 503, 'the source primary is no standby leader');
     assert.equal(await sourcePrimary.status('/primary'), 200);
   });
@@ -112,12 +132,19 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     const candidate = standby.members.find((m) => m !== old)!;
     const response = await fetch(`${old.apiUrl}/switchover`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from(`${apiEnv.KEELSON_API_USERNAME}:${apiEnv.KEELSON_API_PASSWORD}`).toString('base64')}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Basic ${Buffer.from(`${apiEnv.KEELSON_API_USERNAME}:${apiEnv.KEELSON_API_PASSWORD}`).toString('base64')}`,
+      },
       body: JSON.stringify({ leader: old.name, candidate: candidate.name }),
       signal: AbortSignal.timeout(70_000),
     });
     assert.equal(response.status, 200, await response.text());
-    leader = await standby.waitFor('the candidate as standby leader', async () => ((await standbyLeaderOf(standby.members)) === candidate ? candidate : undefined), 60_000);
+    leader = await standby.waitFor(
+      'the candidate as standby leader',
+      async () => ((await standbyLeaderOf(standby.members)) === candidate ? candidate : undefined),
+      60_000,
+    );
     await standby.waitFor(`${old.name} back as a replica`, async () => (await old.status('/replica')) === 200, 60_000);
     await sourcePrimary.query("INSERT INTO items VALUES (10, 'after the switchover')");
     await rowsEverywhere(standby.members, 3);
@@ -130,10 +157,14 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     const old = leader;
     old.killPod();
     const survivors = standby.members.filter((m) => m !== old);
-    leader = await standby.waitFor('a new standby leader', async () => {
-      const next = await standbyLeader();
-      return next && next !== old ? next : undefined;
-    }, 120_000);
+    leader = await standby.waitFor(
+      'a new standby leader',
+      async () => {
+        const next = await standbyLeader();
+        return next && next !== old ? next : undefined;
+      },
+      120_000,
+    );
     assert.ok(survivors.includes(leader));
     await sourcePrimary.query("INSERT INTO items VALUES (3, 'after the failover')");
     await rowsEverywhere(survivors, 3);
@@ -148,10 +179,14 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     const sourceRows = await sourcePrimary.query<{ id: number; note: string }>('SELECT id, note FROM items ORDER BY id');
     const r = await patchConfig(leader, { standby_cluster: null });
     assert.equal(r.status, 200, r.text);
-    const primary = await standby.waitFor('a writable primary', async () => {
-      const found = await standby.primary();
-      return found && (await found.isWritable()) ? found : undefined;
-    }, 90_000);
+    const primary = await standby.waitFor(
+      'a writable primary',
+      async () => {
+        const found = await standby.primary();
+        return found && (await found.isWritable()) ? found : undefined;
+      },
+      90_000,
+    );
     assert.equal(primary, leader, 'the standby leader itself is promoted');
     const timeline = (await primary.get('/ha')).json().timeline as number;
     assert.ok(timeline > timelineBefore, `timeline ${timeline} after ${timelineBefore}`);
@@ -160,6 +195,6 @@ describe('ha-node standby cluster', { timeout: 400_000 }, () => {
     assert.deepEqual(await primary.query('SELECT id, note FROM items ORDER BY id'), sourceRows);
     await primary.query("INSERT INTO items VALUES (4, 'written on the promoted cluster')");
     await rowsEverywhere(standby.members, 4);
-    assert.equal(await count(sourcePrimary), 3, 'the source does not see the promoted cluster\'s writes');
+    assert.equal(await count(sourcePrimary), 3, "the source does not see the promoted cluster's writes");
   });
 });

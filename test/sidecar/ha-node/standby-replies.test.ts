@@ -4,7 +4,11 @@ import { replicationTimeoutParameters, repliesInTime, replySilenceBoundMs, serve
 
 describe('standby replies and replication timeouts', () => {
   it('ties the timeouts to ttl, never above PostgreSQL defaults, and lets configured values win', () => {
-    assert.deepEqual(replicationTimeoutParameters({ ttl: 30, loop_wait: 10 }), { wal_sender_timeout: '30000ms', wal_receiver_timeout: '30000ms', wal_receiver_status_interval: '10s' });
+    assert.deepEqual(replicationTimeoutParameters({ ttl: 30, loop_wait: 10 }), {
+      wal_sender_timeout: '30000ms',
+      wal_receiver_timeout: '30000ms',
+      wal_receiver_status_interval: '10s',
+    });
     assert.deepEqual(replicationTimeoutParameters({ ttl: 120, loop_wait: 20 }).wal_sender_timeout, '60000ms');
     assert.deepEqual(replicationTimeoutParameters({ ttl: 2, loop_wait: 1 }).wal_sender_timeout, '4000ms', 'at least two replies fit in the timeout');
     const params = serverParameters({ ttl: 10, loop_wait: 2, parameters: { wal_sender_timeout: '60s', work_mem: '8MB' } });

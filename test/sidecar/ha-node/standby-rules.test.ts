@@ -34,11 +34,28 @@ const replayingStatus: ServerStatus = {
 const source = { host: '127.0.0.9', port: 6543 };
 
 function member(name: string): MemberRecord {
-  return { name, conn_url: '', api_url: `http://${name}/ha`, host: name, port: 5432, role: 'replica', state: 'running', tags: {}, version: 'test', heartbeat: 0 };
+  return {
+    name,
+    conn_url: '',
+    api_url: `http://${name}/ha`,
+    host: name,
+    port: 5432,
+    role: 'replica',
+    state: 'running',
+    tags: {},
+    version: 'test',
+    heartbeat: 0,
+  };
 }
 
 function snapshot(extra: Partial<NodeSnapshot>): NodeSnapshot {
-  const cluster: ClusterView = { leader: { holder: 'a', ttl: 30, transitions: 0, optime: 4000 }, leaderRecord: { holder: 'a', ttl: 30, transitions: 0, optime: 4000 }, config: { standby_cluster: source }, history: [], members: [member('a'), member('b')] };
+  const cluster: ClusterView = {
+    leader: { holder: 'a', ttl: 30, transitions: 0, optime: 4000 },
+    leaderRecord: { holder: 'a', ttl: 30, transitions: 0, optime: 4000 },
+    config: { standby_cluster: source },
+    history: [],
+    members: [member('a'), member('b')],
+  };
   return {
     name: 'a',
     scope: 'demo',
@@ -60,8 +77,15 @@ function snapshot(extra: Partial<NodeSnapshot>): NodeSnapshot {
 }
 
 describe('standby_cluster validation', () => {
-  it('accepts Patroni\'s keys and refuses each bad value naming its field', () => {
-    const full = { host: 'source.example', port: 5432, primary_slot_name: 'standby_1', restore_command: 'cp /archive/%f %p', archive_cleanup_command: 'pg_archivecleanup /archive %r', recovery_min_apply_delay: '5min' };
+  it("accepts Patroni's keys and refuses each bad value naming its field", () => {
+    const full = {
+      host: 'source.example',
+      port: 5432,
+      primary_slot_name: 'standby_1',
+      restore_command: 'cp /archive/%f %p',
+      archive_cleanup_command: 'pg_archivecleanup /archive %r',
+      recovery_min_apply_delay: '5min',
+    };
     assert.deepEqual(standbySourceProblems(full), []);
     assert.deepEqual(standbySourceProblems({ restore_command: 'cp /archive/%f %p' }), [], 'a WAL archive alone is a source');
     assert.deepEqual(standbySourceProblems({ host: '127.0.0.2', recovery_min_apply_delay: 60000 }), []);
@@ -97,7 +121,14 @@ describe('standby_cluster validation', () => {
 describe('standby leader recovery settings', () => {
   it('streams from the source with its slot and carries the archive settings', () => {
     const full = { ...source, primary_slot_name: 'stb', restore_command: "cp '/a/%f' %p", recovery_min_apply_delay: '1min' };
-    const conf = buildServerConf({ listenAddress: '127.0.0.2', port: 5432, socketDir: '/tmp', clusterName: 'stb', parameters: {}, standby: { primaryConninfo: 'host=127.0.0.9', slotName: 'stb', settings: standbySourceSettings(full) } });
+    const conf = buildServerConf({
+      listenAddress: '127.0.0.2',
+      port: 5432,
+      socketDir: '/tmp',
+      clusterName: 'stb',
+      parameters: {},
+      standby: { primaryConninfo: 'host=127.0.0.9', slotName: 'stb', settings: standbySourceSettings(full) },
+    });
     assert.match(conf, /^primary_slot_name = 'stb'$/m);
     assert.match(conf, /^restore_command = 'cp ''\/a\/%f'' %p'$/m);
     assert.match(conf, /^recovery_min_apply_delay = '1min'$/m);
@@ -156,8 +187,16 @@ describe('standby leader role', () => {
     assert.equal(memberRecord({ name: 'a', apiUrl: '', tags: {}, version: 't' }, listen, leader, 0, true).role, 'standby_leader');
     assert.equal(memberRecord({ name: 'b', apiUrl: '', tags: {}, version: 't' }, listen, cascading, 0).role, 'replica');
     assert.equal('standby_demotion' in nodeDocument(leader), false);
-    const demoted = nodeDocument(snapshot({ demotion: { systemIdentifier: '7711', timeline: 1, checkpointLocation: 0x3000028, at: '2026-11-25T03:00:00.000Z' } }));
-    assert.deepEqual(demoted.standby_demotion, { database_system_identifier: '7711', timeline: 1, checkpoint_location: 0x3000028, checkpoint_lsn: '0/3000028', at: '2026-11-25T03:00:00.000Z' });
+    const demoted = nodeDocument(
+      snapshot({ demotion: { systemIdentifier: '7711', timeline: 1, checkpointLocation: 0x3000028, at: '2026-11-25T03:00:00.000Z' } }),
+    );
+    assert.deepEqual(demoted.standby_demotion, {
+      database_system_identifier: '7711',
+      timeline: 1,
+      checkpoint_location: 0x3000028,
+      checkpoint_lsn: '0/3000028',
+      at: '2026-11-25T03:00:00.000Z',
+    });
     const roles = (clusterDocument(leader.cluster!, 'demo').members as { role: string }[]).map((m) => m.role);
     assert.deepEqual(roles, ['standby_leader', 'replica']);
     const normal = clusterDocument({ ...leader.cluster!, config: {} }, 'demo').members as { role: string }[];
@@ -170,15 +209,32 @@ describe('standby_cluster.repository: the archive of the backup source', () => {
 
   it('is a valid source alone, and a boolean', () => {
     assert.deepEqual(validateDynamicConfig({ standby_cluster: { repository: true } } as never), []);
-    assert.match(describeProblems(validateDynamicConfig({ standby_cluster: { repository: 'yes' } } as never)), /"standby_cluster\.repository" must be true or false/);
-    assert.match(describeProblems(validateDynamicConfig({ standby_cluster: { repository: false } } as never)), /"standby_cluster" needs host \(streaming\), restore_command or repository/);
+    assert.match(
+      describeProblems(validateDynamicConfig({ standby_cluster: { repository: 'yes' } } as never)),
+      /"standby_cluster\.repository" must be true or false/,
+    );
+    assert.match(
+      describeProblems(validateDynamicConfig({ standby_cluster: { repository: false } } as never)),
+      /"standby_cluster" needs host \(streaming\), restore_command or repository/,
+    );
   });
 
   it("becomes this member's restore_command, unless the source names its own", () => {
     const base = { ...defaultConfig, standby_archive_command: archive };
     assert.equal(effectiveConfig(base, { standby_cluster: { repository: true } } as never).standby_cluster?.restore_command, archive);
-    assert.equal(effectiveConfig(base, { standby_cluster: { repository: true, restore_command: 'cp /a/%f %p' } } as never).standby_cluster?.restore_command, 'cp /a/%f %p');
-    assert.equal(effectiveConfig(base, { standby_cluster: { host: '127.0.0.9' } } as never).standby_cluster?.restore_command, undefined, 'no archive unless asked for');
-    assert.equal(effectiveConfig(defaultConfig, { standby_cluster: { repository: true } } as never).standby_cluster?.restore_command, undefined, 'a member without the backup source has none');
+    assert.equal(
+      effectiveConfig(base, { standby_cluster: { repository: true, restore_command: 'cp /a/%f %p' } } as never).standby_cluster?.restore_command,
+      'cp /a/%f %p',
+    );
+    assert.equal(
+      effectiveConfig(base, { standby_cluster: { host: '127.0.0.9' } } as never).standby_cluster?.restore_command,
+      undefined,
+      'no archive unless asked for',
+    );
+    assert.equal(
+      effectiveConfig(defaultConfig, { standby_cluster: { repository: true } } as never).standby_cluster?.restore_command,
+      undefined,
+      'a member without the backup source has none',
+    );
   });
 });

@@ -52,10 +52,14 @@ export async function controlledSwap(from: Member, to: Member, waitFor: TestClus
   const asked = Date.now();
   const demote = await patchConfig(from, { standby_cluster: { host: to.ip, port: to.pgPort } });
   if (demote.status !== 200) throw new Error(`demotion refused: ${demote.text}`);
-  const demotion = await waitFor(`${from.name} demoted`, async () => {
-    const found = (await from.get('/ha')).json().standby_demotion as Demotion | undefined;
-    return found && Date.parse(found.at) >= asked - 1000 ? found : undefined;
-  }, 60_000);
+  const demotion = await waitFor(
+    `${from.name} demoted`,
+    async () => {
+      const found = (await from.get('/ha')).json().standby_demotion as Demotion | undefined;
+      return found && Date.parse(found.at) >= asked - 1000 ? found : undefined;
+    },
+    60_000,
+  );
   await waitFor(`${to.name} replayed past the shutdown checkpoint of ${from.name}`, async () => (await walPosition(to)) > demotion.checkpoint_location, 60_000);
   const promote = await patchConfig(to, { standby_cluster: null });
   if (promote.status !== 200) throw new Error(`promotion refused: ${promote.text}`);

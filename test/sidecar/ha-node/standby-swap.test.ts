@@ -26,9 +26,21 @@ describe('ha-node controlled swap of a primary and a standby cluster', { timeout
     oldPrimary = await primaryCluster.waitFor('the primary of swa', () => primaryCluster.primary(), 120_000);
     await oldPrimary.query('CREATE TABLE acked (id int PRIMARY KEY)');
     const bootstrap = { standby_cluster: { host: oldPrimary.ip, port: oldPrimary.pgPort } };
-    standbyCluster = await startCluster({ members: 2, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'swb', api: primaryCluster.api, env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) } });
+    standbyCluster = await startCluster({
+      members: 2,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'swb',
+      api: primaryCluster.api,
+      env: { ...standbyApiEnv, KEELSON_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap) },
+    });
     standbyLeader = await standbyCluster.waitFor('the standby leader of swb', () => standbyLeaderOf(standbyCluster.members), 180_000);
-    await standbyCluster.waitFor('swb running', async () => (await Promise.all(standbyCluster.members.map((m) => m.status('/health')))).every((c) => c === 200), 120_000);
+    await standbyCluster.waitFor(
+      'swb running',
+      async () => (await Promise.all(standbyCluster.members.map((m) => m.status('/health')))).every((c) => c === 200),
+      120_000,
+    );
   });
 
   after(async () => {
@@ -52,17 +64,29 @@ describe('ha-node controlled swap of a primary and a standby cluster', { timeout
     console.log(`controlled swap: ${acked.length} acknowledged writes, longest gap ${writer.longestGapMs().toFixed(0)} ms`);
 
     const present = new Set((await standbyLeader.query<{ id: number }>('SELECT id FROM acked')).map((r) => r.id));
-    assert.deepEqual(acked.filter((id) => !present.has(id)), [], 'every acknowledged commit is on the new primary');
+    assert.deepEqual(
+      acked.filter((id) => !present.has(id)),
+      [],
+      'every acknowledged commit is on the new primary',
+    );
     const newTimeline = (await standbyLeader.get('/ha')).json().timeline as number;
     assert.ok(newTimeline > demotion.timeline, `swb promoted onto timeline ${newTimeline}`);
 
     for (const member of primaryCluster.members) {
-      await primaryCluster.waitFor(`${member.name} has every row of swb`, async () => (await member.query<{ n: number }>('SELECT count(*)::int AS n FROM acked'))[0]?.n === present.size, 60_000);
+      await primaryCluster.waitFor(
+        `${member.name} has every row of swb`,
+        async () => (await member.query<{ n: number }>('SELECT count(*)::int AS n FROM acked'))[0]?.n === present.size,
+        60_000,
+      );
       await primaryCluster.waitFor(`${member.name} on swb's timeline`, async () => (await member.get('/ha')).json().timeline === newTimeline, 30_000);
     }
     const receiver = await oldPrimary.query<{ sender_port: number; status: string }>('SELECT sender_port, status FROM pg_stat_wal_receiver');
-    assert.deepEqual(receiver.map((r) => [r.sender_port, r.status]), [[standbyLeader.pgPort, 'streaming']], 'the old primary streams from the new one');
-    assert.equal(existsSync(marker), true, 'the old primary\'s data directory was neither cloned nor rewound');
+    assert.deepEqual(
+      receiver.map((r) => [r.sender_port, r.status]),
+      [[standbyLeader.pgPort, 'streaming']],
+      'the old primary streams from the new one',
+    );
+    assert.equal(existsSync(marker), true, "the old primary's data directory was neither cloned nor rewound");
     assert.equal((await oldPrimary.get('/ha')).json().database_system_identifier, systemBefore);
     assert.doesNotMatch(oldPrimary.log(), /pg_rewind finished|re-cloning/);
     assert.equal(await oldPrimary.status('/standby-leader'), 200, 'swa stays a standby cluster, led by its old primary');

@@ -20,7 +20,14 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
   before(async () => {
     // The candidate waits for the released WAL for ttl seconds, then normal rules apply; ttl leaves a
     // loaded machine room for the old primary to come back as the replica that holds it.
-    cluster = await startCluster({ members: 3, ttl: 20, loopWait: 1, retryTimeout: 2, scope: 'walgap', env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password } });
+    cluster = await startCluster({
+      members: 3,
+      ttl: 20,
+      loopWait: 1,
+      retryTimeout: 2,
+      scope: 'walgap',
+      env: { KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password },
+    });
   });
 
   after(async () => {
@@ -54,7 +61,7 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
     };
   }
 
-  it('the candidate does not promote without the old primary\'s last WAL; no committed row is lost', async () => {
+  it("the candidate does not promote without the old primary's last WAL; no committed row is lost", async () => {
     const primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     const candidate = cluster.members.find((m) => m !== primary)!;
     await cluster.waitFor('two streaming replicas', async () => (await streaming(primary)).length === 2, 90_000);
@@ -99,10 +106,14 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
       }
       if (refusals.length) process.stderr.write(`# switchover refused before it was accepted: ${refusals.join(' | ')}\n`);
       assert.equal(reply.status, 200, `reply: ${reply.status} ${reply.text} (earlier: ${refusals.join(' | ')})`);
-      const newPrimary = await cluster.waitFor('a new writable primary', async () => {
-        for (const m of cluster.members) if (m !== primary && (await m.isWritable())) return m;
-        return undefined;
-      }, 60_000);
+      const newPrimary = await cluster.waitFor(
+        'a new writable primary',
+        async () => {
+          for (const m of cluster.members) if (m !== primary && (await m.isWritable())) return m;
+          return undefined;
+        },
+        60_000,
+      );
       watching = false;
       await watch;
 
@@ -118,7 +129,11 @@ describe('ha-node switchover to a candidate that lacks WAL', { timeout: 300_000 
     }
 
     for (const member of cluster.members) {
-      await cluster.waitFor(`${member.name} has every row`, async () => (await member.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === String(rowsCommitted), 60_000);
+      await cluster.waitFor(
+        `${member.name} has every row`,
+        async () => (await member.query<{ n: string }>('SELECT count(*) AS n FROM items'))[0]?.n === String(rowsCommitted),
+        60_000,
+      );
     }
   });
 });

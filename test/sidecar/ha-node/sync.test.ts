@@ -95,25 +95,33 @@ describe('ha-node synchronous mode', { timeout: 200_000 }, () => {
   it('loses no acknowledged commit across repeated failovers', async () => {
     const writer = startWriter();
     try {
-    for (let round = 0; round < 2; round += 1) {
-      const primary = await cluster.waitFor('a primary', () => cluster.primary(), 60_000);
-      const standby = await cluster.waitFor('a published synchronous standby', async () => {
-        const name = await syncStandby();
-        const lease = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-sync`);
-        return name && lease?.metadata?.annotations?.leader === primary.name ? name : undefined;
-      }, 40_000);
-      const before = writer.acked.length;
-      await cluster.waitFor('writes flowing', async () => writer.acked.length > before + 20, 20_000);
-      primary.killPod();
-      const survivors = cluster.members.filter((m) => m !== primary);
-      const next: Member = await cluster.waitFor('a new primary', async () => {
-        for (const m of survivors) if (await m.isWritable()) return m;
-        return undefined;
-      }, 60_000);
-      assert.equal(next.name, standby, 'the synchronous standby took over');
-      primary.start();
-      await cluster.waitFor(`${primary.name} streaming again`, async () => (await primary.status('/replica?replication_state=streaming')) === 200, 60_000);
-    }
+      for (let round = 0; round < 2; round += 1) {
+        const primary = await cluster.waitFor('a primary', () => cluster.primary(), 60_000);
+        const standby = await cluster.waitFor(
+          'a published synchronous standby',
+          async () => {
+            const name = await syncStandby();
+            const lease = (await cluster.leases()).find((l) => l.metadata?.name === `${cluster.scope}-sync`);
+            return name && lease?.metadata?.annotations?.leader === primary.name ? name : undefined;
+          },
+          40_000,
+        );
+        const before = writer.acked.length;
+        await cluster.waitFor('writes flowing', async () => writer.acked.length > before + 20, 20_000);
+        primary.killPod();
+        const survivors = cluster.members.filter((m) => m !== primary);
+        const next: Member = await cluster.waitFor(
+          'a new primary',
+          async () => {
+            for (const m of survivors) if (await m.isWritable()) return m;
+            return undefined;
+          },
+          60_000,
+        );
+        assert.equal(next.name, standby, 'the synchronous standby took over');
+        primary.start();
+        await cluster.waitFor(`${primary.name} streaming again`, async () => (await primary.status('/replica?replication_state=streaming')) === 200, 60_000);
+      }
     } finally {
       await writer.stop();
     }

@@ -18,7 +18,13 @@ import { PodStatusReporter } from './kubelet.js';
 /** The early-takeover rules (ADR 0404), the probes on real sockets, the CAS and the pod cache on the API stand-in. */
 
 function pod(containerStatus: object | undefined, phase = 'Running'): V1Pod {
-  return { metadata: { name: 'demo-0' }, status: { phase, containerStatuses: containerStatus ? [{ name: 'postgres', image: 'x', imageID: '', ready: false, restartCount: 0, ...containerStatus }] : [] } };
+  return {
+    metadata: { name: 'demo-0' },
+    status: {
+      phase,
+      containerStatuses: containerStatus ? [{ name: 'postgres', image: 'x', imageID: '', ready: false, restartCount: 0, ...containerStatus }] : [],
+    },
+  };
 }
 
 describe('early takeover rules', () => {
@@ -83,7 +89,15 @@ describe('crash probes on real sockets', () => {
 
   it('probes only when the kubelet says dead, and then both ports', async () => {
     const member: MemberRecord = {
-      name: 'demo-0', conn_url: '', api_url: `http://127.0.0.1:${closedPort}/ha`, host: '127.0.0.1', port: openPort, role: 'primary', state: 'running', tags: {}, version: '0',
+      name: 'demo-0',
+      conn_url: '',
+      api_url: `http://127.0.0.1:${closedPort}/ha`,
+      host: '127.0.0.1',
+      port: openPort,
+      role: 'primary',
+      state: 'running',
+      tags: {},
+      version: '0',
       heartbeat: 0,
     };
     const pods = new Map<string, V1Pod>([['demo-0', pod({ state: { running: {} } })]]);
@@ -166,8 +180,14 @@ describe('takeover writes and pod status on the API server stand-in', () => {
 
   it('caches pod status and reports changes', async () => {
     const core = api.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'tk-0', labels: { 'keelson.io/cluster': 'tk' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } } });
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'other-0', labels: { 'keelson.io/cluster': 'other' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } } });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'tk-0', labels: { 'keelson.io/cluster': 'tk' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } },
+    });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'other-0', labels: { 'keelson.io/cluster': 'other' } }, spec: { containers: [{ name: 'postgres', image: 'x' }] } },
+    });
     const pods = new ClusterPods(api.kubeConfig, 'default', 'tk', quiet);
     const changed: string[] = [];
     pods.onChange((name) => changed.push(name));

@@ -24,17 +24,48 @@ describe('ha-node REST API over HTTPS', { timeout: 240_000 }, () => {
   const get = (m: Member, path: string) => callMember(base(m), 'GET', path, undefined, trusted);
 
   async function primary(): Promise<Member> {
-    return cluster.waitFor('a primary answering over HTTPS', async () => {
-      const codes = await Promise.all(cluster.members.map((m) => get(m, '/primary').then((r) => r.status, () => 0)));
-      return codes.filter((c) => c === 200).length === 1 ? cluster.members[codes.indexOf(200)] : undefined;
-    }, 120_000);
+    return cluster.waitFor(
+      'a primary answering over HTTPS',
+      async () => {
+        const codes = await Promise.all(
+          cluster.members.map((m) =>
+            get(m, '/primary').then(
+              (r) => r.status,
+              () => 0,
+            ),
+          ),
+        );
+        return codes.filter((c) => c === 200).length === 1 ? cluster.members[codes.indexOf(200)] : undefined;
+      },
+      120_000,
+    );
   }
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-ha-tls-'));
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=keelson-test', '-addext', 'subjectAltName=IP:127.0.0.2,IP:127.0.0.3', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=keelson-test',
+        '-addext',
+        'subjectAltName=IP:127.0.0.2,IP:127.0.0.3',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     trusted = { ca: readFileSync(cert, 'utf8'), timeoutMs: 60_000, credentials: { username: user, password } };
     cluster = await startCluster({
       members: 2,
@@ -60,17 +91,24 @@ describe('ha-node REST API over HTTPS', { timeout: 240_000 }, () => {
     assert.deepEqual([wrong.status, wrong.text], [401, 'Invalid credentials']);
     const allowed = await callMember(base(leader), 'POST', '/reload', undefined, trusted);
     assert.deepEqual([allowed.status, allowed.text], [202, 'reload scheduled']);
-    await assert.rejects(callMember(`http://${leader.ip}:${leader.apiPort}`, 'GET', '/ha', undefined, { timeoutMs: 5000 }), /cannot reach|socket hang up|ECONNRESET/);
+    await assert.rejects(
+      callMember(`http://${leader.ip}:${leader.apiPort}`, 'GET', '/ha', undefined, { timeoutMs: 5000 }),
+      /cannot reach|socket hang up|ECONNRESET/,
+    );
     await assert.rejects(callMember(base(leader), 'GET', '/ha', undefined, { timeoutMs: 5000 }), /self[- ]signed certificate/i);
   });
 
   it('members reach each other over HTTPS: the published api_url is https and a switchover succeeds', async () => {
     const leader = await primary();
     const replica = cluster.members.find((m) => m !== leader)!;
-    const members = await cluster.waitFor('the replica streaming', async () => {
-      const doc = JSON.parse((await get(leader, '/cluster')).text) as { members: Array<{ name: string; state: string; api_url: string }> };
-      return doc.members.some((m) => m.name === replica.name && m.state === 'streaming') ? doc.members : undefined;
-    }, 60_000);
+    const members = await cluster.waitFor(
+      'the replica streaming',
+      async () => {
+        const doc = JSON.parse((await get(leader, '/cluster')).text) as { members: Array<{ name: string; state: string; api_url: string }> };
+        return doc.members.some((m) => m.name === replica.name && m.state === 'streaming') ? doc.members : undefined;
+      },
+      60_000,
+    );
     for (const m of members) assert.match(m.api_url, /^https:\/\//, `${m.name} publishes an https api_url`);
     const r = await callMember(base(leader), 'POST', '/switchover', { leader: leader.name, candidate: replica.name }, trusted);
     assert.deepEqual([r.status, r.text], [200, `Successfully switched over to "${replica.name}"`]);

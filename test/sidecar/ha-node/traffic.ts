@@ -3,10 +3,14 @@ import type { Member, TestCluster } from './harness.js';
 
 export async function settled(cluster: TestCluster, replicas: number): Promise<Member> {
   const primary = await cluster.waitFor(`a primary in ${cluster.scope}`, () => cluster.primary(), 120_000);
-  await cluster.waitFor(`${replicas} streaming replicas in ${cluster.scope}`, async () => {
-    const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-    return codes.filter((c) => c === 200).length === replicas;
-  }, 90_000);
+  await cluster.waitFor(
+    `${replicas} streaming replicas in ${cluster.scope}`,
+    async () => {
+      const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
+      return codes.filter((c) => c === 200).length === replicas;
+    },
+    90_000,
+  );
   return primary;
 }
 
@@ -16,7 +20,10 @@ export async function settled(cluster: TestCluster, replicas: number): Promise<M
  * take the primary out of -rw, a client-visible outage although PostgreSQL still takes writes. The
  * probes run on their own clock so a loaded machine's slow writes do not thin them out.
  */
-export async function keepWriting(member: Member, until: number): Promise<{ attempts: number; failures: number; sawActive: boolean; probes: number; notPrimary: string[] }> {
+export async function keepWriting(
+  member: Member,
+  until: number,
+): Promise<{ attempts: number; failures: number; sawActive: boolean; probes: number; notPrimary: string[] }> {
   let attempts = 0;
   let failures = 0;
   let sawActive = false;
@@ -47,16 +54,17 @@ export async function keepWriting(member: Member, until: number): Promise<{ atte
 }
 
 export function timelineOf(member: Member): Promise<number> {
-  return member
-    .query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli")
-    .then((rows) => rows[0]!.tli);
+  return member.query<{ tli: number }>("SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli").then((rows) => rows[0]!.tli);
 }
 
 /**
  * Asks every member every 50 ms until `until` whether a fresh session there is writable: how many
  * rounds, the rounds in which two or more were, and the rounds in which each member was.
  */
-export async function sampleWritable(members: Member[], until: number): Promise<{ rounds: number; splitRounds: string[]; writableRounds: Record<string, number> }> {
+export async function sampleWritable(
+  members: Member[],
+  until: number,
+): Promise<{ rounds: number; splitRounds: string[]; writableRounds: Record<string, number> }> {
   let rounds = 0;
   const splitRounds: string[] = [];
   const writableRounds: Record<string, number> = Object.fromEntries(members.map((m) => [m.name, 0]));

@@ -37,7 +37,10 @@ describe('keelson pooler command', { timeout: 60_000 }, () => {
       const deadline = Date.now() + 30_000;
       let health = 0;
       while (Date.now() < deadline && health !== 200) {
-        health = await fetch(`http://127.0.0.1:${controlPort}${PoolerPaths.healthz}`).then((r) => r.status, () => 0);
+        health = await fetch(`http://127.0.0.1:${controlPort}${PoolerPaths.healthz}`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (health !== 200) await new Promise((r) => setTimeout(r, 200));
       }
       assert.equal(health, 200, output);
@@ -53,7 +56,10 @@ describe('keelson pooler command', { timeout: 60_000 }, () => {
 
   it('refuses a malformed pooler address in ha-node settings, naming the key', () => {
     const env = { POD_NAME: 'a-0', KEELSON_CLUSTER: 'a', KEELSON_SUPERUSER_PASSWORD: 's', KEELSON_REPLICATION_PASSWORD: 'r' };
-    assert.deepEqual(loadHaNodeSettings({ env: { ...env, KEELSON_POOLERS: 'a-pooler-control:8010, 127.0.0.1:9' } }).poolers, ['a-pooler-control:8010', '127.0.0.1:9']);
+    assert.deepEqual(loadHaNodeSettings({ env: { ...env, KEELSON_POOLERS: 'a-pooler-control:8010, 127.0.0.1:9' } }).poolers, [
+      'a-pooler-control:8010',
+      '127.0.0.1:9',
+    ]);
     assert.throws(() => loadHaNodeSettings({ env: { ...env, KEELSON_POOLERS: 'no-port' } }), /"poolers".*no-port.*host:port/);
   });
 });

@@ -31,7 +31,11 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
   function call(path: string, body?: unknown, auth = authorization): Promise<Response> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (auth) headers.authorization = auth;
-    return fetch(`${pooler.running.controlUrl}${path}`, { method: body === undefined ? 'GET' : 'POST', headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    return fetch(`${pooler.running.controlUrl}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
   }
 
   it('says in /state and /metrics that its PostgreSQL cannot be reached', async () => {
@@ -45,7 +49,10 @@ describe('keelson pooler control API', { timeout: 60_000 }, () => {
   });
 
   it('PgBouncer is scraped by the exporter on its admin console, as the pooler role (SHOW only)', async () => {
-    const exporter = await startTestExporter({ url: `postgresql://keelson_pooler:unused@127.0.0.1:${pooler.port}/pgbouncer?sslmode=disable`, 'disable-cache': 'true' });
+    const exporter = await startTestExporter({
+      url: `postgresql://keelson_pooler:unused@127.0.0.1:${pooler.port}/pgbouncer?sslmode=disable`,
+      'disable-cache': 'true',
+    });
     try {
       const text = await (await fetch(`${exporter.url}/metrics`)).text();
       assert.match(text, /^pgbouncer_list_items\{[^}]*list="databases"[^}]*\} \d+/m, text.slice(0, 2000));

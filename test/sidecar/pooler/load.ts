@@ -49,7 +49,9 @@ export async function startLoad(connect: () => Promise<pg.Client>, busyWriters =
   const inTransaction = (reply: unknown) => Number((reply as pg.QueryResult<{ id: string }>[])[1]!.rows[0]!.id);
   const workers = [
     worker('client', 'INSERT INTO ticks DEFAULT VALUES RETURNING id', single, 20),
-    ...Array.from({ length: busyWriters }, () => worker('busy', 'BEGIN; INSERT INTO ticks DEFAULT VALUES RETURNING id; SELECT pg_sleep(0.03); COMMIT', inTransaction, 0)),
+    ...Array.from({ length: busyWriters }, () =>
+      worker('busy', 'BEGIN; INSERT INTO ticks DEFAULT VALUES RETURNING id; SELECT pg_sleep(0.03); COMMIT', inTransaction, 0),
+    ),
   ];
   let stopped: Promise<LoadResult> | undefined;
   return {

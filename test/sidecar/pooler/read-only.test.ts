@@ -39,7 +39,9 @@ describe('read-only pooler', { timeout: 480_000 }, () => {
     const client = await pooler.client(reader.user, reader.password, 'postgres').catch(() => undefined);
     if (!client) return undefined;
     try {
-      const { rows } = await client.query<{ r: boolean; a: string; p: number }>('SELECT pg_is_in_recovery() AS r, host(inet_server_addr()) AS a, inet_server_port() AS p');
+      const { rows } = await client.query<{ r: boolean; a: string; p: number }>(
+        'SELECT pg_is_in_recovery() AS r, host(inet_server_addr()) AS a, inet_server_port() AS p',
+      );
       return rows[0] ? { inRecovery: rows[0].r, address: rows[0].a, port: rows[0].p } : undefined;
     } catch {
       return undefined;
@@ -71,13 +73,20 @@ describe('read-only pooler', { timeout: 480_000 }, () => {
     // The read-only pooler's pod, as its Deployment's would be: ha-node reads its address from the pod list.
     const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
     const labels = { [Labels.cluster]: 'reads', [Labels.component]: PodComponents.poolerReadOnly };
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'reads-pooler-ro-0', labels }, spec: { containers: [{ name: 'pgbouncer', image: 'keelson' }] } } });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'reads-pooler-ro-0', labels }, spec: { containers: [{ name: 'pgbouncer', image: 'keelson' }] } },
+    });
     await core.patchNamespacedPodStatus(
       { name: 'reads-pooler-ro-0', namespace: 'default', body: { status: { phase: 'Running', podIP: '127.0.0.1' } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     const primary = await settled(cluster, 1);
-    await cluster.waitFor('the pooler lookup function', async () => (await primary.query<{ f: string | null }>("SELECT to_regprocedure('keelson_pooler.user_lookup(text)')::text AS f").catch(() => []))[0]?.f, 60_000);
+    await cluster.waitFor(
+      'the pooler lookup function',
+      async () => (await primary.query<{ f: string | null }>("SELECT to_regprocedure('keelson_pooler.user_lookup(text)')::text AS f").catch(() => []))[0]?.f,
+      60_000,
+    );
     await primary.query(`CREATE ROLE ${reader.user} LOGIN PASSWORD '${reader.password}'`);
     // Started at the primary, as a pooler whose -ro Service could not be resolved: ha-node must move it.
     pooler = await startTestPooler({ baseDir: dir, target: { host: primary.ip, port: primary.pgPort }, passwordFile, credentials, controlPort });
@@ -126,9 +135,16 @@ describe('read-only pooler', { timeout: 480_000 }, () => {
     const replica = cluster.members.find((m) => m !== primary)!;
     const shown = await runCtl(['--url', primary.apiUrl, '--username', credentials.username, '--password', credentials.password, 'list']);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, new RegExp(`\\| 127\\.0\\.0\\.1:${controlPort} \\(read-only\\) +\\| no +\\| ${replica.ip}:${replica.pgPort} +\\| yes +\\|`), shown.stdout);
+    assert.match(
+      shown.stdout,
+      new RegExp(`\\| 127\\.0\\.0\\.1:${controlPort} \\(read-only\\) +\\| no +\\| ${replica.ip}:${replica.pgPort} +\\| yes +\\|`),
+      shown.stdout,
+    );
     const listed = (await primary.get('/poolers')).json().poolers as Array<{ readOnly?: boolean }>;
-    assert.deepEqual(listed.map((p) => p.readOnly), [true]);
+    assert.deepEqual(
+      listed.map((p) => p.readOnly),
+      [true],
+    );
   });
 
   it('with no replica it falls back to the primary, and returns to the replica when it streams again', perTest, async () => {

@@ -24,7 +24,13 @@ export function poolerPasswordFile(dir: string, password: string): string {
   return path;
 }
 
-export async function startTestPooler(options: { baseDir: string; target: { host: string; port: number }; passwordFile: string; credentials?: ApiCredentials; controlPort?: number }): Promise<TestPooler> {
+export async function startTestPooler(options: {
+  baseDir: string;
+  target: { host: string; port: number };
+  passwordFile: string;
+  credentials?: ApiCredentials;
+  controlPort?: number;
+}): Promise<TestPooler> {
   const host = '127.0.0.1';
   const port = await freePort(host);
   const controlPort = options.controlPort ?? (await freePort(host));

@@ -73,17 +73,24 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     // The pooler's pod, as the Deployment's would be: ha-node reads its address from the pod list.
     const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
     const labels = { 'keelson.io/cluster': 'pooled', 'app.kubernetes.io/component': 'pooler' };
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'pooled-pooler-0', labels }, spec: { containers: [{ name: 'pgbouncer', image: 'keelson' }] } } });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'pooled-pooler-0', labels }, spec: { containers: [{ name: 'pgbouncer', image: 'keelson' }] } },
+    });
     await core.patchNamespacedPodStatus(
       { name: 'pooled-pooler-0', namespace: 'default', body: { status: { phase: 'Running', podIP: '127.0.0.1' } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     primary = await settled(cluster, 1);
-    await cluster.waitFor('the pooler lookup function in the app database', async () => {
-      const rows = await primary.query<{ f: string | null }>("SELECT to_regprocedure('keelson_pooler.user_lookup(text)')::text AS f").catch(() => []);
-      const inApp = await primary.query<{ n: string }>(`SELECT count(*) AS n FROM pg_database WHERE datname = 'app'`);
-      return rows[0]?.f && inApp[0]?.n === '1';
-    }, 60_000);
+    await cluster.waitFor(
+      'the pooler lookup function in the app database',
+      async () => {
+        const rows = await primary.query<{ f: string | null }>("SELECT to_regprocedure('keelson_pooler.user_lookup(text)')::text AS f").catch(() => []);
+        const inApp = await primary.query<{ n: string }>(`SELECT count(*) AS n FROM pg_database WHERE datname = 'app'`);
+        return rows[0]?.f && inApp[0]?.n === '1';
+      },
+      60_000,
+    );
     await primary.query(`CREATE ROLE ${appUser} LOGIN PASSWORD '${appPassword}'`);
     const { default: pgModule } = await import('pg');
     const admin = new pgModule.Client({ connectionString: primary.pgUrl.replace(/\/postgres$/, '/app') });
@@ -158,13 +165,19 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     const { value: reply, load } = await underLoad(connect, async () => {
       await new Promise((r) => setTimeout(r, 500));
       const answer = await callMember(primary.apiUrl, 'POST', '/switchover', { leader: primary.name, candidate: candidate.name }, api);
-      await cluster.waitFor('the pooler pointed at the new primary', async () => (await pooler.running.control.state()).target.port === candidate.pgPort, 20_000);
+      await cluster.waitFor(
+        'the pooler pointed at the new primary',
+        async () => (await pooler.running.control.state()).target.port === candidate.pgPort,
+        20_000,
+      );
       await new Promise((r) => setTimeout(r, 1000));
       return answer;
     });
     const { acknowledged, failures, longestStallMs } = load;
     assert.equal(reply.status, 200, reply.text);
-    process.stderr.write(`# through the pooler: ${acknowledged.length} acknowledged inserts, ${failures.length} failed, longest stall of the 20 ms client ${Math.round(longestStallMs)} ms\n`);
+    process.stderr.write(
+      `# through the pooler: ${acknowledged.length} acknowledged inserts, ${failures.length} failed, longest stall of the 20 ms client ${Math.round(longestStallMs)} ms\n`,
+    );
     assert.deepEqual(failures, [], 'no query failed');
     const state = await pooler.running.control.state();
     assert.deepEqual(state, { paused: false, target: { host: candidate.ip, port: candidate.pgPort } });
@@ -179,7 +192,10 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     await cluster.waitFor('the pooler paused', async () => (await pooler.running.control.state()).paused, 20_000);
     await pooler.running.close();
     const reply = await switching;
-    assert.ok(reply.status === 200 || (reply.status === 503 && /pooler/.test(reply.text)), `the switchover completed or aborted with its reason: ${reply.status} ${reply.text}`);
+    assert.ok(
+      reply.status === 200 || (reply.status === 503 && /pooler/.test(reply.text)),
+      `the switchover completed or aborted with its reason: ${reply.status} ${reply.text}`,
+    );
     // Its replacement on the same address starts as a fresh pod does: pointed at the old address, unpaused.
     pooler = await startTestPooler({ baseDir: dir, target: { host: leader.ip, port: leader.pgPort }, passwordFile, credentials, controlPort });
     const current = await cluster.waitFor('a primary', () => cluster.primary(), 30_000);
@@ -209,8 +225,14 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
       await new Promise((r) => setTimeout(r, 1000));
     });
     const { acknowledged, failures, longestStallMs } = load;
-    assert.deepEqual(replies.map((r) => r.status), [200, 200], replies.map((r) => r.text).join(' | '));
-    process.stderr.write(`# two switchovers through the pooler: ${acknowledged.length} acknowledged, ${failures.length} failed, longest stall ${Math.round(longestStallMs)} ms\n`);
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200],
+      replies.map((r) => r.text).join(' | '),
+    );
+    process.stderr.write(
+      `# two switchovers through the pooler: ${acknowledged.length} acknowledged, ${failures.length} failed, longest stall ${Math.round(longestStallMs)} ms\n`,
+    );
     assert.deepEqual(failures, [], 'no query failed');
     assert.deepEqual(await pooler.running.control.state(), { paused: false, target: { host: first.ip, port: first.pgPort } });
     await assertAllOn(first, acknowledged);
@@ -223,14 +245,18 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
     current.killPod();
     await cluster.waitFor(`${survivor.name} promoted`, async () => (await survivor.isWritable()) || undefined, 60_000);
     await cluster.waitFor('the pooler pointed at the survivor', async () => (await pooler.running.control.state()).target.port === survivor.pgPort, 10_000);
-    const rows = await cluster.waitFor('a query through the pooler', async () => {
-      const client = await connect();
-      try {
-        return (await client.query('INSERT INTO ticks DEFAULT VALUES RETURNING id')).rowCount;
-      } finally {
-        await client.end();
-      }
-    }, 20_000);
+    const rows = await cluster.waitFor(
+      'a query through the pooler',
+      async () => {
+        const client = await connect();
+        try {
+          return (await client.query('INSERT INTO ticks DEFAULT VALUES RETURNING id')).rowCount;
+        } finally {
+          await client.end();
+        }
+      },
+      20_000,
+    );
     assert.equal(rows, 1);
   });
 });

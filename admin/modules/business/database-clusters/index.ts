@@ -61,7 +61,9 @@ export function register(router: ApiRouter, services: AdminServices): void {
       const desc = key.startsWith('-');
       const field = desc ? key.slice(1) : key;
       if (!sortable.has(field)) throw new BizError(Code.VALIDATION, `orderBy: cannot sort by "${field}"`);
-      records.sort((a, b) => (String(a[field] ?? '') < String(b[field] ?? '') ? -1 : String(a[field] ?? '') > String(b[field] ?? '') ? 1 : 0) * (desc ? -1 : 1));
+      records.sort(
+        (a, b) => (String(a[field] ?? '') < String(b[field] ?? '') ? -1 : String(a[field] ?? '') > String(b[field] ?? '') ? 1 : 0) * (desc ? -1 : 1),
+      );
     }
     const start = (body.current - 1) * body.size;
     return successExtra({ records: records.slice(start, start + body.size), total: records.length, current: body.current, size: body.size });
@@ -72,25 +74,36 @@ export function register(router: ApiRouter, services: AdminServices): void {
     return success(toClusterDetail(await clusters().get(namespace, name)));
   });
 
-  router.get('/clusters/{namespace}/{name}/roles-and-databases', { summary: "A cluster's declared roles and Database objects, with what the leader applied" }, async (req) => {
-    const { namespace, name } = target(req);
-    const cluster = await clusters().get(namespace, name);
-    return success({ roles: toRoleListing(cluster), databases: toDatabaseListing(await clusters().databases(namespace), name) });
-  });
+  router.get(
+    '/clusters/{namespace}/{name}/roles-and-databases',
+    { summary: "A cluster's declared roles and Database objects, with what the leader applied" },
+    async (req) => {
+      const { namespace, name } = target(req);
+      const cluster = await clusters().get(namespace, name);
+      return success({ roles: toRoleListing(cluster), databases: toDatabaseListing(await clusters().databases(namespace), name) });
+    },
+  );
 
   router.post('/clusters', { summary: 'Create a DatabaseCluster', buttons: { codes: [ClusterButtons.create] } }, async (req) => {
     const body = parseBody(createBody, req.body);
     const user = getCurrentUser();
-    const created = await clusters().create(body.namespace, body.name, body.spec, { 'app.kubernetes.io/managed-by': 'keelson-admin', ...(user ? { 'keelson.io/created-by': user.userName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 63) } : {}) });
+    const created = await clusters().create(body.namespace, body.name, body.spec, {
+      'app.kubernetes.io/managed-by': 'keelson-admin',
+      ...(user ? { 'keelson.io/created-by': user.userName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 63) } : {}),
+    });
     services.audit.record('cluster.create', 'info', { userId: user?.id, namespace: body.namespace, name: body.name });
     return success(toClusterDetail(created), 'created');
   });
 
-  router.patch('/clusters/{namespace}/{name}', { summary: 'Update the spec of a DatabaseCluster (merge patch)', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
-    const { namespace, name } = target(req);
-    const body = parseBody(updateBody, req.body);
-    return success(toClusterDetail(await clusters().patchSpec(namespace, name, body.spec)), 'updated');
-  });
+  router.patch(
+    '/clusters/{namespace}/{name}',
+    { summary: 'Update the spec of a DatabaseCluster (merge patch)', buttons: { codes: [ClusterButtons.update] } },
+    async (req) => {
+      const { namespace, name } = target(req);
+      const body = parseBody(updateBody, req.body);
+      return success(toClusterDetail(await clusters().patchSpec(namespace, name, body.spec)), 'updated');
+    },
+  );
 
   router.post('/clusters/{namespace}/{name}/scale', { summary: 'Scale a DatabaseCluster', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
     const { namespace, name } = target(req);
@@ -98,16 +111,20 @@ export function register(router: ApiRouter, services: AdminServices): void {
     return success(toClusterDetail(await clusters().patchSpec(namespace, name, { instances })), 'scaled');
   });
 
-  router.post('/clusters/{namespace}/{name}/switchover', { summary: 'Switch the primary over to another instance', buttons: { codes: [ClusterButtons.update] } }, async (req) => {
-    const { namespace, name } = target(req);
-    const { targetInstance } = parseBody(switchoverBody, req.body);
-    const current = await clusters().get(namespace, name);
-    const refusal = switchoverRefusal(current, targetInstance);
-    if (refusal) throw new BizError(Code.VALIDATION, `targetInstance: ${refusal}`);
-    const patched = await clusters().patchSpec(namespace, name, { switchover: { targetInstance } });
-    services.audit.record('cluster.switchover', 'warn', { userId: getCurrentUser()?.id, namespace, name, targetInstance });
-    return success(toClusterDetail(patched), 'switchover requested');
-  });
+  router.post(
+    '/clusters/{namespace}/{name}/switchover',
+    { summary: 'Switch the primary over to another instance', buttons: { codes: [ClusterButtons.update] } },
+    async (req) => {
+      const { namespace, name } = target(req);
+      const { targetInstance } = parseBody(switchoverBody, req.body);
+      const current = await clusters().get(namespace, name);
+      const refusal = switchoverRefusal(current, targetInstance);
+      if (refusal) throw new BizError(Code.VALIDATION, `targetInstance: ${refusal}`);
+      const patched = await clusters().patchSpec(namespace, name, { switchover: { targetInstance } });
+      services.audit.record('cluster.switchover', 'warn', { userId: getCurrentUser()?.id, namespace, name, targetInstance });
+      return success(toClusterDetail(patched), 'switchover requested');
+    },
+  );
 
   router.delete('/clusters/{namespace}/{name}', { summary: 'Delete a DatabaseCluster', buttons: { codes: [ClusterButtons.delete] } }, async (req) => {
     const { namespace, name } = target(req);
@@ -120,7 +137,14 @@ export function register(router: ApiRouter, services: AdminServices): void {
 /** The module's pages as the Soybean front end names them (web/src/views/business/database-clusters). */
 export const ClusterMenus = {
   catalog: { routeName: 'business', routePath: '/business', component: 'layout.base', menuName: 'business', icon: 'mdi:briefcase-outline', order: 5 },
-  page: { routeName: 'business_database-clusters', routePath: '/business/database-clusters', component: 'view.business_database-clusters', menuName: 'database clusters', icon: 'mdi:database-outline', order: 1 },
+  page: {
+    routeName: 'business_database-clusters',
+    routePath: '/business/database-clusters',
+    component: 'view.business_database-clusters',
+    menuName: 'database clusters',
+    icon: 'mdi:database-outline',
+    order: 1,
+  },
 } as const;
 
 /**

@@ -16,7 +16,16 @@ export const ClusterCode = {
 export interface DatabaseClusterObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; uid?: string; resourceVersion?: string; creationTimestamp?: string | Date; generation?: number; deletionTimestamp?: string | Date; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string | Date;
+    generation?: number;
+    deletionTimestamp?: string | Date;
+    labels?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
@@ -81,24 +90,44 @@ export function createClusterApi(kubeConfig: k8s.KubeConfig): ClusterApi {
   return {
     list: (namespace) =>
       guard('clusters', async () => {
-        const list = (namespace
-          ? await api.listNamespacedCustomObject({ group, version, namespace, plural })
-          : await api.listClusterCustomObject({ group, version, plural })) as { items?: DatabaseClusterObject[] };
+        const list = (
+          namespace
+            ? await api.listNamespacedCustomObject({ group, version, namespace, plural })
+            : await api.listClusterCustomObject({ group, version, plural })
+        ) as { items?: DatabaseClusterObject[] };
         return list.items ?? [];
       }),
-    get: (namespace, name) => guard(`cluster ${namespace}/${name}`, async () => (await api.getNamespacedCustomObject({ group, version, namespace, plural, name })) as DatabaseClusterObject),
+    get: (namespace, name) =>
+      guard(
+        `cluster ${namespace}/${name}`,
+        async () => (await api.getNamespacedCustomObject({ group, version, namespace, plural, name })) as DatabaseClusterObject,
+      ),
     create: (namespace, name, spec, labels) =>
-      guard(`cluster ${namespace}/${name}`, async () =>
-        (await api.createNamespacedCustomObject({ group, version, namespace, plural, body: { apiVersion, kind, metadata: { name, namespace, labels }, spec } })) as DatabaseClusterObject,
+      guard(
+        `cluster ${namespace}/${name}`,
+        async () =>
+          (await api.createNamespacedCustomObject({
+            group,
+            version,
+            namespace,
+            plural,
+            body: { apiVersion, kind, metadata: { name, namespace, labels }, spec },
+          })) as DatabaseClusterObject,
       ),
     patchSpec: (namespace, name, spec) =>
-      guard(`cluster ${namespace}/${name}`, async () => (await api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: { spec } }, mergePatch)) as DatabaseClusterObject),
+      guard(
+        `cluster ${namespace}/${name}`,
+        async () => (await api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: { spec } }, mergePatch)) as DatabaseClusterObject,
+      ),
     databases: (namespace) =>
-      guard('databases', async () => ((await api.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })) as { items?: DatabaseClusterObject[] }).items ?? []),
+      guard(
+        'databases',
+        async () =>
+          ((await api.listNamespacedCustomObject({ group, version, namespace, plural: databasePlural })) as { items?: DatabaseClusterObject[] }).items ?? [],
+      ),
     remove: (namespace, name) =>
       guard(`cluster ${namespace}/${name}`, async () => {
         await api.deleteNamespacedCustomObject({ group, version, namespace, plural, name, propagationPolicy: 'Background' });
       }),
   };
 }
-

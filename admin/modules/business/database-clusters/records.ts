@@ -59,7 +59,9 @@ export function switchoverRefusal(object: DatabaseClusterObject, targetInstance:
   const primary = object.status?.currentPrimary;
   if (targetInstance === primary) return `${targetInstance} is already the primary`;
   // Before the operator reports members, the instance names are still known from the spec.
-  const known = members.length ? members.map((m) => m.name) : Array.from({ length: Number(object.spec?.instances ?? 0) }, (_, i) => names(object.metadata.name).pod(i));
+  const known = members.length
+    ? members.map((m) => m.name)
+    : Array.from({ length: Number(object.spec?.instances ?? 0) }, (_, i) => names(object.metadata.name).pod(i));
   if (!known.includes(targetInstance)) return `${targetInstance} is not an instance of ${object.metadata.name} (${known.join(', ') || 'none reported yet'})`;
   const member = members.find((m) => m.name === targetInstance);
   if (member && !member.ready) return `${targetInstance} is not ready`;

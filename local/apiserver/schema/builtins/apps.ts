@@ -30,10 +30,16 @@ function defaultTemplate(o: KubeObject): void {
   if (isJsonObject(template.spec)) defaultPodSpec(template.spec);
 }
 
-
 export const appsTypes: BuiltinType[] = [
   define({
-    group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', shortNames: ['deploy'], statusSubresource: true, tracksGeneration: true, categories: ['all'],
+    group: 'apps',
+    version: 'v1',
+    plural: 'deployments',
+    kind: 'Deployment',
+    shortNames: ['deploy'],
+    statusSubresource: true,
+    tracksGeneration: true,
+    categories: ['all'],
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
     columns: [
       computedColumn((o) => `${obj(o.status).readyReplicas ?? 0}/${obj(o.spec).replicas ?? 0}`),
@@ -51,7 +57,14 @@ export const appsTypes: BuiltinType[] = [
     validate: validateWorkload,
   }),
   define({
-    group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', shortNames: ['sts'], statusSubresource: true, tracksGeneration: true, categories: ['all'],
+    group: 'apps',
+    version: 'v1',
+    plural: 'statefulsets',
+    kind: 'StatefulSet',
+    shortNames: ['sts'],
+    statusSubresource: true,
+    tracksGeneration: true,
+    categories: ['all'],
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
     columns: [computedColumn((o) => `${obj(o.status).readyReplicas ?? 0}/${obj(o.spec).replicas ?? 0}`)],
     defaults: (o) => {
@@ -66,21 +79,49 @@ export const appsTypes: BuiltinType[] = [
     validate: (o, old) => {
       const errors = validateWorkload(o, old);
       if (old) {
-        const allowed = ['replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds', 'ordinals', 'revisionHistoryLimit'];
+        const allowed = [
+          'replicas',
+          'template',
+          'updateStrategy',
+          'persistentVolumeClaimRetentionPolicy',
+          'minReadySeconds',
+          'ordinals',
+          'revisionHistoryLimit',
+        ];
         const strip = (s: JsonObject): JsonObject => Object.fromEntries(Object.entries(s).filter(([k]) => !allowed.includes(k)));
         if (!jsonEqual(strip(specOf(o)), strip(obj(old.spec)))) {
-          errors.push(forbidden('spec', "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"));
+          errors.push(
+            forbidden(
+              'spec',
+              "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            ),
+          );
         }
       }
       return errors;
     },
   }),
   define({
-    group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', shortNames: ['rs'], statusSubresource: true, tracksGeneration: true, categories: ['all'],
+    group: 'apps',
+    version: 'v1',
+    plural: 'replicasets',
+    kind: 'ReplicaSet',
+    shortNames: ['rs'],
+    statusSubresource: true,
+    tracksGeneration: true,
+    categories: ['all'],
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
-    defaults: (o) => { specOf(o).replicas ??= 1; defaultTemplate(o); },
+    defaults: (o) => {
+      specOf(o).replicas ??= 1;
+      defaultTemplate(o);
+    },
     validate: validateWorkload,
   }),
-  define({ group: 'apps', version: 'v1', plural: 'controllerrevisions', kind: 'ControllerRevision',
-    validate: (o) => (o.data === undefined || o.data === null ? [required('data', 'data is mandatory')] : []) }),
+  define({
+    group: 'apps',
+    version: 'v1',
+    plural: 'controllerrevisions',
+    kind: 'ControllerRevision',
+    validate: (o) => (o.data === undefined || o.data === null ? [required('data', 'data is mandatory')] : []),
+  }),
 ];

@@ -25,10 +25,14 @@ export function decodeClaim(o: KubeObject): void {
   const storage = storageOf(obj(o.spec));
   if (storage === undefined || storage === null) return;
   if (typeof storage !== 'string' && typeof storage !== 'number') {
-    throw badRequest(`${o.kind} in version "v1" cannot be handled as a ${o.kind}: json: cannot unmarshal ${Array.isArray(storage) ? 'array' : typeof storage} into Go struct field ResourceRequirements.spec.resources.requests of type resource.Quantity`);
+    throw badRequest(
+      `${o.kind} in version "v1" cannot be handled as a ${o.kind}: json: cannot unmarshal ${Array.isArray(storage) ? 'array' : typeof storage} into Go struct field ResourceRequirements.spec.resources.requests of type resource.Quantity`,
+    );
   }
   if (!quantitySyntax.test(String(storage)) || Number.isNaN(quantityValue(storage))) {
-    throw badRequest(`${o.kind} in version "v1" cannot be handled as a ${o.kind}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+    throw badRequest(
+      `${o.kind} in version "v1" cannot be handled as a ${o.kind}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    );
   }
 }
 
@@ -44,7 +48,12 @@ function validateNewSpec(spec: JsonObject): FieldError[] {
   const modes = Array.isArray(spec.accessModes) ? spec.accessModes : [];
   if (modes.length === 0) errors.push(required('spec.accessModes', 'at least 1 access mode is required'));
   modes.forEach((m, i) => {
-    if (!accessModes.has(String(m))) errors.push({ type: 'FieldValueNotSupported', field: `spec.accessModes[${i}]`, message: `Unsupported value: ${JSON.stringify(m)}: supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"` });
+    if (!accessModes.has(String(m)))
+      errors.push({
+        type: 'FieldValueNotSupported',
+        field: `spec.accessModes[${i}]`,
+        message: `Unsupported value: ${JSON.stringify(m)}: supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"`,
+      });
   });
   if (storageOf(spec) === undefined) errors.push(required('spec.resources[storage]'));
   else errors.push(...positiveStorage(storageOf(spec)));
@@ -66,8 +75,10 @@ export function validateClaim(o: KubeObject, old: KubeObject | undefined): Field
   const bound = obj(o.status).phase === 'Bound';
   if (bound && isJsonObject(comparable.resources) && isJsonObject(comparable.resources.requests)) comparable.resources.requests.storage = storageOf(before);
   const errors: FieldError[] = [];
-  if (!jsonEqual(comparable, before)) errors.push(forbidden('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
+  if (!jsonEqual(comparable, before))
+    errors.push(forbidden('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
   errors.push(...positiveStorage(storageOf(spec)));
-  if (quantityValue(storageOf(spec)) < quantityValue(storageOf(before))) errors.push(forbidden('spec.resources.requests.storage', 'field can not be less than previous value'));
+  if (quantityValue(storageOf(spec)) < quantityValue(storageOf(before)))
+    errors.push(forbidden('spec.resources.requests.storage', 'field can not be less than previous value'));
   return errors;
 }

@@ -35,7 +35,9 @@ function decodeStringMap(o: KubeObject, field: string): void {
   const value = o[field];
   if (value === undefined || value === null) return;
   if (!isJsonObject(value) || Object.values(value).some((v) => typeof v !== 'string')) {
-    throw badRequest(`${o.kind} in version "${o.apiVersion}" cannot be handled as a ${o.kind}: json: cannot unmarshal into Go struct field ${o.kind}.${field} of type string`);
+    throw badRequest(
+      `${o.kind} in version "${o.apiVersion}" cannot be handled as a ${o.kind}: json: cannot unmarshal into Go struct field ${o.kind}.${field} of type string`,
+    );
   }
 }
 
@@ -49,10 +51,16 @@ function validateImmutableData(o: KubeObject, old: KubeObject | undefined): Fiel
   return errors;
 }
 
-
 export const coreTypes: BuiltinType[] = [
   define({
-    group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], statusSubresource: true, nameRule: 'label',
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    statusSubresource: true,
+    nameRule: 'label',
     extraSubresources: ['finalize'],
     columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }],
     prepareCreate: (o) => {
@@ -66,15 +74,38 @@ export const coreTypes: BuiltinType[] = [
       o.metadata.labels = { ...(o.metadata.labels ?? {}), 'kubernetes.io/metadata.name': o.metadata.name as string };
     },
   }),
-  define({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'], allowCreateOnUpdate: false,
-    columns: [computedColumn((o) => Object.keys(obj(o.data)).length + Object.keys(obj(o.binaryData)).length, 'Data')],
-    decode: (o) => decodeStringMap(o, 'data'), validate: validateImmutableData }),
-  define({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret',
-    columns: [{ name: 'Type', type: 'string', jsonPath: '.type' }, computedColumn((o) => Object.keys(obj(o.data)).length, 'Data')],
-    decode: decodeSecret, defaults: (o) => { o.type ??= 'Opaque'; },
-    validate: (o, old) => [...validateImmutableData(o, old), ...(old && old.type !== o.type ? [invalidValue('type', o.type, 'field is immutable')] : [])] }),
   define({
-    group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], statusSubresource: true, nameRule: 'label', categories: ['all'],
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    shortNames: ['cm'],
+    allowCreateOnUpdate: false,
+    columns: [computedColumn((o) => Object.keys(obj(o.data)).length + Object.keys(obj(o.binaryData)).length, 'Data')],
+    decode: (o) => decodeStringMap(o, 'data'),
+    validate: validateImmutableData,
+  }),
+  define({
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    kind: 'Secret',
+    columns: [{ name: 'Type', type: 'string', jsonPath: '.type' }, computedColumn((o) => Object.keys(obj(o.data)).length, 'Data')],
+    decode: decodeSecret,
+    defaults: (o) => {
+      o.type ??= 'Opaque';
+    },
+    validate: (o, old) => [...validateImmutableData(o, old), ...(old && old.type !== o.type ? [invalidValue('type', o.type, 'field is immutable')] : [])],
+  }),
+  define({
+    group: '',
+    version: 'v1',
+    plural: 'services',
+    kind: 'Service',
+    shortNames: ['svc'],
+    statusSubresource: true,
+    nameRule: 'label',
+    categories: ['all'],
     columns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Cluster-IP', type: 'string', jsonPath: '.spec.clusterIP' },
@@ -93,7 +124,12 @@ export const coreTypes: BuiltinType[] = [
       spec.type ??= 'ClusterIP';
       spec.sessionAffinity ??= 'None';
       spec.internalTrafficPolicy ??= 'Cluster';
-      if (Array.isArray(spec.ports)) for (const p of spec.ports) if (isJsonObject(p)) { p.protocol ??= 'TCP'; p.targetPort ??= p.port; }
+      if (Array.isArray(spec.ports))
+        for (const p of spec.ports)
+          if (isJsonObject(p)) {
+            p.protocol ??= 'TCP';
+            p.targetPort ??= p.port;
+          }
       o.status ??= { loadBalancer: {} };
     },
     prepareUpdate: (o, old) => {
@@ -111,16 +147,23 @@ export const coreTypes: BuiltinType[] = [
       if (ports.length === 0 && spec.clusterIP !== 'None' && spec.type !== 'ExternalName') errors.push(required('spec.ports'));
       ports.forEach((p, i) => {
         const port = obj(p).port;
-        if (typeof port !== 'number' || port < 1 || port > 65535) errors.push(invalidValue(`spec.ports[${i}].port`, port ?? 0, 'must be between 1 and 65535, inclusive'));
+        if (typeof port !== 'number' || port < 1 || port > 65535)
+          errors.push(invalidValue(`spec.ports[${i}].port`, port ?? 0, 'must be between 1 and 65535, inclusive'));
         if (ports.length > 1 && !obj(p).name) errors.push(required(`spec.ports[${i}].name`));
       });
-      if (old && obj(old.spec).clusterIP && obj(old.spec).clusterIP !== spec.clusterIP) errors.push(invalidValue('spec.clusterIP', spec.clusterIP ?? '', 'field is immutable'));
+      if (old && obj(old.spec).clusterIP && obj(old.spec).clusterIP !== spec.clusterIP)
+        errors.push(invalidValue('spec.clusterIP', spec.clusterIP ?? '', 'field is immutable'));
       return errors;
     },
   }),
   define({ group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', singular: 'endpoints', shortNames: ['ep'], allowCreateOnUpdate: true }),
   define({
-    group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], allowCreateOnUpdate: true,
+    group: '',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    shortNames: ['ev'],
+    allowCreateOnUpdate: true,
     validate: validateEvent,
     fieldSelectors: {
       'involvedObject.kind': (o) => String(obj(o.involvedObject).kind ?? ''),
@@ -145,17 +188,42 @@ export const coreTypes: BuiltinType[] = [
 ];
 
 export const storageAndNodeTypes: BuiltinType[] = [
-  define({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], statusSubresource: true,
-    columns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }, { name: 'Volume', type: 'string', jsonPath: '.spec.volumeName' }],
-    defaults: (o) => { specOf(o).volumeMode ??= 'Filesystem'; if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending' }; },
-    decode: decodeClaim, validate: validateClaim, admission: { onCreate: assignDefaultClass, onUpdate: checkClaimResize } }),
+  define({
+    group: '',
+    version: 'v1',
+    plural: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    shortNames: ['pvc'],
+    statusSubresource: true,
+    columns: [
+      { name: 'Status', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Volume', type: 'string', jsonPath: '.spec.volumeName' },
+    ],
+    defaults: (o) => {
+      specOf(o).volumeMode ??= 'Filesystem';
+      if (!isJsonObject(o.status) || !o.status.phase) o.status = { ...obj(o.status), phase: 'Pending' };
+    },
+    decode: decodeClaim,
+    validate: validateClaim,
+    admission: { onCreate: assignDefaultClass, onUpdate: checkClaimResize },
+  }),
   storageClassType,
   define({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'], statusSubresource: true }),
   define({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'] }),
-  define({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], statusSubresource: true,
-    columns: [computedColumn((o) => {
-      const conditions = obj(o.status).conditions;
-      const ready = Array.isArray(conditions) ? conditions.find((c) => obj(c).type === 'Ready') : undefined;
-      return ready && obj(ready).status === 'True' ? 'Ready' : 'NotReady';
-    }, 'Status')] }),
+  define({
+    group: '',
+    version: 'v1',
+    plural: 'nodes',
+    kind: 'Node',
+    namespaced: false,
+    shortNames: ['no'],
+    statusSubresource: true,
+    columns: [
+      computedColumn((o) => {
+        const conditions = obj(o.status).conditions;
+        const ready = Array.isArray(conditions) ? conditions.find((c) => obj(c).type === 'Ready') : undefined;
+        return ready && obj(ready).status === 'True' ? 'Ready' : 'NotReady';
+      }, 'Status'),
+    ],
+  }),
 ];

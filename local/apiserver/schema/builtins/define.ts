@@ -38,7 +38,12 @@ export function specOf(o: KubeObject): JsonObject {
 /** A printer column whose cell is computed from the object (built-ins only). */
 export type ComputedColumn = PrinterColumn & { value?: (o: KubeObject) => unknown };
 
-export const computedColumn = (value: (o: KubeObject) => unknown, name = 'Ready'): PrinterColumn & { value: (o: KubeObject) => unknown } => ({ name, type: 'string', jsonPath: '', value });
+export const computedColumn = (value: (o: KubeObject) => unknown, name = 'Ready'): PrinterColumn & { value: (o: KubeObject) => unknown } => ({
+  name,
+  type: 'string',
+  jsonPath: '',
+  value,
+});
 
 export type BuiltinType = ReturnType<typeof define>;
 

@@ -12,7 +12,12 @@ function validateBinding(o: KubeObject, old: KubeObject | undefined): FieldError
 
 export const otherTypes: BuiltinType[] = [
   define({
-    group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', allowCreateOnUpdate: true, allowUnconditionalUpdate: false,
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    plural: 'leases',
+    kind: 'Lease',
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: false,
     columns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }],
     decode: (o) => {
       const spec = obj(o.spec);
@@ -34,9 +39,23 @@ export const otherTypes: BuiltinType[] = [
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role', nameRule: 'path' }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', nameRule: 'path', validate: validateBinding }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false, nameRule: 'path' }),
-  define({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, nameRule: 'path', validate: validateBinding }),
   define({
-    group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', shortNames: ['pdb'], statusSubresource: true, tracksGeneration: true,
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+    nameRule: 'path',
+    validate: validateBinding,
+  }),
+  define({
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    shortNames: ['pdb'],
+    statusSubresource: true,
+    tracksGeneration: true,
     columns: [
       { name: 'Min Available', type: 'string', jsonPath: '.spec.minAvailable' },
       { name: 'Max Unavailable', type: 'string', jsonPath: '.spec.maxUnavailable' },

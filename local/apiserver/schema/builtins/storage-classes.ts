@@ -30,7 +30,12 @@ function validateStorageClass(o: KubeObject, old: KubeObject | undefined): Field
 }
 
 export const storageClassType = define({
-  group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'],
+  group: 'storage.k8s.io',
+  version: 'v1',
+  plural: 'storageclasses',
+  kind: 'StorageClass',
+  namespaced: false,
+  shortNames: ['sc'],
   columns: [
     { name: 'Provisioner', type: 'string', jsonPath: '.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.reclaimPolicy' },
@@ -75,5 +80,10 @@ export function checkClaimResize(claim: KubeObject, old: KubeObject, objects: Ob
   const storageClass = className && className === classOf(old) ? objects.get(classesKey, undefined, className) : undefined;
   if (storageClass?.allowVolumeExpansion === true) return;
   const name = String(claim.metadata.name);
-  throw forbiddenRequest(`persistentvolumeclaims "${name}" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`, 'persistentvolumeclaims', '', name);
+  throw forbiddenRequest(
+    `persistentvolumeclaims "${name}" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize`,
+    'persistentvolumeclaims',
+    '',
+    name,
+  );
 }

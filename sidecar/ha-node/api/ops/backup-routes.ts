@@ -18,7 +18,8 @@ export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | '
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) return { ok: false, text: `Bad request: unknown field "${unknown.slice(0, 64)}"` };
   if (type !== 'full' && type !== 'diff' && type !== 'incr') return { ok: false, text: 'Bad request: "type" must be full, diff or incr' };
-  if (typeof repository !== 'number' || !Number.isInteger(repository) || repository < 1 || repository > 4) return { ok: false, text: 'Bad request: "repository" must be an integer from 1 to 4' };
+  if (typeof repository !== 'number' || !Number.isInteger(repository) || repository < 1 || repository > 4)
+    return { ok: false, text: 'Bad request: "repository" must be an integer from 1 to 4' };
   return { ok: true, type, repository };
 }
 
@@ -30,51 +31,68 @@ export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | '
 export function backupRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
     const keeper = context.backup;
-    router.get(HaNodePaths.backup, handle(async (_req, res) => {
-      if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
-      const status = keeper.status();
-      const info = await keeper.sharedInfo().then(
-        (value) => ({ ok: true as const, value }),
-        (error: Error) => ({ ok: false as const, error: error.message }),
-      );
-      const archivePending = context.pg?.isRunning() ? { archivePending: archivePendingOf(keeper.engine.dataDir) } : {};
-      res.status(200).json({ ...status, ...archivePending, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
-    }));
-    router.get(HaNodePaths.backupWindow, handle(async (_req, res) => {
-      if (!keeper || !context.pg) return sendReply(res, { code: 404, text: 'backups are not configured' });
-      const windows = await keeper.restoreWindow(join(context.pg.settings.binDir, 'pg_waldump')).then(
-        (value) => ({ ok: true as const, value }),
-        (error: Error) => ({ ok: false as const, error: error.message }),
-      );
-      if (!windows.ok) return sendReply(res, { code: 503, text: `cannot read the repositories: ${windows.error}` });
-      res.status(200).json({ stanza: keeper.engine.stanza, repositories: windows.value });
-    }));
-    router.post(HaNodePaths.backup, requireAuth(credentials), handle(async (req, res) => {
-      const body = await readJsonBody(req, 4096);
-      if (!body.ok) return sendReply(res, body.reply);
-      if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
-      const parsed = parseBackupRequest(body.value);
-      if (!parsed.ok) return sendReply(res, { code: 400, text: parsed.text });
-      const snapshot = context.snapshot();
-      const role = roleOf(snapshot);
-      let primary: PrimarySource | undefined;
-      if (role === 'replica') {
-        // A standby takes the backup of its own files; the primary is reached over TLS.
-        const leader = snapshot.cluster ? leaderAddress(snapshot.cluster) : undefined;
-        if (!keeper.engine.config.tlsServer || !context.pg) return sendReply(res, { code: 503, text: 'backups on a standby need spec.backup.target prefer-standby; this member is not the primary' });
-        if (!leader || snapshot.status?.replicationState !== 'streaming') return sendReply(res, { code: 503, text: 'this standby does not stream from a primary' });
-        const superuser = context.pg.settings.superuser;
-        const dirs = await primaryDirectories(leader.host, leader.port, superuser).catch((error: Error) => error);
-        if (dirs instanceof Error) return sendReply(res, { code: 503, text: `cannot reach the primary ${leader.name}: ${dirs.message}` });
-        primary = { host: leader.host, port: leader.port, ...dirs };
-      } else if (!snapshot.isLeader || role !== 'primary') {
-        return sendReply(res, { code: 503, text: 'backups run on the primary or a streaming standby; this member is neither' });
-      }
-      const result = keeper.startBackup(parsed.type, parsed.repository, primary);
-      if (!result.started) {
-        return sendReply(res, result.reason === 'busy' ? { code: 409, text: 'a backup is already running' } : { code: 503, text: 'the stanza is not ready yet (see GET /backup)' });
-      }
-      res.status(202).json({ started: true, type: parsed.type, repository: parsed.repository, startedAt: result.startedAt });
-    }));
+    router.get(
+      HaNodePaths.backup,
+      handle(async (_req, res) => {
+        if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
+        const status = keeper.status();
+        const info = await keeper.sharedInfo().then(
+          (value) => ({ ok: true as const, value }),
+          (error: Error) => ({ ok: false as const, error: error.message }),
+        );
+        const archivePending = context.pg?.isRunning() ? { archivePending: archivePendingOf(keeper.engine.dataDir) } : {};
+        res.status(200).json({ ...status, ...archivePending, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
+      }),
+    );
+    router.get(
+      HaNodePaths.backupWindow,
+      handle(async (_req, res) => {
+        if (!keeper || !context.pg) return sendReply(res, { code: 404, text: 'backups are not configured' });
+        const windows = await keeper.restoreWindow(join(context.pg.settings.binDir, 'pg_waldump')).then(
+          (value) => ({ ok: true as const, value }),
+          (error: Error) => ({ ok: false as const, error: error.message }),
+        );
+        if (!windows.ok) return sendReply(res, { code: 503, text: `cannot read the repositories: ${windows.error}` });
+        res.status(200).json({ stanza: keeper.engine.stanza, repositories: windows.value });
+      }),
+    );
+    router.post(
+      HaNodePaths.backup,
+      requireAuth(credentials),
+      handle(async (req, res) => {
+        const body = await readJsonBody(req, 4096);
+        if (!body.ok) return sendReply(res, body.reply);
+        if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
+        const parsed = parseBackupRequest(body.value);
+        if (!parsed.ok) return sendReply(res, { code: 400, text: parsed.text });
+        const snapshot = context.snapshot();
+        const role = roleOf(snapshot);
+        let primary: PrimarySource | undefined;
+        if (role === 'replica') {
+          // A standby takes the backup of its own files; the primary is reached over TLS.
+          const leader = snapshot.cluster ? leaderAddress(snapshot.cluster) : undefined;
+          if (!keeper.engine.config.tlsServer || !context.pg)
+            return sendReply(res, { code: 503, text: 'backups on a standby need spec.backup.target prefer-standby; this member is not the primary' });
+          if (!leader || snapshot.status?.replicationState !== 'streaming')
+            return sendReply(res, { code: 503, text: 'this standby does not stream from a primary' });
+          const superuser = context.pg.settings.superuser;
+          const dirs = await primaryDirectories(leader.host, leader.port, superuser).catch((error: Error) => error);
+          if (dirs instanceof Error) return sendReply(res, { code: 503, text: `cannot reach the primary ${leader.name}: ${dirs.message}` });
+          primary = { host: leader.host, port: leader.port, ...dirs };
+        } else if (!snapshot.isLeader || role !== 'primary') {
+          return sendReply(res, { code: 503, text: 'backups run on the primary or a streaming standby; this member is neither' });
+        }
+        const result = keeper.startBackup(parsed.type, parsed.repository, primary);
+        if (!result.started) {
+          return sendReply(
+            res,
+            result.reason === 'busy'
+              ? { code: 409, text: 'a backup is already running' }
+              : { code: 503, text: 'the stanza is not ready yet (see GET /backup)' },
+          );
+        }
+        res.status(202).json({ started: true, type: parsed.type, repository: parsed.repository, startedAt: result.startedAt });
+      }),
+    );
   };
 }

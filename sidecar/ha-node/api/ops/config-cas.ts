@@ -14,8 +14,7 @@ export type ParameterCheck = (parameters: Record<string, ParameterValue>) => Pro
 export const configCasAttempts = 5;
 
 export type ConfigWriteOutcome =
-  | { ok: true; config: JsonObject; changed: boolean; attempts: number }
-  | { ok: false; reply: Reply; attempts: number; fields?: string[]; error?: string };
+  { ok: true; config: JsonObject; changed: boolean; attempts: number } | { ok: false; reply: Reply; attempts: number; fields?: string[]; error?: string };
 
 /**
  * PATCH or PUT of the dynamic configuration as a compare-and-swap loop: read the stored document

@@ -16,15 +16,20 @@ import { handle, requireAuth, sendReply } from './http.js';
  */
 export function configRoutes(credentials: ApiCredentials | undefined) {
   return (router: Router, context: ApiContext): void => {
-    router.get(HaNodePaths.config, handle(async (req, res) => {
-      const cluster = context.dcs.cachedCluster() ?? await context.dcs.getCluster().catch((error: unknown) => {
-        req.log?.warn({ err: describeApiError(error) }, 'config read failed');
-        return undefined;
-      });
-      if (!cluster) return sendReply(res, { code: 503, text: 'DCS is not accessible' });
-      if (!cluster.config) return sendReply(res, { code: 502, text: 'no dynamic configuration stored' });
-      res.status(200).json(cluster.config);
-    }));
+    router.get(
+      HaNodePaths.config,
+      handle(async (req, res) => {
+        const cluster =
+          context.dcs.cachedCluster() ??
+          (await context.dcs.getCluster().catch((error: unknown) => {
+            req.log?.warn({ err: describeApiError(error) }, 'config read failed');
+            return undefined;
+          }));
+        if (!cluster) return sendReply(res, { code: 503, text: 'DCS is not accessible' });
+        if (!cluster.config) return sendReply(res, { code: 502, text: 'no dynamic configuration stored' });
+        res.status(200).json(cluster.config);
+      }),
+    );
 
     const serverCheck = serverParameterCheck(context.pg, context.logger);
     const write = (mode: 'patch' | 'put') =>

@@ -53,7 +53,11 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
           const votes = await askPeers(voters, options.peerTimeoutMs ?? 2000);
           const self = { name: choice.candidate, walPosition: peers.find((p) => p.name === choice.candidate)?.walPosition ?? 0 };
           const proof = quorumVerdict(self, cluster.sync, votes);
-          if (!proof.ok) return sendReply(res, { code: 412, text: `${request.action} is not possible: ${choice.candidate} cannot prove it has every acknowledged commit (${proof.reason})` });
+          if (!proof.ok)
+            return sendReply(res, {
+              code: 412,
+              text: `${request.action} is not possible: ${choice.candidate} cannot prove it has every acknowledged commit (${proof.reason})`,
+            });
         }
 
         const previousLeader = cluster.leader?.holder;
@@ -77,18 +81,22 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
 
     router.post(HaNodePaths.switchover, requireAuth(credentials), manual('switchover'));
     router.post(HaNodePaths.failover, requireAuth(credentials), manual('failover'));
-    router.delete(HaNodePaths.switchover, requireAuth(credentials), handle(async (req, res) => {
-      const cluster = await context.dcs.getCluster().catch(() => undefined);
-      if (!cluster) return sendReply(res, { code: 503, text: 'DCS is not accessible' });
-      if (!cluster.failover?.scheduled_at) return sendReply(res, { code: 404, text: 'no switchover is scheduled' });
-      try {
-        await context.dcs.setFailover(undefined);
-      } catch (error) {
-        req.log?.warn({ err: describeApiError(error) }, 'failover key delete failed');
-        return sendReply(res, { code: 409, text: 'failed to delete the scheduled switchover' });
-      }
-      context.wake('switchover-cancelled');
-      sendReply(res, { code: 200, text: 'scheduled switchover deleted' });
-    }));
+    router.delete(
+      HaNodePaths.switchover,
+      requireAuth(credentials),
+      handle(async (req, res) => {
+        const cluster = await context.dcs.getCluster().catch(() => undefined);
+        if (!cluster) return sendReply(res, { code: 503, text: 'DCS is not accessible' });
+        if (!cluster.failover?.scheduled_at) return sendReply(res, { code: 404, text: 'no switchover is scheduled' });
+        try {
+          await context.dcs.setFailover(undefined);
+        } catch (error) {
+          req.log?.warn({ err: describeApiError(error) }, 'failover key delete failed');
+          return sendReply(res, { code: 409, text: 'failed to delete the scheduled switchover' });
+        }
+        context.wake('switchover-cancelled');
+        sendReply(res, { code: 200, text: 'scheduled switchover deleted' });
+      }),
+    );
   };
 }

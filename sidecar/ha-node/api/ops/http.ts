@@ -14,7 +14,10 @@ export function requireAuth(credentials: ApiCredentials | undefined): RequestHan
     const verdict = checkAuthorization(req.headers.authorization, credentials);
     if (verdict === 'ok') return next();
     req.log?.warn({ verdict, path: req.path, method: req.method }, 'refused unauthenticated request');
-    const schemes = [credentials?.password !== undefined ? 'Basic realm="keelson"' : '', credentials?.token !== undefined ? 'Bearer realm="keelson"' : ''].filter(Boolean);
+    const schemes = [
+      credentials?.password !== undefined ? 'Basic realm="keelson"' : '',
+      credentials?.token !== undefined ? 'Bearer realm="keelson"' : '',
+    ].filter(Boolean);
     res.setHeader('WWW-Authenticate', schemes.join(', '));
     sendReply(res, { code: 401, text: verdict === 'missing' ? 'Authentication required' : 'Invalid credentials' });
   };

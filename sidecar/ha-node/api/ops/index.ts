@@ -20,7 +20,10 @@ export function createOpsModules(options: OpsModuleOptions = {}): ApiModule[] {
     credentials = (options.credentials === undefined ? context.credentials : options.credentials) ?? undefined;
     if (!credentials) context.logger.warn('no API credentials configured: mutating endpoints are open');
   };
-  const late = (factory: (c: ApiCredentials | undefined) => ApiModule): ApiModule => (router, context) => factory(credentials)(router, context);
+  const late =
+    (factory: (c: ApiCredentials | undefined) => ApiModule): ApiModule =>
+    (router, context) =>
+      factory(credentials)(router, context);
   return [resolve, late(configRoutes), late((c) => failoverRoutes(c, options)), late(restartRoutes), late(backupRoutes)];
 }
 

@@ -8,7 +8,10 @@ import type { ClusterView, Dcs } from '../../dcs/types.js';
 export class ClusterWaiter {
   private readonly wakers = new Set<() => void>();
 
-  constructor(private readonly dcs: Dcs, private readonly pollMs = 250) {
+  constructor(
+    private readonly dcs: Dcs,
+    private readonly pollMs = 250,
+  ) {
     dcs.onWake(() => {
       for (const wake of this.wakers) wake();
     });

@@ -23,15 +23,19 @@ export function restartRoutes(credentials: ApiCredentials | undefined) {
     // Pause lives in the dynamic configuration; read it fresh, the loop's view may be a cycle old.
     const paused = async (): Promise<boolean> => isPaused((await context.dcs.getCluster().catch(() => context.snapshot().cluster))?.config);
 
-    router.post(HaNodePaths.restart, requireAuth(credentials), handle(async (req, res) => {
-      const body = await readJsonBody(req);
-      if (!body.ok) return sendReply(res, body.reply);
-      const parsed = parseRestartRequest(body.value, await paused(), new Date());
-      if (!parsed.ok) return sendReply(res, parsed.reply);
-      const request = parsed.request;
-      if (request.schedule) return sendReply(res, operations.schedule(request, request.schedule.at));
-      sendReply(res, await operations.restart(request));
-    }));
+    router.post(
+      HaNodePaths.restart,
+      requireAuth(credentials),
+      handle(async (req, res) => {
+        const body = await readJsonBody(req);
+        if (!body.ok) return sendReply(res, body.reply);
+        const parsed = parseRestartRequest(body.value, await paused(), new Date());
+        if (!parsed.ok) return sendReply(res, parsed.reply);
+        const request = parsed.request;
+        if (request.schedule) return sendReply(res, operations.schedule(request, request.schedule.at));
+        sendReply(res, await operations.restart(request));
+      }),
+    );
     router.delete(HaNodePaths.restart, requireAuth(credentials), (_req, res) => sendReply(res, operations.cancelScheduled()));
     router.get(HaNodePaths.restart, (_req, res) => {
       const scheduled = operations.scheduledRestart();
@@ -44,19 +48,27 @@ export function restartRoutes(credentials: ApiCredentials | undefined) {
       });
     });
 
-    router.post(HaNodePaths.reload, requireAuth(credentials), handle(async (req, res) => {
-      const body = await readJsonBody(req);
-      if (!body.ok) return sendReply(res, body.reply);
-      sendReply(res, await operations.reload());
-    }));
+    router.post(
+      HaNodePaths.reload,
+      requireAuth(credentials),
+      handle(async (req, res) => {
+        const body = await readJsonBody(req);
+        if (!body.ok) return sendReply(res, body.reply);
+        sendReply(res, await operations.reload());
+      }),
+    );
 
-    router.post(HaNodePaths.reinitialize, requireAuth(credentials), handle(async (req, res) => {
-      const body = await readJsonBody(req);
-      if (!body.ok) return sendReply(res, body.reply);
-      const parsed = parseReinitializeRequest(body.value);
-      if (!parsed.ok) return sendReply(res, parsed.reply);
-      const cluster = await context.dcs.getCluster().catch(() => context.snapshot().cluster);
-      sendReply(res, await operations.reinitialize(Boolean(cluster?.leader)));
-    }));
+    router.post(
+      HaNodePaths.reinitialize,
+      requireAuth(credentials),
+      handle(async (req, res) => {
+        const body = await readJsonBody(req);
+        if (!body.ok) return sendReply(res, body.reply);
+        const parsed = parseReinitializeRequest(body.value);
+        if (!parsed.ok) return sendReply(res, parsed.reply);
+        const cluster = await context.dcs.getCluster().catch(() => context.snapshot().cluster);
+        sendReply(res, await operations.reinitialize(Boolean(cluster?.leader)));
+      }),
+    );
   };
 }

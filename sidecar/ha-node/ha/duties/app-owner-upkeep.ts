@@ -10,10 +10,14 @@ export async function keepAppOwner(ctx: LoopContext, status: ServerStatus): Prom
   const keeper = ctx.options.appOwner;
   if (status.inRecovery) return;
   const identity = `${status.systemIdentifier}/${status.timeline}/${status.postmasterStartTime}`;
-  await keeper?.ensure(() => ctx.pg.connect(), identity).catch((error: Error) => {
-    ctx.options.logger.warn({ err: error.message }, 'could not put the application role and database in place; retrying next cycle');
-  });
-  await ctx.options.poolerRole?.ensure((database) => ctx.pg.connect(database), identity).catch((error: Error) => {
-    ctx.options.logger.warn({ err: error.message }, 'could not put the pooler role in place; retrying next cycle');
-  });
+  await keeper
+    ?.ensure(() => ctx.pg.connect(), identity)
+    .catch((error: Error) => {
+      ctx.options.logger.warn({ err: error.message }, 'could not put the application role and database in place; retrying next cycle');
+    });
+  await ctx.options.poolerRole
+    ?.ensure((database) => ctx.pg.connect(database), identity)
+    .catch((error: Error) => {
+      ctx.options.logger.warn({ err: error.message }, 'could not put the pooler role in place; retrying next cycle');
+    });
 }

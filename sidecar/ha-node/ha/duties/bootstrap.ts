@@ -33,7 +33,8 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
     const restoring = recovery !== undefined && !recovery.standby;
     const fromRepository = recovery?.standby === true;
     const failed = ctx.options.backup?.restoreFailure();
-    if ((restoring || fromRepository) && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs) return `waiting: restore from the repository failed (${failed.message}); retrying`;
+    if ((restoring || fromRepository) && failed && Date.now() - Date.parse(failed.at) < restoreRetryMs)
+      return `waiting: restore from the repository failed (${failed.message}); retrying`;
     if (!(await dcs.takeInitialize())) return 'waiting: another member is bootstrapping';
     try {
       // The first server already runs with the bootstrap document's parameters and client rules.
@@ -56,12 +57,17 @@ export async function bootstrapOrClone(ctx: LoopContext, cluster: ClusterView): 
       renewed(ctx);
       await dcs.setInitialize(status.systemIdentifier);
       offlineRole(state, standby ? 'replica' : 'primary');
-      if (restoring || fromRepository) ctx.options.backup!.recordRestore(true, fromRepository ? 'restored a standby from the repository' : 'restored from the repository');
+      if (restoring || fromRepository)
+        ctx.options.backup!.recordRestore(true, fromRepository ? 'restored a standby from the repository' : 'restored from the repository');
       if (standby) watchForStreaming(state, performance.now());
       // The members that started with this one clone as soon as they see the lock, and cannot stream
       // before the leader's cycle has made their replication slots: run that cycle now, not a loop_wait later.
       scheduleSoon(ctx, 0);
-      return restoring ? 'restored a new cluster from the repository' : standby ? `${fromRepository ? 'restored' : 'cloned'} a standby cluster from ${describeSource(standby)}` : 'initialized a new cluster';
+      return restoring
+        ? 'restored a new cluster from the repository'
+        : standby
+          ? `${fromRepository ? 'restored' : 'cloned'} a standby cluster from ${describeSource(standby)}`
+          : 'initialized a new cluster';
     } catch (error) {
       ctx.options.logger.error({ err: (error as Error).message }, 'bootstrap failed; giving the initialize key back');
       if (restoring || fromRepository) ctx.options.backup!.recordRestore(false, (error as Error).message);

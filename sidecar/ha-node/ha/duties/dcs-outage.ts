@@ -33,11 +33,15 @@ async function failsafeConfirmed(ctx: LoopContext): Promise<boolean> {
   const { state } = ctx;
   const startedEpoch = Date.now();
   const startedMono = performance.now();
-  const confirmed = await confirmFailsafe(state.snapshot.cluster, {
-    name: ctx.options.name,
-    api_url: ctx.options.apiUrl,
-    conn_url: connUrl(ctx.pg),
-  }, { authorization: ctx.options.apiAuthorization });
+  const confirmed = await confirmFailsafe(
+    state.snapshot.cluster,
+    {
+      name: ctx.options.name,
+      api_url: ctx.options.apiUrl,
+      conn_url: connUrl(ctx.pg),
+    },
+    { authorization: ctx.options.apiAuthorization },
+  );
   failsafeActive(state, confirmed);
   if (!confirmed) return false;
   // The API keeps calling us primary (/primary, /readiness 200): the -rw Service keeps its endpoint.

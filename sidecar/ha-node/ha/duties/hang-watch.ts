@@ -21,7 +21,10 @@ import { lockGivenUp, primaryAnswered } from '../state.js';
 /** Records what this cycle's status probe showed (call once per cycle while the server runs). */
 export function noteProbe(ctx: LoopContext, status: ServerStatus | undefined, error: unknown): void {
   const { pg, state } = ctx;
-  primaryAnswered(state, nextPrimaryAnswer(state.primaryAnswer, pg.postmasterPid(), probeOutcome(status, error), status ? !status.inRecovery : false, performance.now()));
+  primaryAnswered(
+    state,
+    nextPrimaryAnswer(state.primaryAnswer, pg.postmasterPid(), probeOutcome(status, error), status ? !status.inRecovery : false, performance.now()),
+  );
 }
 
 /** The server runs but did not answer: keep the lock while it may be starting, fence and release once it is hung. */

@@ -93,14 +93,17 @@ export async function keepLockWhileStarting(ctx: LoopContext, cluster: ClusterVi
 }
 
 async function maintainSync(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<void> {
-  syncChanged(ctx.state, await runSyncUpkeep({
-    self: ctx.options.name,
-    cluster,
-    status,
-    config: ctx.state.config,
-    dcs: ctx.dcs,
-    pg: ctx.pg,
-    logger: ctx.options.logger,
-    changeLsn: ctx.state.syncChangeLsn,
-  }));
+  syncChanged(
+    ctx.state,
+    await runSyncUpkeep({
+      self: ctx.options.name,
+      cluster,
+      status,
+      config: ctx.state.config,
+      dcs: ctx.dcs,
+      pg: ctx.pg,
+      logger: ctx.options.logger,
+      changeLsn: ctx.state.syncChangeLsn,
+    }),
+  );
 }

@@ -12,7 +12,12 @@ export function keepManagedObjects(ctx: LoopContext, cluster: ClusterView, statu
   const keeper = ctx.options.managed;
   if (!keeper || status.inRecovery) return;
   const identity = `${status.systemIdentifier}/${status.timeline}/${status.postmasterStartTime}`;
-  keeper.keepInBackground((database) => ctx.pg.connect(database), cluster.config?.roles, identity, (error) => {
-    ctx.options.logger.warn({ err: error.message }, 'could not put the managed roles and databases in place; retrying next cycle');
-  });
+  keeper.keepInBackground(
+    (database) => ctx.pg.connect(database),
+    cluster.config?.roles,
+    identity,
+    (error) => {
+      ctx.options.logger.warn({ err: error.message }, 'could not put the managed roles and databases in place; retrying next cycle');
+    },
+  );
 }

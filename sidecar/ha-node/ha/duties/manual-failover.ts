@@ -81,7 +81,17 @@ export async function handOver(ctx: LoopContext, cluster: ClusterView, candidate
   if (paused) {
     const ms = (value: number) => Math.round(value);
     ctx.options.logger.info(
-      { candidate, releasedAt: new Date(releasedAtEpoch).toISOString(), pauseMs: ms(pausedAt - startedAt), stopMs: ms(stoppedAt - pausedAt), releaseMs: ms(releasedAt - stoppedAt), promotionMs: after && ms(after.promotionMs), repointMs: after && ms(after.repointMs), resumeMs: after && ms(after.resumeMs), totalMs: ms(performance.now() - startedAt) },
+      {
+        candidate,
+        releasedAt: new Date(releasedAtEpoch).toISOString(),
+        pauseMs: ms(pausedAt - startedAt),
+        stopMs: ms(stoppedAt - pausedAt),
+        releaseMs: ms(releasedAt - stoppedAt),
+        promotionMs: after && ms(after.promotionMs),
+        repointMs: after && ms(after.repointMs),
+        resumeMs: after && ms(after.resumeMs),
+        totalMs: ms(performance.now() - startedAt),
+      },
       'switchover phases',
     );
   }

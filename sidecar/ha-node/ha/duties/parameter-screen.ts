@@ -1,7 +1,15 @@
 import { dirname, join } from 'node:path';
 import { writtenParameters } from '../../postgres/config-files.js';
 import { writePrivateFile } from '../../postgres/runner.js';
-import { catalogFrom, catalogText, fileSettingErrorsSql, loadCatalog, rejectionText, screenParameters, settingsCatalogSql } from '../../postgres/settings-catalog.js';
+import {
+  catalogFrom,
+  catalogText,
+  fileSettingErrorsSql,
+  loadCatalog,
+  rejectionText,
+  screenParameters,
+  settingsCatalogSql,
+} from '../../postgres/settings-catalog.js';
 import type { SettingRule } from '../../postgres/setting-rules.js';
 import type { LoopContext } from '../loop-context.js';
 import type { ConfigError } from '../snapshot.js';
@@ -26,7 +34,10 @@ export function screenDynamicParameters(ctx: LoopContext): void {
   const refused: ConfigError[] = screened.rejected.map((r) => ({ parameter: r.name, source: 'ha-node', error: rejectionText(r) }));
   const before = (state.snapshot.configErrors ?? []).filter((e) => e.source === 'ha-node');
   if (JSON.stringify(before) !== JSON.stringify(refused) && refused.length > 0) {
-    ctx.options.logger.error({ refused: refused.map((r) => r.error) }, 'the dynamic configuration holds parameter values PostgreSQL would refuse; keeping the last good values');
+    ctx.options.logger.error(
+      { refused: refused.map((r) => r.error) },
+      'the dynamic configuration holds parameter values PostgreSQL would refuse; keeping the last good values',
+    );
   }
   setErrors(ctx, 'ha-node', refused);
 }
@@ -56,7 +67,8 @@ export async function readFileSettingErrors(ctx: LoopContext): Promise<void> {
   const rows = await ctx.pg.query<{ name: string | null; error: string }>(fileSettingErrorsSql).catch(() => undefined);
   if (!rows) return;
   const errors: ConfigError[] = rows.map((row) => ({ parameter: row.name ?? undefined, source: 'postgresql', error: row.error }));
-  if (errors.length > 0) ctx.options.logger.error({ errors: errors.map((e) => `${e.parameter ?? ''}: ${e.error}`) }, 'PostgreSQL could not apply postgresql.conf');
+  if (errors.length > 0)
+    ctx.options.logger.error({ errors: errors.map((e) => `${e.parameter ?? ''}: ${e.error}`) }, 'PostgreSQL could not apply postgresql.conf');
   setErrors(ctx, 'postgresql', errors);
 }
 

@@ -112,7 +112,14 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     return 'no race: this member just gave up the lock because its primary did not start';
   }
   const walPosition = isPrimary ? await flushPositionNow(ctx.pg, status) : walPositionOf(status);
-  const self = { name: options.name, walPosition, timeline: status.timeline, nofailover: noFailover(options.tags), isPrimary, fullVolume: fullVolume(volumesNow(ctx.pg.settings.dataDir) ?? []) };
+  const self = {
+    name: options.name,
+    walPosition,
+    timeline: status.timeline,
+    nofailover: noFailover(options.tags),
+    isPrimary,
+    fullVolume: fullVolume(volumesNow(ctx.pg.settings.dataDir) ?? []),
+  };
   const releaser = await releaserAfterCleanRelease(cluster, self, peers);
   const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
   const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);
@@ -130,21 +137,27 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     return `gave up the manual failover to me: ${verdict.reason}`;
   }
   const acquireStartedEpoch = Date.now();
-  const acquire = (): Promise<boolean> =>
-    takeover ? dcs.takeOverLeader(takeover.leader, walPosition) : dcs.attemptToAcquireLeader(walPosition);
+  const acquire = (): Promise<boolean> => (takeover ? dcs.takeOverLeader(takeover.leader, walPosition) : dcs.attemptToAcquireLeader(walPosition));
   if (verdict.ok && (await acquire())) {
     renewed(ctx, acquireStartedEpoch);
     const standby = state.config.standby_cluster;
     if (!isPrimary && standby) {
       await becomeStandbyLeader(ctx, standby);
       if (cluster.failover) await dcs.setFailover(undefined).catch(() => undefined);
-      return takeover ? `standby leader now: took over the lock of crashed ${takeover.leader.holder}` : 'standby leader now: acquired the leader lock of the standby cluster';
+      return takeover
+        ? `standby leader now: took over the lock of crashed ${takeover.leader.holder}`
+        : 'standby leader now: acquired the leader lock of the standby cluster';
     }
     if (!isPrimary) {
       const acquired = performance.now();
       if ((await promote(ctx, cluster, status)) === 'lost') return lockLost(ctx, 'lost the leader lock while promoting');
       options.logger.info(
-        { askPeersMs: Math.round(asked - started), acquireMs: Math.round(acquired - asked), promoteMs: Math.round(performance.now() - acquired), evidence: takeover?.evidence },
+        {
+          askPeersMs: Math.round(asked - started),
+          acquireMs: Math.round(acquired - asked),
+          promoteMs: Math.round(performance.now() - acquired),
+          evidence: takeover?.evidence,
+        },
         'won the leader race',
       );
       if (cluster.failover) await dcs.setFailover(undefined).catch(() => undefined);

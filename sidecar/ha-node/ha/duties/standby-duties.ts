@@ -100,7 +100,12 @@ async function demoteToStandbyLeader(ctx: LoopContext, source: StandbySource): P
   await ctx.pg.stop('fast');
   const control = await ctx.pg.controlData();
   if (control?.checkpointLocation !== undefined) {
-    demotionRecorded(ctx.state, { systemIdentifier: control.systemIdentifier, timeline: control.timeline, checkpointLocation: control.checkpointLocation, at: new Date().toISOString() });
+    demotionRecorded(ctx.state, {
+      systemIdentifier: control.systemIdentifier,
+      timeline: control.timeline,
+      checkpointLocation: control.checkpointLocation,
+      at: new Date().toISOString(),
+    });
     ctx.options.logger.info({ ...ctx.state.snapshot.demotion, checkpointLsn: formatLsn(control.checkpointLocation) }, 'demoted: the primary stopped cleanly');
     // Published before the restart: the new primary waits for exactly this checkpoint to promote.
     await publish(ctx);
@@ -129,8 +134,10 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
  * repository. Roles and the application database come with the copy (read-only until promoted).
  */
 export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource, repository?: PgBackRest, logger?: Logger): Promise<void> {
-  if (repository && logger) await restoreSourceBackup(pg, repository, logger, source.host === undefined ? undefined : { host: source.host, port: sourcePort(source) });
-  else if (source.host === undefined) throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
+  if (repository && logger)
+    await restoreSourceBackup(pg, repository, logger, source.host === undefined ? undefined : { host: source.host, port: sourcePort(source) });
+  else if (source.host === undefined)
+    throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
   else await cloneFrom(pg, remoteAddress(source));
   pg.writeConfig(remoteAddress(source), true);
   if (!(await pg.start(60))) throw new Error('PostgreSQL did not start after cloning the source');

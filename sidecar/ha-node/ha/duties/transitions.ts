@@ -34,13 +34,17 @@ async function promoteAndFollowUp(ctx: LoopContext, cluster: ClusterView, status
   offlineRole(state, 'primary');
   // The pod label goes out at once (the -rw Service follows it), beside the status read that
   // shows the new role to the health checks: neither waits for the other.
-  const labelled = ctx.options.setRoleLabel?.('primary').catch((error: unknown) => ctx.options.logger.warn({ err: String(error) }, 'could not set the pod role label'));
+  const labelled = ctx.options
+    .setRoleLabel?.('primary')
+    .catch((error: unknown) => ctx.options.logger.warn({ err: String(error) }, 'could not set the pod role label'));
   statusRead(state, (await pg.status().catch(() => undefined)) ?? state.snapshot.status);
   // Poolers follow at once, not after the -rw Service does (ADR 0801), nor after the label writes
   // below (API calls, slow on a loaded server); in the background, so an unreachable pooler never
   // delays the new primary's duties.
   if (ctx.options.poolers?.configured) {
-    ctx.options.poolers.retargetAll(pg.settings.connectHost, pg.settings.port).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
+    ctx.options.poolers
+      .retargetAll(pg.settings.connectHost, pg.settings.port)
+      .catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'could not point the poolers at this primary'));
   }
   await Promise.all([clearing, labelled]);
   // pg_rewind on the old primary needs a checkpoint on the new timeline.

@@ -65,7 +65,8 @@ export function raceVerdict(self: SelfFacts, cluster: ClusterView, config: Effec
   }
   if (config.check_timeline) {
     const clusterTimeline = clusterTimelineOf(cluster);
-    if (clusterTimeline !== undefined && self.timeline < clusterTimeline) return { ok: false, reason: `my timeline ${self.timeline} is behind ${clusterTimeline}` };
+    if (clusterTimeline !== undefined && self.timeline < clusterTimeline)
+      return { ok: false, reason: `my timeline ${self.timeline} is behind ${clusterTimeline}` };
   }
   for (const peer of peers) {
     if (!peer.reachable || peer.name === self.name) continue;

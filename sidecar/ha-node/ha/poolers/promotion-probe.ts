@@ -58,7 +58,14 @@ export class PromotionProbe {
     if (this.client && this.clientOf === key) return this.client;
     await this.close();
     const { superuser } = this.ctx.pg.settings;
-    const client = new pg.Client({ ...address, user: superuser.username, password: superuser.password, database: 'postgres', connectionTimeoutMillis: 1000, query_timeout: 1000 });
+    const client = new pg.Client({
+      ...address,
+      user: superuser.username,
+      password: superuser.password,
+      database: 'postgres',
+      connectionTimeoutMillis: 1000,
+      query_timeout: 1000,
+    });
     client.on('error', () => undefined);
     await client.connect();
     this.client = client;

@@ -31,7 +31,10 @@ const key = (e: Endpoint) => `${e.host}:${e.port}`;
 /** Replicas fit to serve reads: streaming, recently heard from, within the lag bound, not tagged noloadbalance. Sorted by address. */
 export function readableReplicas(view: ReplicaView): Endpoint[] {
   return view.members
-    .filter((m) => m.name !== view.leaderName && m.role === 'replica' && m.replication_state === 'streaming' && m.heartbeat >= view.freshSince && !m.tags.noloadbalance)
+    .filter(
+      (m) =>
+        m.name !== view.leaderName && m.role === 'replica' && m.replication_state === 'streaming' && m.heartbeat >= view.freshSince && !m.tags.noloadbalance,
+    )
     .filter((m) => view.primaryLocation === undefined || m.xlog_location === undefined || view.primaryLocation - m.xlog_location <= view.maxLagBytes)
     .map((m) => ({ host: m.host, port: m.port }))
     .sort((a, b) => key(a).localeCompare(key(b)));

@@ -20,9 +20,7 @@ export interface QuorumState {
 }
 
 export type QuorumStep =
-  | { kind: 'none' }
-  | { kind: 'dcs'; voters: string[]; quorum: number }
-  | { kind: 'names'; names: string; numsync: number; sync: string[] };
+  { kind: 'none' } | { kind: 'dcs'; voters: string[]; quorum: number } | { kind: 'names'; names: string; numsync: number; sync: string[] };
 
 /** Every set of numsync members of sync meets every set of quorum + 1 voters. */
 export function quorumSafe(state: QuorumState): boolean {

@@ -36,7 +36,11 @@ export async function runSyncUpkeep(input: SyncUpkeepInput): Promise<number> {
   // A standby that stopped replying counts as gone: its walsender lingers until wal_sender_timeout.
   const bound = replySilenceBoundMs(config);
   const live = status.replication.filter((r) => eligible.has(r.application_name) && repliesInTime(r, bound));
-  if (synchronousModeOf(cluster.config?.synchronous_mode) === 'quorum') return runQuorumUpkeep(input, live.map((r) => r.application_name));
+  if (synchronousModeOf(cluster.config?.synchronous_mode) === 'quorum')
+    return runQuorumUpkeep(
+      input,
+      live.map((r) => r.application_name),
+    );
   const keyIsOurs = cluster.sync?.leader === self;
   const published = keyIsOurs ? (cluster.sync?.sync_standby ?? []) : [];
   const step = nextSyncStep({
@@ -70,7 +74,13 @@ async function runQuorumUpkeep(input: SyncUpkeepInput, liveStandbys: string[]): 
   const sync = cluster.sync;
   const key = sync?.leader === self && sync.quorum !== undefined ? { voters: sync.sync_standby, quorum: sync.quorum } : undefined;
   const active = [...liveStandbys].sort();
-  const step = nextQuorumStep({ currentNames: status.synchronousStandbyNames, key, active, nodeCount: config.synchronous_node_count, strict: config.synchronous_mode_strict });
+  const step = nextQuorumStep({
+    currentNames: status.synchronousStandbyNames,
+    key,
+    active,
+    nodeCount: config.synchronous_node_count,
+    strict: config.synchronous_mode_strict,
+  });
   if (step.kind === 'none') return input.changeLsn;
   if (step.kind === 'dcs') {
     await dcs.setSync({ leader: self, sync_standby: step.voters, quorum: step.quorum });

@@ -49,7 +49,7 @@ describe('API server stand-in: fault injection', () => {
     await byCert.listNamespace();
   });
 
-  it('cuts the refused client\'s open watches', async () => {
+  it("cuts the refused client's open watches", async () => {
     const watch = await openWatch(server, '/api/v1/namespaces/default/configmaps?watch=true', { token: 'node-2-token' });
     const other = await openWatch(server, '/api/v1/namespaces/default/configmaps?watch=true');
     const undo = server.faults.refuse({ token: 'node-2-token' });
@@ -99,12 +99,16 @@ describe('API server stand-in: refusals by pod identity, lifted over the HTTP ho
 
   /** A token from TokenRequest for the service account `db`, bound to the pod. */
   async function podToken(pod: string): Promise<string> {
-    const answer = await kubeJson(server, 'POST', '/api/v1/namespaces/default/serviceaccounts/db/token', { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod } } } });
+    const answer = await kubeJson(server, 'POST', '/api/v1/namespaces/default/serviceaccounts/db/token', {
+      body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod } } },
+    });
     assert.equal(answer.status, 201);
     return (answer.body.status as { token: string }).token;
   }
-  const hook = (path: string, body?: unknown, token = server.token) => kubeJson(server, body === undefined ? 'GET' : 'POST', `/_keelson/faults/${path}`, { token, body });
-  const listAs = async (token: string) => (await kubeRequest(server, 'GET', '/api/v1/namespaces/default/configmaps', { token }).catch(() => ({ status: 0 }))).status;
+  const hook = (path: string, body?: unknown, token = server.token) =>
+    kubeJson(server, body === undefined ? 'GET' : 'POST', `/_keelson/faults/${path}`, { token, body });
+  const listAs = async (token: string) =>
+    (await kubeRequest(server, 'GET', '/api/v1/namespaces/default/configmaps', { token }).catch(() => ({ status: 0 }))).status;
 
   before(async () => {
     server = await startTestApiServer({ faultInjection: true });
@@ -112,7 +116,10 @@ describe('API server stand-in: refusals by pod identity, lifted over the HTTP ho
     const core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'db' } } });
     for (const name of ['db-0', 'db-1']) {
-      await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name }, spec: { serviceAccountName: 'db', containers: [{ name: 'c', image: 'x' }] } } });
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: { metadata: { name }, spec: { serviceAccountName: 'db', containers: [{ name: 'c', image: 'x' }] } },
+      });
       tokens[name] = await podToken(name);
     }
   });
@@ -166,7 +173,7 @@ describe('API server stand-in: refusals by pod identity, lifted over the HTTP ho
 
   it('HTTP hook: the admin is never refused, so a refusal matching it stays liftable', async () => {
     const refused = await hook('refuse', { token: server.token });
-    assert.equal(await listAs(server.token), 0, 'the admin\'s API requests are refused');
+    assert.equal(await listAs(server.token), 0, "the admin's API requests are refused");
     assert.equal((await hook('lift', { id: refused.body.id })).status, 200);
     assert.equal(await listAs(server.token), 200);
   });
@@ -223,7 +230,9 @@ describe('API server stand-in: state file', () => {
     try {
       const stateFile = join(dir, 'state.json');
       const first = await startTestApiServer({ stateFile });
-      await first.kubeConfig.makeApiClient(k8s.CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'kept' }, data: { a: '1' } } });
+      await first.kubeConfig
+        .makeApiClient(k8s.CoreV1Api)
+        .createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'kept' }, data: { a: '1' } } });
       assert.equal((await kubeRequest(first, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: pgClusterCrd })).status, 201);
       assert.equal((await kubeRequest(first, 'POST', '/apis/demo.example.com/v1/namespaces/default/pgclusters', { body: pgCluster('kept') })).status, 201);
       const rvBefore = Number((await first.kubeConfig.makeApiClient(k8s.CoreV1Api).listNamespace()).metadata?.resourceVersion);
@@ -235,7 +244,9 @@ describe('API server stand-in: state file', () => {
         assert.deepEqual(cm.data, { a: '1' });
         const cr = await kubeRequest(second, 'GET', '/apis/demo.example.com/v1/namespaces/default/pgclusters/kept');
         assert.equal(cr.status, 200);
-        const created = await second.kubeConfig.makeApiClient(k8s.CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'new' } } });
+        const created = await second.kubeConfig
+          .makeApiClient(k8s.CoreV1Api)
+          .createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'new' } } });
         assert.ok(Number(created.metadata?.resourceVersion) > rvBefore, 'resourceVersion keeps growing');
         // A watch resumed from a resourceVersion of the previous run must relist (410).
         const stale = await openWatch(second, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rvBefore}`);
@@ -254,10 +265,14 @@ describe('keelson local apiserver (CLI)', () => {
   it('serves plain HTTP with a kubeconfig kubectl can use, the fault hook, and stops on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keelson-cli-'));
     const kubeconfig = join(dir, 'kubeconfig');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'local', 'apiserver', '--listen', '127.0.0.1:0', '--kubeconfig', kubeconfig, '--http', '--fault-injection'], {
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bin/keelson.ts', 'local', 'apiserver', '--listen', '127.0.0.1:0', '--kubeconfig', kubeconfig, '--http', '--fault-injection'],
+      {
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -270,7 +285,12 @@ describe('keelson local apiserver (CLI)', () => {
       });
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       const namespaces = await new Promise<string>((resolve, reject) =>
-        execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'ns', '-o', 'name'], { env: { ...process.env, HOME: dir } }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+        execFile(
+          'kubectl',
+          ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'ns', '-o', 'name'],
+          { env: { ...process.env, HOME: dir } },
+          (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)),
+        ),
       );
       assert.match(namespaces, /namespace\/default/);
       const admin = { Authorization: `Bearer ${/token: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))![1]}` };

@@ -35,7 +35,10 @@ function deleteOptionsBody(options: Options): Buffer {
   const parts: Buffer[] = [];
   if (options.gracePeriodSeconds !== undefined) parts.push(intField(1, options.gracePeriodSeconds));
   if (options.preconditions) {
-    const pre = [options.preconditions.uid && bytesField(1, options.preconditions.uid), options.preconditions.resourceVersion && bytesField(2, options.preconditions.resourceVersion)];
+    const pre = [
+      options.preconditions.uid && bytesField(1, options.preconditions.uid),
+      options.preconditions.resourceVersion && bytesField(2, options.preconditions.resourceVersion),
+    ];
     parts.push(bytesField(2, Buffer.concat(pre.filter((p): p is Buffer => Boolean(p)))));
   }
   if (options.propagationPolicy) parts.push(bytesField(4, options.propagationPolicy));
@@ -56,7 +59,9 @@ describe('API server stand-in: protobuf DeleteOptions', () => {
   after(() => server?.close());
 
   it('honours preconditions, dryRun and the propagation policy of the protobuf body', async () => {
-    const created = await kubeJson(server, 'POST', '/api/v1/namespaces/default/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'release' }, stringData: { a: 'b' } } });
+    const created = await kubeJson(server, 'POST', '/api/v1/namespaces/default/secrets', {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'release' }, stringData: { a: 'b' } },
+    });
     assert.equal(created.status, 201, created.text);
     const meta = created.body.metadata as { uid: string; resourceVersion: string };
 
@@ -77,7 +82,11 @@ describe('API server stand-in: protobuf DeleteOptions', () => {
     assert.match(String(badDryRun.body.message), /dryRun/);
     assert.ok(await exists(), 'refused deletes delete nothing');
 
-    const deleted = await send({ preconditions: { uid: meta.uid, resourceVersion: meta.resourceVersion }, propagationPolicy: 'Background', gracePeriodSeconds: 0 });
+    const deleted = await send({
+      preconditions: { uid: meta.uid, resourceVersion: meta.resourceVersion },
+      propagationPolicy: 'Background',
+      gracePeriodSeconds: 0,
+    });
     assert.equal(deleted.status, 200, deleted.text);
     assert.equal(await exists(), false);
   });

@@ -32,7 +32,10 @@ describe('API server stand-in: watch semantics', () => {
     await core.patchNamespacedConfigMap({ name: 'w-existing', namespace: 'default', body: [{ op: 'add', path: '/data', value: { a: '1' } }] });
     await core.deleteNamespacedConfigMap({ name: 'w-existing', namespace: 'default' });
     await watch.waitFor(3);
-    assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      watch.events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     const rvs = watch.events.map((e) => Number((e.object.metadata as { resourceVersion: string }).resourceVersion));
     assert.ok(rvs[0] < rvs[1] && rvs[1] < rvs[2], `resourceVersions increase: ${rvs.join(',')}`);
     watch.stop();
@@ -45,7 +48,10 @@ describe('API server stand-in: watch semantics', () => {
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w-replay-2' } } });
     const replay = await openWatch(server, `${cmPath}?watch=true&resourceVersion=${from}`);
     await replay.waitFor(2);
-    assert.deepEqual(replay.events.map((e) => (e.object.metadata as { name: string }).name), ['w-replay-1', 'w-replay-2']);
+    assert.deepEqual(
+      replay.events.map((e) => (e.object.metadata as { name: string }).name),
+      ['w-replay-1', 'w-replay-2'],
+    );
     replay.stop();
 
     server.faults.compactHistory();
@@ -76,7 +82,10 @@ describe('API server stand-in: watch semantics', () => {
     await core.patchNamespacedConfigMap({ name: 'w-sel', namespace: 'default', body: [{ op: 'add', path: '/data', value: { x: '1' } }] });
     await core.patchNamespacedConfigMap({ name: 'w-sel', namespace: 'default', body: [{ op: 'replace', path: '/metadata/labels/role', value: 'replica' }] });
     await watch.waitFor(3);
-    assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      watch.events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     // Like the real watch cache: the last matching content, stamped with the new resourceVersion.
     const gone = watch.events[2].object as { metadata: { labels: Record<string, string>; resourceVersion: string }; data: unknown };
     assert.equal(gone.metadata.labels.role, 'primary');
@@ -86,12 +95,17 @@ describe('API server stand-in: watch semantics', () => {
   });
 
   it('answers kubectl-style Table watches with one-row Tables', async () => {
-    const watch = await openWatch(server, `${cmPath}?watch=true&fieldSelector=metadata.name%3Dw-table`, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+    const watch = await openWatch(server, `${cmPath}?watch=true&fieldSelector=metadata.name%3Dw-table`, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+    });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w-table' }, data: { a: '1', b: '2' } } });
     await watch.waitFor(1);
     const table = watch.events[0].object as { kind: string; rows: Array<{ cells: unknown[] }>; columnDefinitions: Array<{ name: string }> };
     assert.equal(table.kind, 'Table');
-    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Data', 'Age']);
+    assert.deepEqual(
+      table.columnDefinitions.map((c) => c.name),
+      ['Name', 'Data', 'Age'],
+    );
     assert.deepEqual(table.rows[0].cells.slice(0, 2), ['w-table', 2]);
     watch.stop();
   });
@@ -136,7 +150,11 @@ describe('API server stand-in: watch semantics', () => {
       assert.deepEqual(seen.get('inf-a'), ['add', 'update']);
       assert.deepEqual(seen.get('inf-b'), ['add', 'delete']);
       assert.deepEqual(seen.get('inf-c'), ['add']);
-      const cached = informer.list('default').map((o) => o.metadata?.name).filter((n) => n?.startsWith('inf-')).sort();
+      const cached = informer
+        .list('default')
+        .map((o) => o.metadata?.name)
+        .filter((n) => n?.startsWith('inf-'))
+        .sort();
       assert.deepEqual(cached, ['inf-a', 'inf-c']);
     } finally {
       stopped = true;
@@ -149,7 +167,10 @@ describe('API server stand-in: watch semantics', () => {
     const other = new k8s.KubeConfig();
     other.loadFromFile(server.kubeconfigPath);
     const coordination2 = other.makeApiClient(k8s.CoordinationV1Api);
-    await coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'race' }, spec: { leaseDurationSeconds: 10, leaseTransitions: 0 } } });
+    await coordination.createNamespacedLease({
+      namespace: 'default',
+      body: { metadata: { name: 'race' }, spec: { leaseDurationSeconds: 10, leaseTransitions: 0 } },
+    });
     let transitions = 0;
     for (let round = 0; round < 10; round += 1) {
       const [a, b] = await Promise.all([
@@ -160,7 +181,10 @@ describe('API server stand-in: watch semantics', () => {
         api.replaceNamespacedLease({
           name: 'race',
           namespace: 'default',
-          body: { ...lease, spec: { ...lease.spec, holderIdentity: holder, renewTime: microTime(), leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 } },
+          body: {
+            ...lease,
+            spec: { ...lease.spec, holderIdentity: holder, renewTime: microTime(), leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 },
+          },
         });
       const results = await Promise.allSettled([attempt(coordination, a, 'a'), attempt(coordination2, b, 'b')]);
       const won = results.filter((r) => r.status === 'fulfilled');

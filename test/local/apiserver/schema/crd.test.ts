@@ -65,7 +65,13 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
   });
 
   it('defaults, prunes and validates custom resources', async () => {
-    const created = (await custom.createNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'pgclusters', body: pgCluster('demo', { instances: 3, unknownField: 1, extra: { free: { form: true } } }) })) as Obj;
+    const created = (await custom.createNamespacedCustomObject({
+      group,
+      version: 'v1',
+      namespace: 'default',
+      plural: 'pgclusters',
+      body: pgCluster('demo', { instances: 3, unknownField: 1, extra: { free: { form: true } } }),
+    })) as Obj;
     assert.equal(created.spec?.version, '15');
     assert.equal(created.spec?.maxInstances, 9);
     assert.equal(created.spec?.unknownField, undefined, 'unknown fields are pruned');
@@ -79,7 +85,7 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
     const wrongType = await kubeRequest(server, 'POST', base, { body: pgCluster('typed', { instances: 'three' }) });
     assert.equal(wrongType.status, 422);
     assert.match(String((wrongType.body as { message: string }).message), /spec\.instances in body must be of type integer: "string"/);
-    const causes = ((wrongType.body as { details: { causes: Array<{ field: string }> } }).details.causes).map((c) => c.field);
+    const causes = (wrongType.body as { details: { causes: Array<{ field: string }> } }).details.causes.map((c) => c.field);
     assert.deepEqual(causes, ['spec.instances']);
 
     const missing = await kubeRequest(server, 'POST', base, { body: pgCluster('missing', { version: '16' }) });
@@ -105,11 +111,25 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
     const current = (await custom.getNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'pgclusters', name: 'demo' })) as Obj;
     const noRv = await kubeRequest(server, 'PUT', `${base}/demo`, { body: { ...current, metadata: { name: 'demo' } } });
     assert.equal(noRv.status, 422, 'custom resources need resourceVersion on update');
-    const ignored = (await custom.replaceNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'pgclusters', name: 'demo', body: { ...current, status: { phase: 'Hacked' } } })) as Obj;
+    const ignored = (await custom.replaceNamespacedCustomObject({
+      group,
+      version: 'v1',
+      namespace: 'default',
+      plural: 'pgclusters',
+      name: 'demo',
+      body: { ...current, status: { phase: 'Hacked' } },
+    })) as Obj;
     assert.equal(ignored.status, undefined);
     assert.equal(ignored.metadata.generation, 1);
     const status = (await custom.patchNamespacedCustomObjectStatus(
-      { group, version: 'v1', namespace: 'default', plural: 'pgclusters', name: 'demo', body: { status: { phase: 'Running', instances: 3, selector: 'app=demo', observedGeneration: 1 }, spec: { instances: 1 } } },
+      {
+        group,
+        version: 'v1',
+        namespace: 'default',
+        plural: 'pgclusters',
+        name: 'demo',
+        body: { status: { phase: 'Running', instances: 3, selector: 'app=demo', observedGeneration: 1 }, spec: { instances: 1 } },
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     )) as Obj;
     assert.equal(status.status?.phase, 'Running');
@@ -126,7 +146,11 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
   });
 
   it('serves the scale subresource from the CRD paths', async () => {
-    const scale = (await kubeRequest(server, 'GET', `${base}/demo/scale`)).body as { kind: string; spec: { replicas: number }; status: { replicas: number; selector: string } };
+    const scale = (await kubeRequest(server, 'GET', `${base}/demo/scale`)).body as {
+      kind: string;
+      spec: { replicas: number };
+      status: { replicas: number; selector: string };
+    };
     assert.equal(scale.kind, 'Scale');
     assert.equal(scale.spec.replicas, 4);
     assert.equal(scale.status.replicas, 3);
@@ -148,7 +172,10 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
       rows: Array<{ cells: unknown[]; object: { metadata: { name: string } } }>;
     };
     assert.equal(table.kind, 'Table');
-    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Instances', 'Phase', 'Ready', 'Age']);
+    assert.deepEqual(
+      table.columnDefinitions.map((c) => c.name),
+      ['Name', 'Instances', 'Phase', 'Ready', 'Age'],
+    );
     assert.deepEqual(table.rows[0].cells.slice(0, 4), ['demo', 6, 'Running', 'True']);
     assert.equal(table.rows[0].object.metadata.name, 'demo');
   });
@@ -161,11 +188,22 @@ describe('API server stand-in: CustomResourceDefinitions', () => {
     const crd = await ext.readCustomResourceDefinition({ name: 'pgclusters.demo.example.com' });
     await kubeRequest(server, 'PATCH', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/pgclusters.demo.example.com/status', {
       contentType: 'application/merge-patch+json',
-      body: { status: { conditions: [...(crd.status?.conditions ?? []), { type: 'Terminating', status: 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: 'Test', message: 'x' }] } },
+      body: {
+        status: {
+          conditions: [
+            ...(crd.status?.conditions ?? []),
+            { type: 'Terminating', status: 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: 'Test', message: 'x' },
+          ],
+        },
+      },
     });
     await ext.deleteCustomResourceDefinition({ name: 'pgclusters.demo.example.com' });
     await watch.ended;
-    assert.deepEqual(watch.events.map((e) => e.type), ['ADDED', 'DELETED'], 'the watch saw the object go, then ended');
+    assert.deepEqual(
+      watch.events.map((e) => e.type),
+      ['ADDED', 'DELETED'],
+      'the watch saw the object go, then ended',
+    );
     for (let i = 0; i < 50; i += 1) {
       const res = await kubeRequest(server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/pgclusters.demo.example.com');
       if (res.status === 404) break;

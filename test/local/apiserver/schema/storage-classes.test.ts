@@ -27,7 +27,10 @@ describe('API server stand-in: StorageClasses and claim growth', () => {
     return answer.body;
   };
   const newClaim = (name: string, extra: { annotations?: Record<string, string>; storageClassName?: string } = {}) =>
-    post(claims, { metadata: { name, annotations: extra.annotations }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: extra.storageClassName } });
+    post(claims, {
+      metadata: { name, annotations: extra.annotations },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: extra.storageClassName },
+    });
   const bind = async (name: string) => {
     const answer = await kubeJson(server, 'PATCH', `${claims}/${name}/status`, { body: { status: { phase: 'Bound' } }, ...merge });
     assert.equal(answer.status, 200, answer.text);
@@ -47,7 +50,11 @@ describe('API server stand-in: StorageClasses and claim growth', () => {
   it('gives a new claim the newest of several default classes, and none when it names a class by annotation', async () => {
     await post(classes, { metadata: { name: 'older', annotations: isDefault }, provisioner: 'example.com/a' });
     await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has whole seconds
-    await post(classes, { metadata: { name: 'newer', annotations: { 'storageclass.beta.kubernetes.io/is-default-class': 'true' } }, provisioner: 'example.com/a', allowVolumeExpansion: true });
+    await post(classes, {
+      metadata: { name: 'newer', annotations: { 'storageclass.beta.kubernetes.io/is-default-class': 'true' } },
+      provisioner: 'example.com/a',
+      allowVolumeExpansion: true,
+    });
     assert.equal(((await newClaim('picks-newest')).spec as { storageClassName: string }).storageClassName, 'newer');
     const annotated = await newClaim('by-annotation', { annotations: { 'volume.beta.kubernetes.io/storage-class': 'older' } });
     assert.equal((annotated.spec as { storageClassName?: string }).storageClassName, undefined);
@@ -71,12 +78,17 @@ describe('API server stand-in: StorageClasses and claim growth', () => {
     const viaStatus = await grow('picks-newest', '9Gi', '/status');
     assert.equal(viaStatus.status, 200, viaStatus.text);
     assert.equal((viaStatus.body.spec as { resources: { requests: { storage: string } } }).resources.requests.storage, '2Gi');
-    const relabel = await kubeJson(server, 'PATCH', `${claims}/picks-newest`, { body: { metadata: { labels: { a: 'b' } }, spec: { resources: { requests: { storage: '2048Mi' } } } }, ...merge });
+    const relabel = await kubeJson(server, 'PATCH', `${claims}/picks-newest`, {
+      body: { metadata: { labels: { a: 'b' } }, spec: { resources: { requests: { storage: '2048Mi' } } } },
+      ...merge,
+    });
     assert.equal(relabel.status, 200, `the same quantity in other units is no growth: ${relabel.text}`);
   });
 
   it('lists classes in kubectl with their printer columns', async () => {
-    const { stdout } = await promisify(execFile)('kubectl', ['--cache-dir', join(dir, 'cache'), 'get', 'sc'], { env: { ...process.env, KUBECONFIG: server.kubeconfigPath, HOME: dir } });
+    const { stdout } = await promisify(execFile)('kubectl', ['--cache-dir', join(dir, 'cache'), 'get', 'sc'], {
+      env: { ...process.env, KUBECONFIG: server.kubeconfigPath, HOME: dir },
+    });
     assert.match(stdout, /NAME\s+PROVISIONER\s+RECLAIMPOLICY\s+VOLUMEBINDINGMODE\s+ALLOWVOLUMEEXPANSION\s+AGE/);
     assert.match(stdout, /older \(default\)\s+example\.com\/a\s+Delete\s+Immediate\s+false\s/);
   });

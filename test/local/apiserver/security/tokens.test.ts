@@ -13,7 +13,10 @@ describe('API server stand-in: ServiceAccount tokens', () => {
     server = await startTestApiServer();
     core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'db' } } });
-    const pod = await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'db-0' }, spec: { serviceAccountName: 'db', containers: [{ name: 'c', image: 'x' }] } } });
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'db-0' }, spec: { serviceAccountName: 'db', containers: [{ name: 'c', image: 'x' }] } },
+    });
     podUid = pod.metadata!.uid!;
     await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'other' }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
   });
@@ -48,10 +51,14 @@ describe('API server stand-in: ServiceAccount tokens', () => {
   });
 
   it('refuses a pod of another account, a stale pod UID, short lifetimes and malformed bodies', async () => {
-    const otherAccount = await kubeJson(server, 'POST', tokenPath('db'), { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'other' } } } });
+    const otherAccount = await kubeJson(server, 'POST', tokenPath('db'), {
+      body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'other' } } },
+    });
     assert.equal(otherAccount.status, 400);
     assert.match(String(otherAccount.body.message), /cannot bind token for serviceaccount "db" to pod running with serviceaccount "default"/);
-    const stale = await kubeJson(server, 'POST', tokenPath('db'), { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'db-0', uid: 'not-the-uid' } } } });
+    const stale = await kubeJson(server, 'POST', tokenPath('db'), {
+      body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'db-0', uid: 'not-the-uid' } } },
+    });
     assert.equal(stale.status, 409);
     const short = await kubeJson(server, 'POST', tokenPath('db'), { body: { spec: { expirationSeconds: 60 } } });
     assert.equal(short.status, 422);
@@ -65,11 +72,16 @@ describe('API server stand-in: ServiceAccount tokens', () => {
     assert.equal(wrongVerb.status, 405);
   });
 
-  it('names the token\'s service account and pod in a SelfSubjectReview; other tokens stay as they were', async () => {
+  it("names the token's service account and pod in a SelfSubjectReview; other tokens stay as they were", async () => {
     const issued = await kubeJson(server, 'POST', tokenPath('db'), { body: { spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'db-0' } } } });
     const token = String((issued.body.status as { token: string }).token);
     const whoami = async (as: string | undefined) =>
-      (await kubeJson(server, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token: as, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })).body.status as { userInfo: { username: string; groups: string[]; extra?: Record<string, string[]> } };
+      (
+        await kubeJson(server, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+          token: as,
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        })
+      ).body.status as { userInfo: { username: string; groups: string[]; extra?: Record<string, string[]> } };
     const pod = await whoami(token);
     assert.equal(pod.userInfo.username, 'system:serviceaccount:default:db');
     assert.ok(pod.userInfo.groups.includes('system:serviceaccounts:default'));

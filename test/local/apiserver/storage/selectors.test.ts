@@ -19,38 +19,105 @@ function refusal(parse: () => unknown): string {
   return assert.fail('accepted');
 }
 
-const qualifiedName = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const qualifiedName =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 describe('label selectors', () => {
   it('refuses an empty term after a comma, and a lone comma', () => {
-    assert.equal(refusal(() => parseLabelSelector(',')), "found ',', expected: !, identifier, or 'end of string'");
-    assert.equal(refusal(() => parseLabelSelector('fz=x,')), "found '', expected: identifier after ','");
-    assert.equal(refusal(() => parseLabelSelector('a,,b')), "found ',', expected: identifier after ','");
-    assert.equal(refusal(() => parseLabelSelector(',a')), "found ',', expected: !, identifier, or 'end of string'");
-    assert.equal(refusal(() => parseLabelSelector('a , ')), "found '', expected: identifier after ','");
+    assert.equal(
+      refusal(() => parseLabelSelector(',')),
+      "found ',', expected: !, identifier, or 'end of string'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('fz=x,')),
+      "found '', expected: identifier after ','",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a,,b')),
+      "found ',', expected: identifier after ','",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector(',a')),
+      "found ',', expected: !, identifier, or 'end of string'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a , ')),
+      "found '', expected: identifier after ','",
+    );
   });
 
   it('refuses bad keys and values with the real messages', () => {
-    assert.equal(refusal(() => parseLabelSelector('-a=b')), `unable to parse requirement: invalid label key "-a": ${qualifiedName}`);
-    assert.equal(refusal(() => parseLabelSelector('a/b/c')), `unable to parse requirement: invalid label key "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`);
-    assert.match(refusal(() => parseLabelSelector(`${'k'.repeat(64)}=v`)), /invalid label key "k+": name part must be no more than 63 characters/);
-    assert.match(refusal(() => parseLabelSelector('a=-b')), /^unable to parse requirement: invalid label value: "-b": at key: "a": a valid label must be an empty string or consist of/);
-    assert.match(refusal(() => parseLabelSelector(`a in (x,${'v'.repeat(64)})`)), /at key: "a": must be no more than 63 characters/);
-    assert.equal(refusal(() => parseLabelSelector('a>x')), "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer");
+    assert.equal(
+      refusal(() => parseLabelSelector('-a=b')),
+      `unable to parse requirement: invalid label key "-a": ${qualifiedName}`,
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a/b/c')),
+      `unable to parse requirement: invalid label key "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    );
+    assert.match(
+      refusal(() => parseLabelSelector(`${'k'.repeat(64)}=v`)),
+      /invalid label key "k+": name part must be no more than 63 characters/,
+    );
+    assert.match(
+      refusal(() => parseLabelSelector('a=-b')),
+      /^unable to parse requirement: invalid label value: "-b": at key: "a": a valid label must be an empty string or consist of/,
+    );
+    assert.match(
+      refusal(() => parseLabelSelector(`a in (x,${'v'.repeat(64)})`)),
+      /at key: "a": must be no more than 63 characters/,
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a>x')),
+      "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer",
+    );
   });
 
   it('refuses what does not follow the grammar', () => {
-    assert.equal(refusal(() => parseLabelSelector('a=b=c')), "found '=', expected: ',' or 'end of string'");
-    assert.equal(refusal(() => parseLabelSelector('!!')), "unable to parse requirement: found '!', expected: identifier");
-    assert.equal(refusal(() => parseLabelSelector('a b')), "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
-    assert.equal(refusal(() => parseLabelSelector('a in b')), "unable to parse requirement: found 'b' expected: '('");
-    assert.equal(refusal(() => parseLabelSelector('a in (b')), "unable to parse requirement: found '', expected: ',' or ')'");
-    assert.equal(refusal(() => parseLabelSelector('a in (b c)')), "unable to parse requirement: found 'c', expected: ',' or ')'");
-    assert.equal(refusal(() => parseLabelSelector('a in (=)')), "unable to parse requirement: found '=', expected: ',', ')' or identifier");
-    assert.equal(refusal(() => parseLabelSelector('a in (,,)')), "unable to parse requirement: found ')', expected: ',', or identifier");
-    assert.equal(refusal(() => parseLabelSelector('!a=b')), "found '=', expected: ',' or 'end of string'");
-    assert.equal(refusal(() => parseLabelSelector('a==(')), "unable to parse requirement: found '(', expected: identifier");
-    assert.equal(refusal(() => parseLabelSelector('(')), "found '(', expected: !, identifier, or 'end of string'");
+    assert.equal(
+      refusal(() => parseLabelSelector('a=b=c')),
+      "found '=', expected: ',' or 'end of string'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('!!')),
+      "unable to parse requirement: found '!', expected: identifier",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a b')),
+      "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a in b')),
+      "unable to parse requirement: found 'b' expected: '('",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a in (b')),
+      "unable to parse requirement: found '', expected: ',' or ')'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a in (b c)')),
+      "unable to parse requirement: found 'c', expected: ',' or ')'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a in (=)')),
+      "unable to parse requirement: found '=', expected: ',', ')' or identifier",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a in (,,)')),
+      "unable to parse requirement: found ')', expected: ',', or identifier",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('!a=b')),
+      "found '=', expected: ',' or 'end of string'",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('a==(')),
+      "unable to parse requirement: found '(', expected: identifier",
+    );
+    assert.equal(
+      refusal(() => parseLabelSelector('(')),
+      "found '(', expected: !, identifier, or 'end of string'",
+    );
   });
 
   it('accepts what the real server accepts and selects the same', () => {
@@ -89,9 +156,21 @@ describe('field selectors', () => {
   });
 
   it('refuses terms without an operator and unescaped or badly escaped values', () => {
-    assert.equal(refusal(() => parseFieldSelector('a=b,c')), "invalid selector: 'a=b,c'; can't understand 'c'");
-    assert.equal(refusal(() => parseFieldSelector('a=b=c')), 'invalid field selector: unescaped character in value: 61');
-    assert.equal(refusal(() => parseFieldSelector('a=b\\x')), 'invalid field selector: invalid escape sequence: \\x');
-    assert.equal(refusal(() => parseFieldSelector('a=b\\')), 'invalid field selector: invalid escape sequence: \\');
+    assert.equal(
+      refusal(() => parseFieldSelector('a=b,c')),
+      "invalid selector: 'a=b,c'; can't understand 'c'",
+    );
+    assert.equal(
+      refusal(() => parseFieldSelector('a=b=c')),
+      'invalid field selector: unescaped character in value: 61',
+    );
+    assert.equal(
+      refusal(() => parseFieldSelector('a=b\\x')),
+      'invalid field selector: invalid escape sequence: \\x',
+    );
+    assert.equal(
+      refusal(() => parseFieldSelector('a=b\\')),
+      'invalid field selector: invalid escape sequence: \\',
+    );
   });
 });

@@ -42,7 +42,9 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
   const owned = async (name: string, owner: k8s.V1ConfigMap, extra: Partial<k8s.V1OwnerReference> = {}): Promise<k8s.V1ConfigMap> =>
     core.createNamespacedConfigMap({
       namespace: 'default',
-      body: { metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid!, ...extra }] } },
+      body: {
+        metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid!, ...extra }] },
+      },
     });
 
   before(async () => {
@@ -60,12 +62,18 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     assert.ok(deleting.metadata?.deletionTimestamp);
     assert.equal(deleting.metadata?.deletionGracePeriodSeconds, 0);
     const current = await core.readNamespacedConfigMap({ name: 'fin', namespace: 'default' });
-    const added = await kubeRequest(server, 'PUT', '/api/v1/namespaces/default/configmaps/fin', { body: { ...current, metadata: { ...current.metadata, finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } } });
+    const added = await kubeRequest(server, 'PUT', '/api/v1/namespaces/default/configmaps/fin', {
+      body: { ...current, metadata: { ...current.metadata, finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } },
+    });
     assert.equal(added.status, 422);
     assert.match(String((added.body as { message: string }).message), /no new finalizers can be added if the object is being deleted/);
     // Data edits are still allowed while deleting.
     await core.patchNamespacedConfigMap({ name: 'fin', namespace: 'default', body: [{ op: 'add', path: '/data', value: { still: 'editable' } }] });
-    await core.patchNamespacedConfigMap({ name: 'fin', namespace: 'default', body: [{ op: 'replace', path: '/metadata/finalizers', value: ['example.com/b'] }] });
+    await core.patchNamespacedConfigMap({
+      name: 'fin',
+      namespace: 'default',
+      body: [{ op: 'replace', path: '/metadata/finalizers', value: ['example.com/b'] }],
+    });
     assert.equal(await exists('fin'), true);
     await core.patchNamespacedConfigMap({ name: 'fin', namespace: 'default', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     assert.equal(await exists('fin'), false);
@@ -85,10 +93,18 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     const b = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'multi-b' } } });
     await core.createNamespacedConfigMap({
       namespace: 'default',
-      body: { metadata: { name: 'multi-dep', ownerReferences: [a, b].map((o) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata!.name!, uid: o.metadata!.uid! })) } },
+      body: {
+        metadata: {
+          name: 'multi-dep',
+          ownerReferences: [a, b].map((o) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata!.name!, uid: o.metadata!.uid! })),
+        },
+      },
     });
     await core.deleteNamespacedConfigMap({ name: 'multi-a', namespace: 'default' });
-    await eventually(async () => (await core.readNamespacedConfigMap({ name: 'multi-dep', namespace: 'default' })).metadata?.ownerReferences?.length === 1, 'dead reference dropped');
+    await eventually(
+      async () => (await core.readNamespacedConfigMap({ name: 'multi-dep', namespace: 'default' })).metadata?.ownerReferences?.length === 1,
+      'dead reference dropped',
+    );
     assert.equal(await exists('multi-dep'), true);
   });
 
@@ -96,11 +112,18 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     const owner = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'fg-owner' } } });
     await owned('fg-dep', owner, { blockOwnerDeletion: true });
     // The dependent's own finalizer keeps it (and so the owner) around for a while.
-    await core.patchNamespacedConfigMap({ name: 'fg-dep', namespace: 'default', body: [{ op: 'add', path: '/metadata/finalizers', value: ['example.com/slow'] }] });
+    await core.patchNamespacedConfigMap({
+      name: 'fg-dep',
+      namespace: 'default',
+      body: [{ op: 'add', path: '/metadata/finalizers', value: ['example.com/slow'] }],
+    });
     const res = await kubeRequest(server, 'DELETE', '/api/v1/namespaces/default/configmaps/fg-owner', { body: { propagationPolicy: 'Foreground' } });
     const pending = res.body as k8s.V1ConfigMap;
     assert.ok(pending.metadata?.finalizers?.includes('foregroundDeletion'));
-    await eventually(async () => Boolean((await core.readNamespacedConfigMap({ name: 'fg-dep', namespace: 'default' })).metadata?.deletionTimestamp), 'dependent marked for deletion');
+    await eventually(
+      async () => Boolean((await core.readNamespacedConfigMap({ name: 'fg-dep', namespace: 'default' })).metadata?.deletionTimestamp),
+      'dependent marked for deletion',
+    );
     assert.equal(await exists('fg-owner'), true, 'owner waits for its blocking dependent');
     await core.patchNamespacedConfigMap({ name: 'fg-dep', namespace: 'default', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     await eventually(async () => !(await exists('fg-owner')), 'owner removed after dependents');
@@ -120,19 +143,39 @@ describe('API server stand-in: finalizers, garbage collection and namespace dele
     const apps = server.kubeConfig.makeApiClient(k8s.AppsV1Api);
     const dep = await apps.createNamespacedDeployment({
       namespace: 'default',
-      body: { metadata: { name: 'web' }, spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        },
+      },
     });
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'web-config', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: dep.metadata!.uid!, controller: true }] } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: {
+        metadata: {
+          name: 'web-config',
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: dep.metadata!.uid!, controller: true }],
+        },
+      },
+    });
     await apps.deleteNamespacedDeployment({ name: 'web', namespace: 'default' });
     await eventually(async () => !(await exists('web-config')), 'configmap owned by the deployment collected');
   });
 
   it('deletes pods of a terminating namespace gracefully, leaving the kill to the node', async () => {
     await core.createNamespace({ body: { metadata: { name: 'with-pods' } } });
-    await core.createNamespacedPod({ namespace: 'with-pods', body: { metadata: { name: 'bound' }, spec: { nodeName: 'local', containers: [{ name: 'c', image: 'x' }] } } });
+    await core.createNamespacedPod({
+      namespace: 'with-pods',
+      body: { metadata: { name: 'bound' }, spec: { nodeName: 'local', containers: [{ name: 'c', image: 'x' }] } },
+    });
     await core.createNamespacedPod({ namespace: 'with-pods', body: { metadata: { name: 'unbound' }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
     await kubeRequest(server, 'DELETE', '/api/v1/namespaces/with-pods');
-    await eventually(async () => Boolean((await core.readNamespacedPod({ name: 'bound', namespace: 'with-pods' })).metadata?.deletionTimestamp), 'bound pod terminating');
+    await eventually(
+      async () => Boolean((await core.readNamespacedPod({ name: 'bound', namespace: 'with-pods' })).metadata?.deletionTimestamp),
+      'bound pod terminating',
+    );
     await assert.rejects(core.readNamespacedPod({ name: 'unbound', namespace: 'with-pods' }), (e) => codeOf(e) === 404);
     assert.equal((await core.readNamespace({ name: 'with-pods' })).status?.phase, 'Terminating');
     // The node agent's part: after stopping the containers it deletes with grace 0.

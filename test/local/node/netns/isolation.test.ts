@@ -6,7 +6,10 @@ import { cutRules } from '../../../../local/node/netns/partition.js';
 
 const isolated = (): NetworkFacts => ({
   isHostNamespace: false,
-  routes: [{ dst: '10.213.0.0/24', dev: 'keelson0' }, { dst: '127.0.0.0/8', dev: 'lo', table: 'local' }],
+  routes: [
+    { dst: '10.213.0.0/24', dev: 'keelson0' },
+    { dst: '127.0.0.0/8', dev: 'lo', table: 'local' },
+  ],
   links: [
     { ifname: 'lo', link_type: 'loopback' },
     { ifname: 'keelson0', link_type: 'ether', linkinfo: { info_kind: 'bridge' } },

@@ -29,7 +29,8 @@ describe('member proxy', () => {
   });
 
   it('the host kubeconfig points at the API forwarder and names the member proxy forwarder', () => {
-    const admin = 'apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://10.213.0.254:6443\n    certificate-authority-data: QUJD\ncontexts: []\nusers: []\n';
+    const admin =
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://10.213.0.254:6443\n    certificate-authority-data: QUJD\ncontexts: []\nusers: []\n';
     const doc = yaml().parse(hostKubeconfigText(admin, { api: 4001, members: 4002 })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
     assert.equal(doc.clusters[0]!.cluster.server, 'https://127.0.0.1:4001');
     assert.equal(doc.clusters[0]!.cluster['certificate-authority-data'], 'QUJD');

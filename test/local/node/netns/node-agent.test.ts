@@ -52,7 +52,15 @@ if (inside) {
       dir = mkdtempSync(join(tmpdir(), 'netns-node-'));
       await ensureNodeNetwork(subnet);
       server = await startTestApiServer({ host: subnet.apiAddress, serviceCidr: serviceCidrOfPrefix(ipPrefix) });
-      node = await startLocalNode({ kubeconfigPath: server.kubeconfigPath, dir: join(dir, 'node'), ipPrefix, images: testImages, network: 'namespace', podNetwork: subnet.prefix, logger: logger() });
+      node = await startLocalNode({
+        kubeconfigPath: server.kubeconfigPath,
+        dir: join(dir, 'node'),
+        ipPrefix,
+        images: testImages,
+        network: 'namespace',
+        podNetwork: subnet.prefix,
+        logger: logger(),
+      });
       core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: 'netns' } } });
     });
@@ -67,7 +75,13 @@ if (inside) {
       const loopbackServer = await startTestApiServer();
       try {
         await assert.rejects(
-          startLocalNode({ kubeconfigPath: loopbackServer.kubeconfigPath, dir: join(dir, 'other'), network: 'namespace', podNetwork: subnet.prefix, logger: logger() }),
+          startLocalNode({
+            kubeconfigPath: loopbackServer.kubeconfigPath,
+            dir: join(dir, 'other'),
+            network: 'namespace',
+            podNetwork: subnet.prefix,
+            logger: logger(),
+          }),
           /pods cannot reach the API server at 127\.0\.0\.1:\d+; serve it on 10\.213\.9\.254/,
         );
       } finally {
@@ -80,7 +94,10 @@ if (inside) {
         // Only inside the pod's namespace is there an eth0 holding the pod address.
         livenessProbe: { exec: { command: ['sh', '-c', 'ip -o addr show dev eth0 | grep -q "inet $POD_IP/"'] }, periodSeconds: 1, failureThreshold: 2 },
       });
-      await core.createNamespacedPod({ namespace: 'netns', body: { metadata: { name: 'web' }, spec: { containers: [container], terminationGracePeriodSeconds: 1 } } });
+      await core.createNamespacedPod({
+        namespace: 'netns',
+        body: { metadata: { name: 'web' }, spec: { containers: [container], terminationGracePeriodSeconds: 1 } },
+      });
       const pod = await readyPod(core, 'netns', 'web', 'pod web ready', 30_000);
       const podIP = pod.status?.podIP ?? '';
       assert.match(podIP, /^10\.213\.9\.\d+$/);

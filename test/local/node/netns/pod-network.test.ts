@@ -73,7 +73,11 @@ if (inside) {
       assert.ok(!podRoutes.some((r) => r.dst === 'default'), 'a pod has no default route either');
       // Its one route through a gateway is to the Service range, through the node's own address.
       const viaGateway = podRoutes.filter((r) => r.gateway);
-      assert.deepEqual(viaGateway.map((r) => [r.dst, r.gateway]), viaGateway.length === 0 ? [] : [[serviceCidrOfSubnet(subnet), subnet.nodeAddress]], 'a pod routes through a gateway only to the Service range');
+      assert.deepEqual(
+        viaGateway.map((r) => [r.dst, r.gateway]),
+        viaGateway.length === 0 ? [] : [[serviceCidrOfSubnet(subnet), subnet.nodeAddress]],
+        'a pod routes through a gateway only to the Service range',
+      );
     });
 
     it('reaches a pod from the node namespace and from another pod; pods reach the API address', async () => {
@@ -149,7 +153,10 @@ if (inside) {
       assert.ok(!names.includes('keelson-t3st01-150') && !names.includes('keelson-zz9999-151'));
       // Live pods of this node are not leftovers of another node: a and b have their veths.
       const other = new PodNetworks('other9', subnet);
-      assert.deepEqual((await other.removeLeftovers()).filter((n) => n === a.name || n === b.name), []);
+      assert.deepEqual(
+        (await other.removeLeftovers()).filter((n) => n === a.name || n === b.name),
+        [],
+      );
     });
   });
 }

@@ -34,7 +34,14 @@ if (inside) {
       dir = mkdtempSync(join(tmpdir(), 'netns-services-'));
       await ensureNodeNetwork(subnet);
       server = await startTestApiServer({ host: subnet.apiAddress, serviceCidr: serviceCidrOfSubnet(subnet) });
-      node = await startLocalNode({ kubeconfigPath: server.kubeconfigPath, dir: join(dir, 'node'), images: testImages, network: 'namespace', podNetwork: subnet.prefix, logger: logger() });
+      node = await startLocalNode({
+        kubeconfigPath: server.kubeconfigPath,
+        dir: join(dir, 'node'),
+        images: testImages,
+        network: 'namespace',
+        podNetwork: subnet.prefix,
+        logger: logger(),
+      });
       core = server.kubeConfig.makeApiClient(k8s.CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: 'svc' } } });
     });
@@ -51,7 +58,10 @@ if (inside) {
     });
 
     it('a pod reaches another pod through a Service cluster IP, which follows the ready backend', async () => {
-      await core.createNamespacedService({ namespace: 'svc', body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } } });
+      await core.createNamespacedService({
+        namespace: 'svc',
+        body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] } },
+      });
       const clusterIP = (await core.readNamespacedService({ namespace: 'svc', name: 'web' })).spec?.clusterIP ?? '';
       assert.ok(clusterIP.startsWith(`${subnet.servicePrefix}.`), `cluster IP ${clusterIP} from the Service /24 ${subnet.servicePrefix}.0/24`);
 
@@ -66,10 +76,15 @@ if (inside) {
       const clientIP = clientPod.status?.podIP ?? '';
 
       const viaService = async (expectedIP: string) =>
-        eventually(async () => {
-          const answer = (await getJson(`http://${clientIP}:8080/relay`, 5000)).body as { status?: number; body?: { ip?: string }; error?: string };
-          return answer.status === 200 && answer.body?.ip === expectedIP ? answer : undefined;
-        }, `the client pod reaches ${expectedIP} through ${clusterIP}:80`, 20_000, 250);
+        eventually(
+          async () => {
+            const answer = (await getJson(`http://${clientIP}:8080/relay`, 5000)).body as { status?: number; body?: { ip?: string }; error?: string };
+            return answer.status === 200 && answer.body?.ip === expectedIP ? answer : undefined;
+          },
+          `the client pod reaches ${expectedIP} through ${clusterIP}:80`,
+          20_000,
+          250,
+        );
       await viaService(first.status?.podIP ?? '');
 
       // The only backend goes away and another takes its place: the Service follows.
@@ -90,4 +105,3 @@ if (inside) {
     });
   });
 }
-

@@ -33,11 +33,17 @@ describe('scrape body assembly', () => {
 
   it('merges a collector family that uses a self-metric name into one family (first wins)', () => {
     const assembler = new BodyAssembler(new Set(['pg_up']));
-    const body = assembler.assemble([family('pg_up', ['pg_up{from="collector"} 5'], 'from a collector')], fresh(family('pg_up', ['pg_up 1', 'pg_up{from="collector"} 9'])));
+    const body = assembler.assemble(
+      [family('pg_up', ['pg_up{from="collector"} 5'], 'from a collector')],
+      fresh(family('pg_up', ['pg_up 1', 'pg_up{from="collector"} 9'])),
+    );
     assert.equal(body.cached.length, 0);
     const parsed = parseMetrics(bodyText(body));
     assert.equal(parsed.families.get('pg_up')?.help, 'from a collector');
-    assert.deepEqual(parsed.families.get('pg_up')?.metrics.map((m) => m.value), ['5', '1']);
+    assert.deepEqual(
+      parsed.families.get('pg_up')?.metrics.map((m) => m.value),
+      ['5', '1'],
+    );
   });
 });
 
@@ -81,7 +87,12 @@ describe('/metrics served from cached and fresh parts (real PostgreSQL)', () => 
     dir = mkdtempSync(join(tmpdir(), 'keelson-exporter-body-'));
     writeFileSync(join(dir, 'collectors.yml'), config);
     writeFileSync(join(dir, 'web.yml'), 'http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n');
-    exporter = await startTestExporter({ url: pg.url, config: join(dir, 'collectors.yml'), 'web.config.file': join(dir, 'web.yml'), 'auto-discovery': 'false' });
+    exporter = await startTestExporter({
+      url: pg.url,
+      config: join(dir, 'collectors.yml'),
+      'web.config.file': join(dir, 'web.yml'),
+      'auto-discovery': 'false',
+    });
   });
 
   after(async () => {
@@ -96,8 +107,14 @@ describe('/metrics served from cached and fresh parts (real PostgreSQL)', () => 
       const m = parseMetrics((await get(`${exporter.url}/metrics`)).body);
       values.push([valueOf(m, 'steady_value'), valueOf(m, 'moving_value')]);
     }
-    assert.deepEqual(values.map(([steady]) => steady), [1, 1, 1]);
-    assert.deepEqual(values.map(([, moving]) => moving), [1, 2, 3]);
+    assert.deepEqual(
+      values.map(([steady]) => steady),
+      [1, 1, 1],
+    );
+    assert.deepEqual(
+      values.map(([, moving]) => moving),
+      [1, 2, 3],
+    );
   });
 
   it('answers with the length, the configured headers and the caller’s request id; HEAD and query strings work', async () => {
@@ -122,7 +139,11 @@ describe('/metrics served from cached and fresh parts (real PostgreSQL)', () => 
 
   it('a collector family named like a self-metric is merged into one valid family', async () => {
     const m = parseMetrics((await get(`${exporter.url}/metrics`)).body);
-    assert.deepEqual(m.families.get('pg_up')?.metrics.map((s) => Number(s.value)), [42], 'the collector’s series comes first and both have the same (empty) label set');
+    assert.deepEqual(
+      m.families.get('pg_up')?.metrics.map((s) => Number(s.value)),
+      [42],
+      'the collector’s series comes first and both have the same (empty) label set',
+    );
   });
 });
 
@@ -137,7 +158,13 @@ describe('young generation of the exporter process', () => {
       const keep = [];
       for (let i = 0; i < 20000; i++) { const a = []; for (let j = 0; j < 100; j++) a.push({ j, s: 'x' + j }); if (i % 50 === 0) keep.push(a); if (keep.length > 40) keep.shift(); }
       process.stdout.write(String(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
-    const newSpace = (limit: boolean) => Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(limit)], { cwd: repoRoot, env: { ...process.env, NODE_OPTIONS: '' } }).toString());
+    const newSpace = (limit: boolean) =>
+      Number(
+        execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(limit)], {
+          cwd: repoRoot,
+          env: { ...process.env, NODE_OPTIONS: '' },
+        }).toString(),
+      );
     const limited = newSpace(true);
     const free = newSpace(false);
     assert.ok(limited <= 4 * 1024 * 1024, `limited new space ${limited} bytes`);
@@ -153,7 +180,13 @@ describe('young generation of the exporter process', () => {
       for (let i = 0; i < 3000000; i++) x = hot(x, i);
       const status = new Function('f', 'return %GetOptimizationStatus(f)')(hot);
       process.stdout.write(String(status & 16));`;
-    const optimised = (limit: boolean) => Number(execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script(limit)], { cwd: repoRoot, env: { ...process.env, NODE_OPTIONS: '' } }).toString());
+    const optimised = (limit: boolean) =>
+      Number(
+        execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script(limit)], {
+          cwd: repoRoot,
+          env: { ...process.env, NODE_OPTIONS: '' },
+        }).toString(),
+      );
     assert.equal(optimised(true), 0, 'hot function optimised despite the limit');
     assert.equal(optimised(false), 16, 'without the limit V8 optimises it, so the test would notice if the flag stopped working');
   });

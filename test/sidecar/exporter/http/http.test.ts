@@ -110,14 +110,20 @@ describe('exporter HTTP API and collection behaviour', () => {
     const m = parseMetrics(response.body);
     assert.equal(valueOf(m, 'probe_answer'), 7);
     assert.equal(valueOf(m, 'probe_extra'), 8, 'two branches may share a namespace');
-    assert.equal(samples(m, 'pg_exporter_query_scrape_total_count').filter((x) => x.labels.query === 'probe').length, 1, 'their self-metric series appear once');
+    assert.equal(
+      samples(m, 'pg_exporter_query_scrape_total_count').filter((x) => x.labels.query === 'probe').length,
+      1,
+      'their self-metric series appear once',
+    );
     assert.equal(valueOf(m, 'probe_flag'), 1);
     assert.equal(valueOf(m, 'probe_missing'), 6, 'default × scale');
     assert.equal(valueOf(m, 'probe_seconds'), 2.5, 'rename and scale');
     assert.ok(!m.families.has('probe_dropped'));
     assert.ok(Math.abs(valueOf(m, 'probe_at') - Date.now() / 1000) < 60, 'timestamps become epoch seconds, unscaled');
     assert.equal(m.families.get('cached_value')?.type, 'COUNTER');
-    const tricky = samples(m, 'labelled_v').map((s) => s.labels.tricky).sort();
+    const tricky = samples(m, 'labelled_v')
+      .map((s) => s.labels.tricky)
+      .sort();
     assert.deepEqual(tricky, ['a"b\\c', 'plain'], 'label values are escaped and read back intact');
   });
 
@@ -147,7 +153,10 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.ok(valueOf(m, 'pg_exporter_scrape_total_count') >= 1);
     assert.equal(valueOf(m, 'pg_exporter_last_scrape_error'), 0);
     assert.ok((selfStat(m, 'duration', 'probe') ?? -1) >= 0);
-    assert.ok(samples(m, 'pg_exporter_query_scrape_predicate_skip_count').every((s) => s.labels.query === 'gated'), 'skip count only for collectors with predicates');
+    assert.ok(
+      samples(m, 'pg_exporter_query_scrape_predicate_skip_count').every((s) => s.labels.query === 'gated'),
+      'skip count only for collectors with predicates',
+    );
   });
 
   it('a TTL cache serves the same result until it expires; cache hits are counted', async () => {
@@ -167,7 +176,9 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.ok(!m.families.has('slow_v'));
     const slow = exporter.exporter.main.installed().find((r) => r.collector.branch === 'slow');
     assert.match(slow?.lastErrorMessage() ?? '', /statement timeout.*57014/);
-    const lingering = await pg.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active' AND pid <> pg_backend_pid()`);
+    const lingering = await pg.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active' AND pid <> pg_backend_pid()`,
+    );
     assert.equal(lingering.rows[0].n, 0, 'no query left running on the server');
   });
 
@@ -193,14 +204,21 @@ describe('exporter HTTP API and collection behaviour', () => {
     assert.equal(explain.status, 200);
     assert.match(explain.headers.get('content-type') ?? '', /^text\/plain/);
     for (const branch of ['probe', 'cached', 'slow', 'broken', 'gated']) assert.match(explain.body, new RegExp(`# SYNOPSIS\\n#       ${branch}_\\*`));
-    assert.match(explain.body, /# {7}TTL {8}60\n# {7}Priority {3}0\n# {7}Timeout {4}100ms\n# {7}Fatal {6}false\n# {7}Version {4}lower ~ higher\n# {7}Source {5}collectors\.yml/);
+    assert.match(
+      explain.body,
+      /# {7}TTL {8}60\n# {7}Priority {3}0\n# {7}Timeout {4}100ms\n# {7}Fatal {6}false\n# {7}Version {4}lower ~ higher\n# {7}Source {5}collectors\.yml/,
+    );
     assert.match(explain.body, /# {7}Timeout {4}200ms/);
     assert.match(explain.body, /# SYNOPSIS\n# {7}probe\.probe_extra_\*/);
     const stat = await get(`${exporter.url}/stat`);
     assert.equal(stat.status, 200);
     const lines = stat.body.trim().split('\n');
     assert.deepEqual(lines[0].split(/\s+/), ['name', 'total', 'hit', 'error', 'skip', 'metric', 'ttl/s', 'duration/ms']);
-    const cached = lines.find((l) => l.startsWith('cached '))?.trim().split(/\s+/) ?? [];
+    const cached =
+      lines
+        .find((l) => l.startsWith('cached '))
+        ?.trim()
+        .split(/\s+/) ?? [];
     assert.equal(cached.length, 8);
     assert.ok(Number(cached[1]) >= Number(cached[2]) && Number(cached[2]) >= 1, stat.body);
     assert.equal(lines.length, 1 + exporter.exporter.main.installed().length);
@@ -261,7 +279,15 @@ describe('exporter HTTP API and collection behaviour', () => {
 
   it('the listener answers /version and the health paths itself, exactly as the express app does (the liveness probe loads no express)', async () => {
     const health = new HealthProbe({ url: pg.url, intervalMs: 1000, timeoutMs: 100, logger: quietLogger() });
-    const settings: RouteSettings = { exporter: exporter.exporter, health, telemetryPath: '/metrics', logger: quietLogger(), versionText: 'keelson exporter version 1.2.3\n', authScope: 'all', headers: { 'X-Extra': 'on' } };
+    const settings: RouteSettings = {
+      exporter: exporter.exporter,
+      health,
+      telemetryPath: '/metrics',
+      logger: quietLogger(),
+      versionText: 'keelson exporter version 1.2.3\n',
+      authScope: 'all',
+      headers: { 'X-Extra': 'on' },
+    };
     let appLoads = 0;
     const listener = createExporterListener(settings, async (routeSettings) => {
       appLoads++;
@@ -271,7 +297,14 @@ describe('exporter HTTP API and collection behaviour', () => {
     const app = await serve(createExporterApp(settings), { host: '127.0.0.1', port: 0, logger: quietLogger() });
     const answer = async (base: string, path: string, method: string) => {
       const r = await get(`${base}${path}`, { method, headers: { 'X-Request-ID': 'probe-1' } });
-      return { status: r.status, body: r.body, type: r.headers.get('content-type'), length: r.headers.get('content-length'), id: r.headers.get('x-request-id'), extra: r.headers.get('x-extra') };
+      return {
+        status: r.status,
+        body: r.body,
+        type: r.headers.get('content-type'),
+        length: r.headers.get('content-length'),
+        id: r.headers.get('x-request-id'),
+        extra: r.headers.get('x-extra'),
+      };
     };
     try {
       for (const method of ['GET', 'HEAD']) {
@@ -319,7 +352,14 @@ describe('exporter HTTP API and collection behaviour', () => {
   });
 
   it('--namespace renames the built-in metrics; --web.telemetry-path moves /metrics; several listen addresses serve alike', async () => {
-    const renamed = await startTestExporter({ url: pg.url, config: configFile, 'auto-discovery': 'false', namespace: 'keelson', 'web.telemetry-path': '/custom-metrics', 'web.listen-address': ['127.0.0.1:0', '127.0.0.1:0'] });
+    const renamed = await startTestExporter({
+      url: pg.url,
+      config: configFile,
+      'auto-discovery': 'false',
+      namespace: 'keelson',
+      'web.telemetry-path': '/custom-metrics',
+      'web.listen-address': ['127.0.0.1:0', '127.0.0.1:0'],
+    });
     try {
       assert.equal(renamed.urls.length, 2);
       assert.equal((await get(`${renamed.urls[1]}/custom-metrics`)).status, 200);
@@ -336,13 +376,21 @@ describe('exporter HTTP API and collection behaviour', () => {
     await pg.query('CREATE DATABASE disc_a');
     await pg.query('CREATE DATABASE disc_b');
     const file = join(dir, 'discovery.yml');
-    writeFileSync(file, `perdb:\n  query: SELECT current_database() AS datname, 1 AS v\n  metrics:\n    - datname: { usage: LABEL }\n    - v: { usage: GAUGE }\ntagged:\n  query: SELECT 1 AS v\n  tags: [ cluster, special ]\n  metrics:\n    - v: { usage: GAUGE }\n`);
+    writeFileSync(
+      file,
+      `perdb:\n  query: SELECT current_database() AS datname, 1 AS v\n  metrics:\n    - datname: { usage: LABEL }\n    - v: { usage: GAUGE }\ntagged:\n  query: SELECT 1 AS v\n  tags: [ cluster, special ]\n  metrics:\n    - v: { usage: GAUGE }\n`,
+    );
     const databasesOf = async (flags: Record<string, unknown>) => {
       const running = await startTestExporter({ url: pg.url, config: file, ...flags });
       try {
         await get(`${running.url}/metrics`);
         const m = parseMetrics((await get(`${running.url}/metrics`)).body);
-        return { scraped: samples(m, 'perdb_v').map((x) => x.labels.datname).sort(), tagged: m.families.has('tagged_v') };
+        return {
+          scraped: samples(m, 'perdb_v')
+            .map((x) => x.labels.datname)
+            .sort(),
+          tagged: m.families.has('tagged_v'),
+        };
       } finally {
         await running.close();
       }
@@ -374,7 +422,15 @@ describe('exporter HTTP API and collection behaviour', () => {
 
   it('before the first probe the state is unknown and every health path answers 503', async () => {
     const health = new HealthProbe({ url: pg.url, intervalMs: 1000, timeoutMs: 100, logger: quietLogger() });
-    const app = createExporterApp({ exporter: exporter.exporter, health, telemetryPath: '/metrics', logger: quietLogger(), versionText: 'v', authScope: 'all', headers: {} });
+    const app = createExporterApp({
+      exporter: exporter.exporter,
+      health,
+      telemetryPath: '/metrics',
+      logger: quietLogger(),
+      versionText: 'v',
+      authScope: 'all',
+      headers: {},
+    });
     const server = await serve(app, { host: '127.0.0.1', port: 0, logger: quietLogger() });
     try {
       for (const path of ['/up', '/health', '/liveness', '/readiness', '/read', '/primary', '/rw', '/replica', '/ro']) {

@@ -35,7 +35,27 @@ describe('--web.config.file: basic auth and TLS (exporter-toolkit format)', () =
     deadUrl = `postgres://nobody:secret@127.0.0.1:${await freePort()}/postgres`;
     const hash = await bcrypt.hash('s3cret', 10);
     writeFileSync(join(dir, 'auth.yml'), `basic_auth_users:\n  prometheus: ${hash}\nhttp_server_config:\n  headers:\n    X-Frame-Options: deny\n`);
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'));
     writeFileSync(join(dir, 'tls.yml'), `tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  prometheus: ${hash}\n`);
   });
@@ -98,8 +118,14 @@ describe('--web.config.file: basic auth and TLS (exporter-toolkit format)', () =
     };
     assert.throws(() => loadWebConfig(write('w1.yml', 'basic_auth_user:\n  a: b\n')), /w1\.yml: field "basic_auth_user": unknown field/);
     assert.throws(() => loadWebConfig(write('w2.yml', 'basic_auth_users:\n  a: plaintext\n')), /w2\.yml: field "basic_auth_users\.a": must be a bcrypt hash/);
-    assert.throws(() => loadWebConfig(write('w3.yml', 'tls_server_config:\n  cert_file: missing.pem\n  key_file: key.pem\n')), /w3\.yml: field "tls_server_config\.cert_file": cannot read .*missing\.pem: ENOENT/);
-    assert.throws(() => loadWebConfig(write('w4.yml', 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n')), /client_auth_type": RequireAndVerifyClientCert is not supported/);
+    assert.throws(
+      () => loadWebConfig(write('w3.yml', 'tls_server_config:\n  cert_file: missing.pem\n  key_file: key.pem\n')),
+      /w3\.yml: field "tls_server_config\.cert_file": cannot read .*missing\.pem: ENOENT/,
+    );
+    assert.throws(
+      () => loadWebConfig(write('w4.yml', 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n')),
+      /client_auth_type": RequireAndVerifyClientCert is not supported/,
+    );
     assert.throws(() => loadWebConfig(write('w5.yml', 'tls_server_config:\n  cert_file: cert.pem\n')), /tls_server_config\.key_file": is required/);
     assert.throws(() => loadWebConfig(join(dir, 'absent.yml')), /absent\.yml: field "\(file\)": cannot read/);
   });

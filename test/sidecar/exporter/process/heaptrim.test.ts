@@ -33,7 +33,10 @@ function heapAroundTrim(enabled: boolean): TrimReport {
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));
     process.stdout.write(JSON.stringify({ grown, afterTrim: used() - start, globalGc: typeof globalThis.gc }));`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, env: { ...process.env, NODE_OPTIONS: '' } });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
   return JSON.parse(out.toString()) as TrimReport;
 }
 
@@ -47,6 +50,9 @@ describe('heap trim after a scrape', () => {
 
   it('does nothing in a process that did not enable it (in-process exporters, tests)', () => {
     const untouched = heapAroundTrim(false);
-    assert.ok(untouched.afterTrim > untouched.grown / 2, `heap dropped to ${untouched.afterTrim} of ${untouched.grown} bytes without the trim, so the first test would not notice a trim that stopped working`);
+    assert.ok(
+      untouched.afterTrim > untouched.grown / 2,
+      `heap dropped to ${untouched.afterTrim} of ${untouched.grown} bytes without the trim, so the first test would not notice a trim that stopped working`,
+    );
   });
 });

@@ -57,12 +57,18 @@ describe('exporter reads the server’s facts with the collectors', () => {
     assert.ok(messages[0].text.includes('current_catalog') && !messages[0].text.includes('1 AS v'), 'before the first plan, the facts come alone');
     const batches = messages.slice(1);
     assert.equal(batches.length, 8, `four scrapes, two connections each: ${JSON.stringify(batches.map((m) => `${m.pid} ${m.text.slice(0, 40)}`))}`);
-    assert.ok(batches.every((m) => !m.text.includes('current_catalog') || m.text.includes('PREPARE')), 'the facts are never sent alone again');
+    assert.ok(
+      batches.every((m) => !m.text.includes('current_catalog') || m.text.includes('PREPARE')),
+      'the facts are never sent alone again',
+    );
     const factsName = /PREPARE (\w+) AS SELECT current_setting/.exec(batches.map((m) => m.text).join('\n'))?.[1];
     assert.equal(batches.filter((m) => m.text.includes(`EXECUTE ${factsName}`)).length, 3, 'each planned scrape reads the facts in a batch');
     const prepared = batches.flatMap((m) => [...m.text.matchAll(/PREPARE (\w+) AS/g)].map((match) => `${m.pid}:${match[1]}`));
     assert.equal(new Set(prepared).size, prepared.length, `a connection prepares each statement once: ${prepared.join(', ')}`);
-    assert.ok(batches.slice(-2).every((m) => !m.text.includes('PREPARE')), 'the last scrape only executes');
+    assert.ok(
+      batches.slice(-2).every((m) => !m.text.includes('PREPARE')),
+      'the last scrape only executes',
+    );
   });
 
   it('a server that comes back in recovery is planned again within the same scrape', async () => {

@@ -26,7 +26,10 @@ describe('exposition text', () => {
     const parsed = parseMetrics(text);
     assert.deepEqual([...parsed.families.keys()], ['x_a', 'x_b']);
     assert.equal(parsed.families.get('x_a')?.help, 'first');
-    assert.deepEqual(parsed.families.get('x_a')?.metrics.map((m) => m.value), ['1', '3']);
+    assert.deepEqual(
+      parsed.families.get('x_a')?.metrics.map((m) => m.value),
+      ['1', '3'],
+    );
     assert.equal(renderExposition([]), '');
   });
 
@@ -50,18 +53,42 @@ h:
     - age: { usage: HISTOGRAM, bucket: [1, 10] }
     - n: { usage: COUNTER, scale: 0.5 }
 `);
-  const fields = [{ name: 'db', dataTypeID: 25 }, { name: 'age', dataTypeID: 701 }, { name: 'n', dataTypeID: 20 }];
+  const fields = [
+    { name: 'db', dataTypeID: 25 },
+    { name: 'age', dataTypeID: 701 },
+    { name: 'n', dataTypeID: 20 },
+  ];
 
   it('builds snapshot histograms per label set as gauge families', () => {
-    const out = transformRows(histogram, fields, [['a', '0.5', '4'], ['a', '5', '6'], ['a', null, '8'], ['b', '50', null]], [['k', 'v']]);
+    const out = transformRows(
+      histogram,
+      fields,
+      [
+        ['a', '0.5', '4'],
+        ['a', '5', '6'],
+        ['a', null, '8'],
+        ['b', '50', null],
+      ],
+      [['k', 'v']],
+    );
     const parsed = parseMetrics(renderExposition(out.families));
-    const buckets = parsed.families.get('h_age_bucket')?.metrics.filter((m) => m.labels?.db === 'a').map((m) => [m.labels?.le, m.value]);
-    assert.deepEqual(buckets, [['1', '1'], ['10', '2'], ['+Inf', '2']]);
+    const buckets = parsed.families
+      .get('h_age_bucket')
+      ?.metrics.filter((m) => m.labels?.db === 'a')
+      .map((m) => [m.labels?.le, m.value]);
+    assert.deepEqual(buckets, [
+      ['1', '1'],
+      ['10', '2'],
+      ['+Inf', '2'],
+    ]);
     assert.equal(parsed.families.get('h_age_count')?.metrics.find((m) => m.labels?.db === 'b')?.value, '1');
     assert.equal(parsed.families.get('h_age_sum')?.metrics.find((m) => m.labels?.db === 'a')?.value, '5.5');
     assert.equal(parsed.families.get('h_age_bucket')?.type, 'GAUGE');
     // Three rows share db="a": the series is emitted once (the first row wins) so the output stays valid.
-    assert.deepEqual(parsed.families.get('h_n')?.metrics.map((m) => m.value), ['2', 'NaN']);
+    assert.deepEqual(
+      parsed.families.get('h_n')?.metrics.map((m) => m.value),
+      ['2', 'NaN'],
+    );
     assert.ok(parsed.families.get('h_n')?.metrics.every((m) => m.labels?.k === 'v'));
   });
 

@@ -20,7 +20,8 @@ function leaseListCounter(): { stream: Writable; count: () => number } {
       for (const line of lines) {
         const entry = JSON.parse(line) as { msg?: string; method?: string; url?: string };
         const url = entry.url ?? '';
-        if (entry.msg === 'request' && entry.method === 'GET' && url.includes('/leases?') && url.includes(`cluster%3D${scope}`) && !url.includes('watch=')) lists += 1;
+        if (entry.msg === 'request' && entry.method === 'GET' && url.includes('/leases?') && url.includes(`cluster%3D${scope}`) && !url.includes('watch='))
+          lists += 1;
       }
       done();
     },
@@ -75,7 +76,11 @@ describe('ha-node public reads from the watch cache', () => {
     process.stderr.write(`# 60 public GETs made ${made} Lease LISTs\n`);
     assert.ok(made <= 1, `${made} LISTs for 60 GETs`);
     const history = JSON.parse((await call(base, 'GET', '/history')).text) as unknown[][];
-    assert.deepEqual(history.map((entry) => entry[0]), [1], 'the history comes from the cache');
+    assert.deepEqual(
+      history.map((entry) => entry[0]),
+      [1],
+      'the history comes from the cache',
+    );
   });
 
   it('still shows what other members write, through the watch', async () => {

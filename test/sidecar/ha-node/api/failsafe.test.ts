@@ -35,17 +35,34 @@ describe('POST /failsafe', () => {
     const dcs = dcsFor(api, scope, name);
     const dataDir = join(dir, name, 'pgdata');
     const pg = new PostgresInstance(
-      { name, scope, dataDir, binDir: '/usr/lib/postgresql/15/bin', listenAddress: '127.0.0.1', connectHost: '127.0.0.1', port: 5432, socketDir: dir, superuser: { username: 'postgres', password: 'x' }, replication: { username: 'replicator', password: 'x' }, parameters: {} },
+      {
+        name,
+        scope,
+        dataDir,
+        binDir: '/usr/lib/postgresql/15/bin',
+        listenAddress: '127.0.0.1',
+        connectHost: '127.0.0.1',
+        port: 5432,
+        socketDir: dir,
+        superuser: { username: 'postgres', password: 'x' },
+        replication: { username: 'replicator', password: 'x' },
+        parameters: {},
+      },
       quiet,
     );
-    const loop = new HaLoop({ name, scope, version: 'test', apiUrl: 'http://127.0.0.1:1/ha', tags: {}, baseConfig: { ...defaultConfig, failsafe_mode: failsafeMode }, logger: quiet }, dcs, pg);
+    const loop = new HaLoop(
+      { name, scope, version: 'test', apiUrl: 'http://127.0.0.1:1/ha', tags: {}, baseConfig: { ...defaultConfig, failsafe_mode: failsafeMode }, logger: quiet },
+      dcs,
+      pg,
+    );
     const app = createHaNodeApp({ snapshot: () => loop.snapshot(), dcs, logger: quiet, wake: () => undefined, loop, pg, credentials });
     const server = await serve(app, { host: '127.0.0.1', port: 0, logger: quiet, shutdownTimeoutMs: 500 });
     servers.push(server);
     return server.url.replace(/\/$/, '');
   }
 
-  const failsafeActive = async (base: string): Promise<unknown> => (JSON.parse((await call(base, 'GET', '/ha')).text) as Record<string, unknown>).failsafe_mode_is_active;
+  const failsafeActive = async (base: string): Promise<unknown> =>
+    (JSON.parse((await call(base, 'GET', '/ha')).text) as Record<string, unknown>).failsafe_mode_is_active;
 
   before(async () => {
     api = await startTestApiServer();
@@ -60,7 +77,7 @@ describe('POST /failsafe', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses a caller without the members\' credentials, and the refusal changes nothing', async () => {
+  it("refuses a caller without the members' credentials, and the refusal changes nothing", async () => {
     const anonymous = await call(on, 'POST', '/failsafe', confirmation);
     assert.equal(anonymous.status, 401, anonymous.text);
     const wrong = await call(on, 'POST', '/failsafe', confirmation, { Authorization: authorizationHeader({ username: 'keelson', password: 'guess' })! });
@@ -83,15 +100,24 @@ describe('POST /failsafe', () => {
   });
 
   it('answers 400/413 (not 500) to a null, non-object or oversized body', async () => {
-    for (const [body, code] of [['null', 400], ['[1]', 400], ['{"name":', 400], [JSON.stringify({ name: 'x'.repeat(100 * 1024) }), 413]] as const) {
+    for (const [body, code] of [
+      ['null', 400],
+      ['[1]', 400],
+      ['{"name":', 400],
+      [JSON.stringify({ name: 'x'.repeat(100 * 1024) }), 413],
+    ] as const) {
       const r = await call(on, 'POST', '/failsafe', body, memberAuth).catch((error: Error) => ({ status: -1, text: error.message }));
       assert.equal(r.status, code, `${body.slice(0, 20)}: ${r.text}`);
     }
     assert.equal(await failsafeActive(on), undefined, 'no refused body recorded a contact');
   });
 
-  it('accepts a member\'s confirmation, and the leader-side client sends the credentials', async () => {
-    const cluster: ClusterView = { history: [], members: [], leaderRecord: { holder: 'leader-0', ttl: 30, transitions: 0, failsafe: { 'leader-0': 'http://127.0.0.1:1/ha', 'replica-on': `${on}/ha` } } };
+  it("accepts a member's confirmation, and the leader-side client sends the credentials", async () => {
+    const cluster: ClusterView = {
+      history: [],
+      members: [],
+      leaderRecord: { holder: 'leader-0', ttl: 30, transitions: 0, failsafe: { 'leader-0': 'http://127.0.0.1:1/ha', 'replica-on': `${on}/ha` } },
+    };
     assert.equal(await confirmFailsafe(cluster, confirmation, { timeoutMs: 2000 }), false, 'without credentials the member refuses');
     assert.equal(await failsafeActive(on), undefined);
     assert.equal(await confirmFailsafe(cluster, confirmation, { authorization: memberAuth.Authorization, timeoutMs: 2000 }), true);

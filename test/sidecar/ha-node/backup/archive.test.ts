@@ -19,11 +19,20 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
   before(async () => {
     s3 = await startS3();
     repo = await posixRepositoryDir();
-    const backup = { stanza: 'arch', repositories: [{ kind: 'posix', path: repo.path }, s3.repository(s3.uniquePath('arch'))], retention: { fullCount: 2 }, archiveTimeout: 30 };
+    const backup = {
+      stanza: 'arch',
+      repositories: [{ kind: 'posix', path: repo.path }, s3.repository(s3.uniquePath('arch'))],
+      retention: { fullCount: 2 },
+      archiveTimeout: 30,
+    };
     cluster = await startCluster({ members: 2, scope: 'arch', env: { ...authEnv, KEELSON_BACKUP: JSON.stringify(backup) } });
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     replica = cluster.members.find((m) => m !== primary)!;
-    await cluster.waitFor('the replica streaming', async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1, 90_000);
+    await cluster.waitFor(
+      'the replica streaming',
+      async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1,
+      90_000,
+    );
   });
 
   after(async () => {
@@ -33,30 +42,46 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
   });
 
   it('creates the stanza on the primary and its WAL reaches both repositories (pgbackrest check)', async () => {
-    const status = await cluster.waitFor('the stanza ready', async () => {
-      const s = await backupStatus(primary);
-      return s.stanzaReady ? s : undefined;
-    }, 90_000);
+    const status = await cluster.waitFor(
+      'the stanza ready',
+      async () => {
+        const s = await backupStatus(primary);
+        return s.stanzaReady ? s : undefined;
+      },
+      90_000,
+    );
     assert.equal(status.archive?.ok, true);
     await archiveCurrentWal(cluster, primary);
     // GET /backup reuses a listing for a few seconds (one pgbackrest info for many callers): ask until it is renewed.
     const repositoriesListed = async () => [...new Set((await backupStatus(primary)).info?.wal.filter((w) => w.max).map((w) => w.repository))].sort();
-    const repositories = await cluster.waitFor('archived WAL in both repositories', async () => {
-      const listed = await repositoriesListed();
-      return listed.length === 2 ? listed : undefined;
-    }, 20_000).catch(async () => repositoriesListed());
+    const repositories = await cluster
+      .waitFor(
+        'archived WAL in both repositories',
+        async () => {
+          const listed = await repositoriesListed();
+          return listed.length === 2 ? listed : undefined;
+        },
+        20_000,
+      )
+      .catch(async () => repositoriesListed());
     assert.deepEqual(repositories, [1, 2], 'archived WAL listed in the posix and the S3 repository');
   });
 
   it('only the primary archives: the replica runs archive_mode=on without archiving', async () => {
     // The replica may be restarting to take the archive settings (archive_mode needs a restart).
-    await cluster.waitFor('the replica answering with the archive settings', async () => {
-      const rows = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'restore_command'").catch(() => []);
-      return /archive-get %f %p/.test(rows[0]?.setting ?? '');
-    }, 60_000);
+    await cluster.waitFor(
+      'the replica answering with the archive settings',
+      async () => {
+        const rows = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'restore_command'").catch(() => []);
+        return /archive-get %f %p/.test(rows[0]?.setting ?? '');
+      },
+      60_000,
+    );
     const [setting] = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'archive_mode'");
     assert.equal(setting?.setting, 'on');
-    const [stats] = await replica.query<{ archived: string; failed: string }>('SELECT archived_count::text AS archived, failed_count::text AS failed FROM pg_stat_archiver');
+    const [stats] = await replica.query<{ archived: string; failed: string }>(
+      'SELECT archived_count::text AS archived, failed_count::text AS failed FROM pg_stat_archiver',
+    );
     assert.equal(stats?.archived, '0');
     assert.equal(stats?.failed, '0');
     const [restore] = await replica.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'restore_command'");
@@ -92,7 +117,10 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     const sets = incr.info!.backups;
     const last = sets.at(-1)!;
     assert.equal(last.type, 'incr');
-    assert.ok(sets.some((b) => b.label === last.prior), 'the incremental names a listed backup as its prior');
+    assert.ok(
+      sets.some((b) => b.label === last.prior),
+      'the incremental names a listed backup as its prior',
+    );
   });
 
   it('retention keeps the configured count of full backups (2) and drops the oldest with what depends on it', async () => {
@@ -116,7 +144,8 @@ describe('ha-node WAL archiving and backups (pgBackRest, posix + S3)', { timeout
     // Per repository, from the last listing: the newest backup, its size and duration, the restorable window.
     const listed = (await backupStatus(primary)).info!.backups.filter((b) => b.repository === 1);
     const refreshed = (await primary.get('/metrics')).body;
-    const inRepository = (name: string): number => Number(new RegExp(`^${name}\\{scope="arch",name="${primary.name}",repository="1"\\} (\\S+)$`, 'm').exec(refreshed)?.[1]);
+    const inRepository = (name: string): number =>
+      Number(new RegExp(`^${name}\\{scope="arch",name="${primary.name}",repository="1"\\} (\\S+)$`, 'm').exec(refreshed)?.[1]);
     assert.equal(inRepository('ha_backup_newest_timestamp_seconds'), Date.parse(listed.at(-1)!.stoppedAt) / 1000);
     assert.equal(inRepository('ha_backup_restorable_since_timestamp_seconds'), Date.parse(listed.map((b) => b.stoppedAt).sort()[0]!) / 1000);
     assert.ok(inRepository('ha_backup_newest_size_bytes') > 1_000_000, 'the database size');

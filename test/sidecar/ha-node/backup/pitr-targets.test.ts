@@ -21,7 +21,12 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
   let backupLsnStop: string;
   const repository = (): Record<string, unknown> => ({ kind: 'posix', path: repo.path });
   const config = (stanza: string, target?: Record<string, unknown>): string =>
-    JSON.stringify({ stanza, repositories: [repository()], archiveTimeout: 30, ...(target ? { recovery: { stanza: 'tsrc', repository: repository(), target } } : {}) });
+    JSON.stringify({
+      stanza,
+      repositories: [repository()],
+      archiveTimeout: 30,
+      ...(target ? { recovery: { stanza: 'tsrc', repository: repository(), target } } : {}),
+    });
 
   before(async () => {
     repo = await posixRepositoryDir();
@@ -33,7 +38,9 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
     const full = await takeBackup(source, primary, 'full');
     backupLsnStop = full.info!.backups[0]!.lsnStop!;
     // Batch 2 in one transaction whose id is the xid target.
-    const [row] = await primary.query<{ xid: string }>('WITH batch AS (INSERT INTO items SELECT g, 2 FROM generate_series(101, 200) g) SELECT pg_current_xact_id()::text AS xid');
+    const [row] = await primary.query<{ xid: string }>(
+      'WITH batch AS (INSERT INTO items SELECT g, 2 FROM generate_series(101, 200) g) SELECT pg_current_xact_id()::text AS xid',
+    );
     xid = row!.xid;
     await primary.query("SELECT pg_create_restore_point('after-batch-2')");
     [{ lsn }] = (await primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')) as [{ lsn: string }];
@@ -51,7 +58,9 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
     const cluster = await startCluster({ members: 1, scope, api: source.api, env: { ...authEnv, KEELSON_BACKUP: config(scope, target) } });
     try {
       const restored = await cluster.waitFor(`the ${scope} primary`, () => cluster.primary(), 150_000);
-      const rows = await restored.query<{ batches: string }>("SELECT string_agg(batch || ':' || n, ',' ORDER BY batch) AS batches FROM (SELECT batch, count(*) AS n FROM items GROUP BY batch) b");
+      const rows = await restored.query<{ batches: string }>(
+        "SELECT string_agg(batch || ':' || n, ',' ORDER BY batch) AS batches FROM (SELECT batch, count(*) AS n FROM items GROUP BY batch) b",
+      );
       const [timeline] = await restored.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
       return { batches: rows[0]!.batches, tli: timeline!.tli };
     } finally {
@@ -62,10 +71,14 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
   async function refusal(scope: string, target: Record<string, unknown>, timeoutMs: number): Promise<string> {
     const cluster = await startCluster({ members: 1, scope, api: source.api, env: { ...authEnv, KEELSON_BACKUP: config(scope, target) } });
     try {
-      const status = await cluster.waitFor('the restore refused', async () => {
-        const s = await backupStatus(cluster.members[0]!);
-        return s.restore && !s.restore.ok ? s : undefined;
-      }, timeoutMs);
+      const status = await cluster.waitFor(
+        'the restore refused',
+        async () => {
+          const s = await backupStatus(cluster.members[0]!);
+          return s.restore && !s.restore.ok ? s : undefined;
+        },
+        timeoutMs,
+      );
       assert.equal(await cluster.primary(), undefined, 'nothing promoted');
       return status.restore!.message;
     } finally {
@@ -94,7 +107,12 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
 
   it('refuses an LSN before the end of the first backup, naming the field and the earliest LSN', async () => {
     const message = await refusal('tearly', { lsn: '0/10' }, 60_000);
-    assert.match(message, new RegExp(`^recovery\\.target\\.lsn: 0/10 is before the end of the first backup \\(${backupLsnStop}\\); the earliest restorable LSN is ${backupLsnStop}`));
+    assert.match(
+      message,
+      new RegExp(
+        `^recovery\\.target\\.lsn: 0/10 is before the end of the first backup \\(${backupLsnStop}\\); the earliest restorable LSN is ${backupLsnStop}`,
+      ),
+    );
   });
 
   it('fails an LSN beyond the end of the archive with the last restorable time, without promoting', async () => {

@@ -20,7 +20,12 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
   let firstBackupEnd: string;
   const repository = (): Record<string, unknown> => ({ kind: 'posix', path: repo.path });
   const config = (stanza: string, recovery?: Record<string, unknown>): string =>
-    JSON.stringify({ stanza, repositories: [repository()], archiveTimeout: 30, ...(recovery ? { recovery: { stanza: 'src', repository: repository(), ...recovery } } : {}) });
+    JSON.stringify({
+      stanza,
+      repositories: [repository()],
+      archiveTimeout: 30,
+      ...(recovery ? { recovery: { stanza: 'src', repository: repository(), ...recovery } } : {}),
+    });
 
   before(async () => {
     repo = await posixRepositoryDir();
@@ -33,7 +38,9 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
     firstBackupEnd = full.info!.backups[0]!.stoppedAt;
     await sourcePrimary.query('INSERT INTO items SELECT g, 2 FROM generate_series(101, 200) g');
     await new Promise((r) => setTimeout(r, 1100));
-    [{ target }] = (await sourcePrimary.query<{ target: string }>("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS target")) as [{ target: string }];
+    [{ target }] = (await sourcePrimary.query<{ target: string }>(
+      'SELECT to_char(clock_timestamp() AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\') AS target',
+    )) as [{ target: string }];
     await new Promise((r) => setTimeout(r, 1100));
     await sourcePrimary.query('INSERT INTO items SELECT g, 3 FROM generate_series(201, 300) g');
     await sourcePrimary.query('DROP TABLE items');
@@ -54,30 +61,47 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
     restored = await startRestored('restored', 'restored', { target: { time: target } }, 2);
     const primary = await restored.waitFor('the restored primary', () => restored!.primary(), 120_000);
     const rows = await primary.query<{ batch: number; n: string }>('SELECT batch, count(*)::text AS n FROM items GROUP BY batch ORDER BY batch');
-    assert.deepEqual(rows, [{ batch: 1, n: '100' }, { batch: 2, n: '100' }]);
+    assert.deepEqual(rows, [
+      { batch: 1, n: '100' },
+      { batch: 2, n: '100' },
+    ]);
     const [timeline] = await primary.query<{ tli: number }>(`SELECT ${currentTimelineSql('tli')}`);
     assert.ok(timeline!.tli > 1, 'the restored cluster promoted onto a new timeline');
     const replica = restored.members.find((m) => m !== primary)!;
-    await restored.waitFor('the replica has the restored rows', async () => (await replica.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '200', 90_000);
+    await restored.waitFor(
+      'the replica has the restored rows',
+      async () => (await replica.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '200',
+      90_000,
+    );
     // Its own stanza, with its own archiving; the source stanza got nothing of the new timeline.
     await restored.waitFor('the restored stanza ready', async () => (await backupStatus(primary)).stanzaReady, 90_000);
     await archiveCurrentWal(restored, primary);
     const sourceArchive = join(repo.path, 'archive', 'src');
     const sourceFiles = readdirSync(sourceArchive, { recursive: true }).map(String);
-    assert.ok(!sourceFiles.some((f) => /(^|\/)0000000[2-9]/.test(f.split('/').at(-1) ?? '')), 'no WAL or history of the restored timeline in the source stanza');
+    assert.ok(
+      !sourceFiles.some((f) => /(^|\/)0000000[2-9]/.test(f.split('/').at(-1) ?? '')),
+      'no WAL or history of the restored timeline in the source stanza',
+    );
     assert.ok(existsSync(join(repo.path, 'archive', 'restored')), 'the restored cluster archives into its own stanza');
     const ownWal = readdirSync(join(repo.path, 'archive', 'restored'), { recursive: true }).map(String);
-    assert.ok(ownWal.some((f) => /0000000[2-9][0-9A-F]{16}-/.test(f)), 'WAL of the new timeline in the restored stanza');
+    assert.ok(
+      ownWal.some((f) => /0000000[2-9][0-9A-F]{16}-/.test(f)),
+      'WAL of the new timeline in the restored stanza',
+    );
   });
 
   it('refuses a target time before the first backup, naming the field and the earliest restorable time', async () => {
     const early = new Date(Date.parse(firstBackupEnd) - 3_600_000).toISOString();
     const cluster = await startRestored('early', 'early', { target: { time: early } });
     try {
-      const status = await cluster.waitFor('the restore refused', async () => {
-        const s = await backupStatus(cluster.members[0]!);
-        return s.restore && !s.restore.ok ? s : undefined;
-      }, 60_000);
+      const status = await cluster.waitFor(
+        'the restore refused',
+        async () => {
+          const s = await backupStatus(cluster.members[0]!);
+          return s.restore && !s.restore.ok ? s : undefined;
+        },
+        60_000,
+      );
       assert.match(status.restore!.message, /recovery\.target\.time/);
       assert.match(status.restore!.message, new RegExp(firstBackupEnd.slice(0, 19)));
       assert.equal(await cluster.primary(), undefined, 'no primary: nothing was started');
@@ -90,10 +114,14 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
     const late = new Date(Date.now() + 3_600_000).toISOString();
     const cluster = await startRestored('late', 'late', { target: { time: late } });
     try {
-      const status = await cluster.waitFor('the restore refused', async () => {
-        const s = await backupStatus(cluster.members[0]!);
-        return s.restore && !s.restore.ok ? s : undefined;
-      }, 90_000);
+      const status = await cluster.waitFor(
+        'the restore refused',
+        async () => {
+          const s = await backupStatus(cluster.members[0]!);
+          return s.restore && !s.restore.ok ? s : undefined;
+        },
+        90_000,
+      );
       assert.match(status.restore!.message, /recovery\.target\.time: beyond the end of the archive; the last restorable time is 20\d\d-/);
       assert.equal(await cluster.primary(), undefined, 'no silent promotion at the end of the archive');
     } finally {
@@ -104,10 +132,14 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
   it('refuses to restore into a stanza that already holds an archive (two clusters never share one)', async () => {
     const cluster = await startRestored('again', 'restored', { target: { time: target } });
     try {
-      const status = await cluster.waitFor('the restore refused', async () => {
-        const s = await backupStatus(cluster.members[0]!);
-        return s.restore && !s.restore.ok ? s : undefined;
-      }, 60_000);
+      const status = await cluster.waitFor(
+        'the restore refused',
+        async () => {
+          const s = await backupStatus(cluster.members[0]!);
+          return s.restore && !s.restore.ok ? s : undefined;
+        },
+        60_000,
+      );
       assert.match(status.restore!.message, /own archive \(stanza restored\) is not empty/);
       assert.equal(await cluster.primary(), undefined);
     } finally {

@@ -39,9 +39,17 @@ describe('ha-node builds a new replica from the repository (pgBackRest, posix re
   it('restores the newest backup, replays the archive, then streams every row from the primary', async () => {
     const replica = cluster.members[1]!;
     replica.start();
-    await cluster.waitFor('the replica streaming', async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1, 150_000);
+    await cluster.waitFor(
+      'the replica streaming',
+      async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1,
+      150_000,
+    );
     assert.match(replica.log(), new RegExp(`created a replica from backup ${label} and the archive`));
-    await cluster.waitFor('every row on the replica', async () => (await replica.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '300', 60_000);
+    await cluster.waitFor(
+      'every row on the replica',
+      async () => (await replica.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '300',
+      60_000,
+    );
     const [phases] = await replica.query<{ phases: string }>("SELECT string_agg(DISTINCT phase, ',' ORDER BY phase) AS phases FROM items");
     assert.equal(phases?.phases, 'archived,before the backup,streamed');
     await primary.query("INSERT INTO items VALUES (301, 'after joining')");

@@ -28,7 +28,11 @@ describe('ha-node restore from S3 after losing the whole cluster', { timeout: 24
   });
 
   it('brings back every committed row into a new cluster', async () => {
-    lost = await startCluster({ members: 2, scope: 'lost', env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'lost', repositories: [s3.repository(path)], archiveTimeout: 30 }) } });
+    lost = await startCluster({
+      members: 2,
+      scope: 'lost',
+      env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'lost', repositories: [s3.repository(path)], archiveTimeout: 30 }) },
+    });
     const primary = await lost.waitFor('a primary', () => lost!.primary(), 120_000);
     await lost.waitFor('the stanza ready', async () => (await backupStatus(primary)).stanzaReady, 90_000);
     await primary.query('CREATE TABLE orders (id int PRIMARY KEY, note text)');
@@ -47,10 +51,17 @@ describe('ha-node restore from S3 after losing the whole cluster', { timeout: 24
     assert.equal(existsSync(baseDir), false, 'the data volumes are gone');
 
     const recovery = { stanza: 'lost', repository: s3.repository(path) };
-    back = await startCluster({ members: 2, scope: 'back', env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'back', repositories: [s3.repository(path)], archiveTimeout: 30, recovery }) } });
+    back = await startCluster({
+      members: 2,
+      scope: 'back',
+      env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'back', repositories: [s3.repository(path)], archiveTimeout: 30, recovery }) },
+    });
     const restored = await back.waitFor('the restored primary', () => back!.primary(), 150_000);
     const rows = await restored.query<{ note: string; n: string }>('SELECT note, count(*)::text AS n FROM orders GROUP BY note ORDER BY note');
-    assert.deepEqual(rows, [{ note: 'after the backup', n: '250' }, { note: 'before the backup', n: '500' }]);
+    assert.deepEqual(rows, [
+      { note: 'after the backup', n: '250' },
+      { note: 'before the backup', n: '500' },
+    ]);
     await back.waitFor('the restored stanza ready in S3', async () => (await backupStatus(restored)).stanzaReady, 90_000);
   });
 });

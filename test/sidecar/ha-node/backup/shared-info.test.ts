@@ -33,7 +33,10 @@ describe('GET /backup under concurrent requests', { timeout: 60_000 }, () => {
     writeFileSync(bin, `#!/bin/sh\necho "$*" >> '${starts}'\nsleep 1\nexec /usr/bin/pgbackrest "$@"\n`);
     chmodSync(bin, 0o755);
     const config = parseBackupConfig(JSON.stringify({ stanza: 'db', repositories: [{ kind: 'posix', path: join(dir, 'repo') }] }));
-    const keeper = new BackupKeeper(new PgBackRest({ config, server: { dataDir: join(dir, 'pgdata'), port: 5432, socketDir: dir, user: 'postgres' }, bin }), quiet);
+    const keeper = new BackupKeeper(
+      new PgBackRest({ config, server: { dataDir: join(dir, 'pgdata'), port: 5432, socketDir: dir, user: 'postgres' }, bin }),
+      quiet,
+    );
     api = await startTestApiServer();
     dcs = dcsFor(api, 'sharedinfo', 'a');
     const context = { snapshot: snapshotFor('a', 'sharedinfo', dcs), dcs, logger: quiet, wake: () => undefined, backup: keeper, credentials: null };
@@ -49,13 +52,22 @@ describe('GET /backup under concurrent requests', { timeout: 60_000 }, () => {
 
   it('eight concurrent requests start one pgbackrest info and all get its answer', async () => {
     const base = server.url.replace(/\/$/, '');
-    const replies = await Promise.all(Array.from({ length: 8 }, () => fetch(`${base}/backup`, { signal: AbortSignal.timeout(30_000) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        fetch(`${base}/backup`, { signal: AbortSignal.timeout(30_000) }).then(async (r) => ({
+          status: r.status,
+          body: (await r.json()) as Record<string, unknown>,
+        })),
+      ),
+    );
     for (const reply of replies) {
       assert.equal(reply.status, 200);
       assert.ok('info' in reply.body || 'infoError' in reply.body, JSON.stringify(reply.body));
     }
     assert.equal(new Set(replies.map((r) => JSON.stringify(r.body))).size, 1, 'one answer shared');
-    const lines = readFileSync(starts, 'utf8').split('\n').filter((line) => line.includes('info'));
+    const lines = readFileSync(starts, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('info'));
     assert.equal(lines.length, 1, `pgbackrest info started ${lines.length} times`);
   });
 });

@@ -21,8 +21,18 @@ describe('the source repository configuration of a standby cluster', () => {
   writeFileSync(keyFile, 'SOURCEKEY');
   writeFileSync(secretFile, 'SOURCESECRET');
   const source = { kind: 's3', bucket: 'src', endpoint: 'minio.local', region: 'us-east-1', path: '/src', keyFile, secretKeyFile: secretFile };
-  const config = parseBackupConfig(JSON.stringify({ stanza: 'db', repositories: [{ kind: 'posix', path: join(dir, 'repo') }], recovery: { stanza: 'src', repository: source, standby: true } }));
-  const engine = new PgBackRest({ config, server: { dataDir: join(dir, 'data', 'pgdata'), port: 5432, socketDir: dir, user: 'postgres' }, bin: '/usr/bin/pgbackrest' });
+  const config = parseBackupConfig(
+    JSON.stringify({
+      stanza: 'db',
+      repositories: [{ kind: 'posix', path: join(dir, 'repo') }],
+      recovery: { stanza: 'src', repository: source, standby: true },
+    }),
+  );
+  const engine = new PgBackRest({
+    config,
+    server: { dataDir: join(dir, 'data', 'pgdata'), port: 5432, socketDir: dir, user: 'postgres' },
+    bin: '/usr/bin/pgbackrest',
+  });
   engine.writeConfig();
   const { logger, lines } = capturedLogger('backup');
   const keeper = new BackupKeeper(engine, logger);

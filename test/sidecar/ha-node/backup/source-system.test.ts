@@ -12,8 +12,8 @@ import { parseIdentifySystem } from '../../../../sidecar/ha-node/postgres/source
 // pgBackRest prints the identifier as a JSON number; real ones are beyond 2^53.
 const infoText = `[{"name":"src","status":{"code":0,"message":"ok"},"archive":[],"backup":[{"label":"20260101-100000F","type":"full","database":{"id":1,"repo-key":1},"timestamp":{"start":1767261600,"stop":1767261660}}],"db":[{"id":1,"repo-key":1,"system-id":7312345678901234567,"version":"15"}],"repo":[]}]`;
 
-describe('system identifiers of a standby\'s two sources', () => {
-  it('reads the stanza\'s 64-bit system identifier without losing digits', () => {
+describe("system identifiers of a standby's two sources", () => {
+  it("reads the stanza's 64-bit system identifier without losing digits", () => {
     assert.equal(parseInfo(infoText, 'src').backups[0]!.systemIdentifier, '7312345678901234567');
   });
 

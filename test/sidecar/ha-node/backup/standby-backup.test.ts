@@ -31,14 +31,23 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
     writeFileSync(join(caDir, 'ca.crt'), ca.cert);
     writeFileSync(join(caDir, 'ca.key'), ca.key, { mode: 0o600 });
     const port = await freePort('127.0.0.2');
-    const backup = { stanza: 'sbk', repositories: [{ kind: 'posix', path: repo.path }], archiveTimeout: 30, tlsServer: { caFile: join(caDir, 'ca.crt'), caKeyFile: join(caDir, 'ca.key'), port, checkSeconds: 1 } };
+    const backup = {
+      stanza: 'sbk',
+      repositories: [{ kind: 'posix', path: repo.path }],
+      archiveTimeout: 30,
+      tlsServer: { caFile: join(caDir, 'ca.crt'), caKeyFile: join(caDir, 'ca.key'), port, checkSeconds: 1 },
+    };
     cluster = await startCluster({ members: 3, scope: 'sbk', autoStart: false, env: { ...authEnv, KEELSON_BACKUP: JSON.stringify(backup) } });
     cluster.members[0]!.start();
     primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
     await cluster.waitFor('the stanza ready', async () => (await backupStatus(primary)).stanzaReady, 90_000);
     standby = cluster.members[1]!;
     standby.start();
-    await cluster.waitFor('the standby streaming', async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1, 150_000);
+    await cluster.waitFor(
+      'the standby streaming',
+      async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 1,
+      150_000,
+    );
     await primary.query('CREATE TABLE items (id int PRIMARY KEY)');
     await primary.query('INSERT INTO items SELECT generate_series(1, 500)');
   });
@@ -51,10 +60,14 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
 
   it('runs the backup on the standby, copying its files, with the primary reached over TLS', async () => {
     await cluster.waitFor('the standby ready for a backup', async () => (await postBackup(standby, { type: 'full' })).status === 202 || undefined, 60_000);
-    const done = await cluster.waitFor('the standby backup', async () => {
-      const status = await backupStatus(standby);
-      return !status.running && status.lastBackup ? status : undefined;
-    }, 120_000);
+    const done = await cluster.waitFor(
+      'the standby backup',
+      async () => {
+        const status = await backupStatus(standby);
+        return !status.running && status.lastBackup ? status : undefined;
+      },
+      120_000,
+    );
     assert.equal(done.lastBackup!.ok, true, done.lastBackup!.message);
     assert.equal((done.lastBackup as { fromStandby?: boolean }).fromStandby, true);
     assert.equal(done.info!.backups.length, 1);
@@ -71,9 +84,17 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
     const label = (await backupStatus(standby)).info!.backups[0]!.label;
     const third = cluster.members[2]!;
     third.start();
-    await cluster.waitFor('the third member streaming', async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 2, 150_000);
+    await cluster.waitFor(
+      'the third member streaming',
+      async () => (await primary.query("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 2,
+      150_000,
+    );
     assert.match(third.log(), new RegExp(`created a replica from backup ${label} and the archive`));
-    await cluster.waitFor('every row on the new member', async () => (await third.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '500', 60_000);
+    await cluster.waitFor(
+      'every row on the new member',
+      async () => (await third.query<{ n: string }>('SELECT count(*)::text AS n FROM items'))[0]?.n === '500',
+      60_000,
+    );
   });
 
   it('rotates the CA as the operator does (stage, then switch) without a failed backup', async () => {
@@ -81,11 +102,23 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
     const issuer = (m: Member): string => new X509Certificate(readFileSync(join(dirname(m.dataDir), 'pgbackrest', 'tls', 'server.crt'))).issuer;
     const backupOnStandby = async (what: string): Promise<void> => {
       const before = (await backupStatus(standby)).info!.backups.length;
-      await cluster.waitFor(`${what}: the standby ready for a backup`, async () => (await postBackup(standby, { type: 'incr' })).status === 202 || undefined, 60_000);
-      const done = await cluster.waitFor(`${what}: the backup`, async () => {
-        const status = await backupStatus(standby);
-        return !status.running && status.info && status.info.backups.length > before ? status : !status.running && status.lastBackup?.ok === false ? status : undefined;
-      }, 120_000);
+      await cluster.waitFor(
+        `${what}: the standby ready for a backup`,
+        async () => (await postBackup(standby, { type: 'incr' })).status === 202 || undefined,
+        60_000,
+      );
+      const done = await cluster.waitFor(
+        `${what}: the backup`,
+        async () => {
+          const status = await backupStatus(standby);
+          return !status.running && status.info && status.info.backups.length > before
+            ? status
+            : !status.running && status.lastBackup?.ok === false
+              ? status
+              : undefined;
+        },
+        120_000,
+      );
       assert.equal(done.lastBackup!.ok, true, `${what}: ${done.lastBackup!.message}`);
       assert.equal((done.lastBackup as { fromStandby?: boolean }).fromStandby, true, what);
     };
@@ -101,7 +134,11 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
     const switched = members.map(renewed);
     writeFileSync(join(caDir, 'ca.key'), next.key, { mode: 0o600 });
     writeFileSync(join(caDir, 'ca.crt'), next.cert + ca.cert);
-    await cluster.waitFor('the primary re-issued from the new CA', async () => (renewed(primary) > switched[0]! && issuer(primary) === 'CN=sbk-backup-ca-next') || undefined, 30_000);
+    await cluster.waitFor(
+      'the primary re-issued from the new CA',
+      async () => (renewed(primary) > switched[0]! && issuer(primary) === 'CN=sbk-backup-ca-next') || undefined,
+      30_000,
+    );
     await backupOnStandby('switched');
     await cluster.waitFor('the standby re-issued from the new CA', async () => issuer(standby) === 'CN=sbk-backup-ca-next' || undefined, 30_000);
     await backupOnStandby('both on the new CA');
@@ -112,12 +149,19 @@ describe('ha-node takes a backup on a streaming standby (pgBackRest TLS server)'
     await cluster.members[2]!.stop();
     const onPrimary = await postBackup(primary, { type: 'incr' });
     assert.equal(onPrimary.status, 202, onPrimary.text);
-    const done = await cluster.waitFor('the primary backup', async () => {
-      const status = await backupStatus(primary);
-      return !status.running && status.lastBackup ? status : undefined;
-    }, 120_000);
+    const done = await cluster.waitFor(
+      'the primary backup',
+      async () => {
+        const status = await backupStatus(primary);
+        return !status.running && status.lastBackup ? status : undefined;
+      },
+      120_000,
+    );
     assert.equal(done.lastBackup!.ok, true, done.lastBackup!.message);
     assert.equal((done.lastBackup as { fromStandby?: boolean }).fromStandby, undefined);
-    assert.deepEqual(done.info!.backups.map((b) => b.type), ['full', 'incr', 'incr', 'incr', 'incr']);
+    assert.deepEqual(
+      done.info!.backups.map((b) => b.type),
+      ['full', 'incr', 'incr', 'incr', 'incr'],
+    );
   });
 });

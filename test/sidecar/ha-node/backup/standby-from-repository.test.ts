@@ -40,7 +40,11 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
 
   before(async () => {
     repo = await posixRepositoryDir();
-    source = await startCluster({ members: 1, scope: 'rsrc', env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'rsrc', repositories: [repository()], archiveTimeout: 30 }) } });
+    source = await startCluster({
+      members: 1,
+      scope: 'rsrc',
+      env: { ...authEnv, KEELSON_BACKUP: JSON.stringify({ stanza: 'rsrc', repositories: [repository()], archiveTimeout: 30 }) },
+    });
     sourcePrimary = await source.waitFor('the source primary', () => source.primary(), 120_000);
     await source.waitFor('the stanza ready', async () => (await backupStatus(sourcePrimary)).stanzaReady, 90_000);
     await sourcePrimary.query('CREATE TABLE items (id int PRIMARY KEY)');
@@ -72,7 +76,8 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
 
     await sourcePrimary.query('INSERT INTO items SELECT generate_series(201, 300)');
     await archiveCurrentWal(source, sourcePrimary);
-    for (const member of standby.members) await standby.waitFor(`${member.name} has the rows archived later`, async () => (await count(member)) === 300, 90_000);
+    for (const member of standby.members)
+      await standby.waitFor(`${member.name} has the rows archived later`, async () => (await count(member)) === 300, 90_000);
     assert.equal(await leader.status('/standby-leader'), 200);
     assert.equal(await leader.status('/primary'), 503);
     assert.equal(await leader.isWritable(), false);
@@ -99,35 +104,68 @@ describe('ha-node standby cluster from a backup repository', { timeout: 300_000 
 
   it('refuses a source stanza the repository does not hold, naming it', async () => {
     refused = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'rnone', api: source.api, env: standbyEnv('rnone', 'nosuch') });
-    const status = await refused.waitFor('the restore refused', async () => {
-      const s = await backupStatus(refused!.members[0]!);
-      return s.restore && !s.restore.ok ? s : undefined;
-    }, 60_000);
+    const status = await refused.waitFor(
+      'the restore refused',
+      async () => {
+        const s = await backupStatus(refused!.members[0]!);
+        return s.restore && !s.restore.ok ? s : undefined;
+      },
+      60_000,
+    );
     assert.match(status.restore!.message, /recovery\.stanza: no stanza nosuch/);
     assert.equal(await refused.members[0]!.status('/standby-leader'), 503);
   });
 
-  it('refuses a streaming source of another database system than the repository\'s backup, naming both', async () => {
+  it("refuses a streaming source of another database system than the repository's backup, naming both", async () => {
     other = await startCluster({ members: 1, scope: 'rother', api: source.api, env: standbyApiEnv });
     const otherPrimary = await other.waitFor('the other primary', () => other!.primary(), 120_000);
     const [otherSystem, sourceSystem] = [await systemOf(otherPrimary), await systemOf(sourcePrimary)];
     assert.notEqual(otherSystem, sourceSystem);
-    mixed = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'rmix', api: source.api, env: standbyEnv('rmix', 'rsrc', otherPrimary) });
+    mixed = await startCluster({
+      members: 1,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'rmix',
+      api: source.api,
+      env: standbyEnv('rmix', 'rsrc', otherPrimary),
+    });
     const member = mixed.members[0]!;
-    const status = await mixed.waitFor('the restore refused', async () => {
-      const s = await backupStatus(member);
-      return s.restore && !s.restore.ok ? s : undefined;
-    }, 90_000);
-    assert.match(status.restore!.message, new RegExp(`streaming source ${otherPrimary.ip}:${otherPrimary.pgPort} is database system ${otherSystem}, but backup \\S+ in the source stanza rsrc is of system ${sourceSystem}`));
+    const status = await mixed.waitFor(
+      'the restore refused',
+      async () => {
+        const s = await backupStatus(member);
+        return s.restore && !s.restore.ok ? s : undefined;
+      },
+      90_000,
+    );
+    assert.match(
+      status.restore!.message,
+      new RegExp(
+        `streaming source ${otherPrimary.ip}:${otherPrimary.pgPort} is database system ${otherSystem}, but backup \\S+ in the source stanza rsrc is of system ${sourceSystem}`,
+      ),
+    );
     assert.match(status.restore!.message, /different clusters; nothing was restored/);
     assert.equal(existsSync(join(member.dataDir, 'PG_VERSION')), false, 'nothing restored');
     assert.equal(await member.status('/standby-leader'), 503);
   });
 
-  it('restores and streams when the streaming source is the repository\'s database system', async () => {
-    streaming = await startCluster({ members: 1, ttl: 8, loopWait: 1, retryTimeout: 3, scope: 'rstr', api: source.api, env: standbyEnv('rstr', 'rsrc', sourcePrimary) });
+  it("restores and streams when the streaming source is the repository's database system", async () => {
+    streaming = await startCluster({
+      members: 1,
+      ttl: 8,
+      loopWait: 1,
+      retryTimeout: 3,
+      scope: 'rstr',
+      api: source.api,
+      env: standbyEnv('rstr', 'rsrc', sourcePrimary),
+    });
     const leader = await streaming.waitFor('the standby leader', () => standbyLeaderOf(streaming!.members), 180_000);
     assert.equal(await systemOf(leader), await systemOf(sourcePrimary));
-    await streaming.waitFor('streaming from the source', async () => (await leader.query('SELECT 1 FROM pg_stat_wal_receiver WHERE status = \'streaming\'')).length === 1, 90_000);
+    await streaming.waitFor(
+      'streaming from the source',
+      async () => (await leader.query("SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'")).length === 1,
+      90_000,
+    );
   });
 });

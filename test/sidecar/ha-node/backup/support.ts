@@ -26,7 +26,16 @@ export interface BackupListing {
   restore?: { ok: boolean; message: string };
   info?: {
     code: number;
-    backups: { label: string; type: string; prior?: string; repository: number; stoppedAt: string; timeline?: number; systemIdentifier?: string; lsnStop?: string }[];
+    backups: {
+      label: string;
+      type: string;
+      prior?: string;
+      repository: number;
+      stoppedAt: string;
+      timeline?: number;
+      systemIdentifier?: string;
+      lsnStop?: string;
+    }[];
     wal: { repository: number; min?: string; max?: string }[];
   };
   infoError?: string;
@@ -53,10 +62,14 @@ export async function takeBackup(cluster: TestCluster, primary: Member, type: 'f
   const started = await postBackup(primary, { type, repository });
   if (started.status !== 202) throw new Error(`POST /backup: ${started.status} ${started.text}`);
   const { startedAt } = JSON.parse(started.text) as { startedAt: string };
-  const done = await cluster.waitFor(`a ${type} backup`, async () => {
-    const status = await backupStatus(primary);
-    return !status.running && status.lastBackup && status.lastBackup.at >= startedAt ? status : undefined;
-  }, 90_000);
+  const done = await cluster.waitFor(
+    `a ${type} backup`,
+    async () => {
+      const status = await backupStatus(primary);
+      return !status.running && status.lastBackup && status.lastBackup.at >= startedAt ? status : undefined;
+    },
+    90_000,
+  );
   if (!done.lastBackup!.ok) throw new Error(`backup failed: ${done.lastBackup!.message}`);
   return done;
 }
@@ -64,8 +77,12 @@ export async function takeBackup(cluster: TestCluster, primary: Member, type: 'f
 /** Forces a WAL switch and waits until the primary's archiver has pushed it. */
 export async function archiveCurrentWal(cluster: TestCluster, primary: Member): Promise<void> {
   const [{ wal }] = await primary.query<{ wal: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS wal');
-  await cluster.waitFor(`WAL ${wal} archived`, async () => {
-    const [row] = await primary.query<{ last: string | null }>('SELECT last_archived_wal AS last FROM pg_stat_archiver');
-    return row?.last !== null && row!.last! >= wal!;
-  }, 60_000);
+  await cluster.waitFor(
+    `WAL ${wal} archived`,
+    async () => {
+      const [row] = await primary.query<{ last: string | null }>('SELECT last_archived_wal AS last FROM pg_stat_archiver');
+      return row?.last !== null && row!.last! >= wal!;
+    },
+    60_000,
+  );
 }

@@ -56,10 +56,22 @@ describe('member record writes', () => {
 });
 
 describe('leader changes that wake the loop', () => {
-  const leader = (extra: Partial<LeaderRecord> = {}): LeaderRecord => ({ holder: 'a', ttl: 30, acquireTime: 't0', renewTime: 't1', transitions: 2, optime: 10, resourceVersion: '5', ...extra });
+  const leader = (extra: Partial<LeaderRecord> = {}): LeaderRecord => ({
+    holder: 'a',
+    ttl: 30,
+    acquireTime: 't0',
+    renewTime: 't1',
+    transitions: 2,
+    optime: 10,
+    resourceVersion: '5',
+    ...extra,
+  });
 
   it('ignores a renewal by the same live holder and wakes for anything else', () => {
-    assert.equal(leaderChangeWakes(leader(), leader({ renewTime: 't2', optime: 20, resourceVersion: '6', slots: { b: 1 }, failsafe: { b: 'x' } }), false), false);
+    assert.equal(
+      leaderChangeWakes(leader(), leader({ renewTime: 't2', optime: 20, resourceVersion: '6', slots: { b: 1 }, failsafe: { b: 'x' } }), false),
+      false,
+    );
     assert.equal(leaderChangeWakes(leader(), leader({ renewTime: 't2' }), true), true, 'the holder is back after expiring');
     assert.equal(leaderChangeWakes(leader(), leader({ holder: 'b', transitions: 3 }), false), true);
     assert.equal(leaderChangeWakes(leader(), leader({ holder: '', releasedCheckpoint: 99 }), false), true);

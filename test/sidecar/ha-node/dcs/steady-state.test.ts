@@ -30,7 +30,10 @@ class Seen {
 
   /** Requests other than watches from one client since `from` (an index into requests). */
   of(client: string, from = 0): string[] {
-    return this.requests.slice(from).filter((r) => r.client === client && !r.watch).map((r) => `${r.method} ${r.url.split('?')[0]}`);
+    return this.requests
+      .slice(from)
+      .filter((r) => r.client === client && !r.watch)
+      .map((r) => `${r.method} ${r.url.split('?')[0]}`);
   }
 }
 
@@ -61,7 +64,16 @@ describe('ha-node DCS at steady state', () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-steady-'));
     api = await startTestApiServer({ onRequest: (request) => seen.observe(request) });
     const dcs = (name: string, loopResyncMs?: number) =>
-      new LeaseDcs({ kubeConfig: kubeConfigAs(api, `member-${name}`, join(dir, name)), namespace: 'default', scope, name, ttl: () => 30, requestTimeoutMs: () => 3000, logger: quiet, loopResyncMs });
+      new LeaseDcs({
+        kubeConfig: kubeConfigAs(api, `member-${name}`, join(dir, name)),
+        namespace: 'default',
+        scope,
+        name,
+        ttl: () => 30,
+        requestTimeoutMs: () => 3000,
+        logger: quiet,
+        loopResyncMs,
+      });
     a = dcs('a');
     b = dcs('b', 1500);
     b.onWake((reason) => wakes.push(reason));
@@ -90,7 +102,7 @@ describe('ha-node DCS at steady state', () => {
     assert.deepEqual(seen.of('member-b', mark), ['PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-member-b']);
   });
 
-  it('does not rewrite the lock holder\'s record for a WAL position its renewal published', async () => {
+  it("does not rewrite the lock holder's record for a WAL position its renewal published", async () => {
     const record = memberRecord('a', 'http://127.0.0.1:2/ha', { role: 'primary', xlog_location: 1000 });
     assert.equal(await a.touchMember(record), true);
     const mark = seen.requests.length;
@@ -98,12 +110,19 @@ describe('ha-node DCS at steady state', () => {
       assert.equal(await a.updateLeader(position), true);
       assert.equal(await a.touchMember({ ...record, heartbeat: record.heartbeat + position, xlog_location: position }), false);
     }
-    assert.deepEqual(seen.of('member-a', mark), ['PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader', 'PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader'], 'two renewals, no member write');
+    assert.deepEqual(
+      seen.of('member-a', mark),
+      ['PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader', 'PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/steady-leader'],
+      'two renewals, no member write',
+    );
     // A replica's record is the only place of its position: written when it moves.
     const replica = memberRecord('b', 'http://127.0.0.1:1/ha', { xlog_location: 1000, replay_lsn: 1000 });
     await b.touchMember(replica);
     assert.equal(await b.touchMember({ ...replica, heartbeat: replica.heartbeat + 1, xlog_location: 2000, replay_lsn: 2000 }), true);
-    await until('b sees both', () => b.cachedCluster()?.leaderRecord?.optime === 3000 && b.cachedCluster()?.members.some((m) => m.name === 'b' && m.xlog_location === 2000) === true);
+    await until(
+      'b sees both',
+      () => b.cachedCluster()?.leaderRecord?.optime === 3000 && b.cachedCluster()?.members.some((m) => m.name === 'b' && m.xlog_location === 2000) === true,
+    );
     // Readers take the newer of the holder's record and the lock's optime.
     assert.equal(leaderPositionOf(b.cachedCluster()!), 3000);
   });
@@ -134,7 +153,15 @@ describe('ha-node DCS at steady state', () => {
   it('wakes the loop once when a member joins (the leader creates its slot now), not for its later records', async () => {
     const leaderWakes: string[] = [];
     a.onWake((reason) => leaderWakes.push(reason));
-    const c = new LeaseDcs({ kubeConfig: kubeConfigAs(api, 'member-c', join(dir, 'c')), namespace: 'default', scope, name: 'c', ttl: () => 30, requestTimeoutMs: () => 3000, logger: quiet });
+    const c = new LeaseDcs({
+      kubeConfig: kubeConfigAs(api, 'member-c', join(dir, 'c')),
+      namespace: 'default',
+      scope,
+      name: 'c',
+      ttl: () => 30,
+      requestTimeoutMs: () => 3000,
+      logger: quiet,
+    });
     try {
       await c.start();
       const record = memberRecord('c', 'http://127.0.0.1:3/ha');
@@ -142,7 +169,11 @@ describe('ha-node DCS at steady state', () => {
       await until('a is woken by the new member', () => leaderWakes.includes('member-joined'));
       assert.equal(await c.touchMember({ ...record, heartbeat: record.heartbeat + 1, state: 'streaming' }), true);
       await until('a sees the changed record', () => a.cachedCluster()?.members.some((m) => m.name === 'c' && m.state === 'streaming') === true);
-      assert.deepEqual(leaderWakes.filter((w) => w === 'member-joined'), ['member-joined'], 'a changed record of a known member does not wake');
+      assert.deepEqual(
+        leaderWakes.filter((w) => w === 'member-joined'),
+        ['member-joined'],
+        'a changed record of a known member does not wake',
+      );
     } finally {
       c.stop();
     }
@@ -153,6 +184,9 @@ describe('ha-node DCS at steady state', () => {
     const mark = seen.requests.length;
     for (let i = 0; i < 10; i += 1) await a.getCluster();
     assert.equal(seen.of('member-a', mark).length, 10);
-    assert.ok((seen.newConnections.get('member-a') ?? 0) - before <= 1, `new connections for 10 requests: ${(seen.newConnections.get('member-a') ?? 0) - before}`);
+    assert.ok(
+      (seen.newConnections.get('member-a') ?? 0) - before <= 1,
+      `new connections for 10 requests: ${(seen.newConnections.get('member-a') ?? 0) - before}`,
+    );
   });
 });

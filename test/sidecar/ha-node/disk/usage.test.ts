@@ -5,13 +5,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { volumesSection } from '../../../../sidecar/ha-node/disk/document.js';
-import { diskWarnings, fullVolume, isFull, measureVolumes, publishedUsage, renderVolumeMetrics, type VolumeUsage } from '../../../../sidecar/ha-node/disk/usage.js';
+import {
+  diskWarnings,
+  fullVolume,
+  isFull,
+  measureVolumes,
+  publishedUsage,
+  renderVolumeMetrics,
+  type VolumeUsage,
+} from '../../../../sidecar/ha-node/disk/usage.js';
 import { raceVerdict } from '../../../../sidecar/ha-node/ha/election/election.js';
 import { defaultConfig } from '../../../../sidecar/ha-node/ha/settings.js';
 import type { ClusterView } from '../../../../sidecar/ha-node/dcs/types.js';
 
 const mi = 1024 * 1024;
-const usage = (usedMi: number, capacityMi = 64, volume: VolumeUsage['volume'] = 'data'): VolumeUsage => ({ volume, capacityBytes: capacityMi * mi, usedBytes: usedMi * mi, freeBytes: (capacityMi - usedMi) * mi });
+const usage = (usedMi: number, capacityMi = 64, volume: VolumeUsage['volume'] = 'data'): VolumeUsage => ({
+  volume,
+  capacityBytes: capacityMi * mi,
+  usedBytes: usedMi * mi,
+  freeBytes: (capacityMi - usedMi) * mi,
+});
 
 describe('volume usage', () => {
   it('says nothing below 90 %, warns from 90 %, and calls a volume full below 4 MiB free or from 99 %', () => {
@@ -55,7 +68,11 @@ describe('volume usage', () => {
     const walVolume = join(dir, 'wal');
     try {
       mkdirSync(join(dir, 'data', 'pgdata', 'pg_wal'), { recursive: true });
-      assert.deepEqual(measureVolumes(join(dir, 'data', 'pgdata')).map((v) => v.volume), ['data'], 'pg_wal on the same filesystem');
+      assert.deepEqual(
+        measureVolumes(join(dir, 'data', 'pgdata')).map((v) => v.volume),
+        ['data'],
+        'pg_wal on the same filesystem',
+      );
       mkdirSync(walVolume);
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'keelson-test', walVolume]);
       rmSync(join(dir, 'data', 'pgdata', 'pg_wal'), { recursive: true });
@@ -65,7 +82,11 @@ describe('volume usage', () => {
       assert.equal(wal?.volume, 'wal');
       assert.equal(wal?.capacityBytes, 8 * mi);
       assert.ok(wal!.usedBytes >= 5 * mi);
-      assert.deepEqual(measureVolumes(join(dir, 'not', 'yet')).map((v) => v.volume), ['data'], 'a data directory not made yet: its closest parent');
+      assert.deepEqual(
+        measureVolumes(join(dir, 'not', 'yet')).map((v) => v.volume),
+        ['data'],
+        'a data directory not made yet: its closest parent',
+      );
     } finally {
       execFileSync('umount', [walVolume]);
       rmSync(dir, { recursive: true, force: true });
@@ -85,6 +106,10 @@ describe('a replica with a full volume in the leader race', () => {
     const fullAhead = { name: 'c', reachable: true, role: 'replica', state: 'running', walPosition: 9_999, diskFull: true };
     assert.equal(raceVerdict(self, cluster, defaultConfig, [fullAhead]).ok, true);
     assert.equal(raceVerdict(self, cluster, defaultConfig, [{ ...fullAhead, diskFull: false }]).ok, false);
-    assert.equal(raceVerdict(self, { ...cluster, failover: { member: 'c' } }, defaultConfig, [fullAhead]).ok, true, 'a named candidate with a full disk leaves the race open');
+    assert.equal(
+      raceVerdict(self, { ...cluster, failover: { member: 'c' } }, defaultConfig, [fullAhead]).ok,
+      true,
+      'a named candidate with a full disk leaves the race open',
+    );
   });
 });

@@ -26,7 +26,10 @@ describe('pg_wal on its own volume', { skip: process.getuid?.() !== 0 && 'mounti
       assert.equal(readFileSync(join(walDir, '000000010000000000000001'), 'utf8'), 'segment one');
       assert.ok(lstatSync(join(walDir, 'archive_status')).isDirectory());
       assert.equal(statfsSync(join(data, 'pg_wal')).blocks * statfsSync(join(data, 'pg_wal')).bsize, 8 * 1024 * 1024, 'pg_wal is on the WAL volume');
-      assert.deepEqual(measureVolumes(data).map((v) => v.volume), ['data', 'wal']);
+      assert.deepEqual(
+        measureVolumes(data).map((v) => v.volume),
+        ['data', 'wal'],
+      );
       assert.equal(placeWal(data, walDir), 'linked');
 
       // The data directory is removed and cloned again: the old segments must not stay.

@@ -50,7 +50,10 @@ class MemoryReads implements ManagedKubeReads {
 }
 
 function database(name: string, spec: Record<string, unknown>, created = '2026-01-01T00:00:00Z'): DatabaseObject {
-  return { metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, creationTimestamp: created }, spec: databaseObjectSpecSchema.parse(spec) };
+  return {
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, creationTimestamp: created },
+    spec: databaseObjectSpecSchema.parse(spec),
+  };
 }
 
 describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000 }, () => {
@@ -91,15 +94,38 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     reads.setSecret('alice-secret', 'alice', 'first password');
     const roles = [
       { name: 'readers' },
-      { name: 'alice', login: true, createdb: true, connectionLimit: 5, validUntil: '2099-01-01T00:00:00Z', inRoles: ['readers'], comment: "Alice's role", passwordSecret: { name: 'alice-secret' } },
+      {
+        name: 'alice',
+        login: true,
+        createdb: true,
+        connectionLimit: 5,
+        validUntil: '2099-01-01T00:00:00Z',
+        inRoles: ['readers'],
+        comment: "Alice's role",
+        passwordSecret: { name: 'alice-secret' },
+      },
       // Upper case and "-": reaches SQL quoted.
       { name: 'OddName-1', login: true },
     ];
     const report = await pass(roles);
-    assert.deepEqual(report.roles.map((r) => [r.name, r.applied, r.message]), [['readers', true, undefined], ['alice', true, undefined], ['OddName-1', true, undefined]]);
+    assert.deepEqual(
+      report.roles.map((r) => [r.name, r.applied, r.message]),
+      [
+        ['readers', true, undefined],
+        ['alice', true, undefined],
+        ['OddName-1', true, undefined],
+      ],
+    );
     assert.equal(report.rolesHash, managedRolesHash(roles));
     assert.ok(report.statements >= 5, `statements: ${report.statements}`);
-    const { rows } = await server.query<{ rolcanlogin: boolean; rolcreatedb: boolean; rolconnlimit: number; until: string; comment: string; member_of: string[] }>(
+    const { rows } = await server.query<{
+      rolcanlogin: boolean;
+      rolcreatedb: boolean;
+      rolconnlimit: number;
+      until: string;
+      comment: string;
+      member_of: string[];
+    }>(
       `SELECT rolcanlogin, rolcreatedb, rolconnlimit, to_char(rolvaliduntil AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS until, shobj_description(oid, 'pg_authid') AS comment,
         ARRAY(SELECT g.rolname FROM pg_auth_members m JOIN pg_authid g ON g.oid = m.roleid WHERE m.member = r.oid)::text[] AS member_of
        FROM pg_authid r WHERE rolname = 'alice'`,
@@ -115,7 +141,15 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     reads.setSecret('alice-secret', 'alice', 'second password');
     const roles = [
       { name: 'readers' },
-      { name: 'alice', login: true, createdb: false, connectionLimit: 5, validUntil: '2099-01-01T00:00:00Z', comment: "Alice's role", passwordSecret: { name: 'alice-secret' } },
+      {
+        name: 'alice',
+        login: true,
+        createdb: false,
+        connectionLimit: 5,
+        validUntil: '2099-01-01T00:00:00Z',
+        comment: "Alice's role",
+        passwordSecret: { name: 'alice-secret' },
+      },
       { name: 'OddName-1', login: true },
     ];
     const report = await pass(roles);
@@ -151,7 +185,13 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
 
   it('creates databases with schemas and extensions, refuses a second object for the same database and reports a missing extension', async () => {
     reads.objects = [
-      database('app-db', { cluster: 'c', name: 'inventory', owner: 'alice', schemas: [{ name: 'sales' }], extensions: [{ name: 'citext', schema: 'sales' }, { name: 'no_such_extension' }] }),
+      database('app-db', {
+        cluster: 'c',
+        name: 'inventory',
+        owner: 'alice',
+        schemas: [{ name: 'sales' }],
+        extensions: [{ name: 'citext', schema: 'sales' }, { name: 'no_such_extension' }],
+      }),
       database('copy', { cluster: 'c', name: 'inventory', owner: 'readers' }, '2026-02-01T00:00:00Z'),
     ];
     const report = await pass([{ name: 'readers' }, { name: 'alice', login: true, passwordSecret: { name: 'alice-secret' } }]);
@@ -184,8 +224,16 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     const deleted = (o: DatabaseObject): DatabaseObject => ({ ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-03-01T00:00:00Z' } });
     reads.objects = reads.objects.map(deleted);
     const report = await pass([{ name: 'readers' }]);
-    assert.deepEqual(report.databases.map((d) => [d.object, d.applied, d.released]), [['dropped', true, true], ['kept', true, true]]);
-    const names = (await server.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname IN ('kept_db', 'dropped_db')")).rows.map((r) => r.datname);
+    assert.deepEqual(
+      report.databases.map((d) => [d.object, d.applied, d.released]),
+      [
+        ['dropped', true, true],
+        ['kept', true, true],
+      ],
+    );
+    const names = (await server.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname IN ('kept_db', 'dropped_db')")).rows.map(
+      (r) => r.datname,
+    );
     assert.deepEqual(names, ['kept_db']);
   });
 
@@ -193,7 +241,10 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     reads.listError = new Error('HTTP 404: the server could not find the requested resource');
     try {
       const report = await pass([{ name: 'readers' }, { name: 'list_failed_role', login: true }]);
-      assert.deepEqual(report.roles.map((r) => r.applied), [true, true]);
+      assert.deepEqual(
+        report.roles.map((r) => r.applied),
+        [true, true],
+      );
       assert.deepEqual(report.databases, []);
       assert.equal((await server.query("SELECT 1 FROM pg_authid WHERE rolname = 'list_failed_role'")).rowCount, 1);
     } finally {

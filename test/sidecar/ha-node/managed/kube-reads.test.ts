@@ -45,7 +45,10 @@ describe('managed roles and databases: the Kubernetes reads', () => {
     });
 
   it('reads a basic-auth Secret’s password, and says why when it cannot', async () => {
-    await core().createNamespacedSecret({ namespace, body: { metadata: { name: 'alice-pw' }, type: 'kubernetes.io/basic-auth', stringData: { username: 'alice', password: 's3cret' } } });
+    await core().createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: 'alice-pw' }, type: 'kubernetes.io/basic-auth', stringData: { username: 'alice', password: 's3cret' } },
+    });
     await core().createNamespacedSecret({ namespace, body: { metadata: { name: 'opaque' }, stringData: { password: 'x' } } });
     const good = await reads.secret('alice-pw', 'alice');
     assert.deepEqual(good.password, { password: 's3cret' });
@@ -59,13 +62,20 @@ describe('managed roles and databases: the Kubernetes reads', () => {
     await database('shop-db', 'mine');
     await database('theirs-db', 'other');
     const first = await reads.databases();
-    assert.deepEqual(first.objects.map((o) => [o.metadata.name, o.spec.name, o.spec.reclaimPolicy]), [['shop-db', 'shop_db', 'retain']]);
+    assert.deepEqual(
+      first.objects.map((o) => [o.metadata.name, o.spec.name, o.spec.reclaimPolicy]),
+      [['shop-db', 'shop_db', 'retain']],
+    );
     // The first call started the watch; once it runs, a new Database of this cluster wakes the loop.
-    await eventually('the watch answers from its cache', async () => {
-      const before = changes;
-      await database(`probe-${before}`, 'mine');
-      return eventually('a wake', async () => changes > before, 5_000).catch(() => false);
-    }, 20_000);
+    await eventually(
+      'the watch answers from its cache',
+      async () => {
+        const before = changes;
+        await database(`probe-${before}`, 'mine');
+        return eventually('a wake', async () => changes > before, 5_000).catch(() => false);
+      },
+      20_000,
+    );
     const woken = changes;
     await database('other-2', 'other');
     await new Promise((r) => setTimeout(r, 300));

@@ -8,7 +8,13 @@ import { call, dcsFor, memberRecord, replicaDoc, serveOpsApp, snapshotFor, start
 const scope = 'opsapi';
 const basic = `Basic ${Buffer.from('admin:s3cret').toString('base64')}`;
 const auth = { Authorization: 'Bearer tok-123' };
-const initialConfig = { ttl: 60, loop_wait: 1, retry_timeout: 3, maximum_lag_on_failover: 1048576, db: { use_slots: true, parameters: { max_connections: 40, work_mem: '4MB' } } };
+const initialConfig = {
+  ttl: 60,
+  loop_wait: 1,
+  retry_timeout: 3,
+  maximum_lag_on_failover: 1048576,
+  db: { use_slots: true, parameters: { max_connections: 40, work_mem: '4MB' } },
+};
 
 /**
  * The mutating endpoints over HTTP against an in-process app whose DCS is a real Lease DCS on
@@ -58,14 +64,27 @@ describe('ha-node operations API over a real DCS', () => {
 
   describe('authentication', () => {
     it('mutating endpoints without credentials get 401 with a challenge; reads stay open', async () => {
-      for (const [method, path] of [['PATCH', '/config'], ['PUT', '/config'], ['POST', '/switchover'], ['DELETE', '/switchover'], ['POST', '/failover'], ['POST', '/restart'], ['DELETE', '/restart'], ['POST', '/reload'], ['POST', '/reinitialize']] as const) {
+      for (const [method, path] of [
+        ['PATCH', '/config'],
+        ['PUT', '/config'],
+        ['POST', '/switchover'],
+        ['DELETE', '/switchover'],
+        ['POST', '/failover'],
+        ['POST', '/restart'],
+        ['DELETE', '/restart'],
+        ['POST', '/reload'],
+        ['POST', '/reinitialize'],
+      ] as const) {
         const r = await call(base, method, path, { leader: 'a' });
         assert.equal(r.status, 401, `${method} ${path}`);
         assert.match(r.headers.get('www-authenticate') ?? '', /Basic realm="keelson", Bearer/);
         assert.equal(r.text, 'Authentication required');
       }
       assert.equal((await call(base, 'POST', '/reload', undefined, { Authorization: 'Bearer wrong' })).status, 401);
-      assert.equal((await call(base, 'POST', '/reload', undefined, { Authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` })).text, 'Invalid credentials');
+      assert.equal(
+        (await call(base, 'POST', '/reload', undefined, { Authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` })).text,
+        'Invalid credentials',
+      );
       assert.equal((await call(base, 'GET', '/config')).status, 200);
       assert.equal((await call(base, 'GET', '/cluster')).status, 200);
     });
@@ -108,7 +127,13 @@ describe('ha-node operations API over a real DCS', () => {
       assert.equal((await call(base, 'GET', '/config')).status, 200, 'the server still answers');
     });
     it('PATCH merges, null removes nested keys, and the result is what the DCS holds', async () => {
-      const r = await call(base, 'PATCH', '/config', { ttl: 40, maximum_lag_on_failover: null, db: { parameters: { work_mem: null, max_connections: 41 } } }, auth);
+      const r = await call(
+        base,
+        'PATCH',
+        '/config',
+        { ttl: 40, maximum_lag_on_failover: null, db: { parameters: { work_mem: null, max_connections: 41 } } },
+        auth,
+      );
       assert.equal(r.status, 200, r.text);
       const expected = { ttl: 40, loop_wait: 1, retry_timeout: 3, db: { use_slots: true, parameters: { max_connections: 41 } } };
       assert.deepEqual(JSON.parse(r.text), expected);
@@ -137,7 +162,12 @@ describe('ha-node operations API over a real DCS', () => {
       await expectReply('/failover', { foo: 'bar' }, 400, 'Failover could be performed only to a specific candidate');
       await expectReply('/switchover', { candidate: 'b' }, 400, 'Switchover could be performed only from a specific leader');
       await expectReply('/failover', { candidate: 'b', scheduled_at: '2099-01-01T00:00:00Z' }, 400, "Failover can't be scheduled");
-      await expectReply('/switchover', { leader: 'a', scheduled_at: '2099-01-01T00:00:00' }, 400, 'Timezone information is mandatory for the scheduled switchover');
+      await expectReply(
+        '/switchover',
+        { leader: 'a', scheduled_at: '2099-01-01T00:00:00' },
+        400,
+        'Timezone information is mandatory for the scheduled switchover',
+      );
       await expectReply('/switchover', { leader: 'a', scheduled_at: '2001-01-01T00:00:00Z' }, 422, 'Cannot schedule switchover in the past');
       await expectReply('/switchover', { leader: 'a', scheduled_at: 'next tuesday' }, 422, /^Unable to parse scheduled timestamp/);
       await expectReply('/switchover', { leader: 'a', candidate: 'a' }, 400, 'Switchover target and source are the same');
@@ -162,7 +192,12 @@ describe('ha-node operations API over a real DCS', () => {
     it('pause mode: a switchover needs a candidate and cannot be scheduled', async () => {
       assert.equal((await call(base, 'PATCH', '/config', { pause: true }, auth)).status, 200);
       await expectReply('/switchover', { leader: 'a' }, 400, 'Switchover is possible only to a specific candidate in a paused state');
-      await expectReply('/switchover', { leader: 'a', candidate: 'b', scheduled_at: '2099-01-01T00:00:00Z' }, 400, "Can't schedule switchover in the paused state");
+      await expectReply(
+        '/switchover',
+        { leader: 'a', candidate: 'b', scheduled_at: '2099-01-01T00:00:00Z' },
+        400,
+        "Can't schedule switchover in the paused state",
+      );
       await expectReply('/restart', { schedule: '2099-01-01T00:00:00Z' }, 400, "Can't schedule restart in the paused state");
       assert.equal((await call(base, 'PATCH', '/config', { pause: null }, auth)).status, 200);
     });
@@ -227,7 +262,10 @@ describe('ha-node operations API over a real DCS', () => {
       // Quorum commit: voter c is ahead of b, so b cannot prove it has every acknowledged commit.
       await dcsC.setSync({ leader: 'c', sync_standby: ['b', 'c'], quorum: 1 });
       const refused = await call(base, 'POST', '/failover', { candidate: 'b' }, auth);
-      assert.deepEqual([refused.status, refused.text], [412, 'failover is not possible: b cannot prove it has every acknowledged commit (voter c is ahead (5000000 > 10))']);
+      assert.deepEqual(
+        [refused.status, refused.text],
+        [412, 'failover is not possible: b cannot prove it has every acknowledged commit (voter c is ahead (5000000 > 10))'],
+      );
       assert.equal((await dcsB.getCluster()).failover, undefined, 'nothing written');
       await dcsC.setSync(undefined);
       const [r] = await Promise.all([call(base, 'POST', '/failover', { candidate: 'b' }, auth), playLoop(undefined, { b: dcsB })]);

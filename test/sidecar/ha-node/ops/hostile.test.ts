@@ -7,7 +7,13 @@ import { call, dcsFor, memberRecord, serveOpsApp, snapshotFor } from './support.
 
 const scope = 'hostile';
 const auth = { Authorization: 'Bearer tok-hostile' };
-const initialConfig = { ttl: 60, loop_wait: 1, retry_timeout: 3, maximum_lag_on_failover: 1048576, db: { use_slots: true, parameters: { max_connections: 40 } } };
+const initialConfig = {
+  ttl: 60,
+  loop_wait: 1,
+  retry_timeout: 3,
+  maximum_lag_on_failover: 1048576,
+  db: { use_slots: true, parameters: { max_connections: 40 } },
+};
 const nested = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
 
 /**
@@ -105,7 +111,13 @@ describe('ha-node operations API under hostile input', () => {
   });
 
   it('answers 400 (not 500) to 20,000 levels of nesting on every JSON endpoint', async () => {
-    for (const [method, path] of [['PATCH', '/config'], ['PUT', '/config'], ['POST', '/switchover'], ['POST', '/restart'], ['POST', '/reinitialize']] as const) {
+    for (const [method, path] of [
+      ['PATCH', '/config'],
+      ['PUT', '/config'],
+      ['POST', '/switchover'],
+      ['POST', '/restart'],
+      ['POST', '/reinitialize'],
+    ] as const) {
       const r = await call(base, method, path, nested(20_000), auth);
       assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
       assert.match(r.text, /nested deeper than 32 levels/);

@@ -5,7 +5,12 @@ import { quorumVerdict } from '../../../../sidecar/ha-node/ops/quorum-race.js';
 import type { PeerReport } from '../../../../sidecar/ha-node/ha/election/election.js';
 
 /** Applies steps until none is left, checking the invariant after every single step. */
-function converge(start: { names: string; key?: { voters: string[]; quorum: number } }, active: string[], nodeCount: number, strict = false): { names: string; key: { voters: string[]; quorum: number }; steps: string[] } {
+function converge(
+  start: { names: string; key?: { voters: string[]; quorum: number } },
+  active: string[],
+  nodeCount: number,
+  strict = false,
+): { names: string; key: { voters: string[]; quorum: number }; steps: string[] } {
   let names = start.names;
   let key = start.key;
   const steps: string[] = [];
@@ -55,7 +60,7 @@ describe('quorum commit planning', () => {
   it('stays safe on every path between random member sets, node counts and strict mode', () => {
     const pool = ['a', 'b', 'c', 'd', 'e'];
     let seed = 7;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     let state = { names: '', key: undefined as { voters: string[]; quorum: number } | undefined };
     for (let round = 0; round < 300; round += 1) {
       const active = pool.filter(() => random() < 0.6);
@@ -78,9 +83,19 @@ describe('quorum proof in the race', () => {
 
   it('needs quorum + 1 voters (itself included) and none of them ahead', () => {
     assert.deepEqual(quorumVerdict({ name: 'b', walPosition: 100 }, sync, [peer('c', 100), peer('d', 90)]), { ok: true });
-    assert.deepEqual(quorumVerdict({ name: 'b', walPosition: 100 }, sync, [peer('c', 100), peer('d', 90, false)]), { ok: false, reason: 'quorum not reached: sees 2 of the 3 voters needed' });
-    assert.deepEqual(quorumVerdict({ name: 'b', walPosition: 100 }, sync, [peer('c', 120), peer('d', 90)]), { ok: false, reason: 'voter c is ahead (120 > 100)' });
-    assert.deepEqual(quorumVerdict({ name: 'e', walPosition: 100 }, sync, [peer('b', 100), peer('c', 100)]), { ok: false, reason: 'quorum not reached: sees 2 of the 3 voters needed' }, 'a non-voter needs three voters besides itself');
+    assert.deepEqual(quorumVerdict({ name: 'b', walPosition: 100 }, sync, [peer('c', 100), peer('d', 90, false)]), {
+      ok: false,
+      reason: 'quorum not reached: sees 2 of the 3 voters needed',
+    });
+    assert.deepEqual(quorumVerdict({ name: 'b', walPosition: 100 }, sync, [peer('c', 120), peer('d', 90)]), {
+      ok: false,
+      reason: 'voter c is ahead (120 > 100)',
+    });
+    assert.deepEqual(
+      quorumVerdict({ name: 'e', walPosition: 100 }, sync, [peer('b', 100), peer('c', 100)]),
+      { ok: false, reason: 'quorum not reached: sees 2 of the 3 voters needed' },
+      'a non-voter needs three voters besides itself',
+    );
   });
 
   it('the former leader and clusters outside quorum mode always pass', () => {

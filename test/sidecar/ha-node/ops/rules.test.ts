@@ -87,7 +87,11 @@ describe('schedule parsing', () => {
     assert.ok(parseSchedule('2026-11-22 11:00+0100', now).ok, 'parses with a +hhmm offset');
   });
   it('400 without timezone, 422 in the past, 422 unparseable', () => {
-    assert.deepEqual(parseSchedule('2026-11-22T11:00:00', now), { ok: false, code: 400, message: 'Timezone information is mandatory for the scheduled switchover' });
+    assert.deepEqual(parseSchedule('2026-11-22T11:00:00', now), {
+      ok: false,
+      code: 400,
+      message: 'Timezone information is mandatory for the scheduled switchover',
+    });
     assert.deepEqual(parseSchedule('2026-11-22T09:00:00Z', now), { ok: false, code: 422, message: 'Cannot schedule switchover in the past' });
     for (const bad of ['tomorrow', '2026-13-01T00:00:00Z', '2026-11-22T25:00:00Z', 42]) {
       const r = parseSchedule(bad, now);
@@ -114,8 +118,14 @@ describe('switchover and failover request checks (Patroni order and texts)', () 
     assert.deepEqual(failure(parse('failover', { foo: 'bar' })), [400, 'Failover could be performed only to a specific candidate']);
     assert.deepEqual(failure(parse('switchover', { candidate: 'b' })), [400, 'Switchover could be performed only from a specific leader']);
     assert.deepEqual(failure(parse('failover', { candidate: 'b', scheduled_at: '2026-11-22T11:00:00Z' })), [400, "Failover can't be scheduled"]);
-    assert.deepEqual(failure(parse('switchover', { leader: 'a', candidate: 'b', scheduled_at: '2026-11-22T11:00:00Z' }, true)), [400, "Can't schedule switchover in the paused state"]);
-    assert.deepEqual(failure(parse('switchover', { leader: 'a', scheduled_at: '2026-11-22T11:00:00' })), [400, 'Timezone information is mandatory for the scheduled switchover']);
+    assert.deepEqual(failure(parse('switchover', { leader: 'a', candidate: 'b', scheduled_at: '2026-11-22T11:00:00Z' }, true)), [
+      400,
+      "Can't schedule switchover in the paused state",
+    ]);
+    assert.deepEqual(failure(parse('switchover', { leader: 'a', scheduled_at: '2026-11-22T11:00:00' })), [
+      400,
+      'Timezone information is mandatory for the scheduled switchover',
+    ]);
     assert.deepEqual(failure(parse('switchover', { leader: 'a', scheduled_at: '2026-11-22T09:00:00Z' })), [422, 'Cannot schedule switchover in the past']);
     assert.equal(failure(parse('switchover', { leader: 'a', scheduled_at: 'soon' }))[0], 422);
     assert.deepEqual(failure(parse('switchover', { leader: 'a' }, true)), [400, 'Switchover is possible only to a specific candidate in a paused state']);
@@ -132,7 +142,19 @@ describe('switchover and failover request checks (Patroni order and texts)', () 
 });
 
 function member(name: string, extra: Partial<MemberRecord> = {}): MemberRecord {
-  return { name, conn_url: '', api_url: `http://127.0.0.1/${name}`, host: '127.0.0.1', port: 5432, role: 'replica', state: 'running', tags: {}, version: '0', heartbeat: 0, ...extra };
+  return {
+    name,
+    conn_url: '',
+    api_url: `http://127.0.0.1/${name}`,
+    host: '127.0.0.1',
+    port: 5432,
+    role: 'replica',
+    state: 'running',
+    tags: {},
+    version: '0',
+    heartbeat: 0,
+    ...extra,
+  };
 }
 
 function clusterOf(leader: string | undefined, members: MemberRecord[], extra: Partial<ClusterView> = {}): ClusterView {
@@ -141,7 +163,16 @@ function clusterOf(leader: string | undefined, members: MemberRecord[], extra: P
 }
 
 const asyncConfig: EligibilityConfig = { synchronousMode: 'off', maximumLagOnFailover: 1_048_576, checkTimeline: false };
-const peer = (name: string, extra: Partial<PeerReport> = {}): PeerReport => ({ name, reachable: true, role: 'replica', state: 'running', walPosition: 5_000_000, timeline: 1, nofailover: false, ...extra });
+const peer = (name: string, extra: Partial<PeerReport> = {}): PeerReport => ({
+  name,
+  reachable: true,
+  role: 'replica',
+  state: 'running',
+  walPosition: 5_000_000,
+  timeline: 1,
+  nofailover: false,
+  ...extra,
+});
 const req = (r: Partial<FailoverRequest>): FailoverRequest => ({ action: 'switchover', ...r });
 
 describe('eligibility (checks 1-6)', () => {
@@ -152,13 +183,22 @@ describe('eligibility (checks 1-6)', () => {
     assert.equal(text(candidatePool(req({ leader: 'b' }), healthy, asyncConfig)), '412 leader name does not match');
     assert.equal(text(candidatePool(req({ leader: 'a' }), clusterOf(undefined, members), asyncConfig)), '412 leader name does not match');
     assert.equal(text(candidatePool(req({ leader: 'a', candidate: 'x' }), healthy, asyncConfig)), '412 candidate does not exists');
-    assert.equal(text(candidatePool(req({ action: 'failover', candidate: 'a' }), healthy, asyncConfig)), '412 failover is not possible: a is already the leader');
-    assert.equal(text(candidatePool(req({ leader: 'a' }), clusterOf('a', [members[0]!]), asyncConfig)), '412 switchover is not possible: cluster does not have members except leader');
+    assert.equal(
+      text(candidatePool(req({ action: 'failover', candidate: 'a' }), healthy, asyncConfig)),
+      '412 failover is not possible: a is already the leader',
+    );
+    assert.equal(
+      text(candidatePool(req({ leader: 'a' }), clusterOf('a', [members[0]!]), asyncConfig)),
+      '412 switchover is not possible: cluster does not have members except leader',
+    );
     const sync = { ...asyncConfig, synchronousMode: 'on' as const };
     const syncCluster = clusterOf('a', members, { sync: { leader: 'a', sync_standby: ['c'] } });
     assert.equal(text(candidatePool(req({ leader: 'a', candidate: 'b' }), syncCluster, sync)), '412 candidate name does not match with sync_standby');
     assert.equal(text(candidatePool(req({ leader: 'a', candidate: 'c' }), syncCluster, sync)), 'ok');
-    assert.equal(text(candidatePool(req({ leader: 'a' }), clusterOf('a', members, { sync: { leader: 'a', sync_standby: [] } }), sync)), '412 switchover is not possible: can not find sync_standby');
+    assert.equal(
+      text(candidatePool(req({ leader: 'a' }), clusterOf('a', members, { sync: { leader: 'a', sync_standby: [] } }), sync)),
+      '412 switchover is not possible: can not find sync_standby',
+    );
     const pool = candidatePool(req({ leader: 'a' }), syncCluster, sync);
     assert.ok(pool.ok && pool.members.map((m) => m.name).join() === 'c', 'sync switchover without candidate: only sync members');
     // check 6 is skipped for a failover and in quorum mode
@@ -171,14 +211,24 @@ describe('eligibility (checks 1-6)', () => {
     assert.equal(ineligibility(peer('b', { reachable: false }), healthy, asyncConfig), 'not reachable through its API');
     assert.match(ineligibility(peer('b', { walPosition: 1_000_000 }), healthy, asyncConfig) ?? '', /lags 4000000 bytes/);
     assert.equal(ineligibility(peer('b', { timeline: 1 }), healthy, asyncConfig), undefined);
-    assert.match(ineligibility(peer('b', { timeline: 1 }), healthy, { ...asyncConfig, checkTimeline: true }) ?? '', /timeline 1 is behind the cluster timeline 2/);
+    assert.match(
+      ineligibility(peer('b', { timeline: 1 }), healthy, { ...asyncConfig, checkTimeline: true }) ?? '',
+      /timeline 1 is behind the cluster timeline 2/,
+    );
   });
   it('a leaderless failover accepts a lagging, behind, non-sync candidate but still refuses nofailover', () => {
-    const leaderless = clusterOf(undefined, members, { history: [[1, 100, 'x', 't']], leaderRecord: { holder: '', ttl: 30, transitions: 1, optime: 9_000_000 } });
+    const leaderless = clusterOf(undefined, members, {
+      history: [[1, 100, 'x', 't']],
+      leaderRecord: { holder: '', ttl: 30, transitions: 1, optime: 9_000_000 },
+    });
     const config = { ...asyncConfig, checkTimeline: true };
     assert.equal(ineligibility(peer('b', { walPosition: 1, timeline: 1 }), leaderless, config), undefined);
     assert.equal(ineligibility(peer('b', { nofailover: true }), leaderless, config), 'tagged nofailover');
-    const sync = candidatePool(req({ action: 'failover', candidate: 'b' }), { ...leaderless, sync: { leader: 'a', sync_standby: ['c'] } }, { ...config, synchronousMode: 'on' });
+    const sync = candidatePool(
+      req({ action: 'failover', candidate: 'b' }),
+      { ...leaderless, sync: { leader: 'a', sync_standby: ['c'] } },
+      { ...config, synchronousMode: 'on' },
+    );
     assert.ok(sync.ok, JSON.stringify(sync));
   });
   it('chooses the requested candidate, else the most advanced eligible member; 412 when none qualifies', () => {
@@ -249,7 +299,10 @@ describe('restart requests and conditions', () => {
     assert.equal(parseSeconds('0'), undefined);
     const ok = parse({ restart_pending: 'True', role: 'master', timeout: '30', schedule: '2026-11-22T10:10:00Z' });
     assert.ok(ok.ok, JSON.stringify(ok));
-    assert.deepEqual({ ...ok.request, schedule: ok.request.schedule?.iso }, { restartPending: true, role: 'primary', timeout: 30, schedule: '2026-11-22T10:10:00+00:00' });
+    assert.deepEqual(
+      { ...ok.request, schedule: ok.request.schedule?.iso },
+      { restartPending: true, role: 'primary', timeout: 30, schedule: '2026-11-22T10:10:00+00:00' },
+    );
     assert.deepEqual(parse(undefined), { ok: true, request: {} });
   });
   it('every condition must hold', () => {
@@ -267,9 +320,16 @@ describe('restart requests and conditions', () => {
 describe('API credentials', () => {
   it('loads basic and token credentials from env or *_FILE, none means open', () => {
     assert.equal(loadApiCredentials({}), undefined);
-    assert.deepEqual(loadApiCredentials({ KEELSON_API_USERNAME: 'admin', KEELSON_API_PASSWORD: 'pw' }), { username: 'admin', password: 'pw', token: undefined });
+    assert.deepEqual(loadApiCredentials({ KEELSON_API_USERNAME: 'admin', KEELSON_API_PASSWORD: 'pw' }), {
+      username: 'admin',
+      password: 'pw',
+      token: undefined,
+    });
     const files: Record<string, string> = { '/s/token': 'tok\n' };
-    assert.deepEqual(loadApiCredentials({ KEELSON_API_TOKEN_FILE: '/s/token' }, (p) => files[p]!), { username: undefined, password: undefined, token: 'tok' });
+    assert.deepEqual(
+      loadApiCredentials({ KEELSON_API_TOKEN_FILE: '/s/token' }, (p) => files[p]!),
+      { username: undefined, password: undefined, token: 'tok' },
+    );
     assert.throws(() => loadApiCredentials({ KEELSON_API_USERNAME: 'admin' }), /KEELSON_API_PASSWORD/);
   });
   it('checks basic auth and bearer tokens', () => {

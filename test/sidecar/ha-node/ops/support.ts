@@ -48,7 +48,19 @@ export function replicaDoc(position: number, tags: Record<string, unknown> = {})
 }
 
 export function memberRecord(name: string, apiUrl: string, extra: Partial<MemberRecord> = {}): MemberRecord {
-  return { name, conn_url: '', api_url: apiUrl, host: '127.0.0.1', port: 5432, role: 'replica', state: 'running', tags: {}, version: 'test', heartbeat: Date.now(), ...extra };
+  return {
+    name,
+    conn_url: '',
+    api_url: apiUrl,
+    host: '127.0.0.1',
+    port: 5432,
+    role: 'replica',
+    state: 'running',
+    tags: {},
+    version: 'test',
+    heartbeat: Date.now(),
+    ...extra,
+  };
 }
 
 export function snapshotFor(name: string, scope: string, dcs: LeaseDcs, overrides: Partial<NodeSnapshot> = {}): () => NodeSnapshot {
@@ -70,7 +82,12 @@ export function snapshotFor(name: string, scope: string, dcs: LeaseDcs, override
   });
 }
 
-export async function serveOpsApp(dcs: LeaseDcs, snapshot: () => NodeSnapshot, options: OpsModuleOptions, tls?: TlsFiles): Promise<{ server: RunningServer; wakes: string[] }> {
+export async function serveOpsApp(
+  dcs: LeaseDcs,
+  snapshot: () => NodeSnapshot,
+  options: OpsModuleOptions,
+  tls?: TlsFiles,
+): Promise<{ server: RunningServer; wakes: string[] }> {
   const wakes: string[] = [];
   const context: ApiContext = { snapshot, dcs, logger: quiet, wake: (reason) => wakes.push(reason) };
   const app = createHaNodeApp(context, createOpsModules(options));

@@ -24,7 +24,19 @@ describe('PostgresInstance state transitions', () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-instance-state-'));
     const dataDir = join(dir, 'pgdata');
     pg = new PostgresInstance(
-      { name: 'm-0', scope: 's', dataDir, binDir: '/usr/lib/postgresql/15/bin', listenAddress: '127.0.0.1', connectHost: '127.0.0.1', port: 5432, socketDir: dir, superuser: { username: 'postgres', password: 'x' }, replication: { username: 'replicator', password: 'x' }, parameters: {} },
+      {
+        name: 'm-0',
+        scope: 's',
+        dataDir,
+        binDir: '/usr/lib/postgresql/15/bin',
+        listenAddress: '127.0.0.1',
+        connectHost: '127.0.0.1',
+        port: 5432,
+        socketDir: dir,
+        superuser: { username: 'postgres', password: 'x' },
+        replication: { username: 'replicator', password: 'x' },
+        parameters: {},
+      },
       quiet,
     );
   });
@@ -44,7 +56,10 @@ describe('PostgresInstance state transitions', () => {
 
   it('goes back to the state before it when building fails', async () => {
     pg.markCrashed();
-    await assert.rejects(pg.whileCreating(() => Promise.reject(new Error('restore failed'))), /restore failed/);
+    await assert.rejects(
+      pg.whileCreating(() => Promise.reject(new Error('restore failed'))),
+      /restore failed/,
+    );
     assert.equal(pg.state, 'crashed');
   });
 

@@ -69,7 +69,10 @@ describe('parameter values against PostgreSQL 15', { timeout: 120_000 }, () => {
     assert.match(settingValueProblem('work_mem', '1e+300', catalog.get('work_mem'))!, /exceeds the integer range/);
     assert.match(settingValueProblem('work_mem', '63', catalog.get('work_mem'))!, /outside the valid range 64 \.\. 2147483647 kB/);
     assert.match(settingValueProblem('statement_timeout', '5m', catalog.get('statement_timeout'))!, /invalid unit "m"/);
-    assert.match(settingValueProblem('synchronous_commit', 'maybe', catalog.get('synchronous_commit'))!, /must be one of local, remote_write, remote_apply, on, off/);
+    assert.match(
+      settingValueProblem('synchronous_commit', 'maybe', catalog.get('synchronous_commit'))!,
+      /must be one of local, remote_write, remote_apply, on, off/,
+    );
     assert.match(settingValueProblem('no_such_setting', 'x', catalog.get('no_such_setting'))!, /not a parameter this PostgreSQL server knows/);
     assert.equal(settingValueProblem('myext.anything', 'x', catalog.get('myext.anything')), undefined, 'a customized option is a placeholder');
     assert.match(settingValueProblem('block_size', '4096', catalog.get('block_size'))!, /cannot be set/);
@@ -88,7 +91,10 @@ describe('parameter values against PostgreSQL 15', { timeout: 120_000 }, () => {
   it('keeps the last good value of a refused parameter and passes the rest', () => {
     const screened = screenParameters({ work_mem: 'lots', application_name: 'a\nb', statement_timeout: '5s' }, { work_mem: '16MB' }, catalog);
     assert.deepEqual(screened.parameters, { work_mem: '16MB', statement_timeout: '5s' });
-    assert.deepEqual(screened.rejected.map((r) => r.name), ['work_mem', 'application_name']);
+    assert.deepEqual(
+      screened.rejected.map((r) => r.name),
+      ['work_mem', 'application_name'],
+    );
   });
 
   it('reads back the values of the postgresql.conf it wrote', () => {

@@ -13,7 +13,10 @@ import { pgBin, startPostgres } from '../../../support/postgres.js';
  * release), an immediate one is not, and a postmaster already gone counts as stopped.
  */
 const run = promisify(execFile);
-const clusterState = async (dataDir: string) => /Database cluster state:\s+(.+)/.exec((await run(join(pgBin, 'pg_controldata'), ['-D', dataDir], { env: { ...process.env, LC_ALL: 'C' } })).stdout)?.[1]?.trim();
+const clusterState = async (dataDir: string) =>
+  /Database cluster state:\s+(.+)/
+    .exec((await run(join(pgBin, 'pg_controldata'), ['-D', dataDir], { env: { ...process.env, LC_ALL: 'C' } })).stdout)?.[1]
+    ?.trim();
 const postmasterPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 describe('stopBySignal', { timeout: 120_000 }, () => {

@@ -1,6 +1,15 @@
 import { KvKeys } from '../cache/kv.js';
 import type { InvalidatedKeys } from '../cache/tracking.js';
-import type { Principal } from './principals.js';
+import type { ContextUser } from '../http/context.js';
+
+/** Who a request acts as, with its grants (principals.ts resolves it; this cache keeps it). */
+export interface Principal {
+  user: ContextUser;
+  /** Enabled roles only, most recently created first. */
+  roleCodes: string[];
+  buttonCodes: string[];
+  grants: Map<string, string>;
+}
 
 /** What one lookup read from Redis: the stored session version and the cached principal. */
 export interface CachedAuthz {

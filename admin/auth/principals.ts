@@ -5,16 +5,10 @@ import type { ContextUser } from '../http/context.js';
 import { SUPER_ROLE } from '../http/context.js';
 import { poolGrants } from './permissions.js';
 import type { Queryable } from '../db/pool.js';
-import { PrincipalCache, type CachedAuthz } from './principal-cache.js';
+import { PrincipalCache, type CachedAuthz, type Principal } from './principal-cache.js';
 
 /** Everything an authenticated request needs about its user, loadable in one cache read. */
-export interface Principal {
-  user: ContextUser;
-  /** Enabled roles only, most recently created first. */
-  roleCodes: string[];
-  buttonCodes: string[];
-  grants: Map<string, string>;
-}
+export type { Principal } from './principal-cache.js';
 
 interface CachedPrincipal {
   user: Omit<ContextUser, 'lastLogin'> & { lastLogin: string | null };

@@ -19,23 +19,6 @@ const allowedSideways: Record<string, string> = {
   'local/proxy/slice-source.ts -> operator/capabilities.ts': 'the service proxy asks the API server which discovery APIs it serves, as the operator does',
 };
 
-/**
- * Cycles through type-only imports that exist today; each may shrink, none may grow, no new one may
- * appear, and no cycle may run through a runtime import.
- */
-const allowedTypeCycles: { files: string[]; reason: string }[] = [
-  {
-    reason: 'PostgresSettings and LeaderAddress live in instance.ts, which writes the files',
-    files: ['sidecar/ha-node/postgres/config-files.ts', 'sidecar/ha-node/postgres/instance.ts'],
-  },
-  {
-    reason: 'BatchStatement lives in connection.ts, which runs the prepared statements',
-    files: ['sidecar/exporter/scrape/connection.ts', 'sidecar/exporter/scrape/prepared.ts'],
-  },
-  { reason: 'Principal lives in principals.ts, which owns the cache', files: ['admin/auth/principal-cache.ts', 'admin/auth/principals.ts'] },
-  { reason: 'the deletion helpers take the API type from api.ts, which calls them', files: ['local/apiserver/api.ts', 'local/apiserver/writes/deletion.ts'] },
-];
-
 describe('import graph of the sources', () => {
   const graph = importGraph(root);
   const runtime = importGraph(root, { withTypeOnly: false });
@@ -73,9 +56,8 @@ describe('import graph of the sources', () => {
     assert.deepEqual(importCycles(runtime), []);
   });
 
-  it('has no cycle through type imports beyond the listed ones, which only shrink', () => {
-    const outside = importCycles(graph).filter((cycle) => !allowedTypeCycles.some((allowed) => cycle.every((file) => allowed.files.includes(file))));
-    assert.deepEqual(outside, []);
+  it('has no cycle through type-only imports either', () => {
+    assert.deepEqual(importCycles(graph), []);
   });
 
   it('detects an upward arrow and a cycle (the checks themselves)', () => {

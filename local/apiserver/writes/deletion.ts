@@ -2,14 +2,21 @@
  * DELETE semantics: preconditions, propagation policies (as GC finalizers), finalizers holding an
  * object with deletionTimestamp, graceful pod deletion, namespaces going Terminating.
  */
-import type { ApiCore } from '../api.js';
+import type { ObjectStore } from '../storage/store.js';
 import { typeKeyOf, type DeleteOptions, type DeleteResult } from '../api-types.js';
 import { conflict, notFound } from '../errors.js';
 import type { ResourceType } from '../schema/resources.js';
 import { clone, isJsonObject, jsonEqual, type KubeObject } from '../types.js';
 import { nowTime } from './validation.js';
 
-export function deleteObject(core: ApiCore, type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): DeleteResult {
+/** What deletion needs of the API core (api.ts), which calls it. */
+export interface DeletionCore {
+  readonly store: ObjectStore;
+  find(type: ResourceType, namespace: string | undefined, name: string): KubeObject | undefined;
+  output(type: ResourceType, o: KubeObject): KubeObject;
+}
+
+export function deleteObject(core: DeletionCore, type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): DeleteResult {
   const old = core.find(type, namespace, name);
   if (!old) throw notFound(type.plural, type.group, name);
   const pre = options.preconditions ?? {};

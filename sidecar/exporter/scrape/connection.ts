@@ -1,5 +1,5 @@
 import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../../lib/pg.js';
-import { preparedStatements } from './prepared.js';
+import { preparedStatements, type BatchStatement } from './prepared.js';
 
 /**
  * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
@@ -127,12 +127,7 @@ export async function timedQuery(client: PoolClient, text: string, timeoutMs: nu
   return results[results.length - 1];
 }
 
-/** One statement of a batch; with `prepareAs`, it runs as that prepared statement (prepared.ts). */
-export interface BatchStatement {
-  text: string;
-  timeoutMs: number;
-  prepareAs?: string;
-}
+export type { BatchStatement } from './prepared.js';
 
 /**
  * Runs several statements in one round trip (one simple-query message), each under its own

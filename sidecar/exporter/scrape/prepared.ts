@@ -1,5 +1,3 @@
-import type { BatchStatement } from './connection.js';
-
 /**
  * Server-side prepared statements for batched queries. Most of a catalog query's time goes on
  * parsing, rewriting the statistics views and planning, not on running it: prepared once per
@@ -7,6 +5,13 @@ import type { BatchStatement } from './connection.js';
  * (the built-in set's uncached queries take ≈ 40% less server time that way). PostgreSQL
  * re-plans by itself when the catalog changes under a plan.
  */
+
+/** One statement of a batch (connection.ts); with `prepareAs`, it runs as that prepared statement. */
+export interface BatchStatement {
+  text: string;
+  timeoutMs: number;
+  prepareAs?: string;
+}
 
 /** Queries PREPARE accepts as they are; others (SHOW, utility commands) run as text. */
 function isPreparable(query: string): boolean {

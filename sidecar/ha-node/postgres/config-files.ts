@@ -2,7 +2,7 @@ import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
 import { buildHba } from './hba.js';
-import type { LeaderAddress, PostgresSettings } from './instance.js';
+import type { LeaderAddress, PostgresSettings } from './settings.js';
 import { writePrivateFile, type RunAs } from './runner.js';
 import { standbySourceSettings } from './standby-source.js';
 

@@ -2,13 +2,13 @@ import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } f
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
-import type { ParameterValue } from './conf.js';
 import type { SettingsCatalog } from './settings-catalog.js';
 import { removeStandbySignal, writeConfigFiles, writtenSyncStandbyNames } from './config-files.js';
 import { parseLsn } from './lsn.js';
 import { runTool, runToolOrThrow, type RunAs } from './runner.js';
+import type { ParameterValue } from './conf.js';
+import type { LeaderAddress, PostgresSettings } from './settings.js';
 import { stopBySignal } from './signal-stop.js';
-import type { StandbySource } from './standby-source.js';
 import { ToolActivity } from './tool-activity.js';
 import type { DbState } from './state.js';
 import { serverLogLinesSince, serverLogSize } from './server-log.js';
@@ -19,37 +19,7 @@ import { placeWal } from '../disk/wal-volume.js';
 export const probeConnectTimeoutMs = 3000;
 export const probeQueryTimeoutMs = 6000;
 
-export interface Credentials {
-  username: string;
-  password: string;
-}
-
-export interface PostgresSettings {
-  name: string;
-  scope: string;
-  dataDir: string;
-  binDir: string;
-  listenAddress: string;
-  /** Address other members use to reach this server. */
-  connectHost: string;
-  port: number;
-  socketDir: string;
-  /** pg_wal's folder on a WAL volume of its own: linked before every start (disk/wal-volume.ts). */
-  walDir?: string;
-  superuser: Credentials;
-  replication: Credentials;
-  runAs?: RunAs;
-  /** Local parameters (lowest precedence below the dynamic configuration's). */
-  parameters: Record<string, ParameterValue>;
-}
-
-export interface LeaderAddress {
-  name: string;
-  host: string;
-  port: number;
-  /** Set when this is the remote source of a standby cluster (the standby leader follows it). */
-  source?: StandbySource;
-}
+export type { Credentials, LeaderAddress, PostgresSettings } from './settings.js';
 
 /** Fields from pg_controldata that matter when the server is down. */
 export interface ControlData {

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { chownSync, writeFileSync } from 'node:fs';
+import { chownSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ToolActivity } from './tool-activity.js';
 
@@ -81,8 +82,18 @@ export async function runToolOrThrow(file: string, args: string[], options: Tool
   return result.output;
 }
 
-/** Writes a file only the run-as account can read (it may hold passwords). */
+/**
+ * Writes a file only the run-as account can read (it may hold passwords). The content goes to a
+ * temporary file beside it that is renamed over the old one, so PostgreSQL reloading (or a reader,
+ * or a crash) never meets a truncated postgresql.conf.
+ */
 export function writePrivateFile(path: string, content: string, runAs?: RunAs): void {
-  writeFileSync(path, content, { mode: 0o600 });
-  if (runAs) chownSync(path, runAs.uid, runAs.gid);
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temporary, content, { mode: 0o600 });
+    if (runAs) chownSync(temporary, runAs.uid, runAs.gid);
+    renameSync(temporary, path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
 }

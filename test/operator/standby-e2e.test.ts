@@ -80,10 +80,11 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     await eventually('rows from src on the cascading replica', async () => (await notes(stb, 'stb-ro')).length === 2, 60_000);
     const [sender] = await src.query('src-rw', "SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name LIKE 'stb-%'");
     assert.equal(sender?.n, 1, 'only the standby leader streams from src; the other stb member cascades');
+    // The settings document carries bootstrapConfig as a map (api/ha-node/settings-document.ts).
     const settings = parse((await api.core.readNamespacedConfigMap({ namespace: ns, name: 'stb-config' })).data![ConfigKeys.haNode]!) as {
-      bootstrapConfig: string;
+      bootstrapConfig: { standby_cluster?: { host: string; port: number } };
     };
-    const config = JSON.parse(settings.bootstrapConfig) as { standby_cluster?: { host: string; port: number } };
+    const config = settings.bootstrapConfig;
     const srcRw = (await api.core.readNamespacedService({ namespace: ns, name: 'src-rw' })).spec?.clusterIP;
     assert.deepEqual(config.standby_cluster, { host: srcRw, port: 5432 }, 'the source reaches ha-node through the bootstrap configuration');
   });

@@ -36,7 +36,9 @@ describe('docs/troubleshooting.md', () => {
     for (const phase of phases) assert.match(doc, new RegExp(`\\| ${phase} \\|`), `phase ${phase}`);
     const status = ['status.ts', 'serving.ts', 'refusals.ts'].map((file) => readFileSync(join(operatorDir, 'reconcile', file), 'utf8')).join('\n');
     // Reasons are the quoted words on the lines that build conditions or pick their reasons.
-    const reasonLines = status.split('\n').filter((line) => /Reason|condition\(|reason: '/.test(line));
+    // (or a few lines below one, where the formatter broke a long expression).
+    const lines = status.split('\n');
+    const reasonLines = lines.filter((_, i) => lines.slice(Math.max(0, i - 3), i + 1).some((line) => /Reason|condition\(|reason: '/.test(line)));
     const reasons = new Set(reasonLines.flatMap((line) => [...line.matchAll(/'([A-Z][A-Za-z]+)'/g)].map((m) => m[1]!)));
     for (const type of ['Ready', 'Progressing', 'Degraded', 'True', 'False']) reasons.delete(type);
     for (const reason of [

@@ -35,7 +35,7 @@ export function memberRecord(
     standby_source: standbyLeader ? standbySourceOf(status) : undefined,
     standby_demotion: demotionRecord(snapshot.demotion),
     config_errors: snapshot.configErrors,
-    volumes: snapshot.volumes ? publishedUsage(snapshot.volumes) : undefined,
+    ...(snapshot.volumes ? { volumes: publishedUsage(snapshot.volumes) } : {}),
   };
 }
 

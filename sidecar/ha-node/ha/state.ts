@@ -60,6 +60,8 @@ export interface LoopState extends StreamingWatch {
   primaryAnswer: PrimaryAnswer | undefined;
   /** When this loop started (performance.now()), for the bootstrap head start of ordinal 0. */
   startedAt: number;
+  /** The switchover request this leader waits on for its candidate to stream, and since when (performance.now()). */
+  handOverWait: { request: string; since: number } | undefined;
   /** The last switchover this member refused to carry out, published in its member record. */
   switchoverAbort: { at: number; reason: string } | undefined;
   /** The dynamic parameters were screened once since start (parameter-screen.ts). */
@@ -97,6 +99,7 @@ export function initialLoopState(member: Pick<NodeSnapshot, 'name' | 'scope' | '
     releaseSeen: undefined,
     hbaRefused: false,
     primaryAnswer: undefined,
+    handOverWait: undefined,
     switchoverAbort: undefined,
     startedAt: now,
     watchStreamingUntil: undefined,
@@ -257,6 +260,12 @@ export function streamingWatched(state: StreamingWatch, until: number | undefine
 
 export function handedOver(state: LoopState, at: number | undefined): void {
   state.handedOverAt = at;
+}
+
+/** How long this leader has waited on the switchover `request` (its first sighting starts the wait). */
+export function handOverWaited(state: LoopState, request: string, now: number): number {
+  if (state.handOverWait?.request !== request) state.handOverWait = { request, since: now };
+  return now - state.handOverWait.since;
 }
 
 export function switchoverRefused(state: LoopState, reason: string, at: number): void {

@@ -16,7 +16,8 @@ export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Prom
     port: from.port,
     user: settings.replication.username,
     password: settings.replication.password,
-    applicationName: settings.name,
+    // Its own name in pg_stat_replication: a copy in progress is not a standby streaming from the primary.
+    applicationName: `${settings.name}-clone`,
   });
   await db.whileCreating(async () => {
     rmSync(target, { recursive: true, force: true });

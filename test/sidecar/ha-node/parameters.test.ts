@@ -150,13 +150,30 @@ describe('parameter values PostgreSQL cannot load', { timeout: 300_000 }, () => 
     const published = async () => (await dcs.getCluster()).members.find((m) => m.name === primary.name);
     const renewed = async () => (await cluster.leases()).find((l) => l.metadata?.name === 'params-leader')?.spec?.renewTime;
     const renewedAt = async () => JSON.stringify(await renewed());
-    // Right after the loop renewed the lock, its next turn is loop_wait (10 s) away.
-    const seen = await renewedAt();
-    await cluster.waitFor('the loop renews the lock again', async () => (await renewedAt()) !== seen, 30_000);
+    // Right after the loop renewed the lock in its steady rhythm, its next turn is loop_wait (10 s)
+    // away. The earlier cases change the configuration, which makes the loop look again sooner for
+    // a while: wait until two renewals come a whole loop_wait apart, then kill at the second.
+    let seen = await renewedAt();
+    let seenAt = 0;
+    await cluster.waitFor(
+      'two renewals a loop_wait apart',
+      async () => {
+        const now = await renewedAt();
+        if (now === seen) return false;
+        const steady = seenAt > 0 && Date.now() - seenAt >= 8_000;
+        seen = now;
+        seenAt = Date.now();
+        return steady;
+      },
+      90_000,
+    );
     const pid = primary.postmasterPid()!;
     process.kill(pid, 'SIGKILL');
-    await cluster.waitFor('/primary 503', async () => (await primary.status('/primary')) === 503, 30_000);
-    await cluster.waitFor('/readiness 503', async () => (await primary.status('/readiness')) === 503, 30_000);
+    await cluster.waitFor(
+      '/primary and /readiness 503',
+      async () => (await Promise.all([primary.status('/primary'), primary.status('/readiness')])).every((code) => code === 503),
+      30_000,
+    );
     assert.equal((await published())?.state, 'running', 'the loop has not had its turn yet: the endpoints did not wait for it');
     const doc = (await primary.get('/primary')).json();
     assert.equal(doc.state, 'crashed');

@@ -210,41 +210,37 @@ describe('pooler around a planned switchover', { timeout: 300_000 }, () => {
   // that has not yet received the last leader's shutdown checkpoint; it declines, nobody takes the
   // lock until ttl, and clients meet a read-only server meanwhile (1 of 3 runs this session: 44 of
   // 146 inserts refused, a 9.5 s stall). It runs and reports, and does not fail the run until fixed.
-  it(
-    'two switchovers back to back: no failed query, no pooler left paused, every acknowledged insert on the final primary',
-    { ...perTest, todo: 'a second switchover right after the first can leave the cluster leaderless until ttl' },
-    async () => {
-      const { leader: first, candidate: second } = await pair();
-      const replies: Array<Awaited<ReturnType<typeof callMember>>> = [];
-      const { load } = await underLoad(connect, async () => {
-        replies.push(await callMember(first.apiUrl, 'POST', '/switchover', { leader: first.name, candidate: second.name }, api));
-        // The second as soon as the first old primary streams again (ha-node refuses an unhealthy candidate).
-        const deadline = Date.now() + 60_000;
-        for (;;) {
-          const reply = await callMember(second.apiUrl, 'POST', '/switchover', { leader: second.name, candidate: first.name }, api);
-          if (reply.status === 200 || Date.now() > deadline) {
-            replies.push(reply);
-            break;
-          }
-          await new Promise((r) => setTimeout(r, 100));
+  it('two switchovers back to back: no failed query, no pooler left paused, every acknowledged insert on the final primary', perTest, async () => {
+    const { leader: first, candidate: second } = await pair();
+    const replies: Array<Awaited<ReturnType<typeof callMember>>> = [];
+    const { load } = await underLoad(connect, async () => {
+      replies.push(await callMember(first.apiUrl, 'POST', '/switchover', { leader: first.name, candidate: second.name }, api));
+      // The second as soon as the first old primary streams again (ha-node refuses an unhealthy candidate).
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const reply = await callMember(second.apiUrl, 'POST', '/switchover', { leader: second.name, candidate: first.name }, api);
+        if (reply.status === 200 || Date.now() > deadline) {
+          replies.push(reply);
+          break;
         }
-        await cluster.waitFor('the pooler back on the first primary', async () => (await pooler.running.control.state()).target.port === first.pgPort, 20_000);
-        await new Promise((r) => setTimeout(r, 1000));
-      });
-      const { acknowledged, failures, longestStallMs } = load;
-      assert.deepEqual(
-        replies.map((r) => r.status),
-        [200, 200],
-        replies.map((r) => r.text).join(' | '),
-      );
-      process.stderr.write(
-        `# two switchovers through the pooler: ${acknowledged.length} acknowledged, ${failures.length} failed, longest stall ${Math.round(longestStallMs)} ms\n`,
-      );
-      assert.deepEqual(failures, [], 'no query failed');
-      assert.deepEqual(await pooler.running.control.state(), { paused: false, target: { host: first.ip, port: first.pgPort } });
-      await assertAllOn(first, acknowledged);
-    },
-  );
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await cluster.waitFor('the pooler back on the first primary', async () => (await pooler.running.control.state()).target.port === first.pgPort, 20_000);
+      await new Promise((r) => setTimeout(r, 1000));
+    });
+    const { acknowledged, failures, longestStallMs } = load;
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200],
+      replies.map((r) => r.text).join(' | '),
+    );
+    process.stderr.write(
+      `# two switchovers through the pooler: ${acknowledged.length} acknowledged, ${failures.length} failed, longest stall ${Math.round(longestStallMs)} ms\n`,
+    );
+    assert.deepEqual(failures, [], 'no query failed');
+    assert.deepEqual(await pooler.running.control.state(), { paused: false, target: { host: first.ip, port: first.pgPort } });
+    await assertAllOn(first, acknowledged);
+  });
 
   it('follows an unplanned failover: the new leader points the pooler at itself', perTest, async () => {
     const current = await cluster.waitFor('a primary', () => cluster.primary(), 30_000);

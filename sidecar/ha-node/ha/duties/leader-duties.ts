@@ -6,7 +6,7 @@ import { keepManagedObjects } from './managed-upkeep.js';
 import { handleDcsError } from './dcs-outage.js';
 import { maintainHistory } from '../records/leader-history.js';
 import { renewLock, setFence, type LoopContext } from '../loop-context.js';
-import { handOver, handOverDueFor, manualFailoverOnLeader } from './manual-failover.js';
+import { handOverDueFor, handOverWhenStreaming, manualFailoverOnLeader } from './manual-failover.js';
 import { keepPoolersOnPrimary } from '../poolers/pooler-handover.js';
 import { keepReadOnlyPoolersOnReplicas } from '../poolers/read-only-poolers.js';
 import { runSyncUpkeep } from '../sync/sync-upkeep.js';
@@ -34,7 +34,10 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   const { pg, state } = ctx;
   const isPrimary = !status.inRecovery;
   // A due switchover goes first: slots, renewal, history and sync upkeep would only delay the clean stop.
-  if (isPrimary && handOverDueFor(ctx, cluster)) return handOver(ctx, cluster, cluster.failover!.member!);
+  if (isPrimary && handOverDueFor(ctx, cluster)) {
+    const step = await handOverWhenStreaming(ctx, cluster, status);
+    if (step.final) return step.message;
+  }
   // Slots of members silent for longer than member_slots_ttl are dropped so WAL cannot pile up for ever.
   const live = slotMembers(cluster.members, Date.now());
   const slots = isPrimary && state.config.use_slots ? await syncSlots(pg, live).catch(() => undefined) : undefined;
@@ -55,7 +58,7 @@ export async function leadWithLock(ctx: LoopContext, cluster: ClusterView, statu
   keepReadOnlyPoolersOnReplicas(ctx, cluster.members, status.location);
   ctx.options.backup?.onPrimary();
   await maintainSync(ctx, cluster, status).catch((error: Error) => ctx.options.logger.warn({ err: error.message }, 'synchronous standby upkeep failed'));
-  const manual = await manualFailoverOnLeader(ctx, cluster);
+  const manual = await manualFailoverOnLeader(ctx, cluster, status);
   if (manual) return manual;
   return 'no action: I am the leader with the lock';
 }

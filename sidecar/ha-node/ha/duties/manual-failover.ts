@@ -1,4 +1,5 @@
 import type { ClusterView } from '../../dcs/types.js';
+import type { ServerStatus } from '../../postgres/status.js';
 import { manualFailoverTiming } from '../../ops/loop-decisions.js';
 import { markDemoted, scheduleSoon, setFence, type LoopContext } from '../loop-context.js';
 import { followPromotion, pausePoolers } from '../poolers/pooler-handover.js';
@@ -6,14 +7,16 @@ import { publish } from '../records/member-record.js';
 import { PromotionProbe } from '../poolers/promotion-probe.js';
 import { releaseAfterStop } from '../election/release.js';
 import { walPositionOf } from '../snapshot.js';
-import { handedOver, switchoverRefused } from '../state.js';
+import { handedOver, handOverWaited, switchoverRefused } from '../state.js';
+import { replySilenceBoundMs } from '../sync/standby-replies.js';
+import { candidateStreamWaitMs, handOverGate, streamingStandbys } from './handover-gate.js';
 
 /**
  * A failover key seen by the leader: step down now (switchover to the named member, or to any
  * eligible member when none is named), later (scheduled_at), or clean up a key that is stale,
  * names ourselves as the target, or names another leader.
  */
-export async function manualFailoverOnLeader(ctx: LoopContext, cluster: ClusterView): Promise<string | undefined> {
+export async function manualFailoverOnLeader(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<string | undefined> {
   const { dcs, state } = ctx;
   const failover = cluster.failover;
   if (!failover) return undefined;
@@ -35,7 +38,25 @@ export async function manualFailoverOnLeader(ctx: LoopContext, cluster: ClusterV
     await dcs.setFailover(undefined);
     return `removed a switchover to unknown member ${failover.member}`;
   }
-  return handOver(ctx, cluster, failover.member ?? 'any eligible member');
+  const step = await handOverWhenStreaming(ctx, cluster, status);
+  return step.message;
+}
+
+/**
+ * The leader's side of a due switchover: hand over once a member that may take over streams from
+ * this primary (handover-gate.ts), look again shortly while it does not, refuse once the wait is
+ * over. `final` tells the caller whether this cycle ends here.
+ */
+export async function handOverWhenStreaming(ctx: LoopContext, cluster: ClusterView, status: ServerStatus): Promise<{ final: boolean; message: string }> {
+  const candidate = cluster.failover?.member;
+  const config = ctx.state.config;
+  const waited = handOverWaited(ctx.state, JSON.stringify(cluster.failover ?? {}), performance.now());
+  const streaming = streamingStandbys(status.replication, replySilenceBoundMs(config));
+  const gate = handOverGate(candidate, streaming, cluster.members, waited, candidateStreamWaitMs(config.ttl));
+  if (gate.kind === 'go') return { final: true, message: await handOver(ctx, cluster, candidate ?? 'any eligible member') };
+  if (gate.kind === 'refuse') return { final: true, message: await abortSwitchover(ctx, gate.reason) };
+  scheduleSoon(ctx, 500);
+  return { final: false, message: `switchover waits: ${gate.reason}` };
 }
 
 /** Whether the leader self should hand over now: a failover key naming a known member, for us, due. */

@@ -58,14 +58,22 @@ export async function followLeader(ctx: LoopContext, cluster: ClusterView, leade
   return `no action: I am a replica following ${leader.holder}`;
 }
 
+/**
+ * Whether a former primary that just stepped down for a switchover keeps its server stopped: until
+ * the candidate holds the lock, so that it starts against it (rewound when needed) rather than on
+ * its own; the lock's watch event wakes the loop. A candidate that gives the switchover up (it
+ * lacks the released WAL, or may not promote) removes the failover key without taking the lock:
+ * then this member, which holds that WAL, starts at once and may lead again, instead of leaving
+ * the cluster without a leader for ttl seconds. A candidate that never answers: ttl at most.
+ */
+export function waitsForCandidate(leaderKnown: boolean, failoverPending: boolean, handedOverAt: number | undefined, now: number, ttlSeconds: number): boolean {
+  return !leaderKnown && failoverPending && handedOverAt !== undefined && now - handedOverAt < ttlSeconds * 1000;
+}
+
 /** PostgreSQL is down and the lock is not ours: start as a replica of the leader (if any). */
 export async function startStoppedReplica(ctx: LoopContext, cluster: ClusterView): Promise<string> {
   const leader = leaderAddress(cluster);
-  // Just stepped down for a switchover: start once the candidate holds the lock, so the former
-  // primary starts against it (rewound when needed) rather than on its own; the lock's watch
-  // event wakes the loop. A candidate that never takes it leaves us to start alone after ttl.
-  const handedOverAt = ctx.state.handedOverAt;
-  if (!leader && handedOverAt !== undefined && performance.now() - handedOverAt < ctx.state.config.ttl * 1000) {
+  if (waitsForCandidate(Boolean(leader), cluster.failover !== undefined, ctx.state.handedOverAt, performance.now(), ctx.state.config.ttl)) {
     return 'stopped after a switchover: waiting for the candidate to take the leader lock';
   }
   handedOver(ctx.state, undefined);

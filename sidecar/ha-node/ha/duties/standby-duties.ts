@@ -70,7 +70,7 @@ export async function leadStandby(ctx: LoopContext, cluster: ClusterView, status
   }
   // A switchover hands the standby leadership over as the leader duty hands over a primary's:
   // clean stop, release; the candidate wins the race and follows the source instead of promoting.
-  const manual = await manualFailoverOnLeader(ctx, cluster);
+  const manual = await manualFailoverOnLeader(ctx, cluster, status);
   if (manual) return manual;
   return `no action: I am the standby leader following ${describeSource(source)}`;
 }

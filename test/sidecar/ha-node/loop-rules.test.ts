@@ -150,6 +150,8 @@ describe('race and replica rules', () => {
     assert.equal(failsafeHoldsOff(contact, 'b', false, 30, 31_000), false, 'older than ttl');
     assert.equal(failsafeHoldsOff(contact, 'b', true, 30, 2000), false, 'a primary races');
     assert.equal(failsafeHoldsOff({ name: 'b', at: 1000 }, 'b', false, 30, 2000), false, 'our own confirmation');
+    assert.equal(failsafeHoldsOff(contact, 'b', false, 30, 20_000, 'a'), false, 'its sender released the lock since (a switchover)');
+    assert.equal(failsafeHoldsOff(contact, 'b', false, 30, 20_000, 'c'), true, 'another member released it');
   });
 
   it('re-points only when following another address', () => {

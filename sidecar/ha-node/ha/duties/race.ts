@@ -44,9 +44,20 @@ export async function takeoverOnCrash(ctx: LoopContext, cluster: ClusterView, le
   return race(ctx, cluster, status, { leader, evidence });
 }
 
-/** Whether a failsafe confirmation from another member, younger than ttl, keeps this replica out of the race. */
-export function failsafeHoldsOff(contact: { name: string; at: number }, self: string, isPrimary: boolean, ttlSeconds: number, now: number): boolean {
-  return !isPrimary && contact.name !== self && now - contact.at < ttlSeconds * 1000;
+/**
+ * Whether a failsafe confirmation from another member, younger than ttl, keeps this replica out of
+ * the race. Not once that member has released the lock cleanly (a switchover, a shutdown): it said
+ * through the API server itself that it no longer leads, so its last confirmation proves nothing.
+ */
+export function failsafeHoldsOff(
+  contact: { name: string; at: number },
+  self: string,
+  isPrimary: boolean,
+  ttlSeconds: number,
+  now: number,
+  releasedBy?: string,
+): boolean {
+  return !isPrimary && contact.name !== self && contact.name !== releasedBy && now - contact.at < ttlSeconds * 1000;
 }
 
 /**
@@ -99,7 +110,10 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
   const isPrimary = !status.inRecovery;
   if (!raceAllowed(cluster.config, cluster.failover)) return 'paused: no automatic failover';
   const contact = state.failsafeContact;
-  if (contact && failsafeHoldsOff(contact, options.name, isPrimary, state.config.ttl, performance.now())) {
+  if (
+    contact &&
+    failsafeHoldsOff(contact, options.name, isPrimary, state.config.ttl, performance.now(), cluster.leader ? undefined : cluster.leaderRecord?.releasedBy)
+  ) {
     return `no race: ${contact.name} confirmed it is alive through failsafe`;
   }
   const started = performance.now();

@@ -220,85 +220,71 @@ if (missing && process.env.CI === 'true') {
       },
     );
 
-    // Known flaky: in 2 of 2 CI runs this session (0 of 5 by hand) the two quick switchovers here went
-    // wrong: once demo-rw had no endpoint for 30 s after the scale-down, once a member was left in
-    // archive recovery, never streaming. It runs and reports, and does not fail the run until the
-    // double switchover is fixed.
-    it(
-      'scale 3 → 4, declarative switchover to demo-3, then 4 → 2 switches over first and never removes the primary',
-      { todo: 'sometimes demo-rw has no endpoint for 30 s after the scale-down on the real control plane' },
-      async () => {
-        await api.custom.patchNamespacedCustomObject(
-          { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 4 } } },
-          mergePatch,
-        );
-        await demo.healthyWith(4, 120_000);
-        await eventually(
-          'three streaming replicas',
-          async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 3,
-          60_000,
-        );
-        await api.custom.patchNamespacedCustomObject(
-          {
-            group: 'keelson.io',
-            version: 'v1',
-            namespace: ns,
-            plural: 'databaseclusters',
-            name: 'demo',
-            body: { spec: { switchover: { targetInstance: 'demo-3' } } },
-          },
-          mergePatch,
-        );
-        const done = await eventually(
-          'switchover Succeeded',
-          async () => {
-            const s = await demo.status();
-            return s.switchover?.result === 'Succeeded' ? s : undefined;
-          },
-          90_000,
-        );
-        assert.equal(done.currentPrimary, 'demo-3');
-        await eventually('demo-rw on demo-3', async () => (await demo.query('demo-rw', 'SELECT pg_is_in_recovery() AS standby'))[0]?.standby === false, 30_000);
+    it('scale 3 → 4, declarative switchover to demo-3, then 4 → 2 switches over first and never removes the primary', async () => {
+      await api.custom.patchNamespacedCustomObject(
+        { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 4 } } },
+        mergePatch,
+      );
+      await demo.healthyWith(4, 120_000);
+      await eventually(
+        'three streaming replicas',
+        async () => (await demo.query('demo-rw', "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'")).length === 3,
+        60_000,
+      );
+      await api.custom.patchNamespacedCustomObject(
+        {
+          group: 'keelson.io',
+          version: 'v1',
+          namespace: ns,
+          plural: 'databaseclusters',
+          name: 'demo',
+          body: { spec: { switchover: { targetInstance: 'demo-3' } } },
+        },
+        mergePatch,
+      );
+      const done = await eventually(
+        'switchover Succeeded',
+        async () => {
+          const s = await demo.status();
+          return s.switchover?.result === 'Succeeded' ? s : undefined;
+        },
+        90_000,
+      );
+      assert.equal(done.currentPrimary, 'demo-3');
+      await eventually('demo-rw on demo-3', async () => (await demo.query('demo-rw', 'SELECT pg_is_in_recovery() AS standby'))[0]?.standby === false, 30_000);
 
-        const tracker = trackPods(demo);
-        await api.custom.patchNamespacedCustomObject(
-          { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 2 } } },
-          mergePatch,
-        );
-        const s = await demo.healthyWith(2, 120_000);
-        const removed = await tracker.stop();
-        assert.ok(['demo-0', 'demo-1'].includes(s.currentPrimary!), `primary ${s.currentPrimary} survives the scale-down`);
-        assert.deepEqual(removed.map((r) => r.name).sort(), ['demo-2', 'demo-3']);
-        for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
-        // Healthy: the primary's pod is Ready and labelled; demo-rw follows once the real Endpoints controller has written it.
-        const rows = await eventually('demo-rw answers after the scale-down', async () => demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 30_000);
-        assert.deepEqual(
-          rows.map((r) => r.id),
-          committed,
-          'committed rows survived',
-        );
-      },
-    );
+      const tracker = trackPods(demo);
+      await api.custom.patchNamespacedCustomObject(
+        { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { instances: 2 } } },
+        mergePatch,
+      );
+      const s = await demo.healthyWith(2, 120_000);
+      const removed = await tracker.stop();
+      assert.ok(['demo-0', 'demo-1'].includes(s.currentPrimary!), `primary ${s.currentPrimary} survives the scale-down`);
+      assert.deepEqual(removed.map((r) => r.name).sort(), ['demo-2', 'demo-3']);
+      for (const r of removed) assert.notEqual(r.role, 'primary', `${r.name} was a replica when removed (primary then: ${r.primaryThen})`);
+      // Healthy: the primary's pod is Ready and labelled; demo-rw follows once the real Endpoints controller has written it.
+      const rows = await eventually('demo-rw answers after the scale-down', async () => demo.query('demo-rw', 'SELECT id FROM e2e ORDER BY id'), 30_000);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        committed,
+        'committed rows survived',
+      );
+    });
 
     // The replaced replica comes back at once on the address its predecessor just freed: the node agent
     // must remove the old veth itself and keep the pod's MAC (pod-network.ts), or the new pod fails to start.
-    // Follows the scale-down above: when that case goes wrong (a switchover right after another one
-    // leaves a member in archive recovery, never streaming), this one cannot finish either.
-    it(
-      "an image change rolls through the real StatefulSet controller's revisions, the old primary last; no committed write lost",
-      { todo: 'fails with the scale-down case when a member is left in archive recovery after the two quick switchovers' },
-      async () => {
-        const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-        const patch = () =>
-          api.custom
-            .patchNamespacedCustomObject(
-              { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { image: newImage } } },
-              mergePatch,
-            )
-            .then(() => undefined);
-        await rollOutImage(apps, ns, demo, { name: 'demo', image: newImage, instances: 2, table: 'e2e', patch, timeoutMs: 120_000 });
-      },
-    );
+    it("an image change rolls through the real StatefulSet controller's revisions, the old primary last; no committed write lost", async () => {
+      const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
+      const patch = () =>
+        api.custom
+          .patchNamespacedCustomObject(
+            { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'demo', body: { spec: { image: newImage } } },
+            mergePatch,
+          )
+          .then(() => undefined);
+      await rollOutImage(apps, ns, demo, { name: 'demo', image: newImage, instances: 2, table: 'e2e', patch, timeoutMs: 120_000 });
+    });
 
     it('deletion leaves no Leases behind, and the real garbage collector removes the StatefulSet and its pods', async () => {
       await deleteCluster(api, ns, 'demo', demo);

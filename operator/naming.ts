@@ -82,7 +82,7 @@ export const backupCaStagedAnnotation = 'keelson.io/backup-ca-staged-at';
  * mounted); tls.crt and tls.key of the server and of the replication client with the trust bundles
  * ca.crt (server CA) and client-ca.crt (client CA), the only ones pods mount.
  */
-export const TlsKeys = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt', clientCa: 'client-ca.crt' } as const;
+export const TlsKeys = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt', caKey: 'ca.key', clientCa: 'client-ca.crt' } as const;
 
 /** When the operator staged the next cluster CA (on the <cluster>-ca Secret). */
 export const clusterCaStagedAnnotation = 'keelson.io/ca-staged-at';

@@ -5,6 +5,7 @@ import { managedParameters, managedParametersRule, parameterNameProblem, paramet
 import { allowedPgbouncerParameters } from '../../sidecar/pooler/ini.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
+import { certificatesSchema } from './certificates-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { dnsLabel, duration, embeddedList, embeddedObject, quantity, storageQuantity } from './schema-helpers.js';
 
@@ -240,6 +241,7 @@ export const databaseClusterSpecSchema = z
     scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
     backup: backupSchema.optional(),
     replica: replicaSchema.optional(),
+    certificates: certificatesSchema.default({}),
     pooler: poolerSchema
       .default({ enabled: false, instances: 2, mode: 'transaction', maxClientConnections: 1000, defaultPoolSize: 20, parameters: {}, resources: {}, readOnly: { enabled: false } })
       .refine((value) => !value.enabled || value.instances >= 1, { message: 'pooler.instances must be at least 1 when the pooler is enabled', path: ['instances'] })

@@ -23,6 +23,7 @@ import { removeUnwantedPoolerObjects } from './pooler-cleanup.js';
 import { poolerStatus } from './pooler-status.js';
 import { build, describeRefusal, isRefusal, refusedStatus, reportRefusal } from './refusals.js';
 import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
+import { CertificatesReadyCondition, certificatesCondition, ensureCertificates, reportCertificateProblems } from '../certificates/ensure.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import { describeReplicaSource, resolveReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition, systemIdentifierOf } from './replica-status.js';
@@ -142,6 +143,7 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const ctx: BuildContext = { cluster, operatorVersion: deps.operatorVersion, ...(replicaSource ? { standby: replicaSource.target } : {}) };
   await ensureSecrets(deps, ctx, replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {});
   await ensureBackupTlsSecret(deps, ctx);
+  const certificates = await ensureCertificates(deps, ctx);
   const capabilities = await deps.api.capabilities();
   const fallbacks = apiFallbacks(capabilities, cluster.spec.monitoring.serviceMonitor.enabled);
 
@@ -209,6 +211,9 @@ async function reconcileValid(deps: ReconcileDeps, raw: RawCluster, cluster: Dat
   const pooler = await poolerStatus(deps, cluster, pods, primary);
   if (pooler) status.pooler = pooler;
   await reportFallbacks(deps, cluster, status);
+  const previousCertificates = cluster.status?.conditions?.find((c) => c.type === CertificatesReadyCondition);
+  await reportCertificateProblems(deps, ctx, certificates, previousCertificates);
+  status.conditions = [...(status.conditions ?? []), certificatesCondition(certificates, previousCertificates, cluster.metadata.generation, now)];
   if (systemIdentifier) status.systemIdentifier = systemIdentifier;
   const replica = replicaStatusOf(cluster, describeReplicaSource(cluster), rolePlan, members, now);
   if (replica.status) status.replica = replica.status;

@@ -64,6 +64,9 @@ export const MountPaths = {
   backupRepositories: '/var/lib/keelson-backup',
   /** The cluster CA of pgBackRest's TLS server (the <cluster>-backup-tls Secret), with spec.backup.target prefer-standby. */
   backupTls: '/etc/keelson-backup-tls',
+  /** The <cluster>-server-tls and <cluster>-replication-tls Secrets (operator/certificates/). */
+  serverTls: '/etc/keelson-tls/server',
+  replicationTls: '/etc/keelson-tls/replication',
 } as const;
 
 /** The Secret holding the cluster CA (certificate and key) from which members issue their pgBackRest TLS certificates. */

@@ -4,6 +4,7 @@ import { exporterPodEnv } from '../../sidecar/exporter/node-options.js';
 import { ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes, haNodeBackupSettings } from './backup.js';
+import { tlsEnv, tlsMounts, tlsVolumes } from './tls-volumes.js';
 import { backupTlsPorts } from './backup-tls.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
 import { databasePoolerEnv, databasePoolerMounts, databasePoolerVolumes } from './pooler-wiring.js';
@@ -70,6 +71,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       ...credentialEnv(ctx),
       ...backupEnv(ctx),
       ...databasePoolerEnv(ctx),
+      ...tlsEnv(ctx),
     ],
     ports: [
       { name: 'postgres', containerPort: Ports.postgres, protocol: 'TCP' },
@@ -92,6 +94,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       { name: VolumeNames.appCredentials, mountPath: MountPaths.appCredentials, readOnly: true },
       ...backupMounts(ctx),
       ...databasePoolerMounts(ctx),
+      ...tlsMounts(),
     ],
     securityContext: containerSecurity,
   };
@@ -147,7 +150,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
     },
     ...databasePoolerVolumes(ctx),
   ];
-  list.push(...backupVolumes(ctx));
+  list.push(...backupVolumes(ctx), ...tlsVolumes(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
       name: VolumeNames.collectors,

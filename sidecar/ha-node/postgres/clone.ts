@@ -1,5 +1,6 @@
 import { renameSync, rmSync } from 'node:fs';
 import { connInfo } from './conf.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresInstance } from './instance.js';
 import { runToolOrThrow } from './runner.js';
 
@@ -14,7 +15,7 @@ export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Prom
   db.state = 'creating_replica';
   const target = `${settings.dataDir}.clone`;
   rmSync(target, { recursive: true, force: true });
-  const conn = connInfo({ host: from.host, port: from.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name });
+  const conn = connInfo({ host: from.host, port: from.port, user: settings.replication.username, password: settings.replication.password, applicationName: settings.name, tls: peerConnectionTls(settings.peerTls, from) });
   try {
     await runToolOrThrow(db.tool('pg_basebackup'), ['-D', target, '-d', conn, '-X', 'stream', '-c', 'fast', '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
   } catch (error) {

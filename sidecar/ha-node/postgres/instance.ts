@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../../lib/log.js';
 import type { ParameterValue } from './conf.js';
+import type { PeerTlsSettings } from './peer-tls.js';
 import type { SettingsCatalog } from './settings-catalog.js';
 import { removeStandbySignal, writeConfigFiles, writtenSyncStandbyNames } from './config-files.js';
 import { parseLsn } from './lsn.js';
@@ -38,6 +39,8 @@ export interface PostgresSettings {
   runAs?: RunAs;
   /** Local parameters (lowest precedence below the dynamic configuration's). */
   parameters: Record<string, ParameterValue>;
+  /** TLS to the other members (replication, pg_basebackup, pg_rewind); plain connections when unset. */
+  peerTls?: PeerTlsSettings;
 }
 
 export interface LeaderAddress {

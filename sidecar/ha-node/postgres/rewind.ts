@@ -1,4 +1,5 @@
 import { connInfo } from './conf.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresInstance } from './instance.js';
 import { runTool } from './runner.js';
 
@@ -22,7 +23,7 @@ export async function rewindFrom(db: PostgresInstance, leader: LeaderAddress): P
     db.writeConfig(undefined, false);
     await crashRecoverSingleUser(db);
   }
-  const source = connInfo({ host: leader.host, port: leader.port, user: settings.superuser.username, password: settings.superuser.password, applicationName: `${settings.name}-rewind` }, 'postgres');
+  const source = connInfo({ host: leader.host, port: leader.port, user: settings.superuser.username, password: settings.superuser.password, applicationName: `${settings.name}-rewind`, tls: peerConnectionTls(settings.peerTls, leader) }, 'postgres');
   const result = await runTool(db.tool('pg_rewind'), ['-D', settings.dataDir, `--source-server=${source}`, '--no-sync'], { runAs: db.runAs, activity: db.activity, timeoutMs: 600_000 });
   if (result.code !== 0) {
     db.log.error({ output: result.output.slice(-400) }, 'pg_rewind failed');

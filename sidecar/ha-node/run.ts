@@ -248,7 +248,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   );
   ref.loop = haLoop;
   const app = createHaNodeApp(
-    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials },
+    { snapshot: () => haLoop.snapshot(), dcs, logger, wake: (reason) => haLoop.wake(reason), loop: haLoop, pg, liveWal: new LiveWal(() => pg.status()), serverAlive: cachedServerAlive(() => pg.postmasterPid()), backup, poolers: fleet, readOnlyPoolers: readOnlyFleet, credentials, ...(serverTls ? { certificates: serverTls.certificateFiles() } : {}) },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a

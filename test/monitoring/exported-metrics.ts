@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCertificateAuthority } from '../../lib/tls-certificates.js';
 import { renderMetrics } from '../../sidecar/ha-node/api/metrics-text.js';
 import { renderBackupMetrics } from '../../sidecar/ha-node/backup/metrics.js';
+import { renderCertificateMetrics } from '../../sidecar/ha-node/api/certificate-metrics.js';
 import type { NodeSnapshot } from '../../sidecar/ha-node/ha/snapshot.js';
 import { defaultConfig } from '../../sidecar/ha-node/ha/settings.js';
 import { builtinCollectorSources, builtinOrigin } from '../../sidecar/exporter/collectors/index.js';
@@ -19,7 +24,11 @@ function haNodeNames(): string[] {
   };
   const info = { stanza: 'demo', code: 0, message: 'ok', wal: [], repositories: [], backups: [{ label: 'x', type: 'full' as const, repository: 1, startedAt: '2026-01-01T00:00:00Z', stoppedAt: '2026-01-01T00:01:00Z', error: false }] };
   const backup = renderBackupMetrics({ status: { stanza: 'demo', stanzaReady: true }, info, pending: { segments: 0, oldestAgeSeconds: 0 }, archiveTimeout: 60 }, '{scope="demo",name="demo-0"}');
-  return [...(renderMetrics(snapshot) + backup).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+  const dir = mkdtempSync(join(tmpdir(), 'metrics-'));
+  writeFileSync(join(dir, 'server.crt'), createCertificateAuthority('demo').cert);
+  const certificates = renderCertificateMetrics([{ certificate: 'server', path: join(dir, 'server.crt') }], '{scope="demo",name="demo-0"}');
+  rmSync(dir, { recursive: true, force: true });
+  return [...(renderMetrics(snapshot) + backup + certificates).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
 }
 
 function exporterNames(): string[] {

@@ -5,6 +5,7 @@ import { clusterDocument, historyDocument } from './cluster-document.js';
 import type { ApiContext } from './context.js';
 import { metricLabels, renderMetrics } from './metrics-text.js';
 import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
+import { renderCertificateMetrics } from './certificate-metrics.js';
 
 /**
  * GET /metrics, /cluster, /history, /poolers. The last two are open to anyone who can reach the pod, so they
@@ -21,7 +22,8 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
           metricLabels(snapshot.scope, snapshot.name),
         )
       : '';
-    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + backup);
+    const certificates = context.certificates ? renderCertificateMetrics(context.certificates, metricLabels(snapshot.scope, snapshot.name)) : '';
+    res.status(200).type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(snapshot) + backup + certificates);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();

@@ -97,6 +97,17 @@ export class ServerTls {
     return { rootCert: files.serverCa, hostSuffix, ...(files.replicationCert && files.replicationKey ? { cert: files.replicationCert, key: files.replicationKey } : {}) };
   }
 
+  /** The installed certificates, as GET /metrics reports their remaining lifetime. */
+  certificateFiles(): { certificate: string; path: string }[] {
+    const files = this.files;
+    return [
+      { certificate: 'server', path: files.cert },
+      { certificate: 'server-ca', path: files.serverCa },
+      { certificate: 'client-ca', path: files.clientCa },
+      ...(files.replicationCert ? [{ certificate: 'replication', path: files.replicationCert }] : []),
+    ];
+  }
+
   /** The server settings that turn TLS on with the copies. */
   parameters(): Record<string, ParameterValue> {
     const files = this.files;

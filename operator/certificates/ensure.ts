@@ -8,6 +8,7 @@ import { buildTlsSecret, readTlsSecret, tlsSecretName, type MountedTlsSecret } f
 import { clusterCaStagedAnnotation, names, rotateCertificatesAnnotation } from '../naming.js';
 import { ensureCaSecret } from '../reconcile/ca-secret.js';
 import type { ReconcileDeps } from '../reconcile/cluster.js';
+import { syncConnectionSecrets } from './connection-secrets.js';
 import { needsOperatorCa, planCertificates, type CertificateProblem, type TlsSecretContent } from './plan.js';
 
 /**
@@ -75,6 +76,8 @@ export async function ensureCertificates(deps: Pick<ReconcileDeps, 'api' | 'even
     now: deps.now?.() ?? new Date(),
   });
   if (plan.server) await writeTlsSecret(deps, ctx, 'server', plan.server, storedServer);
+  const trust = plan.server?.trust ?? server?.trust;
+  if (trust) await syncConnectionSecrets(deps, ctx, trust);
   if (plan.replication) await writeTlsSecret(deps, ctx, 'replication', plan.replication, storedReplication);
   for (const line of plan.issued) await deps.events.record(cluster.metadata, 'Normal', 'CertificateIssued', line);
   if (plan.problems.length) return { status: 'False', reason: 'SecretRefused', message: plan.problems.map((p) => p.message).join('; '), problems: plan.problems };

@@ -9,6 +9,7 @@ import { createCertificateAuthority } from '../../../lib/tls-certificates.js';
 import { installCrds } from '../../../local/cluster/stack.js';
 import { certificatesCondition, ensureCertificates, reportCertificateProblems } from '../../../operator/certificates/ensure.js';
 import { parseDatabaseCluster } from '../../../operator/api/validate.js';
+import { buildCredentialSecret } from '../../../operator/builders/secrets.js';
 import { EventRecorder } from '../../../operator/events.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
@@ -74,6 +75,24 @@ describe('cluster certificates: issued into Secrets, bad user Secrets refused by
     assert.equal(again.status, 'True');
     assert.equal((await read('shop-server-tls')).metadata?.resourceVersion, tlsSecret.metadata?.resourceVersion, 'nothing rewritten');
     assert.equal((await events('CertificateIssued')).length, 2);
+  });
+
+  it('the app and superuser Secrets gain the CA and verify-full connection strings; their passwords stay', async () => {
+    const deps = { api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined };
+    const ctx = { cluster: await createCluster('conn'), operatorVersion: '1.0.0' };
+    await api.create(buildCredentialSecret(ctx, 'app', 'p@ss/w:rd'));
+    await api.create(buildCredentialSecret(ctx, 'superuser', 'secret'));
+    await ensureCertificates(deps, ctx);
+    const app = await read('conn-app');
+    assert.equal(decode(app, 'password'), 'p@ss/w:rd');
+    assert.equal(decode(app, 'ca.crt'), decode(await read('conn-ca'), 'ca.crt'));
+    assert.equal(decode(app, 'host'), 'conn-rw.default.svc');
+    assert.equal(decode(app, 'uri'), 'postgresql://app:p%40ss%2Fw%3Ard@conn-rw.default.svc:5432/app?sslmode=verify-full');
+    assert.equal(new URL(decode(app, 'uri')).password, encodeURIComponent('p@ss/w:rd'));
+    assert.match(decode(await read('conn-superuser'), 'jdbc-uri'), /^jdbc:postgresql:\/\/conn-rw\.default\.svc:5432\/postgres\?user=postgres&password=secret&sslmode=verify-full$/);
+    const version = app.metadata?.resourceVersion;
+    await ensureCertificates(deps, ctx);
+    assert.equal((await read('conn-app')).metadata?.resourceVersion, version, 'nothing rewritten');
   });
 
   it('re-issues both certificates once for each new value of the rotate annotation', async () => {

@@ -39,3 +39,16 @@ export function tlsEnv(ctx: BuildContext): V1EnvVar[] {
     { name: 'KEELSON_PEER_HOST_SUFFIX', value: `${names(name).headlessService}.${namespace}.svc` },
   ];
 }
+
+/** A pooler pod mounts the server Secret: its certificate names the pooler Services (sidecar/pooler/tls-files.ts). */
+export function poolerTlsVolumes(ctx: BuildContext): V1Volume[] {
+  return [tlsVolumes(ctx)[0]!];
+}
+
+export function poolerTlsMounts(): V1VolumeMount[] {
+  return [tlsMounts()[0]!];
+}
+
+export function poolerTlsEnv(): V1EnvVar[] {
+  return [{ name: 'KEELSON_POOLER_TLS_DIR', value: MountPaths.serverTls }];
+}

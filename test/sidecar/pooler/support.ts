@@ -24,7 +24,7 @@ export function poolerPasswordFile(dir: string, password: string): string {
   return path;
 }
 
-export async function startTestPooler(options: { baseDir: string; target: { host: string; port: number }; passwordFile: string; credentials?: ApiCredentials; controlPort?: number }): Promise<TestPooler> {
+export async function startTestPooler(options: { baseDir: string; target: { host: string; port: number }; passwordFile: string; credentials?: ApiCredentials; controlPort?: number; tlsDir?: string }): Promise<TestPooler> {
   const host = '127.0.0.1';
   const port = await freePort(host);
   const controlPort = options.controlPort ?? (await freePort(host));
@@ -48,6 +48,7 @@ export async function startTestPooler(options: { baseDir: string; target: { host
       parameters: {},
       pgbouncerBin: process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer',
       runAs: runAs ? { uid: runAs.uid, gid: runAs.gid } : undefined,
+      ...(options.tlsDir ? { tlsDir: options.tlsDir } : {}),
     },
     options.credentials,
     createLogger({ name: 'pooler', level: process.env.POOLER_TEST_LOG_LEVEL ?? 'warn' }),

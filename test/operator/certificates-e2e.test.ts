@@ -45,7 +45,7 @@ describe('cluster TLS end to end (stand-in, local node, real PostgreSQL)', { tim
     e2e = await startE2eStack('certificates-e2e', { logger, ipPrefix: '127.0.61' });
     api = e2e.api;
     demo = clusterDriver(api, ns, name, viaClusterIp);
-    await demo.create({ instances: 2, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 } });
+    await demo.create({ instances: 2, ha: { ttl: 10, loopWait: 2, retryTimeout: 4 }, pooler: { enabled: true, instances: 1 } });
     await demo.healthyWith(2);
     await demo.readPassword();
     password = await secretText(`${name}-superuser`, 'password');
@@ -62,6 +62,17 @@ describe('cluster TLS end to end (stand-in, local node, real PostgreSQL)', { tim
     const stranger = join(e2e.dir, 'stranger.crt');
     writeFileSync(stranger, createCertificateAuthority('stranger').cert);
     await assert.rejects(psql(`${name}-rw`, stranger, 'SELECT 1'), /certificate verify failed/);
+  });
+
+  it('psql verifies the pooler by its Service name; PgBouncer reaches PostgreSQL over TLS', async () => {
+    const service = `${name}-pooler-rw`;
+    const appPassword = await secretText(`${name}-app`, 'password');
+    const conninfo = async () => `host=${service}.${ns}.svc hostaddr=${await viaClusterIp(api, ns, service)} port=${Ports.pooler} user=app dbname=app sslmode=verify-full sslrootcert=${caFile} connect_timeout=5`;
+    const through = await eventually('a verified session through the pooler', async () => {
+      const result = await run('psql', ['-X', '-At', '-d', await conninfo(), '-c', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()'], { env: { ...process.env, PGPASSWORD: appPassword } }).catch(() => undefined);
+      return result?.stdout.trim() || undefined;
+    }, 60_000);
+    assert.equal(through, 't');
   });
 
   it('the replica streams over TLS, presenting the replication certificate', async () => {

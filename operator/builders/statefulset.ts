@@ -5,6 +5,7 @@ import { startSettingsDigest } from '../../api/ha-node/settings-document.js';
 import { Annotations, ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../../api/naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes } from './backup.js';
+import { tlsMounts, tlsVolumes } from './tls-volumes.js';
 import { backupTlsPorts } from './backup-tls.js';
 import { haNodeConfig } from './configmap.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
@@ -101,6 +102,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       ...backupMounts(ctx),
       ...databasePoolerMounts(ctx),
       ...walMounts(ctx),
+      ...tlsMounts(),
     ],
     securityContext: containerSecurity,
   };
@@ -153,7 +155,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
     },
     ...databasePoolerVolumes(ctx),
   ];
-  list.push(...backupVolumes(ctx));
+  list.push(...backupVolumes(ctx), ...tlsVolumes(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
       name: VolumeNames.collectors,

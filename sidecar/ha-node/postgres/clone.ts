@@ -1,5 +1,6 @@
 import { renameSync, rmSync } from 'node:fs';
 import { connInfo } from './conf.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresInstance } from './instance.js';
 import { runToolOrThrow } from './runner.js';
 
@@ -17,6 +18,7 @@ export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Prom
     user: settings.replication.username,
     password: settings.replication.password,
     applicationName: settings.name,
+    tls: peerConnectionTls(settings.peerTls, from),
   });
   await db.whileCreating(async () => {
     rmSync(target, { recursive: true, force: true });

@@ -78,6 +78,8 @@ export const MountPaths = {
   /** The <cluster>-server-tls and <cluster>-replication-tls Secrets (operator/certificates/). */
   serverTls: '/etc/keelson-tls/server',
   replicationTls: '/etc/keelson-tls/replication',
+  /** The server Secret's ca.crt alone, for the exporter (it verifies PostgreSQL and needs no key). */
+  serverCa: '/etc/keelson-tls/server-ca',
 } as const;
 
 /** The Secret holding the cluster CA (certificate and key) from which members issue their pgBackRest TLS certificates. */

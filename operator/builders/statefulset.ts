@@ -6,6 +6,7 @@ import { Annotations, ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSel
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes } from './backup.js';
 import { tlsMounts, tlsVolumes } from './tls-volumes.js';
+import { exporterCaMount, exporterCaVolume, exporterPostgresUrl } from './exporter-tls.js';
 import { backupTlsPorts } from './backup-tls.js';
 import { haNodeConfig } from './configmap.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
@@ -118,7 +119,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
     env: [
       ...identityEnv(ctx),
       // No credentials in the URL: the PostgreSQL client takes PGUSER/PGPASSWORD from the Secret.
-      { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.postgres}/postgres?sslmode=disable` },
+      { name: 'PG_EXPORTER_URL', value: exporterPostgresUrl(ctx) },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
       ...exporterPodEnv,
@@ -131,6 +132,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
     livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     volumeMounts: [
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
+      exporterCaMount(),
       ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : []),
     ],
     securityContext: containerSecurity,
@@ -156,6 +158,7 @@ function volumes(ctx: BuildContext): V1Volume[] {
     ...databasePoolerVolumes(ctx),
   ];
   list.push(...backupVolumes(ctx), ...tlsVolumes(ctx));
+  if (ctx.cluster.spec.exporter.enabled) list.push(exporterCaVolume(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
       name: VolumeNames.collectors,

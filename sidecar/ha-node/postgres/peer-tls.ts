@@ -5,6 +5,8 @@
  * presenting the replication client certificate. A standby cluster's remote source has another CA
  * and is reached as before.
  */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import type { ConnectionTls } from './conf.js';
 
 export interface PeerTlsSettings {
@@ -25,4 +27,14 @@ export function peerConnectionTls(settings: PeerTlsSettings | undefined, peer: {
     rootCert: settings.rootCert,
     ...(settings.cert && settings.key ? { cert: settings.cert, key: settings.key } : {}),
   };
+}
+
+/**
+ * The same check for ha-node's own node-postgres sessions to a peer (as the superuser, so no
+ * client certificate): the CA bundle read now, for the connection about to open (a CA rotation
+ * needs no restart), the certificate checked against the peer's name while the address is dialled.
+ */
+export function peerClientSsl(settings: PeerTlsSettings | undefined, peer: { name: string; source?: unknown }): ConnectionOptions | undefined {
+  const tls = peerConnectionTls(settings, peer);
+  return tls ? { rejectUnauthorized: true, servername: tls.serverName, ca: readFileSync(tls.rootCert, 'utf8') } : undefined;
 }

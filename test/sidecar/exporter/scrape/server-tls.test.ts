@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { chownSync, copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createCertificateAuthority, issueCertificate } from '../../../../lib/tls-certificates.js';
+import { createCertificateAuthority } from '../../../../lib/tls-certificates.js';
 import { createPool, normalizeUrl } from '../../../../sidecar/exporter/scrape/connection.js';
-import { startPostgres, type TestPostgres } from '../../../support/postgres.js';
+import type { TestPostgres } from '../../../support/postgres.js';
+import { shopPeerSuffix, startTlsPostgres } from '../../../support/tls-postgres.js';
 import { get, parseMetrics, startTestExporter, valueOf } from '../helpers.js';
 
-const serverName = 'shop-0.shop-headless.default.svc';
+const serverName = `shop-0.${shopPeerSuffix}`;
 
 /**
  * The exporter reaches a real PostgreSQL 15 serving the cluster's kind of certificate as the
@@ -34,19 +35,7 @@ describe('exporter over verify-full TLS', { timeout: 120_000 }, () => {
   };
 
   before(async () => {
-    pg = await startPostgres({
-      start: false,
-      settings: { ssl: 'on', ssl_cert_file: `'server.crt'`, ssl_key_file: `'server.key'` },
-    });
-    const pair = issueCertificate(ca, 'shop-rw', { usage: 'server', hosts: ['shop-rw', '*.shop-headless.default.svc'] });
-    for (const [file, content, mode] of [
-      ['server.crt', pair.cert, 0o644],
-      ['server.key', pair.key, 0o600],
-    ] as const) {
-      writeFileSync(join(pg.dataDir, file), content, { mode });
-      if (pg.runAs) chownSync(join(pg.dataDir, file), pg.runAs.uid, pg.runAs.gid);
-    }
-    await pg.start();
+    pg = await startTlsPostgres(ca);
     caFile = join(pg.baseDir, 'ca.crt');
     strangerFile = join(pg.baseDir, 'stranger.crt');
     writeFileSync(caFile, ca.cert);

@@ -1,99 +1,47 @@
 /**
- * StatefulSet controller: watches StatefulSets and pods, and for each set reads the current pods
- * with a fresh LIST (never a possibly stale cache), creates missing claims, carries out the
- * actions planStatefulSet() returns and writes status through the /status subresource.
+ * StatefulSet controller: for each set creates missing claims and pods, carries out the deletions
+ * planStatefulSet() returns and writes the status statefulSetStatus() computes (the watch, pod
+ * listing and deletion it shares with the Deployment controller, in pod-owner-controller.ts).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
-import { WorkQueue, controllerOf, isConflict, isNotFound, mergePatch, objectKey, splitKey, startInformer, statusCode, type RunningInformer } from './kube.js';
-import { canonicalJson, selectorString } from './pod-template.js';
+import { isConflict, mergePatch } from './kube.js';
+import { canonicalJson } from './pod-template.js';
+import { startPodOwnerController, type Controller } from './pod-owner-controller.js';
 import { claimsFor, planStatefulSet, podFor, statefulSetStatus } from './statefulset.js';
 
-export interface Controller {
-  close(): Promise<void>;
-}
+export type { Controller } from './pod-owner-controller.js';
 
 export async function startStatefulSetController(kc: k8s.KubeConfig, logger: Logger): Promise<Controller> {
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const log = logger.child({ controller: 'statefulset' });
-
-  async function reconcile(key: string): Promise<void> {
-    const { namespace, name } = splitKey(key);
-    let set: k8s.V1StatefulSet;
-    try {
-      set = await apps.readNamespacedStatefulSet({ name, namespace });
-    } catch (err) {
-      if (isNotFound(err)) return; // dependents go through ownerReference garbage collection
-      throw err;
-    }
-    if (set.metadata?.deletionTimestamp) return;
-    set.apiVersion ??= 'apps/v1';
-    set.kind ??= 'StatefulSet';
-    const listed = await core.listNamespacedPod({ namespace, labelSelector: selectorString(set.spec?.selector) });
-    const pods = listed.items.filter((p) => controllerOf(p, 'StatefulSet')?.uid === set.metadata?.uid);
-    for (const action of planStatefulSet(set, pods)) {
-      if (action.type === 'create') {
-        for (const claim of claimsFor(set, action.ordinal)) {
-          try {
-            await core.createNamespacedPersistentVolumeClaim({ namespace, body: claim });
-          } catch (err) {
-            if (!isConflict(err)) throw err;
-          }
-        }
+  return startPodOwnerController(kc, logger, {
+    kind: 'StatefulSet',
+    path: '/apis/apps/v1/statefulsets',
+    read: (name, namespace) => apps.readNamespacedStatefulSet({ name, namespace }),
+    listAll: () => apps.listStatefulSetForAllNamespaces(),
+    plan: planStatefulSet,
+    async create(set, action, { key, namespace, log }) {
+      for (const claim of claimsFor(set, action.ordinal)) {
         try {
-          await core.createNamespacedPod({ namespace, body: podFor(set, action.ordinal) });
-          log.info({ statefulset: key, ordinal: action.ordinal }, 'created pod');
+          await core.createNamespacedPersistentVolumeClaim({ namespace, body: claim });
         } catch (err) {
-          if (!isConflict(err)) throw err; // the old pod of that name is still going away
-        }
-      } else {
-        try {
-          await core.deleteNamespacedPod({ name: action.pod.metadata?.name ?? '', namespace, body: { preconditions: { uid: action.pod.metadata?.uid } } });
-          log.info({ statefulset: key, pod: action.pod.metadata?.name, reason: action.reason }, 'deleted pod');
-        } catch (err) {
-          if (!isNotFound(err) && !isConflict(err)) throw err;
+          if (!isConflict(err)) throw err;
         }
       }
-    }
-    const status = statefulSetStatus(set, pods);
-    if (canonicalJson(status) !== canonicalJson(pickStatus(set.status))) {
       try {
-        await apps.patchNamespacedStatefulSetStatus({ name, namespace, body: { status } }, mergePatch);
+        await core.createNamespacedPod({ namespace, body: podFor(set, action.ordinal) });
+        log.info({ statefulset: key, ordinal: action.ordinal }, 'created pod');
       } catch (err) {
-        if (statusCode(err) !== 404) throw err;
+        if (!isConflict(err)) throw err; // the old pod of that name is still going away
       }
-    }
-  }
-
-  const queue = new WorkQueue(reconcile, log);
-  const sets: RunningInformer<k8s.V1StatefulSet> = await startInformer(
-    kc,
-    '/apis/apps/v1/statefulsets',
-    () => apps.listStatefulSetForAllNamespaces(),
-    { onChange: (set) => queue.add(objectKey(set)) },
-    log,
-  );
-  const pods = await startInformer(
-    kc,
-    '/api/v1/pods',
-    () => core.listPodForAllNamespaces(),
-    {
-      onChange: (pod) => {
-        const owner = controllerOf(pod, 'StatefulSet');
-        if (owner) queue.add(`${pod.metadata?.namespace}/${owner.name}`);
-      },
     },
-    log,
-  );
-  queue.startResync(() => sets.list().map(objectKey), 10_000);
-  return {
-    async close() {
-      queue.stop();
-      await Promise.all([sets.stop(), pods.stop()]);
-      await queue.idle();
+    changedStatus(set, pods) {
+      const status = statefulSetStatus(set, pods);
+      return canonicalJson(status) !== canonicalJson(pickStatus(set.status)) ? status : undefined;
     },
-  };
+    patchStatus: (name, namespace, status) => apps.patchNamespacedStatefulSetStatus({ name, namespace, body: { status } }, mergePatch),
+  });
 }
 
 /** The fields statefulSetStatus() computes, taken from the stored status for comparison. */

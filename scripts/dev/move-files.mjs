@@ -3,6 +3,8 @@
 // Usage: node scripts/dev/move-files.mjs <map-file>   (one "old new" pair a line, paths from the
 // repository root; a pair may name a file or a folder). Imports are resolved to absolute paths,
 // mapped, and recomputed, so the same map replays cleanly on another branch after a merge.
+// Covers `import … from`, `export … from`, `import '…'` and `import('…')`; string paths elsewhere
+// (spawned scripts, docs, package.json) are left for a grep.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { minimumNodeMajor, unsupportedNodeMessage } from '../../lib/cli/node-check.js';
+import { runProcess } from '../support/run-process.js';
 
 /** The distribution's Node.js when it is older than the supported one (Debian's, NodeSource's 20). */
 function oldSystemNode(): string | undefined {
@@ -36,11 +37,7 @@ describe('the Node.js version check', () => {
         ['bin/keelson.ts', 'admin', '--help'],
         ['bin/kubectl-keelson.ts', '--help'],
       ]) {
-        const result = await new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) => {
-          execFile(old!, ['--import', 'tsx', ...entry], { timeout: 60_000 }, (error, _stdout, stderr) =>
-            resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null, stderr }),
-          );
-        });
+        const result = await runProcess(old!, ['--import', 'tsx', ...entry], { timeoutMs: 60_000 });
         assert.equal(result.signal, null, `${entry[0]} ended by a signal`);
         assert.equal(result.code, 1, result.stderr);
         assert.match(result.stderr, new RegExp(`keelson needs Node\\.js ${minimumNodeMajor} or newer; this is v\\d+`));

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
 import { after, before, describe, it } from 'node:test';
 import type { Member, TestCluster } from '../sidecar/ha-node/harness.js';
 import { repoRoot } from '../sidecar/ha-node/harness.js';
 import { startOpsCluster } from '../sidecar/ha-node/ops/ops-cluster.js';
 import { runCtl } from './ctl-runner.js';
+import { runKeelson } from '../support/run-process.js';
 
 const user = 'ops-admin';
 const password = 'ops-password';
@@ -36,21 +36,13 @@ describe('keelson ctl against a live 3-member cluster', () => {
   }
 
   /** The real binary, for exit codes as a shell sees them. */
-  function ctlProcess(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  async function ctlProcess(args: string[], env: Record<string, string> = {}): Promise<Result> {
     const started = performance.now();
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'ctl', ...urls.flatMap((u) => ['--url', u]), ...args], {
-        cwd: repoRoot,
-        env: { ...process.env, KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password, LOG_LEVEL: 'warn', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+    const { code, stdout, stderr } = await runKeelson(['ctl', ...urls.flatMap((u) => ['--url', u]), ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, KEELSON_API_USERNAME: user, KEELSON_API_PASSWORD: password, LOG_LEVEL: 'warn', ...env },
     });
+    return { code, stdout, stderr, ms: performance.now() - started };
   }
 
   async function post(member: Member, path: string, body: unknown, auth = true): Promise<{ status: number; text: string }> {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { TestCluster } from '../sidecar/ha-node/harness.js';
 import { repoRoot, superPassword } from '../sidecar/ha-node/harness.js';
 import { startOpsCluster } from '../sidecar/ha-node/ops/ops-cluster.js';
 import { runCtl, runPlugin, type CtlResult } from './ctl-runner.js';
+import { runKeelson } from '../support/run-process.js';
 
 const user = 'ops-admin';
 const password = 'ops-password';
@@ -180,19 +180,7 @@ describe('keelson ctl parity with patronictl, and kubectl keelson', () => {
   });
 });
 
-function binary(args: string[], stdin: string): Promise<CtlResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+async function binary(args: string[], stdin: string): Promise<CtlResult> {
+  const { code, stdout, stderr } = await runKeelson(args, { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'warn' }, stdin });
+  return { code: code ?? -1, stdout, stderr };
 }

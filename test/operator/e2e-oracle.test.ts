@@ -16,21 +16,20 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { apiStatusCode, loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
-import { renderKubeconfig } from '../../local/apiserver/security/kubeconfig.js';
-import { installCrds } from '../../local/cluster/stack.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { runOperator, type RunningOperator } from '../../operator/run.js';
+import type { RunningOperator } from '../../operator/run.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';
-import { clusterDriver, deleteCluster, failOver, grantOperatorRules, viaSelector, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, failOver, viaSelector, type ClusterDriver } from './e2e-support.js';
+import { deleteAndCollect, operatorAccess, startLeadingOperator } from './oracle-operator.js';
 import { eventually, writesDuringIdlePasses } from './support.js';
 
 const ns = 'default';
@@ -60,33 +59,17 @@ if (missing && process.env.CI === 'true') {
       // RBAC is enforced for the operator: it runs as a user holding only operatorRules().
       const operatorToken = randomBytes(16).toString('hex');
       oracle = await startOracleApiServer({ authorizationMode: 'RBAC', users: { [operatorUser]: operatorToken } });
-      operatorKubeconfig = join(dir, 'operator-kubeconfig');
-      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), {
-        mode: 0o600,
-      });
-      await grantOperatorRules(oracle.kubeConfig, operatorUser);
+      operatorKubeconfig = await operatorAccess(oracle, dir, operatorUser, operatorToken, logger);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaSelector);
-      await installCrds(oracle.kubeConfig, logger);
       node = await startLocalNode({
         kubeconfigPath: oracle.kubeconfigPath,
         dir: join(dir, 'node'),
         ipPrefix: '127.0.46',
         logger: logger.child({ component: 'node' }),
       });
-      operator = await runOperator({
-        kubeconfig: operatorKubeconfig,
-        namespaces: [],
-        leaderElect: true,
-        leaseNamespace: ns,
-        leaseName: 'keelson-operator',
-        identity: 'e2e-oracle',
-        health: { host: '127.0.0.1', port: 0 },
-        metrics: { host: '127.0.0.1', port: 0 },
-        relistIntervalMs: 2_000, // frequent resyncs, so the idle case below sees several passes
-        operatorVersion: '0.1.0',
-        logger: logger.child({ component: 'operator' }),
-      });
+      // Frequent resyncs (every 2 s), so the idle case below sees several passes.
+      operator = await startLeadingOperator(operatorKubeconfig, ns, 'e2e-oracle', 2_000, logger);
     });
 
     after(async () => {
@@ -188,18 +171,7 @@ if (missing && process.env.CI === 'true') {
     });
 
     it('deletion leaves no Leases behind, and the garbage collector removes the owned objects', async () => {
-      await deleteCluster(api, ns, 'demo', demo);
-      const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-      await eventually(
-        'StatefulSet collected',
-        async () =>
-          apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(
-            () => false,
-            (err: unknown) => apiStatusCode(err) === 404,
-          ),
-        30_000,
-      );
-      await eventually('pods gone', async () => (await demo.pods()).length === 0, 60_000);
+      await deleteAndCollect(api, oracle, ns, 'demo', demo, { statefulSetMs: 30_000, podsMs: 60_000 });
     });
   });
 }

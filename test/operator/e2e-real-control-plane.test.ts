@@ -14,7 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,16 +23,16 @@ import { apiStatusCode } from '../../lib/kube/client.js';
 import { yaml } from '../../lib/yaml.js';
 import { renderKubeconfig } from '../../local/apiserver/security/kubeconfig.js';
 import { createLogger } from '../../lib/log.js';
-import { installCrds } from '../../local/cluster/stack.js';
 import { ensureNodeNetwork } from '../../local/node/netns/node-network.js';
 import { nodeSubnet, serviceCidrOfSubnet } from '../../local/node/netns/subnet.js';
 import { startLocalNode, type LocalNode } from '../../local/node/run.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { names } from '../../api/naming.js';
-import { runOperator, type RunningOperator } from '../../operator/run.js';
+import type { RunningOperator } from '../../operator/run.js';
 import { enterIsolatedRun } from '../support/netns.js';
 import { oracleMissing, startOracleApiServer, type OracleApiServer } from '../support/oracle.js';
-import { clusterDriver, deleteCluster, failOver, grantOperatorRules, rollOutImage, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { clusterDriver, failOver, rollOutImage, trackPods, viaClusterIp, type ClusterDriver } from './e2e-support.js';
+import { deleteAndCollect, operatorAccess, startLeadingOperator } from './oracle-operator.js';
 import { eventually } from './support.js';
 
 const ns = 'default';
@@ -95,14 +95,9 @@ if (missing && process.env.CI === 'true') {
         authorizationMode: 'RBAC',
         users: { [operatorUser]: operatorToken },
       });
-      const operatorKubeconfig = join(dir, 'operator-kubeconfig');
-      writeFileSync(operatorKubeconfig, renderKubeconfig({ server: oracle.url, caCert: oracle.caCert, token: operatorToken, contextName: 'operator' }), {
-        mode: 0o600,
-      });
-      await grantOperatorRules(oracle.kubeConfig, operatorUser);
+      const operatorKubeconfig = await operatorAccess(oracle, dir, operatorUser, operatorToken, logger);
       api = new OperatorKubeApi(oracle.kubeConfig);
       demo = clusterDriver(api, ns, 'demo', viaClusterIp);
-      await installCrds(oracle.kubeConfig, logger);
       node = await startLocalNode({
         kubeconfigPath: oracle.kubeconfigPath,
         dir: join(dir, 'node'),
@@ -111,19 +106,7 @@ if (missing && process.env.CI === 'true') {
         controllers: 'none',
         logger: logger.child({ component: 'node' }),
       });
-      operator = await runOperator({
-        kubeconfig: operatorKubeconfig,
-        namespaces: [],
-        leaderElect: true,
-        leaseNamespace: ns,
-        leaseName: 'keelson-operator',
-        identity: 'e2e-real-control-plane',
-        health: { host: '127.0.0.1', port: 0 },
-        metrics: { host: '127.0.0.1', port: 0 },
-        relistIntervalMs: 10_000,
-        operatorVersion: '0.1.0',
-        logger: logger.child({ component: 'operator' }),
-      });
+      operator = await startLeadingOperator(operatorKubeconfig, ns, 'e2e-real-control-plane', 10_000, logger);
     });
 
     after(async () => {
@@ -287,18 +270,7 @@ if (missing && process.env.CI === 'true') {
     });
 
     it('deletion leaves no Leases behind, and the real garbage collector removes the StatefulSet and its pods', async () => {
-      await deleteCluster(api, ns, 'demo', demo);
-      const apps = oracle.kubeConfig.makeApiClient(AppsV1Api);
-      await eventually(
-        'StatefulSet collected',
-        async () =>
-          apps.readNamespacedStatefulSet({ namespace: ns, name: 'demo' }).then(
-            () => false,
-            (err: unknown) => apiStatusCode(err) === 404,
-          ),
-        60_000,
-      );
-      await eventually('pods gone', async () => (await demo.pods()).length === 0, 90_000);
+      await deleteAndCollect(api, oracle, ns, 'demo', demo, { statefulSetMs: 60_000, podsMs: 90_000 });
 
       // Claims outlive the cluster; deleting them completes only because the PVC protection controller
       // lifts its finalizer once no pod uses them (without it they would hang in Terminating).

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { kubeRequest, startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { runProcess } from '../../support/run-process.js';
 import { pgCluster, pgClusterCrd } from './fixtures.js';
 
 /** Real kubectl against the stand-in, with its own discovery/OpenAPI cache per test run. */
@@ -14,12 +15,10 @@ describe('API server stand-in: kubectl unmodified', () => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
 
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-    });
+  const kubectl = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+    const { code, stdout, stderr } = await runProcess('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env, timeoutMs: 60_000 });
+    return { code: code ?? 1, stdout, stderr };
+  };
   const ok = async (...args: string[]): Promise<string> => {
     const r = await kubectl(...args);
     assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { runKeelson } from '../../support/run-process.js';
 import { localUpDir } from './cli.js';
 
 /**
@@ -20,46 +20,22 @@ describe('keelson local up on a cluster that cannot become Ready', { timeout: 24
 
   it('names the pod, its container and the last error line, and exits non-zero at its deadline', async () => {
     const started = Date.now();
-    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'bin/keelson.ts',
-          'local',
-          'up',
-          '--dir',
-          dir,
-          '--instances',
-          '2',
-          '--detach',
-          '--timeout',
-          '50',
-          '--ip-prefix',
-          '127.0.47',
-          '--network',
-          'loopback',
-        ],
-        {
-          timeout: 200_000,
-          env: { ...process.env, PATH: `${bin}:/usr/sbin:/sbin`, KEELSON_PREREQUISITES_PATH: '/usr/bin:/usr/sbin:/bin:/sbin' },
-        },
-        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }),
-      );
-    });
-    const elapsed = (Date.now() - started) / 1000;
-    assert.notEqual(result.code, 0, result.output);
-    // While waiting: the replica is named with its container and the error that keeps it from streaming.
-    assert.match(
-      result.output,
-      /^ {2}pod demo-1, container postgres: (restarting|not ready for \d+ s);.*last error: .*(pgbackrest|not found|restore)/m,
-      result.output,
+    const result = await runKeelson(
+      ['local', 'up', '--dir', dir, '--instances', '2', '--detach', '--timeout', '50', '--ip-prefix', '127.0.47', '--network', 'loopback'],
+      {
+        timeoutMs: 200_000,
+        env: { ...process.env, PATH: `${bin}:/usr/sbin:/sbin`, KEELSON_PREREQUISITES_PATH: '/usr/bin:/usr/sbin:/bin:/sbin' },
+      },
     );
+    const output = `${result.stdout}${result.stderr}`;
+    const elapsed = (Date.now() - started) / 1000;
+    assert.notEqual(result.code, 0, output);
+    // While waiting: the replica is named with its container and the error that keeps it from streaming.
+    assert.match(output, /^ {2}pod demo-1, container postgres: (restarting|not ready for \d+ s);.*last error: .*(pgbackrest|not found|restore)/m, output);
     // At the deadline: the summary of every pod that is not Ready, and the way out.
-    assert.match(result.output, /cluster demo is not Ready by the deadline/, result.output);
-    assert.match(result.output, /pods not Ready:\n {2}pod demo-1, container postgres: /, result.output);
-    assert.match(result.output, /local up stopped \(exit code 1\) before the cluster was Ready/, result.output);
+    assert.match(output, /cluster demo is not Ready by the deadline/, output);
+    assert.match(output, /pods not Ready:\n {2}pod demo-1, container postgres: /, output);
+    assert.match(output, /local up stopped \(exit code 1\) before the cluster was Ready/, output);
     assert.ok(elapsed < 50 + 60, `gave up at its own deadline (${elapsed.toFixed(0)} s)`);
   });
 });
@@ -67,22 +43,16 @@ describe('keelson local up on a cluster that cannot become Ready', { timeout: 24
 describe('keelson local up on a machine that lacks what the pods run', () => {
   it('stops within 2 s with exit code 2, naming the packages and the command, when it may not install', async () => {
     const started = Date.now();
-    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'bin/keelson.ts', 'local', 'up', '--dir', join(tmpdir(), 'keelson-never-started'), '--no-install', '--network', 'loopback'],
-        {
-          timeout: 30_000,
-          // Only PostgreSQL's own folder: pgBackRest and PgBouncer (and mount) are nowhere to be found.
-          env: { ...process.env, KEELSON_PREREQUISITES_PATH: '/usr/lib/postgresql/15/bin' },
-        },
-        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` }),
-      );
+    const result = await runKeelson(['local', 'up', '--dir', join(tmpdir(), 'keelson-never-started'), '--no-install', '--network', 'loopback'], {
+      timeoutMs: 30_000,
+      // Only PostgreSQL's own folder: pgBackRest and PgBouncer (and mount) are nowhere to be found.
+      env: { ...process.env, KEELSON_PREREQUISITES_PATH: '/usr/lib/postgresql/15/bin' },
     });
+    const output = `${result.stdout}${result.stderr}`;
     const seconds = (Date.now() - started) / 1000;
-    assert.equal(result.code, 2, result.output);
+    assert.equal(result.code, 2, output);
     assert.match(
-      result.output,
+      output,
       // As root the stand-in also needs mount(8) for claims of a real size, which that PATH lacks too.
       /missing: pgbackrest pgbouncer( mount)? \((installing was not asked for|installing needs root)\); run: (sudo )?apt-get install -y --no-install-recommends pgbackrest pgbouncer( mount)?\n/,
     );

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { freePort, waitForPort } from '../../support/ports.js';
+import { runKeelson } from '../../support/run-process.js';
 import { get, parseMetrics, sharedConfigFile, valueOf } from './helpers.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -19,18 +20,7 @@ interface Result {
 }
 
 function keelson(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/keelson.ts', 'exporter', ...args], {
-      cwd: repoRoot,
-      env: { ...cleanEnv, LOG_LEVEL: 'warn', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+  return runKeelson(['exporter', ...args], { cwd: repoRoot, env: { ...cleanEnv, LOG_LEVEL: 'warn', ...env } });
 }
 
 const synopsisCount = (text: string) => text.split('\n').filter((l) => l === '# SYNOPSIS').length;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
+import { settledPrimary, streamingAgain, writableAmong } from './cluster-waits.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 import { PodStatusReporter } from './kubelet.js';
 
@@ -72,15 +73,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
 
   before(async () => {
     cluster = await startCluster({ members: 3, ttl, loopWait, retryTimeout, scope: 'faulty' });
-    primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
-    await cluster.waitFor(
-      'two streaming replicas',
-      async () => {
-        const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-        return codes.filter((c) => c === 200).length === 2;
-      },
-      60_000,
-    );
+    primary = await settledPrimary(cluster);
   });
 
   after(async () => {
@@ -93,14 +86,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     const sampling = startSampling(cluster.members);
     frozen.killHaNode('SIGSTOP');
     const stoppedAt = Date.now();
-    primary = await cluster.waitFor(
-      'a new primary',
-      async () => {
-        for (const m of others) if (await m.isWritable()) return m;
-        return undefined;
-      },
-      40_000,
-    );
+    primary = await writableAmong(cluster, others, 'a new primary', 40_000);
     const promotedAfterMs = Date.now() - stoppedAt;
     // A frozen process still completes TCP handshakes and its pod runs: no early takeover, the
     // lease had to lapse (its last renewal came at most about one loop before the freeze).
@@ -111,11 +97,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     // where a split brain would show.
     await new Promise((r) => setTimeout(r, 2000));
     frozen.killHaNode('SIGCONT');
-    await cluster.waitFor(
-      'frozen member back as a streaming replica',
-      async () => (await frozen.status('/replica?replication_state=streaming')) === 200,
-      60_000,
-    );
+    await streamingAgain(cluster, frozen, 'frozen member back as a streaming replica', 60_000);
     const result = await sampling.stop();
     assert.ok(result.rounds > 50, `sampled ${result.rounds} rounds`);
     assert.equal(result.splitRounds, 0, 'two writable primaries were seen in the same round');
@@ -146,14 +128,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     process.kill(old.postmasterPid()!, 'SIGKILL');
     const twoSignals = /"evidence":\{"kubelet":"dead","postgres":"dead","api":"alive"\}/;
     await cluster.waitFor('a replica to weigh kubelet and PostgreSQL against the live API', async () => twoSignals.test(replicaLogs()), 15_000);
-    primary = await cluster.waitFor(
-      'a new primary after the lease lapsed',
-      async () => {
-        for (const m of others) if (await m.isWritable()) return m;
-        return undefined;
-      },
-      40_000,
-    );
+    primary = await writableAmong(cluster, others, 'a new primary after the lease lapsed', 40_000);
     const promotedAfterMs = Date.now() - frozenAt;
     assert.equal((await raceWon(cluster, primary, frozenAt)).early, false, 'won by lease expiry');
     assert.doesNotMatch(replicaLogs(), /took over the lock of crashed/);
@@ -163,11 +138,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
 
     old.killHaNode('SIGCONT');
     await kubelet.running(old.name);
-    await cluster.waitFor(
-      'the frozen member back as a streaming replica',
-      async () => (await old.status('/replica?replication_state=streaming')) === 200,
-      90_000,
-    );
+    await streamingAgain(cluster, old, 'the frozen member back as a streaming replica', 90_000);
     assert.equal(await cluster.primary(), primary);
   });
 
@@ -179,14 +150,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     // ha-node dies, PostgreSQL and the fencer live on: the kubelet and the API port say dead,
     // PostgreSQL answers until the fencer stops it at its deadline, ttl minus a margin.
     old.killHaNode('SIGKILL');
-    primary = await cluster.waitFor(
-      'a new primary',
-      async () => {
-        for (const m of others) if (await m.isWritable()) return m;
-        return undefined;
-      },
-      40_000,
-    );
+    primary = await writableAmong(cluster, others, 'a new primary', 40_000);
     const result = await sampling.stop();
     assert.equal(result.splitRounds, 0, 'two writable primaries were seen in the same round');
     const won = await raceWon(cluster, primary, killedAt);
@@ -197,11 +161,7 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     const path = won.early ? 'early takeover' : 'lease expiry';
     process.stderr.write(`# ha-node alone killed: fenced at +${fencedAt - killedAt} ms, lease taken by ${path} at +${wonAt - killedAt} ms\n`);
     old.start();
-    await cluster.waitFor(
-      'the old primary back as a streaming replica',
-      async () => (await old.status('/replica?replication_state=streaming')) === 200,
-      90_000,
-    );
+    await streamingAgain(cluster, old, 'the old primary back as a streaming replica', 90_000);
     assert.equal(await cluster.primary(), primary);
   });
 
@@ -223,16 +183,9 @@ describe('ha-node under faults', { timeout: 300_000 }, () => {
     const old = primary;
     process.kill(old.postmasterPid()!, 'SIGKILL');
     const others = cluster.members.filter((m) => m !== old);
-    primary = await cluster.waitFor(
-      'another member promoted',
-      async () => {
-        for (const m of others) if (await m.isWritable()) return m;
-        return undefined;
-      },
-      30_000,
-    );
+    primary = await writableAmong(cluster, others, 'another member promoted', 30_000);
     assert.match(old.log(), /released the leader lock: the primary did not start within primary_start_timeout/);
-    await cluster.waitFor('old primary streaming from the new one', async () => (await old.status('/replica?replication_state=streaming')) === 200, 60_000);
+    await streamingAgain(cluster, old, 'old primary streaming from the new one', 60_000);
     assert.equal(await cluster.primary(), primary);
   });
 });

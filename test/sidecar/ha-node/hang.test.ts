@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { hangTakeoverBoundMs } from '../../../sidecar/ha-node/ha/watches/hang-rules.js';
 import { defaultConfig } from '../../../sidecar/ha-node/ha/settings.js';
+import { settledPrimary, streamingAgain, writableAmong } from './cluster-waits.js';
 import { startCluster, type Member, type TestCluster } from './harness.js';
 import { overlappingWriters, sampleWriters } from './writable-sampler.js';
 
@@ -36,15 +37,7 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
 
   before(async () => {
     cluster = await startCluster({ members: 3, ttl, loopWait, retryTimeout, scope: 'hung' });
-    primary = await cluster.waitFor('a primary', () => cluster.primary(), 120_000);
-    await cluster.waitFor(
-      'two streaming replicas',
-      async () => {
-        const codes = await Promise.all(cluster.members.map((m) => m.status('/replica?replication_state=streaming')));
-        return codes.filter((c) => c === 200).length === 2;
-      },
-      60_000,
-    );
+    primary = await settledPrimary(cluster);
     await primary.query('CREATE TABLE beats (at timestamptz)');
   });
 
@@ -54,18 +47,11 @@ describe('ha-node with a hung primary', { timeout: 300_000 }, () => {
   });
 
   async function newPrimaryAmong(others: Member[]): Promise<Member> {
-    return cluster.waitFor(
-      'a replica promoted',
-      async () => {
-        for (const m of others) if (await m.isWritable()) return m;
-        return undefined;
-      },
-      withinTtlMs + 45_000,
-    );
+    return writableAmong(cluster, others, 'a replica promoted', withinTtlMs + 45_000);
   }
 
   async function backAsReplica(old: Member, successor: Member): Promise<void> {
-    await cluster.waitFor(`${old.name} back as a streaming replica`, async () => (await old.status('/replica?replication_state=streaming')) === 200, 90_000);
+    await streamingAgain(cluster, old, `${old.name} back as a streaming replica`, 90_000);
     assert.equal(await old.isWritable(), false);
     assert.equal(await cluster.primary(), successor);
   }

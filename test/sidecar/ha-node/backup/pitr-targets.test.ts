@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
-import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { posixBackupSettings, refusedRestore, sourceWithFirstBatch } from './pitr-support.js';
+import { archiveCurrentWal, authEnv, posixRepositoryDir, type BackupListing } from './support.js';
 import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
@@ -19,23 +20,15 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
   let lsn: string;
   let xid: string;
   let backupLsnStop: string;
-  const repository = (): Record<string, unknown> => ({ kind: 'posix', path: repo.path });
-  const config = (stanza: string, target?: Record<string, unknown>): string =>
-    JSON.stringify({
-      stanza,
-      repositories: [repository()],
-      archiveTimeout: 30,
-      ...(target ? { recovery: { stanza: 'tsrc', repository: repository(), target } } : {}),
-    });
+  let settings: ReturnType<typeof posixBackupSettings>;
+  const config = (stanza: string, target?: Record<string, unknown>): string => settings(stanza, target && { target });
 
   before(async () => {
     repo = await posixRepositoryDir();
+    settings = posixBackupSettings(repo.path, 'tsrc');
     source = await startCluster({ members: 1, scope: 'tsrc', env: { ...authEnv, KEELSON_BACKUP: config('tsrc') } });
-    primary = await source.waitFor('a primary', () => source.primary(), 120_000);
-    await source.waitFor('the stanza ready', async () => (await backupStatus(primary)).stanzaReady, 90_000);
-    await primary.query('CREATE TABLE items (id int PRIMARY KEY, batch int)');
-    await primary.query('INSERT INTO items SELECT g, 1 FROM generate_series(1, 100) g');
-    const full = await takeBackup(source, primary, 'full');
+    let full: BackupListing;
+    ({ primary, full } = await sourceWithFirstBatch(source));
     backupLsnStop = full.info!.backups[0]!.lsnStop!;
     // Batch 2 in one transaction whose id is the xid target.
     const [row] = await primary.query<{ xid: string }>(
@@ -69,21 +62,7 @@ describe('ha-node recovery targets lsn, name, xid, immediate (pgBackRest, posix 
   }
 
   async function refusal(scope: string, target: Record<string, unknown>, timeoutMs: number): Promise<string> {
-    const cluster = await startCluster({ members: 1, scope, api: source.api, env: { ...authEnv, KEELSON_BACKUP: config(scope, target) } });
-    try {
-      const status = await cluster.waitFor(
-        'the restore refused',
-        async () => {
-          const s = await backupStatus(cluster.members[0]!);
-          return s.restore && !s.restore.ok ? s : undefined;
-        },
-        timeoutMs,
-      );
-      assert.equal(await cluster.primary(), undefined, 'nothing promoted');
-      return status.restore!.message;
-    } finally {
-      await cluster.stop();
-    }
+    return refusedRestore(await startCluster({ members: 1, scope, api: source.api, env: { ...authEnv, KEELSON_BACKUP: config(scope, target) } }), timeoutMs);
   }
 
   it('an LSN: exactly batches 1 and 2, on a new timeline', async () => {

@@ -3,7 +3,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startCluster, type Member, type TestCluster } from '../harness.js';
-import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, takeBackup } from './support.js';
+import { posixBackupSettings, refusedRestore, sourceWithFirstBatch } from './pitr-support.js';
+import { archiveCurrentWal, authEnv, backupStatus, posixRepositoryDir, type BackupListing } from './support.js';
 import { currentTimelineSql } from '../../../support/postgres.js';
 
 /**
@@ -18,23 +19,14 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
   let sourcePrimary: Member;
   let target: string;
   let firstBackupEnd: string;
-  const repository = (): Record<string, unknown> => ({ kind: 'posix', path: repo.path });
-  const config = (stanza: string, recovery?: Record<string, unknown>): string =>
-    JSON.stringify({
-      stanza,
-      repositories: [repository()],
-      archiveTimeout: 30,
-      ...(recovery ? { recovery: { stanza: 'src', repository: repository(), ...recovery } } : {}),
-    });
+  let config: ReturnType<typeof posixBackupSettings>;
 
   before(async () => {
     repo = await posixRepositoryDir();
+    config = posixBackupSettings(repo.path, 'src');
     source = await startCluster({ members: 1, scope: 'src', env: { ...authEnv, KEELSON_BACKUP: config('src') } });
-    sourcePrimary = await source.waitFor('a primary', () => source.primary(), 120_000);
-    await source.waitFor('the stanza ready', async () => (await backupStatus(sourcePrimary)).stanzaReady, 90_000);
-    await sourcePrimary.query('CREATE TABLE items (id int PRIMARY KEY, batch int)');
-    await sourcePrimary.query('INSERT INTO items SELECT g, 1 FROM generate_series(1, 100) g');
-    const full = await takeBackup(source, sourcePrimary, 'full');
+    let full: BackupListing;
+    ({ primary: sourcePrimary, full } = await sourceWithFirstBatch(source));
     firstBackupEnd = full.info!.backups[0]!.stoppedAt;
     await sourcePrimary.query('INSERT INTO items SELECT g, 2 FROM generate_series(101, 200) g');
     await new Promise((r) => setTimeout(r, 1100));
@@ -92,58 +84,23 @@ describe('ha-node point-in-time recovery (pgBackRest, posix repository)', { time
 
   it('refuses a target time before the first backup, naming the field and the earliest restorable time', async () => {
     const early = new Date(Date.parse(firstBackupEnd) - 3_600_000).toISOString();
-    const cluster = await startRestored('early', 'early', { target: { time: early } });
-    try {
-      const status = await cluster.waitFor(
-        'the restore refused',
-        async () => {
-          const s = await backupStatus(cluster.members[0]!);
-          return s.restore && !s.restore.ok ? s : undefined;
-        },
-        60_000,
-      );
-      assert.match(status.restore!.message, /recovery\.target\.time/);
-      assert.match(status.restore!.message, new RegExp(firstBackupEnd.slice(0, 19)));
-      assert.equal(await cluster.primary(), undefined, 'no primary: nothing was started');
-    } finally {
-      await cluster.stop();
-    }
+    const message = await refusedRestore(await startRestored('early', 'early', { target: { time: early } }), 60_000, 'no primary: nothing was started');
+    assert.match(message, /recovery\.target\.time/);
+    assert.match(message, new RegExp(firstBackupEnd.slice(0, 19)));
   });
 
   it('refuses a target beyond the end of the archive instead of promoting at its end, giving the last restorable time', async () => {
     const late = new Date(Date.now() + 3_600_000).toISOString();
-    const cluster = await startRestored('late', 'late', { target: { time: late } });
-    try {
-      const status = await cluster.waitFor(
-        'the restore refused',
-        async () => {
-          const s = await backupStatus(cluster.members[0]!);
-          return s.restore && !s.restore.ok ? s : undefined;
-        },
-        90_000,
-      );
-      assert.match(status.restore!.message, /recovery\.target\.time: beyond the end of the archive; the last restorable time is 20\d\d-/);
-      assert.equal(await cluster.primary(), undefined, 'no silent promotion at the end of the archive');
-    } finally {
-      await cluster.stop();
-    }
+    const message = await refusedRestore(
+      await startRestored('late', 'late', { target: { time: late } }),
+      90_000,
+      'no silent promotion at the end of the archive',
+    );
+    assert.match(message, /recovery\.target\.time: beyond the end of the archive; the last restorable time is 20\d\d-/);
   });
 
   it('refuses to restore into a stanza that already holds an archive (two clusters never share one)', async () => {
-    const cluster = await startRestored('again', 'restored', { target: { time: target } });
-    try {
-      const status = await cluster.waitFor(
-        'the restore refused',
-        async () => {
-          const s = await backupStatus(cluster.members[0]!);
-          return s.restore && !s.restore.ok ? s : undefined;
-        },
-        60_000,
-      );
-      assert.match(status.restore!.message, /own archive \(stanza restored\) is not empty/);
-      assert.equal(await cluster.primary(), undefined);
-    } finally {
-      await cluster.stop();
-    }
+    const message = await refusedRestore(await startRestored('again', 'restored', { target: { time: target } }), 60_000);
+    assert.match(message, /own archive \(stanza restored\) is not empty/);
   });
 });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
@@ -67,7 +68,11 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
         if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
         const status = keeper.status();
         const listing = await listingWithin(keeper, listingWaitMs);
-        const archivePending = context.pg?.isRunning() ? { archivePending: archivePendingOf(keeper.engine.dataDir) } : {};
+        // Read from the files, so also while the server is stopped: a primary stopped by a full WAL
+        // volume still has its queue, and the queue is then what says why.
+        const archivePending = existsSync(join(keeper.engine.dataDir, 'pg_wal', 'archive_status'))
+          ? { archivePending: archivePendingOf(keeper.engine.dataDir) }
+          : {};
         res.status(200).json({ ...status, ...archivePending, ...listing });
       }),
     );

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -76,6 +76,17 @@ describe('GET /backup under concurrent requests', { timeout: 60_000 }, () => {
       .split('\n')
       .filter((line) => line.includes('info'));
     assert.equal(lines.length, 1, `pgbackrest info started ${lines.length} times`);
+  });
+
+  it('reports the archive queue from pg_wal/archive_status while no server runs (a primary stopped by a full WAL volume)', async () => {
+    const status = join(dir, 'pgdata', 'pg_wal', 'archive_status');
+    mkdirSync(status, { recursive: true });
+    writeFileSync(join(status, '000000010000000000000002.done'), '');
+    writeFileSync(join(status, '000000010000000000000003.ready'), '');
+    const reply = (await (await fetch(`${server.url.replace(/\/$/, '')}/backup`, { signal: AbortSignal.timeout(20_000) })).json()) as {
+      archivePending?: { segments: number };
+    };
+    assert.equal(reply.archivePending?.segments, 1);
   });
 
   it('a listing that does not finish: the answer comes anyway, saying why, with the last listing read', async () => {

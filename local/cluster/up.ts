@@ -375,7 +375,9 @@ export async function runLocalDown(dirOption: string, out: (line: string) => voi
   const pid = runningPid(dir);
   if (!pid) {
     rmSync(pidFile(dir), { force: true });
-    out(`nothing running from ${dir}`);
+    // A stack that died without its shutdown (SIGKILL, a crash) left its claim volumes mounted.
+    const stale = await saveAndUnmountClaims(join(dir, 'node'), createLogger({ name: 'local', level: 'warn' }));
+    out(`nothing running from ${dir}${stale > 0 ? `; unmounted ${stale} claim volume(s) it left mounted (files kept in node/volume-store)` : ''}`);
     return;
   }
   out(`stopping local cluster (pid ${pid})`);

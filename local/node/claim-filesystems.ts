@@ -67,6 +67,10 @@ export class ClaimFilesystems {
   static async open(nodeDir: string, logger: Logger): Promise<ClaimFilesystems> {
     if (process.getuid?.() !== 0) return new ClaimFilesystems('directory', nodeDir, logger);
     const probe = join(nodeDir, '.mount-probe');
+    // A previous run of this node killed before its shutdown (SIGKILL) left its volumes mounted:
+    // their RAM stays taken until someone unmounts them. Their files go to the store, as at a clean close.
+    const stale = await saveAndUnmountClaims(nodeDir, logger);
+    if (stale > 0) logger.info({ volumes: stale }, 'unmounted claim volumes left mounted by a previous run');
     try {
       await mkdir(probe, { recursive: true });
       await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', claimMountSource, probe]);
@@ -146,18 +150,24 @@ export class ClaimFilesystems {
   }
 
   /** Saves every mounted volume's files to the store and unmounts it (node shutdown). */
-  close(): Promise<void> {
-    return saveAndUnmountClaims(this.nodeDir, this.logger);
+  async close(): Promise<void> {
+    await saveAndUnmountClaims(this.nodeDir, this.logger);
   }
 }
 
 /**
  * Saves each claim volume under a node directory to its store folder, then unmounts it: the
- * node's shutdown, and `local down` after a node that had to be killed.
+ * node's shutdown, its next start after it was killed, and `local down` after a node that had to
+ * be killed or had died. Only mounts that are this node's are touched: the claim source name
+ * under this node's own folder (the mount probe's included). Returns how many claim volumes it
+ * unmounted.
  */
-export async function saveAndUnmountClaims(nodeDir: string, logger: Logger): Promise<void> {
+export async function saveAndUnmountClaims(nodeDir: string, logger: Logger): Promise<number> {
   const prefix = `${join(nodeDir, 'volumes')}/`;
-  for (const target of claimMountsUnder(nodeDir)) {
+  const probe = join(nodeDir, '.mount-probe');
+  if (mountTable().some((m) => m.source === claimMountSource && m.mountPoint === probe)) await unmount(probe).catch(() => undefined);
+  const targets = claimMountsUnder(nodeDir);
+  for (const target of targets) {
     const [namespace = '', claim = ''] = target.slice(prefix.length).split('/');
     try {
       await copyContents(target, storeDirectory(nodeDir, namespace, claim));
@@ -166,6 +176,7 @@ export async function saveAndUnmountClaims(nodeDir: string, logger: Logger): Pro
     }
     await unmount(target).catch((err: unknown) => logger.warn({ claim: `${namespace}/${claim}`, err: (err as Error).message }, 'claim volume unmount failed'));
   }
+  return targets.length;
 }
 
 /** Unmounts; a volume some leftover process still holds is detached lazily (gone from the table at once). */

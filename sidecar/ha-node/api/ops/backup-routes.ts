@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Router } from 'express';
 import { HaNodePaths } from '../../../../lib/ports.js';
@@ -9,6 +10,36 @@ import { handle, requireAuth, sendReply } from './http.js';
 import { leaderAddress } from '../../ha/loop-context.js';
 import { primaryDirectories, type PrimarySource } from '../../backup/tls-server.js';
 import { archivePending as archivePendingOf } from '../../backup/metrics.js';
+import type { BackupKeeper } from '../../backup/keeper.js';
+import type { StanzaInfo } from '../../backup/info.js';
+
+/**
+ * How long GET /backup waits for `pgbackrest info`. Against an unreachable repository the listing
+ * takes pgBackRest's retries (over a minute); the operator reads the archive queue from the same
+ * answer with a 3 s timeout, and an unreachable repository is exactly when it must see the queue.
+ */
+const listingWaitMs = 2_000;
+
+/** The repository listing, or after `waitMs` the last one read and why it is not newer (the listing goes on, shared). */
+async function listingWithin(keeper: BackupKeeper, waitMs: number): Promise<{ info?: StanzaInfo; infoError?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
+  try {
+    const outcome = await Promise.race([
+      keeper.sharedInfo().then(
+        (info) => ({ info }),
+        (error: Error) => ({ infoError: error.message }),
+      ),
+      late,
+    ]);
+    if (outcome !== 'late') return outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+  const last = keeper.cachedInfo();
+  const why = `pgbackrest info is still running after ${waitMs / 1000} s (the repository is slow or unreachable)`;
+  return last ? { info: last, infoError: `${why}; the listing shown is the last one read` } : { infoError: why };
+}
 
 /** POST /backup {type, repository}: the body, checked field by field (400 names the field). */
 export function parseBackupRequest(value: unknown): { ok: true; type: 'full' | 'diff' | 'incr'; repository: number } | { ok: false; text: string } {
@@ -36,12 +67,13 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
       handle(async (_req, res) => {
         if (!keeper) return sendReply(res, { code: 404, text: 'backups are not configured' });
         const status = keeper.status();
-        const info = await keeper.sharedInfo().then(
-          (value) => ({ ok: true as const, value }),
-          (error: Error) => ({ ok: false as const, error: error.message }),
-        );
-        const archivePending = context.pg?.isRunning() ? { archivePending: archivePendingOf(keeper.engine.dataDir) } : {};
-        res.status(200).json({ ...status, ...archivePending, ...(info.ok ? { info: info.value } : { infoError: info.error }) });
+        const listing = await listingWithin(keeper, listingWaitMs);
+        // Read from the files, so also while the server is stopped: a primary stopped by a full WAL
+        // volume still has its queue, and the queue is then what says why.
+        const archivePending = existsSync(join(keeper.engine.dataDir, 'pg_wal', 'archive_status'))
+          ? { archivePending: archivePendingOf(keeper.engine.dataDir) }
+          : {};
+        res.status(200).json({ ...status, ...archivePending, ...listing });
       }),
     );
     router.get(

@@ -75,6 +75,11 @@ export const MountPaths = {
   backupRepositories: '/var/lib/keelson-backup',
   /** The cluster CA of pgBackRest's TLS server (the <cluster>-backup-tls Secret), with spec.backup.target prefer-standby. */
   backupTls: '/etc/keelson-backup-tls',
+  /** The <cluster>-server-tls and <cluster>-replication-tls Secrets (operator/certificates/). */
+  serverTls: '/etc/keelson-tls/server',
+  replicationTls: '/etc/keelson-tls/replication',
+  /** The server Secret's ca.crt alone, for the exporter (it verifies PostgreSQL and needs no key). */
+  serverCa: '/etc/keelson-tls/server-ca',
 } as const;
 
 /** The Secret holding the cluster CA (certificate and key) from which members issue their pgBackRest TLS certificates. */
@@ -87,6 +92,22 @@ export const BackupTlsKeys = { cert: 'ca.crt', key: 'ca.key', nextCert: 'next.cr
 
 /** When the operator staged the next backup TLS CA (on the Secret). */
 export const backupCaStagedAnnotation = 'keelson.io/backup-ca-staged-at';
+
+/**
+ * The cluster's TLS Secrets (operator/certificates/): ca.crt and ca.key of the operator's CA (never
+ * mounted); tls.crt and tls.key of the server and of the replication client with the trust bundles
+ * ca.crt (server CA) and client-ca.crt (client CA), the only ones pods mount.
+ */
+export const TlsKeys = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt', caKey: 'ca.key', clientCa: 'client-ca.crt' } as const;
+
+/** When the operator staged the next cluster CA (on the <cluster>-ca Secret). */
+export const clusterCaStagedAnnotation = 'keelson.io/ca-staged-at';
+
+/**
+ * On a DatabaseCluster: any new value re-issues the server and replication certificates; on the
+ * operator's certificate Secrets: the value they were issued for.
+ */
+export const rotateCertificatesAnnotation = 'keelson.io/rotate-certificates';
 
 /** The PersistentVolumeClaim of a filesystem backup repository: shared by the namespace's clusters, kept when one is deleted. */
 export function backupClaimName(repository: string): string {
@@ -126,6 +147,9 @@ export function names(clusterName: string) {
     replicationSecret: `${clusterName}-replication`,
     appSecret: `${clusterName}-app`,
     apiSecret: `${clusterName}-api`,
+    caSecret: `${clusterName}-ca`,
+    serverTlsSecret: `${clusterName}-server-tls`,
+    replicationTlsSecret: `${clusterName}-replication-tls`,
     headlessService: `${clusterName}-headless`,
     rwService: `${clusterName}-rw`,
     roService: `${clusterName}-ro`,

@@ -134,7 +134,16 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('-m, --member <name>', 'member to run it on')
     .addOption(roleOption())
     .option('-d, --dbname <name>', 'database (default PGDATABASE or postgres)')
-    .option('-U, --db-user <name>', 'PostgreSQL user (default PGUSER or postgres)');
+    .option('-U, --db-user <name>', 'PostgreSQL user (default PGUSER or postgres)')
+    .addOption(
+      new Option('--sslmode <mode>', "TLS as libpq's sslmode (default PGSSLMODE; verify-full when the CA is known)").choices([
+        'disable',
+        'require',
+        'verify-ca',
+        'verify-full',
+      ]),
+    )
+    .option('--sslrootcert <file>', "CA bundle to verify the member with (default PGSSLROOTCERT, else the cluster Secret's ca.crt)");
   query.action(run((ctx, a) => a.queryCommand(ctx, query.opts())));
 
   const flush = ctl

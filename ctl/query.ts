@@ -4,6 +4,7 @@ import { OperationError } from './client.js';
 import { memberEndpoint } from './member-route.js';
 import { CtlExit, load, UsageError, type CtlContext } from './context.js';
 import { leaderOf, memberNamed, type ClusterDocument, type ClusterMember } from './discovery.js';
+import { queryTls, type QueryTlsOptions } from './query-tls.js';
 import { machine, table } from './render.js';
 
 /** `dsn` and `query`: reach a member's PostgreSQL at the host and port its ha-node publishes. */
@@ -54,7 +55,7 @@ export async function dsnCommand(ctx: CtlContext, choice: MemberChoice): Promise
   return CtlExit.ok;
 }
 
-export interface QueryOptions extends MemberChoice {
+export interface QueryOptions extends MemberChoice, QueryTlsOptions {
   command?: string;
   file?: string;
   dbname?: string;
@@ -83,13 +84,15 @@ function cellText(value: unknown): string {
 
 /**
  * `query`: runs SQL on a member (the leader unless --member/--role say otherwise), as the user
- * PGUSER or --db-user with PGPASSWORD or ~/.pgpass, like psql. Every statement's rows are shown.
+ * PGUSER or --db-user with PGPASSWORD or ~/.pgpass, like psql, over TLS as query-tls.ts decides
+ * (verify-full against the cluster's CA by default). Every statement's rows are shown.
  */
 export async function queryCommand(ctx: CtlContext, options: QueryOptions): Promise<number> {
   const sql = sqlOf(options);
-  const { cluster } = await load(ctx);
+  const { cluster, scope } = await load(ctx);
   const member = chooseMember(cluster, options);
   const { host, port } = addressOf(member);
+  const ssl = await queryTls(options, process.env, ctx.target, { name: member.name, scope });
   // Through the member proxy when the route has one (a local stack's pod addresses exist only inside it).
   const endpoint = await memberEndpoint(ctx.client.route, host, port, ctx.client.timeoutMs);
   const client = new pg.Client({
@@ -98,6 +101,7 @@ export async function queryCommand(ctx: CtlContext, options: QueryOptions): Prom
     database: options.dbname ?? process.env.PGDATABASE ?? 'postgres',
     user: options.dbUser ?? process.env.PGUSER ?? 'postgres',
     application_name: 'keelson ctl query',
+    ...(ssl !== undefined ? { ssl } : {}),
     connectionTimeoutMillis: ctx.client.timeoutMs,
   });
   client.on('error', () => undefined);

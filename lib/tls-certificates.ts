@@ -164,6 +164,20 @@ export function certificateNotAfter(pem: string): Date {
   return new Date(new X509Certificate(pem).validTo);
 }
 
+/** When a PEM certificate starts and stops being valid. */
+export function certificateValidity(pem: string): { notBefore: Date; notAfter: Date } {
+  const x509 = new X509Certificate(pem);
+  return { notBefore: new Date(x509.validFrom), notAfter: new Date(x509.validTo) };
+}
+
+/** The DNS names and IP addresses of a certificate's subjectAltName, in order. */
+export function certificateHosts(pem: string): string[] {
+  return (new X509Certificate(pem).subjectAltName ?? '')
+    .split(', ')
+    .map((entry) => /^(?:DNS|IP Address):(.+)$/.exec(entry)?.[1])
+    .filter((host): host is string => !!host);
+}
+
 /** The signer in a CA's PEM pair: the FIRST certificate of `ca.cert`, which must match `ca.key`. */
 function signerFromPem(ca: PemPair): Signer {
   const first = pemCertificates(ca.cert)[0];

@@ -5,6 +5,7 @@ import { managedParameters, managedParametersRule, parameterNameProblem, paramet
 import { allowedPgbouncerParameters } from '../pooler/pgbouncer-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
 import { backupSchema, recoverySchema } from './backup-types.js';
+import { certificatesSchema } from './certificates-types.js';
 import { replicaSchema, replicaStatusSchema } from './replica-types.js';
 import { bootstrapOwnerRule, managedRolesSchema } from './managed-roles.js';
 import { managedRolesStatusSchema } from './managed-status.js';
@@ -295,6 +296,7 @@ export const databaseClusterSpecSchema = z
     scheduling: schedulingSchema.default({ podAntiAffinity: 'preferred' }),
     backup: backupSchema.optional(),
     replica: replicaSchema.optional(),
+    certificates: certificatesSchema.default({}),
     pooler: poolerSchema
       .default({
         enabled: false,

@@ -29,6 +29,16 @@ export const haNodeSettingsKeys = {
   poolerPods: z.number().int().min(0).max(65535),
   /** The same for the read-only pooler's pods. */
   poolerReadOnlyPods: z.number().int().min(0).max(65535),
+  /** Folder of the mounted server TLS Secret (tls.crt, tls.key, ca.crt, client-ca.crt): PostgreSQL serves TLS. */
+  serverTlsDir: z.string().min(1),
+  /** Folder of the mounted replication client TLS Secret (tls.crt, tls.key, ca.crt). */
+  replicationTlsDir: z.string().min(1),
+  /** A member's name plus this is the name its server certificate carries (`<cluster>-headless.<namespace>.svc`). */
+  peerHostSuffix: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/),
 };
 
 export const haNodeSettingsDocumentSchema = z
@@ -41,6 +51,9 @@ export const haNodeSettingsDocumentSchema = z
     backup: haNodeSettingsKeys.backup.optional(),
     poolerPods: haNodeSettingsKeys.poolerPods.optional(),
     poolerReadOnlyPods: haNodeSettingsKeys.poolerReadOnlyPods.optional(),
+    serverTlsDir: haNodeSettingsKeys.serverTlsDir.optional(),
+    replicationTlsDir: haNodeSettingsKeys.replicationTlsDir.optional(),
+    peerHostSuffix: haNodeSettingsKeys.peerHostSuffix.optional(),
   })
   .strict();
 

@@ -15,8 +15,10 @@ export const poolerSettingsKeys = {
   defaultPoolSize: z.number().int().min(1),
   /** JSON object of extra [pgbouncer] settings (names from pgbouncer-parameters.ts). */
   parameters: z.string().min(1),
+  /** Folder of the mounted server TLS Secret: TLS to clients and to PostgreSQL; absent: plaintext on both sides. */
+  tlsDir: z.string().min(1),
 };
 
-export const poolerSettingsDocumentSchema = z.object(poolerSettingsKeys).strict();
+export const poolerSettingsDocumentSchema = z.object({ ...poolerSettingsKeys, tlsDir: poolerSettingsKeys.tlsDir.optional() }).strict();
 
 export type PoolerSettingsDocument = z.input<typeof poolerSettingsDocumentSchema>;

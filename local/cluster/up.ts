@@ -8,7 +8,7 @@ import { HaNodePaths, Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../api/crd/types.js';
 import type { BackupObject } from '../../api/crd/backup-kind.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
-import { podSelector, selectorString } from '../../api/naming.js';
+import { names, podSelector, selectorString, TlsKeys } from '../../api/naming.js';
 import type { NetworkMode } from '../node/netns/node-mode.js';
 import { nodeSubnet } from '../node/netns/subnet.js';
 import { saveAndUnmountClaims } from '../node/claim-filesystems.js';
@@ -88,6 +88,12 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     [`${clusterName}-pooler-rw`]: forward?.pooler,
   };
   const service = async (name: string) => (forward ? `127.0.0.1 -p ${forwarded[name]}` : `${await clusterIP(name)} -p ${Ports.postgres}`);
+  // verify-full against the cluster CA: the Service's name is checked, its address connected to (no DNS needed).
+  const caFile = join(dir, 'ca.crt');
+  const serverTls = await api.core.readNamespacedSecret({ namespace, name: names(clusterName).serverTlsSecret });
+  writeFileSync(caFile, Buffer.from(serverTls.data?.[TlsKeys.ca] ?? '', 'base64'));
+  const verified = async (name: string) =>
+    `host=${name}.${namespace}.svc hostaddr=${forward ? '127.0.0.1' : await clusterIP(name)} port=${forward ? forwarded[name] : Ports.postgres} sslmode=verify-full sslrootcert=${caFile}`;
   const pods = (await api.core.listNamespacedPod({ namespace, labelSelector: selectorString(podSelector(clusterName)) })).items;
   const secretOf = (which: string) => `$(kubectl --kubeconfig ${kubeconfig} get secret ${clusterName}-${which} -o jsonpath='{.data.password}' | base64 -d)`;
   const password = secretOf('superuser');
@@ -95,8 +101,8 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     '',
     `DatabaseCluster "${clusterName}" is Ready.`,
     `  kubeconfig:  export KUBECONFIG=${kubeconfig}   (kubectl get dbc,pods,svc)`,
-    `  read-write:  PGPASSWORD=${password} psql -h ${await service(`${clusterName}-rw`)} -U postgres`,
-    `  read-only:   PGPASSWORD=${password} psql -h ${await service(`${clusterName}-ro`)} -U postgres`,
+    `  read-write:  PGPASSWORD=${password} psql "${await verified(`${clusterName}-rw`)} user=postgres"`,
+    `  read-only:   PGPASSWORD=${password} psql "${await verified(`${clusterName}-ro`)} user=postgres"`,
     // Through PgBouncer, paused around switchovers: application roles only (never the superuser).
     `  pooled:      PGPASSWORD=${secretOf('app')} psql -h ${await service(`${clusterName}-pooler-rw`)} -U ${demoApp.owner} ${demoApp.database}`,
   ];

@@ -3,7 +3,8 @@ import { Ports } from '../../lib/ports.js';
 import type { CaSecretData } from '../reconcile/backup-ca-rotation.js';
 import { backupCaStagedAnnotation, BackupTlsKeys, backupTlsSecretName, MountPaths } from '../../api/naming.js';
 import type { BackupSettingsInput } from '../../api/ha-node/backup-settings.js';
-import { ownedMeta, type BuildContext } from './context.js';
+import { buildCaSecret, readCaSecret } from './ca-secret.js';
+import type { BuildContext } from './context.js';
 
 /**
  * What backups on a standby (spec.backup.target prefer-standby) add to a cluster: the Secret with
@@ -17,33 +18,14 @@ export function usesBackupTls(ctx: BuildContext): boolean {
   return ctx.cluster.spec.backup?.target === 'prefer-standby';
 }
 
-const base64 = (text: string): string => Buffer.from(text).toString('base64');
-
 /** The CA Secret; a staged next CA (rotation's first step) is kept in keys the pods do not mount. */
 export function buildBackupTlsSecret(ctx: BuildContext, ca: CaSecretData): V1Secret {
-  const metadata = ownedMeta(ctx, backupTlsSecretName(ctx.cluster.metadata.name), 'backup-tls');
-  const data: Record<string, string> = { [BackupTlsKeys.cert]: base64(ca.cert), [BackupTlsKeys.key]: base64(ca.key) };
-  if (ca.nextCert && ca.nextKey) {
-    data[BackupTlsKeys.nextCert] = base64(ca.nextCert);
-    data[BackupTlsKeys.nextKey] = base64(ca.nextKey);
-    if (ca.stagedAt) metadata.annotations = { [backupCaStagedAnnotation]: ca.stagedAt };
-  }
-  return { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', data };
+  return buildCaSecret(ctx, backupTlsSecretName(ctx.cluster.metadata.name), 'backup-tls', ca, backupCaStagedAnnotation);
 }
 
 /** The CA data of a stored Secret (undefined when it holds no CA). */
 export function readBackupTlsSecret(secret: V1Secret): CaSecretData | undefined {
-  const decode = (key: string): string | undefined => (secret.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString('utf8') : undefined);
-  const cert = decode(BackupTlsKeys.cert);
-  const key = decode(BackupTlsKeys.key);
-  if (!cert || !key) return undefined;
-  return {
-    cert,
-    key,
-    nextCert: decode(BackupTlsKeys.nextCert),
-    nextKey: decode(BackupTlsKeys.nextKey),
-    stagedAt: secret.metadata?.annotations?.[backupCaStagedAnnotation],
-  };
+  return readCaSecret(secret, backupCaStagedAnnotation);
 }
 
 /** ha-node's tlsServer settings (api/ha-node/backup-settings.ts). */

@@ -7,6 +7,7 @@ import type { HaNodeSettingsDocument } from '../../api/ha-node/settings-document
 import { haNodeBackupSettings } from './backup.js';
 import { desiredDynamicConfig } from './dynamic-config.js';
 import { databasePoolerPorts } from './pooler-wiring.js';
+import { haNodeTlsSettings } from './tls-volumes.js';
 
 /** Where the image keeps the binaries of a PostgreSQL major version (Debian layout). */
 export function pgBinDir(postgresVersion: number): string {
@@ -16,7 +17,7 @@ export function pgBinDir(postgresVersion: number): string {
 /**
  * The settings document of `keelson ha-node --config` (api/ha-node/settings-document.ts): every
  * setting the spec controls. What is static for a pod: port, binaries, the application owner and
- * database; what ha-node reads only at start: the pgBackRest settings and the pooler ports (the
+ * database, the mounted TLS Secrets' folders; what ha-node reads only at start: the pgBackRest settings and the pooler ports (the
  * pod template carries their digest, so a change rolls the pods, statefulset.ts). Identity and
  * credentials come from the pod environment; the owner's password from the mounted <cluster>-app
  * Secret. Dynamic settings (spec.ha, spec.postgresql) are not local settings: they live in the
@@ -34,6 +35,7 @@ export function haNodeConfig(ctx: BuildContext): HaNodeSettingsDocument {
     bootstrapConfig: desiredDynamicConfig(ctx.cluster, ctx.standby),
     ...(backup ? { backup } : {}),
     ...databasePoolerPorts(ctx),
+    ...haNodeTlsSettings(ctx),
   };
 }
 

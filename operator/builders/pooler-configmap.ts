@@ -4,6 +4,7 @@ import { Ports } from '../../lib/ports.js';
 import { ConfigKeys, RoleNames } from '../../api/naming.js';
 import type { PoolerSettingsDocument } from '../../api/pooler/settings-document.js';
 import { clusterNames, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
+import { poolerTlsSettings } from './tls-volumes.js';
 
 /**
  * The settings file of `keelson pooler --config` (api/pooler/settings-document.ts). PgBouncer first
@@ -23,6 +24,7 @@ export function poolerConfig(ctx: BuildContext, readOnly = false): PoolerSetting
     maxClientConnections: pooler.maxClientConnections,
     defaultPoolSize: pooler.defaultPoolSize,
     parameters: JSON.stringify(pooler.parameters),
+    ...poolerTlsSettings(),
   };
 }
 

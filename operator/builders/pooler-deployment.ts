@@ -6,6 +6,7 @@ import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, po
 import { clusterNames, imageOf, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
 import { poolerCredentialsVolume } from './pooler-wiring.js';
+import { poolerTlsMounts, poolerTlsVolumes } from './tls-volumes.js';
 import { containerSecurity, databaseUid, fieldEnv, httpProbe, secretEnv } from './statefulset.js';
 
 /** Annotation on the pod template: a changed pooler configuration rolls the pooler pods. */
@@ -44,6 +45,7 @@ function poolerContainer(ctx: BuildContext, readOnly: boolean): V1Container {
       { name: VolumeNames.config, mountPath: MountPaths.config, readOnly: true },
       { name: VolumeNames.poolerCredentials, mountPath: MountPaths.poolerCredentials, readOnly: true },
       { name: VolumeNames.poolerRun, mountPath: MountPaths.poolerRun },
+      ...poolerTlsMounts(),
     ],
     securityContext: containerSecurity,
   };
@@ -111,6 +113,7 @@ export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1De
             { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },
             poolerCredentialsVolume(ctx),
             { name: VolumeNames.poolerRun, emptyDir: {} },
+            ...poolerTlsVolumes(ctx),
           ],
           tolerations: spec.scheduling.tolerations,
           nodeSelector: spec.scheduling.nodeSelector,

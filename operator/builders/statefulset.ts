@@ -5,6 +5,8 @@ import { startSettingsDigest } from '../../api/ha-node/settings-document.js';
 import { Annotations, ConfigKeys, ContainerNames, MountPaths, pgdataPath, podSelector, SecretKeys, VolumeNames, commonLabels } from '../../api/naming.js';
 import { podAffinity } from './affinity.js';
 import { backupMounts, backupVolumes } from './backup.js';
+import { tlsMounts, tlsVolumes } from './tls-volumes.js';
+import { exporterCaMount, exporterCaVolume, exporterPostgresUrl } from './exporter-tls.js';
 import { backupTlsPorts } from './backup-tls.js';
 import { haNodeConfig } from './configmap.js';
 import { clusterNames, imageOf, ownedMeta, type BuildContext } from './context.js';
@@ -101,6 +103,7 @@ function postgresContainer(ctx: BuildContext): V1Container {
       ...backupMounts(ctx),
       ...databasePoolerMounts(ctx),
       ...walMounts(ctx),
+      ...tlsMounts(),
     ],
     securityContext: containerSecurity,
   };
@@ -116,7 +119,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
     env: [
       ...identityEnv(ctx),
       // No credentials in the URL: the PostgreSQL client takes PGUSER/PGPASSWORD from the Secret.
-      { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.postgres}/postgres?sslmode=disable` },
+      { name: 'PG_EXPORTER_URL', value: exporterPostgresUrl(ctx) },
       secretEnv(ctx, 'PGUSER', 'superuser', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'superuser', SecretKeys.password),
       ...exporterPodEnv,
@@ -129,6 +132,7 @@ function exporterContainer(ctx: BuildContext): V1Container {
     livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     volumeMounts: [
       { name: VolumeNames.tmp, mountPath: MountPaths.tmp },
+      exporterCaMount(),
       ...(collectors ? [{ name: VolumeNames.collectors, mountPath: MountPaths.collectors, readOnly: true }] : []),
     ],
     securityContext: containerSecurity,
@@ -153,7 +157,8 @@ function volumes(ctx: BuildContext): V1Volume[] {
     },
     ...databasePoolerVolumes(ctx),
   ];
-  list.push(...backupVolumes(ctx));
+  list.push(...backupVolumes(ctx), ...tlsVolumes(ctx));
+  if (ctx.cluster.spec.exporter.enabled) list.push(exporterCaVolume(ctx));
   if (ctx.cluster.spec.exporter.enabled && collectors) {
     list.push({
       name: VolumeNames.collectors,

@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.js';
+import { ensureCertificates, type CertificatesVerdict } from '../certificates/ensure.js';
 import { desiredObjects } from '../builders/index.js';
 import { buildCredentialSecret, credentialKindsOf } from '../builders/secrets.js';
 import { applyObject } from './apply.js';
@@ -17,6 +18,8 @@ export interface Applied {
   scale: { replicas: number; step: Day2Step };
   /** The StatefulSet as stored after the write. */
   statefulSet: V1StatefulSet | undefined;
+  /** The cluster's TLS Secrets as this pass left them (CertificatesReady). */
+  certificates: CertificatesVerdict;
 }
 
 /** Keeps one kind of owned object in step with the spec. */
@@ -37,16 +40,17 @@ const prerequisites: Applier<undefined>[] = [
 /** Owned objects kept once the built ones are applied, in this order. */
 const followUps: Applier<{ applied: Applied; log: Logger }>[] = [(deps, { ctx }) => growVolumes(deps, ctx.cluster), removePoolerLeftovers];
 
-/** Every owned object of the cluster: the prerequisites, the built objects, then the follow-ups. */
+/** Every owned object of the cluster: the prerequisites and TLS Secrets, the built objects, then the follow-ups. */
 export async function applyOwned(deps: ReconcileDeps, seen: Observed, log: Logger): Promise<Applied> {
   for (const apply of prerequisites) await apply(deps, seen, undefined);
-  const applied = await applyBuilt(deps, seen, log);
+  const certificates = await ensureCertificates(deps, seen.ctx);
+  const applied = { ...(await applyBuilt(deps, seen, log)), certificates };
   for (const apply of followUps) await apply(deps, seen, { applied, log });
   return applied;
 }
 
 /** The objects the builders make (operator/builders/), applied concurrently: they do not depend on each other at the API level. */
-async function applyBuilt(deps: ReconcileDeps, seen: Observed, log: Logger): Promise<Applied> {
+async function applyBuilt(deps: ReconcileDeps, seen: Observed, log: Logger): Promise<Omit<Applied, 'certificates'>> {
   const { ctx, pods, primary } = seen;
   const { cluster } = ctx;
   const desired = build(() => desiredObjects(ctx, seen.capabilities));

@@ -36,8 +36,17 @@ export type CaRotationStep = { kind: 'none' } | { kind: 'stage' | 'switch' | 'pr
 const unexpired = (certs: string[], now: Date): string[] => certs.filter((c) => certificateNotAfter(c) > now);
 const sameCert = (a: string, b: string): boolean => a.trim() === b.trim();
 
-/** What to do with the CA Secret now; `newCa` makes the next CA (called only when staging). */
-export function nextCaStep(data: CaSecretData, now: Date, newCa: () => PemPair, policy: CaRotationPolicy = defaultCaRotation): CaRotationStep {
+/**
+ * What to do with the CA Secret now; `newCa` makes the next CA (called only when staging). `what`
+ * names the CA in messages (the cluster's own TLS CA rotates the same way: operator/certificates/).
+ */
+export function nextCaStep(
+  data: CaSecretData,
+  now: Date,
+  newCa: () => PemPair,
+  policy: CaRotationPolicy = defaultCaRotation,
+  what = 'backup TLS CA',
+): CaRotationStep {
   const bundle = pemCertificates(data.cert);
   const signing = bundle[0];
   if (!signing) return { kind: 'none' };
@@ -48,7 +57,7 @@ export function nextCaStep(data: CaSecretData, now: Date, newCa: () => PemPair, 
     return {
       kind: 'switch',
       data: { cert: [data.nextCert, ...previous.slice(0, 1)].join(''), key: data.nextKey },
-      message: `the new backup TLS CA (valid until ${certificateNotAfter(data.nextCert).toISOString()}) signs from now on; members re-issue their certificates`,
+      message: `the new ${what} (valid until ${certificateNotAfter(data.nextCert).toISOString()}) signs from now on; members re-issue their certificates`,
     };
   }
   const kept = unexpired(bundle, now);
@@ -58,10 +67,10 @@ export function nextCaStep(data: CaSecretData, now: Date, newCa: () => PemPair, 
     return {
       kind: 'stage',
       data: { cert: [signing, next.cert, ...others].join(''), key: data.key, nextCert: next.cert, nextKey: next.key, stagedAt: now.toISOString() },
-      message: `the backup TLS CA expires ${certificateNotAfter(signing).toISOString()}: a new CA is trusted now and signs from the next step on`,
+      message: `the ${what} expires ${certificateNotAfter(signing).toISOString()}: a new CA is trusted now and signs from the next step on`,
     };
   }
   if (kept.length < bundle.length && kept.length > 0 && sameCert(kept[0]!, signing))
-    return { kind: 'prune', data: { cert: kept.join(''), key: data.key }, message: 'an expired CA left the backup TLS trust bundle' };
+    return { kind: 'prune', data: { cert: kept.join(''), key: data.key }, message: `an expired CA left the ${what} trust bundle` };
   return { kind: 'none' };
 }

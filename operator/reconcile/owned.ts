@@ -2,11 +2,11 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { BuildContext } from '../builders/context.js';
-import { createCertificateAuthority } from '../../lib/tls-certificates.js';
-import { buildBackupTlsSecret, readBackupTlsSecret, usesBackupTls } from '../builders/backup-tls.js';
-import { nextCaStep, type CaRotationPolicy } from './backup-ca-rotation.js';
+import { usesBackupTls } from '../builders/backup-tls.js';
+import type { CaRotationPolicy } from './backup-ca-rotation.js';
+import { ensureCaSecret } from './ca-secret.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
-import { backupCaStagedAnnotation, Labels, podSelector, SecretKeys, selectorString, VolumeNames } from '../../api/naming.js';
+import { backupCaStagedAnnotation, backupTlsSecretName, podSelector, SecretKeys, selectorString, VolumeNames } from '../../api/naming.js';
 import type { ReconcileDeps } from './deps.js';
 import { walVolumeName } from '../builders/wal-volume.js';
 import { claimsAboveSize, claimsToGrow } from './storage.js';
@@ -36,12 +36,7 @@ export async function ensureSecrets(
   );
 }
 
-/**
- * The cluster CA of pgBackRest's TLS server (backups on a standby), generated when missing and
- * rotated before it expires (two steps, see backup-ca-rotation.ts). A Secret the operator did
- * not make is left alone (a user may bring their own CA in it). The key never leaves the
- * Secret: not logged, not in an Event.
- */
+/** The cluster CA of pgBackRest's TLS server (backups on a standby): see ensureCaSecret. */
 export async function ensureBackupTlsSecret(
   deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>,
   ctx: BuildContext,
@@ -49,34 +44,15 @@ export async function ensureBackupTlsSecret(
 ): Promise<void> {
   if (!usesBackupTls(ctx)) return;
   const { name, namespace } = ctx.cluster.metadata;
-  const caName = `${name}.${namespace}.backup.keelson.io`;
-  const placeholder = buildBackupTlsSecret(ctx, { cert: '', key: '' });
-  const stored = (await deps.api.read(placeholder)) as V1Secret | undefined;
-  if (!stored) {
-    const ca = createCertificateAuthority(caName);
-    deps.recordWrite('Secret', 'create');
-    await deps.api.create(buildBackupTlsSecret(ctx, ca)).catch((error: unknown) => {
-      if (apiStatusCode(error) !== 409) throw error;
-    });
-    await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated the backup TLS CA in ${placeholder.metadata?.name}`);
-    return;
-  }
-  const current = readBackupTlsSecret(stored);
-  if (!current || stored.metadata?.labels?.[Labels.owned] !== 'backup-tls') return;
-  const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(caName), policy);
-  if (step.kind === 'none') return;
-  const next = buildBackupTlsSecret(ctx, step.data);
-  const { [backupCaStagedAnnotation]: _staged, ...otherAnnotations } = stored.metadata?.annotations ?? {};
-  // The read's resourceVersion: a concurrent writer makes this replace fail and the next pass decide again.
-  next.metadata = { ...stored.metadata, annotations: { ...otherAnnotations, ...next.metadata?.annotations } };
-  deps.recordWrite('Secret', 'update');
-  await deps.api.replace(next);
-  await deps.events.record(
-    ctx.cluster.metadata,
-    'Normal',
-    step.kind === 'prune' ? 'BackupCaPruned' : step.kind === 'stage' ? 'BackupCaStaged' : 'BackupCaRotated',
-    step.message,
-  );
+  const kind = {
+    secretName: backupTlsSecretName(name),
+    component: 'backup-tls',
+    caName: `${name}.${namespace}.backup.keelson.io`,
+    stagedAnnotation: backupCaStagedAnnotation,
+    what: 'backup TLS CA',
+    eventPrefix: 'BackupCa',
+  };
+  await ensureCaSecret(deps, ctx, kind, policy);
 }
 
 /**

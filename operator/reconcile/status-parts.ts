@@ -2,6 +2,7 @@ import type { Logger } from '../../lib/log.js';
 import type { DatabaseCluster, DatabaseClusterStatus } from '../../api/crd/types.js';
 import { apiFallbacks } from '../capabilities.js';
 import type { Applied } from './apply-owned.js';
+import { certificatesCondition, CertificatesReadyCondition, reportCertificateProblems } from '../certificates/ensure.js';
 import { BackupReadyCondition, backupCondition, reconcileBackup } from './backup.js';
 import type { ConfigSyncResult } from './config-sync.js';
 import { revisionLabel, type Day2Step, type SwitchoverState } from './day2.js';
@@ -48,6 +49,7 @@ type StatusPart = (input: StatusPartInput, status: DatabaseClusterStatus) => Pro
 const statusParts: StatusPart[] = [
   poolerPart,
   reportFallbacks,
+  certificatesPart,
   systemIdentifierPart,
   replicaPart,
   autoGrowPart,
@@ -92,6 +94,13 @@ async function reportFallbacks({ deps, cluster }: StatusPartInput, status: Datab
   const previous = cluster.status?.conditions?.find((c) => c.type === ApiFallbackCondition);
   if (!next || next.status !== 'True' || (previous?.status === 'True' && previous.message === next.message)) return;
   await deps.events.record(cluster.metadata, 'Warning', 'ApiFallback', next.message);
+}
+
+/** CertificatesReady, and one Warning Event per problem the previous condition did not report (certificates/ensure.ts). */
+async function certificatesPart({ deps, cluster, seen, applied, now }: StatusPartInput, status: DatabaseClusterStatus): Promise<void> {
+  const previous = cluster.status?.conditions?.find((c) => c.type === CertificatesReadyCondition);
+  await reportCertificateProblems(deps, seen.ctx, applied.certificates, previous);
+  status.conditions = [...(status.conditions ?? []), certificatesCondition(applied.certificates, previous, cluster.metadata.generation, now)];
 }
 
 async function systemIdentifierPart({ seen }: StatusPartInput, status: DatabaseClusterStatus): Promise<void> {

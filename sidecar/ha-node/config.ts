@@ -134,6 +134,22 @@ export const haNodeConfigSpec = {
     description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS',
   },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
+  serverTlsDir: {
+    schema: documentKeys.serverTlsDir.optional(),
+    env: 'KEELSON_SERVER_TLS_DIR',
+    description: 'folder of the server TLS Secret (tls.crt, tls.key, ca.crt, client-ca.crt): PostgreSQL runs with ssl on, and reloads when the files change',
+  },
+  replicationTlsDir: {
+    schema: documentKeys.replicationTlsDir.optional(),
+    env: 'KEELSON_REPLICATION_TLS_DIR',
+    description: 'folder of the replication client TLS Secret (tls.crt, tls.key, ca.crt)',
+  },
+  peerHostSuffix: {
+    schema: documentKeys.peerHostSuffix.optional(),
+    env: 'KEELSON_PEER_HOST_SUFFIX',
+    description:
+      "with serverTlsDir: a member's name plus this is the name its certificate carries; replication, pg_basebackup and pg_rewind then verify the leader's certificate (verify-full) and present the replication client certificate",
+  },
 };
 
 export interface HaNodeSettings {
@@ -184,6 +200,8 @@ export interface HaNodeSettings {
   kubeconfig?: string;
   /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
   apiTls?: { certFile: string; keyFile: string };
+  /** The mounted TLS Secrets' folders; PostgreSQL serves TLS when set (postgres/server-tls.ts). */
+  serverTls?: { serverDir: string; replicationDir?: string; peerHostSuffix?: string };
 }
 
 function jsonObject(key: string, text: string): Record<string, unknown> {
@@ -244,6 +262,15 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     pgbackrestBin: c.pgbackrestBin,
     kubeconfig: c.kubeconfig,
     apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
+    ...(c.serverTlsDir
+      ? {
+          serverTls: {
+            serverDir: c.serverTlsDir,
+            ...(c.replicationTlsDir ? { replicationDir: c.replicationTlsDir } : {}),
+            ...(c.peerHostSuffix ? { peerHostSuffix: c.peerHostSuffix } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -28,6 +28,7 @@ import { PgBackRest } from './backup/engine.js';
 import { BackupKeeper } from './backup/keeper.js';
 import { PgBackRestServer } from './backup/tls-server.js';
 import { MemberTlsRenewal } from './backup/tls-renewal.js';
+import { startServerTls } from './postgres/server-tls.js';
 import { LiveWal } from './api/live-wal.js';
 import { cachedServerAlive } from './api/server-alive.js';
 
@@ -164,6 +165,12 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
   const version = packageVersion();
   // One read of the API credentials: this member's endpoints check them, and it sends them to its peers.
   const credentials = options.credentials === undefined ? (loadApiCredentials() ?? null) : options.credentials;
+  const serverTls = settings.serverTls
+    ? await startServerTls(
+        { ...settings.serverTls, targetDir: join(settings.socketDir, 'tls'), ...(runAs ? { runAs } : {}) },
+        logger.child({ component: 'server-tls' }),
+      )
+    : undefined;
 
   const pg = new PostgresInstance(
     {
@@ -179,11 +186,13 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       superuser: settings.superuser,
       replication: settings.replication,
       runAs,
-      parameters: settings.pgParameters,
+      parameters: { ...settings.pgParameters, ...serverTls?.parameters() },
+      ...(serverTls && settings.serverTls?.peerHostSuffix ? { peerTls: serverTls.peerTls(settings.serverTls.peerHostSuffix) } : {}),
     },
     logger.child({ component: 'postgres' }),
   );
   pg.prepareDirectories();
+  serverTls?.follow(() => pg.reload());
   const backup = settings.backup ? startBackupKeeper(settings, pg, logger) : undefined;
   // What standby_cluster.repository stands for on this member: each segment fetched when asked
   // (the asynchronous queue would wait for segments the source has not written yet).
@@ -278,6 +287,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       readOnlyPoolers: readOnlyFleet,
       managed,
       credentials,
+      ...(serverTls ? { certificates: serverTls.certificateFiles() } : {}),
     },
     options.apiModules ?? [],
   );
@@ -310,6 +320,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
         pods.stop();
         await server.close();
         pgbackrestServer?.renewal.stop();
+        serverTls?.stop();
         await pgbackrestServer?.server.stop();
         if (fencer && fencer.exitCode === null) fencer.kill('SIGTERM');
       })()),

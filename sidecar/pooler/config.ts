@@ -38,6 +38,12 @@ export const poolerConfigSpec = {
     env: 'KEELSON_POOLER_RUN_AS',
     description: 'system user PgBouncer runs as when this process is root (default postgres)',
   },
+  tlsDir: {
+    schema: documentKeys.tlsDir.optional(),
+    env: 'KEELSON_POOLER_TLS_DIR',
+    description:
+      "folder of the cluster's server TLS Secret (tls.crt, tls.key, ca.crt): clients may reach PgBouncer over TLS, and PgBouncer verifies PostgreSQL's certificate (verify-ca)",
+  },
 };
 
 /** The parameters object: string values, only names PgBouncer settings a user may change. */
@@ -79,5 +85,6 @@ export function loadPoolerSettings(sources: ConfigSources): PoolerSettings {
     parameters: parsePoolerParameters(c.parameters),
     pgbouncerBin: c.pgbouncerBin,
     runAs: process.getuid?.() === 0 ? userIds(c.runAs ?? 'postgres') : undefined,
+    ...(c.tlsDir ? { tlsDir: c.tlsDir } : {}),
   };
 }

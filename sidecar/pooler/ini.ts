@@ -24,6 +24,8 @@ export interface PgbouncerIniSettings {
   defaultPoolSize: number;
   /** Extra [pgbouncer] settings (names checked against allowedPgbouncerParameters by the API). */
   parameters: Record<string, string>;
+  /** TLS settings (tls-files.ts); none: plaintext on both sides. */
+  tls?: Record<string, string>;
 }
 
 /** The lookup function ha-node creates in every database (SECURITY DEFINER, see pooler-role.ts). */
@@ -63,6 +65,7 @@ export function renderPgbouncerIni(settings: PgbouncerIniSettings, target: Pgbou
     server_login_retry: defaultServerLoginRetry,
     ignore_startup_parameters: 'extra_float_digits',
   };
+  Object.assign(base, settings.tls);
   for (const [key, value] of Object.entries(settings.parameters)) base[key] = value;
   return [
     '[databases]',

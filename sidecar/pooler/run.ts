@@ -9,6 +9,7 @@ import { AdminConsole } from './admin-console.js';
 import { createControlServer, type PoolerControl } from './control-api.js';
 import { ReachCache } from './reach.js';
 import type { PoolMode } from '../../api/pooler/pgbouncer-parameters.js';
+import { installPoolerTls, poolerTlsFiles, poolerTlsSettings } from './tls-files.js';
 import { authFileLine, renderPgbouncerIni, type PgbouncerIniSettings, type PgbouncerTarget } from './ini.js';
 
 /**
@@ -31,6 +32,8 @@ export interface PoolerSettings {
   pgbouncerBin: string;
   /** Unprivileged user PgBouncer runs as when this process is root (PgBouncer refuses root). */
   runAs?: { uid: number; gid: number };
+  /** The mounted server TLS Secret's folder: TLS to clients and to PostgreSQL (tls-files.ts). */
+  tlsDir?: string;
 }
 
 export interface RunningPooler {
@@ -41,6 +44,8 @@ export interface RunningPooler {
 }
 
 const adminUser = 'keelson_admin';
+/** How often the mounted TLS files are compared with the installed ones. */
+const tlsCheckMs = 10_000;
 
 async function waitForConsole(admin: AdminConsole, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -68,6 +73,12 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
   writeFileSync(authFile, `${authFileLine(settings.authUser, authPassword)}\n${authFileLine(adminUser, adminPassword)}\n`, { mode: 0o600 });
   owned(authFile);
   owned(settings.runDir);
+  let tlsDigest: string | undefined;
+  if (settings.tlsDir) {
+    const installed = installPoolerTls(settings.tlsDir, settings.runDir, settings.runAs);
+    if ('problem' in installed) throw new Error(`cannot start PgBouncer with TLS: ${installed.problem}`);
+    tlsDigest = installed.digest;
+  }
   const iniSettings: PgbouncerIniSettings = {
     listenAddr: settings.listenAddr,
     listenPort: settings.listenPort,
@@ -79,6 +90,7 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
     maxClientConnections: settings.maxClientConnections,
     defaultPoolSize: settings.defaultPoolSize,
     parameters: settings.parameters,
+    ...(settings.tlsDir ? { tls: poolerTlsSettings(poolerTlsFiles(settings.runDir)) } : {}),
   };
   let target = settings.target;
   const writeIni = (): void => {
@@ -153,12 +165,30 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
   });
   const address = server.address() as AddressInfo;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // New mounted TLS files (a renewal): copied, then PgBouncer re-reads them on RELOAD.
+  const tlsTimer = settings.tlsDir
+    ? setInterval(() => {
+        const installed = installPoolerTls(settings.tlsDir!, settings.runDir, settings.runAs, tlsDigest);
+        if ('problem' in installed) return logger.warn({ problem: installed.problem }, 'mounted TLS files not taken up yet');
+        if (installed.digest === tlsDigest) return;
+        tlsDigest = installed.digest;
+        admin.command('RELOAD').then(
+          () => logger.info('new TLS files installed; PgBouncer reloaded'),
+          (error: Error) => {
+            tlsDigest = undefined; // the next check copies and reloads again
+            logger.warn({ err: error.message }, 'RELOAD after new TLS files failed');
+          },
+        );
+      }, tlsCheckMs)
+    : undefined;
+  tlsTimer?.unref();
   return {
     controlUrl: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
     control,
     admin,
     async close() {
       clearTimeout(holdTimer);
+      clearInterval(tlsTimer);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await admin.close();
       if (child.exitCode === null) child.kill('SIGINT');

@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCertificateAuthority } from '../../lib/tls-certificates.js';
 import { renderMetrics } from '../../sidecar/ha-node/api/metrics-text.js';
 import { renderBackupMetrics } from '../../sidecar/ha-node/backup/metrics.js';
 import { renderVolumeMetrics } from '../../sidecar/ha-node/disk/usage.js';
+import { renderCertificateMetrics } from '../../sidecar/ha-node/api/certificate-metrics.js';
 import type { NodeSnapshot } from '../../sidecar/ha-node/ha/snapshot.js';
 import { defaultConfig } from '../../sidecar/ha-node/ha/settings.js';
 import { builtinCollectorSources, builtinOrigin } from '../../sidecar/exporter/collectors/index.js';
@@ -42,7 +47,11 @@ function haNodeNames(): string[] {
     '{scope="demo",name="demo-0"}',
   );
   const volumes = renderVolumeMetrics([{ volume: 'data', capacityBytes: 1, usedBytes: 0, freeBytes: 1 }], '{scope="demo",name="demo-0"}');
-  return [...(renderMetrics(snapshot) + volumes + backup).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+  const dir = mkdtempSync(join(tmpdir(), 'metrics-'));
+  writeFileSync(join(dir, 'server.crt'), createCertificateAuthority('demo').cert);
+  const certificates = renderCertificateMetrics([{ certificate: 'server', path: join(dir, 'server.crt') }], '{scope="demo",name="demo-0"}');
+  rmSync(dir, { recursive: true, force: true });
+  return [...(renderMetrics(snapshot) + volumes + backup + certificates).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
 }
 
 function exporterNames(): string[] {

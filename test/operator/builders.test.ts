@@ -171,6 +171,15 @@ describe('builders', () => {
     // pg_exporter's 100 ms connect timeout reads a healthy server on a loaded node as down.
     assert.equal(exporter!.env?.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
     assert.ok(podConnectTimeoutMs >= 1000);
+    // PostgreSQL over verify-full against the cluster CA, by the pod's name under the headless Service at the pod's address.
+    assert.equal(
+      exporter!.env?.find((e) => e.name === 'PG_EXPORTER_URL')?.value,
+      'postgresql://$(POD_NAME).demo-headless.db.svc:5432/postgres?hostaddr=$(POD_IP)&sslmode=verify-full&sslrootcert=/etc/keelson-tls/server-ca/ca.crt',
+    );
+    const caMount = exporter!.volumeMounts?.find((m) => m.mountPath === '/etc/keelson-tls/server-ca');
+    const caVolume = pod.volumes?.find((v) => v.name === caMount?.name);
+    assert.deepEqual(caVolume?.secret?.items, [{ key: 'ca.crt', path: 'ca.crt' }], 'the CA alone: the exporter never sees the server key');
+    assert.equal(caVolume?.secret?.secretName, 'demo-server-tls');
     assert.equal(
       postgres!.env?.find((e) => e.name === 'NODE_OPTIONS'),
       undefined,

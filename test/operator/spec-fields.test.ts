@@ -101,6 +101,13 @@ const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefin
 const recoveryFixed = /bootstrap\.recovery is fixed at creation/;
 const replicaStatus = async (p: Probe) => ((await p.driver.status()) as { replica?: { role?: string; source?: string } }).replica;
 const applied = async (p: Probe) => (await p.driver.status()).conditions?.find((c) => c.type === 'Applied');
+/** The CertificatesReady condition says `status`, its message matching `message` when given. */
+const certificates =
+  (status: 'True' | 'False', message?: RegExp): Check =>
+  async (p) => {
+    const condition = (await p.driver.status()).conditions?.find((c) => c.type === 'CertificatesReady');
+    return condition?.status === status && (!message || message.test(condition.message));
+  };
 const replicaOf = (extra: Record<string, unknown>) => ({ replica: { source: { cluster: 'elsewhere' }, ...extra } });
 const recoveryOf = (extra: Record<string, unknown>) => ({ bootstrap: { recovery: { source: { cluster: 'elsewhere' }, repository: 'local', ...extra } } });
 const podImage = 'ghcr.io/keelson/keelson:0.1.1-spec';
@@ -737,6 +744,54 @@ const table: FieldCase[] = [
   { field: 'bootstrap.recovery.targetXID', steps: [{ patch: recoveryOf({ targetXID: '1234' }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.targetImmediate', steps: [{ patch: recoveryOf({ targetImmediate: true }), refused: recoveryFixed }] },
   { field: 'bootstrap.recovery.exclusive', steps: [{ patch: recoveryOf({ exclusive: true }), refused: recoveryFixed }] },
+  // The cluster's own Secrets stand in for a user's: <name>-ca holds a CA with its key, -server-tls and
+  // -replication-tls certificates it signed (the bad Secrets one by one: test/operator/certificates/).
+  {
+    field: 'certificates.serverCASecret',
+    steps: [
+      {
+        patch: { certificates: { serverCASecret: 'no-such-ca' } },
+        effect: certificates('False', /^spec\.certificates\.serverCASecret: Secret "no-such-ca" not found$/),
+      },
+      { patch: { certificates: { serverCASecret: `${name}-ca` } }, effect: certificates('True') },
+    ],
+  },
+  {
+    field: 'certificates.serverTLSSecret',
+    steps: [
+      { patch: { certificates: { serverCASecret: null, serverTLSSecret: `${name}-server-tls` } }, refused: /serverTLSSecret needs serverCASecret/ },
+      {
+        patch: { certificates: { serverTLSSecret: `${name}-replication-tls` } },
+        effect: certificates('False', /serverTLSSecret: Secret "spec-replication-tls": tls\.crt is not a TLS server certificate/),
+      },
+      { patch: { certificates: { serverTLSSecret: `${name}-server-tls` } }, effect: certificates('True') },
+      { patch: { certificates: { serverTLSSecret: null, serverCASecret: null } }, effect: certificates('True') },
+    ],
+  },
+  {
+    field: 'certificates.clientCASecret',
+    steps: [
+      {
+        patch: { certificates: { clientCASecret: 'no-such-ca' } },
+        effect: certificates('False', /^spec\.certificates\.clientCASecret: Secret "no-such-ca" not found$/),
+      },
+      { patch: { certificates: { clientCASecret: `${name}-ca` } }, effect: certificates('True') },
+    ],
+  },
+  {
+    field: 'certificates.replicationTLSSecret',
+    steps: [
+      {
+        patch: { certificates: { clientCASecret: null, replicationTLSSecret: `${name}-replication-tls` } },
+        refused: /replicationTLSSecret needs clientCASecret/,
+      },
+      {
+        patch: { certificates: { replicationTLSSecret: `${name}-server-tls` } },
+        effect: certificates('False', /replicationTLSSecret: Secret "spec-server-tls": tls\.crt is not a TLS client certificate/),
+      },
+      { patch: { certificates: { replicationTLSSecret: null, clientCASecret: null } }, effect: certificates('True') },
+    ],
+  },
   // Enabled on the running cluster: the database pods roll once (they learn where the poolers
   // are), and an application connects through <name>-pooler-rw to the primary. The pooler's own
   // tests (test/sidecar/pooler) cover the switchover behaviour with real PgBouncer.

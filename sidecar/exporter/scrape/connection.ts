@@ -1,5 +1,6 @@
 import { pg, type CustomTypesConfig, type Pool, type PoolClient, type QueryResult } from '../../../lib/pg.js';
 import { preparedStatements, type BatchStatement } from './prepared.js';
+import { poolTarget } from './server-tls.js';
 
 /**
  * How the exporter talks to PostgreSQL: URL handling as pg_exporter does it, pools whose values
@@ -17,10 +18,11 @@ export const exporterTypes = {
   },
 } as unknown as CustomTypesConfig;
 
-/** Adds sslmode=disable when the URL names no sslmode, like pg_exporter. */
+/** Adds sslmode=disable when the URL names no sslmode, like pg_exporter; TLS parameters that cannot work are refused here (server-tls.ts). */
 export function normalizeUrl(url: string): string {
   const parsed = parseUrl(url);
   if (!parsed.searchParams.has('sslmode')) parsed.searchParams.set('sslmode', 'disable');
+  poolTarget(parsed.toString());
   return parsed.toString();
 }
 
@@ -81,8 +83,10 @@ const poolIdleTimeoutMs = 5 * 60_000;
 const poolMaxLifetimeSeconds = 10 * 60;
 
 export function createPool(settings: PoolSettings): Pool {
+  const target = poolTarget(settings.url);
   const pool = new pg.Pool({
-    connectionString: settings.url,
+    connectionString: target.connectionString,
+    ...(target.ssl ? { ssl: target.ssl } : {}),
     max: settings.max,
     connectionTimeoutMillis: Math.max(settings.connectTimeoutMs, 1),
     idleTimeoutMillis: poolIdleTimeoutMs,

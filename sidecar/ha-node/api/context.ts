@@ -10,6 +10,7 @@ import type { PoolerFleet } from '../pooler/fleet.js';
 import type { ManagedKeeper } from '../managed/keeper.js';
 import type { LiveWal } from './live-wal.js';
 import type { ServerAlive } from './server-alive.js';
+import type { CertificateFile } from './certificate-metrics.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -24,6 +25,8 @@ export interface ApiContext {
   liveWal?: LiveWal;
   /** Whether the postmaster runs now (health checks); absent: the loop's snapshot decides. */
   serverAlive?: ServerAlive;
+  /** The TLS certificate files whose remaining lifetime GET /metrics reports; none without TLS. */
+  certificates?: CertificateFile[];
   /** pgBackRest (GET/POST /backup); undefined when backups are off. */
   backup?: BackupKeeper;
   /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */

@@ -7,6 +7,7 @@ import { metricLabels, renderMetrics } from './metrics-text.js';
 import { archivePending, renderBackupMetrics } from '../backup/metrics.js';
 import { renderVolumeMetrics } from '../disk/usage.js';
 import { withLiveVolumes } from '../disk/document.js';
+import { renderCertificateMetrics } from './certificate-metrics.js';
 
 /**
  * GET /metrics, /cluster, /history, /poolers. The last two are open to anyone who can reach the pod, so they
@@ -29,10 +30,11 @@ export const monitoringRoutes = (router: Router, context: ApiContext): void => {
         )
       : '';
     const volumes = renderVolumeMetrics(snapshot.volumes ?? [], metricLabels(snapshot.scope, snapshot.name));
+    const certificates = context.certificates ? renderCertificateMetrics(context.certificates, metricLabels(snapshot.scope, snapshot.name)) : '';
     res
       .status(200)
       .type('text/plain; version=0.0.4; charset=utf-8')
-      .send(renderMetrics(snapshot) + volumes + backup);
+      .send(renderMetrics(snapshot) + volumes + backup + certificates);
   });
   router.get(HaNodePaths.cluster, async (req, res) => {
     const snapshot = context.snapshot();

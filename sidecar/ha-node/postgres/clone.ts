@@ -1,5 +1,6 @@
 import { renameSync, rmSync } from 'node:fs';
 import { connInfo } from './conf.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresInstance } from './instance.js';
 import { runToolOrThrow } from './runner.js';
 
@@ -18,6 +19,7 @@ export async function cloneFrom(db: PostgresInstance, from: LeaderAddress): Prom
     password: settings.replication.password,
     // Its own name in pg_stat_replication: a copy in progress is not a standby streaming from the primary.
     applicationName: `${settings.name}-clone`,
+    tls: peerConnectionTls(settings.peerTls, from),
   });
   await db.whileCreating(async () => {
     rmSync(target, { recursive: true, force: true });

@@ -2,6 +2,8 @@
  * Pure builders for the files ha-node owns in the data directory. postgresql.conf (and pg_hba.conf,
  * see hba.ts) are rewritten before every start, because pg_basebackup and pg_rewind copy the leader's.
  */
+import { isIP } from 'node:net';
+
 export type ParameterValue = string | number | boolean;
 
 export interface ConnectionTarget {
@@ -10,6 +12,26 @@ export interface ConnectionTarget {
   user: string;
   password: string;
   applicationName: string;
+  /** verify-full against the cluster CA (peer-tls.ts). */
+  tls?: ConnectionTls;
+}
+
+/** libpq TLS to a server that must present a certificate for `serverName`, signed by a CA of `rootCert`. */
+export interface ConnectionTls {
+  serverName: string;
+  rootCert: string;
+  cert?: string;
+  key?: string;
+}
+
+/**
+ * The host and TLS parts of a connection string: the name checked against the certificate in
+ * `host`, the address connected to in `hostaddr` (no DNS lookup needed).
+ */
+function tlsConnParts(host: string, tls: ConnectionTls): string[] {
+  const address = isIP(host) ? [`host=${quoteConnValue(tls.serverName)}`, `hostaddr=${quoteConnValue(host)}`] : [`host=${quoteConnValue(host)}`];
+  const client = tls.cert && tls.key ? [`sslcert=${quoteConnValue(tls.cert)}`, `sslkey=${quoteConnValue(tls.key)}`] : [];
+  return [...address, 'sslmode=verify-full', `sslrootcert=${quoteConnValue(tls.rootCert)}`, ...client];
 }
 
 /** Quotes a value for a libpq connection string. */
@@ -19,7 +41,7 @@ export function quoteConnValue(value: string): string {
 
 export function connInfo(target: ConnectionTarget, dbname?: string): string {
   const parts = [
-    `host=${quoteConnValue(target.host)}`,
+    ...(target.tls ? tlsConnParts(target.host, target.tls) : [`host=${quoteConnValue(target.host)}`]),
     `port=${target.port}`,
     `user=${quoteConnValue(target.user)}`,
     `password=${quoteConnValue(target.password)}`,

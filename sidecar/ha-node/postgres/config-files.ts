@@ -2,6 +2,7 @@ import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
 import { buildHba } from './hba.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresSettings } from './settings.js';
 import { writePrivateFile, type RunAs } from './runner.js';
 import { standbySourceSettings } from './standby-source.js';
@@ -31,6 +32,7 @@ export function renderServerConf(settings: PostgresSettings, input: ConfigInput)
               user: settings.replication.username,
               password: settings.replication.password,
               applicationName: settings.name,
+              tls: peerConnectionTls(settings.peerTls, streamsFrom),
             })
           : undefined,
         // The remote source's slot is the one its owner created for this cluster; ours are per member.

@@ -1,4 +1,5 @@
 import { connInfo } from './conf.js';
+import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresInstance } from './instance.js';
 import { runTool } from './runner.js';
 
@@ -29,6 +30,7 @@ export async function rewindFrom(db: PostgresInstance, leader: LeaderAddress): P
       user: settings.superuser.username,
       password: settings.superuser.password,
       applicationName: `${settings.name}-rewind`,
+      tls: peerConnectionTls(settings.peerTls, leader),
     },
     'postgres',
   );

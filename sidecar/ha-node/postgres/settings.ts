@@ -1,5 +1,6 @@
 /** What a PostgresInstance is configured with: its folders, addresses, credentials, local parameters. */
 import type { ParameterValue } from './conf.js';
+import type { PeerTlsSettings } from './peer-tls.js';
 import type { RunAs } from './runner.js';
 import type { StandbySource } from './standby-source.js';
 
@@ -25,6 +26,8 @@ export interface PostgresSettings {
   runAs?: RunAs;
   /** Local parameters (lowest precedence below the dynamic configuration's). */
   parameters: Record<string, ParameterValue>;
+  /** TLS to the other members (replication, pg_basebackup, pg_rewind); plain connections when unset. */
+  peerTls?: PeerTlsSettings;
 }
 
 export interface LeaderAddress {

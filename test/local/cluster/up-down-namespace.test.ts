@@ -26,7 +26,9 @@ describe('keelson local up as root (--network auto by default): network namespac
     const kubeconfig = join(dir, 'kubeconfig');
     assert.match(stdout, new RegExp(`export KUBECONFIG=${kubeconfig}`));
     assert.match(readFileSync(kubeconfig, 'utf8'), /server: https:\/\/127\.0\.0\.1:\d+/);
-    const rwPort = Number(/read-write: .* psql -h 127\.0\.0\.1 -p (\d+) -U postgres/.exec(stdout)?.[1]);
+    const rwPort = Number(
+      /read-write: .* psql "host=demo-rw\.default\.svc hostaddr=127\.0\.0\.1 port=(\d+) sslmode=verify-full sslrootcert=\S+ user=postgres"/.exec(stdout)?.[1],
+    );
     assert.ok(rwPort > 0, 'prints the demo-rw forwarder');
     const ha = /ha-node (http:\/\/10\.213\.0\.\d+:8008\/cluster) .*\(inside the node namespace only\)/.exec(stdout)?.[1];
     assert.ok(ha, 'prints the ha-node URL as reachable inside only');

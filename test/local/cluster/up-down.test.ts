@@ -65,8 +65,12 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     );
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     assert.match(stdout, new RegExp(`export KUBECONFIG=${dir}/kubeconfig`));
-    const rw = /read-write: .* psql -h (127\.[\d.]+) -p 5432/.exec(stdout)?.[1];
-    assert.ok(rw, 'prints the demo-rw address');
+    const printed =
+      /read-write: +PGPASSWORD=.* psql "(host=demo-rw\.default\.svc hostaddr=(127\.[\d.]+) port=5432 sslmode=verify-full sslrootcert=\S+) user=postgres"/.exec(
+        stdout,
+      );
+    assert.ok(printed, 'prints a verify-full connection to demo-rw');
+    const rw = printed[2]!;
     assert.ok(existsSync(join(dir, 'pid')));
 
     const { stdout: table } = await run('kubectl', [
@@ -117,6 +121,13 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'demo-rw reaches the primary');
     await client.end();
+    // psql as printed: verify-full against the cluster CA, with the Secret's password.
+    const { stdout: ssl } = await run(
+      'psql',
+      ['-X', '-At', '-d', `${printed[1]} user=postgres dbname=postgres`, '-c', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()'],
+      { env: { ...process.env, PGPASSWORD: Buffer.from(encoded, 'base64').toString() } },
+    );
+    assert.equal(ssl.trim(), 't', 'the printed psql line connects over verified TLS');
     // The pooled connection string works as printed: the app role through demo-pooler-rw reaches the primary.
     const pooled = /pooled: .* psql -h (127\.[\d.]+) -p 5432 -U (\w+) (\w+)/.exec(stdout);
     assert.ok(pooled, 'prints the demo-pooler-rw connection string');

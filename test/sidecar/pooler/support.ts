@@ -30,6 +30,7 @@ export async function startTestPooler(options: {
   passwordFile: string;
   credentials?: ApiCredentials;
   controlPort?: number;
+  tlsDir?: string;
 }): Promise<TestPooler> {
   const host = '127.0.0.1';
   const port = await freePort(host);
@@ -54,6 +55,7 @@ export async function startTestPooler(options: {
       parameters: {},
       pgbouncerBin: process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer',
       runAs: runAs ? { uid: runAs.uid, gid: runAs.gid } : undefined,
+      ...(options.tlsDir ? { tlsDir: options.tlsDir } : {}),
     },
     options.credentials,
     createLogger({ name: 'pooler', level: process.env.POOLER_TEST_LOG_LEVEL ?? 'warn' }),

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ClusterView } from '../../dcs/types.js';
+import { peerClientSsl } from '../../postgres/peer-tls.js';
 import type { LoopContext } from '../loop-context.js';
 
 /**
@@ -9,12 +10,16 @@ import type { LoopContext } from '../loop-context.js';
  * cluster comes from the DCS watch cache when it is sound, and one connection per member address
  * is kept across polls: a standby's session survives its promotion, so the same connection sees
  * `pg_is_in_recovery()` turn false. A connection may be opened before the stop (`prepare`),
- * taking its set-up off the clients' stall.
+ * taking its set-up off the clients' stall. With TLS among the members the session verifies the
+ * peer's certificate as replication does (postgres/peer-tls.ts).
  */
 export interface LeaderAddress {
   host: string;
   port: number;
 }
+
+/** A member to connect to: its address, and its name for the certificate check. */
+type Peer = LeaderAddress & { name: string };
 
 export class PromotionProbe {
   private client: pg.Client | undefined;
@@ -25,7 +30,7 @@ export class PromotionProbe {
   /** Opens the connection to a member now (best effort), so the first poll need not. */
   async prepare(cluster: ClusterView, memberName: string): Promise<void> {
     const member = cluster.members.find((m) => m.name === memberName);
-    if (member) await this.connectionTo({ host: member.host, port: member.port }).catch(() => undefined);
+    if (member) await this.connectionTo({ name: member.name, host: member.host, port: member.port }).catch(() => undefined);
   }
 
   /** The new leader's address once its PostgreSQL takes writes; undefined while it does not yet. */
@@ -37,7 +42,7 @@ export class PromotionProbe {
     if (!member) return undefined;
     const address = { host: member.host, port: member.port };
     try {
-      const client = await this.connectionTo(address);
+      const client = await this.connectionTo({ name: member.name, ...address });
       const { rows } = await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery');
       return rows[0]?.recovery === false ? address : undefined;
     } catch {
@@ -53,13 +58,16 @@ export class PromotionProbe {
     await client?.end().catch(() => undefined);
   }
 
-  private async connectionTo(address: LeaderAddress): Promise<pg.Client> {
-    const key = `${address.host}:${address.port}`;
+  private async connectionTo(peer: Peer): Promise<pg.Client> {
+    const key = `${peer.host}:${peer.port}`;
     if (this.client && this.clientOf === key) return this.client;
     await this.close();
-    const { superuser } = this.ctx.pg.settings;
+    const { superuser, peerTls } = this.ctx.pg.settings;
+    const ssl = peerClientSsl(peerTls, peer);
     const client = new pg.Client({
-      ...address,
+      host: peer.host,
+      port: peer.port,
+      ...(ssl ? { ssl } : {}),
       user: superuser.username,
       password: superuser.password,
       database: 'postgres',

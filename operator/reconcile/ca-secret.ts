@@ -1,0 +1,66 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { apiStatusCode } from '../../lib/kube/client.js';
+import { createCertificateAuthority } from '../../lib/tls-certificates.js';
+import { buildCaSecret, readCaSecret } from '../builders/ca-secret.js';
+import type { BuildContext } from '../builders/context.js';
+import { Labels } from '../../api/naming.js';
+import { nextCaStep, type CaRotationPolicy, type CaSecretData } from './backup-ca-rotation.js';
+import type { ReconcileDeps } from './deps.js';
+
+/** Which operator CA a Secret holds: its name, owned-kind label, names in messages and Events. */
+export interface CaSecretKind {
+  secretName: string;
+  component: string;
+  /** The CA certificate's common name. */
+  caName: string;
+  stagedAnnotation: string;
+  /** The CA as messages name it ("backup TLS CA"). */
+  what: string;
+  /** Prefix of the Events' reasons: <prefix>Staged, <prefix>Rotated, <prefix>Pruned. */
+  eventPrefix: string;
+}
+
+/**
+ * A CA Secret generated when missing and rotated before it expires (two steps, see
+ * backup-ca-rotation.ts); the CA it holds after this pass. A Secret the operator did not make is
+ * left alone (a user may bring their own CA in it). The key never leaves the Secret: not logged,
+ * not in an Event.
+ */
+export async function ensureCaSecret(
+  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>,
+  ctx: BuildContext,
+  kind: CaSecretKind,
+  policy?: CaRotationPolicy,
+): Promise<CaSecretData | undefined> {
+  const placeholder = buildCaSecret(ctx, kind.secretName, kind.component, { cert: '', key: '' }, kind.stagedAnnotation);
+  const stored = (await deps.api.read(placeholder)) as V1Secret | undefined;
+  if (!stored) {
+    const ca = createCertificateAuthority(kind.caName);
+    deps.recordWrite('Secret', 'create');
+    try {
+      await deps.api.create(buildCaSecret(ctx, kind.secretName, kind.component, ca, kind.stagedAnnotation));
+    } catch (error) {
+      if (apiStatusCode(error) !== 409) throw error;
+      return undefined; // another writer made it first: the next pass reads theirs
+    }
+    await deps.events.record(ctx.cluster.metadata, 'Normal', 'CreatedSecret', `generated the ${kind.what} in ${kind.secretName}`);
+    return ca;
+  }
+  const current = readCaSecret(stored, kind.stagedAnnotation);
+  if (!current || stored.metadata?.labels?.[Labels.owned] !== kind.component) return current;
+  const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(kind.caName), policy, kind.what);
+  if (step.kind === 'none') return current;
+  const next = buildCaSecret(ctx, kind.secretName, kind.component, step.data, kind.stagedAnnotation);
+  const { [kind.stagedAnnotation]: _staged, ...otherAnnotations } = stored.metadata?.annotations ?? {};
+  // The read's resourceVersion: a concurrent writer makes this replace fail and the next pass decide again.
+  next.metadata = { ...stored.metadata, annotations: { ...otherAnnotations, ...next.metadata?.annotations } };
+  deps.recordWrite('Secret', 'update');
+  await deps.api.replace(next);
+  await deps.events.record(
+    ctx.cluster.metadata,
+    'Normal',
+    `${kind.eventPrefix}${step.kind === 'prune' ? 'Pruned' : step.kind === 'stage' ? 'Staged' : 'Rotated'}`,
+    step.message,
+  );
+  return step.data;
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import { createCertificateAuthority, issueCertificate } from '../../lib/tls-certificates.js';
+import { superPassword, startCluster, type TestCluster } from '../sidecar/ha-node/harness.js';
+import { runCtl } from './ctl-runner.js';
+
+const scope = 'qtls';
+
+/**
+ * `keelson ctl query` against a live member whose PostgreSQL serves the cluster's kind of
+ * certificate (real PostgreSQL 15 and ha-node, Lease DCS on the API server stand-in): verify-full
+ * by the member's name under the headless Service, with the CA given or read from the cluster's
+ * Secret; a CA that did not sign the certificate is refused.
+ */
+describe('keelson ctl query over verify-full TLS', { timeout: 180_000 }, () => {
+  let cluster: TestCluster;
+  let dir: string;
+  const ca = createCertificateAuthority(`${scope}.default.keelson.io`);
+  const stranger = createCertificateAuthority('stranger');
+  const viaLeases = (): string[] => ['--cluster', scope, '--namespace', 'default', '--kubeconfig', cluster.api.kubeconfigPath];
+  const sslOfSession = ['query', '--command', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()', '-o', 'json'];
+
+  before(async () => {
+    process.env.PGPASSWORD = superPassword;
+    dir = mkdtempSync(join(tmpdir(), 'keelson-ctl-query-tls-'));
+    const pair = issueCertificate(ca, `${scope}-rw`, { usage: 'server', hosts: [`*.${scope}-headless.default.svc`] });
+    for (const [file, content] of [
+      ['tls.crt', pair.cert],
+      ['tls.key', pair.key],
+      ['ca.crt', ca.cert],
+      ['client-ca.crt', ca.cert],
+      ['stranger.crt', stranger.cert],
+    ])
+      writeFileSync(join(dir, file), content);
+    cluster = await startCluster({ scope, members: 1, env: { KEELSON_SERVER_TLS_DIR: dir } });
+    await cluster.waitFor('a leader', async () => (await cluster.leaderName()) !== undefined, 120_000);
+  });
+  after(async () => {
+    delete process.env.PGPASSWORD;
+    await cluster?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('verifies the member with --sslrootcert (verify-full by default once a CA is given)', async () => {
+    const result = await runCtl([...viaLeases(), ...sslOfSession, '--sslrootcert', join(dir, 'ca.crt')]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [{ ssl: true }]);
+  });
+
+  it('refuses a member whose certificate another CA signed', async () => {
+    const result = await runCtl([...viaLeases(), ...sslOfSession, '--sslrootcert', join(dir, 'stranger.crt')]);
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /certificate/i);
+  });
+
+  it("reads the CA from the cluster's <cluster>-server-tls Secret when none is given", async () => {
+    const core = cluster.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: `${scope}-server-tls` }, type: 'kubernetes.io/tls', data: { 'ca.crt': Buffer.from(ca.cert).toString('base64') } },
+    });
+    const result = await runCtl([...viaLeases(), ...sslOfSession]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [{ ssl: true }]);
+    const plain = await runCtl([...viaLeases(), ...sslOfSession, '--sslmode', 'disable']);
+    assert.deepEqual(JSON.parse(plain.stdout), [{ ssl: false }], '--sslmode disable still reaches a server that allows it');
+  });
+
+  it('refuses verify-full without a CA, naming the flag', async () => {
+    const result = await runCtl(['--url', cluster.members[0]!.apiUrl, ...sslOfSession, '--sslmode', 'verify-full']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--sslmode verify-full needs the CA/);
+  });
+});

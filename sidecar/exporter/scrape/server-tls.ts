@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
+import { fs } from '../../../lib/builtins.js';
 
 /**
  * libpq's verifying TLS for the exporter's URL: `sslmode=verify-full` (or `verify-ca`) against
@@ -46,6 +46,6 @@ export function poolTarget(url: string): PoolTarget {
     ...(mode === 'verify-ca' ? { checkServerIdentity: () => undefined } : {}),
   };
   // node-postgres copies these options (Object.assign) when it starts each TLS session: the getter reads the file then.
-  Object.defineProperty(ssl, 'ca', { enumerable: true, get: () => readFileSync(rootCert, 'utf8') });
+  Object.defineProperty(ssl, 'ca', { enumerable: true, get: () => fs.readFileSync(rootCert, 'utf8') });
   return { connectionString: parsed.toString(), ssl };
 }

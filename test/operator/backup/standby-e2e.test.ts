@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -28,7 +28,9 @@ function certificatesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return certificatesUnder(path);
-    return entry.name === 'server.crt' && dir.endsWith('/tls') ? [path] : [];
+    // A member's backup TLS folder (server.crt beside client.crt); PostgreSQL's own tls folder
+    // holds a server.crt too, signed by the cluster CA, and has no client.crt.
+    return entry.name === 'server.crt' && dir.endsWith('/tls') && existsSync(join(dir, 'client.crt')) ? [path] : [];
   });
 }
 

@@ -3,6 +3,7 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  DiscoveryV1Api,
   type KubeConfig,
   type KubernetesObject,
   type V1Lease,
@@ -41,6 +42,7 @@ export class OperatorKubeApi {
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   private readonly apis: ApisApi;
+  private readonly discovery: DiscoveryV1Api;
   private capabilitiesCache?: { value: ServerCapabilities; at: number };
   private cache?: ReadCache;
 
@@ -50,6 +52,25 @@ export class OperatorKubeApi {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.apis = kubeConfig.makeApiClient(ApisApi);
+    this.discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
+  }
+
+  /**
+   * The addresses a Service routes to now: the ready endpoints of its EndpointSlices (what
+   * kube-proxy reads), or of its Endpoints on a server without discovery.k8s.io/v1.
+   */
+  async routedAddresses(namespace: string, service: string): Promise<string[]> {
+    try {
+      const slices = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+      return slices.items.flatMap((slice) => (slice.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses));
+    } catch (error) {
+      if (apiStatusCode(error) !== 404) throw error;
+    }
+    const endpoints = await this.core.readNamespacedEndpoints({ namespace, name: service }).catch((error: unknown) => {
+      if (apiStatusCode(error) === 404) return undefined;
+      throw error;
+    });
+    return (endpoints?.subsets ?? []).flatMap((subset) => (subset.addresses ?? []).map((a) => a.ip));
   }
 
   /** Serves reads from these watch caches from now on (undefined: always ask the server). */

@@ -4,7 +4,8 @@
  * labelled replica, and a Service's Endpoints hold only Ready pods. ha-node reports a member
  * running as soon as PostgreSQL answers; its pod turns Ready at the next readiness probe and its
  * role label follows ha-node's patch. Until then a client of the Service is refused, so the status
- * counts a member ready only once its Service routes to it (docs/adr/0510).
+ * counts a member ready only once its Service routes to it (docs/adr/0510), and, while the cluster
+ * is not Ready, once `<name>-rw`'s endpoints list the primary.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MemberStatus } from '../../api/crd/types.js';
@@ -33,10 +34,12 @@ export interface ServedMember {
   podReady: boolean;
   /** The pod's keelson.io/role label. */
   label?: string;
+  /** The pod's address, as the Service's endpoints list it. */
+  podIP?: string;
 }
 
 export interface NotServed {
-  reason: 'NoPrimary' | 'InstancesNotReady' | 'PodsNotReady' | 'RoleLabelPending';
+  reason: 'NoPrimary' | 'InstancesNotReady' | 'PodsNotReady' | 'RoleLabelPending' | 'EndpointsPending';
   message: string;
 }
 
@@ -51,11 +54,17 @@ const servedBy = (m: ServedMember): boolean => servesRole(m.role, m.podReady, m.
  * some role label not yet matching (RoleLabelPending, e.g. the moment after a promotion).
  * Undefined when every wanted member is served.
  */
-export function notServed(members: ServedMember[], wanted: number, primary: string | undefined, cluster: string): NotServed | undefined {
+export function notServed(
+  members: ServedMember[],
+  wanted: number,
+  primary: string | undefined,
+  cluster: string,
+  rwRoutes?: readonly string[],
+): NotServed | undefined {
   const served = members.filter(servedBy).length;
   const counted = `${served}/${wanted} instances ready`;
   if (primary === undefined) return { reason: 'NoPrimary', message: counted };
-  if (served === wanted && members.length === wanted) return undefined;
+  if (served === wanted && members.length === wanted) return rwPending(members, primary, cluster, counted, rwRoutes);
   const waiting = members.filter((m) => !servedBy(m));
   if (members.length !== wanted || waiting.some((m) => !m.podReady && !upStates.has(m.state ?? '')))
     return { reason: 'InstancesNotReady', message: `${counted}, primary ${primary}` };
@@ -70,6 +79,19 @@ export function notServed(members: ServedMember[], wanted: number, primary: stri
   return {
     reason: 'RoleLabelPending',
     message: `${counted}, primary ${primary}: ${mislabelled.join('; ')} (${serviceOf(cluster, waiting)} follows the label)`,
+  };
+}
+
+/**
+ * The last step to a routable `-rw`: the Endpoints controller publishing the primary's address
+ * (read only while the cluster is not Ready, so a steady cluster costs no request).
+ */
+function rwPending(members: ServedMember[], primary: string, cluster: string, counted: string, rwRoutes?: readonly string[]): NotServed | undefined {
+  const address = members.find((m) => m.name === primary)?.podIP;
+  if (rwRoutes === undefined || address === undefined || rwRoutes.includes(address)) return undefined;
+  return {
+    reason: 'EndpointsPending',
+    message: `${counted}, primary ${primary}: ${cluster}-rw's endpoints do not list ${primary} (${address}) yet, so it does not route to it yet`,
   };
 }
 

@@ -15,6 +15,8 @@ import { poolerStatus } from './pooler-status.js';
 import { describeReplicaSource } from './replica-source.js';
 import { replicaStatusOf, stampCondition } from './replica-status.js';
 import { ApiFallbackCondition, computeStatus } from './status.js';
+import { names } from '../../api/naming.js';
+import { describeApiError } from '../../lib/kube/client.js';
 
 /** What the pass did after applying: the day-2 step it took and the dynamic configuration's sync. */
 export interface Day2Outcome {
@@ -60,12 +62,22 @@ const statusParts: StatusPart[] = [
 
 /** The status a pass writes: computeStatus, then every part in turn. */
 export async function composeStatus(input: StatusPartInput): Promise<{ status: DatabaseClusterStatus; notes: StatusNotes }> {
-  const { cluster, seen, applied, day2, now } = input;
+  const { cluster, seen, applied, day2, now, deps } = input;
   const updateRevision = applied.statefulSet?.status?.updateRevision;
   const outdatedPods = updateRevision
     ? seen.pods.filter((pod) => pod.metadata?.labels?.[revisionLabel] && pod.metadata.labels[revisionLabel] !== updateRevision).length
     : 0;
+  // Until the cluster is Ready, Ready waits for `-rw`'s endpoints to list the primary (one read a pass).
+  const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  const rwRoutes = wasReady
+    ? undefined
+    : await deps.api.routedAddresses(cluster.metadata.namespace, names(cluster.metadata.name).rwService).catch((error: unknown) => {
+        // Without the read (an older ClusterRole), Ready follows the pods alone, as before.
+        input.log.warn({ err: describeApiError(error) }, 'could not read the -rw endpoints; Ready follows the pods alone');
+        return undefined;
+      });
   const status = computeStatus({
+    ...(rwRoutes ? { rwRoutes } : {}),
     cluster,
     pods: seen.pods,
     statefulSetReplicas: applied.scale.replicas,

@@ -23,6 +23,8 @@ export interface StatusInput {
   targetPrimary?: string;
   /** What this API server cannot give the cluster (operator/capabilities.ts); adds the ApiFallback condition. */
   apiFallbacks?: string[];
+  /** The addresses `<name>-rw` routes to, read while the cluster is not Ready (serving.ts); undefined: not read. */
+  rwRoutes?: readonly string[];
   /** Every owned object was written: adds condition Applied=True (refusals set it False, reconcile/refusals.ts). */
   applied?: boolean;
   now: Date;
@@ -64,7 +66,14 @@ function members(input: StatusInput): Array<{ member: MemberStatus; served: Serv
       if (typeof ha?.lag === 'number') member.lagBytes = ha.lag;
       const volumes = memberVolumes(ha);
       if (volumes) member.volumes = volumes;
-      const served: ServedMember = { name: podName, role, podReady: isPodReady(pod), ...(ha?.state ? { state: ha.state } : {}), ...(label ? { label } : {}) };
+      const served: ServedMember = {
+        name: podName,
+        role,
+        podReady: isPodReady(pod),
+        ...(ha?.state ? { state: ha.state } : {}),
+        ...(label ? { label } : {}),
+        ...(pod.status?.podIP ? { podIP: pod.status.podIP } : {}),
+      };
       return { member, served };
     });
 }
@@ -98,6 +107,7 @@ export function computeStatus(input: StatusInput): DatabaseClusterStatus {
     wanted,
     primary,
     cluster.metadata.name,
+    input.rwRoutes,
   );
   const allReady = gap === undefined;
   const everReady =

@@ -48,7 +48,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
       readyWatch.stop();
       const refused = moments.filter((m) => !m.rwAccepts);
       process.stderr.write(
-        `# Ready turned True ${moments.length} times; demo-rw refused at ${refused.length}${refused.map((m) => ` [${m.message}; ${m.pods.join(' ')}]`).join('')}\n`,
+        `# Ready turned True ${moments.length} times; demo-rw refused at ${refused.length}${refused.map((m) => ` [${m.rwOutcome}: ${m.message}; ${m.pods.join(' ')}]`).join('')}\n`,
       );
     }
     await e2e?.close();
@@ -62,7 +62,7 @@ describe('DatabaseCluster end to end (stand-in, local node, real PostgreSQL)', {
     const first = await readyWatch.first;
     assert.ok(
       first.rwAccepts,
-      `demo-rw (${first.rwAddress ?? 'no address'}) refused a connection when Ready first turned True (${first.message}; pods ${first.pods.join(' ')})`,
+      `demo-rw (${first.rwAddress ?? 'no address'}: ${first.rwOutcome}) refused a connection when Ready first turned True (${first.message}; pods ${first.pods.join(' ')})`,
     );
     assert.equal(s.members?.length, 3);
     await demo.readPassword();

@@ -4,13 +4,15 @@ import { group, plural, version } from '../../api/crd/types.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { isPodReady } from '../../operator/reconcile/status.js';
 import { Labels, names, podSelector, selectorString } from '../../api/naming.js';
-import { acceptsConnection } from '../support/ports.js';
+import { connectOutcome } from '../support/ports.js';
 import type { ServiceResolver } from './e2e-support.js';
 
 /** What a client saw the moment a cluster's Ready condition turned True. */
 export interface ReadyMoment {
   /** `<name>-rw` accepted a TCP connection right then. */
   rwAccepts: boolean;
+  /** What the connection attempt met: accepted, refused (nothing listening: no endpoint), timeout. */
+  rwOutcome: string;
   rwAddress?: string;
   /** The status's Ready message, and the pods as the API server had them then (for failure messages). */
   message: string;
@@ -25,6 +27,14 @@ export interface ReadyWatch {
   /** Every turn of Ready to True seen so far, checked in order. */
   moments(): Promise<ReadyMoment[]>;
   stop(): void;
+}
+
+async function rwEndpoints(api: OperatorKubeApi, namespace: string, service: string): Promise<string> {
+  const endpoints = await api.core.readNamespacedEndpoints({ namespace, name: service }).catch(() => undefined);
+  const subsets = endpoints?.subsets ?? [];
+  const ready = subsets.flatMap((s) => s.addresses ?? []).map((a) => a.ip);
+  const notReady = subsets.flatMap((s) => s.notReadyAddresses ?? []).map((a) => a.ip);
+  return `${service}: ready [${ready.join(' ')}] not ready [${notReady.join(' ')}] (rv ${endpoints?.metadata?.resourceVersion ?? '-'})`;
 }
 
 /**
@@ -47,11 +57,16 @@ export async function watchReady(api: OperatorKubeApi, namespace: string, name: 
 
   const check = async (message: string): Promise<ReadyMoment> => {
     const rwAddress = await resolve(api, namespace, names(name).rwService);
-    const rwAccepts = rwAddress !== undefined && (await acceptsConnection(rwAddress, Ports.postgres, 1_000));
+    // A connection to a listening address completes at once; the generous timeout only keeps a
+    // busy test process (the stand-in runs in it) from reading a late 'connect' as a refusal.
+    const rwOutcome = rwAddress === undefined ? 'no address' : await connectOutcome(rwAddress, Ports.postgres, 5_000);
+    const rwAccepts = rwOutcome === 'accepted';
     const pods = (await api.listPods(namespace, selectorString(podSelector(name)))).map(
-      (pod: V1Pod) => `${pod.metadata?.name}:${pod.metadata?.labels?.[Labels.role] ?? '-'}${isPodReady(pod) ? '' : '(not ready)'}`,
+      (pod: V1Pod) => `${pod.metadata?.name}@${pod.status?.podIP ?? '-'}:${pod.metadata?.labels?.[Labels.role] ?? '-'}${isPodReady(pod) ? '' : '(not ready)'}`,
     );
-    return { rwAccepts, ...(rwAddress ? { rwAddress } : {}), message, pods };
+    // On a refusal, what the Endpoints controller had published for -rw then (ready and not-ready addresses).
+    if (!rwAccepts) pods.push(`endpoints ${await rwEndpoints(api, namespace, names(name).rwService)}`);
+    return { rwAccepts, rwOutcome, ...(rwAddress ? { rwAddress } : {}), message, pods };
   };
   const open = async (): Promise<void> => {
     request = await new Watch(api.kubeConfig).watch(

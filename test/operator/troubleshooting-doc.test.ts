@@ -55,6 +55,7 @@ describe('docs/troubleshooting.md', () => {
       'RollingUpdate',
       'PodsNotReady',
       'RoleLabelPending',
+      'EndpointsPending',
     ]) {
       assert.ok(reasons.has(reason), `${reason} is found among the reasons in the code`);
     }

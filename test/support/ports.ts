@@ -23,16 +23,21 @@ export async function waitForPort(host: string, port: number, timeoutMs = 15_000
   }
 }
 
-/** Whether host:port accepts a TCP connection within timeoutMs, tried from this process's network namespace. */
-export function acceptsConnection(host: string, port: number, timeoutMs = 2_000): Promise<boolean> {
+/** What a TCP connection attempt to host:port met: accepted, refused (or another socket error's code), or no answer within timeoutMs. */
+export function connectOutcome(host: string, port: number, timeoutMs = 2_000): Promise<'accepted' | 'timeout' | string> {
   return new Promise((resolve) => {
     const socket = connect({ host, port, timeout: timeoutMs });
-    const done = (ok: boolean) => {
+    const done = (outcome: string) => {
       socket.destroy();
-      resolve(ok);
+      resolve(outcome);
     };
-    socket.once('connect', () => done(true));
-    socket.once('timeout', () => done(false));
-    socket.once('error', () => done(false));
+    socket.once('connect', () => done('accepted'));
+    socket.once('timeout', () => done('timeout'));
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED' ? 'refused' : (error.code ?? error.message)));
   });
+}
+
+/** Whether host:port accepts a TCP connection within timeoutMs, tried from this process's network namespace. */
+export async function acceptsConnection(host: string, port: number, timeoutMs = 2_000): Promise<boolean> {
+  return (await connectOutcome(host, port, timeoutMs)) === 'accepted';
 }

@@ -39,6 +39,15 @@ describe('serving: whether the Services route to the members', () => {
     assert.match(gap!.message, /demo-0 is primary but labelled replica; demo-1 is replica but labelled primary \(demo-ro\/demo-rw follows the label\)/);
   });
 
+  it("every pod served but -rw's endpoints not listing the primary yet (read while not Ready): EndpointsPending", () => {
+    const members = [up('demo-0', 'primary', { podIP: '127.0.41.10' }), up('demo-1', 'replica', { podIP: '127.0.41.11' })];
+    const gap = notServed(members, 2, 'demo-0', 'demo', ['127.0.41.11']);
+    assert.equal(gap?.reason, 'EndpointsPending');
+    assert.match(gap!.message, /^2\/2 instances ready, primary demo-0: demo-rw's endpoints do not list demo-0 \(127\.0\.41\.10\) yet/);
+    assert.equal(notServed(members, 2, 'demo-0', 'demo', ['127.0.41.10']), undefined, 'listed: served');
+    assert.equal(notServed(members, 2, 'demo-0', 'demo'), undefined, 'not read (the cluster was Ready): the pods decide');
+  });
+
   it('a member down by ha-node and not Ready, or one missing: InstancesNotReady; no primary: NoPrimary', () => {
     assert.equal(
       notServed([up('demo-0', 'primary'), up('demo-1', 'replica', { podReady: false, state: 'starting' })], 2, 'demo-0', 'demo')?.reason,

@@ -57,20 +57,16 @@ export class OperatorKubeApi {
 
   /**
    * The addresses a Service routes to now: the ready endpoints of its EndpointSlices (what
-   * kube-proxy reads), or of its Endpoints on a server without discovery.k8s.io/v1.
+   * kube-proxy reads). Undefined on a server without discovery.k8s.io/v1 (before Kubernetes 1.21).
    */
-  async routedAddresses(namespace: string, service: string): Promise<string[]> {
+  async routedAddresses(namespace: string, service: string): Promise<string[] | undefined> {
     try {
       const slices = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
       return slices.items.flatMap((slice) => (slice.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses));
     } catch (error) {
-      if (apiStatusCode(error) !== 404) throw error;
-    }
-    const endpoints = await this.core.readNamespacedEndpoints({ namespace, name: service }).catch((error: unknown) => {
       if (apiStatusCode(error) === 404) return undefined;
       throw error;
-    });
-    return (endpoints?.subsets ?? []).flatMap((subset) => (subset.addresses ?? []).map((a) => a.ip));
+    }
   }
 
   /** Serves reads from these watch caches from now on (undefined: always ask the server). */

@@ -30,7 +30,6 @@ export function operatorRules(): V1PolicyRule[] {
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     // Until a cluster is Ready: whether <name>-rw routes to the primary yet (reconcile/serving.ts).
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
-    { apiGroups: [''], resources: ['endpoints'], verbs: ['get'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'delete'] },

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../lib/log.js';
 import { Ports } from '../../lib/ports.js';
 import { pemCertificates } from '../../lib/tls-certificates.js';
-import { names } from '../../api/naming.js';
+import { names, selectorString } from '../../api/naming.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import { runCtl } from '../ctl/ctl-runner.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
@@ -103,14 +103,19 @@ describe('certificate and CA rotation under writers (stand-in, real PostgreSQL a
     const fingerprint = new X509Certificate(cert).fingerprint256;
     for (const member of await members())
       await eventually(`${member.name} serves the new certificate`, async () => served(member.address, Ports.postgres) === fingerprint, 60_000);
-    const pooler = await eventually('the pooler address', () => viaClusterIp(api, ns, names(name).poolerRwService), 30_000);
-    assert.equal(served(pooler, Ports.pooler), fingerprint, 'the pooler serves the new certificate');
+    const poolers = await api.listPods(
+      ns,
+      selectorString((await api.core.readNamespacedService({ namespace: ns, name: names(name).poolerRwService })).spec!.selector!),
+    );
+    assert.ok(poolers.length > 0, 'a pooler pod');
+    for (const pod of poolers)
+      assert.equal(served(pod.status!.podIP!, Ports.pooler), fingerprint, `the pooler ${pod.metadata!.name!} serves the new certificate`);
     assert.equal(writers.pooled.lastServed, fingerprint, "the pooler's clients were served the new certificate");
     assert.equal(writers.direct.lastServed, fingerprint, "the direct writer's last connection was served the new certificate");
   };
   const rotateWithCtl = async (...extra: string[]) => {
     const result = await runCtl(['rotate-certificates', '-c', name, '-n', ns, '--kubeconfig', e2e.stack.kubeconfigPath, '--timeout', '900', ...extra]);
-    process.stderr.write(result.stdout.replace(/^/gm, '# ctl: '));
+    process.stderr.write(`${result.stdout.trimEnd().replace(/^/gm, '# ctl: ')}\n`);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /pooler .* serves the new certificate/);
     return result.stdout;

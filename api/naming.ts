@@ -109,6 +109,12 @@ export const clusterCaStagedAnnotation = 'keelson.io/ca-staged-at';
  */
 export const rotateCertificatesAnnotation = 'keelson.io/rotate-certificates';
 
+/**
+ * On a DatabaseCluster: any new value starts a rotation of the operator's cluster CA (stage, then
+ * switch); on the `<cluster>-ca` Secret: the value last honoured.
+ */
+export const rotateCaAnnotation = 'keelson.io/rotate-ca';
+
 /** The PersistentVolumeClaim of a filesystem backup repository: shared by the namespace's clusters, kept when one is deleted. */
 export function backupClaimName(repository: string): string {
   return `keelson-backup-${repository}`;

@@ -17,11 +17,11 @@ import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { callMember } from '../ctl/client.js';
 import { startCluster, type Member, type TestCluster } from '../test/sidecar/ha-node/harness.js';
 import { settled } from '../test/sidecar/ha-node/traffic.js';
 import { poolerPasswordFile, scratchDir, startTestPooler, type TestPooler } from '../test/sidecar/pooler/support.js';
 import { freePort } from '../test/support/ports.js';
+import { insertLoop, requestSwitchover } from './switchover-traffic.js';
 import { phaseCells, phaseColumns, switchoverPhases } from './pooler-phases.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -45,45 +45,6 @@ async function selectOnlyTps(host: string, port: number): Promise<number> {
 const credentials = { username: 'keelson', password: 'bench-api-secret' };
 const user = 'benchapp';
 const password = 'benchapp-secret';
-
-interface Tally {
-  acks: number;
-  failures: number;
-  longestGapMs: number;
-}
-
-/** Inserts every 20 ms on the client `connect` gives, reconnecting after an error. */
-function insertLoop(connect: () => Promise<pg.Client>): { stop(): Promise<Tally> } {
-  const tally: Tally = { acks: 0, failures: 0, longestGapMs: 0 };
-  let running = true;
-  const done = (async () => {
-    let client: pg.Client | undefined;
-    let lastAck = performance.now();
-    while (running) {
-      try {
-        client ??= await connect();
-        await client.query('INSERT INTO bench_ticks DEFAULT VALUES');
-        const now = performance.now();
-        tally.longestGapMs = Math.max(tally.longestGapMs, now - lastAck);
-        lastAck = now;
-        tally.acks += 1;
-      } catch {
-        tally.failures += 1;
-        void client?.end().catch(() => undefined);
-        client = undefined;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await client?.end().catch(() => undefined);
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return tally;
-    },
-  };
-}
 
 async function appClient(host: string, port: number): Promise<pg.Client> {
   const client = new pg.Client({ host, port, user, password, database: 'app', connectionTimeoutMillis: 1000, query_timeout: 5000 });
@@ -137,13 +98,7 @@ async function main(): Promise<void> {
         return appClient(current.ip, current.pgPort);
       });
       await new Promise((r) => setTimeout(r, 500));
-      const reply = await callMember(
-        primary.apiUrl,
-        'POST',
-        '/switchover',
-        { leader: primary.name, candidate: candidate.name },
-        { credentials, timeoutMs: 40_000 },
-      );
+      const reply = await requestSwitchover(primary, candidate, credentials);
       await new Promise((r) => setTimeout(r, 3000));
       const [p, d] = await Promise.all([viaPooler.stop(), direct.stop()]);
       const phases = switchoverPhases(primary.log().slice(logFrom.old), candidate.log().slice(logFrom.candidate));

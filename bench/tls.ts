@@ -4,8 +4,10 @@
  * lib/tls-certificates.ts served through sidecar/ha-node/postgres/server-tls.ts) and in plaintext.
  * Prints pgbench select-only throughput and the new-connection latency (pgbench -C), direct and
  * through PgBouncer (one pooler with the cluster's TLS files, one without), rounds interleaved so
- * the machine's load hits every variant alike.
- * Run: node --import tsx bench/tls.ts   (ROUNDS=3, SECONDS=10, CLIENTS=4, SCALE=10)
+ * the machine's load hits every variant alike. Then the switchover client gap through a plaintext
+ * and a TLS pooler in the same switchovers (tls-switchover.ts).
+ * Run: node --import tsx bench/tls.ts   (ROUNDS=3, SECONDS=10, CLIENTS=4, SCALE=10, SWITCHOVERS=5;
+ * PARTS=switchover for the switchover part alone)
  */
 import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -20,12 +22,14 @@ import pgLib from 'pg';
 import { PoolerRoleKeeper } from '../sidecar/ha-node/postgres/pooler-role.js';
 import { pgBin, startPostgres } from '../test/support/postgres.js';
 import { poolerPasswordFile, scratchDir, startTestPooler } from '../test/sidecar/pooler/support.js';
+import { switchoverGaps } from './tls-switchover.js';
 
 const run = promisify(execFile);
 const rounds = Number(process.env.ROUNDS ?? 3);
 const seconds = Number(process.env.SECONDS ?? 10);
 const clients = Number(process.env.CLIENTS ?? 4);
 const scale = Number(process.env.SCALE ?? 10);
+const switchovers = Number(process.env.SWITCHOVERS ?? 5);
 const serverName = 'bench-0.bench-headless.default.svc';
 
 interface Figures {
@@ -44,7 +48,7 @@ type Mode = (typeof modeNames)[number];
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
-async function main(): Promise<void> {
+async function throughput(): Promise<void> {
   const pg = await startPostgres({ start: false, settings: { max_connections: 100 } });
   try {
     const ca = createCertificateAuthority('bench.default.keelson.io');
@@ -132,4 +136,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.env.PARTS !== 'switchover') await throughput();
+if (switchovers > 0) await switchoverGaps(switchovers);

@@ -146,6 +146,16 @@ export function createCtlCommand(io?: CtlIo): Command {
     .option('--sslrootcert <file>', "CA bundle to verify the member with (default PGSSLROOTCERT, else the cluster Secret's ca.crt)");
   query.action(run((ctx, a) => a.queryCommand(ctx, query.opts())));
 
+  const rotate = ctl
+    .command('rotate-certificates')
+    .description('new server and replication certificates (or, with --ca, a new cluster CA) from the operator; waits until every member serves them')
+    .argument(...clusterArgument)
+    .option('--ca', 'rotate the cluster CA: trusted first, signing about 3 minutes later, then the certificates are re-issued from it')
+    .option('--timeout <seconds>', 'how long to wait for every member to serve the new certificate', '600');
+  rotate.action(
+    run(async (ctx) => (await import('./rotate-certificates.js')).rotateCertificatesCommand(ctx, rotate.opts<{ ca?: boolean; timeout?: string }>())),
+  );
+
   const flush = ctl
     .command('flush')
     .description('cancel a scheduled restart (of the named members, all by default) or the scheduled switchover')

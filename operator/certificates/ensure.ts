@@ -5,7 +5,7 @@ import type { Condition } from '../../api/crd/types.js';
 import type { BuildContext } from '../builders/context.js';
 import { credentialUsername } from '../builders/secrets.js';
 import { buildTlsSecret, readTlsSecret, tlsSecretName, type MountedTlsSecret } from '../builders/tls-secrets.js';
-import { clusterCaStagedAnnotation, names, rotateCertificatesAnnotation } from '../../api/naming.js';
+import { clusterCaStagedAnnotation, names, rotateCaAnnotation, rotateCertificatesAnnotation } from '../../api/naming.js';
 import { ensureCaSecret } from '../reconcile/ca-secret.js';
 import type { ReconcileDeps } from '../reconcile/deps.js';
 import { syncConnectionSecrets } from './connection-secrets.js';
@@ -70,6 +70,7 @@ export async function ensureCertificates(deps: Pick<ReconcileDeps, 'api' | 'even
     stagedAnnotation: clusterCaStagedAnnotation,
     what: 'cluster CA',
     eventPrefix: 'ClusterCa',
+    request: { annotation: rotateCaAnnotation, value: cluster.metadata.annotations?.[rotateCaAnnotation] },
   };
   const operatorCa = needsOperatorCa(spec) ? await ensureCaSecret(deps, ctx, caKind) : undefined;
   const userSecrets: Partial<Record<CertificateField, V1Secret>> = {};

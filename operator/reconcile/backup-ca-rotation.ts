@@ -39,6 +39,8 @@ const sameCert = (a: string, b: string): boolean => a.trim() === b.trim();
 /**
  * What to do with the CA Secret now; `newCa` makes the next CA (called only when staging). `what`
  * names the CA in messages (the cluster's own TLS CA rotates the same way: operator/certificates/).
+ * `requested`: a rotation was asked for (the cluster's rotate-ca annotation): stage now, however
+ * long the CA has left; the switch still waits for the kubelets.
  */
 export function nextCaStep(
   data: CaSecretData,
@@ -46,6 +48,7 @@ export function nextCaStep(
   newCa: () => PemPair,
   policy: CaRotationPolicy = defaultCaRotation,
   what = 'backup TLS CA',
+  requested = false,
 ): CaRotationStep {
   const bundle = pemCertificates(data.cert);
   const signing = bundle[0];
@@ -61,13 +64,14 @@ export function nextCaStep(
     };
   }
   const kept = unexpired(bundle, now);
-  if (certificateNotAfter(signing).getTime() - now.getTime() <= policy.renewBeforeMs) {
+  if (requested || certificateNotAfter(signing).getTime() - now.getTime() <= policy.renewBeforeMs) {
     const next = newCa();
     const others = kept.filter((c) => !sameCert(c, signing));
+    const why = requested ? `a rotation of the ${what} was requested` : `the ${what} expires ${certificateNotAfter(signing).toISOString()}`;
     return {
       kind: 'stage',
       data: { cert: [signing, next.cert, ...others].join(''), key: data.key, nextCert: next.cert, nextKey: next.key, stagedAt: now.toISOString() },
-      message: `the ${what} expires ${certificateNotAfter(signing).toISOString()}: a new CA is trusted now and signs from the next step on`,
+      message: `${why}: a new CA is trusted now and signs from the next step on`,
     };
   }
   if (kept.length < bundle.length && kept.length > 0 && sameCert(kept[0]!, signing))

@@ -18,6 +18,13 @@ export interface CaSecretKind {
   what: string;
   /** Prefix of the Events' reasons: <prefix>Staged, <prefix>Rotated, <prefix>Pruned. */
   eventPrefix: string;
+  /** A rotation asked for on demand: a value not yet recorded under `annotation` on the Secret starts one. */
+  request?: { annotation: string; value: string | undefined };
+}
+
+/** The request's annotation on a Secret this pass writes: a request is honoured once. */
+function requestAnnotations(kind: CaSecretKind): Record<string, string> {
+  return kind.request?.value ? { [kind.request.annotation]: kind.request.value } : {};
 }
 
 /**
@@ -36,9 +43,12 @@ export async function ensureCaSecret(
   const stored = (await deps.api.read(placeholder)) as V1Secret | undefined;
   if (!stored) {
     const ca = createCertificateAuthority(kind.caName);
+    const created = buildCaSecret(ctx, kind.secretName, kind.component, ca, kind.stagedAnnotation);
+    // A CA made now answers a request already on the cluster.
+    created.metadata = { ...created.metadata, annotations: { ...created.metadata?.annotations, ...requestAnnotations(kind) } };
     deps.recordWrite('Secret', 'create');
     try {
-      await deps.api.create(buildCaSecret(ctx, kind.secretName, kind.component, ca, kind.stagedAnnotation));
+      await deps.api.create(created);
     } catch (error) {
       if (apiStatusCode(error) !== 409) throw error;
       return undefined; // another writer made it first: the next pass reads theirs
@@ -48,12 +58,17 @@ export async function ensureCaSecret(
   }
   const current = readCaSecret(stored, kind.stagedAnnotation);
   if (!current || stored.metadata?.labels?.[Labels.owned] !== kind.component) return current;
-  const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(kind.caName), policy, kind.what);
+  const requested = !!kind.request?.value && stored.metadata?.annotations?.[kind.request.annotation] !== kind.request.value;
+  const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(kind.caName), policy, kind.what, requested);
   if (step.kind === 'none') return current;
   const next = buildCaSecret(ctx, kind.secretName, kind.component, step.data, kind.stagedAnnotation);
   const { [kind.stagedAnnotation]: _staged, ...otherAnnotations } = stored.metadata?.annotations ?? {};
   // The read's resourceVersion: a concurrent writer makes this replace fail and the next pass decide again.
-  next.metadata = { ...stored.metadata, annotations: { ...otherAnnotations, ...next.metadata?.annotations } };
+  // A request is recorded by the step it starts or, when one was under way, by the switch that ends it.
+  next.metadata = {
+    ...stored.metadata,
+    annotations: { ...otherAnnotations, ...next.metadata?.annotations, ...(requested && step.kind !== 'prune' ? requestAnnotations(kind) : {}) },
+  };
   deps.recordWrite('Secret', 'update');
   await deps.api.replace(next);
   await deps.events.record(

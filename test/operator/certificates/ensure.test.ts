@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
-import { createCertificateAuthority } from '../../../lib/tls-certificates.js';
+import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
 import { installCrds } from '../../../local/cluster/stack.js';
 import { certificatesCondition, ensureCertificates, reportCertificateProblems } from '../../../operator/certificates/ensure.js';
 import { parseDatabaseCluster } from '../../../api/crd/validate.js';
@@ -127,6 +128,39 @@ describe('cluster certificates: issued into Secrets, bad user Secrets refused by
     assert.equal(rotated.metadata?.annotations?.['keelson.io/rotate-certificates'], '2026-01-01T00:00:00Z');
     await ensureCertificates(deps, { cluster, operatorVersion: '1.0.0' });
     assert.equal((await read('rot-server-tls')).metadata?.resourceVersion, rotated.metadata?.resourceVersion);
+  });
+
+  it('a new value of the rotate-ca annotation stages a new CA, switches after the propagation time, and is honoured once', async () => {
+    let now = new Date();
+    const deps = { api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined, now: () => now };
+    const cluster = await createCluster('rotca');
+    await ensureCertificates(deps, { cluster, operatorVersion: '1.0.0' });
+    const oldCa = decode(await read('rotca-ca'), 'ca.crt');
+    const oldServer = decode(await read('rotca-server-tls'), 'tls.crt');
+    cluster.metadata.annotations = { 'keelson.io/rotate-ca': 'ctl-1' };
+    await ensureCertificates(deps, { cluster, operatorVersion: '1.0.0' });
+    const staged = await read('rotca-ca');
+    const nextCa = decode(staged, 'next.crt');
+    assert.ok(nextCa, 'a new CA is staged');
+    assert.equal(staged.metadata?.annotations?.['keelson.io/rotate-ca'], 'ctl-1');
+    assert.deepEqual(pemCertificates(decode(await read('rotca-server-tls'), 'ca.crt')), [...pemCertificates(oldCa), ...pemCertificates(nextCa)]);
+    assert.equal(decode(await read('rotca-server-tls'), 'tls.crt'), oldServer, 'the old CA still signs while the new one is only trusted');
+    assert.ok((await events('ClusterCaStaged')).some((m) => m.startsWith('a rotation of the cluster CA was requested')));
+
+    now = new Date(now.getTime() + 4 * 60_000);
+    await ensureCertificates(deps, { cluster, operatorVersion: '1.0.0' });
+    const switched = await read('rotca-ca');
+    assert.equal(pemCertificates(decode(switched, 'ca.crt'))[0], pemCertificates(nextCa)[0], 'the new CA signs');
+    const server = await read('rotca-server-tls');
+    assert.ok(
+      new X509Certificate(decode(server, 'tls.crt')).verify(new X509Certificate(nextCa).publicKey),
+      'the server certificate is re-issued by the new CA',
+    );
+    assert.deepEqual(pemCertificates(decode(server, 'ca.crt')), [...pemCertificates(nextCa), ...pemCertificates(oldCa)], 'the old CA stays trusted');
+
+    now = new Date(now.getTime() + 10 * 60_000);
+    await ensureCertificates(deps, { cluster, operatorVersion: '1.0.0' });
+    assert.equal((await read('rotca-ca')).metadata?.resourceVersion, switched.metadata?.resourceVersion, 'the request is honoured once');
   });
 
   it('a missing, malformed or mismatched user Secret is a False condition and one Event naming the field; pods keep the last good copy', async () => {

@@ -6,7 +6,8 @@
  * Switchover) come from the caller.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { HaNodePaths, Ports } from '../lib/ports.js';
+import { HaNodePaths } from '../lib/ports.js';
+import { watchHaNode } from './ha-node-watch.js';
 
 interface NodeDocument {
   role?: string;
@@ -24,9 +25,9 @@ export interface MemberTimeline {
 }
 
 async function nodeDocument(ip: string): Promise<NodeDocument | undefined> {
+  const answer = await watchHaNode(ip, HaNodePaths.node);
   try {
-    const response = await fetch(`http://${ip}:${Ports.haNodeApi}${HaNodePaths.node}`, { signal: AbortSignal.timeout(500) });
-    return (await response.json()) as NodeDocument;
+    return answer ? (JSON.parse(answer.body) as NodeDocument) : undefined;
   } catch {
     return undefined;
   }

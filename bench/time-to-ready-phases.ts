@@ -5,19 +5,14 @@
  * `started`), and the pod's Ready condition. The operator's Healthy is noted by the caller.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { HaNodePaths, Ports } from '../lib/ports.js';
+import { HaNodePaths } from '../lib/ports.js';
+import { watchHaNode } from './ha-node-watch.js';
 
 export type Phase = 'created' | 'containerStarted' | 'haNodeListening' | 'haNodeReady' | 'startupPassed' | 'podReady';
 export const phaseOrder: Phase[] = ['created', 'containerStarted', 'haNodeListening', 'startupPassed', 'haNodeReady', 'podReady'];
 
-async function answers(url: string): Promise<number | undefined> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(500) });
-    await response.body?.cancel();
-    return response.status;
-  } catch {
-    return undefined;
-  }
+async function answers(ip: string, path: string): Promise<number | undefined> {
+  return (await watchHaNode(ip, path))?.status;
 }
 
 /** Tracks one pod's phases until stopped; times are epoch milliseconds. */
@@ -37,9 +32,8 @@ export function trackPhases(readPod: () => Promise<V1Pod | undefined>) {
       if (pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) note('podReady');
       const ip = pod?.status?.podIP;
       if (ip && container?.state?.running) {
-        const base = `http://${ip}:${Ports.haNodeApi}`;
-        if (!seen.has('haNodeListening') && (await answers(`${base}${HaNodePaths.liveness}`)) !== undefined) note('haNodeListening');
-        if (!seen.has('haNodeReady') && (await answers(`${base}${HaNodePaths.readiness}`)) === 200) note('haNodeReady');
+        if (!seen.has('haNodeListening') && (await answers(ip, HaNodePaths.liveness)) !== undefined) note('haNodeListening');
+        if (!seen.has('haNodeReady') && (await answers(ip, HaNodePaths.readiness)) === 200) note('haNodeReady');
       }
       if (seen.size === phaseOrder.length) break;
       await new Promise((r) => setTimeout(r, 100));

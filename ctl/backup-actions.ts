@@ -8,7 +8,7 @@ import { machine, table } from './render.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 
 async function leaderBase(ctx: CtlContext): Promise<string> {
-  const { cluster } = await readCluster(await memberBases(ctx.target), ctx.client);
+  const { cluster } = await readCluster(await memberBases(ctx.target, ctx.client.names), ctx.client);
   const leader = leaderOf(cluster);
   if (!leader) throw new OperationError(0, 'This cluster has no leader; backups run on the primary');
   return apiBase(leader.api_url);

@@ -5,6 +5,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { authorizationHeader, type ApiCredentials } from '../api/ha-node/credentials.js';
 import { UnreachableError, OperationError } from './client-errors.js';
 import { checkDirect, openTunnel, type MemberRoute } from './member-route.js';
+import type { CaSource, MemberNames } from './member-tls.js';
 
 export { UnreachableError, OperationError };
 
@@ -21,8 +22,10 @@ export interface ClientOptions {
   /** Sent on mutating requests only; a source is asked at the first such request. */
   credentials?: ApiCredentials | CredentialSource;
   timeoutMs: number;
-  /** PEM bundle to trust for https member URLs (the cluster's CA). */
-  ca?: string;
+  /** PEM bundle to trust for https member URLs (the cluster's CA), or where to read it when first needed. */
+  ca?: CaSource;
+  /** The names members' certificates carry, by address; without one the URL's host is checked. */
+  names?: MemberNames;
   /** Skip certificate verification (testing only). */
   insecure?: boolean;
   /** How members are reached from here (member-route.ts); direct without checks when absent. */
@@ -63,12 +66,12 @@ export async function callMember(base: string, method: string, path: string, bod
   let tunnel: Socket | undefined;
   if (options.route?.proxy) tunnel = await openTunnel(options.route.proxy, host, Number(url.port || (https ? 443 : 80)), options.timeoutMs);
   else checkDirect(options.route, host);
-  const tls = https ? { ca: options.ca, rejectUnauthorized: !options.insecure } : {};
+  const ca = https && typeof options.ca === 'function' ? await options.ca() : typeof options.ca === 'string' ? options.ca : undefined;
+  const servername = options.names?.serverName(host) ?? (isIP(host) ? undefined : host);
+  const tls = https ? { ca, rejectUnauthorized: !options.insecure, ...(servername ? { servername } : {}) } : {};
   // Through a tunnel the request rides the CONNECT socket (TLS on top of it for https members). No
   // agent: node:http uses createConnection only without one (an agent would dial the address itself).
-  const viaTunnel = tunnel
-    ? { agent: undefined, createConnection: () => (https ? tlsConnect({ socket: tunnel, host, ...(isIP(host) ? {} : { servername: host }), ...tls }) : tunnel) }
-    : {};
+  const viaTunnel = tunnel ? { agent: undefined, createConnection: () => (https ? tlsConnect({ socket: tunnel, host, ...tls }) : tunnel) } : {};
   const send = https ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(url, { method, headers, timeout: options.timeoutMs, ...tls, ...viaTunnel }, (res) => {

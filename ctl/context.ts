@@ -21,7 +21,7 @@ export interface CtlContext {
 }
 
 export async function load(ctx: CtlContext): Promise<{ cluster: ClusterDocument; via: string; scope: string }> {
-  const bases = await memberBases(ctx.target);
+  const bases = await memberBases(ctx.target, ctx.client.names);
   const { cluster, via } = await readCluster(bases, ctx.client);
   return { cluster, via, scope: cluster.scope ?? ctx.target.scope ?? '' };
 }

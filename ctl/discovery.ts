@@ -5,6 +5,7 @@ import { Label, memberFromLease } from '../sidecar/ha-node/dcs/lease-codec.js';
 import type { ApiCredentials } from '../api/ha-node/credentials.js';
 import { apiBase, callMember, jsonOf, UnreachableError, type ClientOptions } from './client.js';
 import { MemberAddressRefused } from './member-route.js';
+import type { MemberNames } from './member-tls.js';
 import { ctlClusterDocumentSchema, fitAnswer, type CtlClusterDocument } from '../api/ha-node/rest-documents.js';
 
 /** GET /cluster as ctl reads it (api/ha-node/rest-documents.ts). */
@@ -20,7 +21,7 @@ export interface TargetOptions {
 }
 
 /** Member API bases: the --url values, else the api_url of every member Lease of the cluster. */
-export async function memberBases(target: TargetOptions): Promise<string[]> {
+export async function memberBases(target: TargetOptions, memberNames?: MemberNames): Promise<string[]> {
   if (target.urls.length > 0) return target.urls.map((u) => u.replace(/\/+$/, ''));
   if (!target.scope) throw new UnreachableError('give the cluster name (--cluster or KEELSON_CLUSTER) or member URLs (--url)');
   const kubeConfig = loadKubeConfig({ kubeconfig: target.kubeconfig });
@@ -31,12 +32,13 @@ export async function memberBases(target: TargetOptions): Promise<string[]> {
   } catch (error) {
     throw new UnreachableError(`cannot list the cluster's Leases: ${describeApiError(error)}`);
   }
-  const bases = leases
+  const members = leases
     .filter((l) => l.metadata?.labels?.[Label.dcsKey] === 'member')
     .map((l) => memberFromLease(l))
     .filter((m): m is NonNullable<typeof m> => Boolean(m?.api_url))
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .map((m) => apiBase(m.api_url));
+    .sort((a, b) => a.name.localeCompare(b.name));
+  memberNames?.remember(members);
+  const bases = members.map((m) => apiBase(m.api_url));
   if (bases.length === 0) throw new UnreachableError(`no members of cluster "${target.scope}" found in namespace ${target.namespace}`);
   return bases;
 }
@@ -72,6 +74,7 @@ export async function readCluster(bases: string[], options: ClientOptions): Prom
         jsonOf<unknown>(await callMember(base, 'GET', '/cluster', undefined, options), 'GET /cluster'),
         'GET /cluster',
       );
+      options.names?.remember(cluster.members);
       return { cluster, via: base };
     } catch (error) {
       if (error instanceof MemberAddressRefused) throw error; // every member would be refused the same way

@@ -3,8 +3,10 @@ import { createInterface } from 'node:readline/promises';
 import { loadApiCredentials, type ApiCredentials } from '../api/ha-node/credentials.js';
 import { CtlExit, UsageError, type CtlContext } from './actions.js';
 import type * as Actions from './actions.js';
-import { onceSource, OperationError, UnreachableError } from './client.js';
-import { credentialsFromClusterSecret } from './discovery.js';
+import { onceSource, OperationError, UnreachableError, type ClientOptions } from './client.js';
+import { credentialsFromClusterSecret, type TargetOptions } from './discovery.js';
+import { MemberNames, onceCa } from './member-tls.js';
+import { serverCaFromClusterSecret } from './query-tls.js';
 import { resolveMemberRoute } from './member-route.js';
 import type { CtlFlags } from './options.js';
 import { parseFormat } from './render.js';
@@ -22,6 +24,19 @@ function caBundle(path: string | undefined): string | undefined {
   } catch (error) {
     throw new UsageError(`cannot read --cacert ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The trust for https members: --cacert, else the cluster's own CA from its Secret (read at the
+ * first https call, so commands against plain HTTP members need no Secret), and the members'
+ * names under the headless Service when the cluster is found through its Leases.
+ */
+function apiTrust(target: TargetOptions, given: string | undefined): Pick<ClientOptions, 'ca' | 'names'> {
+  const found = target.urls.length === 0 && target.scope ? target.scope : undefined;
+  return {
+    ...(given !== undefined ? { ca: given } : found ? { ca: onceCa(() => serverCaFromClusterSecret(target)) } : {}),
+    ...(found ? { names: new MemberNames(found, target.namespace) } : {}),
+  };
 }
 
 async function askTerminal(question: string): Promise<boolean | undefined> {
@@ -88,7 +103,7 @@ export async function execute(
       client: {
         credentials,
         timeoutMs: timeout * 1000,
-        ca: caBundle(flags.cacert ?? env.KEELSON_API_CACERT),
+        ...apiTrust(target, caBundle(flags.cacert ?? env.KEELSON_API_CACERT)),
         insecure: flags.insecure,
         route: resolveMemberRoute(target.kubeconfig, env),
       },

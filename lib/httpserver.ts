@@ -30,6 +30,10 @@ export interface TlsFiles {
   cert: string | Buffer;
   key: string | Buffer;
   ca?: string | Buffer;
+  /** Ask clients for a certificate (verified against `ca`); with rejectUnauthorized, refuse those without a valid one. */
+  requestCert?: boolean;
+  rejectUnauthorized?: boolean;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
 }
 
 export interface ServeOptions {
@@ -53,9 +57,7 @@ export interface RunningServer {
 }
 
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<RunningServer> {
-  const server: Server = options.tls
-    ? https().createServer({ cert: options.tls.cert, key: options.tls.key, ca: options.tls.ca }, handler)
-    : http.createServer(handler);
+  const server: Server = options.tls ? https().createServer({ ...options.tls }, handler) : http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,5 @@
 import { HaNodePaths, Ports } from '../lib/ports.js';
+import { callUrl } from '../lib/http-call.js';
 import { dynamicConfigSchema, type DynamicConfigInput, type DynamicConfigPatch } from '../api/ha-node/dynamic-config.js';
 import {
   backupStatusSchema,
@@ -39,6 +40,20 @@ export interface HaNodeCredentials {
   password: string;
 }
 
+/**
+ * How one pod's API is reached: over HTTPS (its probes say so) with its certificate checked
+ * against the cluster's CA by the name it carries under the headless Service while its address is
+ * dialled; over HTTP only for a pod whose template predates TLS (until the roll replaces it).
+ */
+export interface HaNodeTarget {
+  host: string;
+  https: boolean;
+  /** `<pod>.<cluster>-headless.<namespace>.svc`. */
+  serverName: string;
+  /** The server CA bundle (`ca.crt` of `<cluster>-server-tls`); absent: the system store, which does not hold the cluster's CA. */
+  ca?: string;
+}
+
 /** How long the operator waits for a switchover's answer before it counts the call as failed. */
 const switchoverTimeoutMs = 60_000;
 
@@ -48,7 +63,13 @@ export class HaNodeClient {
     private readonly port: number = Ports.haNodeApi,
     /** Basic-auth credentials for the mutating endpoints, by host (set per cluster before calls). */
     private readonly credentials = new Map<string, HaNodeCredentials>(),
+    private readonly targets = new Map<string, HaNodeTarget>(),
   ) {}
+
+  /** Remembers how to reach and verify these pods (set per cluster before calls). */
+  useTargets(targets: HaNodeTarget[]): void {
+    for (const target of targets) this.targets.set(target.host, target);
+  }
 
   /** Remembers the API credentials to present to these hosts (the cluster's pods). */
   useCredentials(hosts: string[], credentials: HaNodeCredentials | undefined): void {
@@ -59,20 +80,19 @@ export class HaNodeClient {
   }
 
   private url(host: string, path: string): string {
-    return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}${path}`;
+    const scheme = this.targets.get(host)?.https === false ? 'http' : 'https';
+    return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${this.port}${path}`;
   }
 
   private async call(host: string, method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HaNodeResult> {
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     const credentials = this.credentials.get(host);
     if (credentials) headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-    const response = await fetch(this.url(host, path), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return { status: response.status, body: await response.text() };
+    const target = this.targets.get(host);
+    // A host never described is still called over HTTPS (and only the system store trusted): it fails rather than talk in the clear.
+    const tls = { ...(target?.ca ? { ca: target.ca } : {}), ...(target ? { servername: target.serverName } : {}) };
+    const answer = await callUrl(this.url(host, path), { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), timeoutMs, tls });
+    return { status: answer.status, body: answer.body };
   }
 
   async cluster(host: string): Promise<HaClusterMember[]> {

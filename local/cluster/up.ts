@@ -109,8 +109,10 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
   for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
     const ip = pod.status?.podIP ?? '?';
     const role = pod.metadata?.labels?.['keelson.io/role'] ?? 'starting';
+    // ha-node serves HTTPS with the server certificate, which names the pod under the headless Service: curl checks that name against the CA.
+    const haHost = `${pod.metadata?.name}.${names(clusterName).headlessService}.${namespace}.svc:${Ports.haNodeApi}`;
     lines.push(
-      `  ${pod.metadata?.name} (${role}): ha-node http://${ip}:${Ports.haNodeApi}${HaNodePaths.cluster}  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`,
+      `  ${pod.metadata?.name} (${role}): ha-node https://${haHost}${HaNodePaths.cluster} (curl --cacert ${caFile} --resolve ${haHost}:${ip})  exporter http://${ip}:${Ports.exporter}/metrics${forward ? '  (inside the node namespace only)' : ''}`,
     );
   }
   // Pod addresses exist only inside the node namespace: enter it (this process's) to reach them.

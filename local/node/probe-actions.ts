@@ -88,7 +88,7 @@ export function httpProbe(options: HttpProbeOptions): Promise<ProbeOutcome> {
     req.on('timeout', () => req.destroy(new Error(`timeout after ${options.timeoutMs} ms`)));
     req.on('error', (err) => {
       clearTimeout(timer);
-      resolve({ ok: false, message: `Get "http://${options.host}:${options.port}${options.path}": ${err.message}` });
+      resolve({ ok: false, message: `Get "${options.https ? 'https' : 'http'}://${options.host}:${options.port}${options.path}": ${err.message}` });
     });
     req.end();
   });

@@ -1,6 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { HaNodePaths, ExporterPaths, PoolerPaths } from '../../lib/ports.js';
-import { Labels } from '../../api/naming.js';
+import { Labels, names, TlsKeys } from '../../api/naming.js';
 import { clusterNames, ownedMeta, type BuildContext } from './context.js';
 import { poolerControlServiceLabel } from './pooler-services.js';
 import { serviceLabel } from './services.js';
@@ -28,6 +28,20 @@ export interface ServiceMonitorEndpoint {
   interval: string;
   honorLabels: boolean;
   relabelings: RelabelConfig[];
+  scheme?: 'https';
+  /** prometheus-operator's SafeTLSConfig: the CA from a Secret, the name the certificate must carry. */
+  tlsConfig?: { ca: { secret: { name: string; key: string } }; serverName: string };
+}
+
+/**
+ * ha-node serves HTTPS with the server certificate: Prometheus checks it against the server
+ * Secret's CA bundle. Every pod presents the same certificate, and a ServiceMonitor has one
+ * serverName for all targets, so the name checked is the -rw Service's (which the certificate
+ * carries), not each pod's.
+ */
+function haNodeTls(clusterName: string, namespace: string): Pick<ServiceMonitorEndpoint, 'scheme' | 'tlsConfig'> {
+  const n = names(clusterName);
+  return { scheme: 'https', tlsConfig: { ca: { secret: { name: n.serverTlsSecret, key: TlsKeys.ca } }, serverName: `${n.rwService}.${namespace}.svc` } };
 }
 
 /** Prometheus's name for a pod label in service discovery: every character outside [a-zA-Z0-9_] becomes "_". */
@@ -57,7 +71,9 @@ export function buildServiceMonitor(ctx: BuildContext): ServiceMonitor {
   const { spec, metadata } = ctx.cluster;
   const interval = spec.monitoring.serviceMonitor.interval;
   const relabelings = memberRelabelings.map((r) => ({ ...r, sourceLabels: [...r.sourceLabels] }));
-  const endpoints: ServiceMonitorEndpoint[] = [{ port: 'ha', path: HaNodePaths.metrics, interval, honorLabels: true, relabelings }];
+  const endpoints: ServiceMonitorEndpoint[] = [
+    { port: 'ha', path: HaNodePaths.metrics, interval, honorLabels: true, relabelings, ...haNodeTls(metadata.name, metadata.namespace) },
+  ];
   if (spec.exporter.enabled) endpoints.push({ port: 'exporter', path: ExporterPaths.metrics, interval, honorLabels: false, relabelings });
   // The pooler's own samples (paused, reaching PostgreSQL) on its control port.
   if (spec.pooler.enabled) endpoints.push({ port: 'control', path: PoolerPaths.metrics, interval, honorLabels: false, relabelings });

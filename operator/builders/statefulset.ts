@@ -17,8 +17,8 @@ import { walClaimTemplates, walEnv, walMounts } from './wal-volume.js';
 /** uid/gid of the keelson user in the project image (see Dockerfile). */
 export const databaseUid = 26;
 
-export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): V1Probe {
-  return { httpGet: { path, port }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
+export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, scheme?: 'HTTPS'): V1Probe {
+  return { httpGet: { path, port, ...(scheme ? { scheme } : {}) }, periodSeconds, timeoutSeconds: 5, failureThreshold, successThreshold: 1 };
 }
 
 /**
@@ -87,11 +87,13 @@ function postgresContainer(ctx: BuildContext): V1Container {
     ],
     // liveness never runs SQL (heartbeat freshness). The startup probe asks every second, so a pod
     // is probed ready about a second after ha-node listens, and keeps a 1 h budget for WAL replay.
-    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600),
-    livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3),
+    // The API serves HTTPS (the server Secret's certificate; the kubelet verifies none) and answers
+    // liveness while it waits for that certificate.
+    startupProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 1, 3600, 'HTTPS'),
+    livenessProbe: httpProbe(HaNodePaths.liveness, Ports.haNodeApi, 10, 3, 'HTTPS'),
     // Readiness every second: a new primary whose pod was not ready (a replica that had lost its
     // stream) joins -rw a second after its promotion at worst; six failures still make 6 s.
-    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 1, 6),
+    readinessProbe: httpProbe(HaNodePaths.readiness, Ports.haNodeApi, 1, 6, 'HTTPS'),
     resources:
       spec.resources.requests || spec.resources.limits ? { requests: stringify(spec.resources.requests), limits: stringify(spec.resources.limits) } : undefined,
     volumeMounts: [

@@ -9,6 +9,7 @@ import { leaseHolder, primaryOf } from './primary.js';
 import { resolveReplicaSource, type ResolvedReplicaSource } from './replica-source.js';
 import { systemIdentifierOf } from './replica-status.js';
 import { observeRole, planRole, type RolePlan } from './replica-role.js';
+import { useApiTls } from './api-tls.js';
 
 /** What a pass reads before it changes anything; the appliers and status parts work from it. */
 export interface Observed {
@@ -39,6 +40,7 @@ async function haMembers(deps: ReconcileDeps, pods: V1Pod[], primary: string | u
 export async function observeCluster(deps: ReconcileDeps, cluster: DatabaseCluster, now: Date): Promise<Observed> {
   const { name, namespace } = cluster.metadata;
   const pods = await deps.api.listPods(namespace, selectorString(podSelector(name)));
+  await useApiTls(deps, name, namespace, pods);
   const primary = primaryOf(pods, leaseHolder(await deps.api.readLeaderLease(namespace, names(name).leaderLease), now));
   const members = await haMembers(deps, pods, primary);
   const systemIdentifier = systemIdentifierOf(members) ?? cluster.status?.systemIdentifier;

@@ -5,6 +5,7 @@ import type { HaClusterMember, HaDemotion, HaNodeState } from '../hanode-client.
 import type { RawCluster } from '../kube-api.js';
 import { names, podSelector, selectorString } from '../../api/naming.js';
 import type { ReconcileDeps } from './deps.js';
+import { useApiTls } from './api-tls.js';
 import { leaseHolder, primaryOf } from './primary.js';
 import { followedCluster } from './replica-source.js';
 
@@ -116,6 +117,8 @@ export function planRole(cluster: DatabaseCluster, members: HaClusterMember[] | 
 /** The leader's node document of a cluster (undefined when it has none or does not answer). */
 async function leaderState(deps: ReconcileDeps, namespace: string, name: string, pods?: V1Pod[], primary?: string): Promise<HaNodeState | undefined> {
   const list = pods ?? (await deps.api.listPods(namespace, selectorString(podSelector(name))));
+  // Another cluster's pods (a swap's other side): how to reach and verify them, before the call.
+  if (!pods) await useApiTls(deps, name, namespace, list);
   const leader = primary ?? primaryOf(list, leaseHolder(await deps.api.readLeaderLease(namespace, names(name).leaderLease), new Date()));
   const host = list.find((pod) => pod.metadata?.name === leader)?.status?.podIP;
   if (!host) return undefined;

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { booleanKey, loadConfig, numberKey, stringKey, type ConfigSources } from '../../lib/config.js';
+import { booleanKey, loadConfig, numberKey, stringKey, type ConfigOf, type ConfigSources } from '../../lib/config.js';
 import { Ports, parseListenAddress } from '../../lib/ports.js';
 import type { MemberTags } from './dcs/types.js';
 import { parsePoolerEntries } from './pooler/fleet.js';
@@ -11,6 +11,7 @@ import type { DynamicConfig } from './dcs/types.js';
 import { parseBackupConfig, type BackupConfig } from '../../api/ha-node/backup-settings.js';
 import { dynamicConfigSchema } from '../../api/ha-node/dynamic-config.js';
 import { haNodeSettingsKeys as documentKeys } from '../../api/ha-node/settings-document.js';
+import { verifyClientModes, type ApiTlsSource, type VerifyClient } from './api/api-tls.js';
 
 /** A key the operator's settings document may hold as a map (JSON text from the environment or a flag). */
 const jsonDocument = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
@@ -134,6 +135,18 @@ export const haNodeConfigSpec = {
     description: 'PEM certificate (chain) of the REST API; with the key file the API serves HTTPS',
   },
   apiKeyFile: { schema: z.string().min(1).optional(), env: 'KEELSON_API_KEYFILE', description: 'PEM private key of the REST API certificate' },
+  apiCaFile: {
+    schema: z.string().min(1).optional(),
+    env: 'KEELSON_API_CAFILE',
+    description: "CA (PEM) client certificates are verified with (Patroni's restapi.cafile); with serverTlsDir: the server Secret's client-ca.crt",
+  },
+  apiVerifyClient: {
+    schema: z.enum(verifyClientModes),
+    env: 'KEELSON_API_VERIFY_CLIENT',
+    default: 'none' as VerifyClient,
+    description:
+      "Patroni's restapi.verify_client: none; optional (POST/PUT/PATCH/DELETE need a client certificate the CA file verifies, besides the credentials); required (every connection)",
+  },
   serverTlsDir: {
     schema: documentKeys.serverTlsDir.optional(),
     env: 'KEELSON_SERVER_TLS_DIR',
@@ -198,8 +211,11 @@ export interface HaNodeSettings {
   backup?: BackupConfig;
   pgbackrestBin: string;
   kubeconfig?: string;
-  /** Certificate and key files of the REST API; set together (HTTPS), or neither (HTTP). */
-  apiTls?: { certFile: string; keyFile: string };
+  /**
+   * The REST API's certificate files: KEELSON_API_CERTFILE/KEYFILE (set together), else the server
+   * TLS Secret's (serverTlsDir); neither: plain HTTP.
+   */
+  apiTls?: ApiTlsSource;
   /** The mounted TLS Secrets' folders; PostgreSQL serves TLS when set (postgres/server-tls.ts). */
   serverTls?: { serverDir: string; replicationDir?: string; peerHostSuffix?: string };
 }
@@ -261,7 +277,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
     backup: c.backup === undefined ? undefined : parseBackupConfig(c.backup),
     pgbackrestBin: c.pgbackrestBin,
     kubeconfig: c.kubeconfig,
-    apiTls: apiTlsFrom(c.apiCertFile, c.apiKeyFile),
+    apiTls: apiTlsFrom(c),
     ...(c.serverTlsDir
       ? {
           serverTls: {
@@ -295,8 +311,23 @@ function appOwnerFrom(owner: string | undefined, database: string | undefined, p
   return { owner, database, passwordFile };
 }
 
-function apiTlsFrom(certFile: string | undefined, keyFile: string | undefined): HaNodeSettings['apiTls'] {
-  if (!certFile && !keyFile) return undefined;
-  if (!certFile || !keyFile) throw new Error('invalid configuration: KEELSON_API_CERTFILE and KEELSON_API_KEYFILE must be set together');
-  return { certFile, keyFile };
+type ApiTlsKeys = Pick<ConfigOf<typeof haNodeConfigSpec>, 'apiCertFile' | 'apiKeyFile' | 'apiCaFile' | 'apiVerifyClient' | 'serverTlsDir'>;
+
+/** The REST API's files: explicit ones, else the server Secret's (HTTPS by default wherever PostgreSQL serves TLS). */
+function apiTlsFrom(c: ApiTlsKeys): HaNodeSettings['apiTls'] {
+  const { apiCertFile: certFile, apiKeyFile: keyFile, apiVerifyClient: verifyClient } = c;
+  if ((certFile && !keyFile) || (!certFile && keyFile))
+    throw new Error('invalid configuration: KEELSON_API_CERTFILE and KEELSON_API_KEYFILE must be set together');
+  const files =
+    certFile && keyFile
+      ? { certFile, keyFile, ...(c.apiCaFile ? { caFile: c.apiCaFile } : {}) }
+      : c.serverTlsDir
+        ? { certFile: join(c.serverTlsDir, 'tls.crt'), keyFile: join(c.serverTlsDir, 'tls.key'), caFile: c.apiCaFile ?? join(c.serverTlsDir, 'client-ca.crt') }
+        : undefined;
+  if (!files) {
+    if (verifyClient !== 'none') throw new Error('invalid configuration key "apiVerifyClient": needs HTTPS (KEELSON_API_CERTFILE/KEYFILE or serverTlsDir)');
+    return undefined;
+  }
+  if (verifyClient !== 'none' && !files.caFile) throw new Error(`invalid configuration key "apiVerifyClient": ${verifyClient} needs KEELSON_API_CAFILE`);
+  return { ...files, verifyClient };
 }

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
 import { dirname, join } from 'node:path';
 import { packageVersion } from '../../lib/cli/version.js';
-import { serve, type RunningServer, type TlsFiles } from '../../lib/http.js';
+import { serve, type RunningServer } from '../../lib/http.js';
 import { loadKubeConfig } from '../../lib/kube/client.js';
 import { createLogger, type Logger } from '../../lib/log.js';
 import { createHaNodeApp } from './api/app.js';
@@ -31,6 +32,9 @@ import { MemberTlsRenewal } from './backup/tls-renewal.js';
 import { startServerTls } from './postgres/server-tls.js';
 import { LiveWal } from './api/live-wal.js';
 import { cachedServerAlive } from './api/server-alive.js';
+import { ApiTls } from './api/api-tls.js';
+import { StartingHandler } from './api/starting.js';
+import type { PeerApiTls } from './ha/peer-api.js';
 
 export interface RunningHaNode {
   url: string;
@@ -82,22 +86,6 @@ function startFencer(settings: HaNodeSettings, deadlineFile: string, command: st
   child.on('exit', (code, signal) => logger.info({ code, signal }, 'fencing process exited'));
   child.unref();
   return child;
-}
-
-/**
- * The REST API's certificate and key, read once at start (a bad path fails the start with its
- * name). Peers verify it against the system store plus NODE_EXTRA_CA_CERTS (the cluster CA).
- */
-function readApiTls(settings: HaNodeSettings): TlsFiles | undefined {
-  if (!settings.apiTls) return undefined;
-  const read = (what: string, path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      throw new Error(`cannot read the REST API ${what} ${path}: ${(error as Error).message}`, { cause: error });
-    }
-  };
-  return { cert: read('certificate', settings.apiTls.certFile), key: read('key', settings.apiTls.keyFile) };
 }
 
 /**
@@ -155,10 +143,49 @@ async function startPgBackRestServer(
   return { server, renewal };
 }
 
-/** Starts one member: API server, DCS watch, fencing process and the HA loop. */
+/**
+ * How this member verifies the others' APIs: the server Secret's CA and their names under the
+ * headless Service; its own API certificate presented when peers verify clients.
+ */
+function peerTlsOf(settings: HaNodeSettings, apiTls: ApiTls | undefined): PeerApiTls | undefined {
+  const clientCertificate = apiTls && settings.apiTls?.verifyClient !== 'none' ? { clientCertificate: () => apiTls.current() } : {};
+  const server = settings.serverTls;
+  if (!server) return apiTls ? clientCertificate : undefined;
+  return { caFile: join(server.serverDir, 'ca.crt'), ...(server.peerHostSuffix ? { hostSuffix: server.peerHostSuffix } : {}), ...clientCertificate };
+}
+
+/**
+ * Starts one member: API server, DCS watch, fencing process and the HA loop. The API listens
+ * first (StartingHandler) so that a member waiting for its certificates answers liveness.
+ */
 export async function runHaNode(settings: HaNodeSettings, options: RunOptions = {}): Promise<RunningHaNode> {
   const logger = options.logger ?? createLogger({ name: 'ha-node' }).child({ member: settings.name, scope: settings.scope });
-  const tls = readApiTls(settings);
+  const apiTls = settings.apiTls ? new ApiTls(settings.apiTls, logger.child({ component: 'api-tls' })) : undefined;
+  const starting = new StartingHandler();
+  const server: RunningServer = await serve(starting.handler, {
+    host: settings.api.host,
+    port: settings.api.port,
+    logger,
+    shutdownTimeoutMs: 2000,
+    ...(apiTls ? { tls: apiTls.serverOptions() } : {}),
+  });
+  apiTls?.follow(server.server as unknown as TlsServer);
+  try {
+    return await startMember(settings, options, logger, { server, starting, apiTls });
+  } catch (error) {
+    apiTls?.stop();
+    await server.close();
+    throw error;
+  }
+}
+
+interface Listener {
+  server: RunningServer;
+  starting: StartingHandler;
+  apiTls: ApiTls | undefined;
+}
+
+async function startMember(settings: HaNodeSettings, options: RunOptions, logger: Logger, { server, starting, apiTls }: Listener): Promise<RunningHaNode> {
   const kubeConfig = loadKubeConfig({ kubeconfig: settings.kubeconfig });
   const runAs = await resolveRunAs(settings.runAs);
   const baseConfig = baseConfigFrom(settings);
@@ -171,6 +198,9 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
         logger.child({ component: 'server-tls' }),
       )
     : undefined;
+  // The files PostgreSQL waited for are there: the API takes them now rather than at its next check.
+  apiTls?.refresh();
+  const peerTls = peerTlsOf(settings, apiTls);
 
   const pg = new PostgresInstance(
     {
@@ -244,7 +274,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
     wake: (reason) => ref.loop?.wake(reason),
   });
   const apiHost = settings.podIp;
-  const apiUrl = `${tls ? 'https' : 'http'}://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
+  const apiUrl = `${apiTls ? 'https' : 'http'}://${apiHost.includes(':') ? `[${apiHost}]` : apiHost}:${settings.api.port}/ha`;
   const haLoop = new HaLoop(
     {
       name: settings.name,
@@ -252,6 +282,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       version,
       apiUrl,
       apiAuthorization: authorizationHeader(credentials ?? undefined),
+      ...(peerTls ? { peerTls } : {}),
       tags: settings.tags,
       baseConfig,
       bootstrapConfig: settings.bootstrapConfig,
@@ -288,13 +319,15 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
       managed,
       credentials,
       ...(serverTls ? { certificates: serverTls.certificateFiles() } : {}),
+      ...(peerTls ? { peerTls } : {}),
+      ...(settings.apiTls ? { verifyClient: settings.apiTls.verifyClient } : {}),
     },
     options.apiModules ?? [],
   );
   // Until the loop knows it holds the lock, this pod is no primary: a label left over from before a
   // crash or restart would otherwise route -rw clients here once the restarted member turns ready.
   await labeler.set('replica');
-  const server: RunningServer = await serve(app, { host: settings.api.host, port: settings.api.port, logger, shutdownTimeoutMs: 2000, tls });
+  starting.use(app);
   await dcs.start();
   pods.onChange((name) => {
     haLoop.podChanged(name);
@@ -319,6 +352,7 @@ export async function runHaNode(settings: HaNodeSettings, options: RunOptions = 
         await haLoop.shutdown();
         pods.stop();
         await server.close();
+        apiTls?.stop();
         pgbackrestServer?.renewal.stop();
         serverTls?.stop();
         await pgbackrestServer?.server.stop();

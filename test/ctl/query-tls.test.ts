@@ -46,13 +46,14 @@ describe('keelson ctl query over verify-full TLS', { timeout: 180_000 }, () => {
   });
 
   it('verifies the member with --sslrootcert (verify-full by default once a CA is given)', async () => {
-    const result = await runCtl([...viaLeases(), ...sslOfSession, '--sslrootcert', join(dir, 'ca.crt')]);
+    // The member's REST API serves HTTPS too: without the cluster's Secret yet, --cacert is its CA.
+    const result = await runCtl([...viaLeases(), '--cacert', join(dir, 'ca.crt'), ...sslOfSession, '--sslrootcert', join(dir, 'ca.crt')]);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), [{ ssl: true }]);
   });
 
   it('refuses a member whose certificate another CA signed', async () => {
-    const result = await runCtl([...viaLeases(), ...sslOfSession, '--sslrootcert', join(dir, 'stranger.crt')]);
+    const result = await runCtl([...viaLeases(), '--cacert', join(dir, 'ca.crt'), ...sslOfSession, '--sslrootcert', join(dir, 'stranger.crt')]);
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /certificate/i);
   });
@@ -71,7 +72,14 @@ describe('keelson ctl query over verify-full TLS', { timeout: 180_000 }, () => {
   });
 
   it('refuses verify-full without a CA, naming the flag', async () => {
-    const result = await runCtl(['--url', cluster.members[0]!.apiUrl, ...sslOfSession, '--sslmode', 'verify-full']);
+    const result = await runCtl([
+      '--url',
+      cluster.members[0]!.apiUrl.replace('http://', 'https://'),
+      '--insecure',
+      ...sslOfSession,
+      '--sslmode',
+      'verify-full',
+    ]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /--sslmode verify-full needs the CA/);
   });

@@ -9,6 +9,7 @@ import { buildStatefulSet } from '../../operator/builders/statefulset.js';
 import { parse } from 'yaml';
 import { buildConfigMap } from '../../operator/builders/configmap.js';
 import { buildServiceMonitor, podLabelMeta } from '../../operator/builders/servicemonitor.js';
+import { serverCertificateHosts } from '../../operator/certificates/server-names.js';
 import { desiredDynamicConfig } from '../../operator/builders/dynamic-config.js';
 import { sampleCluster } from './fixtures.js';
 import { modernCapabilities } from '../../operator/capabilities.js';
@@ -78,6 +79,16 @@ describe('builders', () => {
     assert.equal(monitor.spec.endpoints[1]!.honorLabels, false, "a collector's column never replaces the pod's name");
   });
 
+  it("scrape ha-node over HTTPS, verified against the server Secret's CA by a name its certificate carries", () => {
+    const ctx = sampleContext({ monitoring: { serviceMonitor: { enabled: true } } });
+    const [ha, exporter] = buildServiceMonitor(ctx).spec.endpoints;
+    assert.equal(ha!.scheme, 'https');
+    const mounted = buildStatefulSet(ctx).spec!.template.spec!.volumes!.find((v) => v.name === 'server-tls')?.secret?.secretName;
+    assert.deepEqual(ha!.tlsConfig?.ca, { secret: { name: mounted, key: 'ca.crt' } });
+    assert.ok(serverCertificateHosts('demo', ctx.cluster.metadata.namespace).includes(ha!.tlsConfig!.serverName), ha!.tlsConfig!.serverName);
+    assert.equal(exporter!.scheme, undefined, 'the exporter still serves HTTP');
+  });
+
   it('write the PodDisruptionBudget in the version the server serves, or leave it out', () => {
     const pdb = (podDisruptionBudget: typeof all.podDisruptionBudget) =>
       desiredObjects(sampleContext(), { ...all, podDisruptionBudget }).find((o) => o.kind === 'PodDisruptionBudget') as V1PodDisruptionBudget | undefined;
@@ -145,9 +156,10 @@ describe('builders', () => {
     assert.equal(postgres!.name, 'postgres');
     assert.equal(postgres!.image, 'ghcr.io/keelson/keelson:9.9.9');
     assert.equal(postgres!.args?.[0], 'ha-node');
-    assert.deepEqual(postgres!.livenessProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
-    assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi });
-    assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi });
+    // ha-node serves its API over HTTPS: the kubelet probes it so (verifying nothing).
+    assert.deepEqual(postgres!.livenessProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi, scheme: 'HTTPS' });
+    assert.deepEqual(postgres!.readinessProbe?.httpGet, { path: HaNodePaths.readiness, port: Ports.haNodeApi, scheme: 'HTTPS' });
+    assert.deepEqual(postgres!.startupProbe?.httpGet, { path: HaNodePaths.liveness, port: Ports.haNodeApi, scheme: 'HTTPS' });
     assert.ok((postgres!.startupProbe?.failureThreshold ?? 0) * (postgres!.startupProbe?.periodSeconds ?? 0) >= 1800, 'startup budget covers WAL replay');
     assert.equal(postgres!.startupProbe?.periodSeconds, 1, 'ready about a second after ha-node listens, not up to a period later');
     assert.equal(postgres!.readinessProbe?.periodSeconds, 1, 'a new primary that was not ready (a replica catching up) is in -rw within a second');

@@ -6,6 +6,7 @@ import { HaNodePaths, Ports } from '../../lib/ports.js';
 import { mergePatch } from '../../local/controllers/kube.js';
 import { claimMountsUnder } from '../../local/node/claim-filesystems.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
+import { haNodeJson } from '../support/ha-node-api.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
@@ -80,9 +81,8 @@ interface VolumeView {
   used: number;
 }
 
-async function dataVolume(host: string): Promise<VolumeView | undefined> {
-  const reply = await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) });
-  const doc = (await reply.json()) as { volumes?: Array<{ volume: string; capacity_bytes: number; used_bytes: number }> };
+async function dataVolume(api: OperatorKubeApi, host: string): Promise<VolumeView | undefined> {
+  const doc = (await haNodeJson(api, ns, host, HaNodePaths.ha)) as { volumes?: Array<{ volume: string; capacity_bytes: number; used_bytes: number }> };
   const data = doc.volumes?.find((v) => v.volume === 'data');
   return data ? { capacity: data.capacity_bytes, used: data.used_bytes } : undefined;
 }
@@ -142,7 +142,7 @@ describe(
         await eventually(
           'two growths',
           async () => {
-            const view = await dataVolume(host).catch(() => undefined);
+            const view = await dataVolume(api, host).catch(() => undefined);
             if (!view) return undefined;
             const now = Date.now();
             if (view.capacity > capacity) {
@@ -194,7 +194,7 @@ describe(
           'the writer refused and ha-node warning about the volume',
           async () => {
             if (!warning) {
-              const doc = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as {
+              const doc = (await haNodeJson(api, ns, host, HaNodePaths.ha)) as {
                 disk_warnings?: string[];
               };
               warning = doc.disk_warnings?.[0];
@@ -210,7 +210,7 @@ describe(
 
       // Growing by hand (the spec's size): PostgreSQL comes back on the same data directory, and
       // takes more than the full volume could ever have held.
-      const freeBefore = (await dataVolume(host))!;
+      const freeBefore = (await dataVolume(api, host))!;
       await api.custom.patchNamespacedCustomObject(
         { group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', name: 'nogrow', body: { spec: { storage: { size: '128Mi' } } } },
         mergePatch,
@@ -254,7 +254,7 @@ describe(
       assert.equal(claim.status?.capacity?.storage, '64Mi');
       const volumes = async () =>
         (
-          (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as {
+          (await haNodeJson(api, ns, host, HaNodePaths.ha)) as {
             volumes?: Array<{ volume: string; capacity_bytes: number }>;
           }
         ).volumes ?? [];

@@ -4,7 +4,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pg from 'pg';
 import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../api/crd/types.js';
-import { HaNodeClient } from '../../operator/hanode-client.js';
+import { haNodeClientFor } from '../support/ha-node-api.js';
 import { names } from '../../api/naming.js';
 import { viaClusterIp } from './e2e-support.js';
 import { startPooledCluster, type PooledCluster } from './pooler-e2e-support.js';
@@ -99,7 +99,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
       extensions: [{ name: 'citext', schema: 'sales' }],
     });
     await eventually('RolesReconciled True', async () => (await rolesCondition())?.status === 'True', 120_000);
-    const report = await new HaNodeClient().managed(await primaryHost());
+    const report = await (await haNodeClientFor(cluster.api, cluster.namespace, name)).managed(await primaryHost());
     process.stderr.write(
       `# spec patch to RolesReconciled True: ${Date.now() - patched} ms; the leader's pass that applied them ran ${report?.lastChange?.statements} statements\n`,
     );
@@ -273,7 +273,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
     await eventually('RolesReconciled True after the failover', async () => (await rolesCondition())?.status === 'True', 180_000);
     const now = (await status()).currentPrimary!;
     process.stderr.write(
-      `# the new leader's pass that finished them ran ${(await new HaNodeClient().managed(await cluster.podIp(now)))?.lastChange?.statements} statements\n`,
+      `# the new leader's pass that finished them ran ${(await (await haNodeClientFor(cluster.api, cluster.namespace, name)).managed(await cluster.podIp(now)))?.lastChange?.statements} statements\n`,
     );
     const client = await cluster.direct(now);
     try {

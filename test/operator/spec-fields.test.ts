@@ -11,7 +11,7 @@ import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
 import { databaseClusterSpecSchema } from '../../api/crd/types.js';
-import { HaNodeClient } from '../../operator/hanode-client.js';
+import { haNodeClientFor, haNodeGet } from '../support/ha-node-api.js';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { Annotations, ConfigKeys, poolerSelector, selectorString } from '../../api/naming.js';
 import { startSettingsDigest, type HaNodeSettingsDocument } from '../../api/ha-node/settings-document.js';
@@ -95,8 +95,8 @@ const startedBackup =
     );
   };
 const backupStatus = async (p: Probe): Promise<Record<string, unknown> | undefined> => {
-  const reply = await fetch(`http://${await p.primaryIp()}:${Ports.haNodeApi}${HaNodePaths.backup}`, { signal: AbortSignal.timeout(5_000) });
-  return reply.status === 200 ? ((await reply.json()) as Record<string, unknown>) : undefined;
+  const reply = await haNodeGet(p.api, ns, await p.primaryIp(), HaNodePaths.backup, 5_000);
+  return reply.status === 200 ? (JSON.parse(reply.body) as Record<string, unknown>) : undefined;
 };
 const recoveryFixed = /bootstrap\.recovery is fixed at creation/;
 const replicaStatus = async (p: Probe) => ((await p.driver.status()) as { replica?: { role?: string; source?: string } }).replica;
@@ -898,7 +898,6 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
   let api: OperatorKubeApi;
   let driver: ClusterDriver;
   let probe: Probe;
-  const haNode = new HaNodeClient();
 
   const kubectl = (...args: string[]) =>
     run('kubectl', ['--kubeconfig', stack.kubeconfigPath, '--cache-dir', join(dir, 'kcache'), '-n', ns, ...args], { timeout: 30_000 });
@@ -918,7 +917,7 @@ describe('every DatabaseCluster.spec field takes effect on a running cluster (st
         if (!ip) throw new Error('no primary address yet');
         return ip;
       },
-      haConfig: async () => haNode.getConfig(await probe.primaryIp()),
+      haConfig: async () => (await haNodeClientFor(api, ns, name)).getConfig(await probe.primaryIp()),
       showEverywhere: async (parameter) => {
         const pods = await driver.pods();
         return Promise.all(pods.map(async (pod) => String((await driver.sql(pod.status!.podIP!, `SHOW ${parameter}`))[0]?.[parameter])));

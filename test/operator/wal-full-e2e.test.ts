@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { createLogger } from '../../lib/log.js';
-import { HaNodePaths, Ports } from '../../lib/ports.js';
+import { HaNodePaths } from '../../lib/ports.js';
 import { mergePatch } from '../../local/controllers/kube.js';
 import { claimMountsUnder } from '../../local/node/claim-filesystems.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
+import { haNodeGet, haNodeJson } from '../support/ha-node-api.js';
 import { startS3, s3Credentials, type TestS3 } from '../support/s3.js';
 import { startTcpGate, type TcpGate } from '../support/tcp-gate.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
@@ -95,8 +96,7 @@ describe(
 
     const condition = async (type: string): Promise<Condition | undefined> =>
       ((await driver.status()) as { conditions?: Condition[] }).conditions?.find((c) => c.type === type);
-    const haDocument = async (): Promise<HaDocument> =>
-      (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.ha}`, { signal: AbortSignal.timeout(3_000) })).json()) as HaDocument;
+    const haDocument = async (): Promise<HaDocument> => await haNodeJson<HaDocument>(api, ns, host, HaNodePaths.ha);
     const walVolume = async () => (await haDocument()).volumes?.find((v) => v.volume === 'wal');
 
     it('WalArchiving and the archive-lag alert turn while the volume has room; grown after the repository is back, nothing is lost and the archive has no gap', async () => {
@@ -190,7 +190,7 @@ describe(
           rules.find((r) => r.alert === 'KeelsonWalArchiveLagging')?.expr.trim(),
           'ha_backup_archive_pending_age_seconds > on (namespace, scope, name) ha_backup_archive_timeout_seconds',
         );
-        const metrics = await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.metrics}`, { signal: AbortSignal.timeout(3_000) })).text();
+        const metrics = (await haNodeGet(api, ns, host, HaNodePaths.metrics)).body;
         const metric = (metricName: string) => Number(new RegExp(`^${metricName}\\{[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
         assert.equal(metric('ha_backup_archive_timeout_seconds'), archiveTimeout);
         assert.ok(metric('ha_backup_archive_pending_age_seconds') > archiveTimeout, 'the oldest waiting segment is older than archiveTimeout');
@@ -219,7 +219,7 @@ describe(
           120_000,
         );
         // Stopped by the full volume, the primary still reports its queue: the condition keeps saying why.
-        const queue = (await (await fetch(`http://${host}:${Ports.haNodeApi}${HaNodePaths.backup}`, { signal: AbortSignal.timeout(10_000) })).json()) as {
+        const queue = (await haNodeJson(api, ns, host, HaNodePaths.backup, 10_000)) as {
           archivePending?: { segments: number };
         };
         assert.ok((queue.archivePending?.segments ?? 0) >= 2, `GET /backup lists the waiting segments: ${JSON.stringify(queue.archivePending)}`);

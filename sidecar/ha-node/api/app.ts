@@ -6,6 +6,7 @@ import { failsafeRoutes } from './failsafe.js';
 import { healthFallback, healthRoutes } from './health.js';
 import { managedRoutes } from './managed-route.js';
 import { monitoringRoutes } from './monitoring.js';
+import { clientCertificateGate } from './client-certificate.js';
 
 /** The read-side modules every ha-node serves. */
 export const readModules: ApiModule[] = [healthRoutes, monitoringRoutes, failsafeRoutes, managedRoutes];
@@ -18,6 +19,7 @@ export function createHaNodeApp(given: ApiContext, extraModules: ApiModule[] = [
   const context: ApiContext = { ...given, credentials: given.credentials === undefined ? (loadApiCredentials() ?? null) : given.credentials };
   const app = createApp(context.logger);
   app.set('etag', false);
+  if (context.verifyClient && context.verifyClient !== 'none') app.use(clientCertificateGate);
   // Patroni dispatches on the exact path: `/FAILSAFE` is not `/failsafe`.
   const router = express.Router({ caseSensitive: true });
   for (const register of [...readModules, ...extraModules]) register(router, context);

@@ -11,6 +11,8 @@ import type { ManagedKeeper } from '../managed/keeper.js';
 import type { LiveWal } from './live-wal.js';
 import type { ServerAlive } from './server-alive.js';
 import type { CertificateFile } from './certificate-metrics.js';
+import type { PeerApiTls } from '../ha/peer-api.js';
+import type { VerifyClient } from './api-tls.js';
 
 /** What route modules may use. Mutating modules get the same context. */
 export interface ApiContext {
@@ -40,6 +42,10 @@ export interface ApiContext {
    * app is built (KEELSON_API_*); null: none (the endpoints stay open, as Patroni's without auth).
    */
   credentials?: ApiCredentials | null;
+  /** How other members' APIs are verified when a route asks them (switchover eligibility). */
+  peerTls?: PeerApiTls;
+  /** Patroni's verify_client: optional or required, a mutating request needs a verified client certificate; absent: none. */
+  verifyClient?: VerifyClient;
 }
 
 /** A group of routes; the app factory mounts modules in order, before the catch-all health route. */

@@ -11,12 +11,15 @@ import type { PrimaryHeartbeat } from './watches/primary-heartbeat.js';
 import type { EffectiveConfig } from './settings.js';
 import { demoted, lockRenewed, type LoopState } from './state.js';
 import type { LeaderCrashJudge } from '../takeover/judge.js';
+import type { PeerApiTls } from './peer-api.js';
 
 export interface HaLoopOptions {
   name: string;
   scope: string;
   version: string;
   apiUrl: string;
+  /** How other members' HTTPS APIs are verified (the cluster CA, their names); undefined: as fetch would. */
+  peerTls?: PeerApiTls;
   /** Authorization header for calls to other members' authenticated endpoints (POST /failsafe). */
   apiAuthorization?: string;
   tags: MemberTags;

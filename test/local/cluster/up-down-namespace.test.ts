@@ -30,14 +30,18 @@ describe('keelson local up as root (--network auto by default): network namespac
       /read-write: .* psql "host=demo-rw\.default\.svc hostaddr=127\.0\.0\.1 port=(\d+) sslmode=verify-full sslrootcert=\S+ user=postgres"/.exec(stdout)?.[1],
     );
     assert.ok(rwPort > 0, 'prints the demo-rw forwarder');
-    const ha = /ha-node (http:\/\/10\.213\.0\.\d+:8008\/cluster) .*\(inside the node namespace only\)/.exec(stdout)?.[1];
-    assert.ok(ha, 'prints the ha-node URL as reachable inside only');
+    const ha =
+      /ha-node (https:\/\/demo-\d\.demo-headless\.default\.svc:8008\/cluster) \(curl (--cacert \S+) (--resolve \S+:10\.213\.0\.\d+)\) .*\(inside the node namespace only\)/.exec(
+        stdout,
+      );
+    assert.ok(ha, 'prints the ha-node URL with its CA, as reachable inside only');
     // The printed way in: nsenter into the stack's node namespace (isolated), never from the host's.
     const enter = /pod URLs: +nsenter --net=\/proc\/\$\(cat (\S+)\)\/ns\/net curl/.exec(stdout)?.[1];
     assert.equal(enter, join(dir, 'pid'));
     const stackPid = readFileSync(enter, 'utf8').trim();
     assert.notEqual(readlinkSync(`/proc/${stackPid}/ns/net`), readlinkSync('/proc/self/ns/net'), "the recorded process is not in the host's namespace");
-    const { stdout: cluster } = await run('nsenter', [`--net=/proc/${stackPid}/ns/net`, 'curl', '-sf', '--max-time', '5', ha]);
+    const curlArgs = ['-sf', '--max-time', '5', ...ha[2]!.split(' '), ...ha[3]!.split(' '), ha[1]!];
+    const { stdout: cluster } = await run('nsenter', [`--net=/proc/${stackPid}/ns/net`, 'curl', ...curlArgs]);
     assert.ok((JSON.parse(cluster) as { members: Array<{ role: string }> }).members.some((m) => m.role === 'leader'));
 
     const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'kcache'), ...args]);

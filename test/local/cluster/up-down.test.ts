@@ -159,8 +159,12 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     const exporter = /exporter (http:\/\/[\d.]+:9630\/metrics)/.exec(stdout)?.[1];
     assert.ok(exporter, 'prints the exporter URL');
     assert.match(await (await fetch(exporter)).text(), /^pg_up 1$/m, 'the exporter sidecar reaches PostgreSQL with the Secret credentials');
-    const ha = /ha-node (http:\/\/[\d.]+:8008\/cluster)/.exec(stdout)?.[1];
-    assert.equal(((await (await fetch(ha!)).json()) as { members: Array<{ role: string }> }).members[0]?.role, 'leader');
+    // ha-node over HTTPS, as printed: curl verifies the pod's name against the cluster CA while dialling its address.
+    const ha = /ha-node (https:\/\/demo-0\.demo-headless\.default\.svc:8008\/cluster) \(curl (--cacert \S+) (--resolve \S+)\)/.exec(stdout);
+    assert.ok(ha, 'prints the ha-node URL with its CA');
+    const { stdout: members } = await run('curl', ['-sf', '--max-time', '5', ...ha[2]!.split(' '), ...ha[3]!.split(' '), ha[1]!]);
+    assert.equal((JSON.parse(members) as { members: Array<{ role: string }> }).members[0]?.role, 'leader');
+    await assert.rejects(run('curl', ['-sf', '--max-time', '5', ha[1]!.replace('https://', 'http://'), ...ha[3]!.split(' ')]), 'plain HTTP is refused');
 
     await cutAndRestorePod();
 

@@ -6,7 +6,7 @@ import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
 import { startE2eStack, type E2eStack } from '../e2e-stack.js';
 import type { BackupObject } from '../../../api/crd/backup-kind.js';
-import { HaNodeClient } from '../../../operator/hanode-client.js';
+import { haNodeClientFor } from '../../support/ha-node-api.js';
 import { eventually, kubectl } from '../support.js';
 
 /**
@@ -165,7 +165,7 @@ describe('DatabaseCluster backups end to end (stand-in, real PostgreSQL and pgBa
     assert.equal(await readBackup('vault-manual'), undefined);
     // The repository still lists it (retention alone removes backups).
     const pods = await api.listPods(ns, 'keelson.io/cluster=vault,keelson.io/role=primary');
-    const listed = await new HaNodeClient().backupStatus(pods[0]!.status!.podIP!);
+    const listed = await (await haNodeClientFor(api, ns, 'vault')).backupStatus(pods[0]!.status!.podIP!);
     assert.ok(
       listed.info?.backups?.some((b) => b.label === done.status!.label),
       'the backup is still in the repository',

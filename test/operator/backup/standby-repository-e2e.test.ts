@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
-import { HaNodeClient } from '../../../operator/hanode-client.js';
+import { haNodeClientFor } from '../../support/ha-node-api.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
 import { startE2eStack, type E2eStack } from '../e2e-stack.js';
 import { eventually, kubectl } from '../support.js';
@@ -74,7 +74,7 @@ describe('standby DatabaseCluster from a backup repository (stand-in, real Postg
     const replica = ((await dr.status()) as { replica?: { role?: string; source?: string } }).replica;
     assert.deepEqual([replica?.role, replica?.source], ['standby', 'default/vault and repository local (stanza vault)']);
     const leaderIp = (await api.listPods(ns, 'keelson.io/cluster=vault-dr,keelson.io/role=primary'))[0]!.status!.podIP!;
-    const restore = (await new HaNodeClient().backupStatus(leaderIp)).restore;
+    const restore = (await (await haNodeClientFor(api, ns, 'vault-dr')).backupStatus(leaderIp)).restore;
     assert.match(restore?.message ?? '', /restored a standby from the repository/, 'the first member came from the backup, not pg_basebackup');
     const [settings] = await dr.sql(leaderIp, 'SHOW restore_command');
     assert.match(String(settings?.restore_command), /source\.conf.*--stanza=vault.*archive-get/, 'the archive is the fallback');

@@ -43,14 +43,14 @@ export function failoverRoutes(credentials: ApiCredentials | undefined, options:
         };
         const pool = candidatePool(request, cluster, config);
         if (!pool.ok) return sendReply(res, pool.reply);
-        const peers = await askPeers(pool.members, options.peerTimeoutMs ?? 2000);
+        const peers = await askPeers(pool.members, options.peerTimeoutMs ?? 2000, context.peerTls);
         const choice = chooseCandidate(request, peers, cluster, config);
         if (!choice.ok) return sendReply(res, choice.reply);
         // Quorum commit without a leader: nobody hands over cleanly, so the candidate must prove
         // now that it holds every acknowledged commit (the race checks it again).
         if (!cluster.leader && cluster.sync?.quorum !== undefined) {
           const voters = cluster.members.filter((m) => cluster.sync!.sync_standby.includes(m.name) && m.name !== choice.candidate);
-          const votes = await askPeers(voters, options.peerTimeoutMs ?? 2000);
+          const votes = await askPeers(voters, options.peerTimeoutMs ?? 2000, context.peerTls);
           const self = { name: choice.candidate, walPosition: peers.find((p) => p.name === choice.candidate)?.walPosition ?? 0 };
           const proof = quorumVerdict(self, cluster.sync, votes);
           if (!proof.ok)

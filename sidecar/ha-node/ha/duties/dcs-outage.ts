@@ -40,7 +40,7 @@ async function failsafeConfirmed(ctx: LoopContext): Promise<boolean> {
       api_url: ctx.options.apiUrl,
       conn_url: connUrl(ctx.pg),
     },
-    { authorization: ctx.options.apiAuthorization },
+    { authorization: ctx.options.apiAuthorization, tls: ctx.options.peerTls },
   );
   failsafeActive(state, confirmed);
   if (!confirmed) return false;

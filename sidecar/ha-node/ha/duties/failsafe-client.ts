@@ -1,4 +1,5 @@
 import type { ClusterView } from '../../dcs/types.js';
+import { callPeer, type PeerApiTls } from '../peer-api.js';
 
 /**
  * The leader's side of failsafe mode: POST /failsafe to every member the leader last listed (the
@@ -9,7 +10,7 @@ import type { ClusterView } from '../../dcs/types.js';
 export async function confirmFailsafe(
   cluster: ClusterView | undefined,
   self: { name: string; api_url: string; conn_url: string },
-  options: { authorization?: string; timeoutMs?: number } = {},
+  options: { authorization?: string; timeoutMs?: number; tls?: PeerApiTls } = {},
 ): Promise<boolean> {
   const { authorization, timeoutMs = 2000 } = options;
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) };
@@ -17,11 +18,10 @@ export async function confirmFailsafe(
   const targets = Object.entries(listed).filter(([name, url]) => name !== self.name && url);
   const body = JSON.stringify(self);
   const answers = await Promise.all(
-    targets.map(async ([, url]) => {
+    targets.map(async ([name, url]) => {
       try {
-        const response = await fetch(url.replace(/\/ha$/, '/failsafe'), { method: 'POST', body, headers, signal: AbortSignal.timeout(timeoutMs) });
-        await response.arrayBuffer();
-        return response.status === 200;
+        const answer = await callPeer({ name }, url.replace(/\/ha$/, '/failsafe'), { method: 'POST', body, headers, timeoutMs }, options.tls);
+        return answer.status === 200;
       } catch {
         return false;
       }

@@ -8,6 +8,7 @@ import { leaderCrashed, type CrashEvidence } from '../../takeover/evidence.js';
 import { otherMembers, raceVerdict, type PeerReport, type SelfFacts } from '../election/election.js';
 import { renewed, scheduleSoon, type LoopContext } from '../loop-context.js';
 import { askPeer, askPeers } from '../election/peers.js';
+import type { PeerApiTls } from '../peer-api.js';
 import { releasedWalFloor, releaserHealth, type ReleaserHealth } from '../election/release.js';
 import { noFailover } from '../settings.js';
 import { walPositionOf } from '../snapshot.js';
@@ -80,14 +81,14 @@ async function waitOrGiveUpMissingWal(ctx: LoopContext, reason: string, sinceMs:
  * Whether the old primary of a clean release still runs, asked only when it matters: this member
  * lacks the WAL it released. The named candidate asks no peers, so it asks the releaser alone.
  */
-async function releaserAfterCleanRelease(cluster: ClusterView, self: SelfFacts, peers: PeerReport[]): Promise<ReleaserHealth> {
+async function releaserAfterCleanRelease(cluster: ClusterView, self: SelfFacts, peers: PeerReport[], tls?: PeerApiTls): Promise<ReleaserHealth> {
   const record = cluster.leaderRecord;
   const name = record?.releasedBy;
   if (!name || name === self.name || record?.releasedCheckpoint === undefined || self.walPosition >= record.releasedCheckpoint) return 'unknown';
   const asked = peers.find((p) => p.name === name);
   if (asked) return releaserHealth(asked);
   const member = cluster.members.find((m) => m.name === name && m.api_url);
-  return member ? releaserHealth(await askPeer(member, 2000)) : 'gone';
+  return member ? releaserHealth(await askPeer(member, 2000, tls)) : 'gone';
 }
 
 /**
@@ -120,7 +121,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
   // The named candidate of a manual failover wins without comparing positions (raceVerdict), so
   // it skips the round trip to the peers; quorum mode and early takeover still need their answers.
   const named = cluster.failover?.member === options.name && cluster.sync?.quorum === undefined && !takeover;
-  const peers = named ? [] : await askPeers(otherMembers(cluster, options.name), 2000);
+  const peers = named ? [] : await askPeers(otherMembers(cluster, options.name), 2000, options.peerTls);
   const asked = performance.now();
   if (state.gaveUpLockAt !== undefined && started - state.gaveUpLockAt < state.config.ttl * 1000 && peers.some((p) => p.reachable && !p.nofailover)) {
     return 'no race: this member just gave up the lock because its primary did not start';
@@ -134,7 +135,7 @@ export async function race(ctx: LoopContext, cluster: ClusterView, status: Serve
     isPrimary,
     fullVolume: fullVolume(volumesNow(ctx.pg.settings.dataDir) ?? []),
   };
-  const releaser = await releaserAfterCleanRelease(cluster, self, peers);
+  const releaser = await releaserAfterCleanRelease(cluster, self, peers, options.peerTls);
   const limits = { ttlSeconds: state.config.ttl, startTimeoutSeconds: state.config.primary_start_timeout };
   const released = releasedWalFloor(cluster, state.releaseSeen, limits, performance.now(), releaser);
   releaseSighted(state, released.seen);

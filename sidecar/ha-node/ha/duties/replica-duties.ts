@@ -46,7 +46,7 @@ export async function followLeader(ctx: LoopContext, cluster: ClusterView, leade
     const since = notStreaming(state, performance.now(), true);
     const leaderMember = cluster.members.find((m) => m.name === leader.holder);
     const overdue = notStreamingOverdue(since, performance.now(), state.config.loop_wait);
-    const leaderUp = overdue && leaderMember ? await askPeer(leaderMember, 2000) : undefined;
+    const leaderUp = overdue && leaderMember ? await askPeer(leaderMember, 2000, ctx.options.peerTls) : undefined;
     if (leaderUp?.reachable && leaderUp.role === 'primary' && (leaderUp.timeline ?? 0) > status.timeline) {
       streaming(state);
       markDemoted(ctx);

@@ -1,6 +1,7 @@
 import type { MemberRecord } from '../../dcs/types.js';
 import type { PeerReport } from './election.js';
 import { isTrue } from '../settings.js';
+import { callPeer, type PeerApiTls } from '../peer-api.js';
 
 interface PeerDocument {
   role?: string;
@@ -12,10 +13,10 @@ interface PeerDocument {
 }
 
 /** Reads one member's node document (GET <api_url>); unreachable within the timeout means not a candidate. */
-export async function askPeer(member: MemberRecord, timeoutMs: number): Promise<PeerReport> {
+export async function askPeer(member: MemberRecord, timeoutMs: number, tls?: PeerApiTls): Promise<PeerReport> {
   try {
-    const response = await fetch(member.api_url, { signal: AbortSignal.timeout(timeoutMs) });
-    const doc = (await response.json()) as PeerDocument;
+    const answer = await callPeer(member, member.api_url, { timeoutMs }, tls);
+    const doc = JSON.parse(answer.body) as PeerDocument;
     const xlog = doc.xlog ?? {};
     const walPosition = xlog.location ?? Math.max(xlog.received_location ?? 0, xlog.replayed_location ?? 0);
     return {
@@ -33,6 +34,6 @@ export async function askPeer(member: MemberRecord, timeoutMs: number): Promise<
   }
 }
 
-export function askPeers(members: MemberRecord[], timeoutMs = 2000): Promise<PeerReport[]> {
-  return Promise.all(members.map((m) => askPeer(m, timeoutMs)));
+export function askPeers(members: MemberRecord[], timeoutMs = 2000, tls?: PeerApiTls): Promise<PeerReport[]> {
+  return Promise.all(members.map((m) => askPeer(m, timeoutMs, tls)));
 }

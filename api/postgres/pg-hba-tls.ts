@@ -15,7 +15,8 @@ export function hbaTlsPolicyProblem(type: string, methodTokens: readonly string[
   const [method] = methodTokens;
   if (type === 'local' || method === undefined || method === 'reject') return undefined;
   if (type === 'hostnossl') return 'would let a remote client in without TLS; the cluster requires TLS for every remote connection (use host or hostssl)';
-  if (type === 'hostgssenc') return 'would let a remote client in without TLS (GSSAPI encryption is not TLS); the cluster requires TLS for every remote connection';
+  if (type === 'hostgssenc')
+    return 'would let a remote client in without TLS (GSSAPI encryption is not TLS); the cluster requires TLS for every remote connection';
   if (method === 'trust') return 'trusts a remote address without authentication; use scram-sha-256 or cert for remote clients';
   return undefined;
 }

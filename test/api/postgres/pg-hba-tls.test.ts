@@ -48,7 +48,10 @@ describe('pg_hba lines against the TLS rules', () => {
     const parse = (postgresql: Record<string, unknown>) => databaseClusterSpecSchema.safeParse({ postgresql });
     const refused = parse({ pg_hba: ['hostnossl all all 0.0.0.0/0 md5'] });
     assert.equal(refused.success, false);
-    assert.match(refused.error!.issues.map((i) => i.message).join('\n'), /line 1 "hostnossl all all 0\.0\.0\.0\/0 md5" would let a remote client in without TLS/);
+    assert.match(
+      refused.error!.issues.map((i) => i.message).join('\n'),
+      /line 1 "hostnossl all all 0\.0\.0\.0\/0 md5" would let a remote client in without TLS/,
+    );
     assert.equal(parse({ pg_hba: ['host all all 0.0.0.0/0 trust'] }).success, false);
     assert.equal(parse({ pg_hba: ['host all all 0.0.0.0/0 scram-sha-256'] }).success, true);
     assert.equal(parse({ parameters: { ssl: 'off' }, pg_hba: ['hostnossl all all 0.0.0.0/0 md5'] }).success, true);

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../../../lib/tls-certificates.js';
+import { createLogger } from '../../../../lib/log.js';
+import { connInfo } from '../../../../sidecar/ha-node/postgres/conf.js';
 import { buildHba } from '../../../../sidecar/ha-node/postgres/hba.js';
+import { peerConnectionTls } from '../../../../sidecar/ha-node/postgres/peer-tls.js';
+import { ServerTls } from '../../../../sidecar/ha-node/postgres/server-tls.js';
 import { pgBin, startPostgres, type TestPostgres } from '../../../support/postgres.js';
 
 const run = promisify(execFile);
@@ -33,7 +37,9 @@ describe('pg_hba with TLS required (real PostgreSQL)', { timeout: 120_000 }, () 
   };
   /** psql over the Unix socket (the members' own tools connect this way). */
   const local = async (server: TestPostgres, sql: string) =>
-    (await run(join(pgBin, 'psql'), ['-X', '-At', '-h', server.baseDir, '-p', String(server.port), '-U', server.superuser, '-d', 'postgres', '-c', sql])).stdout.trim();
+    (
+      await run(join(pgBin, 'psql'), ['-X', '-At', '-h', server.baseDir, '-p', String(server.port), '-U', server.superuser, '-d', 'postgres', '-c', sql])
+    ).stdout.trim();
   const hbaFor = (server: TestPostgres, tls: boolean, userLines: string[] = []) =>
     buildHba({ superuser: server.superuser, replication: 'replicator', userLines, tls, replicationCertificate: tls });
   const reloadWith = async (server: TestPostgres, text: string) => {
@@ -48,11 +54,18 @@ describe('pg_hba with TLS required (real PostgreSQL)', { timeout: 120_000 }, () 
   };
   /** psql over TCP with libpq's connection string; the password of `user` in PGPASSWORD. */
   const tcp = async (server: TestPostgres, conninfo: string, sql: string, password = server.password) =>
-    (await run(join(pgBin, 'psql'), ['-X', '-At', '-d', `port=${server.port} connect_timeout=5 ${conninfo}`, '-c', sql], { env: { ...process.env, PGPASSWORD: password } })).stdout.trim();
+    (
+      await run(join(pgBin, 'psql'), ['-X', '-At', '-d', `port=${server.port} connect_timeout=5 ${conninfo}`, '-c', sql], {
+        env: { ...process.env, PGPASSWORD: password },
+      })
+    ).stdout.trim();
   const verifyFull = (server: TestPostgres, root: string) => `host=${serverName} hostaddr=${server.host} sslmode=verify-full sslrootcert=${root}`;
 
   before(async () => {
-    pg = await startPostgres({ start: false, settings: { ssl: 'on', ssl_cert_file: `'server.crt'`, ssl_key_file: `'server.key'`, ssl_ca_file: `'client-ca.crt'` } });
+    pg = await startPostgres({
+      start: false,
+      settings: { ssl: 'on', ssl_cert_file: `'server.crt'`, ssl_key_file: `'server.key'`, ssl_ca_file: `'client-ca.crt'` },
+    });
     const pair = issueCertificate(ca, 'shop-rw', { usage: 'server', hosts: ['shop-rw', '*.shop-headless.default.svc'] });
     for (const [file, content] of [
       ['server.crt', pair.cert],
@@ -118,9 +131,59 @@ describe('pg_hba with TLS required (real PostgreSQL)', { timeout: 120_000 }, () 
     const replication = (cert: string, password = 'rep-secret') =>
       tcp(pg, `${verifyFull(pg, caFile)} user=replicator replication=true ${cert}`, 'IDENTIFY_SYSTEM', password);
     assert.match(await replication(clientCerts.member, 'not-the-password'), /^\d+\|1\|/, 'the certificate alone lets a replica stream');
-    await assert.rejects(replication(''), /certificate authentication failed|connection requires a valid client certificate/, 'no certificate, even with the password');
+    await assert.rejects(
+      replication(''),
+      /certificate authentication failed|connection requires a valid client certificate/,
+      'no certificate, even with the password',
+    );
     await assert.rejects(replication(clientCerts.otherCa), /certificate verify failed|unknown ca|certificate unknown/i, 'a certificate of another CA');
     await assert.rejects(replication(clientCerts.otherRole), /certificate authentication failed/, 'a certificate for another role');
+  });
+
+  it("a standby cluster streams from its source with the copy of the source's replication Secret (ServerTls, peer-tls)", async () => {
+    // The standby's own cluster has another CA; the source's Secret is mounted at sourceDir (tls.crt, tls.key, ca.crt).
+    const own = createCertificateAuthority('standby.default.keelson.io');
+    const mounted = join(pg.baseDir, 'standby-mounts');
+    const dirs = { server: join(mounted, 'server'), source: join(mounted, 'source') };
+    const ownServer = issueCertificate(own, 'standby-rw', { usage: 'server', hosts: ['standby-rw'] });
+    const files: [string, string][] = [
+      [join(dirs.server, 'tls.crt'), ownServer.cert],
+      [join(dirs.server, 'tls.key'), ownServer.key],
+      [join(dirs.server, 'ca.crt'), own.cert],
+      [join(dirs.server, 'client-ca.crt'), own.cert],
+    ];
+    for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+    for (const [file, content] of files) writeFileSync(file, content);
+    const tls = new ServerTls(
+      { serverDir: dirs.server, sourceDir: dirs.source, targetDir: join(mounted, 'copies'), ...(pg.runAs ? { runAs: pg.runAs } : {}) },
+      createLogger({ name: 'hba-tls', level: 'silent' }),
+    );
+    const source = { name: 'standby_cluster', source: { host: pg.host, server_name: 'shop-rw' } };
+    const identify = () => {
+      const conn = connInfo({
+        host: pg.host,
+        port: pg.port,
+        user: 'replicator',
+        password: 'rep-secret',
+        applicationName: 'standby-0',
+        tls: peerConnectionTls(tls.peerTls('standby-headless.default.svc'), source),
+      });
+      return tcp(pg, `${conn} replication=true`, 'IDENTIFY_SYSTEM', 'rep-secret');
+    };
+    // No copy yet (the optional volume is empty): no file to present, so the source refuses.
+    assert.equal(tls.install(), 'installed');
+    await assert.rejects(identify(), /source-ca\.crt|root certificate file .* does not exist/);
+    // The operator copies the source's replication Secret: certificate and CA of the source's own CA.
+    const replication = issueCertificate(ca, 'replicator', { usage: 'client' });
+    writeFileSync(join(dirs.source, 'tls.crt'), replication.cert);
+    writeFileSync(join(dirs.source, 'tls.key'), replication.key);
+    writeFileSync(join(dirs.source, 'ca.crt'), ca.cert);
+    assert.equal(tls.install(), 'installed');
+    assert.equal(statSync(tls.files.sourceKey!).mode & 0o777, 0o600, 'the key copy is private');
+    assert.match(await identify(), /^\d+\|1\|/, 'verify-full by the source name, the certificate the source signed');
+    // An external source (no server_name) is reached as before: libpq defaults, by password.
+    const external = peerConnectionTls(tls.peerTls('standby-headless.default.svc'), { name: 'standby_cluster', source: {} });
+    assert.equal(external, undefined);
   });
 
   it('a client that trusts another CA is refused by verify-full', async () => {

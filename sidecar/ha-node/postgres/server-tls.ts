@@ -145,11 +145,11 @@ export class ServerTls {
   install(): 'installed' | 'unchanged' | string {
     const material = readMaterial(this.settings);
     if (typeof material === 'string') return material;
-    const problem =
-      pairProblem(material.cert, material.key, 'server') ??
-      pairProblem(material.replicationCert, material.replicationKey, 'replication') ??
-      pairProblem(material.sourceCert, material.sourceKey, 'source replication');
+    const problem = pairProblem(material.cert, material.key, 'server') ?? pairProblem(material.replicationCert, material.replicationKey, 'replication');
     if (problem) return problem;
+    // A source copy that does not hold together never holds the server back: it is left out (the files in use stay).
+    if (pairProblem(material.sourceCert, material.sourceKey, 'source replication'))
+      for (const as of ['sourceCert', 'sourceKey', 'sourceCa']) delete material[as];
     const digest = createHash('sha256').update(JSON.stringify(material)).digest('hex');
     if (digest === this.digest) return 'unchanged';
     mkdirSync(this.settings.targetDir, { recursive: true, mode: 0o700 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chownSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -181,6 +181,12 @@ describe('pg_hba with TLS required (real PostgreSQL)', { timeout: 120_000 }, () 
     assert.equal(tls.install(), 'installed');
     assert.equal(statSync(tls.files.sourceKey!).mode & 0o777, 0o600, 'the key copy is private');
     assert.match(await identify(), /^\d+\|1\|/, 'verify-full by the source name, the certificate the source signed');
+    // A copy whose key does not match never holds the server's own files back; the working copy stays.
+    writeFileSync(join(dirs.source, 'tls.key'), issueCertificate(ca, 'replicator', { usage: 'client' }).key);
+    writeFileSync(join(dirs.server, 'client-ca.crt'), `${own.cert}${ca.cert}`);
+    assert.equal(tls.install(), 'installed');
+    assert.equal(readFileSync(tls.files.clientCa, 'utf8'), `${own.cert}${ca.cert}`);
+    assert.match(await identify(), /^\d+\|1\|/, 'still streams with the copy that worked');
     // An external source (no server_name) is reached as before: libpq defaults, by password.
     const external = peerConnectionTls(tls.peerTls('standby-headless.default.svc'), { name: 'standby_cluster', source: {} });
     assert.equal(external, undefined);

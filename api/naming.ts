@@ -80,6 +80,8 @@ export const MountPaths = {
   replicationTls: '/etc/keelson-tls/replication',
   /** The server Secret's ca.crt alone, for the exporter (it verifies PostgreSQL and needs no key). */
   serverCa: '/etc/keelson-tls/server-ca',
+  /** A standby cluster's copy of its source's replication client Secret (<cluster>-source-tls; operator/reconcile/source-tls.ts). */
+  sourceTls: '/etc/keelson-tls/source',
 } as const;
 
 /** The Secret holding the cluster CA (certificate and key) from which members issue their pgBackRest TLS certificates. */
@@ -156,6 +158,7 @@ export function names(clusterName: string) {
     caSecret: `${clusterName}-ca`,
     serverTlsSecret: `${clusterName}-server-tls`,
     replicationTlsSecret: `${clusterName}-replication-tls`,
+    sourceTlsSecret: `${clusterName}-source-tls`,
     headlessService: `${clusterName}-headless`,
     rwService: `${clusterName}-rw`,
     roService: `${clusterName}-ro`,

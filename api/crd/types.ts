@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import { hbaProblems, maxHbaLineLength, sslOn } from '../postgres/pg-hba.js';
+import { hbaProblems, maxHbaLineLength, sslOff, sslOn } from '../postgres/pg-hba.js';
 import { managedParameters, managedParametersRule, parameterNameProblem, parameterValuePattern } from '../postgres/pg-parameters.js';
 import { allowedPgbouncerParameters } from '../pooler/pgbouncer-parameters.js';
 import { haCountBounds, haTimingBounds } from './ha-bounds.js';
@@ -76,7 +76,7 @@ const postgresqlSchema = z
       }),
     pg_hba: z.array(z.string().max(maxHbaLineLength)).max(500).default([]).meta({
       description:
-        'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and replace the defaults (password for every network client) when given.',
+        'Client authentication rules (pg_hba.conf lines), applied through ha-node /config with a reload. They follow the rules ha-node needs (superuser, replication) and its hostnossl rejects (every remote client must use TLS, so a host line only matches TLS sessions), and replace the defaults (password over TLS for every network client) when given. hostnossl or hostgssenc lines that admit a client, and trust for a remote address, are refused.',
     }),
   })
   .superRefine((value, ctx) => {
@@ -84,7 +84,9 @@ const postgresqlSchema = z
       const problem = parameterNameProblem(name);
       if (problem) ctx.addIssue({ code: 'custom', path: ['parameters', name], message: problem });
     }
-    for (const problem of hbaProblems(value.pg_hba, { ssl: sslOn(value.parameters) })) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
+    // The operator always serves TLS (ha-node then requires it of every remote client) unless ssl is turned off here.
+    const context = { ssl: sslOn(value.parameters), requireTls: !sslOff(value.parameters) };
+    for (const problem of hbaProblems(value.pg_hba, context)) ctx.addIssue({ code: 'custom', path: ['pg_hba'], message: problem });
   })
   .meta({ description: 'PostgreSQL configuration.' });
 

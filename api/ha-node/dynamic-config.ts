@@ -21,6 +21,7 @@ const standbyClusterShape = {
   archive_cleanup_command: z.string(),
   recovery_min_apply_delay: z.union([z.number(), z.string()]),
   repository: z.boolean(),
+  server_name: z.string(),
 };
 
 const topLevelShape = {

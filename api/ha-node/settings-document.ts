@@ -33,6 +33,8 @@ export const haNodeSettingsKeys = {
   serverTlsDir: z.string().min(1),
   /** Folder of the mounted replication client TLS Secret (tls.crt, tls.key, ca.crt). */
   replicationTlsDir: z.string().min(1),
+  /** Folder of a standby cluster's copy of its source's replication client Secret (tls.crt, tls.key, ca.crt = the source's CA). */
+  sourceTlsDir: z.string().min(1),
   /** A member's name plus this is the name its server certificate carries (`<cluster>-headless.<namespace>.svc`). */
   peerHostSuffix: z
     .string()
@@ -54,6 +56,7 @@ export const haNodeSettingsDocumentSchema = z
     serverTlsDir: haNodeSettingsKeys.serverTlsDir.optional(),
     replicationTlsDir: haNodeSettingsKeys.replicationTlsDir.optional(),
     peerHostSuffix: haNodeSettingsKeys.peerHostSuffix.optional(),
+    sourceTlsDir: haNodeSettingsKeys.sourceTlsDir.optional(),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { hbaTlsPolicyProblem } from './pg-hba-tls.js';
 
 /**
  * Checks of user-supplied pg_hba.conf lines (PostgreSQL 13–18 syntax) before they reach a data
@@ -82,6 +83,8 @@ function checkMethod(type: string, tokens: string[]): string | undefined {
 export interface HbaContext {
   /** The server runs with ssl = on; without it PostgreSQL refuses hostssl lines. */
   ssl: boolean;
+  /** Every remote connection must use TLS: lines that would weaken that are refused too (pg-hba-tls.ts). */
+  requireTls?: boolean;
 }
 
 /** Why PostgreSQL would refuse this line, or undefined when it is a valid rule, a comment or blank. */
@@ -104,7 +107,13 @@ export function hbaLineProblem(line: string, context: HbaContext = { ssl: false 
     if (typeof address === 'string') return address;
     methodTokens = address.rest;
   }
-  return checkMethod(type, methodTokens);
+  return checkMethod(type, methodTokens) ?? (context.requireTls ? hbaTlsPolicyProblem(type, methodTokens) : undefined);
+}
+
+/** ssl explicitly turned off in a parameter map (off, false, no, 0 and their prefixes). */
+export function sslOff(parameters: Record<string, unknown> | undefined): boolean {
+  const value = parameters?.ssl;
+  return value === false || value === 0 || (typeof value === 'string' && /^(off|false|no|0|f|n)$/i.test(value.trim()));
 }
 
 /** ssl from a parameter map as PostgreSQL reads booleans (on, true, yes, 1 and their prefixes). */

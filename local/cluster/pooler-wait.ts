@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Ports } from '../../lib/ports.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
-import { names } from '../../api/naming.js';
+import { names, TlsKeys } from '../../api/naming.js';
 
 /** The demo's application connection: where its pooler is and which role and database it serves. */
 export interface DemoApp {
@@ -23,12 +23,15 @@ export async function waitPooler(api: OperatorKubeApi, demo: DemoApp, out: (line
       const host = (await api.core.readNamespacedService({ namespace, name: poolerRwService })).spec?.clusterIP;
       const secret = await api.core.readNamespacedSecret({ namespace, name: appSecret });
       const password = Buffer.from(secret.data?.password ?? '', 'base64').toString('utf8');
+      // As the printed line connects: verify-full by the Service's name against the CA in the app Secret.
+      const ca = Buffer.from(secret.data?.[TlsKeys.ca] ?? '', 'base64').toString('utf8');
       const client = new pg.Client({
         host,
         port: Ports.postgres,
         user: demo.owner,
         password,
         database: demo.database,
+        ssl: { ca, servername: `${poolerRwService}.${namespace}.svc`, rejectUnauthorized: true },
         connectionTimeoutMillis: 2000,
         query_timeout: 2000,
       });

@@ -87,7 +87,6 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     [`${clusterName}-ro`]: forward?.ro,
     [`${clusterName}-pooler-rw`]: forward?.pooler,
   };
-  const service = async (name: string) => (forward ? `127.0.0.1 -p ${forwarded[name]}` : `${await clusterIP(name)} -p ${Ports.postgres}`);
   // verify-full against the cluster CA: the Service's name is checked, its address connected to (no DNS needed).
   const caFile = join(dir, 'ca.crt');
   const serverTls = await api.core.readNamespacedSecret({ namespace, name: names(clusterName).serverTlsSecret });
@@ -104,7 +103,7 @@ async function connectionInfo(api: OperatorKubeApi, dir: string, server: string,
     `  read-write:  PGPASSWORD=${password} psql "${await verified(`${clusterName}-rw`)} user=postgres"`,
     `  read-only:   PGPASSWORD=${password} psql "${await verified(`${clusterName}-ro`)} user=postgres"`,
     // Through PgBouncer, paused around switchovers: application roles only (never the superuser).
-    `  pooled:      PGPASSWORD=${secretOf('app')} psql -h ${await service(`${clusterName}-pooler-rw`)} -U ${demoApp.owner} ${demoApp.database}`,
+    `  pooled:      PGPASSWORD=${secretOf('app')} psql "${await verified(`${clusterName}-pooler-rw`)} user=${demoApp.owner} dbname=${demoApp.database}"`,
   ];
   for (const pod of pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))) {
     const ip = pod.status?.podIP ?? '?';

@@ -11,6 +11,8 @@ export interface StandbyTarget {
   port?: number;
   /** Replay the archive of spec.replica.source.repository (ha-node's standby_cluster.repository). */
   repository?: boolean;
+  /** The name the source's certificate carries (a DatabaseCluster source): ha-node's standby_cluster.server_name. */
+  serverName?: string;
 }
 
 /** What every builder needs: the parsed cluster and the operator's own image (the default). */

@@ -39,6 +39,7 @@ function standbyCluster(cluster: DatabaseCluster, standby: StandbyTarget): Stand
   const delay = cluster.spec.replica?.minApplyDelay;
   return {
     ...(standby.host !== undefined ? { host: standby.host, port: standby.port } : {}),
+    ...(standby.host !== undefined && standby.serverName !== undefined ? { server_name: standby.serverName } : {}),
     ...(standby.repository ? { repository: true } : {}),
     ...(delay ? { recovery_min_apply_delay: durationMs(delay) } : {}),
   };

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { ExporterPaths, PoolerPaths, Ports } from '../../lib/ports.js';
 import { exporterPodEnv } from '../../api/exporter/node-options.js';
-import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, VolumeNames } from '../../api/naming.js';
+import { commonLabels, ConfigKeys, ContainerNames, MountPaths, PodComponents, poolerSelector, SecretKeys, TlsKeys, VolumeNames } from '../../api/naming.js';
+import { exporterCaMount, exporterCaVolume } from './exporter-tls.js';
 import { clusterNames, imageOf, ownedMeta, poolerPartLabel, type BuildContext } from './context.js';
 import { poolerConfig } from './pooler-configmap.js';
 import { poolerCredentialsVolume } from './pooler-wiring.js';
@@ -54,21 +55,30 @@ function poolerContainer(ctx: BuildContext, readOnly: boolean): V1Container {
 /**
  * The exporter beside PgBouncer (when spec.exporter.enabled): it reads PgBouncer's admin console
  * (database "pgbouncer") as the pooler role, which may only run SHOW there, with the built-in
- * pgbouncer collectors: pools, clients waiting, and whether the pooler is paused.
+ * pgbouncer collectors: pools, clients waiting, and whether the pooler is paused. Over TLS,
+ * verify-full against the cluster CA by the pooler Service's name (PgBouncer serves the server
+ * certificate, which names it) while its own pod's address is dialled.
  */
-function poolerExporterContainer(ctx: BuildContext): V1Container {
+function poolerExporterContainer(ctx: BuildContext, readOnly: boolean): V1Container {
+  const { namespace } = ctx.cluster.metadata;
+  const n = clusterNames(ctx);
+  const serverName = `${readOnly ? n.poolerReadOnlyService : n.poolerRwService}.${namespace}.svc`;
   return {
     name: ContainerNames.exporter,
     image: imageOf(ctx),
     args: ['exporter', `--web.listen-address=$(POD_IP):${Ports.exporter}`],
     env: [
       fieldEnv('POD_IP', 'status.podIP'),
-      { name: 'PG_EXPORTER_URL', value: `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable` },
+      {
+        name: 'PG_EXPORTER_URL',
+        value: `postgresql://${serverName}:${Ports.pooler}/pgbouncer?hostaddr=$(POD_IP)&sslmode=verify-full&sslrootcert=${MountPaths.serverCa}/${TlsKeys.ca}`,
+      },
       secretEnv(ctx, 'PGUSER', 'pooler', SecretKeys.username),
       secretEnv(ctx, 'PGPASSWORD', 'pooler', SecretKeys.password),
       ...exporterPodEnv,
     ],
     ports: [{ name: 'exporter', containerPort: Ports.exporter, protocol: 'TCP' }],
+    volumeMounts: [exporterCaMount()],
     // As in the database pods: alive while it answers itself; no readiness (it must never take a pooler out of its Service).
     livenessProbe: httpProbe(ExporterPaths.version, Ports.exporter, 10, 3),
     securityContext: containerSecurity,
@@ -108,12 +118,13 @@ export function buildPoolerDeployment(ctx: BuildContext, readOnly = false): V1De
             runAsNonRoot: true,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          containers: [poolerContainer(ctx, readOnly), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx)] : [])],
+          containers: [poolerContainer(ctx, readOnly), ...(spec.exporter.enabled ? [poolerExporterContainer(ctx, readOnly)] : [])],
           volumes: [
             { name: VolumeNames.config, configMap: { name: n.poolerConfigMap } },
             poolerCredentialsVolume(ctx),
             { name: VolumeNames.poolerRun, emptyDir: {} },
             ...poolerTlsVolumes(ctx),
+            ...(spec.exporter.enabled ? [exporterCaVolume(ctx)] : []),
           ],
           tolerations: spec.scheduling.tolerations,
           nodeSelector: spec.scheduling.nodeSelector,

@@ -11,7 +11,7 @@ import { tlsSecretName } from './tls-secrets.js';
  * copies the keys into files PostgreSQL accepts and reloads it when they change.
  */
 
-const volumeNames = { server: 'server-tls', replication: 'replication-tls' } as const;
+const volumeNames = { server: 'server-tls', replication: 'replication-tls', source: 'source-tls' } as const;
 
 export function tlsVolumes(ctx: BuildContext): V1Volume[] {
   const name = ctx.cluster.metadata.name;
@@ -19,6 +19,9 @@ export function tlsVolumes(ctx: BuildContext): V1Volume[] {
   return [
     { name: volumeNames.server, secret: { secretName: tlsSecretName(name, 'server'), defaultMode: 0o440 } },
     { name: volumeNames.replication, secret: { secretName: tlsSecretName(name, 'replication'), defaultMode: 0o440 } },
+    // A standby cluster's copy of its source's replication Secret (reconcile/source-tls.ts); optional, so
+    // every cluster has the same pod template and becoming a standby (a swap) rolls nothing.
+    { name: volumeNames.source, secret: { secretName: names(name).sourceTlsSecret, defaultMode: 0o440, optional: true } },
   ];
 }
 
@@ -26,6 +29,7 @@ export function tlsMounts(): V1VolumeMount[] {
   return [
     { name: volumeNames.server, mountPath: MountPaths.serverTls, readOnly: true },
     { name: volumeNames.replication, mountPath: MountPaths.replicationTls, readOnly: true },
+    { name: volumeNames.source, mountPath: MountPaths.sourceTls, readOnly: true },
   ];
 }
 
@@ -33,12 +37,13 @@ export function tlsMounts(): V1VolumeMount[] {
  * The settings document's serverTlsDir, replicationTlsDir and peerHostSuffix (api/ha-node/settings-document.ts):
  * a member is <pod>.<cluster>-headless.<namespace>.svc to the others, a name the server certificate covers.
  */
-export function haNodeTlsSettings(ctx: BuildContext): Pick<HaNodeSettingsDocument, 'serverTlsDir' | 'replicationTlsDir' | 'peerHostSuffix'> {
+export function haNodeTlsSettings(ctx: BuildContext): Pick<HaNodeSettingsDocument, 'serverTlsDir' | 'replicationTlsDir' | 'peerHostSuffix' | 'sourceTlsDir'> {
   const { name, namespace } = ctx.cluster.metadata;
   return {
     serverTlsDir: MountPaths.serverTls,
     replicationTlsDir: MountPaths.replicationTls,
     peerHostSuffix: `${names(name).headlessService}.${namespace}.svc`,
+    sourceTlsDir: MountPaths.sourceTls,
   };
 }
 

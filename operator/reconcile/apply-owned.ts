@@ -9,6 +9,7 @@ import type { ReconcileDeps } from './deps.js';
 import type { Observed } from './observe.js';
 import { ensureBackupTlsSecret, ensureSecrets, growVolumes, useApiCredentials } from './owned.js';
 import { removeUnwantedPoolerObjects } from './pooler-cleanup.js';
+import { ensureSourceTlsSecret } from './source-tls.js';
 import { build } from './refusals.js';
 import { keepImmutableFields } from './storage.js';
 
@@ -34,6 +35,7 @@ const prerequisites: Applier<undefined>[] = [
       replicaSource ? { replication: replicaSource.replication, ...(replicaSource.superuser ? { superuser: replicaSource.superuser } : {}) } : {},
     ),
   (deps, { ctx }) => ensureBackupTlsSecret(deps, ctx),
+  (deps, { ctx, replicaSource }) => ensureSourceTlsSecret(deps, ctx, replicaSource?.tls),
   (deps, { ctx, pods }) => useApiCredentials(deps, ctx, pods),
 ];
 

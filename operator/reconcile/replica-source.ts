@@ -6,6 +6,7 @@ import type { StandbyTarget } from '../builders/context.js';
 import { names, SecretKeys } from '../../api/naming.js';
 import type { ReconcileDeps } from './deps.js';
 import { BuildRefusedError } from './refusals.js';
+import { sourceTlsData, type SourceTlsData } from './source-tls.js';
 
 /**
  * Resolves spec.replica.source into what ha-node needs: the address its standby leader streams
@@ -25,6 +26,8 @@ export interface ResolvedReplicaSource {
   target: StandbyTarget;
   replication: Credentials;
   superuser?: Credentials;
+  /** A DatabaseCluster source's replication client Secret, copied for the standby (source-tls.ts). */
+  tls?: SourceTlsData;
 }
 
 /** How many standby hops are followed when looking for a cycle. */
@@ -88,7 +91,12 @@ export async function resolveReplicaSource(
     throw new BuildRefusedError(`replica.source: DatabaseCluster ${namespace}/${name} has no ${sourceNames.rwService} Service address yet`);
   const replication = await readCredentials(deps, namespace, sourceNames.replicationSecret, `replica.source (${namespace}/${name})`);
   const superuser = await readCredentials(deps, namespace, sourceNames.superuserSecret, `replica.source (${namespace}/${name})`);
-  return { target: { host, port: Ports.postgres, ...archive }, replication, superuser };
+  const tls = sourceTlsData(
+    await deps.api.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: sourceNames.replicationTlsSecret, namespace } }),
+  );
+  // The source's server certificate names its -rw Service; the Service's address is dialled (no DNS needed).
+  const serverName = `${sourceNames.rwService}.${namespace}.svc`;
+  return { target: { host, port: Ports.postgres, serverName, ...archive }, replication, superuser, ...(tls ? { tls } : {}) };
 }
 
 async function requireCluster(deps: ReconcileDeps, namespace: string, name: string): Promise<void> {

@@ -163,6 +163,12 @@ export const haNodeConfigSpec = {
     description:
       "with serverTlsDir: a member's name plus this is the name its certificate carries; replication, pg_basebackup and pg_rewind then verify the leader's certificate (verify-full) and present the replication client certificate",
   },
+  sourceTlsDir: {
+    schema: documentKeys.sourceTlsDir.optional(),
+    env: 'KEELSON_SOURCE_TLS_DIR',
+    description:
+      "with serverTlsDir: folder of a standby cluster's copy of its source's replication client Secret (tls.crt, tls.key, ca.crt); a source with standby_cluster.server_name is then reached with verify-full and this certificate",
+  },
 };
 
 export interface HaNodeSettings {
@@ -217,7 +223,7 @@ export interface HaNodeSettings {
    */
   apiTls?: ApiTlsSource;
   /** The mounted TLS Secrets' folders; PostgreSQL serves TLS when set (postgres/server-tls.ts). */
-  serverTls?: { serverDir: string; replicationDir?: string; peerHostSuffix?: string };
+  serverTls?: { serverDir: string; replicationDir?: string; peerHostSuffix?: string; sourceDir?: string };
 }
 
 function jsonObject(key: string, text: string): Record<string, unknown> {
@@ -284,6 +290,7 @@ export function loadHaNodeSettings(sources: ConfigSources): HaNodeSettings {
             serverDir: c.serverTlsDir,
             ...(c.replicationTlsDir ? { replicationDir: c.replicationTlsDir } : {}),
             ...(c.peerHostSuffix ? { peerHostSuffix: c.peerHostSuffix } : {}),
+            ...(c.sourceTlsDir ? { sourceDir: c.sourceTlsDir } : {}),
           },
         }
       : {}),

@@ -9,6 +9,7 @@ import { podSelector, selectorString } from '../../api/naming.js';
 import { operatorRules } from '../../operator/rbac.js';
 import { eventually } from './support.js';
 import { acceptsConnection } from '../support/ports.js';
+import { clusterCa, serverNameOf, serviceName, verifyFull } from './cluster-tls.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
 export interface ClusterStatus {
@@ -67,15 +68,19 @@ function describeStatus(s: ClusterStatus): string {
 
 export function clusterDriver(api: OperatorKubeApi, namespace: string, name: string, resolve: ServiceResolver) {
   let password = '';
+  let ca: string | undefined;
   const status = async () => ((await api.readCluster(namespace, name))?.status ?? {}) as ClusterStatus;
 
-  const sql = async (host: string, text: string, params: unknown[] = []) => {
+  /** SQL as the superuser over verified TLS (every remote session needs TLS); `serverName` when the caller knows it. */
+  const sql = async (host: string, text: string, params: unknown[] = [], serverName?: string) => {
+    ca ??= await clusterCa(api, namespace, name);
     const client = new pg.Client({
       host,
       port: Ports.postgres,
       user: 'postgres',
       password,
       database: 'postgres',
+      ssl: verifyFull(ca, serverName ?? (await serverNameOf(api, namespace, name, host))),
       connectionTimeoutMillis: 3_000,
       query_timeout: 10_000,
     });
@@ -83,7 +88,10 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
     // administrator command"): that reaches the query as a rejection; without a listener it would
     // also surface as an uncaught 'error' event after the test that made the client ended.
     client.on('error', () => undefined);
-    await client.connect();
+    await client.connect().catch((error: unknown) => {
+      ca = undefined; // read again next time: the CA may have been rotated
+      throw error;
+    });
     try {
       return (await client.query(text, params)).rows as Array<Record<string, unknown>>;
     } finally {
@@ -109,7 +117,7 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
     },
     async query(service: string, text: string, params: unknown[] = []) {
       const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000);
-      return sql(host, text, params);
+      return sql(host, text, params, serviceName(namespace, service));
     },
     /** The database pods (not the pooler's). */
     async pods(): Promise<V1Pod[]> {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { createLogger } from '../../lib/log.js';
 import { HaNodePaths, Ports } from '../../lib/ports.js';
@@ -10,6 +11,7 @@ import { haNodeJson } from '../support/ha-node-api.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
+import { verifyFullTo } from './cluster-tls.js';
 
 /**
  * Full disks end to end (stand-in with claims of a real size, local node, operator, real
@@ -32,7 +34,7 @@ interface WriterReport {
 }
 
 /** Inserts rows of `rowBytes` one transaction each, every `pauseMs`, until `stop()`; never throws. */
-function startWriter(host: string, password: string, rowBytes: number, pauseMs: number) {
+function startWriter(host: string, password: string, rowBytes: number, pauseMs: number, ssl: ConnectionOptions) {
   const report: WriterReport = { acknowledged: [], failures: [], longestStallMs: 0 };
   let stopped = false;
   const done = (async () => {
@@ -47,6 +49,7 @@ function startWriter(host: string, password: string, rowBytes: number, pauseMs: 
             user: 'postgres',
             password,
             database: 'postgres',
+            ssl,
             connectionTimeoutMillis: 3_000,
             query_timeout: 20_000,
           });
@@ -134,7 +137,7 @@ describe(
     it('auto-grow keeps a writer going with no failed transaction; figures: threshold to grown volume, longest stall', async () => {
       const { driver, host } = await prepare('grow', { size: '64Mi', autoGrow: { threshold: 75, step: '32Mi', max: '256Mi' } });
       const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'grow-superuser' })).data!.password!;
-      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 100);
+      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 100, await verifyFullTo(api, ns, 'grow', host));
       const growths: Array<{ from: number; to: number; thresholdToGrownMs: number }> = [];
       let crossedAt: number | undefined;
       let capacity = 64 * mi;
@@ -185,7 +188,7 @@ describe(
       const { driver, host } = await prepare('nogrow', { size: '64Mi' });
       const before = (await driver.sql(host, 'SELECT system_identifier::text AS id FROM pg_control_system()'))[0]?.id;
       const password = (await api.core.readNamespacedSecret({ namespace: ns, name: 'nogrow-superuser' })).data!.password!;
-      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 5);
+      const writer = startWriter(host, Buffer.from(password, 'base64').toString('utf8'), 64 * 1024, 5, await verifyFullTo(api, ns, 'nogrow', host));
       let report: WriterReport;
       // ha-node's word while the volume fills (checkpoints may free some WAL afterwards).
       let warning: string | undefined;

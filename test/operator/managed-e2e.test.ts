@@ -9,6 +9,7 @@ import { names } from '../../api/naming.js';
 import { viaClusterIp } from './e2e-support.js';
 import { startPooledCluster, type PooledCluster } from './pooler-e2e-support.js';
 import { eventually } from './support.js';
+import { verifyFullTo } from './cluster-tls.js';
 
 /**
  * spec.roles and the Database kind on an operator-run cluster (stand-in, local node, real
@@ -48,9 +49,24 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
   };
   const poolerHost = () => eventually('the pooler Service address', () => viaClusterIp(cluster.api, cluster.namespace, names(name).poolerRwService), 30_000);
   const primaryHost = async () => cluster.podIp((await status()).currentPrimary!);
+  /** Verified TLS to a member or the pooler (every remote session needs TLS). */
+  const tlsTo = (host: string) => verifyFullTo(cluster.api, cluster.namespace, name, host);
+  const primaryClient = async (password: string) => {
+    const host = await primaryHost();
+    return new pg.Client({ host, port: Ports.postgres, user: 'alice', password, database: 'shop', ssl: await tlsTo(host) });
+  };
   /** Logs in and answers current_user, or the refusal. */
   const login = async (host: string, user: string, password: string, database: string): Promise<string> => {
-    const client = new pg.Client({ host, port: Ports.postgres, user, password, database, connectionTimeoutMillis: 5_000, query_timeout: 10_000 });
+    const client = new pg.Client({
+      host,
+      port: Ports.postgres,
+      user,
+      password,
+      database,
+      ssl: await tlsTo(host),
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 10_000,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -118,7 +134,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
       'alice',
     );
     // The schema and the extension in it, as alice sees them in her database.
-    const shop = new pg.Client({ host: await primaryHost(), port: Ports.postgres, user: 'alice', password: 'alice first', database: 'shop' });
+    const shop = await primaryClient('alice first');
     await shop.connect();
     try {
       const found = await shop.query<{ ext: string; owner: string }>(
@@ -136,7 +152,15 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
 
   it('a password edited in its Secret works through the pooler within seconds, the old one stops, a connected client sees no failure', async () => {
     const host = await poolerHost();
-    const steady = new pg.Client({ host, port: Ports.postgres, user: 'alice', password: 'alice first', database: 'shop', query_timeout: 10_000 });
+    const steady = new pg.Client({
+      host,
+      port: Ports.postgres,
+      user: 'alice',
+      password: 'alice first',
+      database: 'shop',
+      ssl: await tlsTo(host),
+      query_timeout: 10_000,
+    });
     steady.on('error', () => undefined);
     await steady.connect();
     let transactions = 0;
@@ -177,7 +201,7 @@ describe('declarative roles and databases (stand-in, real PostgreSQL and PgBounc
   });
 
   it('a role that owns objects is not dropped, and status and an Event say why', async () => {
-    const shop = new pg.Client({ host: await primaryHost(), port: Ports.postgres, user: 'alice', password: 'alice second', database: 'shop' });
+    const shop = await primaryClient('alice second');
     await shop.connect();
     await shop.query('CREATE TABLE sales.orders (id int)');
     await shop.end();

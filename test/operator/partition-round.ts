@@ -6,6 +6,7 @@
  * judges it (the suite asserts, the soak prints).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { clusterCa, podName } from './cluster-tls.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -51,7 +52,8 @@ export async function startPartitionCluster(options: { podNetwork: string; ttlSe
     const members = pods.map((p) => ({ name: p.metadata!.name!, ip: p.status!.podIP! }));
     const secret = await api.core.readNamespacedSecret({ namespace, name: 'demo-superuser' });
     const password = Buffer.from(secret.data!.password!, 'base64').toString('utf8');
-    const sampler = startSampler({ members, password, table: 'samples' });
+    const ca = await clusterCa(api, namespace, 'demo');
+    const sampler = startSampler({ members, password, table: 'samples', tls: { ca, serverName: (member) => podName(namespace, 'demo', member) } });
     const running = stack;
     const setup = { stack: running, api, driver, sampler, namespace, cluster: 'demo', ttlSeconds: options.ttlSeconds, password, pods };
     return {

@@ -5,6 +5,7 @@
  * overlap in time) are computed as pure functions.
  */
 import pg from 'pg';
+import { verifyFull } from './cluster-tls.js';
 import { Ports } from '../../lib/ports.js';
 
 export interface Sample {
@@ -72,6 +73,8 @@ export function startSampler(options: {
   table: string;
   intervalMs?: number;
   timeoutMs?: number;
+  /** Verified TLS to each member (every remote session needs it): the cluster CA and the name of member `name`. */
+  tls?: { ca: string; serverName: (member: string) => string };
 }) {
   const samples: Sample[] = [];
   let stopped = false;
@@ -89,6 +92,7 @@ export function startSampler(options: {
             user: 'postgres',
             password: options.password,
             database: 'postgres',
+            ...(options.tls ? { ssl: verifyFull(options.tls.ca, options.tls.serverName(name)) } : {}),
             connectionTimeoutMillis: timeoutMs,
             query_timeout: timeoutMs,
           });

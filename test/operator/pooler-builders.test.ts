@@ -123,7 +123,14 @@ describe('pooler builders', () => {
     const containers = buildPoolerDeployment(ctx).spec!.template.spec!.containers;
     const exporter = containers.find((c) => c.name === ContainerNames.exporter)!;
     assert.ok(exporter, 'an exporter beside PgBouncer');
-    assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')?.value, `postgresql://$(POD_IP):${Ports.pooler}/pgbouncer?sslmode=disable`);
+    assert.equal(
+      exporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')?.value,
+      `postgresql://demo-pooler-rw.db.svc:${Ports.pooler}/pgbouncer?hostaddr=$(POD_IP)&sslmode=verify-full&sslrootcert=/etc/keelson-tls/server-ca/ca.crt`,
+      'the admin console over TLS, verified by the pooler Service name',
+    );
+    assert.deepEqual(exporter.volumeMounts, [{ name: 'server-ca', mountPath: '/etc/keelson-tls/server-ca', readOnly: true }], 'the CA alone, no key');
+    const readOnlyExporter = buildPoolerDeployment(ctx, true).spec!.template.spec!.containers.find((c) => c.name === ContainerNames.exporter)!;
+    assert.match(readOnlyExporter.env!.find((e) => e.name === 'PG_EXPORTER_URL')!.value!, /^postgresql:\/\/demo-pooler-ro\.db\.svc:/);
     assert.equal(exporter.env!.find((e) => e.name === 'PG_EXPORTER_CONNECT_TIMEOUT')?.value, String(podConnectTimeoutMs));
     assert.equal(exporter.env!.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef?.name, 'demo-pooler');
     assert.equal(exporter.env!.find((e) => e.name === 'NODE_OPTIONS')?.value, exporterNodeOptions);

@@ -10,6 +10,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { names, SecretKeys } from '../../api/naming.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
 import { eventually } from './support.js';
+import { clusterCa, podName, serviceName, verifyFull } from './cluster-tls.js';
 
 /**
  * A DatabaseCluster with its pooler on the stand-in (local node, real PostgreSQL and PgBouncer,
@@ -71,8 +72,11 @@ export async function startPooledCluster(options: { name: string; ipPrefix: stri
     };
     const superuser = { user: 'postgres', password: await secretValue(names(name).superuserSecret, SecretKeys.password) };
     const rwAddress = await eventually('the pooler Service address', () => viaClusterIp(api, namespace, names(name).poolerRwService), 30_000);
-    const connect = () => open({ host: rwAddress, port: Ports.postgres, ...app });
-    const direct = async (podName: string) => open({ host: await podIp(podName), port: Ports.postgres, ...superuser });
+    // Verified TLS both ways in (every remote session needs TLS): the pooler by its Service's name, a member by its own.
+    const ca = await clusterCa(api, namespace, name);
+    const connect = () => open({ host: rwAddress, port: Ports.postgres, ...app, ssl: verifyFull(ca, serviceName(namespace, names(name).poolerRwService)) });
+    const direct = async (pod: string) =>
+      open({ host: await podIp(pod), port: Ports.postgres, ...superuser, ssl: verifyFull(ca, podName(namespace, name, pod)) });
     // The pooler pods start, are pointed at the primary, and authenticate the owner through auth_query.
     await eventually(
       'an application connection through the pooler',

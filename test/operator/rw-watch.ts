@@ -3,7 +3,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { names } from '../../api/naming.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
+import type { ConnectionOptions } from 'node:tls';
 import type { ClusterDriver } from './e2e-support.js';
+import { clusterCa, podName, verifyFull } from './cluster-tls.js';
 
 /**
  * Watches how a cluster's `-rw` Service routes while faults happen: every ~100 ms it reads the
@@ -47,14 +49,18 @@ export interface RoutingSummary {
   noPrimaryMs: number;
 }
 
+/** Each cluster's server CA, read once per run of the watch's process. */
+const caOf = new Map<string, string>();
+
 /** true: takes writes; false: in recovery; undefined: no answer within the timeout. */
-async function writableAt(host: string, password: string): Promise<boolean | undefined> {
+async function writableAt(host: string, password: string, ssl: ConnectionOptions): Promise<boolean | undefined> {
   const client = new pg.Client({
     host,
     port: Ports.postgres,
     user: 'postgres',
     password,
     database: 'postgres',
+    ssl,
     connectionTimeoutMillis: 800,
     query_timeout: 800,
   });
@@ -79,6 +85,8 @@ async function sample(
   pods: V1Pod[],
   rwBackends?: RwBackends,
 ): Promise<RoutingSample> {
+  // Verified TLS (every remote session needs it), against the cluster CA.
+  let ca = caOf.get(`${namespace}/${cluster}`);
   const at = Date.now();
   const proxied = rwBackends?.();
   const [endpoints, lease, status] = await Promise.all([
@@ -86,8 +94,15 @@ async function sample(
     api.coordination.readNamespacedLease({ namespace, name: names(cluster).leaderLease }).catch(() => undefined),
     driver.status().catch(() => undefined),
   ]);
-  const ips = pods.map((p) => p.status?.podIP).filter((ip): ip is string => ip !== undefined);
-  const answers = await Promise.all(ips.map((ip) => writableAt(ip, password)));
+  const members = pods.filter((p) => p.status?.podIP !== undefined && p.metadata?.name !== undefined);
+  const ips = members.map((p) => p.status!.podIP!);
+  if (ca === undefined) {
+    ca = await clusterCa(api, namespace, cluster).catch(() => undefined);
+    if (ca !== undefined) caOf.set(`${namespace}/${cluster}`, ca);
+  }
+  const answers = await Promise.all(
+    members.map((p) => (ca ? writableAt(p.status!.podIP!, password, verifyFull(ca, podName(namespace, cluster, p.metadata!.name!))) : undefined)),
+  );
   const holder = lease?.spec?.holderIdentity || undefined;
   return {
     at,

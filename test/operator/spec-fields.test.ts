@@ -16,6 +16,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { Annotations, ConfigKeys, poolerSelector, selectorString } from '../../api/naming.js';
 import { startSettingsDigest, type HaNodeSettingsDocument } from '../../api/ha-node/settings-document.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
+import { verifyFullTo } from './cluster-tls.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { specFieldPaths } from './spec-paths.js';
 import { eventually } from './support.js';
@@ -128,6 +129,7 @@ async function poolerClient(p: Probe, serviceName = `${name}-pooler-rw`): Promis
     user: 'shopper',
     password: Buffer.from(secret.data!.password!, 'base64').toString('utf8'),
     database: 'shop',
+    ssl: await verifyFullTo(p.api, ns, name, service.spec!.clusterIP!),
     connectionTimeoutMillis: 3_000,
     query_timeout: 5_000,
   });

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../lib/log.js';
 import type { LocalStack } from '../../local/cluster/stack.js';
 import { parse } from 'yaml';
+import pg from 'pg';
 import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { ConfigKeys } from '../../api/naming.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from './e2e-support.js';
@@ -80,13 +81,28 @@ describe('standby DatabaseCluster end to end (stand-in, local node, real Postgre
     await eventually('rows from src on the cascading replica', async () => (await notes(stb, 'stb-ro')).length === 2, 60_000);
     const [sender] = await src.query('src-rw', "SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name LIKE 'stb-%'");
     assert.equal(sender?.n, 1, 'only the standby leader streams from src; the other stb member cascades');
+    // src takes replication by certificate only: the standby leader presents src's replication certificate over TLS.
+    const [tls] = await src.query(
+      'src-rw',
+      "SELECT s.ssl, s.client_dn FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid) WHERE r.application_name LIKE 'stb-%'",
+    );
+    assert.equal(tls?.ssl, true);
+    assert.match(String(tls?.client_dn), /CN=replicator$/, "the certificate src's client CA signed for its replication role");
+    // A session without TLS is refused from any address (pg_hba's hostnossl rejects).
+    const srcRwAddress = (await api.core.readNamespacedService({ namespace: ns, name: 'src-rw' })).spec!.clusterIP!;
+    const plain = new pg.Client({ host: srcRwAddress, port: 5432, user: 'postgres', password: 'unused', database: 'postgres', ssl: false });
+    plain.on('error', () => undefined);
+    await assert.rejects(plain.connect(), /pg_hba\.conf rejects connection .* no encryption/);
     // The settings document carries bootstrapConfig as a map (api/ha-node/settings-document.ts).
     const settings = parse((await api.core.readNamespacedConfigMap({ namespace: ns, name: 'stb-config' })).data![ConfigKeys.haNode]!) as {
-      bootstrapConfig: { standby_cluster?: { host: string; port: number } };
+      bootstrapConfig: { standby_cluster?: { host: string; port: number; server_name?: string } };
     };
     const config = settings.bootstrapConfig;
-    const srcRw = (await api.core.readNamespacedService({ namespace: ns, name: 'src-rw' })).spec?.clusterIP;
-    assert.deepEqual(config.standby_cluster, { host: srcRw, port: 5432 }, 'the source reaches ha-node through the bootstrap configuration');
+    assert.deepEqual(
+      config.standby_cluster,
+      { host: srcRwAddress, port: 5432, server_name: 'src-rw.default.svc' },
+      'the source reaches ha-node through the bootstrap configuration, with the name its certificate carries',
+    );
   });
 
   it('refuses a source that does not exist, a cycle of standbys and missing credentials, with a condition and an Event', async () => {

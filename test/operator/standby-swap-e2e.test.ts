@@ -227,13 +227,17 @@ describe('controlled swap of two DatabaseClusters (stand-in, local node, real Po
       async () => {
         const rows = await swa.query(
           'swa-rw',
-          'SELECT status, sender_host, received_tli, (SELECT system_identifier::text FROM pg_control_system()) AS sysid FROM pg_stat_wal_receiver',
+          'SELECT status, sender_host, conninfo, received_tli, (SELECT system_identifier::text FROM pg_control_system()) AS sysid FROM pg_stat_wal_receiver',
         );
         return rows[0]?.status === 'streaming' ? rows : undefined;
       },
       60_000,
     );
-    assert.equal(receiver?.sender_host, swbRw, 'through the swb-rw Service');
+    // verify-full by the name swb's certificate carries, dialling the swb-rw Service's address.
+    assert.equal(receiver?.sender_host, 'swb-rw.default.svc', 'checked against the swb-rw name');
+    // Tested, not printed: the connection string holds the replication password.
+    const conninfo = String(receiver?.conninfo);
+    assert.ok(conninfo.includes(`hostaddr='${swbRw}'`) && conninfo.includes('sslmode=verify-full'), 'through the swb-rw Service, verified');
     assert.equal(Number(receiver?.received_tli), 2, "on swb's new timeline");
     assert.equal(receiver?.sysid, before.systemIdentifier);
 

@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, chownSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
 import { pg } from '../../../lib/pg.js';
 import { issueCertificate } from '../../../lib/tls-certificates.js';
 import type { Logger } from '../../../lib/log.js';
@@ -106,15 +107,18 @@ export function standbyBackupArgs(primary: PrimarySource, tls: TlsServerConfig, 
 /**
  * The primary's data and socket directories, asked of the primary itself (pgBackRest must be
  * given them for the remote): members of one cluster share a layout, but nothing promises it.
+ * `ssl`: the primary verified as peers are (peer-tls.ts); it takes no remote session without TLS.
  */
 export async function primaryDirectories(
   host: string,
   port: number,
   superuser: { username: string; password: string },
+  ssl?: ConnectionOptions,
 ): Promise<{ dataDir: string; socketDir: string }> {
   const client = new pg.Client({
     host,
     port,
+    ...(ssl ? { ssl } : {}),
     user: superuser.username,
     password: superuser.password,
     database: 'postgres',

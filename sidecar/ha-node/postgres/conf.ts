@@ -28,7 +28,7 @@ export interface ConnectionTls {
  * The host and TLS parts of a connection string: the name checked against the certificate in
  * `host`, the address connected to in `hostaddr` (no DNS lookup needed).
  */
-function tlsConnParts(host: string, tls: ConnectionTls): string[] {
+export function tlsConnParts(host: string, tls: ConnectionTls): string[] {
   const address = isIP(host) ? [`host=${quoteConnValue(tls.serverName)}`, `hostaddr=${quoteConnValue(host)}`] : [`host=${quoteConnValue(host)}`];
   const client = tls.cert && tls.key ? [`sslcert=${quoteConnValue(tls.cert)}`, `sslkey=${quoteConnValue(tls.key)}`] : [];
   return [...address, 'sslmode=verify-full', `sslrootcert=${quoteConnValue(tls.rootCert)}`, ...client];

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildServerConf, connInfo, slotNameFor, type ParameterValue } from './conf.js';
+import { sslOn } from '../../../api/postgres/pg-hba.js';
 import { buildHba } from './hba.js';
 import { peerConnectionTls } from './peer-tls.js';
 import type { LeaderAddress, PostgresSettings } from './settings.js';
@@ -19,6 +20,11 @@ export interface ConfigInput {
 }
 
 /** postgresql.conf for the role: a replica streams from the leader (or its remote source) on a slot; a primary names its sync standbys. */
+/** The parameters the server runs with, later layers winning. */
+function mergedParameters(input: ConfigInput): Record<string, ParameterValue> {
+  return Object.assign({}, ...input.parameters) as Record<string, ParameterValue>;
+}
+
 export function renderServerConf(settings: PostgresSettings, input: ConfigInput): string {
   const { leader, asReplica } = input;
   const source = leader?.source;
@@ -45,10 +51,7 @@ export function renderServerConf(settings: PostgresSettings, input: ConfigInput)
     port: settings.port,
     socketDir: settings.socketDir,
     clusterName: settings.scope,
-    parameters: Object.assign({}, ...input.parameters, { synchronous_standby_names: asReplica ? '' : input.syncStandbyNames }) as Record<
-      string,
-      ParameterValue
-    >,
+    parameters: { ...mergedParameters(input), synchronous_standby_names: asReplica ? '' : input.syncStandbyNames },
     standby,
   });
 }
@@ -59,7 +62,14 @@ export function writeConfigFiles(settings: PostgresSettings, runAs: RunAs | unde
   writePrivateFile(join(dataDir, 'postgresql.conf'), renderServerConf(settings, input), runAs);
   writePrivateFile(
     join(dataDir, 'pg_hba.conf'),
-    buildHba({ superuser: settings.superuser.username, replication: settings.replication.username, userLines: input.hbaLines }),
+    buildHba({
+      superuser: settings.superuser.username,
+      replication: settings.replication.username,
+      userLines: input.hbaLines,
+      // TLS is required exactly when the server serves it: hostssl rules on a server without ssl would lock the members out.
+      tls: sslOn(mergedParameters(input)),
+      replicationCertificate: settings.peerTls?.cert !== undefined,
+    }),
     runAs,
   );
   // pg_basebackup and pg_rewind copy the source's auto.conf; ha-node owns every setting itself.

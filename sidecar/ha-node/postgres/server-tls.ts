@@ -22,6 +22,8 @@ export interface ServerTlsSettings {
   serverDir: string;
   /** The replication client Secret's folder: tls.crt, tls.key, ca.crt. */
   replicationDir?: string;
+  /** A standby cluster's copy of its source's replication client Secret (tls.crt, tls.key, ca.crt), when there is one (an optional volume). */
+  sourceDir?: string;
   /** Where the private copies go. */
   targetDir: string;
   runAs?: RunAs;
@@ -37,6 +39,10 @@ export interface ServerTlsFiles {
   serverCa: string;
   replicationCert?: string;
   replicationKey?: string;
+  /** The source's CA and its replication client certificate (a standby cluster of a DatabaseCluster). */
+  sourceCa?: string;
+  sourceCert?: string;
+  sourceKey?: string;
 }
 
 type Material = Record<string, string>;
@@ -60,7 +66,17 @@ function readMaterial(settings: ServerTlsSettings): Material | string {
       ? [read(settings.replicationDir, keys.cert, 'replicationCert'), read(settings.replicationDir, keys.key, 'replicationKey')]
       : []),
   ].find((problem) => problem !== undefined);
-  return missing ?? material;
+  if (missing) return missing;
+  // The source's files are there only in a standby cluster of a DatabaseCluster: all three or none.
+  if (settings.sourceDir) {
+    const source = [
+      read(settings.sourceDir, keys.cert, 'sourceCert'),
+      read(settings.sourceDir, keys.key, 'sourceKey'),
+      read(settings.sourceDir, keys.ca, 'sourceCa'),
+    ];
+    if (source.some((problem) => problem !== undefined)) for (const as of ['sourceCert', 'sourceKey', 'sourceCa']) delete material[as];
+  }
+  return material;
 }
 
 /** Why the pair cannot serve, or undefined. */
@@ -90,6 +106,7 @@ export class ServerTls {
       clientCa: join(dir, 'client-ca.crt'),
       serverCa: join(dir, 'server-ca.crt'),
       ...(this.settings.replicationDir ? { replicationCert: join(dir, 'replication.crt'), replicationKey: join(dir, 'replication.key') } : {}),
+      ...(this.settings.sourceDir ? { sourceCa: join(dir, 'source-ca.crt'), sourceCert: join(dir, 'source.crt'), sourceKey: join(dir, 'source.key') } : {}),
     };
   }
 
@@ -100,6 +117,7 @@ export class ServerTls {
       rootCert: files.serverCa,
       hostSuffix,
       ...(files.replicationCert && files.replicationKey ? { cert: files.replicationCert, key: files.replicationKey } : {}),
+      ...(files.sourceCa && files.sourceCert && files.sourceKey ? { source: { rootCert: files.sourceCa, cert: files.sourceCert, key: files.sourceKey } } : {}),
     };
   }
 
@@ -129,6 +147,9 @@ export class ServerTls {
     if (typeof material === 'string') return material;
     const problem = pairProblem(material.cert, material.key, 'server') ?? pairProblem(material.replicationCert, material.replicationKey, 'replication');
     if (problem) return problem;
+    // A source copy that does not hold together never holds the server back: it is left out (the files in use stay).
+    if (pairProblem(material.sourceCert, material.sourceKey, 'source replication'))
+      for (const as of ['sourceCert', 'sourceKey', 'sourceCa']) delete material[as];
     const digest = createHash('sha256').update(JSON.stringify(material)).digest('hex');
     if (digest === this.digest) return 'unchanged';
     mkdirSync(this.settings.targetDir, { recursive: true, mode: 0o700 });
@@ -141,6 +162,9 @@ export class ServerTls {
       [files.serverCa, material.serverCa],
       [files.replicationCert ?? '', material.replicationCert],
       [files.replicationKey ?? '', material.replicationKey],
+      [files.sourceCa ?? '', material.sourceCa],
+      [files.sourceCert ?? '', material.sourceCert],
+      [files.sourceKey ?? '', material.sourceKey],
     ];
     // Each file replaced whole (a reload in between reads either the old or the new one).
     for (const [path, content] of targets) {

@@ -3,13 +3,16 @@
  * it: a physical replication connection (libpq through psql, so TLS and pg_hba's `replication`
  * lines apply as they do to the walreceiver) running IDENTIFY_SYSTEM.
  */
-import { quoteConnValue } from './conf.js';
+import { quoteConnValue, tlsConnParts } from './conf.js';
 import type { PostgresInstance } from './instance.js';
+import { peerConnectionTls } from './peer-tls.js';
 import { runTool } from './runner.js';
 
 export interface StreamingAddress {
   host: string;
   port: number;
+  /** The name the source's certificate carries (standby_cluster.server_name): reached as the walreceiver reaches it (peer-tls.ts). */
+  server_name?: string;
 }
 
 /** The first column of IDENTIFY_SYSTEM's one row (`-At` prints `systemid|timeline|xlogpos|dbname`); pure. */
@@ -24,8 +27,9 @@ export function parseIdentifySystem(output: string): string | undefined {
  */
 export async function streamingSourceSystem(pg: PostgresInstance, address: StreamingAddress): Promise<{ systemIdentifier: string } | { error: string }> {
   const { replication, name } = pg.settings;
+  const tls = peerConnectionTls(pg.settings.peerTls, { name: 'standby_cluster', source: address });
   const conninfo = [
-    `host=${quoteConnValue(address.host)}`,
+    ...(tls ? tlsConnParts(address.host, tls) : [`host=${quoteConnValue(address.host)}`]),
     `port=${address.port}`,
     `user=${quoteConnValue(replication.username)}`,
     `application_name=${quoteConnValue(name)}`,

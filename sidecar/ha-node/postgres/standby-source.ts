@@ -19,6 +19,12 @@ export interface StandbySource {
    * settings name as the standby's source (each member fills in its own restore_command for it).
    */
   repository?: boolean;
+  /**
+   * Keelson's own key: the name the source's server certificate carries. With it and the source's
+   * TLS files (sourceTlsDir), the source is reached with verify-full by this name while `host` is
+   * the address dialled, presenting the source's replication client certificate (peer-tls.ts).
+   */
+  server_name?: string;
 }
 
 export interface StandbyProblem {
@@ -28,6 +34,7 @@ export interface StandbyProblem {
 }
 
 const hostPattern = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,252})$/;
+const serverNamePattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const slotPattern = /^[a-z0-9_]{1,63}$/;
 const durationPattern = /^\d{1,9}\s*(ms|s|min|h|d)?$/;
 /** A command ends up quoted in postgresql.conf: a line break or NUL would end the value early. */
@@ -53,6 +60,7 @@ const checks: Record<keyof StandbySource, Check> = {
       ? undefined
       : 'must be milliseconds (0 to 2147483647) or a duration such as "5min"',
   repository: (v) => (typeof v === 'boolean' ? undefined : 'must be true or false'),
+  server_name: (v) => (typeof v === 'string' && v.length <= 253 && serverNamePattern.test(v) ? undefined : 'must be a DNS name'),
 };
 
 /** Every problem of a `standby_cluster` value (empty: valid). A source needs host or restore_command. */

@@ -26,9 +26,9 @@ describe('keelson local up as root (--network auto by default): network namespac
     const kubeconfig = join(dir, 'kubeconfig');
     assert.match(stdout, new RegExp(`export KUBECONFIG=${kubeconfig}`));
     assert.match(readFileSync(kubeconfig, 'utf8'), /server: https:\/\/127\.0\.0\.1:\d+/);
-    const rwPort = Number(
-      /read-write: .* psql "host=demo-rw\.default\.svc hostaddr=127\.0\.0\.1 port=(\d+) sslmode=verify-full sslrootcert=\S+ user=postgres"/.exec(stdout)?.[1],
-    );
+    const printed =
+      /read-write: .* psql "host=demo-rw\.default\.svc hostaddr=127\.0\.0\.1 port=(\d+) sslmode=verify-full sslrootcert=(\S+) user=postgres"/.exec(stdout);
+    const rwPort = Number(printed?.[1]);
     assert.ok(rwPort > 0, 'prints the demo-rw forwarder');
     const ha =
       /ha-node (https:\/\/demo-\d\.demo-headless\.default\.svc:8008\/cluster) \(curl (--cacert \S+) (--resolve \S+:10\.213\.0\.\d+)\) .*\(inside the node namespace only\)/.exec(
@@ -54,6 +54,8 @@ describe('keelson local up as root (--network auto by default): network namespac
       user: 'postgres',
       password: Buffer.from(encoded, 'base64').toString(),
       database: 'postgres',
+      // Every remote session needs TLS: verified by the Service's name against the printed CA file.
+      ssl: { ca: readFileSync(printed![2]!, 'utf8'), servername: 'demo-rw.default.svc', rejectUnauthorized: true },
     });
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the forwarder reaches the primary');

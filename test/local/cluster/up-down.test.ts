@@ -66,11 +66,13 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     assert.match(stdout, /DatabaseCluster "demo" is Ready/);
     assert.match(stdout, new RegExp(`export KUBECONFIG=${dir}/kubeconfig`));
     const printed =
-      /read-write: +PGPASSWORD=.* psql "(host=demo-rw\.default\.svc hostaddr=(127\.[\d.]+) port=5432 sslmode=verify-full sslrootcert=\S+) user=postgres"/.exec(
+      /read-write: +PGPASSWORD=.* psql "(host=demo-rw\.default\.svc hostaddr=(127\.[\d.]+) port=5432 sslmode=verify-full sslrootcert=(\S+)) user=postgres"/.exec(
         stdout,
       );
     assert.ok(printed, 'prints a verify-full connection to demo-rw');
     const rw = printed[2]!;
+    // The cluster CA as printed: every remote session needs TLS, verified by the Service's name.
+    const ca = readFileSync(printed[3]!, 'utf8');
     assert.ok(existsSync(join(dir, 'pid')));
 
     const { stdout: table } = await run('kubectl', [
@@ -117,6 +119,7 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
       user: 'postgres',
       password: Buffer.from(encoded, 'base64').toString(),
       database: 'postgres',
+      ssl: { ca, servername: 'demo-rw.default.svc', rejectUnauthorized: true },
     });
     await client.connect();
     assert.equal((await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'demo-rw reaches the primary');
@@ -129,7 +132,10 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
     );
     assert.equal(ssl.trim(), 't', 'the printed psql line connects over verified TLS');
     // The pooled connection string works as printed: the app role through demo-pooler-rw reaches the primary.
-    const pooled = /pooled: .* psql -h (127\.[\d.]+) -p 5432 -U (\w+) (\w+)/.exec(stdout);
+    const pooled =
+      /pooled: .* psql "host=demo-pooler-rw\.default\.svc hostaddr=(127\.[\d.]+) port=5432 sslmode=verify-full sslrootcert=\S+ user=(\w+) dbname=(\w+)"/.exec(
+        stdout,
+      );
     assert.ok(pooled, 'prints the demo-pooler-rw connection string');
     const { stdout: appSecret } = await run('kubectl', [
       '--kubeconfig',
@@ -148,6 +154,7 @@ describe('keelson local up / down (loopback network)', { timeout: 300_000 }, () 
       user: pooled[2],
       password: Buffer.from(appSecret, 'base64').toString(),
       database: pooled[3],
+      ssl: { ca, servername: 'demo-pooler-rw.default.svc', rejectUnauthorized: true },
     });
     await app.connect();
     assert.equal((await app.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby, false, 'the pooler reaches the primary');

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client as PgClient } from 'pg';
+import { createCertificateAuthority, issueCertificate } from '../../../lib/tls-certificates.js';
 import { pgbouncerVersion } from '../../../sidecar/exporter/scrape/facts.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { freePort, waitForPort } from '../../support/ports.js';
@@ -18,6 +19,7 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
   let dir: string;
   let bouncer: ChildProcess;
   let port: number;
+  const ca = createCertificateAuthority('shop.default.keelson.io');
 
   before(async () => {
     pg = await startPostgres();
@@ -40,11 +42,20 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
         'admin_users = pgbouncer',
         'ignore_startup_parameters = extra_float_digits',
         `logfile = ${join(dir, 'pgbouncer.log')}`,
+        // TLS for clients as a pooler pod serves it (the server certificate names the pooler Services); plaintext still allowed here.
+        'client_tls_sslmode = allow',
+        `client_tls_cert_file = ${join(dir, 'server.crt')}`,
+        `client_tls_key_file = ${join(dir, 'server.key')}`,
         '',
       ].join('\n'),
     );
+    const pair = issueCertificate(ca, 'shop-rw', { usage: 'server', hosts: ['shop-pooler-rw.default.svc'] });
+    writeFileSync(join(dir, 'server.crt'), pair.cert);
+    writeFileSync(join(dir, 'server.key'), pair.key, { mode: 0o600 });
+    writeFileSync(join(dir, 'ca.crt'), ca.cert);
+    writeFileSync(join(dir, 'stranger.crt'), createCertificateAuthority('stranger').cert);
     const runAs = pg.runAs;
-    if (runAs) for (const f of ['', 'userlist.txt', 'pgbouncer.ini']) chownSync(join(dir, f), runAs.uid, runAs.gid);
+    if (runAs) for (const f of ['', 'userlist.txt', 'pgbouncer.ini', 'server.crt', 'server.key']) chownSync(join(dir, f), runAs.uid, runAs.gid);
     bouncer = spawn(pgbouncerBin, [join(dir, 'pgbouncer.ini')], { ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}), stdio: 'ignore' });
     await waitForPort('127.0.0.1', port, 10_000);
   });
@@ -95,6 +106,32 @@ describe('pgbouncer admin console mode (URL database "pgbouncer")', () => {
       assert.equal((await get(`${exporter.url}/replica`)).status, 404);
     } finally {
       await exporter.close();
+    }
+  });
+
+  it("reads the console over TLS as a pooler pod's exporter does: verify-full by the pooler Service's name, dialling the pod's address", async () => {
+    const url = (root: string) =>
+      `postgres://pgbouncer@shop-pooler-rw.default.svc:${port}/pgbouncer?hostaddr=127.0.0.1&sslmode=verify-full&sslrootcert=${join(dir, root)}`;
+    const exporter = await startTestExporter({ url: url('ca.crt'), config: sharedConfigSubdir, 'health-interval': '200' });
+    try {
+      const metrics = parseMetrics((await get(`${exporter.url}/metrics`)).body);
+      assert.equal(valueOf(metrics, 'pgbouncer_up'), 1);
+      const admin = new PgClient({ connectionString: `postgres://pgbouncer@127.0.0.1:${port}/pgbouncer` });
+      await admin.connect();
+      try {
+        const clients = (await admin.query<{ user: string; tls: string }>('SHOW CLIENTS')).rows.filter((r) => r.user === 'pgbouncer' && r.tls);
+        assert.ok(clients.length > 0, 'the exporter is a TLS client of the console');
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await exporter.close();
+    }
+    const refused = await startTestExporter({ url: url('stranger.crt'), config: sharedConfigSubdir, 'health-interval': '200' });
+    try {
+      assert.notEqual(valueOf(parseMetrics((await get(`${refused.url}/metrics`)).body), 'pgbouncer_up'), 1, 'a console whose certificate another CA signed');
+    } finally {
+      await refused.close();
     }
   });
 

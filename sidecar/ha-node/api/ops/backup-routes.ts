@@ -9,6 +9,7 @@ import { readJsonBody } from '../json-body.js';
 import { handle, requireAuth, sendReply } from './http.js';
 import { leaderAddress } from '../../ha/loop-context.js';
 import { primaryDirectories, type PrimarySource } from '../../backup/tls-server.js';
+import { peerClientSsl } from '../../postgres/peer-tls.js';
 import { archivePending as archivePendingOf } from '../../backup/metrics.js';
 import type { BackupKeeper } from '../../backup/keeper.js';
 import type { StanzaInfo } from '../../backup/info.js';
@@ -108,7 +109,8 @@ export function backupRoutes(credentials: ApiCredentials | undefined) {
           if (!leader || snapshot.status?.replicationState !== 'streaming')
             return sendReply(res, { code: 503, text: 'this standby does not stream from a primary' });
           const superuser = context.pg.settings.superuser;
-          const dirs = await primaryDirectories(leader.host, leader.port, superuser).catch((error: Error) => error);
+          const ssl = peerClientSsl(context.pg.settings.peerTls, leader);
+          const dirs = await primaryDirectories(leader.host, leader.port, superuser, ssl).catch((error: Error) => error);
           if (dirs instanceof Error) return sendReply(res, { code: 503, text: `cannot reach the primary ${leader.name}: ${dirs.message}` });
           primary = { host: leader.host, port: leader.port, ...dirs };
         } else if (!snapshot.isLeader || role !== 'primary') {

@@ -135,7 +135,14 @@ async function startFollowingSource(ctx: LoopContext, source: StandbySource): Pr
  */
 export async function cloneSourceAndStart(pg: PostgresInstance, source: StandbySource, repository?: PgBackRest, logger?: Logger): Promise<void> {
   if (repository && logger)
-    await restoreSourceBackup(pg, repository, logger, source.host === undefined ? undefined : { host: source.host, port: sourcePort(source) });
+    await restoreSourceBackup(
+      pg,
+      repository,
+      logger,
+      source.host === undefined
+        ? undefined
+        : { host: source.host, port: sourcePort(source), ...(source.server_name ? { server_name: source.server_name } : {}) },
+    );
   else if (source.host === undefined)
     throw new Error('standby_cluster has no host: without a repository to restore from, a standby cluster is cloned from its source by streaming');
   else await cloneFrom(pg, remoteAddress(source));

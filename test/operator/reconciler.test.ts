@@ -11,7 +11,7 @@ import { OperatorKubeApi } from '../../operator/kube-api.js';
 import { Finalizer } from '../../api/naming.js';
 import { runOperator, type RunningOperator } from '../../operator/run.js';
 import { startTestApiServer, type TestApiServer } from '../support/kube.js';
-import { applyCrds, createInstancePod, eventually, kubectl, metricValue, writesDuringIdlePasses } from './support.js';
+import { applyCrds, createInstancePod, eventually, kubectl, metricValue, publishEndpoint, writesDuringIdlePasses } from './support.js';
 
 const ns = 'db';
 const logger = createLogger({ name: 'operator-test', level: process.env.LOG_LEVEL ?? 'silent' });
@@ -220,9 +220,20 @@ describe('operator against the API server stand-in', () => {
   });
 
   it('reports pods, primary and readiness in status and printer columns', async () => {
-    await createInstancePod(api, ns, 'demo', 0, 'primary');
+    await createInstancePod(api, ns, 'demo', 0, 'primary', 'rev1', false);
     await createInstancePod(api, ns, 'demo', 1, 'replica');
     await createInstancePod(api, ns, 'demo', 2, 'replica');
+    // Every pod Ready and labelled, but demo-rw's endpoints not published yet: not Ready, and says why.
+    const pending = await eventually('Ready=False EndpointsPending', async () => {
+      const c = await getCluster('demo');
+      const ready = (c?.status as { conditions?: Array<{ type: string; reason: string; message: string }> } | undefined)?.conditions?.find(
+        (x) => x.type === 'Ready',
+      );
+      return ready?.reason === 'EndpointsPending' ? { phase: (c?.status as { phase?: string }).phase, ready } : undefined;
+    });
+    assert.equal(pending.phase, 'Creating');
+    assert.match(pending.ready.message, /demo-rw's endpoints do not list demo-0 \(127\.255\.255\.254\) yet/);
+    await publishEndpoint(api, ns, 'demo-rw', '127.255.255.254');
     const healthy = await eventually('Healthy', async () => {
       const c = await getCluster('demo');
       return c?.status?.phase === 'Healthy' ? c : undefined;

@@ -5,9 +5,11 @@ import { stringify } from 'yaml';
 import { allCrds } from '../../api/crd/all-crds.js';
 import { apiVersion, kind } from '../../api/crd/types.js';
 import { promisify } from 'node:util';
-import type { V1Pod } from '@kubernetes/client-node';
+import { DiscoveryV1Api, type V1EndpointSlice, type V1Pod } from '@kubernetes/client-node';
+import { apiStatusCode } from '../../lib/kube/client.js';
+import { Ports } from '../../lib/ports.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
-import { commonLabels, podSelector } from '../../api/naming.js';
+import { commonLabels, names, podSelector } from '../../api/naming.js';
 
 const run = promisify(execFile);
 
@@ -62,6 +64,7 @@ export async function createInstancePod(
   ordinal: number,
   role: 'primary' | 'replica',
   revision = 'rev1',
+  publishRw = true,
 ): Promise<void> {
   const name = `${cluster}-${ordinal}`;
   const pod: V1Pod = {
@@ -75,8 +78,27 @@ export async function createInstancePod(
     spec: { containers: [{ name: 'postgres', image: 'test' }] },
   };
   const created = await api.core.createNamespacedPod({ namespace, body: pod });
-  created.status = { phase: 'Running', podIP: '127.255.255.254', conditions: [{ type: 'Ready', status: 'True' }] };
+  const podIP = '127.255.255.254';
+  created.status = { phase: 'Running', podIP, conditions: [{ type: 'Ready', status: 'True' }] };
   await api.core.replaceNamespacedPodStatus({ namespace, name, body: created });
+  // As the endpoints controller would: `<cluster>-rw` routes to the pod labelled primary (Ready waits for it).
+  if (role === 'primary' && publishRw) await publishEndpoint(api, namespace, names(cluster).rwService, podIP);
+}
+
+/** An EndpointSlice for `service` listing one ready address, as the endpoints controller writes it. */
+export async function publishEndpoint(api: OperatorKubeApi, namespace: string, service: string, ip: string): Promise<void> {
+  const discovery = api.kubeConfig.makeApiClient(DiscoveryV1Api);
+  const body: V1EndpointSlice = {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-test`, namespace, labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports: [{ name: 'postgres', port: Ports.postgres, protocol: 'TCP' }],
+  };
+  await discovery.createNamespacedEndpointSlice({ namespace, body }).catch((error: unknown) => {
+    if (apiStatusCode(error) !== 409) throw error; // already published: every test pod has the same address
+  });
 }
 
 function withoutCel(node: unknown): unknown {

@@ -303,7 +303,8 @@ export async function rollOutImage(
   options: { name: string; image: string; instances: number; table: string; patch: () => Promise<void>; timeoutMs: number },
 ) {
   const before = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
-  const oldPrimary = (await driver.status()).currentPrimary!;
+  // Right after another case the status may be between two passes without a primary named: wait for one.
+  const oldPrimary = await eventually('a primary named in status', async () => (await driver.status()).currentPrimary, 30_000);
   const tracker = trackPods(driver);
   const writer = keepWriting(driver, `${options.name}-rw`, options.table, 1000);
   await options.patch();

@@ -262,7 +262,8 @@ const table: FieldCase[] = [
       {
         patch: { postgresql: { pg_hba: ['host all all 127.0.0.0/8 scram-sha-256', 'host all all 0.0.0.0/0 reject'] } },
         effect: async (p) =>
-          (await p.driver.sql(await p.primaryIp(), "SELECT 1 FROM pg_hba_file_rules WHERE address = '0.0.0.0' AND auth_method = 'reject'")).length === 1,
+          (await p.driver.sql(await p.primaryIp(), "SELECT 1 FROM pg_hba_file_rules WHERE type = 'host' AND address = '0.0.0.0' AND auth_method = 'reject'"))
+            .length === 1,
       },
       {
         patch: { postgresql: { pg_hba: ['host all all 0.0.0.0/0 magic'] } },

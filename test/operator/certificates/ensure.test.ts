@@ -7,17 +7,15 @@ import { connect, createServer } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
 import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
-import { installCrds } from '../../../local/cluster/stack.js';
 import { certificatesCondition, ensureCertificates, reportCertificateProblems } from '../../../operator/certificates/ensure.js';
-import { parseDatabaseCluster } from '../../../api/crd/validate.js';
 import { buildCredentialSecret } from '../../../operator/builders/secrets.js';
 import { EventRecorder } from '../../../operator/events.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
-import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { startCrdApiServer, type CrdApiServer } from '../crd-api-server.js';
 
 /** The operator's certificate step against the stand-in's API server: issue, serve TLS, refuse bad Secrets, rotate on request. */
 describe('cluster certificates: issued into Secrets, bad user Secrets refused by field', { timeout: 60_000 }, () => {
-  let server: TestApiServer;
+  let stand: CrdApiServer;
   let api: OperatorKubeApi;
   const logger = createLogger({ name: 'certificates', level: 'silent' });
   const ns = 'default';
@@ -25,26 +23,15 @@ describe('cluster certificates: issued into Secrets, bad user Secrets refused by
   const read = (name: string) => api.core.readNamespacedSecret({ namespace: ns, name });
   const events = async (reason: string) =>
     (await api.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === reason).map((e) => e.message ?? '');
-  const createCluster = async (name: string, extra: Record<string, unknown> = {}) => {
-    const body = {
-      apiVersion: 'keelson.io/v1',
-      kind: 'DatabaseCluster',
-      metadata: { name, namespace: ns },
-      spec: { instances: 1, storage: { size: '1Gi' }, ...extra },
-    };
-    return parseDatabaseCluster(
-      await api.custom.createNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', body }),
-    );
-  };
 
   before(async () => {
-    server = await startTestApiServer();
-    api = new OperatorKubeApi(server.kubeConfig);
-    await installCrds(server.kubeConfig, logger);
+    stand = await startCrdApiServer(logger, ns);
+    api = stand.api;
   });
   after(async () => {
-    await server?.close();
+    await stand?.close();
   });
+  const createCluster = (name: string, extra?: Record<string, unknown>) => stand.createCluster(name, extra);
 
   it('issues a server certificate a verify-full client accepts by Service name, and a replication client certificate', async () => {
     const deps = { api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined };

@@ -3,42 +3,32 @@ import assert from 'node:assert/strict';
 import type { V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../../../lib/log.js';
 import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
-import { parseDatabaseCluster } from '../../../api/crd/validate.js';
 import { EventRecorder } from '../../../operator/events.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { ensureBackupTlsSecret } from '../../../operator/reconcile/owned.js';
-import { installCrds } from '../../../local/cluster/stack.js';
-import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { startCrdApiServer, type CrdApiServer } from '../crd-api-server.js';
 
 /** The operator's side of the backup CA rotation against the stand-in's API server: create, stage, switch, leave a user's CA alone. */
 describe('backup TLS CA Secret: created, then rotated before it expires', { timeout: 60_000 }, () => {
-  let server: TestApiServer;
+  let stand: CrdApiServer;
   let api: OperatorKubeApi;
   const logger = createLogger({ name: 'ca-secret', level: 'silent' });
   const ns = 'default';
   const decode = (secret: V1Secret, key: string): string | undefined => (secret.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString() : undefined);
   /** A stored DatabaseCluster (the Secret's owner: the garbage collector removes what an absent owner owns). */
   const ctxFor = async (name: string) => {
-    const spec = { instances: 1, storage: { size: '1Gi' }, backup: { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' } };
-    const stored = await api.custom.createNamespacedCustomObject({
-      group: 'keelson.io',
-      version: 'v1',
-      namespace: ns,
-      plural: 'databaseclusters',
-      body: { apiVersion: 'keelson.io/v1', kind: 'DatabaseCluster', metadata: { name, namespace: ns }, spec },
-    });
-    return { cluster: parseDatabaseCluster(stored), operatorVersion: '1.0.0' };
+    const backup = { repositories: [{ name: 'local', volume: { size: '1Gi' } }], target: 'prefer-standby' };
+    return { cluster: await stand.createCluster(name, { backup }), operatorVersion: '1.0.0' };
   };
   const read = (name: string) => api.core.readNamespacedSecret({ namespace: ns, name });
   const reasons = async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.reason);
 
   before(async () => {
-    server = await startTestApiServer();
-    api = new OperatorKubeApi(server.kubeConfig);
-    await installCrds(server.kubeConfig, logger);
+    stand = await startCrdApiServer(logger, ns);
+    api = stand.api;
   });
   after(async () => {
-    await server?.close();
+    await stand?.close();
   });
 
   it('creates a ten-year CA, stages a new one within the renewal window, switches after the propagation time', async () => {

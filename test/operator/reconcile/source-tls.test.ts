@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../lib/log.js';
-import { installCrds } from '../../../local/cluster/stack.js';
 import { ensureCertificates } from '../../../operator/certificates/ensure.js';
-import { parseDatabaseCluster } from '../../../api/crd/validate.js';
 import { desiredDynamicConfig } from '../../../operator/builders/dynamic-config.js';
 import { haNodeConfig } from '../../../operator/builders/configmap.js';
 import { tlsMounts, tlsVolumes } from '../../../operator/builders/tls-volumes.js';
@@ -12,7 +10,7 @@ import { OperatorKubeApi } from '../../../operator/kube-api.js';
 import { ensureSourceTlsSecret, sourceTlsData } from '../../../operator/reconcile/source-tls.js';
 import { validateDynamicConfig } from '../../../sidecar/ha-node/ops/config-validate.js';
 import { standbySourceProblems } from '../../../sidecar/ha-node/postgres/standby-source.js';
-import { startTestApiServer, type TestApiServer } from '../../support/kube.js';
+import { startCrdApiServer, type CrdApiServer } from '../crd-api-server.js';
 import { sampleCluster } from '../fixtures.js';
 
 /**
@@ -21,30 +19,19 @@ import { sampleCluster } from '../fixtures.js';
  * volume, and standby_cluster names the source's -rw Service as the name its certificate carries.
  */
 describe("a standby cluster's copy of its source's replication certificate", { timeout: 60_000 }, () => {
-  let server: TestApiServer;
+  let stand: CrdApiServer;
   let api: OperatorKubeApi;
   const ns = 'default';
   const logger = createLogger({ name: 'source-tls', level: 'silent' });
-  const createCluster = async (name: string, extra: Record<string, unknown> = {}) => {
-    const body = {
-      apiVersion: 'keelson.io/v1',
-      kind: 'DatabaseCluster',
-      metadata: { name, namespace: ns },
-      spec: { instances: 1, storage: { size: '1Gi' }, ...extra },
-    };
-    return parseDatabaseCluster(
-      await api.custom.createNamespacedCustomObject({ group: 'keelson.io', version: 'v1', namespace: ns, plural: 'databaseclusters', body }),
-    );
-  };
 
   before(async () => {
-    server = await startTestApiServer();
-    api = new OperatorKubeApi(server.kubeConfig);
-    await installCrds(server.kubeConfig, logger);
+    stand = await startCrdApiServer(logger, ns);
+    api = stand.api;
   });
   after(async () => {
-    await server?.close();
+    await stand?.close();
   });
+  const createCluster = (name: string, extra?: Record<string, unknown>) => stand.createCluster(name, extra);
 
   it('copies the source Secret once, follows its renewal, and writes nothing while it is the same', async () => {
     const writes: string[] = [];

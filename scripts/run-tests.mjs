@@ -73,6 +73,8 @@ const counters = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'to
 const totals = Object.fromEntries(counters.map((c) => [c, 0]));
 const durations = {};
 const failedFiles = [];
+/** Each failed file's own account of its failures, printed again at the very end of the run. */
+const failureDigests = [];
 const started = Date.now();
 
 /** The counts from the spec reporter's closing lines ("ℹ tests 12"). */
@@ -83,6 +85,19 @@ function counts(output) {
     if (matches.length > 0) found[name] = Number(matches.at(-1)[1]);
   }
   return found;
+}
+
+/**
+ * The spec reporter's "failing tests" section of a file's output (the assertion and where it
+ * failed), or its last lines when it died without one; bounded, so a long log's tail still holds
+ * every failure's reason.
+ */
+function failureDigest(output) {
+  const lines = output.trimEnd().split('\n');
+  const from = lines.findIndex((line) => line.startsWith('✖ failing tests:'));
+  const section = from >= 0 ? lines.slice(from + 1).filter((line) => !/^\s+at .*(node:|node_modules)/.test(line)) : lines.slice(-20);
+  const kept = section.slice(0, 80);
+  return `${kept.join('\n')}${section.length > kept.length ? `\n… ${section.length - kept.length} more lines above, in the file's own output` : ''}`;
 }
 
 let startedFiles = 0;
@@ -133,6 +148,7 @@ function runFile(file) {
         failedFiles.push(file);
         // A file that died before reporting still counts as a failure in the totals.
         if (!found.fail) totals.fail += 1;
+        failureDigests.push(`▶ ${file}\n${failureDigest(output)}`);
       }
       process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s${ok ? '' : `, FAILED: exit ${code ?? signal}`})\n${output.trimEnd()}\n`);
       resolve();
@@ -158,7 +174,10 @@ process.stdout.write(
   `\nslowest files (${files.length} files, ${slots} slot${slots === 1 ? '' : 's'}, ${Math.round((Date.now() - started) / 1000)} s in all):\n`,
 );
 for (const [file, ms] of slowest) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}\n`);
-if (failedFiles.length > 0) process.stdout.write(`\nfiles with failures:\n${failedFiles.map((f) => `  ${f}`).join('\n')}\n`);
+if (failedFiles.length > 0) {
+  process.stdout.write(`\nwhy they failed, as each file reported it:\n${failureDigests.join('\n\n')}\n`);
+  process.stdout.write(`\nfiles with failures:\n${failedFiles.map((f) => `  ${f}`).join('\n')}\n`);
+}
 process.stdout.write(`\n${counters.map((c) => `ℹ ${c} ${totals[c]}`).join('\n')}\nℹ duration_ms ${Date.now() - started}\n`);
 process.stdout.write(`${totals.pass} passed, ${totals.fail} failed\n`);
 process.exit(failedFiles.length > 0 || totals.fail > 0 ? 1 : 0);

@@ -170,7 +170,7 @@ export async function rotateCertificatesCommand(ctx: CtlContext, options: Rotate
       },
     );
     say(
-      `a new CA (serial ${new X509Certificate(newCa).serialNumber}) is trusted; the operator signs with it once every kubelet has the new bundle (about 3 minutes)`,
+      `a new CA (serial ${new X509Certificate(newCa).serialNumber}) is trusted; the operator signs with it once every kubelet has the new bundle (its --ca-trust-propagation: 3 minutes by default)`,
     );
     newCert = await until(
       deadline,

@@ -16,6 +16,11 @@ export function createOperatorCommand(): Command {
     .option('--health-address <addr>', 'listen address of /healthz and /readyz', `:${Ports.operatorHealth}`)
     .option('--metrics-address <addr>', 'listen address of /metrics', `:${Ports.operatorMetrics}`)
     .option('--relist-interval <seconds>', 'full relist period of every watch', '300')
+    .option(
+      '--ca-trust-propagation <seconds>',
+      "how long a new CA is only trusted before it signs: time for every kubelet to refresh mounted Secrets (its --sync-frequency plus the cache's TTL)",
+      '180',
+    )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
       try {
         const { startOperatorFromFlags } = await import('./main.js');

@@ -26,6 +26,8 @@ export interface ControllerOptions {
   relistIntervalMs?: number;
   workers?: number;
   haNode?: HaNodeClient;
+  /** How long a new CA is only trusted before it signs (default: defaultCaRotation's). */
+  caTrustPropagationMs?: number;
 }
 
 /** Every owned object carries its cluster's name in this label (PVCs made from templates too). */
@@ -71,6 +73,7 @@ export class Controller {
       recordWrite,
       logger: options.logger,
       operatorVersion: options.operatorVersion,
+      ...(options.caTrustPropagationMs !== undefined ? { caTrustPropagationMs: options.caTrustPropagationMs } : {}),
     };
   }
 

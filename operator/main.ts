@@ -38,6 +38,9 @@ export async function startOperatorFromFlags(flags: Record<string, string | bool
   const relistSeconds = Number(flags.relistInterval ?? 300);
   if (!Number.isFinite(relistSeconds) || relistSeconds < 1) throw new Error('--relist-interval must be a number of seconds >= 1');
   const leaderTimings = parseLeaderTimings(flags);
+  const caTrustSeconds = Number(flags.caTrustPropagation ?? 180);
+  if (typeof flags.caTrustPropagation === 'boolean' || !Number.isFinite(caTrustSeconds) || caTrustSeconds < 0)
+    throw new Error('--ca-trust-propagation must be a number of seconds >= 0');
   const operator = await runOperator({
     kubeconfig: typeof flags.kubeconfig === 'string' ? flags.kubeconfig : undefined,
     namespaces: parseWatchNamespaces(typeof flags.watchNamespace === 'string' ? flags.watchNamespace : env.WATCH_NAMESPACE),
@@ -49,6 +52,7 @@ export async function startOperatorFromFlags(flags: Record<string, string | bool
     health: parseListenAddress(String(flags.healthAddress)),
     metrics: parseListenAddress(String(flags.metricsAddress)),
     relistIntervalMs: relistSeconds * 1000,
+    caTrustPropagationMs: caTrustSeconds * 1000,
     operatorVersion: packageVersion(),
     logger,
     onLostLeadership: () => {

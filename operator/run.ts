@@ -20,6 +20,8 @@ export interface OperatorSettings {
   health: { host: string; port: number };
   metrics: { host: string; port: number };
   relistIntervalMs: number;
+  /** How long a new CA is only trusted before it signs (default: defaultCaRotation's). */
+  caTrustPropagationMs?: number;
   operatorVersion: string;
   logger: Logger;
   /**
@@ -51,6 +53,7 @@ export async function runOperator(settings: OperatorSettings): Promise<RunningOp
       operatorVersion: settings.operatorVersion,
       namespaces: settings.namespaces,
       relistIntervalMs: settings.relistIntervalMs,
+      ...(settings.caTrustPropagationMs !== undefined ? { caTrustPropagationMs: settings.caTrustPropagationMs } : {}),
     });
   let controller = newController();
   /** The previous term's controller stopping: a new one starts only after its workers finished. */

@@ -18,6 +18,9 @@ import { nodeSubnet, serviceCidrOfSubnet } from '../node/netns/subnet.js';
  * node (controllers, node agent, service proxy) and the operator. `keelson local up` and the
  * operator's end-to-end tests both start it through here.
  */
+/** A new CA is trusted this long before it signs: the local node follows Secrets by their watch, a kubelet within minutes. */
+export const localCaTrustPropagationMs = 10_000;
+
 export interface LocalStackOptions {
   dir: string;
   logger: Logger;
@@ -142,6 +145,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       health: { host: '127.0.0.1', port: 0 },
       metrics: { host: '127.0.0.1', port: 0 },
       relistIntervalMs: 30_000,
+      // The local node rewrites a pod's Secret volumes as soon as it hears the Secret changed.
+      caTrustPropagationMs: localCaTrustPropagationMs,
       operatorVersion: options.operatorVersion,
       logger: logger.child({ component: 'operator' }),
     });

@@ -4,7 +4,7 @@ import { createCertificateAuthority } from '../../lib/tls-certificates.js';
 import { buildCaSecret, readCaSecret } from '../builders/ca-secret.js';
 import type { BuildContext } from '../builders/context.js';
 import { Labels } from '../../api/naming.js';
-import { nextCaStep, type CaRotationPolicy, type CaSecretData } from './backup-ca-rotation.js';
+import { defaultCaRotation, nextCaStep, type CaSecretData } from './backup-ca-rotation.js';
 import type { ReconcileDeps } from './deps.js';
 
 /** Which operator CA a Secret holds: its name, owned-kind label, names in messages and Events. */
@@ -34,10 +34,9 @@ function requestAnnotations(kind: CaSecretKind): Record<string, string> {
  * not in an Event.
  */
 export async function ensureCaSecret(
-  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>,
+  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now' | 'caTrustPropagationMs'>,
   ctx: BuildContext,
   kind: CaSecretKind,
-  policy?: CaRotationPolicy,
 ): Promise<CaSecretData | undefined> {
   const placeholder = buildCaSecret(ctx, kind.secretName, kind.component, { cert: '', key: '' }, kind.stagedAnnotation);
   const stored = (await deps.api.read(placeholder)) as V1Secret | undefined;
@@ -59,6 +58,7 @@ export async function ensureCaSecret(
   const current = readCaSecret(stored, kind.stagedAnnotation);
   if (!current || stored.metadata?.labels?.[Labels.owned] !== kind.component) return current;
   const requested = !!kind.request?.value && stored.metadata?.annotations?.[kind.request.annotation] !== kind.request.value;
+  const policy = { ...defaultCaRotation, propagationMs: deps.caTrustPropagationMs ?? defaultCaRotation.propagationMs };
   const step = nextCaStep(current, deps.now?.() ?? new Date(), () => createCertificateAuthority(kind.caName), policy, kind.what, requested);
   if (step.kind === 'none') return current;
   const next = buildCaSecret(ctx, kind.secretName, kind.component, step.data, kind.stagedAnnotation);

@@ -13,6 +13,8 @@ export interface ReconcileDeps {
   logger: Logger;
   operatorVersion: string;
   now?: () => Date;
+  /** How long a new CA is only trusted before it signs (operator/reconcile/backup-ca-rotation.ts). */
+  caTrustPropagationMs?: number;
 }
 
 export interface ReconcileResult {

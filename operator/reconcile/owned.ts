@@ -3,7 +3,6 @@ import { apiStatusCode, describeApiError } from '../../lib/kube/client.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { BuildContext } from '../builders/context.js';
 import { usesBackupTls } from '../builders/backup-tls.js';
-import type { CaRotationPolicy } from './backup-ca-rotation.js';
 import { ensureCaSecret } from './ca-secret.js';
 import { buildCredentialSecret, credentialKindsOf, generatePassword, type CredentialKind } from '../builders/secrets.js';
 import { backupCaStagedAnnotation, backupTlsSecretName, podSelector, SecretKeys, selectorString, VolumeNames } from '../../api/naming.js';
@@ -38,9 +37,8 @@ export async function ensureSecrets(
 
 /** The cluster CA of pgBackRest's TLS server (backups on a standby): see ensureCaSecret. */
 export async function ensureBackupTlsSecret(
-  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now'>,
+  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now' | 'caTrustPropagationMs'>,
   ctx: BuildContext,
-  policy?: CaRotationPolicy,
 ): Promise<void> {
   if (!usesBackupTls(ctx)) return;
   const { name, namespace } = ctx.cluster.metadata;
@@ -52,7 +50,7 @@ export async function ensureBackupTlsSecret(
     what: 'backup TLS CA',
     eventPrefix: 'BackupCa',
   };
-  await ensureCaSecret(deps, ctx, kind, policy);
+  await ensureCaSecret(deps, ctx, kind);
 }
 
 /**

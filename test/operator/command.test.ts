@@ -56,6 +56,9 @@ describe('keelson operator (CLI)', () => {
     const operator = startOperator(['--relist-interval', 'soon']);
     assert.equal(await operator.exited, 1);
     assert.match(operator.stderr(), /--relist-interval must be a number of seconds/);
+    const propagation = startOperator(['--ca-trust-propagation', '-5']);
+    assert.equal(await propagation.exited, 1);
+    assert.match(propagation.stderr(), /--ca-trust-propagation must be a number of seconds >= 0/);
   });
 
   it('refuses Lease timings a leader could not keep (renew deadline not shorter than the lease)', async () => {

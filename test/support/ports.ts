@@ -1,7 +1,43 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
-/** A TCP port that was free on host a moment ago (the OS picks it). */
+/**
+ * Where freePort looks: below the kernel's ephemeral range. A port the OS picked (listen on port
+ * 0) is handed out again to any process's next port-0 listen once it is free; a server restarted
+ * later on it (PostgreSQL after a demotion) could then find it taken by another suite's test
+ * server. Ports below that range are never handed out by the OS.
+ */
+function portRange(): { low: number; high: number } {
+  let ephemeralStart = 32768;
+  try {
+    ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
+  } catch {
+    // not Linux: the usual start
+  }
+  const high = Math.min(ephemeralStart - 1, 32767);
+  return { low: Math.max(1024, high - 12_767), high };
+}
+
+function listensOn(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A TCP port free on host a moment ago, outside the OS's ephemeral range (see portRange). */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { low, high } = portRange();
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await listensOn(host, port)) return port;
+  }
+  return osPickedPort(host);
+}
+
+function osPickedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { describeApiError } from '../../../lib/kube/client.js';
 import type { Logger } from '../../../lib/log.js';
 import { managedRolesSchema, type ManagedRole } from '../../../api/crd/managed-roles.js';
 import { managedRolesHash, type ManagedDatabaseResult, type ManagedReport, type ManagedRoleResult } from '../../../api/crd/managed-status.js';
-import { applyDatabases, messageOf, openSession, run, type Connect } from './apply.js';
+import { applyDatabases, openSession, run, type Connect } from './apply.js';
 import { readRoles } from './catalog.js';
 import { databaseIntents } from './database-plan.js';
 import type { ManagedKubeReads, SecretRead } from './kube-reads.js';
@@ -101,7 +102,8 @@ export class ManagedKeeper {
     const secrets = await this.readSecrets(roles);
     const databases = await this.options.reads.databases().then(
       (found) => ({ ...found, error: undefined }),
-      (error: unknown) => ({ objects: [], unreadable: [], error: messageOf(error) }),
+      // The status and its message only: client-node's own text carries the response's headers (a Date).
+      (error: unknown) => ({ objects: [], unreadable: [], error: describeApiError(error) }),
     );
     // Logged once per distinct error (a server without the Database kind answers the same every cycle).
     if (databases.error && databases.error !== this.listError)

@@ -21,6 +21,16 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
     return { cluster: await stand.createCluster(name, { backup }), operatorVersion: '1.0.0' };
   };
   const read = (name: string) => api.core.readNamespacedSecret({ namespace: ns, name });
+  /** The operator's Secret now holds a CA twenty days from its end (as an old cluster's would). */
+  const replaceWithEndingCa = async (stored: V1Secret, cluster: string) => {
+    const ending = createCertificateAuthority(`${cluster}.default.backup.keelson.io`, 20);
+    await api.core.replaceNamespacedSecret({
+      namespace: ns,
+      name: `${cluster}-backup-tls`,
+      body: { ...stored, data: { 'ca.crt': Buffer.from(ending.cert).toString('base64'), 'ca.key': Buffer.from(ending.key).toString('base64') } },
+    });
+    return ending;
+  };
   const reasons = async () => (await api.core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.reason);
 
   before(async () => {
@@ -42,12 +52,7 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
     assert.equal((await read('shop-backup-tls')).metadata!.resourceVersion, created.metadata!.resourceVersion, 'a CA far from its end is left alone');
 
     // A CA twenty days from its end (as an old cluster would have).
-    const old = createCertificateAuthority('shop.default.backup.keelson.io', 20);
-    await api.core.replaceNamespacedSecret({
-      namespace: ns,
-      name: 'shop-backup-tls',
-      body: { ...created, data: { 'ca.crt': Buffer.from(old.cert).toString('base64'), 'ca.key': Buffer.from(old.key).toString('base64') } },
-    });
+    const old = await replaceWithEndingCa(created, 'shop');
     await ensureBackupTlsSecret(deps, ctx);
     const staged = await read('shop-backup-tls');
     assert.equal(decode(staged, 'ca.key'), old.key, 'the old CA still signs');
@@ -71,6 +76,24 @@ describe('backup TLS CA Secret: created, then rotated before it expires', { time
     assert.equal(switched.metadata!.annotations?.['keelson.io/backup-ca-staged-at'], undefined);
     assert.equal(switched.metadata!.labels!['keelson.io/owned-kind'], 'backup-tls');
     assert.ok((await reasons()).includes('BackupCaRotated'));
+  });
+
+  it("switches after the operator's own propagation time (--ca-trust-propagation), not the default's", async () => {
+    let now = new Date();
+    const deps = { api, events: new EventRecorder(api.core, logger), recordWrite: () => undefined, now: () => now, caTrustPropagationMs: 20_000 };
+    const ctx = await ctxFor('quick');
+    await ensureBackupTlsSecret(deps, ctx);
+    const created = await read('quick-backup-tls');
+    await replaceWithEndingCa(created, 'quick');
+    await ensureBackupTlsSecret(deps, ctx);
+    const staged = await read('quick-backup-tls');
+    assert.ok(decode(staged, 'next.key'), 'staged');
+    now = new Date(now.getTime() + 10_000);
+    await ensureBackupTlsSecret(deps, ctx);
+    assert.equal((await read('quick-backup-tls')).metadata!.resourceVersion, staged.metadata!.resourceVersion, 'trusted only, 10 s in');
+    now = new Date(now.getTime() + 11_000);
+    await ensureBackupTlsSecret(deps, ctx);
+    assert.equal(decode(await read('quick-backup-tls'), 'ca.key'), decode(staged, 'next.key'), 'the new CA signs 21 s in');
   });
 
   it('leaves a CA the user brought alone, even near its end', async () => {

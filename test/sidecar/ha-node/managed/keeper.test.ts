@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { ApiException } from '@kubernetes/client-node';
 import { createLogger } from '../../../../lib/log.js';
 import type { DatabaseObject } from '../../../../api/crd/database-kind.js';
 import { databaseObjectSpecSchema } from '../../../../api/crd/database-kind.js';
@@ -250,6 +252,35 @@ describe('managed roles and databases against PostgreSQL 15', { timeout: 120_000
     } finally {
       reads.listError = undefined;
     }
+  });
+
+  it('a list error that repeats is logged once, though client-node puts the response Date in its text', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const quiet = new ManagedKeeper({
+      reads,
+      logger: createLogger({ name: 'keeper-test', level: 'warn', destination }),
+      wake: () => undefined,
+    });
+    const body = JSON.stringify({ kind: 'Status', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 });
+    try {
+      for (let second = 0; second < 3; second += 1) {
+        const date = new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toUTCString();
+        reads.listError = new ApiException(404, `HTTP-Code: 404\nBody: ${body}\nHeaders: ${JSON.stringify({ date })}`, body, { date });
+        await quiet.keep(connect, [], `sys/1/list-error`);
+      }
+    } finally {
+      reads.listError = undefined;
+    }
+    const warnings = lines.filter((line) => line.includes('cannot list the Database objects'));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0]!, /HTTP 404: the server could not find the requested resource/);
+    assert.doesNotMatch(warnings[0]!, /Headers/);
   });
 
   it('a role another session holds is reported after the lock timeout, and the other roles are applied', async () => {

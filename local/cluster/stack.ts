@@ -18,8 +18,12 @@ import { nodeSubnet, serviceCidrOfSubnet } from '../node/netns/subnet.js';
  * node (controllers, node agent, service proxy) and the operator. `keelson local up` and the
  * operator's end-to-end tests both start it through here.
  */
-/** A new CA is trusted this long before it signs: the local node follows Secrets by their watch, a kubelet within minutes. */
-export const localCaTrustPropagationMs = 10_000;
+/**
+ * A new CA is trusted this long before it signs. The local node rewrites Secret volumes as it
+ * hears of a change (a kubelet within its sync period), and ha-node picks new files up within
+ * about 10 s: three times that.
+ */
+export const localCaTrustPropagationMs = 30_000;
 
 export interface LocalStackOptions {
   dir: string;
@@ -37,6 +41,8 @@ export interface LocalStackOptions {
   podNetwork?: string;
   /** Where the admin's kubeconfig goes (default DIR/kubeconfig). */
   kubeconfigPath?: string;
+  /** The operator's --ca-trust-propagation (default localCaTrustPropagationMs). */
+  caTrustPropagationMs?: number;
 }
 
 const defaultIpPrefix = '127.0.0';
@@ -145,8 +151,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       health: { host: '127.0.0.1', port: 0 },
       metrics: { host: '127.0.0.1', port: 0 },
       relistIntervalMs: 30_000,
-      // The local node rewrites a pod's Secret volumes as soon as it hears the Secret changed.
-      caTrustPropagationMs: localCaTrustPropagationMs,
+      caTrustPropagationMs: options.caTrustPropagationMs ?? localCaTrustPropagationMs,
       operatorVersion: options.operatorVersion,
       logger: logger.child({ component: 'operator' }),
     });

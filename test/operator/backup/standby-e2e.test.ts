@@ -8,6 +8,7 @@ import { createLogger } from '../../../lib/log.js';
 import { createCertificateAuthority, pemCertificates } from '../../../lib/tls-certificates.js';
 import { backupCaStagedAnnotation } from '../../../api/naming.js';
 import { OperatorKubeApi } from '../../../operator/kube-api.js';
+import { defaultCaRotation } from '../../../operator/reconcile/backup-ca-rotation.js';
 import type { BackupObject } from '../../../api/crd/backup-kind.js';
 import { clusterDriver, viaClusterIp, type ClusterDriver } from '../e2e-support.js';
 import { startE2eStack, type E2eStack } from '../e2e-stack.js';
@@ -60,7 +61,8 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
     );
 
   before(async () => {
-    e2e = await startE2eStack('e2e-backup-standby', { logger, ipPrefix: '127.0.54' });
+    // A kubelet's propagation time: the rotation test sees each step, and moves the staging time back itself.
+    e2e = await startE2eStack('e2e-backup-standby', { logger, ipPrefix: '127.0.54', caTrustPropagationMs: defaultCaRotation.propagationMs });
     ({ dir, api } = e2e);
     ledger = clusterDriver(api, ns, 'ledger', viaClusterIp);
   });

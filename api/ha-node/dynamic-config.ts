@@ -12,6 +12,12 @@ import { managedRolesListSchema } from '../crd/managed-roles.js';
 
 const parameterValue = z.union([z.string(), z.number(), z.boolean()]);
 
+/**
+ * The WAL every member keeps for replicas that reconnect (wal_keep_size) unless db.parameters
+ * names it; the operator names a smaller one where the WAL's volume is small.
+ */
+export const defaultWalKeepMb = 128;
+
 /** The keys of a standby cluster's source; `repository` follows the backup repository's archive. */
 const standbyClusterShape = {
   host: z.string(),

@@ -2,7 +2,7 @@ import { durationMs } from '../../api/crd/replica-types.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { DynamicConfigInput, DynamicConfigPatch, StandbyClusterInput } from '../../api/ha-node/dynamic-config.js';
 import type { StandbyTarget } from './context.js';
-import { parametersWithSlotBound } from './slot-retention.js';
+import { parametersWithWalBounds } from './slot-retention.js';
 
 /**
  * The one mapping of the dynamic spec fields (spec.ha, spec.postgresql) to ha-node's dynamic
@@ -28,7 +28,7 @@ export function desiredDynamicConfig(cluster: DatabaseCluster, standby?: Standby
     synchronous_node_count: ha.synchronousNodeCount,
     failsafe_mode: ha.failsafeMode,
     primary_hang_timeout: ha.primaryHangTimeout,
-    db: { parameters: parametersWithSlotBound(cluster), pg_hba: postgresql.pg_hba },
+    db: { parameters: parametersWithWalBounds(cluster), pg_hba: postgresql.pg_hba },
     // Role names, attributes and Secret names only: passwords stay in the Secrets ha-node reads.
     ...(cluster.spec.roles.length > 0 ? { roles: cluster.spec.roles } : {}),
   };

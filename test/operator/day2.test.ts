@@ -94,6 +94,23 @@ describe('day-2 planning', () => {
       'the spec decides when it names the parameter',
     );
   });
+
+  it('bounds max_wal_size, min_wal_size and wal_keep_size to a small WAL volume unless the spec sets them', () => {
+    const parameters = (spec: Parameters<typeof sampleCluster>[0]) =>
+      (desiredDynamicConfig(sampleCluster(spec)).db as { parameters: Record<string, string> }).parameters;
+    const sizes = (spec: Parameters<typeof sampleCluster>[0]) =>
+      ['max_wal_size', 'min_wal_size', 'wal_keep_size'].map((name) => parameters(spec)[name] ?? null);
+    assert.deepEqual(sizes({ walStorage: { size: '96Mi' } }), ['48MB', '32MB', '24MB'], 'the segments a first backup leaves fit');
+    assert.deepEqual(sizes({ walStorage: { size: '1Gi' } }), ['512MB', '80MB', '128MB']);
+    assert.deepEqual(sizes({ walStorage: { size: '10Gi' } }), ['1024MB', '80MB', '128MB'], "never above PostgreSQL's and ha-node's defaults");
+    assert.deepEqual(sizes({ walStorage: { size: '64Mi' } }), ['32MB', '32MB', '16MB'], 'two segments at least');
+    assert.deepEqual(sizes({ storage: { size: '1Gi' } }), [null, null, null], 'WAL on a data volume of 512Mi or more: the defaults');
+    assert.deepEqual(sizes({ storage: { size: '256Mi' } }), [null, null, '64MB'], 'on a small data volume only what is kept for replicas');
+    const named = parameters({ walStorage: { size: '96Mi' }, postgresql: { parameters: { MAX_WAL_SIZE: '64MB' } } });
+    assert.equal(named.max_wal_size, undefined, 'a parameter the spec names (in any case) is the spec’s');
+    assert.equal(named.MAX_WAL_SIZE, '64MB');
+    assert.equal(named.min_wal_size, '32MB');
+  });
 });
 
 describe('storage changes', () => {

@@ -34,7 +34,9 @@ export async function startE2eStack(name: string, options: Omit<LocalStackOption
     api: new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath })),
     close: async () => {
       await stack.close();
-      removeDir();
+      // KEELSON_E2E_KEEP=1 keeps the pods' folders and logs for a look after a failure.
+      if (process.env.KEELSON_E2E_KEEP === '1') process.stderr.write(`# kept ${dir}\n`);
+      else removeDir();
     },
   };
 }

@@ -102,6 +102,10 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
   return {
     status,
     sql,
+    /** Phase, members and unhealthy conditions in one line, for a failure's message. */
+    async describe(): Promise<string> {
+      return describeStatus(await status());
+    },
     async create(spec: Record<string, unknown>): Promise<void> {
       await api.custom.createNamespacedCustomObject({
         group,
@@ -116,7 +120,13 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
       password = Buffer.from(secret.data!.password!, 'base64').toString('utf8');
     },
     async query(service: string, text: string, params: unknown[] = []) {
-      const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000);
+      const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000).catch(async (error: Error) => {
+        // Which pods the Service could have had, and why none qualified.
+        const pods = (await api.listPods(namespace, selectorString(podSelector(name))).catch(() => []))
+          .map((p) => `${p.metadata?.name}(role ${p.metadata?.labels?.['keelson.io/role'] ?? '-'}, ${isPodReady(p) ? 'ready' : 'not ready'}, ip ${p.status?.podIP ?? '-'})`)
+          .join(' ');
+        throw new Error(`${error.message}; pods ${pods}; ${describeStatus(await status())}`, { cause: error });
+      });
       return sql(host, text, params, serviceName(namespace, service));
     },
     /** The database pods (not the pooler's). */

@@ -85,6 +85,12 @@ describe(
       assert.equal((await source.sql(replicaHost, 'SELECT count(*)::int AS n FROM kept'))[0]?.n, 42);
       await assertWalOnItsClaim(source, replica);
       await assertWalOnItsClaim(source, (await source.status()).currentPrimary!);
+      // The defaults (80MB recycled, 1GB between checkpoints, 128MB kept for replicas) could fill a 96Mi volume: bounded from walStorage.size.
+      const sizes = await source.sql(
+        replicaHost,
+        "SELECT current_setting('max_wal_size') AS max, current_setting('min_wal_size') AS min, current_setting('wal_keep_size') AS keep",
+      );
+      assert.deepEqual(sizes[0], { max: '48MB', min: '32MB', keep: '24MB' });
     });
 
     it('a cluster restored from a backup with walStorage has pg_wal on its WAL claim, the rows, and takes writes', async () => {

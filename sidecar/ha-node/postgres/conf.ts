@@ -3,6 +3,7 @@
  * see hba.ts) are rewritten before every start, because pg_basebackup and pg_rewind copy the leader's.
  */
 import { isIP } from 'node:net';
+import { defaultWalKeepMb } from '../../../api/ha-node/dynamic-config.js';
 
 export type ParameterValue = string | number | boolean;
 
@@ -78,7 +79,7 @@ export const baseParameters: Record<string, ParameterValue> = {
   max_wal_senders: 10,
   max_replication_slots: 10,
   wal_log_hints: true,
-  wal_keep_size: '128MB',
+  wal_keep_size: `${defaultWalKeepMb}MB`,
   hot_standby_feedback: true,
   max_connections: 100,
   logging_collector: false,

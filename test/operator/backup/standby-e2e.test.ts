@@ -50,15 +50,23 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
   let api: OperatorKubeApi;
   let ledger: ClusterDriver;
   const readBackup = async (name: string) => ((await api.listBackups(ns)) as unknown as BackupObject[]).find((b) => b.metadata.name === name);
-  const finished = (name: string) =>
-    eventually(
-      `${name} finished`,
-      async () => {
-        const b = await readBackup(name);
-        return b?.status?.phase === 'Completed' || b?.status?.phase === 'Failed' ? b : undefined;
-      },
-      180_000,
-    );
+  /** The Backup once Completed or Failed; past the wait, the error says where it stood and what the cluster said. */
+  const finished = async (name: string) => {
+    let seen: BackupObject | undefined;
+    try {
+      return await eventually(
+        `${name} finished`,
+        async () => {
+          seen = await readBackup(name);
+          return seen?.status?.phase === 'Completed' || seen?.status?.phase === 'Failed' ? seen : undefined;
+        },
+        180_000,
+      );
+    } catch (error) {
+      const events = (await api.core.listNamespacedEvent({ namespace: ns })).items.map((e) => `${e.reason}: ${e.message}`).slice(-15);
+      throw new Error(`${(error as Error).message}; last status ${JSON.stringify(seen?.status)}; cluster ${await ledger.describe()}; events:\n${events.join('\n')}`, { cause: error });
+    }
+  };
 
   before(async () => {
     // A kubelet's propagation time: the rotation test sees each step, and moves the staging time back itself.

@@ -150,7 +150,10 @@ export function createCtlCommand(io?: CtlIo): Command {
     .command('rotate-certificates')
     .description('new server and replication certificates (or, with --ca, a new cluster CA) from the operator; waits until every member serves them')
     .argument(...clusterArgument)
-    .option('--ca', 'rotate the cluster CA: trusted first, signing once kubelets have the bundle (the operator\'s --ca-trust-propagation, 3 minutes by default), then the certificates are re-issued from it')
+    .option(
+      '--ca',
+      "rotate the cluster CA: trusted first, signing once kubelets have the bundle (the operator's --ca-trust-propagation, 3 minutes by default), then the certificates are re-issued from it",
+    )
     .option('--timeout <seconds>', 'how long to wait for every member to serve the new certificate', '600');
   rotate.action(
     run(async (ctx) => (await import('./rotate-certificates.js')).rotateCertificatesCommand(ctx, rotate.opts<{ ca?: boolean; timeout?: string }>())),

@@ -59,7 +59,10 @@ async function writeTlsSecret(
   await deps.api.replace(next);
 }
 
-export async function ensureCertificates(deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now' | 'caTrustPropagationMs'>, ctx: BuildContext): Promise<CertificatesVerdict> {
+export async function ensureCertificates(
+  deps: Pick<ReconcileDeps, 'api' | 'events' | 'recordWrite' | 'now' | 'caTrustPropagationMs'>,
+  ctx: BuildContext,
+): Promise<CertificatesVerdict> {
   const { cluster } = ctx;
   const { name, namespace } = cluster.metadata;
   const spec = cluster.spec.certificates;

@@ -123,7 +123,10 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
       const host = await eventually(`${service} address`, () => resolve(api, namespace, service), 30_000).catch(async (error: Error) => {
         // Which pods the Service could have had, and why none qualified.
         const pods = (await api.listPods(namespace, selectorString(podSelector(name))).catch(() => []))
-          .map((p) => `${p.metadata?.name}(role ${p.metadata?.labels?.['keelson.io/role'] ?? '-'}, ${isPodReady(p) ? 'ready' : 'not ready'}, ip ${p.status?.podIP ?? '-'})`)
+          .map(
+            (p) =>
+              `${p.metadata?.name}(role ${p.metadata?.labels?.['keelson.io/role'] ?? '-'}, ${isPodReady(p) ? 'ready' : 'not ready'}, ip ${p.status?.podIP ?? '-'})`,
+          )
           .join(' ');
         throw new Error(`${error.message}; pods ${pods}; ${describeStatus(await status())}`, { cause: error });
       });

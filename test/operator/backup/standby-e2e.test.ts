@@ -64,7 +64,10 @@ describe('backups on a streaming standby end to end (stand-in, prefer-standby)',
       );
     } catch (error) {
       const events = (await api.core.listNamespacedEvent({ namespace: ns })).items.map((e) => `${e.reason}: ${e.message}`).slice(-15);
-      throw new Error(`${(error as Error).message}; last status ${JSON.stringify(seen?.status)}; cluster ${await ledger.describe()}; events:\n${events.join('\n')}`, { cause: error });
+      throw new Error(
+        `${(error as Error).message}; last status ${JSON.stringify(seen?.status)}; cluster ${await ledger.describe()}; events:\n${events.join('\n')}`,
+        { cause: error },
+      );
     }
   };
 

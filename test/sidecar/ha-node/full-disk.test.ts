@@ -29,7 +29,17 @@ describe('ha-node: a replica with a full volume', { skip: process.getuid?.() !==
   });
 
   after(async () => {
-    // Detached first (lazily: PostgreSQL may still hold it), so the harness can remove the folder.
+    // The replica stops while its volume is attached: the harness finds its postmaster by the pid
+    // file on that volume, and a detached one would leave PostgreSQL running without its folder.
+    const replica = cluster?.members[1];
+    await replica?.stop();
+    const pid = replica?.postmasterPid();
+    try {
+      if (pid) process.kill(pid, 'SIGKILL');
+    } catch {
+      // it ended meanwhile
+    }
+    // Detached then (lazily: a process may still hold it), so the harness can remove the folder.
     if (volume) execFileSync('umount', ['-l', volume]);
     await cluster?.stop();
   });

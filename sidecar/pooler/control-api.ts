@@ -14,6 +14,11 @@ export interface PoolerControl {
   pause(timeoutMs: number, holdMs: number): Promise<{ ok: true; waitedMs: number; pauseId: number } | { ok: false; reason: string }>;
   /** Ends the pause; with a pauseId only that pause (a late RESUME must not end a newer one). */
   resume(pauseId?: number): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /**
+   * Points PgBouncer at host:port (ini rewrite and RELOAD). A call for where it already points
+   * changes nothing: every RELOAD drops the server logins under way, which makes PgBouncer refuse
+   * clients ("server login has been failing") until a login succeeds again.
+   */
   retarget(host: string, port: number): Promise<void>;
   /** Whether the PostgreSQL server it points at accepts connections now. */
   reachable(): Promise<boolean>;

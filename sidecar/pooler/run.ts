@@ -14,8 +14,9 @@ import { authFileLine, renderPgbouncerIni, type PgbouncerIniSettings, type Pgbou
 
 /**
  * `keelson pooler`: renders pgbouncer.ini, runs PgBouncer as a child and serves the control API.
- * A retarget rewrites the ini and RELOADs; a pause is bounded and expires on its own (holdMs), so a
- * controller that dies mid-switchover cannot leave clients waiting forever.
+ * A retarget to a new address rewrites the ini and RELOADs (to the same address, nothing); a
+ * pause is bounded and expires on its own (holdMs), so a controller that dies mid-switchover
+ * cannot leave clients waiting forever.
  */
 export interface PoolerSettings {
   listenAddr: string;
@@ -151,6 +152,9 @@ export async function startPooler(settings: PoolerSettings, credentials: ApiCred
       return { ok: true };
     },
     async retarget(host, port) {
+      // Two members may both send the new primary's address (the old primary's hand-over, the new
+      // primary's alignment): the second must not RELOAD, or it cuts the first logins to it.
+      if (host === target.host && port === target.port) return;
       target = { host, port };
       writeIni();
       await admin.reload();

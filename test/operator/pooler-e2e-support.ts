@@ -45,7 +45,9 @@ export async function startPooledCluster(options: { name: string; ipPrefix: stri
   const stack = await startLocalStack({ dir, logger, operatorVersion: '0.1.0', ipPrefix: options.ipPrefix });
   const close = async () => {
     await stack.close();
-    rmSync(dir, { recursive: true, force: true });
+    // KEELSON_E2E_KEEP=1 keeps the pods' folders and logs for a look after a failure.
+    if (process.env.KEELSON_E2E_KEEP === '1') process.stderr.write(`# kept ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
   };
   try {
     const api = new OperatorKubeApi(loadKubeConfig({ kubeconfig: stack.kubeconfigPath }));

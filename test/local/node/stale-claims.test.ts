@@ -113,7 +113,16 @@ describe('claim volumes left mounted by a killed node', { skip: !isRoot && 'clai
 
     startNode();
     await eventually(() => (claimMountsUnder(nodeDir()).length === 0 ? true : undefined), 'the stale claim volume unmounted', 60_000);
-    assert.ok(!mountTable().some((m) => m.mountPoint.startsWith(`${dir}/`)), 'nothing of this node stays mounted');
+    // The start mounts and unmounts a probe under the node folder right after: wait for it to go too.
+    await eventually(
+      () => {
+        const left = mountTable().filter((m) => m.mountPoint.startsWith(`${dir}/`));
+        if (left.length > 0) throw new Error(`still mounted: ${left.map((m) => `${m.mountPoint} (${m.source})`).join(', ')}`);
+        return true;
+      },
+      'nothing of this node stays mounted',
+      30_000,
+    );
     assert.deepEqual(await readFile(join(nodeDir(), 'volume-store', ns, 'kept', 'before-kill')), written, 'the files wait in the store');
     await eventually(() => (/unmounted claim volumes left mounted by a previous run/.test(output) ? true : undefined), 'the start says so', 10_000);
 

@@ -104,6 +104,26 @@ describe('pooler TLS from the mounted server Secret', { timeout: 120_000 }, () =
     await assert.rejects(stranger.connect(), /self[- ]signed|unable to (get|verify)/i);
   });
 
+  // With server TLS, PgBouncer 1.18 recycles every server connection on each RELOAD and drops the
+  // logins under way; a dropped login makes it refuse clients that find no server ("server login
+  // has been failing") until a login succeeds. Around a switchover two members send the new
+  // primary's address (the old primary's hand-over, the new primary's alignment): the second call
+  // must leave PgBouncer alone.
+  it('a retarget to where the pooler already points keeps its server connections; a RELOAD would replace them', async () => {
+    const client = await connect(false);
+    const backend = async () => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    try {
+      const first = await backend();
+      assert.equal(await backend(), first, 'one client reuses its idle server connection');
+      await pooler.running.control.retarget(postgres.host, postgres.port);
+      assert.equal(await backend(), first, 'the same server connection after a retarget to the same address');
+      await pooler.running.admin.command('RELOAD');
+      assert.notEqual(await backend(), first, 'a RELOAD replaces it (what the retarget spared)');
+    } finally {
+      await client.end();
+    }
+  });
+
   it('a renewed certificate in the mounted files is served after PgBouncer reloads', async () => {
     const next = issue();
     mount(next);

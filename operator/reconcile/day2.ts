@@ -75,9 +75,11 @@ export function planRollout(
   if (pods.length < expectedPods || pods.some((pod) => !isPodReady(pod))) {
     return { type: 'wait', reason: 'waiting for every instance to be back and ready before replacing the next one' };
   }
+  // Without a known primary (a Lease between holders, two pods labelled primary) any pod may be it:
+  // replacing one could take the primary away first.
+  if (!primary) return { type: 'wait', reason: 'rolling update: no primary known' };
   const replicas = outdated.filter((pod) => pod.metadata?.name !== primary).sort((a, b) => ordinal(cluster, b) - ordinal(cluster, a));
   if (replicas.length > 0) return { type: 'deletePod', pod: replicas[0]!.metadata!.name!, reason: 'rolling update: replica first' };
-  if (!primary) return { type: 'wait', reason: 'rolling update: no primary known' };
   const isOutdated = (pod: V1Pod) => outdated.includes(pod);
   const candidate = switchoverCandidate(cluster, pods, primary, Number.MAX_SAFE_INTEGER, isOutdated);
   if (candidate) return { type: 'switchover', leader: primary, candidate, reason: 'rolling update: move the primary to an updated replica' };

@@ -55,6 +55,13 @@ describe('day-2 planning', () => {
     assert.deepEqual(planRollout(cluster, [fresh('demo-0', 'replica'), fresh('demo-1', 'primary')], 'r2', 'demo-1'), { type: 'none' });
   });
 
+  it('replaces no pod while it does not know the primary: the highest ordinal may be it', () => {
+    const cluster = sampleCluster({ instances: 2 });
+    const pods = [pod('demo-0', { role: 'replica', revision: 'r1' }), pod('demo-1', { role: 'primary', revision: 'r1' })];
+    assert.deepEqual(planRollout(cluster, pods, 'r2', undefined), { type: 'wait', reason: 'rolling update: no primary known' });
+    assert.deepEqual(planRollout(cluster, pods, 'r2', 'demo-1'), { type: 'deletePod', pod: 'demo-0', reason: 'rolling update: replica first' });
+  });
+
   it('declarative switchover reports Pending, then Succeeded, and fails for unknown instances', () => {
     const now = new Date('2026-11-22T20:00:00Z');
     const cluster = sampleCluster({ switchover: { targetInstance: 'demo-1' } });

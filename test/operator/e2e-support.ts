@@ -362,7 +362,14 @@ export async function rollOutImage(
     'each pod replaced once',
   );
   const last = replaced.at(-1)!;
-  assert.equal(last.name, oldPrimary, 'the old primary last');
+  // A failure names the order, the roles then, and what the operator said it did.
+  const story = async () =>
+    `replaced ${replaced.map((r) => `${r.name} (${r.role ?? 'no role'}, primary then ${r.primaryThen ?? 'none'})`).join(', ')}; events ${(await driver.events())
+      .filter((e) => /RollingUpdate|Switchover/.test(e.reason ?? ''))
+      .slice(-6)
+      .map((e) => `${e.reason}: ${e.message}`)
+      .join(' | ')}`;
+  if (last.name !== oldPrimary) assert.fail(`the old primary ${oldPrimary} last: ${await story()}`);
   assert.equal(last.role, 'replica', 'the old primary was switched over before its pod went');
   assert.ok(committed.length > 0, 'writes went on during the rollout');
   const present = new Set(

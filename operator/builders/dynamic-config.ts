@@ -2,7 +2,7 @@ import { durationMs } from '../../api/crd/replica-types.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import type { DynamicConfigInput, DynamicConfigPatch, StandbyClusterInput } from '../../api/ha-node/dynamic-config.js';
 import type { StandbyTarget } from './context.js';
-import { parametersWithWalBounds } from './slot-retention.js';
+import { parametersWithWalBounds } from './wal-bounds.js';
 
 /**
  * The one mapping of the dynamic spec fields (spec.ha, spec.postgresql) to ha-node's dynamic

@@ -36,6 +36,8 @@ describe('charts/keelson for chart users', () => {
       [{ image: { pullPolicy: 'Sometimes' } }, /at '\/image\/pullPolicy'/],
       [{ crds: { install: 'yes' } }, /at '\/crds\/install': got string, want boolean/],
       [{ serviceMonitor: { interval: 'often' } }, /at '\/serviceMonitor\/interval'/],
+      [{ operator: { caTrustPropagationSeconds: -1 } }, /at '\/operator\/caTrustPropagationSeconds': minimum: got -1, want 0/],
+      [{ operator: { caTrustPropagationSeconds: 1.5 } }, /at '\/operator\/caTrustPropagationSeconds': got number, want integer/],
     ];
     for (const [values, message] of refused) {
       assert.throws(() => renderChart(values), (err: Error) => {
@@ -45,6 +47,8 @@ describe('charts/keelson for chart users', () => {
       }, JSON.stringify(values));
     }
     assert.ok(renderChart({ operator: { replicas: 3, logLevel: 'debug', watchNamespaces: ['team-a'] }, ports: { metrics: 9100 } }).length > 0, 'good values render');
+    const operator = find<V1Deployment>(renderChart({ operator: { caTrustPropagationSeconds: 45 } }), 'Deployment', 'keelson-operator')!;
+    assert.ok(operator.spec?.template.spec?.containers[0]?.args?.includes('--ca-trust-propagation=45'), 'the CA trust propagation time reaches the operator');
   });
 
   it('protects the operator with a PodDisruptionBudget only when it runs more than one replica', () => {

@@ -1,3 +1,7 @@
+/**
+ * Bounds the operator adds to a cluster's WAL settings so its volumes cannot fill: how much WAL a
+ * replication slot may hold back, and max_wal_size, min_wal_size and wal_keep_size on small volumes.
+ */
 import { quantityBytes } from '../../api/crd/quantity.js';
 import type { DatabaseCluster } from '../../api/crd/types.js';
 import { defaultWalKeepMb } from '../../api/ha-node/dynamic-config.js';

@@ -77,6 +77,11 @@ export class OperatorKubeApi {
   async read<T extends KubernetesObject>(object: T): Promise<T | undefined> {
     const cached = this.cache?.get<T>(object);
     if (cached) return cached;
+    return this.readLive(object);
+  }
+
+  /** The object as the server has it now, or undefined when it does not exist. */
+  private async readLive<T extends KubernetesObject>(object: T): Promise<T | undefined> {
     try {
       const header = { apiVersion: object.apiVersion!, kind: object.kind!, metadata: { name: object.metadata!.name!, namespace: object.metadata!.namespace! } };
       return (await this.objects.read<T>(header)) as T;
@@ -99,13 +104,22 @@ export class OperatorKubeApi {
     return stored;
   }
 
+  /**
+   * Deletes (dependents in the background). The watch cache then holds what the server has left:
+   * nothing, or the object still terminating (a pod until its kubelet is done, anything a finalizer
+   * holds). Dropping a terminating pod would hide a member that still runs, and the watch brings
+   * no further event for it until it is gone.
+   */
   async delete(object: KubernetesObject): Promise<void> {
     try {
       await this.objects.delete(object, undefined, undefined, undefined, undefined, 'Background');
-      this.cache?.forget(object);
     } catch (err) {
       if (apiStatusCode(err) !== 404) throw err;
     }
+    if (!this.cache) return;
+    const left = await this.readLive(object);
+    if (left) this.cache.remember(left);
+    else this.cache.forget(object);
   }
 
   async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {

@@ -49,17 +49,34 @@ export function backupMember(target: BackupSpec['target'], primary: BackupMember
 /** pgBackRest's repository states whose listing is complete: ok, and no valid backups. */
 const listedRepositoryCodes = new Set([0, 2]);
 
+/** When a set started, from its label (a differential or incremental one ends with its own time). */
+function labelTime(label: string): string | undefined {
+  return label.match(/\d{8}-\d{6}/g)?.at(-1);
+}
+
 /**
  * Completed Backups whose set the repository no longer lists: retention expired it. Only a
- * repository whose listing is complete counts (an unreachable one lists nothing). Pure.
+ * repository whose listing is complete counts (an unreachable one lists nothing), and only when
+ * it lists a set that started after this one: retention removes a set only once newer ones exist,
+ * and a listing without any newer set may be older than this backup (a member's listing is cached
+ * for a few seconds, and the backup may have finished on another member). Pure.
  */
 export function expiredBackups(objects: BackupObject[], info: HaBackupStatus['info']): BackupObject[] {
   if (!info?.backups || !info.repositories) return [];
   const complete = new Set(info.repositories.filter((r) => listedRepositoryCodes.has(r.code)).map((r) => r.repository));
   const listed = new Set(info.backups.map((b) => `${b.repository ?? 1}/${b.label}`));
+  const newest = new Map<number, string>();
+  for (const set of info.backups) {
+    const time = labelTime(set.label);
+    const repository = set.repository ?? 1;
+    if (time && time > (newest.get(repository) ?? '')) newest.set(repository, time);
+  }
   return objects.filter((b) => {
     const repository = b.status?.repositoryIndex ?? 1;
-    return b.status?.phase === 'Completed' && b.status.label !== undefined && complete.has(repository) && !listed.has(`${repository}/${b.status.label}`);
+    const label = b.status?.label;
+    if (b.status?.phase !== 'Completed' || label === undefined || !complete.has(repository) || listed.has(`${repository}/${label}`)) return false;
+    const own = labelTime(label);
+    return own !== undefined && (newest.get(repository) ?? '') > own;
   });
 }
 

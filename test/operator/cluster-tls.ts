@@ -1,6 +1,8 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { CoreV1Api } from '@kubernetes/client-node';
+import pg from 'pg';
 import { names, podSelector, selectorString, TlsKeys } from '../../api/naming.js';
+import { Ports } from '../../lib/ports.js';
 
 /**
  * How the tests' clients reach a cluster's PostgreSQL and PgBouncer: over TLS, verified as libpq's
@@ -21,6 +23,25 @@ export async function clusterCa(api: { core: CoreV1Api }, namespace: string, clu
 /** node-postgres `ssl` for verify-full: the certificate must chain to `ca` and name `serverName`. */
 export function verifyFull(ca: string, serverName: string): ConnectionOptions {
   return { ca, servername: serverName, rejectUnauthorized: true };
+}
+
+/**
+ * A superuser client (not yet connected) of the PostgreSQL at `host`, in the postgres database,
+ * over `ssl`; its connection errors are left to whoever awaits connect() and query().
+ */
+export function superuserClient(host: string, password: string, ssl: ConnectionOptions, timeouts: { connectMs: number; queryMs: number }): pg.Client {
+  const client = new pg.Client({
+    host,
+    port: Ports.postgres,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    ssl,
+    connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.queryMs,
+  });
+  client.on('error', () => undefined);
+  return client;
 }
 
 /** The name a Service's certificate entry carries. */

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { RbacAuthorizationV1Api, type AppsV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Ports } from '../../lib/ports.js';
 import { group, plural, version } from '../../api/crd/types.js';
@@ -9,7 +8,7 @@ import { podSelector, selectorString } from '../../api/naming.js';
 import { operatorRules } from '../../operator/rbac.js';
 import { eventually } from './support.js';
 import { acceptsConnection } from '../support/ports.js';
-import { clusterCa, serverNameOf, serviceName, verifyFull } from './cluster-tls.js';
+import { clusterCa, serverNameOf, serviceName, superuserClient, verifyFull } from './cluster-tls.js';
 
 /** What the end-to-end files read from a DatabaseCluster's status. */
 export interface ClusterStatus {
@@ -74,20 +73,13 @@ export function clusterDriver(api: OperatorKubeApi, namespace: string, name: str
   /** SQL as the superuser over verified TLS (every remote session needs TLS); `serverName` when the caller knows it. */
   const sql = async (host: string, text: string, params: unknown[] = [], serverName?: string) => {
     ca ??= await clusterCa(api, namespace, name);
-    const client = new pg.Client({
-      host,
-      port: Ports.postgres,
-      user: 'postgres',
-      password,
-      database: 'postgres',
-      ssl: verifyFull(ca, serverName ?? (await serverNameOf(api, namespace, name, host))),
-      connectionTimeoutMillis: 3_000,
-      query_timeout: 10_000,
-    });
     // A server stopping under a rollout ends idle connections ("terminating connection due to
-    // administrator command"): that reaches the query as a rejection; without a listener it would
-    // also surface as an uncaught 'error' event after the test that made the client ended.
-    client.on('error', () => undefined);
+    // administrator command"): that reaches the query as a rejection; superuserClient's listener
+    // keeps it from surfacing as an uncaught 'error' event after the test that made the client ended.
+    const client = superuserClient(host, password, verifyFull(ca, serverName ?? (await serverNameOf(api, namespace, name, host))), {
+      connectMs: 3_000,
+      queryMs: 10_000,
+    });
     await client.connect().catch((error: unknown) => {
       ca = undefined; // read again next time: the CA may have been rotated
       throw error;

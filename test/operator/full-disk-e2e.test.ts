@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { createLogger } from '../../lib/log.js';
-import { HaNodePaths, Ports } from '../../lib/ports.js';
+import { HaNodePaths } from '../../lib/ports.js';
 import { mergePatch } from '../../local/controllers/kube.js';
 import { claimMountsUnder } from '../../local/node/claim-filesystems.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
@@ -11,7 +11,7 @@ import { haNodeJson } from '../support/ha-node-api.js';
 import { clusterDriver, viaSelector, type ClusterDriver } from './e2e-support.js';
 import { startE2eStack, type E2eStack } from './e2e-stack.js';
 import { eventually } from './support.js';
-import { verifyFullTo } from './cluster-tls.js';
+import { superuserClient, verifyFullTo } from './cluster-tls.js';
 
 /**
  * Full disks end to end (stand-in with claims of a real size, local node, operator, real
@@ -48,17 +48,7 @@ function startWriter(host: string, password: string, rowBytes: number, pauseMs: 
       if (!client) {
         // A session that could not be opened (a slow TLS handshake on a loaded machine) is no
         // failed transaction: none was sent. Its time still counts as a stall.
-        const opening = new pg.Client({
-          host,
-          port: Ports.postgres,
-          user: 'postgres',
-          password,
-          database: 'postgres',
-          ssl,
-          connectionTimeoutMillis: 10_000,
-          query_timeout: 20_000,
-        });
-        opening.on('error', () => undefined);
+        const opening = superuserClient(host, password, ssl, { connectMs: 10_000, queryMs: 20_000 });
         try {
           await opening.connect();
           client = opening;

@@ -451,6 +451,39 @@ describe('operator against the API server stand-in', () => {
     assert.deepEqual(names, ['demo-leader']);
   });
 
+  // A member still shutting down writes its Leases again: they may go only once its pod is gone,
+  // and a pod this operator deleted stays in its view while it terminates.
+  it('deletion keeps the DCS Leases and the finalizer while an instance pod still terminates', async () => {
+    await createCluster('slow', { instances: 1 });
+    await eventually('finalizer', async () => (await getCluster('slow'))?.metadata?.finalizers?.includes(Finalizer));
+    await createInstancePod(api, ns, 'slow', 0, 'primary', 'rev1', false);
+    // A finalizer keeps the deleted pod terminating, as a kubelet does until its containers stopped.
+    await api.core.patchNamespacedPod({ namespace: ns, name: 'slow-0', body: { metadata: { finalizers: ['keelson.io/test-terminating'] } } }, mergePatch);
+    await api.coordination.createNamespacedLease({
+      namespace: ns,
+      body: { metadata: { name: 'slow-member-slow-0', namespace: ns, labels: { 'keelson.io/cluster': 'slow' } }, spec: { holderIdentity: 'slow-0' } },
+    });
+    await api.custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'slow' });
+    await eventually(
+      'the pod terminating',
+      async () => (await api.core.readNamespacedPod({ namespace: ns, name: 'slow-0' })).metadata?.deletionTimestamp !== undefined,
+    );
+    // Several passes (one a second while pods terminate).
+    await new Promise((r) => setTimeout(r, 3500));
+    assert.ok(await getCluster('slow'), 'the finalizer stays while the pod terminates');
+    assert.deepEqual(
+      (await api.listLeases(ns)).map((l) => l.metadata?.name).filter((n) => n?.startsWith('slow-')),
+      ['slow-member-slow-0'],
+      'the Leases stay while the pod terminates',
+    );
+    await api.core.patchNamespacedPod({ namespace: ns, name: 'slow-0', body: { metadata: { finalizers: null } } }, mergePatch);
+    await eventually('cluster gone', async () => (await getCluster('slow')) === undefined, 30_000);
+    assert.deepEqual(
+      (await api.listLeases(ns)).map((l) => l.metadata?.name).filter((n) => n?.startsWith('slow-')),
+      [],
+    );
+  });
+
   it('exposes reconcile, queue, duration and leader metrics', async () => {
     const metrics = await (await fetch(`${operator.metricsUrl}/metrics`)).text();
     assert.match(metrics, /keelson_operator_workqueue_depth \d/);

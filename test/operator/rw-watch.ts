@@ -1,11 +1,9 @@
-import pg from 'pg';
 import type { V1Pod } from '@kubernetes/client-node';
-import { Ports } from '../../lib/ports.js';
 import { names } from '../../api/naming.js';
 import type { OperatorKubeApi } from '../../operator/kube-api.js';
 import type { ConnectionOptions } from 'node:tls';
 import type { ClusterDriver } from './e2e-support.js';
-import { clusterCa, podName, verifyFull } from './cluster-tls.js';
+import { clusterCa, podName, superuserClient, verifyFull } from './cluster-tls.js';
 
 /**
  * Watches how a cluster's `-rw` Service routes while faults happen: every ~100 ms it reads the
@@ -54,17 +52,7 @@ const caOf = new Map<string, string>();
 
 /** true: takes writes; false: in recovery; undefined: no answer within the timeout. */
 async function writableAt(host: string, password: string, ssl: ConnectionOptions): Promise<boolean | undefined> {
-  const client = new pg.Client({
-    host,
-    port: Ports.postgres,
-    user: 'postgres',
-    password,
-    database: 'postgres',
-    ssl,
-    connectionTimeoutMillis: 800,
-    query_timeout: 800,
-  });
-  client.on('error', () => undefined);
+  const client = superuserClient(host, password, ssl, { connectMs: 800, queryMs: 800 });
   try {
     await client.connect();
     const { rows } = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');

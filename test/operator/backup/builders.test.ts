@@ -238,7 +238,7 @@ describe('Backups that retention removed', () => {
     object('running', undefined, 'Running'),
   ];
 
-  it('are the Completed ones whose set a completely listed repository no longer has', () => {
+  it('are the Completed ones whose set a completely listed repository no longer has, beside a newer set', () => {
     const info = {
       backups: [{ label: '20260102-010000F', type: 'full', repository: 1, stoppedAt: '' }],
       repositories: [
@@ -260,7 +260,32 @@ describe('Backups that retention removed', () => {
     };
     assert.deepEqual(
       expiredBackups(objects, bothListed).map((b) => b.metadata.name),
+      ['old'],
+      'retention keeps the newest set: an empty repository was not emptied by it',
+    );
+    const elsewhereNewer = {
+      backups: [...info.backups, { label: '20260101-030000F', type: 'full', repository: 2, stoppedAt: '' }],
+      repositories: bothListed.repositories,
+    };
+    assert.deepEqual(
+      expiredBackups(objects, elsewhereNewer).map((b) => b.metadata.name),
       ['old', 'elsewhere'],
+    );
+    // A listing read before the newest backup finished (cached on the primary while the backup ran on a standby).
+    const stale = { backups: [{ label: '20260101-010000F', type: 'full', repository: 1, stoppedAt: '' }], repositories: info.repositories };
+    const justCompleted = object('just-completed', '20260103-010000F', 'Completed', 1);
+    assert.deepEqual(expiredBackups([justCompleted], stale), [], 'a listing older than the backup expires nothing');
+    const incremental = object('incremental', '20260102-010000F_20260102-020000I', 'Completed', 1);
+    assert.deepEqual(
+      expiredBackups([incremental], info).map((b) => b.metadata.name),
+      [],
+      'an incremental newer than every listed set is not taken for expired',
+    );
+    assert.deepEqual(
+      expiredBackups([incremental], { ...info, backups: [{ label: '20260103-010000F', type: 'full', repository: 1, stoppedAt: '' }] }).map(
+        (b) => b.metadata.name,
+      ),
+      ['incremental'],
     );
     assert.deepEqual(expiredBackups(objects, undefined), [], 'no listing, nothing expires');
     assert.deepEqual(expiredBackups([object('gone', '20260101-010000F', 'Expired')], info), [], 'already Expired');

@@ -110,7 +110,7 @@ function resolveLeaf(
   const reason = renewalReason(stored?.pair, expectations, inputs.now);
   if (!reason) return stored!.pair;
   const signer = { cert: pemCertificates(ca.bundle)[0]!, key: ca.key! };
-  plan.issued.push(`issued the ${source.label} certificate: ${reason}`);
+  plan.issued.push(`issued the ${source.label} certificate (${reason})`);
   return issueCertificate(signer, source.commonName, { usage: source.usage, hosts: source.hosts, days: issuedCertificateDays });
 }
 

@@ -31,7 +31,7 @@ const sameSet = (a: string[], b: string[]): boolean => a.length === b.length && 
 
 /** Why `current` must be re-issued now, or undefined while it is good. */
 export function renewalReason(current: PemPair | undefined, expect: IssuedExpectations, now: Date): string | undefined {
-  if (!current) return 'none issued yet';
+  if (!current) return 'the first one';
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(current.cert);

@@ -298,8 +298,9 @@ export async function grantOperatorRules(admin: KubeConfig, user: string): Promi
 /**
  * Changes the image (through `patch`) while writing through `<name>-rw`, waits until every pod
  * runs it on the StatefulSet's new update revision with one primary, and checks what every
- * rollout must hold: each pod replaced once, the old primary last and as a replica, writes went
- * on, none committed was lost. Returns the replacements for checks of the caller's own.
+ * rollout must hold: each pod replaced once and none while it was the primary, the old primary
+ * (the one when the first pod went) last, writes went on, none committed was lost. Returns the
+ * replacements for checks of the caller's own.
  */
 export async function rollOutImage(
   apps: AppsV1Api,
@@ -309,7 +310,7 @@ export async function rollOutImage(
 ) {
   const before = (await apps.readNamespacedStatefulSet({ namespace, name: options.name })).status?.updateRevision;
   // Right after another case the status may be between two passes without a primary named: wait for one.
-  const oldPrimary = await eventually('a primary named in status', async () => (await driver.status()).currentPrimary, 30_000);
+  const primaryAtPatch = await eventually('a primary named in status', async () => (await driver.status()).currentPrimary, 30_000);
   const tracker = trackPods(driver);
   const writer = keepWriting(driver, `${options.name}-rw`, options.table, 1000);
   await options.patch();
@@ -361,8 +362,12 @@ export async function rollOutImage(
       .slice(-6)
       .map((e) => `${e.reason}: ${e.message}`)
       .join(' | ')}`;
+  for (const r of replaced) if (r.role !== 'replica') assert.fail(`${r.name} went while it was ${r.role ?? 'without a role'}: ${await story()}`);
+  // The roll starts from the primary of that moment: a failover between the patch and the first
+  // replacement (a loaded machine's API server too slow for a lease renewal) moves it.
+  const oldPrimary = replaced[0]?.primaryThen ?? primaryAtPatch;
+  if (oldPrimary !== primaryAtPatch) process.stderr.write(`# the primary moved from ${primaryAtPatch} to ${oldPrimary} before the first replacement\n`);
   if (last.name !== oldPrimary) assert.fail(`the old primary ${oldPrimary} last: ${await story()}`);
-  assert.equal(last.role, 'replica', 'the old primary was switched over before its pod went');
   assert.ok(committed.length > 0, 'writes went on during the rollout');
   const present = new Set(
     await eventually(

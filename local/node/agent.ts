@@ -244,14 +244,26 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       clearInterval(heartbeat);
       clearInterval(sweep);
       clearInterval(resync);
-      await informer.stop();
-      await Promise.all(projectedWatches.map((w) => w.stop()));
+      // Every step runs even when one fails (a pod whose worker was still starting, a watch that
+      // ends badly): the claim volumes are saved and unmounted last whatever happened before.
+      const failures: unknown[] = [];
+      const step = async (work: () => Promise<unknown>): Promise<void> => {
+        await work().catch((error: unknown) => failures.push(error));
+      };
+      await step(() => informer.stop());
+      await step(() => Promise.all(projectedWatches.map((w) => w.stop())));
       statusWriter.close();
-      await Promise.all([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs())))));
-      await Promise.all([...terminating.values()]);
+      await step(() =>
+        Promise.allSettled([...workers.values()].map((w) => (graceMs === undefined ? w.kill() : w.terminate(Math.min(graceMs, w.graceMs()))))).then(
+          (outcomes) => outcomes.forEach((o) => o.status === 'rejected' && failures.push(o.reason)),
+        ),
+      );
+      await step(() => Promise.allSettled([...terminating.values()]));
       workers.clear();
-      await resizer.stop();
-      await filesystems.close();
+      await step(() => resizer.stop());
+      await step(() => filesystems.close());
+      for (const error of failures) logger.warn({ err: (error as Error)?.message ?? String(error) }, 'node shutdown step failed');
+      if (failures.length > 0) throw new Error(`node shutdown: ${failures.length} step(s) failed: ${(failures[0] as Error)?.message ?? String(failures[0])}`);
     },
   };
 }

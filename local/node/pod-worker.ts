@@ -355,7 +355,10 @@ export class PodWorker {
 
   private async cleanup(): Promise<void> {
     this.terminated = true;
+    // A projected-volume refresh already under way writes into the pod's folder: let it finish,
+    // or the removal meets a file created behind it (ENOTEMPTY). Retries cover any other writer.
+    await this.refreshing;
     await this.releaseNetwork();
-    await rm(this.directory, { recursive: true, force: true });
+    await rm(this.directory, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 }

@@ -145,10 +145,14 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<LocalNo
 
   const controllers: Controller[] = [];
   const closeAll = async (graceMs?: number): Promise<void> => {
-    await Promise.allSettled(controllers.map((c) => c.close()));
-    if (agent) await agent.close(graceMs);
-    if (proxy) await proxy.close();
-    orphanGuard.stop();
+    try {
+      await Promise.allSettled(controllers.map((c) => c.close()));
+      if (agent) await agent.close(graceMs);
+    } finally {
+      // Whatever failed above: the Service proxies' listeners would keep the process alive.
+      if (proxy) await proxy.close();
+      orphanGuard.stop();
+    }
   };
   let agent: NodeAgent | undefined;
   let proxy: ServiceProxy | undefined;

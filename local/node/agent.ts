@@ -244,7 +244,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       clearInterval(heartbeat);
       clearInterval(sweep);
       clearInterval(resync);
-      // Every step runs even when one fails (a pod whose worker was still starting, a watch that
+      // Every step runs even when one fails (a pod folder that cannot be removed, a watch that
       // ends badly): the claim volumes are saved and unmounted last whatever happened before.
       const failures: unknown[] = [];
       const step = async (work: () => Promise<unknown>): Promise<void> => {

@@ -318,7 +318,7 @@ async function startMember(settings: HaNodeSettings, options: RunOptions, logger
       readOnlyPoolers: readOnlyFleet,
       managed,
       credentials,
-      ...(serverTls ? { certificates: serverTls.certificateFiles() } : {}),
+      ...(serverTls ? { certificates: serverTls.certificateFiles(), requireTls: true } : {}),
       ...(peerTls ? { peerTls } : {}),
       ...(settings.apiTls ? { verifyClient: settings.apiTls.verifyClient } : {}),
     },

@@ -29,6 +29,8 @@ export interface ApiContext {
   serverAlive?: ServerAlive;
   /** The TLS certificate files whose remaining lifetime GET /metrics reports; none without TLS. */
   certificates?: CertificateFile[];
+  /** PostgreSQL serves TLS and every remote session must use it: PATCH /config holds pg_hba lines to that. */
+  requireTls?: boolean;
   /** pgBackRest (GET/POST /backup); undefined when backups are off. */
   backup?: BackupKeeper;
   /** The cluster's poolers (GET /poolers); undefined or unconfigured: none. */

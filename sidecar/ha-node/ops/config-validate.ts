@@ -77,15 +77,22 @@ export function knownConfigKeys(): string[] {
   return [...Object.keys(topLevel), 'db'];
 }
 
+/** What the validating member knows of itself. */
+export interface ValidationContext {
+  /** It serves PostgreSQL over TLS and requires TLS of every remote session (pg_hba hostnossl rejects). */
+  requireTls?: boolean;
+}
+
 /**
- * Checks a complete document. `patch` (the keys the caller sent) only decides which timer the
- * invariant error names, so the message points at what the caller changed.
+ * Checks a complete document. `patch` (the keys the caller sent) decides which timer the
+ * invariant error names, so the message points at what the caller changed, and whether pg_hba
+ * lines are held to the TLS policy (only lines the request sends: stored ones must not block every PATCH).
  */
-export function validateDynamicConfig(config: JsonObject, patch: JsonObject = config): ConfigProblem[] {
+export function validateDynamicConfig(config: JsonObject, patch: JsonObject = config, member: ValidationContext = {}): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const [key, value] of Object.entries(config)) {
     if (key === 'db') {
-      problems.push(...validateDb(value, patch));
+      problems.push(...validateDb(value, patch, member));
       continue;
     }
     if (key === 'standby_cluster') {
@@ -115,7 +122,7 @@ function contractProblems(patch: JsonObject): ConfigProblem[] {
   return parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
 }
 
-function validateDb(value: unknown, patch: JsonObject): ConfigProblem[] {
+function validateDb(value: unknown, patch: JsonObject, member: ValidationContext): ConfigProblem[] {
   if (!isPlainObject(value)) return [{ field: 'db', message: 'must be an object' }];
   const problems: ConfigProblem[] = [];
   for (const [key, inner] of Object.entries(value)) {
@@ -127,7 +134,10 @@ function validateDb(value: unknown, patch: JsonObject): ConfigProblem[] {
     const message = check(inner);
     if (message) problems.push({ field: `db.${key}`, message: `${message} (got ${JSON.stringify(inner)})` });
     else if (key === 'parameters') problems.push(...validateParameters(inner as JsonObject, parametersOf(isPlainObject(patch.db) ? { db: patch.db } : {})));
-    else if (key === 'pg_hba') problems.push(...hbaConfigProblems(inner as string[], value.parameters));
+    else if (key === 'pg_hba') {
+      const sent = isPlainObject(patch.db) && Object.hasOwn(patch.db, 'pg_hba');
+      problems.push(...hbaConfigProblems(inner as string[], value.parameters, sent && member.requireTls === true));
+    }
   }
   return problems;
 }

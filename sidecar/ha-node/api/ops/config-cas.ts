@@ -3,7 +3,7 @@ import type { Dcs, DynamicConfig } from '../../dcs/types.js';
 import { findUnsafeJson } from '../../../../lib/json-guard.js';
 import { mergePatch, sameDocument, withoutNulls, type JsonObject } from '../../ops/config-merge.js';
 import type { ConfigProblem } from '../../ops/config-problem.js';
-import { changedParameters, describeProblems, validateDynamicConfig } from '../../ops/config-validate.js';
+import { changedParameters, describeProblems, validateDynamicConfig, type ValidationContext } from '../../ops/config-validate.js';
 import type { ParameterValue } from '../../postgres/conf.js';
 import type { Reply } from '../../ops/texts.js';
 
@@ -28,6 +28,7 @@ export async function writeConfigWithCas(
   change: JsonObject,
   attempts = configCasAttempts,
   serverCheck?: ParameterCheck,
+  member: ValidationContext = {},
 ): Promise<ConfigWriteOutcome> {
   const refusal = refuseChange(mode, change);
   if (refusal) return { ok: false, reply: { code: 400, text: `Bad request: ${refusal}` }, attempts: 0, fields: [] };
@@ -41,7 +42,7 @@ export async function writeConfigWithCas(
     if (mode === 'patch' && !cluster.config) return { ok: false, reply: { code: 503, text: 'no dynamic configuration stored yet' }, attempts: attempt };
     const stored = (cluster.config ?? {}) as JsonObject;
     const next = mode === 'patch' ? mergePatch(stored, change) : withoutNulls(change);
-    const problems = validateDynamicConfig(next, change);
+    const problems = validateDynamicConfig(next, change, member);
     // Only values this request changes: one stored before these checks existed must not block every PATCH.
     if (problems.length === 0 && serverCheck) problems.push(...(await serverCheck(changedParameters(stored, next))));
     if (problems.length > 0) {

@@ -39,7 +39,9 @@ export function configRoutes(credentials: ApiCredentials | undefined) {
         if (!isPlainObject(body.value) || Object.keys(body.value).length === 0) {
           return sendReply(res, { code: 400, text: 'Bad request: the body must be a non-empty JSON object' });
         }
-        const outcome = await writeConfigWithCas(context.dcs, mode, body.value as JsonObject, configCasAttempts, serverCheck);
+        const outcome = await writeConfigWithCas(context.dcs, mode, body.value as JsonObject, configCasAttempts, serverCheck, {
+          requireTls: context.requireTls === true,
+        });
         if (!outcome.ok) {
           if (outcome.fields) req.log?.info({ fields: outcome.fields }, 'refused invalid configuration');
           else req.log?.warn({ err: outcome.error, attempts: outcome.attempts }, 'config write failed');

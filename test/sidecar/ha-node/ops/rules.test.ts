@@ -75,6 +75,28 @@ describe('dynamic configuration validation', () => {
   });
 });
 
+describe('pg_hba lines on a member that requires TLS', () => {
+  const lines = (pg_hba: string[], parameters: Record<string, unknown> = {}) => ({ db: { parameters, pg_hba } });
+  const onTlsMember = (doc: ReturnType<typeof lines>, patch: object = doc) => validateDynamicConfig(doc, patch as never, { requireTls: true });
+  it('refuses what would let a remote client in without TLS, or without authentication, as the CRD does', () => {
+    for (const line of ['hostnossl all all 0.0.0.0/0 scram-sha-256', 'host all all 10.0.0.0/8 trust', 'hostgssenc all all 0.0.0.0/0 scram-sha-256']) {
+      const problems = onTlsMember(lines([line]));
+      assert.equal(problems[0]?.field, 'db.pg_hba[0]', line);
+      assert.match(describeProblems(problems), /TLS|trusts a remote address/, line);
+    }
+  });
+  it('accepts hostssl without ssl among the parameters (the member serves TLS), and password rules over TLS', () => {
+    assert.deepEqual(onTlsMember(lines(['hostssl all all 0.0.0.0/0 scram-sha-256', 'host app app 10.0.0.0/8 scram-sha-256', 'local all all trust'])), []);
+    assert.equal(validateDynamicConfig(lines(['hostssl all all 0.0.0.0/0 scram-sha-256']))[0]?.field, 'db.pg_hba[0]', 'without TLS hostssl needs ssl = on');
+  });
+  it('applies only to lines the request sends, and not once ssl is turned off', () => {
+    const stored = lines(['host all all 10.0.0.0/8 trust']);
+    assert.deepEqual(onTlsMember(stored, { ttl: 30 }), [], 'a stored line does not block every PATCH');
+    assert.deepEqual(onTlsMember(lines(['host all all 10.0.0.0/8 trust'], { ssl: 'off' })), []);
+    assert.deepEqual(validateDynamicConfig(stored), [], 'a member without TLS keeps the plain rules');
+  });
+});
+
 describe('schedule parsing', () => {
   it('accepts ISO 8601 with Z or an offset and normalises to UTC', () => {
     const result = parseSchedule('2026-11-22T12:30:00+02:00', now);

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { createCertificateAuthority, issueCertificate } from '../../lib/tls-certificates.js';
 import { superPassword, startCluster, type TestCluster } from '../sidecar/ha-node/harness.js';
+import { callMember } from '../../ctl/client.js';
 import { runCtl } from './ctl-runner.js';
 
 const scope = 'qtls';
@@ -84,5 +85,19 @@ describe('keelson ctl query over verify-full TLS', { timeout: 180_000 }, () => {
     ]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /--sslmode verify-full needs the CA/);
+  });
+
+  it('PATCH /config on this member refuses pg_hba lines that would weaken its TLS rules, naming the line', async () => {
+    const url = cluster.members[0]!.apiUrl.replace('http://', 'https://');
+    const patch = (pg_hba: string[]) => callMember(url, 'PATCH', '/config', { db: { pg_hba } }, { insecure: true, timeoutMs: 30_000 });
+    for (const line of ['hostnossl all all 0.0.0.0/0 scram-sha-256', 'host all all 10.0.0.0/8 trust']) {
+      const refused = await patch([line]);
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.text, /db\.pg_hba\[0\]/, line);
+    }
+    const stored = JSON.parse((await callMember(url, 'GET', '/config', undefined, { insecure: true, timeoutMs: 30_000 })).text) as {
+      db?: { pg_hba?: string[] };
+    };
+    assert.deepEqual(stored.db?.pg_hba ?? [], [], 'nothing was written');
   });
 });

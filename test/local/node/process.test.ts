@@ -38,6 +38,8 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
  */
 describe('container teardown', { timeout: 60_000 }, () => {
   let dir: string;
+  /** Every container a test starts: killed afterwards whatever the test did, so none keeps this file's process alive. */
+  const started: ContainerProcess[] = [];
   const seconds = [String(40_000 + Math.floor(Math.random() * 9_000)), String(50_000 + Math.floor(Math.random() * 9_000))];
   const daemonChildren = seconds.map((s) => ['sleep', s]);
 
@@ -45,6 +47,7 @@ describe('container teardown', { timeout: 60_000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-teardown-'));
   });
   after(() => {
+    for (const container of started) container.kill();
     for (const argv of daemonChildren) for (const pid of pidsRunning(argv)) process.kill(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
@@ -58,6 +61,7 @@ describe('container teardown', { timeout: 60_000 }, () => {
       logFile: join(dir, 'log'),
       marker: `teardown-test/${process.pid}`,
     });
+    started.push(container);
     const children = await waitFor('the daemon children', () => {
       const pids = daemonChildren.flatMap((argv) => pidsRunning(argv));
       return pids.length === 2 ? pids : undefined;
@@ -89,6 +93,11 @@ describe('container teardown', { timeout: 60_000 }, () => {
       logFile: join(dir, 'log2'),
       marker: `teardown-test/${process.pid}-b`,
     });
+    started.push(container);
+    // Once the shell has become `sleep`: while a process execs, /proc/<pid>/environ reads empty for a moment.
+    await waitFor('the container main process', () =>
+      readFileSync(`/proc/${container.pid}/cmdline`, 'latin1') === 'sleep\u00001000\u0000' ? true : undefined,
+    );
     await waitFor('the container', () => (findContainerProcesses(`teardown-test/${process.pid}-b`).length === 1 ? true : undefined));
     assert.deepEqual(findContainerProcesses(`teardown-test/${process.pid}-b`), [container.pid]);
     container.kill();

@@ -51,6 +51,9 @@ export function forwarderPidFile(dir: string): string {
 
 /** Host side: forwarders first, then the isolated child; exits with the child. */
 export async function runLocalUpIsolated(dir: string, childArgv: string[]): Promise<void> {
+  // The stack's folder first, traversable: a recursive mkdir gives every folder it makes the
+  // mode asked for, and the pods' non-root account must reach the node folder below it.
+  mkdirSync(resolve(dir), { recursive: true, mode: 0o755 });
   mkdirSync(join(resolve(dir), 'forward'), { recursive: true, mode: 0o700 });
   writeFileSync(forwarderPidFile(dir), `${process.pid}\n`);
   const servers: Server[] = [];
